@@ -1,0 +1,1 @@
+"""Agents: one interface for random, heuristic and trained players."""

@@ -1,0 +1,7 @@
+"""cardlab: RL environments and agents for Switch and Huit américain.
+
+The code lives in the top-level folders `envs/`, `agents/` and `training/` of the
+repository and is installed as `cardlab.envs`, `cardlab.agents` and `cardlab.training`.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Rules engines, observers and PettingZoo environments of the two games."""

@@ -1,0 +1,1 @@
+"""Huit américain (RULES.md part B)."""

@@ -1,0 +1,441 @@
+"""Huit américain: the rules engine (RULES.md, part B, and C1-C2).
+
+Pure game logic: an explicit `HuitState`, an injected `np.random.Generator`,
+no gymnasium or PettingZoo. Rules by id:
+
+- B1 cards: 7 8 9 10 J Q K A of the four suits, 32 cards.
+- B2 deal: 2..6 players (4 by default), `hand_size` cards each (5; ``"all"``
+  deals every card that divides equally), one at a time from the dealer's next
+  seat; the rest is the face-down bank.
+- B3 order: the first to receive cards (dealer + 1) plays first; the direction
+  never changes; the dealer moves one seat on after each hand.
+- B4 empty table: one single card of any kind, or several 8s.
+- B5 on a card: one or more cards of one rank; the first laid matches the top
+  card by suit or rank, the last laid is the new top and sets the suit.
+- B6 8s go on anything and announce a suit; the announced suit holds until a
+  card is laid on it. 8s are never mixed with other ranks.
+- B7 Ace on top: only Aces or 8s. The next player lays Aces/8s or draws 2 and
+  their turn ends; later players facing the same Ace draw 1 as usual. Several
+  Aces still cost 2; Aces on an Ace pass the penalty on.
+- B8 a Queen skips the next player; several Queens skip one each
+  (`queen_skips_each`, default true; false: one skip however many).
+- B9 drawing: one card, then lay or pass; a second draw is not offered (it
+  would end the turn, which is what `pass` does). Drawing is allowed with a play in hand.
+- B10 empty bank: the table but its top card is turned over, as it lies, to make
+  the new bank (the bottom card of the table becomes the bank's top);
+  `shuffle_on_refill` shuffles instead. Nothing to turn over: the draw is skipped.
+- B11 a hand ends as soon as a player has no cards (an 8 laid last needs no
+  announcement: its declared suit is ignored); others score 8 = 32, A = 11,
+  10 = 10, 9 = 9, 7 = 7, K = 4, Q = 3, J = 2.
+- B12 three hand wins in a row: -10 on the total, and the streak restarts.
+  *Engine decision*: a truncated hand (C1) breaks every streak.
+- B13 match end after a hand in which a total reaches `target_score` (151).
+- C1 `max_turns` actions per hand, then the hand is truncated (no winner, no points).
+- C2 everything random comes from the generator given at reset.
+
+Action ids (`NUM_ACTIONS` = 354), chained constants. A *group* is a rank, a
+non-empty set of its suits (a 4-bit mask in S H D C order) and the suit of the
+card laid last (the new top); 32 groups per rank.
+
+- `PLAY_GROUP` + 32*r + g: lay group g of `PLAIN_RANKS[r]` (7 ranks, 224 ids);
+- `PLAY_EIGHTS` + 4*g + s: lay group g of 8s and announce suit s (128 ids);
+- `DRAW`: draw one card, or two facing a fresh Ace (B7);
+- `PASS`: end the turn after drawing.
+
+Text form: ``play 9S 9H`` (last card on top), ``play 8C 8D declare S``,
+``draw``, ``pass``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+
+from cardlab.envs import cards as C
+from cardlab.envs.common import (
+    END_KEYS,
+    HandState,
+    Match,
+    RuleOptions,
+    check_deal,
+    check_keys,
+    check_saved,
+    draw_cards,
+    match_from_deal,
+    rng_from_state,
+    rng_state,
+)
+
+# ---------------------------------------------------------------- cards and points
+RANKS: tuple[int, ...] = (C.SEVEN, C.EIGHT, C.NINE, C.TEN, C.JACK, C.QUEEN, C.KING, C.ACE)
+DECK_CARDS: tuple[int, ...] = tuple(C.make_card(r, s) for r in RANKS for s in range(C.NUM_SUITS))
+PLAIN_RANKS: tuple[int, ...] = tuple(r for r in RANKS if r != C.EIGHT)
+_RANK_POINTS = {C.EIGHT: 32, C.ACE: 11, C.TEN: 10, C.NINE: 9, C.SEVEN: 7, C.KING: 4, C.QUEEN: 3, C.JACK: 2}
+POINTS = np.zeros(C.NUM_KINDS, dtype=np.int64)
+for _card in DECK_CARDS:
+    POINTS[_card] = _RANK_POINTS[C.rank_of(_card)]
+
+# ---------------------------------------------------------------- action table
+# GROUPS[g] = (suit mask, top suit); GROUPS_PER_RANK = 32.
+GROUPS: tuple[tuple[int, int], ...] = tuple(
+    (mask, top) for mask in range(1, 1 << C.NUM_SUITS) for top in range(C.NUM_SUITS) if mask >> top & 1
+)
+GROUPS_PER_RANK = len(GROUPS)
+
+PLAY_GROUP = 0
+PLAY_EIGHTS = PLAY_GROUP + len(PLAIN_RANKS) * GROUPS_PER_RANK
+DRAW = PLAY_EIGHTS + GROUPS_PER_RANK * C.NUM_SUITS
+PASS = DRAW + 1
+NUM_ACTIONS = PASS + 1
+
+NO_RANK = C.NO_RANK
+ACTION_RANK: list[int] = [NO_RANK] * NUM_ACTIONS
+ACTION_MASK: list[int] = [0] * NUM_ACTIONS
+ACTION_TOP: list[int] = [C.NO_SUIT] * NUM_ACTIONS
+ACTION_DECLARE: list[int] = [C.NO_SUIT] * NUM_ACTIONS
+ACTION_SIZE: list[int] = [0] * NUM_ACTIONS
+_GROUP_ACTION: dict[tuple[int, int, int, int], int] = {}
+for _r, _rank in enumerate(PLAIN_RANKS):
+    for _g, (_mask, _top) in enumerate(GROUPS):
+        _a = PLAY_GROUP + _r * GROUPS_PER_RANK + _g
+        ACTION_RANK[_a], ACTION_MASK[_a], ACTION_TOP[_a] = _rank, _mask, _top
+        _GROUP_ACTION[(_rank, _mask, _top, C.NO_SUIT)] = _a
+for _g, (_mask, _top) in enumerate(GROUPS):
+    for _s in range(C.NUM_SUITS):
+        _a = PLAY_EIGHTS + _g * C.NUM_SUITS + _s
+        ACTION_RANK[_a], ACTION_MASK[_a], ACTION_TOP[_a], ACTION_DECLARE[_a] = C.EIGHT, _mask, _top, _s
+        _GROUP_ACTION[(C.EIGHT, _mask, _top, _s)] = _a
+for _a in range(DRAW):
+    ACTION_SIZE[_a] = bin(ACTION_MASK[_a]).count("1")
+
+
+def _candidates(rank: int, held: int) -> tuple[tuple[int, int, int, int], ...]:
+    """(action, size, suit mask, top suit) of every group of `rank` within the held suits."""
+    out = []
+    for (rank_, mask, top, _declare), action in _GROUP_ACTION.items():
+        if rank_ == rank and mask & held == mask:
+            out.append((action, ACTION_SIZE[action], mask, top))
+    return tuple(sorted(out))
+
+
+# CANDIDATES[rank][held suit mask]: the groups a hand can lay, before the rules filter them.
+CANDIDATES: dict[int, list[tuple[tuple[int, int, int, int], ...]]] = {
+    r: [_candidates(r, held) for held in range(1 << C.NUM_SUITS)] for r in RANKS
+}
+
+
+def group_cards(action: int) -> list[int]:
+    """Cards an action lays, in the canonical order: others by suit, then the top."""
+    rank, mask, top = ACTION_RANK[action], ACTION_MASK[action], ACTION_TOP[action]
+    below = [C.make_card(rank, s) for s in range(C.NUM_SUITS) if mask >> s & 1 and s != top]
+    return [*below, C.make_card(rank, top)]
+
+
+def action_to_str(action: int) -> str:
+    """Text of an action id, e.g. ``play 9S 9H`` or ``play 8C 8D declare S``."""
+    if not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action id {action} is out of range: Huit ids are 0..{NUM_ACTIONS - 1}")
+    if action == DRAW:
+        return "draw"
+    if action == PASS:
+        return "pass"
+    text = "play " + C.format_cards(group_cards(action))
+    if ACTION_DECLARE[action] != C.NO_SUIT:
+        text += f" declare {C.suit_str(ACTION_DECLARE[action])}"
+    return text
+
+
+GRAMMAR = "'draw', 'pass', 'play C1 ... Ck' (cards of one rank, last on top) or 'play 8X ... declare S'"
+
+
+def str_to_action(text: str) -> int:
+    """Action id of a text such as ``play 9S 9H``; a `ValueError` says what is wrong."""
+    words = text.split()
+    if not words:
+        raise ValueError(f"empty action text: expected {GRAMMAR}")
+    verb = words[0].lower()
+    if verb in ("draw", "pass"):
+        if len(words) != 1:
+            raise ValueError(f"{text!r}: '{verb}' takes no arguments")
+        return DRAW if verb == "draw" else PASS
+    if verb != "play":
+        raise ValueError(f"{text!r}: unknown action {words[0]!r}, expected {GRAMMAR}")
+    declare = C.NO_SUIT
+    cards_txt = words[1:]
+    if len(words) >= 3 and words[-2].lower() == "declare":
+        declare = C.parse_suit(words[-1])
+        cards_txt = words[1:-2]
+    if not cards_txt:
+        raise ValueError(f"{text!r}: 'play' needs at least one card, e.g. 'play 9S'")
+    cards = [C.parse_card(t) for t in cards_txt]
+    for card in cards:
+        if card not in DECK_CARDS:
+            raise ValueError(f"{text!r}: {C.card_str(card)} is not in the 32-card deck (B1: 7 to A)")
+    rank = C.rank_of(cards[0])
+    if any(C.rank_of(c) != rank for c in cards):
+        raise ValueError(f"{text!r}: the cards laid together must share one rank (B5)")
+    mask = 0
+    for card in cards:
+        bit = 1 << C.suit_of(card)
+        if mask & bit:
+            raise ValueError(f"{text!r}: {C.card_str(card)} appears twice")
+        mask |= bit
+    if rank == C.EIGHT and declare == C.NO_SUIT:
+        raise ValueError(f"{text!r}: 8s announce a suit (B6): add 'declare S' (S, H, D or C)")
+    if rank != C.EIGHT and declare != C.NO_SUIT:
+        raise ValueError(f"{text!r}: only 8s announce a suit (B6)")
+    return _GROUP_ACTION[(rank, mask, C.suit_of(cards[-1]), declare)]
+
+
+# Phases of a turn.
+PLAY, AFTER_DRAW = 0, 1
+PHASE_NAMES = ("play", "after_draw")
+
+
+@dataclasses.dataclass(frozen=True)
+class HuitRules(RuleOptions):
+    """Huit américain rule options, defaults as in RULES.md."""
+
+    GAME: ClassVar[str] = "huit"
+
+    num_players: int = 4
+    hand_size: int | str = 5
+    queen_skips_each: bool = True
+    shuffle_on_refill: bool = False
+    target_score: int = 151
+    streak_length: int = 3
+    streak_bonus: int = 10
+    max_turns: int = 1000
+
+    def validate(self) -> None:
+        self.check_range("num_players", 2, 6)
+        self.check_range("target_score", 1)
+        self.check_range("streak_length", 1)
+        self.check_range("streak_bonus", 0)
+        self.check_range("max_turns", 1)
+        if self.hand_size == "all":
+            return
+        if isinstance(self.hand_size, bool) or not isinstance(self.hand_size, int):
+            raise ValueError(f"rule option hand_size must be a whole number or 'all', got {self.hand_size!r}")
+        most = len(DECK_CARDS) // self.num_players
+        if not 1 <= self.hand_size <= most:
+            raise ValueError(
+                f"rule option hand_size={self.hand_size} is out of range: accepted 1 to {most} "
+                f"for {self.num_players} players, or 'all'"
+            )
+
+    def cards_each(self) -> int:
+        return len(DECK_CARDS) // self.num_players if self.hand_size == "all" else int(self.hand_size)
+
+    def deck(self) -> list[int]:
+        counts = [0] * C.NUM_KINDS
+        for card in DECK_CARDS:
+            counts[card] = 1
+        return counts
+
+
+class HuitState(HandState):
+    """One match of Huit américain: the current hand plus the match totals."""
+
+    POINTS = POINTS
+    STREAK = True
+
+    def __init__(self, rules: HuitRules, rng: np.random.Generator) -> None:
+        self.rules = rules
+        self.n = rules.num_players
+        self.rng = rng
+        self.deck = rules.deck()
+        self.match = Match.new(self.n)
+        self.deal_shuffled()
+
+    # ------------------------------------------------------------ dealing
+    def _reset_hand(self) -> None:
+        self._load_hands([[] for _ in range(self.n)])
+        self.bank: list[int] = []
+        self.table: list[int] = []
+        self.current_suit: int | None = None
+        self.announced = False
+        self.ace_penalty = False
+        self.phase = PLAY
+        self._reset_end()
+
+    def deal_shuffled(self) -> None:
+        """B2: shuffle, deal one at a time from the dealer's next seat; the rest is the bank."""
+        self._reset_hand()
+        pack = list(DECK_CARDS)
+        self.rng.shuffle(pack)
+        each = self.rules.cards_each()
+        dealt: list[list[int]] = [[] for _ in range(self.n)]
+        for i in range(each * self.n):
+            dealt[(self.match.dealer + 1 + i) % self.n].append(pack.pop())
+        self._load_hands(dealt)
+        self.bank = pack
+        self.current = (self.match.dealer + 1) % self.n
+
+    def deal_stacked(self, deal: dict[str, Any]) -> None:
+        """Start a hand from a given deal (keys: hands, bank, dealer?, scores?)."""
+        check_keys(deal, ["hands"], ["bank", "dealer", "scores"], "Huit deal")
+        hands, piles = check_deal(deal["hands"], {"bank": deal.get("bank", [])}, self.n, self.deck)
+        self.match = match_from_deal(deal, self.n)
+        self._reset_hand()
+        self._set_cards(hands, piles["bank"], [])
+        self.current = (self.match.dealer + 1) % self.n
+
+    def _set_cards(self, hands: list[list[int]], bank: list[int], table: list[int]) -> None:
+        self._load_hands(hands)
+        self.bank = bank[::-1]
+        self.table = table
+
+    # ------------------------------------------------------------ queries
+    @property
+    def top(self) -> int | None:
+        return self.table[-1] if self.table else None
+
+    def held_masks(self, seat: int) -> dict[int, int]:
+        """Suit bitmask held per rank."""
+        masks: dict[int, int] = {}
+        for card in np.flatnonzero(self.hands[seat]).tolist():
+            rank = C.rank_of(card)
+            masks[rank] = masks.get(rank, 0) | 1 << C.suit_of(card)
+        return masks
+
+    def legal_actions(self) -> list[int]:
+        """Sorted legal action ids for the player to move (empty once the hand is over)."""
+        if self.hand_over:
+            return []
+        actions: list[int] = []
+        top = self.table[-1] if self.table else None
+        top_rank = C.NO_RANK if top is None else C.rank_of(top)
+        suit = self.current_suit
+        for rank, held in self.held_masks(self.current).items():
+            candidates = CANDIDATES[rank][held]
+            if top is None:  # B4
+                actions.extend(a for a, size, _m, _t in candidates if size == 1 or rank == C.EIGHT)
+            elif rank == C.EIGHT or rank == top_rank:  # B6, B5 by rank
+                actions.extend(a for a, _s, _m, _t in candidates)
+            elif top_rank == C.ACE:  # B7
+                continue
+            else:  # B5 by suit: the first card laid has the current suit
+                bit = 1 << suit  # type: ignore[operator]
+                actions.extend(
+                    a for a, size, mask, t in candidates
+                    if mask & bit and (t == suit if size == 1 else t != suit)
+                )
+        if self.phase == AFTER_DRAW:
+            actions.append(PASS)
+        else:
+            actions.append(DRAW)
+        return sorted(actions)
+
+    # ------------------------------------------------------------ moves
+    def apply(self, action: int) -> None:
+        """Apply a legal action id (the caller checks legality; see `legal_actions`)."""
+        seat = self.current
+        if action == DRAW:
+            self._draw(seat)
+        elif action == PASS:
+            self._end_turn(seat, 0)
+        else:
+            self._play(seat, action)
+        self._count_turn()
+
+    def _play(self, seat: int, action: int) -> None:
+        cards = group_cards(action)
+        if self.table and ACTION_SIZE[action] > 1:
+            cards = self._first_matching(cards)
+        hand = self.hands[seat]
+        for card in cards:
+            hand[card] -= 1
+        self.sizes[seat] -= len(cards)
+        self.table.extend(cards)
+        if self.sizes[seat] == 0:  # B11
+            self._finish(seat)
+            return
+        rank = ACTION_RANK[action]
+        if rank == C.EIGHT:
+            self.current_suit = ACTION_DECLARE[action]
+            self.announced = True
+        else:
+            self.current_suit = ACTION_TOP[action]
+            self.announced = False
+        skips = 0
+        if rank == C.QUEEN:
+            skips = ACTION_SIZE[action] if self.rules.queen_skips_each else 1
+        self._end_turn(seat, skips)
+        self.ace_penalty = rank == C.ACE
+
+    def _first_matching(self, cards: list[int]) -> list[int]:
+        """Order a group so that its first card matches the top card (B5)."""
+        top_rank = C.rank_of(self.table[-1])
+        if C.rank_of(cards[0]) in (top_rank, C.EIGHT):
+            return cards
+        first = next(c for c in cards[:-1] if C.suit_of(c) == self.current_suit)
+        return [first, *(c for c in cards if c != first)]
+
+    def _draw(self, seat: int) -> None:
+        count = 2 if self.ace_penalty else 1
+        draw_cards(self.hands[seat], self.bank, self.table, count, self._refill)
+        self.sizes[seat] = int(self.hands[seat].sum())
+        if self.ace_penalty:  # B7: the 2-card penalty ends the turn
+            self._end_turn(seat, 0)
+        else:
+            self.phase = AFTER_DRAW
+
+    def _refill(self, cards: list[int]) -> list[int]:
+        """B10: the played cards become the bank, turned over (or shuffled)."""
+        if self.rules.shuffle_on_refill:
+            out = list(cards)
+            self.rng.shuffle(out)
+            return out
+        # Turned over: the bottom played card ends on top, i.e. at the end of the list.
+        return list(reversed(cards))
+
+    def _end_turn(self, seat: int, skips: int) -> None:
+        self.phase = PLAY
+        self.ace_penalty = False
+        self.current = (seat + 1 + skips) % self.n
+
+    # ------------------------------------------------------------ saved states
+    def state_dict(self) -> dict[str, Any]:
+        """The full state as JSON-serialisable data (keys documented in `huit_v0`)."""
+        return {
+            "game": "huit",
+            "rules": self.rules.to_dict(),
+            "hands": [[C.card_str(c) for c in C.counts_to_cards(h.tolist())] for h in self.hands],
+            "bank": [C.card_str(c) for c in reversed(self.bank)],
+            "table": [C.card_str(c) for c in self.table],
+            "current_player": self.current,
+            "current_suit": None if self.current_suit is None else C.suit_str(self.current_suit),
+            "announced": self.announced,
+            "ace_penalty": self.ace_penalty,
+            "phase": PHASE_NAMES[self.phase],
+            **self._end_fields(),
+            "rng": rng_state(self.rng),
+        }
+
+    @classmethod
+    def from_state_dict(cls, data: dict[str, Any], rules: HuitRules) -> "HuitState":
+        """Restore a state saved by `state_dict` (the rules must be the saved ones)."""
+        self = cls.__new__(cls)
+        self.rules, self.n, self.deck = rules, rules.num_players, rules.deck()
+        check_saved(data, "huit", rules, SAVED_KEYS)
+        self.rng = rng_from_state(data["rng"])
+        self._reset_hand()
+        self._load_end_fields(data)
+        hands, piles = check_deal(data["hands"], {"bank": data["bank"], "table": data["table"]}, self.n, self.deck)
+        self._set_cards(hands, piles["bank"], piles["table"])
+        self.current = int(data["current_player"])
+        suit = data["current_suit"]
+        self.current_suit = None if suit is None else C.parse_suit(suit)
+        self.announced = bool(data["announced"])
+        self.ace_penalty = bool(data["ace_penalty"])
+        self.phase = PHASE_NAMES.index(data["phase"])
+        return self
+
+
+SAVED_KEYS = (
+    "game", "rules", "hands", "bank", "table", "current_player", "current_suit", "announced",
+    "ace_penalty", "phase", *END_KEYS, "rng",
+)

@@ -1,0 +1,1 @@
+"""Switch (RULES.md part A)."""

@@ -1,0 +1,83 @@
+"""Switch observations: one flat float32 vector from the acting seat's point of view.
+
+Layout (n = number of players, 53 card kinds: 52 suited cards then the Joker,
+see `cardlab.envs.cards`):
+
+| field       | size | meaning                                                         |
+|-------------|------|-----------------------------------------------------------------|
+| `hand`      | 53   | my cards: copies held / copies in the deck, per kind            |
+| `top`       | 53   | one-hot top card of the discard pile                            |
+| `suit`      | 4    | one-hot current suit (all zero while the suit is free, A4)      |
+| `pending`   | 1    | pending draw of the run (A6) / 10                               |
+| `direction` | 1    | 1 when play goes to seat + 1, 0 when reversed (A7)              |
+| `phase`     | 2    | 1 in [0] after drawing a playable card (A8), in [1] when declaring a suit (A4) |
+| `opponents` | n-1  | hand sizes / 10 of seats me+1, me+2, ... (seat order)           |
+| `scores`    | n    | match totals / target_score, me first, then seat order          |
+| `played`    | 53   | cards in the discard pile: copies / copies in the deck          |
+| `stock`     | 1    | cards in the stock / deck size                                  |
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cardlab.envs import cards as C
+from cardlab.envs.layout import Field, Layout
+from cardlab.envs.switch.rules import AFTER_DRAW, DECLARE_START, SwitchRules, SwitchState
+
+OBSERVATION_VERSION = 1
+
+
+def make_layout(rules: SwitchRules) -> Layout:
+    n, size = rules.num_players, rules.deck_size()
+    deck = rules.deck()
+    most_pending = 2 * sum(deck[C.make_card(C.TWO, s)] for s in range(C.NUM_SUITS)) + 5 * deck[C.JOKER]
+    return Layout([
+        Field("hand", C.NUM_KINDS, 0, 1, "my cards: copies held / copies in the deck, per kind"),
+        Field("top", C.NUM_KINDS, 0, 1, "one-hot top card of the discard pile"),
+        Field("suit", C.NUM_SUITS, 0, 1, "one-hot current suit (all zero while the suit is free, A4)"),
+        Field("pending", 1, 0, most_pending / 10, "pending draw of the run (A6) / 10"),
+        Field("direction", 1, 0, 1, "1 when play goes to seat + 1, 0 when reversed (A7)"),
+        Field("phase", 2, 0, 1, "[0] after drawing a playable card (A8), [1] declaring a suit (A4)"),
+        Field("opponents", n - 1, 0, size / 10, "hand sizes / 10 of seats me+1, me+2, ..."),
+        Field("scores", n, -10, 10, "match totals / target_score, me first, then seat order"),
+        Field("played", C.NUM_KINDS, 0, 1, "cards in the discard pile: copies / copies in the deck"),
+        Field("stock", 1, 0, 1, "cards in the stock / deck size"),
+    ])
+
+
+class SwitchObserver:
+    """Builds observation vectors for one set of rules."""
+
+    def __init__(self, rules: SwitchRules) -> None:
+        self.rules = rules
+        self.layout = make_layout(rules)
+        deck = np.array(rules.deck(), dtype=np.float32)
+        self._inv_copies = np.divide(1.0, deck, out=np.zeros_like(deck), where=deck > 0)
+        self._inv_deck = 1.0 / rules.deck_size()
+        s = self.layout.slices
+        self._hand, self._played = s["hand"], s["played"]
+        self._top0, self._suit0 = s["top"].start, s["suit"].start
+        self._pending, self._direction = s["pending"].start, s["direction"].start
+        self._phase0, self._stock = s["phase"].start, s["stock"].start
+        self._opp, self._scores = s["opponents"], s["scores"]
+
+    def observe(self, state: SwitchState, seat: int) -> np.ndarray:
+        obs = np.zeros(self.layout.size, dtype=np.float32)
+        n = state.n
+        obs[self._hand] = state.hands[seat] * self._inv_copies
+        obs[self._top0 + state.discard[-1]] = 1.0
+        if state.current_suit is not None:
+            obs[self._suit0 + state.current_suit] = 1.0
+        obs[self._pending] = state.pending / 10
+        obs[self._direction] = state.direction > 0
+        if state.phase == AFTER_DRAW:
+            obs[self._phase0] = 1.0
+        elif state.phase == DECLARE_START:
+            obs[self._phase0 + 1] = 1.0
+        order = [(seat + k) % n for k in range(n)]
+        obs[self._opp] = [state.sizes[s] / 10 for s in order[1:]]
+        obs[self._scores] = [state.match.scores[s] / self.rules.target_score for s in order]
+        obs[self._played] = np.bincount(state.discard, minlength=C.NUM_KINDS) * self._inv_copies
+        obs[self._stock] = len(state.stock) * self._inv_deck
+        return obs

@@ -1,0 +1,464 @@
+"""Switch: the rules engine (RULES.md, part A, and C1-C2).
+
+Pure game logic: an explicit `SwitchState`, an injected `np.random.Generator`,
+no gymnasium or PettingZoo. Rules by id:
+
+- A1 players: `num_players`, 2..10 (4 by default; 2 and 3 are a training extension).
+- A2 cards: `num_decks` full decks with 2 jokers each, plus `extra_jokers` and
+  `extra_twos` (the extra 2s go to the suits in S H D C order).
+- A3 deal: `hand_size` cards each, dealt one at a time from the dealer's next
+  seat; the stock's top card is turned up as the starter; seat dealer+1 plays
+  first; the dealer moves one seat on after each hand.
+- A4 the starter acts on the first player (K reverses, 8 skips, J: the first
+  player declares a suit, 2: pending draw 2, Joker: pending draw 5 and a free suit).
+- A5 legal plays: current suit, same rank (`match_rank`), any Jack (declares a
+  suit), any Joker (suit unchanged). One card per turn.
+- A6 draw runs of 2s (2 each) and Jokers (5 each): add to the run or draw it all.
+- A7 K reverses (no effect with 2 players), 8 skips the next player.
+- A8 draw one when nothing can be played (`voluntary_draw` lifts the "must
+  play"); the drawn card may be played at once (`play_after_draw`), else the turn ends.
+- A9 going out on a 2 or Joker: the run goes on among the seats that still hold
+  cards until someone draws it; the first player out wins.
+  *Engine decision*: if every seat is out before anyone draws, the hand ends then.
+- A10 empty stock: the discard pile but its top card is shuffled into a new stock
+  (cards left in the stock are drawn first); with too few, draw what there is.
+- A11 scoring: Joker 50, 2 = 20, A = 15, K Q J 10 = 10, 3..9 = 5; winner 0.
+- A12 match end: after a hand in which a total reaches `target_score`; lowest wins.
+- C1 `max_turns` actions per hand, then the hand is truncated (no winner, no points).
+- C2 everything random comes from the generator given at reset.
+
+Action ids (`NUM_ACTIONS` = 71), chained constants:
+
+- `PLAY_PLAIN` + i: play `PLAIN_CARDS[i]`, the 49 kinds that are not Jacks
+  (48 suited cards and the Joker);
+- `PLAY_JACK` + 4*j + s: play the Jack of suit j and declare suit s (16);
+- `DRAW`: draw one card, or draw the pending run;
+- `PASS`: end the turn after drawing a playable card (A8);
+- `DECLARE` + s: the first player's suit choice after a Jack starter (A4).
+
+Text form: ``play 9S``, ``play JS declare H``, ``draw``, ``pass``, ``declare H``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+
+from cardlab.envs import cards as C
+from cardlab.envs.common import (
+    END_KEYS,
+    HandState,
+    Match,
+    RuleOptions,
+    check_deal,
+    check_keys,
+    check_saved,
+    draw_cards,
+    match_from_deal,
+    rng_from_state,
+    rng_state,
+)
+
+# ---------------------------------------------------------------- action table
+PLAIN_CARDS: tuple[int, ...] = tuple(c for c in range(C.NUM_KINDS) if C.rank_of(c) != C.JACK)
+JACKS: tuple[int, ...] = tuple(C.make_card(C.JACK, s) for s in range(C.NUM_SUITS))
+
+PLAY_PLAIN = 0
+PLAY_JACK = PLAY_PLAIN + len(PLAIN_CARDS)
+DRAW = PLAY_JACK + len(JACKS) * C.NUM_SUITS
+PASS = DRAW + 1
+DECLARE = PASS + 1
+NUM_ACTIONS = DECLARE + C.NUM_SUITS
+
+NO_CARD = -1
+ACTION_CARD: list[int] = [NO_CARD] * NUM_ACTIONS
+ACTION_DECLARE: list[int] = [C.NO_SUIT] * NUM_ACTIONS
+PLAY_IDS: list[tuple[int, ...]] = [()] * C.NUM_KINDS
+for _i, _card in enumerate(PLAIN_CARDS):
+    ACTION_CARD[PLAY_PLAIN + _i] = _card
+    PLAY_IDS[_card] = (PLAY_PLAIN + _i,)
+for _j, _card in enumerate(JACKS):
+    _ids = tuple(PLAY_JACK + _j * C.NUM_SUITS + _s for _s in range(C.NUM_SUITS))
+    PLAY_IDS[_card] = _ids
+    for _s, _a in enumerate(_ids):
+        ACTION_CARD[_a] = _card
+        ACTION_DECLARE[_a] = _s
+for _s in range(C.NUM_SUITS):
+    ACTION_DECLARE[DECLARE + _s] = _s
+DECLARE_IDS: list[int] = [DECLARE + s for s in range(C.NUM_SUITS)]
+
+
+def action_to_str(action: int) -> str:
+    """Text of an action id, in the grammar of the issue (``play JS declare H``)."""
+    if not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action id {action} is out of range: Switch ids are 0..{NUM_ACTIONS - 1}")
+    if action == DRAW:
+        return "draw"
+    if action == PASS:
+        return "pass"
+    if action >= DECLARE:
+        return f"declare {C.suit_str(ACTION_DECLARE[action])}"
+    text = f"play {C.card_str(ACTION_CARD[action])}"
+    if ACTION_DECLARE[action] != C.NO_SUIT:
+        text += f" declare {C.suit_str(ACTION_DECLARE[action])}"
+    return text
+
+
+GRAMMAR = "'draw', 'pass', 'play CARD', 'play JX declare S' or 'declare S'"
+
+
+def str_to_action(text: str) -> int:
+    """Action id of a text such as ``play 9S``; a `ValueError` says what is wrong."""
+    words = text.split()
+    if not words:
+        raise ValueError(f"empty action text: expected {GRAMMAR}")
+    verb = words[0].lower()
+    if verb in ("draw", "pass"):
+        if len(words) != 1:
+            raise ValueError(f"{text!r}: '{verb}' takes no arguments")
+        return DRAW if verb == "draw" else PASS
+    if verb == "declare":
+        if len(words) != 2:
+            raise ValueError(f"{text!r}: expected 'declare S' with one suit letter")
+        return DECLARE + C.parse_suit(words[1])
+    if verb != "play":
+        raise ValueError(f"{text!r}: unknown action {words[0]!r}, expected {GRAMMAR}")
+    if len(words) < 2:
+        raise ValueError(f"{text!r}: 'play' needs a card, e.g. 'play 9S'")
+    declare = None
+    cards_txt = words[1:]
+    if len(words) >= 3 and words[-2].lower() == "declare":
+        declare = C.parse_suit(words[-1])
+        cards_txt = words[1:-2]
+    if len(cards_txt) != 1:
+        raise ValueError(f"{text!r}: Switch plays exactly one card per turn (A5)")
+    card = C.parse_card(cards_txt[0])
+    if C.rank_of(card) == C.JACK:
+        if declare is None:
+            raise ValueError(f"{text!r}: a Jack names the new suit: 'play {C.card_str(card)} declare S'")
+        return PLAY_IDS[card][declare]
+    if declare is not None:
+        raise ValueError(f"{text!r}: only a Jack declares a suit in Switch")
+    return PLAY_IDS[card][0]
+
+
+# ---------------------------------------------------------------- scoring
+def card_points(card: int) -> int:
+    """A11 values."""
+    if card == C.JOKER:
+        return 50
+    rank = C.rank_of(card)
+    if rank == C.TWO:
+        return 20
+    if rank == C.ACE:
+        return 15
+    if rank in (C.TEN, C.JACK, C.QUEEN, C.KING):
+        return 10
+    return 5
+
+
+POINTS = np.array([card_points(c) for c in range(C.NUM_KINDS)], dtype=np.int64)
+
+# Phases of a turn.
+PLAY, AFTER_DRAW, DECLARE_START = 0, 1, 2
+PHASE_NAMES = ("play", "after_draw", "declare")
+
+
+@dataclasses.dataclass(frozen=True)
+class SwitchRules(RuleOptions):
+    """Switch rule options, defaults as in RULES.md."""
+
+    GAME: ClassVar[str] = "switch"
+
+    num_players: int = 4
+    num_decks: int = 4
+    extra_jokers: int = 0
+    extra_twos: int = 0
+    hand_size: int = 7
+    match_rank: bool = True
+    play_after_draw: bool = True
+    voluntary_draw: bool = False
+    target_score: int = 500
+    max_turns: int = 3000
+
+    def validate(self) -> None:
+        self.check_range("num_players", 2, 10)
+        self.check_range("num_decks", 1, 8)
+        self.check_range("extra_jokers", 0, 64)
+        self.check_range("extra_twos", 0, 64)
+        self.check_range("hand_size", 1)
+        self.check_range("target_score", 1)
+        self.check_range("max_turns", 1)
+        if self.hand_size * self.num_players >= self.deck_size():
+            raise ValueError(
+                f"hand_size={self.hand_size} for {self.num_players} players needs "
+                f"{self.hand_size * self.num_players + 1} cards (with the starter) but the deck "
+                f"holds {self.deck_size()}: lower hand_size or add decks"
+            )
+
+    def deck(self) -> list[int]:
+        """Copies of each card kind (A2)."""
+        counts = [self.num_decks] * C.NUM_SUITED + [2 * self.num_decks + self.extra_jokers]
+        for i in range(self.extra_twos):
+            counts[C.make_card(C.TWO, i % C.NUM_SUITS)] += 1
+        return counts
+
+    def deck_size(self) -> int:
+        return sum(self.deck())
+
+
+class SwitchState(HandState):
+    """One match of Switch: the current hand plus the match totals."""
+
+    POINTS = POINTS
+
+    def __init__(self, rules: SwitchRules, rng: np.random.Generator) -> None:
+        self.rules = rules
+        self.n = rules.num_players
+        self.rng = rng
+        self.deck = rules.deck()
+        self.match = Match.new(self.n)
+        self.deal_shuffled()
+
+    # ------------------------------------------------------------ dealing
+    def _reset_hand(self) -> None:
+        self._load_hands([[] for _ in range(self.n)])
+        self.stock: list[int] = []
+        self.discard: list[int] = []
+        self.direction = 1
+        self.current_suit: int | None = None
+        self.pending = 0
+        self.phase = PLAY
+        self.drawn = NO_CARD
+        self.first_out: int | None = None
+        self._reset_end()
+
+    def deal_shuffled(self) -> None:
+        """A3: shuffle, deal one at a time from the dealer's next seat, turn up the starter."""
+        self._reset_hand()
+        pack = [c for c, k in enumerate(self.deck) for _ in range(k)]
+        self.rng.shuffle(pack)
+        dealer = self.match.dealer
+        for i in range(self.rules.hand_size * self.n):
+            seat = (dealer + 1 + i) % self.n
+            card = pack.pop()
+            self.hands[seat][card] += 1
+        self.sizes = [self.rules.hand_size] * self.n
+        self.discard = [pack.pop()]
+        self.stock = pack
+        self._apply_starter()
+
+    def deal_stacked(self, deal: dict[str, Any]) -> None:
+        """Start a hand from a given deal (keys: hands, stock, starter, dealer?, scores?)."""
+        check_keys(deal, ["hands", "starter"], ["stock", "dealer", "scores"], "Switch deal")
+        hands, piles = check_deal(
+            deal["hands"], {"stock": deal.get("stock", []), "starter": [deal["starter"]]}, self.n, self.deck
+        )
+        self.match = match_from_deal(deal, self.n)
+        self._reset_hand()
+        self._set_cards(hands, piles["stock"], piles["starter"])
+        self._apply_starter()
+
+    def _set_cards(self, hands: list[list[int]], stock: list[int], discard: list[int]) -> None:
+        self._load_hands(hands)
+        self.stock = stock[::-1]
+        self.discard = discard
+
+    def _apply_starter(self) -> None:
+        """A4: the starter counts as the first card played."""
+        starter = self.discard[-1]
+        dealer = self.match.dealer
+        self.current = (dealer + 1) % self.n
+        if starter == C.JOKER:
+            self.pending = 5
+            self.current_suit = None
+            return
+        self.current_suit = C.suit_of(starter)
+        rank = C.rank_of(starter)
+        if rank == C.KING and self.n > 2:
+            self.direction = -1
+            self.current = (dealer - 1) % self.n
+        elif rank == C.EIGHT:
+            self.current = (dealer + 2) % self.n
+        elif rank == C.JACK:
+            self.phase = DECLARE_START
+        elif rank == C.TWO:
+            self.pending = 2
+
+    # ------------------------------------------------------------ queries
+    @property
+    def top(self) -> int:
+        return self.discard[-1]
+
+    def playable(self, card: int) -> bool:
+        """A5 (no pending draw): can `card` go on the discard pile now?"""
+        if card == C.JOKER or C.rank_of(card) == C.JACK:
+            return True
+        suit = self.current_suit
+        if suit is None or C.suit_of(card) == suit:
+            return True
+        top = self.discard[-1]
+        return self.rules.match_rank and top != C.JOKER and C.rank_of(card) == C.rank_of(top)
+
+    def legal_actions(self) -> list[int]:
+        """Sorted legal action ids for the player to move (empty once the hand is over)."""
+        if self.hand_over:
+            return []
+        if self.phase == DECLARE_START:
+            return list(DECLARE_IDS)
+        if self.phase == AFTER_DRAW:
+            return [*PLAY_IDS[self.drawn], PASS]
+        held = np.flatnonzero(self.hands[self.current]).tolist()
+        actions: list[int] = []
+        if self.pending:
+            for card in held:
+                if card == C.JOKER or C.rank_of(card) == C.TWO:
+                    actions.extend(PLAY_IDS[card])
+            actions.append(DRAW)
+            return sorted(actions)
+        for card in held:
+            if self.playable(card):
+                actions.extend(PLAY_IDS[card])
+        if not actions or self.rules.voluntary_draw:
+            actions.append(DRAW)
+        return sorted(actions)
+
+    # ------------------------------------------------------------ moves
+    def apply(self, action: int) -> None:
+        """Apply a legal action id (the caller checks legality; see `legal_actions`)."""
+        seat = self.current
+        if action == DRAW:
+            self._draw(seat)
+        elif action == PASS:
+            self._end_turn(seat)
+        elif action >= DECLARE:
+            self.current_suit = ACTION_DECLARE[action]
+            self.phase = PLAY
+        else:
+            self._play(seat, ACTION_CARD[action], ACTION_DECLARE[action])
+        self._count_turn()
+
+    def _play(self, seat: int, card: int, declare: int) -> None:
+        self.hands[seat][card] -= 1
+        self.sizes[seat] -= 1
+        self.discard.append(card)
+        self.phase = PLAY
+        self.drawn = NO_CARD
+        rank = C.rank_of(card)
+        skip = 0
+        if card == C.JOKER:
+            self.pending += 5
+        elif rank == C.TWO:
+            self.pending += 2
+            self.current_suit = C.suit_of(card)
+        elif rank == C.JACK:
+            self.current_suit = declare
+        else:
+            self.current_suit = C.suit_of(card)
+            if rank == C.KING and self.n > 2:
+                self.direction = -self.direction
+            elif rank == C.EIGHT:
+                skip = 1
+        if self.sizes[seat] == 0:
+            if not self.pending:
+                self._finish(seat)
+                return
+            if self.first_out is None:
+                self.first_out = seat
+            if not any(self.sizes):
+                self._finish(self.first_out)
+                return
+        self.current = self._next_seat(seat, 1 + skip)
+
+    def _draw(self, seat: int) -> None:
+        hand = self.hands[seat]
+        before = int(hand.sum())
+        if self.pending:
+            draw_cards(hand, self.stock, self.discard, self.pending, self._shuffled)
+            self.sizes[seat] += int(hand.sum()) - before
+            self.pending = 0
+            if self.first_out is not None:
+                self._finish(self.first_out)
+                return
+            self._end_turn(seat)
+            return
+        card = draw_cards(hand, self.stock, self.discard, 1, self._shuffled)
+        if card is None:
+            self._end_turn(seat)
+            return
+        self.sizes[seat] += 1
+        if self.rules.play_after_draw and self.playable(card):
+            self.phase = AFTER_DRAW
+            self.drawn = card
+        else:
+            self._end_turn(seat)
+
+    def _shuffled(self, cards: list[int]) -> list[int]:
+        out = list(cards)
+        self.rng.shuffle(out)
+        return out
+
+    def _end_turn(self, seat: int) -> None:
+        self.phase = PLAY
+        self.drawn = NO_CARD
+        self.current = self._next_seat(seat, 1)
+
+    def _next_seat(self, seat: int, steps: int) -> int:
+        """The seat `steps` turns on, passing over seats with no cards (A9)."""
+        for _ in range(steps):
+            seat = (seat + self.direction) % self.n
+            while self.sizes[seat] == 0:
+                seat = (seat + self.direction) % self.n
+        return seat
+
+    # ------------------------------------------------------------ saved states
+    def state_dict(self) -> dict[str, Any]:
+        """The full state as JSON-serialisable data (keys documented in `switch_v0`)."""
+        return {
+            "game": "switch",
+            "rules": self.rules.to_dict(),
+            "hands": [[C.card_str(c) for c in C.counts_to_cards(h.tolist())] for h in self.hands],
+            "stock": [C.card_str(c) for c in reversed(self.stock)],
+            "discard": [C.card_str(c) for c in self.discard],
+            "current_player": self.current,
+            "direction": self.direction,
+            "current_suit": None if self.current_suit is None else C.suit_str(self.current_suit),
+            "pending_draw": self.pending,
+            "phase": PHASE_NAMES[self.phase],
+            "drawn_card": None if self.drawn == NO_CARD else C.card_str(self.drawn),
+            "first_out": self.first_out,
+            **self._end_fields(),
+            "rng": rng_state(self.rng),
+        }
+
+    @classmethod
+    def from_state_dict(cls, data: dict[str, Any], rules: SwitchRules) -> "SwitchState":
+        """Restore a state saved by `state_dict` (the rules must be the saved ones)."""
+        self = cls.__new__(cls)
+        self.rules, self.n, self.deck = rules, rules.num_players, rules.deck()
+        check_saved(data, "switch", rules, SAVED_KEYS)
+        self.rng = rng_from_state(data["rng"])
+        self._reset_hand()
+        self._load_end_fields(data)
+        hands, piles = check_deal(
+            data["hands"], {"stock": data["stock"], "discard": data["discard"]}, self.n, self.deck
+        )
+        self._set_cards(hands, piles["stock"], piles["discard"])
+        self.current = int(data["current_player"])
+        self.direction = int(data["direction"])
+        suit = data["current_suit"]
+        self.current_suit = None if suit is None else C.parse_suit(suit)
+        self.pending = int(data["pending_draw"])
+        self.phase = PHASE_NAMES.index(data["phase"])
+        drawn = data["drawn_card"]
+        self.drawn = NO_CARD if drawn is None else C.parse_card(drawn)
+        self.first_out = data["first_out"]
+        return self
+
+
+SAVED_KEYS = (
+    "game", "rules", "hands", "stock", "discard", "current_player", "direction", "current_suit",
+    "pending_draw", "phase", "drawn_card", "first_out", *END_KEYS, "rng",
+)
