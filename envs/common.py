@@ -212,9 +212,10 @@ def rng_from_state(state: Mapping[str, Any]) -> np.random.Generator:
 
 def check_saved(data: Mapping[str, Any], game: str, rules: RuleOptions, keys: Sequence[str]) -> None:
     """Refuse a saved state of another game, other rule options, or with missing keys."""
-    check_keys(data, keys, [], "saved state")
-    if data["game"] != game:
+    # The game first: another game's state also has other keys, and that error would hide the cause.
+    if isinstance(data, Mapping) and "game" in data and data["game"] != game:
         raise ValueError(f"this saved state is for game {data['game']!r}, not {game!r}")
+    check_keys(data, keys, [], "saved state")
     if data["rules"] != rules.to_dict():
         raise ValueError(
             f"this saved state was made with rule options {data['rules']}, but the env has "

@@ -12,7 +12,7 @@ Layout (n = number of players; the 32 cards in the order of `DECK_CARDS`:
 | `ace_penalty` | 1    | 1 when I face a fresh Ace: lay A/8 or draw 2 (B7)           |
 | `after_draw`  | 1    | 1 when I have drawn this turn: lay or pass (B9)             |
 | `opponents`   | n-1  | hand sizes / 8 of seats me+1, me+2, ... (seat order)        |
-| `scores`      | n    | match totals / target_score, me first, then seat order      |
+| `scores`      | n    | match totals / target_score (clipped to -10..10), me first, then seat order |
 | `streaks`     | n    | current win streaks / streak_length (B12), same order        |
 | `played`      | 32   | 1 for each card on the table                                |
 | `bank`        | 1    | cards in the bank / 32                                      |
@@ -44,7 +44,7 @@ def make_layout(rules: HuitRules) -> Layout:
         Field("ace_penalty", 1, 0, 1, "1 when I face a fresh Ace: lay A/8 or draw 2 (B7)"),
         Field("after_draw", 1, 0, 1, "1 when I have drawn this turn: lay or pass (B9)"),
         Field("opponents", n - 1, 0, NUM_CARDS / 8, "hand sizes / 8 of seats me+1, me+2, ..."),
-        Field("scores", n, -10, 10, "match totals / target_score, me first, then seat order"),
+        Field("scores", n, -10, 10, "totals / target_score (clipped to -10..10), me first, then seat order"),
         Field("streaks", n, 0, 1, "current win streaks / streak_length (B12), same order"),
         Field("played", NUM_CARDS, 0, 1, "1 for each card on the table"),
         Field("bank", 1, 0, 1, "cards in the bank / 32"),
@@ -63,6 +63,8 @@ class HuitObserver:
         self._announced, self._ace, self._drawn = s["announced"].start, s["ace_penalty"].start, s["after_draw"].start
         self._opp, self._scores, self._streaks = s["opponents"], s["scores"], s["streaks"]
         self._bank = s["bank"].start
+        self._scores_low = float(self.layout.low[self._scores.start])
+        self._scores_high = float(self.layout.high[self._scores.start])
 
     def observe(self, state: HuitState, seat: int) -> np.ndarray:
         obs = np.zeros(self.layout.size, dtype=np.float32)
@@ -78,7 +80,8 @@ class HuitObserver:
         obs[self._drawn] = state.phase == AFTER_DRAW
         order = [(seat + k) % n for k in range(n)]
         obs[self._opp] = [state.sizes[s] / 8 for s in order[1:]]
-        obs[self._scores] = [state.match.scores[s] / self.rules.target_score for s in order]
+        scores = [state.match.scores[s] / self.rules.target_score for s in order]
+        obs[self._scores] = np.clip(scores, self._scores_low, self._scores_high)
         obs[self._streaks] = [state.match.streaks[s] / self.rules.streak_length for s in order]
         obs[self._bank] = len(state.bank) / NUM_CARDS
         return obs

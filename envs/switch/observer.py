@@ -12,7 +12,7 @@ see `cardlab.envs.cards`):
 | `direction` | 1    | 1 when play goes to seat + 1, 0 when reversed (A7)              |
 | `phase`     | 2    | 1 in [0] after drawing a playable card (A8), in [1] when declaring a suit (A4) |
 | `opponents` | n-1  | hand sizes / 10 of seats me+1, me+2, ... (seat order)           |
-| `scores`    | n    | match totals / target_score, me first, then seat order          |
+| `scores`    | n    | match totals / target_score, clipped to -10..10; me first, then seat order |
 | `played`    | 53   | cards in the discard pile: copies / copies in the deck          |
 | `stock`     | 1    | cards in the stock / deck size                                  |
 """
@@ -40,7 +40,7 @@ def make_layout(rules: SwitchRules) -> Layout:
         Field("direction", 1, 0, 1, "1 when play goes to seat + 1, 0 when reversed (A7)"),
         Field("phase", 2, 0, 1, "[0] after drawing a playable card (A8), [1] declaring a suit (A4)"),
         Field("opponents", n - 1, 0, size / 10, "hand sizes / 10 of seats me+1, me+2, ..."),
-        Field("scores", n, -10, 10, "match totals / target_score, me first, then seat order"),
+        Field("scores", n, -10, 10, "totals / target_score (clipped to -10..10), me first, then seat order"),
         Field("played", C.NUM_KINDS, 0, 1, "cards in the discard pile: copies / copies in the deck"),
         Field("stock", 1, 0, 1, "cards in the stock / deck size"),
     ])
@@ -61,6 +61,8 @@ class SwitchObserver:
         self._pending, self._direction = s["pending"].start, s["direction"].start
         self._phase0, self._stock = s["phase"].start, s["stock"].start
         self._opp, self._scores = s["opponents"], s["scores"]
+        self._scores_low = float(self.layout.low[self._scores.start])
+        self._scores_high = float(self.layout.high[self._scores.start])
 
     def observe(self, state: SwitchState, seat: int) -> np.ndarray:
         obs = np.zeros(self.layout.size, dtype=np.float32)
@@ -77,7 +79,9 @@ class SwitchObserver:
             obs[self._phase0 + 1] = 1.0
         order = [(seat + k) % n for k in range(n)]
         obs[self._opp] = [state.sizes[s] / 10 for s in order[1:]]
-        obs[self._scores] = [state.match.scores[s] / self.rules.target_score for s in order]
+        # Clipped to the field's bounds: a small target_score or stacked totals could exceed them.
+        scores = [state.match.scores[s] / self.rules.target_score for s in order]
+        obs[self._scores] = np.clip(scores, self._scores_low, self._scores_high)
         obs[self._played] = np.bincount(state.discard, minlength=C.NUM_KINDS) * self._inv_copies
         obs[self._stock] = len(state.stock) * self._inv_deck
         return obs

@@ -256,6 +256,10 @@ class SwitchState(HandState):
         hands, piles = check_deal(
             deal["hands"], {"stock": deal.get("stock", []), "starter": [deal["starter"]]}, self.n, self.deck
         )
+        empty = [seat for seat, h in enumerate(hands) if not h]
+        if empty:
+            # A seat without cards would be out before the hand starts (A9 passes such seats over).
+            raise ValueError(f"the deal gives no cards to seat(s) {empty}: each hand needs a card or more")
         self.match = match_from_deal(deal, self.n)
         self._reset_hand()
         self._set_cards(hands, piles["stock"], piles["starter"])
