@@ -9,8 +9,8 @@ Layout (n = number of players; the 32 cards in the order of `DECK_CARDS`:
 | `top`         | 32   | one-hot top card of the table (all zero on an empty table, B4) |
 | `suit`        | 4    | one-hot current suit: the top card's, or the announced one   |
 | `announced`   | 1    | 1 when the suit was announced by 8s (B6)                    |
-| `ace_penalty` | 1    | 1 when I face a fresh Ace: lay A/8 or draw 2 (B7)           |
-| `after_draw`  | 1    | 1 when I have drawn this turn: lay or pass (B9)             |
+| `ace_penalty` | 1    | 1 when the player to move faces a fresh Ace: lay A/8 or draw 2 (B7) |
+| `after_draw`  | 1    | 1 when the player to move has drawn this turn: lay or pass (B9)             |
 | `opponents`   | n-1  | hand sizes / 8 of seats me+1, me+2, ... (seat order)        |
 | `scores`      | n    | match totals / target_score (clipped to -10..10), me first, then seat order |
 | `streaks`     | n    | current win streaks / streak_length (B12), same order        |
@@ -24,7 +24,7 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.huit.rules import AFTER_DRAW, DECK_CARDS, HuitRules, HuitState
-from cardlab.envs.layout import Field, Layout
+from cardlab.envs.layout import Field, Layout, clipped, rotated
 
 OBSERVATION_VERSION = 1
 NUM_CARDS = len(DECK_CARDS)
@@ -41,8 +41,8 @@ def make_layout(rules: HuitRules) -> Layout:
         Field("top", NUM_CARDS, 0, 1, "one-hot top card of the table (all zero on an empty table, B4)"),
         Field("suit", C.NUM_SUITS, 0, 1, "one-hot current suit: the top card's or the announced one"),
         Field("announced", 1, 0, 1, "1 when the suit was announced by 8s (B6)"),
-        Field("ace_penalty", 1, 0, 1, "1 when I face a fresh Ace: lay A/8 or draw 2 (B7)"),
-        Field("after_draw", 1, 0, 1, "1 when I have drawn this turn: lay or pass (B9)"),
+        Field("ace_penalty", 1, 0, 1, "1 when the player to move faces a fresh Ace: lay A/8 or draw 2 (B7)"),
+        Field("after_draw", 1, 0, 1, "1 when the player to move has drawn this turn: lay or pass (B9)"),
         Field("opponents", n - 1, 0, NUM_CARDS / 8, "hand sizes / 8 of seats me+1, me+2, ..."),
         Field("scores", n, -10, 10, "totals / target_score (clipped to -10..10), me first, then seat order"),
         Field("streaks", n, 0, 1, "current win streaks / streak_length (B12), same order"),
@@ -58,30 +58,31 @@ class HuitObserver:
         self.rules = rules
         self.layout = make_layout(rules)
         s = self.layout.slices
-        self._hand, self._played = s["hand"], s["played"]
-        self._top0, self._suit0 = s["top"].start, s["suit"].start
-        self._announced, self._ace, self._drawn = s["announced"].start, s["ace_penalty"].start, s["after_draw"].start
-        self._opp, self._scores, self._streaks = s["opponents"], s["scores"], s["streaks"]
-        self._bank = s["bank"].start
-        self._scores_low = float(self.layout.low[self._scores.start])
-        self._scores_high = float(self.layout.high[self._scores.start])
+        self._hand, self._played0 = s["hand"], s["played"].start
+        self._top0, self._suit0, self._bank = s["top"].start, s["suit"].start, s["bank"].start
+        self._flags = self.layout.span("announced", "after_draw")
+        self._seats = self.layout.span("opponents", "streaks")
+        self._inv_target = 1.0 / rules.target_score
+        self._inv_streak = 1.0 / rules.streak_length
+        self._scores_low = float(self.layout.low[s["scores"].start])
+        self._scores_high = float(self.layout.high[s["scores"].start])
 
     def observe(self, state: HuitState, seat: int) -> np.ndarray:
         obs = np.zeros(self.layout.size, dtype=np.float32)
-        n = state.n
         obs[self._hand] = state.hands[seat][DECK_IDS]
         if state.table:
             obs[self._top0 + LOCAL_INDEX[state.table[-1]]] = 1.0
-            obs[self._played.start + LOCAL_INDEX[state.table]] = 1.0
+            obs[self._played0 + LOCAL_INDEX[state.table]] = 1.0
         if state.current_suit is not None:
             obs[self._suit0 + state.current_suit] = 1.0
-        obs[self._announced] = state.announced
-        obs[self._ace] = state.ace_penalty
-        obs[self._drawn] = state.phase == AFTER_DRAW
-        order = [(seat + k) % n for k in range(n)]
-        obs[self._opp] = [state.sizes[s] / 8 for s in order[1:]]
-        scores = [state.match.scores[s] / self.rules.target_score for s in order]
-        obs[self._scores] = np.clip(scores, self._scores_low, self._scores_high)
-        obs[self._streaks] = [state.match.streaks[s] / self.rules.streak_length for s in order]
+        obs[self._flags] = (state.announced, state.ace_penalty, state.phase == AFTER_DRAW)
+        match = state.match
+        sizes = rotated(state.sizes, seat)
+        # Scores are clipped to the field's bounds: a small target_score or stacked totals could exceed them.
+        obs[self._seats] = (
+            [v / 8 for v in sizes[1:]]
+            + clipped(rotated(match.scores, seat), self._inv_target, self._scores_low, self._scores_high)
+            + [v * self._inv_streak for v in rotated(match.streaks, seat)]
+        )
         obs[self._bank] = len(state.bank) / NUM_CARDS
         return obs

@@ -189,6 +189,10 @@ def str_to_action(text: str) -> int:
     return _GROUP_ACTION[(rank, mask, C.suit_of(cards[-1]), declare)]
 
 
+# Card ids by (rank in RANKS order, suit), and suit bits, to read held suit masks in one product.
+_RANK_SUIT_IDS = np.array([[C.make_card(r, s) for s in range(C.NUM_SUITS)] for r in RANKS], dtype=np.int64)
+_SUIT_BITS = np.array([1 << s for s in range(C.NUM_SUITS)], dtype=np.int64)
+
 # Phases of a turn.
 PLAY, AFTER_DRAW = 0, 1
 PHASE_NAMES = ("play", "after_draw")
@@ -293,13 +297,10 @@ class HuitState(HandState):
     def top(self) -> int | None:
         return self.table[-1] if self.table else None
 
-    def held_masks(self, seat: int) -> dict[int, int]:
-        """Suit bitmask held per rank."""
-        masks: dict[int, int] = {}
-        for card in np.flatnonzero(self.hands[seat]).tolist():
-            rank = C.rank_of(card)
-            masks[rank] = masks.get(rank, 0) | 1 << C.suit_of(card)
-        return masks
+    def held_masks(self, seat: int) -> list[tuple[int, int]]:
+        """(rank, suit bitmask held) for each rank the seat holds, in `RANKS` order."""
+        masks = (self.hands[seat][_RANK_SUIT_IDS] @ _SUIT_BITS).tolist()
+        return [(rank, held) for rank, held in zip(RANKS, masks) if held]
 
     def legal_actions(self) -> list[int]:
         """Sorted legal action ids for the player to move (empty once the hand is over)."""
@@ -309,7 +310,7 @@ class HuitState(HandState):
         top = self.table[-1] if self.table else None
         top_rank = C.NO_RANK if top is None else C.rank_of(top)
         suit = self.current_suit
-        for rank, held in self.held_masks(self.current).items():
+        for rank, held in self.held_masks(self.current):
             candidates = CANDIDATES[rank][held]
             if top is None:  # B4
                 actions.extend(a for a, size, _m, _t in candidates if size == 1 or rank == C.EIGHT)

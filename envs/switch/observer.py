@@ -10,7 +10,7 @@ see `cardlab.envs.cards`):
 | `suit`      | 4    | one-hot current suit (all zero while the suit is free, A4)      |
 | `pending`   | 1    | pending draw of the run (A6) / 10                               |
 | `direction` | 1    | 1 when play goes to seat + 1, 0 when reversed (A7)              |
-| `phase`     | 2    | 1 in [0] after drawing a playable card (A8), in [1] when declaring a suit (A4) |
+| `phase`     | 2    | the player to move: [0] has drawn a playable card (A8), [1] declares a suit (A4) |
 | `opponents` | n-1  | hand sizes / 10 of seats me+1, me+2, ... (seat order)           |
 | `scores`    | n    | match totals / target_score, clipped to -10..10; me first, then seat order |
 | `played`    | 53   | cards in the discard pile: copies / copies in the deck          |
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.layout import Field, Layout
+from cardlab.envs.layout import Field, Layout, clipped, rotated
 from cardlab.envs.switch.rules import AFTER_DRAW, DECLARE_START, SwitchRules, SwitchState
 
 OBSERVATION_VERSION = 1
@@ -38,7 +38,7 @@ def make_layout(rules: SwitchRules) -> Layout:
         Field("suit", C.NUM_SUITS, 0, 1, "one-hot current suit (all zero while the suit is free, A4)"),
         Field("pending", 1, 0, most_pending / 10, "pending draw of the run (A6) / 10"),
         Field("direction", 1, 0, 1, "1 when play goes to seat + 1, 0 when reversed (A7)"),
-        Field("phase", 2, 0, 1, "[0] after drawing a playable card (A8), [1] declaring a suit (A4)"),
+        Field("phase", 2, 0, 1, "the player to move: [0] has drawn a playable card (A8), [1] declares a suit (A4)"),
         Field("opponents", n - 1, 0, size / 10, "hand sizes / 10 of seats me+1, me+2, ..."),
         Field("scores", n, -10, 10, "totals / target_score (clipped to -10..10), me first, then seat order"),
         Field("played", C.NUM_KINDS, 0, 1, "cards in the discard pile: copies / copies in the deck"),
@@ -58,30 +58,26 @@ class SwitchObserver:
         s = self.layout.slices
         self._hand, self._played = s["hand"], s["played"]
         self._top0, self._suit0 = s["top"].start, s["suit"].start
-        self._pending, self._direction = s["pending"].start, s["direction"].start
-        self._phase0, self._stock = s["phase"].start, s["stock"].start
-        self._opp, self._scores = s["opponents"], s["scores"]
-        self._scores_low = float(self.layout.low[self._scores.start])
-        self._scores_high = float(self.layout.high[self._scores.start])
+        self._flags = self.layout.span("pending", "phase")
+        self._seats = self.layout.span("opponents", "scores")
+        self._stock = s["stock"].start
+        self._inv_target = 1.0 / rules.target_score
+        self._scores_low = float(self.layout.low[s["scores"].start])
+        self._scores_high = float(self.layout.high[s["scores"].start])
 
     def observe(self, state: SwitchState, seat: int) -> np.ndarray:
         obs = np.zeros(self.layout.size, dtype=np.float32)
-        n = state.n
         obs[self._hand] = state.hands[seat] * self._inv_copies
         obs[self._top0 + state.discard[-1]] = 1.0
         if state.current_suit is not None:
             obs[self._suit0 + state.current_suit] = 1.0
-        obs[self._pending] = state.pending / 10
-        obs[self._direction] = state.direction > 0
-        if state.phase == AFTER_DRAW:
-            obs[self._phase0] = 1.0
-        elif state.phase == DECLARE_START:
-            obs[self._phase0 + 1] = 1.0
-        order = [(seat + k) % n for k in range(n)]
-        obs[self._opp] = [state.sizes[s] / 10 for s in order[1:]]
-        # Clipped to the field's bounds: a small target_score or stacked totals could exceed them.
-        scores = [state.match.scores[s] / self.rules.target_score for s in order]
-        obs[self._scores] = np.clip(scores, self._scores_low, self._scores_high)
+        phase = state.phase
+        obs[self._flags] = (state.pending / 10, state.direction > 0, phase == AFTER_DRAW, phase == DECLARE_START)
+        sizes = rotated(state.sizes, seat)
+        # Scores are clipped to the field's bounds: a small target_score or stacked totals could exceed them.
+        obs[self._seats] = [v / 10 for v in sizes[1:]] + clipped(
+            rotated(state.match.scores, seat), self._inv_target, self._scores_low, self._scores_high
+        )
         obs[self._played] = np.bincount(state.discard, minlength=C.NUM_KINDS) * self._inv_copies
         obs[self._stock] = len(state.stock) * self._inv_deck
         return obs

@@ -161,6 +161,10 @@ def card_points(card: int) -> int:
 
 POINTS = np.array([card_points(c) for c in range(C.NUM_KINDS)], dtype=np.int64)
 
+# Per card kind: goes on any card (A5: Jacks and Jokers); may join a draw run (A6: 2s and Jokers).
+WILD: tuple[bool, ...] = tuple(c == C.JOKER or C.rank_of(c) == C.JACK for c in range(C.NUM_KINDS))
+RUN_CARD: tuple[bool, ...] = tuple(c == C.JOKER or C.rank_of(c) == C.TWO for c in range(C.NUM_KINDS))
+
 # Phases of a turn.
 PLAY, AFTER_DRAW, DECLARE_START = 0, 1, 2
 PHASE_NAMES = ("play", "after_draw", "declare")
@@ -298,7 +302,7 @@ class SwitchState(HandState):
 
     def playable(self, card: int) -> bool:
         """A5 (no pending draw): can `card` go on the discard pile now?"""
-        if card == C.JOKER or C.rank_of(card) == C.JACK:
+        if WILD[card]:
             return True
         suit = self.current_suit
         if suit is None or C.suit_of(card) == suit:
@@ -318,12 +322,16 @@ class SwitchState(HandState):
         actions: list[int] = []
         if self.pending:
             for card in held:
-                if card == C.JOKER or C.rank_of(card) == C.TWO:
+                if RUN_CARD[card]:
                     actions.extend(PLAY_IDS[card])
             actions.append(DRAW)
             return sorted(actions)
+        # A5, inlined from `playable` for speed: wild cards, the current suit, the top card's rank.
+        suit = self.current_suit
+        top = self.discard[-1]
+        top_rank = C.rank_of(top) if self.rules.match_rank and top != C.JOKER else C.NO_RANK
         for card in held:
-            if self.playable(card):
+            if WILD[card] or suit is None or C.suit_of(card) == suit or C.rank_of(card) == top_rank:
                 actions.extend(PLAY_IDS[card])
         if not actions or self.rules.voluntary_draw:
             actions.append(DRAW)
