@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
-from cardlab.envs.cards import NUM_KINDS, card_str, cards_to_counts, parse_card_list
+from cardlab.envs.cards import NO_SUIT, NUM_KINDS, card_str, cards_to_counts, parse_card_list, parse_suit
 
 R = TypeVar("R", bound="RuleOptions")
 
@@ -216,11 +216,52 @@ def check_saved(data: Mapping[str, Any], game: str, rules: RuleOptions, keys: Se
     if isinstance(data, Mapping) and "game" in data and data["game"] != game:
         raise ValueError(f"this saved state is for game {data['game']!r}, not {game!r}")
     check_keys(data, keys, [], "saved state")
-    if data["rules"] != rules.to_dict():
+    saved, wanted = data["rules"], rules.to_dict()
+    if saved != wanted:
+        differ = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
+        shown = ", ".join(f"{k}={saved.get(k)!r} (env: {wanted.get(k)!r})" for k in differ)
         raise ValueError(
-            f"this saved state was made with rule options {data['rules']}, but the env has "
-            f"{rules.to_dict()}: create the env with the saved options"
+            f"this saved state was made with other rule options: {shown}; "
+            "create the env with the saved options"
         )
+
+
+class ActionText(NamedTuple):
+    """An action text split into its words: verb, card words and declared suit (or NO_SUIT)."""
+
+    verb: str
+    cards: list[str]
+    declare: int
+
+
+def split_action_text(text: str, grammar: str, verbs: Sequence[str]) -> ActionText:
+    """Split ``draw`` / ``pass`` / ``declare X`` / ``play C1 .. Ck [declare X]`` for both games."""
+    if not isinstance(text, str):
+        raise ValueError(f"action text must be a string, got {text!r}: expected {grammar}")
+    words = text.split()
+    if not words:
+        raise ValueError(f"empty action text: expected {grammar}")
+    verb = words[0].lower()
+    if verb not in verbs:
+        raise ValueError(f"{text!r}: unknown action {words[0]!r}, expected {grammar}")
+    if verb in ("draw", "pass"):
+        if len(words) != 1:
+            raise ValueError(f"{text!r}: '{verb}' takes no arguments")
+        return ActionText(verb, [], NO_SUIT)
+    if verb == "declare":
+        if len(words) != 2:
+            raise ValueError(f"{text!r}: expected 'declare S' with one suit letter (S, H, D or C)")
+        return ActionText(verb, [], parse_suit(words[1]))
+    rest = words[1:]
+    declare = NO_SUIT
+    if rest and rest[-1].lower() == "declare":
+        raise ValueError(f"{text!r}: 'declare' needs a suit letter (S, H, D or C)")
+    if len(rest) >= 2 and rest[-2].lower() == "declare":
+        declare = parse_suit(rest[-1])
+        rest = rest[:-2]
+    if not rest:
+        raise ValueError(f"{text!r}: 'play' needs a card, e.g. 'play 9S'")
+    return ActionText(verb, rest, declare)
 
 
 class HandState:

@@ -66,6 +66,7 @@ from cardlab.envs.common import (
     match_from_deal,
     rng_from_state,
     rng_state,
+    split_action_text,
 )
 
 # ---------------------------------------------------------------- cards and points
@@ -152,24 +153,13 @@ GRAMMAR = "'draw', 'pass', 'play C1 ... Ck' (cards of one rank, last on top) or 
 
 def str_to_action(text: str) -> int:
     """Action id of a text such as ``play 9S 9H``; a `ValueError` says what is wrong."""
-    words = text.split()
-    if not words:
-        raise ValueError(f"empty action text: expected {GRAMMAR}")
-    verb = words[0].lower()
-    if verb in ("draw", "pass"):
-        if len(words) != 1:
-            raise ValueError(f"{text!r}: '{verb}' takes no arguments")
-        return DRAW if verb == "draw" else PASS
-    if verb != "play":
-        raise ValueError(f"{text!r}: unknown action {words[0]!r}, expected {GRAMMAR}")
-    declare = C.NO_SUIT
-    cards_txt = words[1:]
-    if len(words) >= 3 and words[-2].lower() == "declare":
-        declare = C.parse_suit(words[-1])
-        cards_txt = words[1:-2]
-    if not cards_txt:
-        raise ValueError(f"{text!r}: 'play' needs at least one card, e.g. 'play 9S'")
-    cards = [C.parse_card(t) for t in cards_txt]
+    parsed = split_action_text(text, GRAMMAR, ("draw", "pass", "play"))
+    if parsed.verb == "draw":
+        return DRAW
+    if parsed.verb == "pass":
+        return PASS
+    declare = parsed.declare
+    cards = [C.parse_card(t) for t in parsed.cards]
     for card in cards:
         if card not in DECK_CARDS:
             raise ValueError(f"{text!r}: {C.card_str(card)} is not in the 32-card deck (B1: 7 to A)")

@@ -59,6 +59,7 @@ from cardlab.envs.common import (
     match_from_deal,
     rng_from_state,
     rng_state,
+    split_action_text,
 )
 
 # ---------------------------------------------------------------- action table
@@ -111,35 +112,21 @@ GRAMMAR = "'draw', 'pass', 'play CARD', 'play JX declare S' or 'declare S'"
 
 def str_to_action(text: str) -> int:
     """Action id of a text such as ``play 9S``; a `ValueError` says what is wrong."""
-    words = text.split()
-    if not words:
-        raise ValueError(f"empty action text: expected {GRAMMAR}")
-    verb = words[0].lower()
-    if verb in ("draw", "pass"):
-        if len(words) != 1:
-            raise ValueError(f"{text!r}: '{verb}' takes no arguments")
-        return DRAW if verb == "draw" else PASS
-    if verb == "declare":
-        if len(words) != 2:
-            raise ValueError(f"{text!r}: expected 'declare S' with one suit letter")
-        return DECLARE + C.parse_suit(words[1])
-    if verb != "play":
-        raise ValueError(f"{text!r}: unknown action {words[0]!r}, expected {GRAMMAR}")
-    if len(words) < 2:
-        raise ValueError(f"{text!r}: 'play' needs a card, e.g. 'play 9S'")
-    declare = None
-    cards_txt = words[1:]
-    if len(words) >= 3 and words[-2].lower() == "declare":
-        declare = C.parse_suit(words[-1])
-        cards_txt = words[1:-2]
-    if len(cards_txt) != 1:
+    parsed = split_action_text(text, GRAMMAR, ("draw", "pass", "declare", "play"))
+    if parsed.verb == "draw":
+        return DRAW
+    if parsed.verb == "pass":
+        return PASS
+    if parsed.verb == "declare":
+        return DECLARE + parsed.declare
+    if len(parsed.cards) != 1:
         raise ValueError(f"{text!r}: Switch plays exactly one card per turn (A5)")
-    card = C.parse_card(cards_txt[0])
+    card = C.parse_card(parsed.cards[0])
     if C.rank_of(card) == C.JACK:
-        if declare is None:
+        if parsed.declare == C.NO_SUIT:
             raise ValueError(f"{text!r}: a Jack names the new suit: 'play {C.card_str(card)} declare S'")
-        return PLAY_IDS[card][declare]
-    if declare is not None:
+        return PLAY_IDS[card][parsed.declare]
+    if parsed.declare != C.NO_SUIT:
         raise ValueError(f"{text!r}: only a Jack declares a suit in Switch")
     return PLAY_IDS[card][0]
 

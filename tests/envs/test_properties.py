@@ -92,7 +92,7 @@ def mask_ids(env: AECEnv) -> list[int]:
     return np.flatnonzero(env.observe(env.agent_selection)["action_mask"]).tolist()
 
 
-def hand_ended(env: AECEnv) -> bool:
+def episode_ended(env: AECEnv) -> bool:
     _, _, terminated, truncated, _ = env.last()
     return terminated or truncated
 
@@ -102,7 +102,7 @@ def play_checked(
 ) -> list[int]:
     """Like `helpers.play_random`, but picks from the observed mask and runs `check` before each step."""
     actions: list[int] = []
-    while len(actions) < steps and not hand_ended(env):
+    while len(actions) < steps and not episode_ended(env):
         check(env)
         action = int(rng.choice(mask_ids(env)))
         env.step(action)
@@ -285,12 +285,13 @@ def test_mask_matches_engine_and_reference(seed: int, game: tuple[str, Options])
 @settings(max_examples=40, deadline=None)
 @given(seed=SEEDS, options=switch_options(), starter=st.sampled_from(["JS", "JOKER", "2H", "KD", "8C", "7S"]))
 def test_mask_matches_reference_after_each_starter(seed: int, options: Options, starter: str) -> None:
-    """(b) for the A4 starters, which shuffled deals rarely turn up (Jack: declare phase, Joker: free suit)."""
+    """(b) for the A4 starters, rare in shuffled deals (Jack: declare phase, Joker: free suit)."""
     rng = np.random.default_rng(seed)
     pack = list((deck_counts("switch", options) - Counter([starter])).elements())
     rng.shuffle(pack)
     size, n = options["hand_size"], options["num_players"]
-    deal = {"hands": [pack[i * size:(i + 1) * size] for i in range(n)], "starter": starter, "stock": pack[n * size:]}
+    hands = [pack[i * size:(i + 1) * size] for i in range(n)]
+    deal = {"hands": hands, "starter": starter, "stock": pack[n * size:]}
     env = dealt(switch_v0.env, deal, seed, **options)
     assert env.unwrapped.state_dict()["discard"] == [starter]
     play_checked(env, rng, 10_000, lambda e: check_mask(e, "switch", options))
@@ -298,7 +299,9 @@ def test_mask_matches_reference_after_each_starter(seed: int, options: Options, 
 
 @PROPERTY_SETTINGS
 @given(seed=SEEDS, game=GAMES, max_turns=st.one_of(st.none(), st.integers(1, 80)))
-def test_every_hand_ends_within_max_turns(seed: int, game: tuple[str, Options], max_turns: int | None) -> None:
+def test_every_hand_ends_within_max_turns(
+    seed: int, game: tuple[str, Options], max_turns: int | None
+) -> None:
     """(c) C1: a hand ends by a win or by truncation at max_turns; truncation has no winner.
 
     `max_turns=None` plays the engine's default limit.
@@ -364,7 +367,8 @@ def test_same_seed_and_actions_give_same_game(
         assert states == trail
         assert replayed.agent_selection == env.agent_selection
         for agent in env.agents:
-            np.testing.assert_array_equal(replayed.observe(agent)["observation"], env.observe(agent)["observation"])
+            expected = env.observe(agent)["observation"]
+            np.testing.assert_array_equal(replayed.observe(agent)["observation"], expected)
 
 
 @PROPERTY_SETTINGS
