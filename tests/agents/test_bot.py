@@ -278,3 +278,22 @@ def test_export_refuses_a_policy_for_other_rules(tmp_path: pathlib.Path) -> None
         export_bot(policy, tmp_path / "b", game="switch", rules={"num_players": 4}, num_players=3, summary={})
     with pytest.raises(ValueError, match="unknown game 'poker'"):
         env_class("poker")
+
+
+def test_playing_a_bot_needs_torch_only(tmp_path: pathlib.Path) -> None:
+    import subprocess
+    import sys
+
+    path = export_bot(make_policy(huit_v0.env(num_players=2), [8], seed=0), tmp_path / "b", game="huit",
+                      rules={}, num_players=2, summary={})
+    code = (
+        "import sys\n"
+        "from cardlab.agents.bot import load_bot\n"
+        "from cardlab.envs import huit_v0\n"
+        "env = huit_v0.env(num_players=2)\n"
+        "env.reset(seed=0)\n"
+        f"bot = load_bot({str(path)!r}, env=env)\n"
+        "bot.act(env.observe(env.agent_selection))\n"
+        "assert not {'stable_baselines3', 'sb3_contrib'} & set(sys.modules), 'SB3 was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

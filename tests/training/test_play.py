@@ -1,0 +1,86 @@
+"""Terminal play, driven through a StringIO stdin: moves by number or text, bad
+input explained and asked again, opponents' moves shown, clean end of input."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from cardlab.envs import huit_v0, switch_v0
+from cardlab.training.play import parse_move, play
+
+
+def run(text: str, game: str = "huit", opponents: tuple[str, ...] = ("random",), **kwargs: object) -> tuple[int, str]:
+    out = io.StringIO()
+    code = play(game, list(opponents), input=io.StringIO(text), output=out, **kwargs)
+    return code, out.getvalue()
+
+
+def test_a_whole_hand_by_numbers() -> None:
+    code, out = run("1\n" * 500, seed=3)
+    assert code == 0
+    assert "you are player_0; opponents: player_1 = random" in out
+    assert "== your turn (player_0) ==" in out and "player_0 holds:" in out and "legal moves:" in out
+    assert re.search(r"player_1 \(random\): (play|draw|pass)", out)
+    assert re.search(r"-- hand 1 over: (you win|player_1 wins); points this hand \[\d+, \d+\]", out)
+    assert "thanks for playing: 1 hand(s)" in out
+    assert "hand 2 over" not in out
+
+
+def test_several_hands_of_one_match() -> None:
+    code, out = run("1\n" * 2000, game="switch", opponents=("greedy", "random"), seed=1, hands=2)
+    assert code == 0 and "-- hand 2 over" in out and "thanks for playing: 2 hand(s)" in out
+    assert "player_1 = greedy, player_2 = random" in out
+
+
+def test_bad_input_is_explained_and_asked_again() -> None:
+    code, out = run("\n0\n99\nfoo\nplay 7X\npass\ndraw\n", seed=3)
+    assert code == 0
+    assert "! type a move number (1 to" in out
+    assert "! 0 is not a move number: choose 1 to" in out
+    assert "! 99 is not a move number" in out
+    assert "! cannot read that move: 'foo': unknown action 'foo'" in out
+    assert "! cannot read that move: cannot read card '7X'" in out
+    assert "! 'pass' is not legal now" in out  # B9: pass only after drawing
+    assert "you: draw" in out  # the good line after the bad ones is played
+    assert out.count("your move> ") >= 8
+
+
+def test_text_moves_ignore_case() -> None:
+    code, out = run("DRAW\nPaSs\n", seed=3)
+    assert code == 0 and "you: draw" in out and "you: pass" in out
+
+
+def test_end_of_input_quits_cleanly() -> None:
+    code, out = run("", seed=0)
+    assert code == 0 and out.rstrip().endswith("end of input: leaving the game.")
+
+
+def test_opponents_fill_a_bigger_table_and_seat_choice() -> None:
+    code, out = run("", seed=0, rule_options={"num_players": 3}, seat=2)
+    assert "you are player_2; opponents: player_0 = random, player_1 = random" in out
+    with pytest.raises(ValueError, match="seat 3 is not at a 3-player table"):
+        run("", rule_options={"num_players": 3}, seat=3)
+    with pytest.raises(ValueError, match="3 agent specs for 2 seats"):
+        run("", opponents=("random",) * 3, rule_options={"num_players": 3})
+    with pytest.raises(ValueError, match="hands must be a whole number >= 1"):
+        run("", hands=0)
+
+
+def test_parse_move() -> None:
+    env = huit_v0.raw_env(num_players=2)
+    legal = [env.str_to_action("play 9S 9H"), env.str_to_action("play 8C declare D"), env.str_to_action("draw")]
+    assert parse_move(" 2 \n", legal, env) == legal[1]
+    assert parse_move("PLAY 9s 9H", legal, env) == legal[0]
+    assert parse_move("play 8c declare d", legal, env) == legal[1]
+    with pytest.raises(ValueError, match="'play 9H 9S' is not legal now"):
+        parse_move("play 9H 9S", legal, env)  # another top card: another action
+    with pytest.raises(ValueError, match="4 is not a move number: choose 1 to 3"):
+        parse_move("4", legal, env)
+    with pytest.raises(ValueError, match="8s announce a suit"):
+        parse_move("play 8C", legal, env)
+    switch = switch_v0.raw_env()
+    with pytest.raises(ValueError, match="exactly one card per turn"):
+        parse_move("play 9S 9H", [65], switch)

@@ -1,0 +1,152 @@
+"""Play against agents in the terminal.
+
+`play(game, opponents)` seats a person (seat 0 by default) against agent
+specs and plays `hands` hands of one match (totals carry over, the dealer
+moves on), one hand by default. On the person's turn it shows the table
+(`table_text` of their seat: the top card, the suit, every hand size, their
+own cards) and the legal moves, numbered; the person types a number or the
+move's text (any case; for Huit the cards below the top may come in any
+order). Bad input is explained and asked again. Every opponent move is shown
+as text, and each hand's result at its end. End of input quits cleanly.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+
+from cardlab.agents.base import Agent, make_agent
+from cardlab.training.evaluate import AGENT, check_seed, derive_seed, make_env, run_episode, seat_slots
+
+
+class EndOfInput(Exception):
+    """The person's input ended (Ctrl-D, or the end of a piped file)."""
+
+
+def parse_move(text: str, legal: list[int], env: Any) -> int:
+    """The action a person's line names: a 1-based number into `legal`, or an action's text."""
+    text = text.strip()
+    if not text:
+        raise ValueError(f"type a move number (1 to {len(legal)}) or a move's text, e.g. {env.action_to_str(legal[0])!r}")
+    try:
+        number = int(text)
+    except ValueError:
+        number = None
+    if number is not None:
+        if not 1 <= number <= len(legal):
+            raise ValueError(f"{number} is not a move number: choose 1 to {len(legal)}")
+        return legal[number - 1]
+    try:
+        action = env.str_to_action(text)
+    except ValueError as err:
+        raise ValueError(f"cannot read that move: {err}") from None
+    if action not in legal:
+        raise ValueError(f"{env.action_to_str(action)!r} is not legal now: choose one of the moves listed above")
+    return action
+
+
+class HumanAgent(Agent):
+    """A person at the terminal: reads each move from `input`, shows the table on `output`."""
+
+    name = "human"
+
+    def __init__(self, env: Any, seat: int, input: TextIO, output: TextIO) -> None:
+        super().__init__(env)
+        self.seat, self.input, self.output = seat, input, output
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.output)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+        self.say(f"\n== your turn (player_{self.seat}) ==")
+        self.say(self.env.table_text(seat=self.seat))
+        self.say("legal moves:")
+        for number, action in enumerate(legal, 1):
+            self.say(f"  {number:>3}  {self.env.action_to_str(action)}")
+        while True:
+            self.output.write("your move> ")
+            self.output.flush()
+            line = self.input.readline()
+            if not line:
+                raise EndOfInput
+            try:
+                return parse_move(line, legal, self.env)
+            except ValueError as err:
+                self.say(f"  ! {err}")
+
+
+def play(
+    game: str,
+    opponents: list[str],
+    seed: int = 0,
+    rule_options: dict[str, Any] | None = None,
+    input: TextIO | None = None,
+    output: TextIO | None = None,
+    hands: int = 1,
+    seat: int = 0,
+) -> int:
+    """Play `hands` hands as `seat` against `opponents` (specs, repeated to fill the table); returns 0.
+
+    The table has ``1 + len(opponents)`` players unless `rule_options` sets
+    ``num_players``. `input` and `output` default to the current
+    ``sys.stdin`` and ``sys.stdout``.
+    """
+    seed = check_seed(seed)
+    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
+        raise ValueError(f"hands must be a whole number >= 1, got {hands!r}")
+    rules = dict(rule_options or {})
+    rules.setdefault("num_players", 1 + len(opponents))
+    env = make_env(game, rules, episode="match", render_mode="ansi")
+    n = env.rules.num_players
+    if not 0 <= seat < n:
+        raise ValueError(f"seat {seat} is not at a {n}-player table: choose 0 to {n - 1}")
+    specs = dict(zip([s for s in range(n) if s != seat], seat_slots(opponents, n - 1)))
+    human = HumanAgent(env, seat, input or sys.stdin, output or sys.stdout)
+    seat_agents = [human if s == seat else make_agent(specs[s], env, seed=derive_seed(seed, AGENT, s)) for s in range(n)]
+    labels = {s: _label(spec) for s, spec in specs.items()}
+    names = ", ".join(f"player_{s} = {label}" for s, label in labels.items())
+    human.say(f"{env.metadata['name']}: you are player_{seat}; opponents: {names}")
+    human.say("Type a move's number or its text; end of input (Ctrl-D) quits.")
+    played = 0
+
+    def on_step(mover: int, action: int) -> bool:
+        nonlocal played
+        who = "you" if mover == seat else f"player_{mover} ({labels[mover]})"
+        human.say(f"{who}: {env.action_to_str(action)}")
+        if env.state.match.hands_played == played:
+            return False
+        played += 1
+        human.say(_hand_result(env.infos[env.possible_agents[seat]], seat, played))
+        return played >= hands
+
+    try:
+        run_episode(env, seat_agents, seed, on_step)
+    except EndOfInput:
+        human.say("\nend of input: leaving the game.")
+        return 0
+    human.say(f"\nthanks for playing: {played} hand(s), totals {list(env.state.match.scores)}")
+    return 0
+
+
+def _label(spec: str) -> str:
+    """A short name for a spec: a bot by its file name, not its whole path."""
+    return f"bot:{pathlib.Path(spec[4:]).name}" if spec.startswith("bot:") else spec
+
+
+def _hand_result(info: dict[str, Any], seat: int, number: int) -> str:
+    """Text of a hand's end from the env's info."""
+    if info["truncated"]:
+        text = f"-- hand {number} truncated at the turn limit (C1): no winner, no points"
+    else:
+        winner = info["winner"]
+        who = "you win" if winner == seat else f"player_{winner} wins"
+        text = f"-- hand {number} over: {who}; points this hand {info['hand_points']}"
+    text += f"; totals {info['scores']}"
+    if info.get("match_over"):
+        winners = info.get("match_winners", [])
+        text += f"\n-- match over: lowest total wins: {', '.join(f'player_{w}' for w in winners)}"
+    return text

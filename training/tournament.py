@@ -1,0 +1,193 @@
+"""Round-robin tournaments: a cross-table of win rates and TrueSkill ratings.
+
+Every pairing plays `evaluate`'s seat-rotated hands, all on the same deals
+(one `seed`), so the cells are comparable.
+
+- 2 players (the default): each pair (A, B) plays `hands_per_pair` hands head
+  to head; cell [A][B] is A's hand win rate against B (chance 0.5).
+- n > 2 players (``num_players`` in the rule options): each ordered pair plays
+  a table of A alone against n-1 copies of B, `hands_per_pair` hands; cell
+  [A][B] is A's win rate at that table (chance 1/n), cell [B][A] comes from
+  the mirror table.
+
+Ratings: every hand is a TrueSkill 1-vs-1 game between the two agents of its
+table (A's win beats B; a win by any copy of B beats A; a truncated hand is a
+draw), fed deal by deal in a fixed order, from an explicit `trueskill.TrueSkill`
+environment (never the library's global one). Agents are ranked by the
+conservative rating mu - 3 sigma.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+from dataclasses import dataclass
+from itertools import permutations
+from typing import Any
+
+import numpy as np
+import trueskill
+
+from cardlab.training.evaluate import (
+    EpisodeRecord,
+    Rate,
+    check_seed,
+    csv_text,
+    evaluate,
+    make_env,
+    new_figure,
+    text_table,
+)
+
+
+@dataclass(frozen=True)
+class Rating:
+    spec: str
+    mu: float
+    sigma: float
+
+    @property
+    def conservative(self) -> float:
+        return self.mu - 3 * self.sigma
+
+
+@dataclass
+class TournamentResult:
+    """Cross-table (`cells[i][j]`: agent i's wins against agent j) and ratings."""
+
+    game: str
+    rules: dict[str, Any]
+    num_players: int
+    seed: int
+    specs: list[str]
+    cells: list[list[Rate | None]]  # None on the diagonal
+    ratings: list[Rating]  # in the order of `specs`
+
+    def ranking(self) -> list[int]:
+        """Agent indices, best conservative rating first."""
+        return sorted(range(len(self.specs)), key=lambda i: -self.ratings[i].conservative)
+
+    def overall(self, i: int) -> Rate:
+        """Agent i's wins over all its games."""
+        row = [c for c in self.cells[i] if c is not None]
+        return Rate(sum(c.wins for c in row), sum(c.n for c in row))
+
+    def format_table(self) -> str:
+        k = len(self.specs)
+        hands = next(c.n for row in self.cells for c in row if c is not None)
+        layout = "head to head" if self.num_players == 2 else f"1 vs {self.num_players - 1} copies"
+        head = (f"{self.game} tournament, {self.num_players} players ({layout}), {hands} hands per pairing, "
+                f"seed {self.seed}; chance win rate {1 / self.num_players:.3f}")
+        cross = text_table(
+            ["#", "agent"] + [str(j) for j in range(k)],
+            [[i, self.specs[i]] + ["-" if c is None else f"{c.rate:.3f}" for c in self.cells[i]] for i in range(k)],
+        )
+        ranked = []
+        for place, i in enumerate(self.ranking(), 1):
+            r, total = self.ratings[i], self.overall(i)
+            ranked.append([place, i, r.spec, f"{r.mu:.2f}", f"{r.sigma:.2f}", f"{r.conservative:.2f}",
+                           *total.cells()])
+        ratings = text_table(["rank", "#", "agent", "mu", "sigma", "mu-3sigma", "win rate", "95% CI"], ranked)
+        return (f"{head}\nwin rate of the row agent against the column agent:\n{cross}\n\n"
+                f"TrueSkill ratings:\n{ratings}")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per ordered pair, with the row agent's rating."""
+        out = []
+        for i, j in permutations(range(len(self.specs)), 2):
+            cell, r = self.cells[i][j], self.ratings[i]
+            assert cell is not None
+            low, high = cell.interval
+            out.append({"agent": self.specs[i], "opponent": self.specs[j], "hands": cell.n, "wins": cell.wins,
+                        "win_rate": cell.rate, "ci_low": low, "ci_high": high,
+                        "agent_mu": r.mu, "agent_sigma": r.sigma})
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "game": self.game, "rules": self.rules, "num_players": self.num_players, "seed": self.seed,
+            "agents": self.specs,
+            "cross_table": [[None if c is None else c.rate for c in row] for row in self.cells],
+            "pairs": self.rows(),
+            "ratings": [{"agent": self.ratings[i].spec, "mu": self.ratings[i].mu, "sigma": self.ratings[i].sigma,
+                         "conservative": self.ratings[i].conservative} for i in self.ranking()],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), indent=2)
+
+    def to_csv(self) -> str:
+        return csv_text(self.rows())
+
+    def plot(self, path: str | pathlib.Path) -> pathlib.Path:
+        """Heatmap of the cross-table."""
+        k = len(self.specs)
+        matrix = np.array([[math.nan if c is None else c.rate for c in row] for row in self.cells])
+        fig = new_figure(2 + 1.1 * k, 1.5 + 0.9 * k)
+        ax = fig.subplots()
+        image = ax.imshow(matrix, vmin=0, vmax=1, cmap="RdYlGn")
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center")
+        labels = [f"{i}: {s}" for i, s in enumerate(self.specs)]
+        ax.set_xticks(range(k), labels, rotation=30, ha="right")
+        ax.set_yticks(range(k), labels)
+        ax.set_xlabel("opponent")
+        ax.set_ylabel("agent")
+        ax.set_title(f"{self.game}: win rate of row vs column ({self.num_players} players)")
+        fig.colorbar(image, ax=ax)
+        path = pathlib.Path(path)
+        fig.savefig(path, bbox_inches="tight")
+        return path
+
+
+def tournament(
+    game: str,
+    specs: list[str],
+    hands_per_pair: int,
+    seed: int = 0,
+    rule_options: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> TournamentResult:
+    """Round robin of `specs` (see the module doc for tables of more than 2 players)."""
+    seed = check_seed(seed)
+    if len(specs) < 2:
+        raise ValueError(f"a tournament needs at least 2 agents, got {len(specs)}")
+    if len(set(specs)) != len(specs):
+        raise ValueError(f"each agent may enter once; repeated: {sorted({s for s in specs if specs.count(s) > 1})}")
+    rules = dict(rule_options or {})
+    rules.setdefault("num_players", 2)
+    full_rules = make_env(game, rules).rules.to_dict()
+    n = full_rules["num_players"]
+    k = len(specs)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)] if n == 2 else list(permutations(range(k), 2))
+    cells: list[list[Rate | None]] = [[None] * k for _ in range(k)]
+    tables: list[tuple[int, int, list[EpisodeRecord]]] = []
+    for i, j in pairs:
+        result = evaluate(game, [specs[i]] + [specs[j]] * (n - 1), hands_per_pair, seed, rules, progress=progress)
+        stats = result.stats
+        cells[i][j] = stats[0].hands
+        if n == 2:
+            cells[j][i] = stats[1].hands
+        tables.append((i, j, result.hand_records))
+    return TournamentResult(game=game, rules=full_rules, num_players=n, seed=seed, specs=list(specs), cells=cells,
+                            ratings=_trueskill(specs, tables))
+
+
+def _trueskill(specs: list[str], tables: list[tuple[int, int, list[EpisodeRecord]]]) -> list[Rating]:
+    """Ratings from every hand as a 1-vs-1 game between slot 0's agent and the others' (module doc)."""
+    env = trueskill.TrueSkill()
+    ratings = [env.create_rating() for _ in specs]
+    deals = max(r.deal for _, _, records in tables for r in records) + 1
+    by_deal = [[(i, j, r) for i, j, records in tables for r in records if r.deal == d] for d in range(deals)]
+    for games in by_deal:
+        for i, j, record in games:
+            if record.truncated:
+                ratings[i], ratings[j] = trueskill.rate_1vs1(ratings[i], ratings[j], drawn=True, env=env)
+            elif 0 in record.winners:
+                ratings[i], ratings[j] = trueskill.rate_1vs1(ratings[i], ratings[j], env=env)
+            else:
+                ratings[j], ratings[i] = trueskill.rate_1vs1(ratings[j], ratings[i], env=env)
+    return [Rating(s, r.mu, r.sigma) for s, r in zip(specs, ratings)]
