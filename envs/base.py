@@ -43,7 +43,6 @@ class CardGameEnv(AECEnv):
     Rules: ClassVar[type]
     State: ClassVar[type]
     Observer: ClassVar[type]
-    PILES: ClassVar[tuple[str, str]]  # names of the face-down pile and the played cards in state_dict
     _action_to_str: ClassVar[Callable[[int], str]]
     _str_to_action: ClassVar[Callable[[str], int]]
 

@@ -11,7 +11,15 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
-from cardlab.envs.cards import NO_SUIT, NUM_KINDS, card_str, cards_to_counts, parse_card_list, parse_suit
+from cardlab.envs.cards import (
+    NO_SUIT,
+    NUM_KINDS,
+    card_str,
+    cards_to_counts,
+    counts_to_cards,
+    parse_card_list,
+    parse_suit,
+)
 
 R = TypeVar("R", bound="RuleOptions")
 
@@ -272,13 +280,62 @@ class HandState:
     the end-of-hand fields set by `_reset_end()`.
     """
 
+    GAME: ClassVar[str]
     POINTS: ClassVar[np.ndarray]
     STREAK: ClassVar[bool] = False
+    # Attribute names of the face-down pile (top = last) and of the played cards (top = last).
+    PILES: ClassVar[tuple[str, str]]
+    SAVED_KEYS: ClassVar[tuple[str, ...]]
     n: int
     rules: Any
     hands: list[np.ndarray]
     sizes: list[int]
     match: Match
+
+    def __init__(self, rules: Any, rng: np.random.Generator) -> None:
+        self.rules = rules
+        self.n = rules.num_players
+        self.rng = rng
+        self.deck = rules.deck()
+        self.match = Match.new(self.n)
+        self.deal_shuffled()
+
+    def _reset_hand(self) -> None:
+        raise NotImplementedError
+
+    def _set_cards(self, hands: list[list[int]], face_down: list[int], played: list[int]) -> None:
+        """Hands, the face-down pile (given top first) and the played cards (bottom first)."""
+        self._load_hands(hands)
+        setattr(self, self.PILES[0], face_down[::-1])
+        setattr(self, self.PILES[1], played)
+
+    def _saved_cards(self) -> dict[str, Any]:
+        """The first keys of `state_dict`: game, rules, hands and the two piles as card strings."""
+        down, played = self.PILES
+        return {
+            "game": self.GAME,
+            "rules": self.rules.to_dict(),
+            "hands": [[card_str(c) for c in counts_to_cards(h.tolist())] for h in self.hands],
+            down: [card_str(c) for c in reversed(getattr(self, down))],
+            played: [card_str(c) for c in getattr(self, played)],
+        }
+
+    @classmethod
+    def _restored(cls, data: Mapping[str, Any], rules: Any) -> Any:
+        """A state with the saved cards, rng and end-of-hand fields; the subclass restores the rest."""
+        self = cls.__new__(cls)
+        self.rules, self.n, self.deck = rules, rules.num_players, rules.deck()
+        check_saved(data, cls.GAME, rules, cls.SAVED_KEYS)
+        self.rng = rng_from_state(data["rng"])
+        self._reset_hand()
+        self._load_end_fields(data)
+        down, played = cls.PILES
+        hands, piles = check_deal(data["hands"], {down: data[down], played: data[played]}, self.n, self.deck)
+        self._set_cards(hands, piles[down], piles[played])
+        self.current = int(data["current_player"])
+        suit = data["current_suit"]
+        self.current_suit = None if suit is None else parse_suit(suit)
+        return self
 
     def _reset_end(self) -> None:
         self.turn = 0

@@ -57,14 +57,11 @@ from cardlab.envs import cards as C
 from cardlab.envs.common import (
     END_KEYS,
     HandState,
-    Match,
     RuleOptions,
     check_deal,
     check_keys,
-    check_saved,
     draw_cards,
     match_from_deal,
-    rng_from_state,
     rng_state,
     split_action_text,
 )
@@ -230,19 +227,20 @@ class HuitRules(RuleOptions):
         return counts
 
 
+SAVED_KEYS = (
+    "game", "rules", "hands", "bank", "table", "current_player", "current_suit", "announced",
+    "ace_penalty", "phase", *END_KEYS, "rng",
+)
+
+
 class HuitState(HandState):
     """One match of Huit américain: the current hand plus the match totals."""
 
+    GAME = "huit"
     POINTS = POINTS
+    SAVED_KEYS = SAVED_KEYS
+    PILES = ('bank', 'table')
     STREAK = True
-
-    def __init__(self, rules: HuitRules, rng: np.random.Generator) -> None:
-        self.rules = rules
-        self.n = rules.num_players
-        self.rng = rng
-        self.deck = rules.deck()
-        self.match = Match.new(self.n)
-        self.deal_shuffled()
 
     # ------------------------------------------------------------ dealing
     def _reset_hand(self) -> None:
@@ -276,11 +274,6 @@ class HuitState(HandState):
         self._reset_hand()
         self._set_cards(hands, piles["bank"], [])
         self.current = (self.match.dealer + 1) % self.n
-
-    def _set_cards(self, hands: list[list[int]], bank: list[int], table: list[int]) -> None:
-        self._load_hands(hands)
-        self.bank = bank[::-1]
-        self.table = table
 
     # ------------------------------------------------------------ queries
     @property
@@ -392,11 +385,7 @@ class HuitState(HandState):
     def state_dict(self) -> dict[str, Any]:
         """The full state as JSON-serialisable data (keys documented in `huit_v0`)."""
         return {
-            "game": "huit",
-            "rules": self.rules.to_dict(),
-            "hands": [[C.card_str(c) for c in C.counts_to_cards(h.tolist())] for h in self.hands],
-            "bank": [C.card_str(c) for c in reversed(self.bank)],
-            "table": [C.card_str(c) for c in self.table],
+            **self._saved_cards(),
             "current_player": self.current,
             "current_suit": None if self.current_suit is None else C.suit_str(self.current_suit),
             "announced": self.announced,
@@ -409,24 +398,8 @@ class HuitState(HandState):
     @classmethod
     def from_state_dict(cls, data: dict[str, Any], rules: HuitRules) -> "HuitState":
         """Restore a state saved by `state_dict` (the rules must be the saved ones)."""
-        self = cls.__new__(cls)
-        self.rules, self.n, self.deck = rules, rules.num_players, rules.deck()
-        check_saved(data, "huit", rules, SAVED_KEYS)
-        self.rng = rng_from_state(data["rng"])
-        self._reset_hand()
-        self._load_end_fields(data)
-        hands, piles = check_deal(data["hands"], {"bank": data["bank"], "table": data["table"]}, self.n, self.deck)
-        self._set_cards(hands, piles["bank"], piles["table"])
-        self.current = int(data["current_player"])
-        suit = data["current_suit"]
-        self.current_suit = None if suit is None else C.parse_suit(suit)
+        self = cls._restored(data, rules)
         self.announced = bool(data["announced"])
         self.ace_penalty = bool(data["ace_penalty"])
         self.phase = PHASE_NAMES.index(data["phase"])
         return self
-
-
-SAVED_KEYS = (
-    "game", "rules", "hands", "bank", "table", "current_player", "current_suit", "announced",
-    "ace_penalty", "phase", *END_KEYS, "rng",
-)

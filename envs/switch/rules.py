@@ -50,14 +50,11 @@ from cardlab.envs import cards as C
 from cardlab.envs.common import (
     END_KEYS,
     HandState,
-    Match,
     RuleOptions,
     check_deal,
     check_keys,
-    check_saved,
     draw_cards,
     match_from_deal,
-    rng_from_state,
     rng_state,
     split_action_text,
 )
@@ -200,18 +197,19 @@ class SwitchRules(RuleOptions):
         return sum(self.deck())
 
 
+SAVED_KEYS = (
+    "game", "rules", "hands", "stock", "discard", "current_player", "direction", "current_suit",
+    "pending_draw", "phase", "drawn_card", "first_out", *END_KEYS, "rng",
+)
+
+
 class SwitchState(HandState):
     """One match of Switch: the current hand plus the match totals."""
 
+    GAME = "switch"
     POINTS = POINTS
-
-    def __init__(self, rules: SwitchRules, rng: np.random.Generator) -> None:
-        self.rules = rules
-        self.n = rules.num_players
-        self.rng = rng
-        self.deck = rules.deck()
-        self.match = Match.new(self.n)
-        self.deal_shuffled()
+    SAVED_KEYS = SAVED_KEYS
+    PILES = ('stock', 'discard')
 
     # ------------------------------------------------------------ dealing
     def _reset_hand(self) -> None:
@@ -255,11 +253,6 @@ class SwitchState(HandState):
         self._reset_hand()
         self._set_cards(hands, piles["stock"], piles["starter"])
         self._apply_starter()
-
-    def _set_cards(self, hands: list[list[int]], stock: list[int], discard: list[int]) -> None:
-        self._load_hands(hands)
-        self.stock = stock[::-1]
-        self.discard = discard
 
     def _apply_starter(self) -> None:
         """A4: the starter counts as the first card played."""
@@ -416,11 +409,7 @@ class SwitchState(HandState):
     def state_dict(self) -> dict[str, Any]:
         """The full state as JSON-serialisable data (keys documented in `switch_v0`)."""
         return {
-            "game": "switch",
-            "rules": self.rules.to_dict(),
-            "hands": [[C.card_str(c) for c in C.counts_to_cards(h.tolist())] for h in self.hands],
-            "stock": [C.card_str(c) for c in reversed(self.stock)],
-            "discard": [C.card_str(c) for c in self.discard],
+            **self._saved_cards(),
             "current_player": self.current,
             "direction": self.direction,
             "current_suit": None if self.current_suit is None else C.suit_str(self.current_suit),
@@ -435,29 +424,11 @@ class SwitchState(HandState):
     @classmethod
     def from_state_dict(cls, data: dict[str, Any], rules: SwitchRules) -> "SwitchState":
         """Restore a state saved by `state_dict` (the rules must be the saved ones)."""
-        self = cls.__new__(cls)
-        self.rules, self.n, self.deck = rules, rules.num_players, rules.deck()
-        check_saved(data, "switch", rules, SAVED_KEYS)
-        self.rng = rng_from_state(data["rng"])
-        self._reset_hand()
-        self._load_end_fields(data)
-        hands, piles = check_deal(
-            data["hands"], {"stock": data["stock"], "discard": data["discard"]}, self.n, self.deck
-        )
-        self._set_cards(hands, piles["stock"], piles["discard"])
-        self.current = int(data["current_player"])
+        self = cls._restored(data, rules)
         self.direction = int(data["direction"])
-        suit = data["current_suit"]
-        self.current_suit = None if suit is None else C.parse_suit(suit)
         self.pending = int(data["pending_draw"])
         self.phase = PHASE_NAMES.index(data["phase"])
         drawn = data["drawn_card"]
         self.drawn = NO_CARD if drawn is None else C.parse_card(drawn)
         self.first_out = data["first_out"]
         return self
-
-
-SAVED_KEYS = (
-    "game", "rules", "hands", "stock", "discard", "current_player", "direction", "current_suit",
-    "pending_draw", "phase", "drawn_card", "first_out", *END_KEYS, "rng",
-)
