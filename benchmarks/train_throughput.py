@@ -63,6 +63,10 @@ def ppo_steps_per_second(config: Path, vec_env: str, steps: int, seed: int) -> f
             env.close()
 
 
+def _row(label: str, runs: list[float]) -> None:
+    print(f"{label:<46}{statistics.median(runs):>18,.0f}  {' / '.join(f'{r:,.0f}' for r in runs)}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="length of each view run")
@@ -72,18 +76,16 @@ def main() -> None:
     parser.add_argument("--skip-ppo", action="store_true", help="measure the view only")
     args = parser.parse_args()
 
-    print(f"{'measurement':<44}{'steps/s (median)':>18}{'runs':>20}")
+    print(f"{'measurement':<46}{'steps/s (median)':>18}  runs")
     for game, n in TABLES:
         for opponent in OPPONENTS:
             runs = [view_steps_per_second(game, n, opponent, args.seconds, seed) for seed in range(args.repeats)]
-            label = f"view {game} {n}p, learner random vs {opponent}"
-            print(f"{label:<44}{statistics.median(runs):>18,.0f}{' '.join(f'{r:,.0f}' for r in runs):>20}")
+            _row(f"view {game} {n}p, learner random vs {opponent}", runs)
     if args.skip_ppo:
         return
     for vec_env in ("subproc", "dummy"):
         runs = [ppo_steps_per_second(args.config, vec_env, args.ppo_steps, seed) for seed in range(args.repeats)]
-        label = f"ppo {args.config.stem} ({vec_env})"
-        print(f"{label:<44}{statistics.median(runs):>18,.0f}{' '.join(f'{r:,.0f}' for r in runs):>20}")
+        _row(f"ppo {args.config.stem} ({vec_env})", runs)
 
 
 if __name__ == "__main__":

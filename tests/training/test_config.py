@@ -1,0 +1,179 @@
+"""Training configs: the shipped files load, and every kind of mistake is named by its key path."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any
+
+import pytest
+import yaml
+
+from cardlab.training.config import (
+    TrainConfig,
+    config_from_dict,
+    config_to_dict,
+    load_config,
+    save_config,
+    validate_config,
+)
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
+SHIPPED = ["huit_ppo.yaml", "switch_ppo.yaml", "huit_quick.yaml", "switch_quick.yaml"]
+
+
+def small(**changes: Any) -> dict[str, Any]:
+    """A valid config dict (random opponents) with top-level `changes`."""
+    data: dict[str, Any] = {
+        "name": "t", "game": "huit", "num_players": 2, "opponents": ["random"],
+        "ppo": {"n_steps": 64, "batch_size": 32}, "eval": {"opponents": ["random"]},
+    }
+    data.update(changes)
+    return data
+
+
+def error(data: Any) -> str:
+    with pytest.raises(ValueError) as info:
+        config_from_dict(data)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_configs_load(name: str) -> None:
+    cfg = load_config(CONFIGS / name)
+    assert cfg.name == name.removesuffix(".yaml")
+    assert cfg.game == name.split("_")[0]
+    assert cfg.device == "cpu"
+
+
+def test_quick_configs_are_tiny_and_main_configs_are_not() -> None:
+    for game in ("huit", "switch"):
+        quick, main = load_config(CONFIGS / f"{game}_quick.yaml"), load_config(CONFIGS / f"{game}_ppo.yaml")
+        assert quick.total_timesteps <= 10_000 < main.total_timesteps
+        assert main.self_play.enabled and "expert" in main.eval.opponents
+    assert load_config(CONFIGS / "huit_ppo.yaml").num_players == 2
+    assert load_config(CONFIGS / "switch_ppo.yaml").num_players == 4
+
+
+def test_defaults_fill_missing_keys_and_round_trip(tmp_path: pathlib.Path) -> None:
+    cfg = config_from_dict(small(opponents=["random", {"spec": "greedy", "weight": 3}]))
+    assert cfg.ppo.gamma == TrainConfig().ppo.gamma
+    assert [(o.spec, o.weight) for o in cfg.opponents] == [("random", 1.0), ("greedy", 3.0)]
+    assert config_from_dict(config_to_dict(cfg)) == cfg
+    save_config(cfg, tmp_path / "c.yaml")
+    assert load_config(tmp_path / "c.yaml") == cfg
+
+
+def test_scientific_notation_without_a_dot_is_a_float(tmp_path: pathlib.Path) -> None:
+    # YAML 1.1 (PyYAML) reads 3e-4 as a string; configs are written that way all the time.
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(small()).replace("ppo:", "ppo:\n  learning_rate: 3e-4"))
+    assert load_config(path).ppo.learning_rate == pytest.approx(3e-4)
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (small(seeed=1), ["seeed", "accepted keys are", "seed"]),
+    (small(ppo={"learning_ratee": 0.1}), ["ppo.learning_ratee", "accepted keys of ppo", "learning_rate"]),
+    (small(eval={"hands": 10, "oponents": ["random"]}), ["eval.oponents", "opponents"]),
+    (small(opponents=[{"spec": "random", "wieght": 2}]), ["opponents[0].wieght", "weight"]),
+])
+def test_unknown_keys_are_named_with_the_accepted_ones(data: dict[str, Any], expected: list[str]) -> None:
+    message = error(data)
+    for part in expected:
+        assert part in message
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (small(ppo={"n_steps": "many"}), ["ppo.n_steps", "whole number"]),
+    (small(ppo={"n_steps": 64.0, "batch_size": 32}), ["ppo.n_steps", "whole number"]),
+    (small(ppo={"learning_rate": "fast"}), ["ppo.learning_rate", "number"]),
+    (small(self_play={"enabled": "yes"}), ["self_play.enabled", "true or false"]),
+    (small(policy={"net_arch": 64}), ["policy.net_arch", "list"]),
+    (small(policy={"net_arch": [64, "wide"]}), ["policy.net_arch[1]", "whole number"]),
+    (small(rules=["hand_size"]), ["rules", "mapping"]),
+    (small(ppo=3), ["ppo", "mapping"]),
+    (small(num_players=True), ["num_players", "whole number"]),
+    ([1, 2], ["config", "mapping"]),
+])
+def test_wrong_types_are_named(data: Any, expected: list[str]) -> None:
+    message = error(data)
+    for part in expected:
+        assert part in message
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (small(ppo={"learning_rate": -1.0, "n_steps": 64, "batch_size": 32}), ["ppo.learning_rate", "> 0"]),
+    (small(ppo={"gamma": 1.5, "n_steps": 64, "batch_size": 32}), ["ppo.gamma", "(0, 1]"]),
+    (small(ppo={"n_steps": 64, "batch_size": 1000}), ["ppo.batch_size", "n_steps * num_envs = 128"]),
+    (small(self_play={"share": 1.5}), ["self_play.share", "between 0 and 1"]),
+    (small(self_play={"pool_size": 0}), ["self_play.pool_size", ">= 1"]),
+    (small(policy={"activation": "gelu"}), ["policy.activation", "'tanh', 'relu'"]),
+    (small(policy={"net_arch": [64, 0]}), ["policy.net_arch[1]", ">= 1"]),
+    (small(num_envs=0), ["num_envs", ">= 1"]),
+    (small(reward="shaped"), ["reward", "'win', 'points'"]),
+    (small(vec_env="ray"), ["vec_env", "'subproc', 'dummy'"]),
+    (small(device="cuda"), ["device", "'cpu'"]),
+    (small(name="my run/1"), ["name", "letters, digits"]),
+    (small(opponents=[]), ["opponents", "at least one"]),
+    (small(opponents=[{"spec": "random", "weight": 0}]), ["opponents[0].weight", "> 0"]),
+    (small(eval={"hands": 0, "opponents": ["random"]}), ["eval.hands", ">= 1"]),
+])
+def test_bad_values_are_named_with_what_is_accepted(data: dict[str, Any], expected: list[str]) -> None:
+    message = error(data)
+    for part in expected:
+        assert part in message
+
+
+def test_bad_game_is_named() -> None:
+    message = error(small(game="poker"))
+    assert "game" in message and "'switch', 'huit'" in message
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (small(rules={"hand_sise": 5}), ["rules.hand_sise", "for huit", "hand_size", "queen_skips_each"]),
+    (small(rules={"match_rank": False}), ["rules.match_rank", "for huit"]),  # a Switch option
+    (small(rules={"reward": "points"}), ["rules.reward", "accepted"]),  # an env option, not a rule
+    (small(rules={"hand_size": 99}), ["rules", "hand_size=99", "out of range"]),
+    (small(rules={"queen_skips_each": 1}), ["rules", "queen_skips_each", "true or false"]),
+    (small(rules={"num_players": 3}), ["rules.num_players", "top-level key num_players"]),
+    (small(num_players=9), ["num_players", "2 to 6"]),
+    (small(game="switch", num_players=11), ["num_players", "2 to 10"]),
+])
+def test_bad_rule_options_are_named(data: dict[str, Any], expected: list[str]) -> None:
+    message = error(data)
+    for part in expected:
+        assert part in message
+
+
+def test_switch_rules_are_checked_against_switch() -> None:
+    cfg = config_from_dict(small(game="switch", num_players=4, rules={"match_rank": False, "num_decks": 2}))
+    assert cfg.rules == {"match_rank": False, "num_decks": 2}
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (small(opponents=["random", "grandmaster"]), ["opponents[1].spec", "grandmaster", "'random'"]),
+    (small(opponents=[{"spec": "bot:/no/such/bot"}]), ["opponents[0].spec", "not found"]),
+    (small(eval={"opponents": ["random", ""]}), ["eval.opponents[1]", "non-empty"]),
+])
+def test_bad_agent_specs_are_named(data: dict[str, Any], expected: list[str]) -> None:
+    message = error(data)
+    for part in expected:
+        assert part in message
+
+
+def test_config_built_in_python_is_validated_too() -> None:
+    cfg = config_from_dict(small())
+    assert validate_config(cfg) == cfg
+    with pytest.raises(ValueError, match="num_envs"):
+        validate_config(dataclasses.replace(cfg, num_envs=0))
+    with pytest.raises(ValueError, match=r"ppo\.clip_range"):
+        validate_config(dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, clip_range=0.0)))
+
+
+def test_unreadable_files_raise_value_errors(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(ValueError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ppo: [unclosed\n")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        load_config(bad)

@@ -1,0 +1,379 @@
+"""Training configuration: typed sections, YAML loading, strict validation.
+
+A config is a YAML file whose keys mirror the dataclasses below (CleanRL
+style: each field's docstring says what it does). Loading refuses unknown
+keys, wrong types and bad values with a `ValueError` that names the key path
+(``ppo.learning_rate``, ``opponents[1].spec``) and what is accepted. Rule
+options are checked by building the game env, agent specs by building the
+agents, so a config that loads also runs.
+
+```python
+from cardlab.training.config import load_config
+cfg = load_config("configs/huit_ppo.yaml")
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from cardlab.agents.base import make_agent
+from cardlab.training.single_seat import GAMES, make_game_env
+
+REWARDS = ("win", "points")
+ACTIVATIONS = ("tanh", "relu")
+VEC_ENVS = ("subproc", "dummy")
+DEVICES = ("cpu",)
+T = TypeVar("T")
+
+
+@dataclasses.dataclass
+class OpponentConfig:
+    """One kind of opponent of the league, with its weight."""
+
+    spec: str = "random"
+    """agent spec string: 'random', 'greedy', 'expert' or 'bot:PATH' (a plain string in YAML means weight 1)"""
+    weight: float = 1.0
+    """relative chance that an opponent seat not taken by a snapshot gets this agent"""
+
+
+@dataclasses.dataclass
+class SelfPlayConfig:
+    """Frozen snapshots of the learner in the opponent seats."""
+
+    enabled: bool = False
+    """put snapshots of the learner's own policy in the league"""
+    share: float = 0.3
+    """probability that an opponent seat is taken by a snapshot (0..1)"""
+    snapshot_every: int = 50_000
+    """take a snapshot every this many env steps (one is also taken at step 0)"""
+    pool_size: int = 5
+    """how many of the newest snapshots are in play"""
+    deterministic: bool = False
+    """snapshots play their masked argmax (true) or sample their masked distribution (false)"""
+
+
+@dataclasses.dataclass
+class ImitationConfig:
+    """Warm start: before PPO, the policy copies a teacher agent's play (behaviour cloning).
+
+    The teacher plays the learner's seat against the league's fixed opponents;
+    the actor learns its moves (cross-entropy on the masked logits) and the
+    critic the discounted outcomes. The objective of PPO afterwards is unchanged.
+    """
+
+    enabled: bool = False
+    """copy the teacher before PPO starts (a resumed run skips this)"""
+    teacher: str = "expert"
+    """agent spec of the teacher"""
+    hands: int = 3000
+    """hands of teacher play to copy (collected in the env processes, in parallel)"""
+    epochs: int = 10
+    """passes over the demonstrations"""
+    batch_size: int = 256
+    """minibatch size"""
+    learning_rate: float = 1e-3
+    """Adam step size of the imitation phase"""
+
+
+@dataclasses.dataclass
+class PPOConfig:
+    """MaskablePPO hyper-parameters (names as in stable-baselines3)."""
+
+    learning_rate: float = 3e-4
+    """Adam step size"""
+    n_steps: int = 1024
+    """env steps per env and rollout (a rollout is n_steps * num_envs transitions)"""
+    batch_size: int = 256
+    """minibatch size of each gradient step"""
+    n_epochs: int = 10
+    """passes over each rollout"""
+    gamma: float = 0.995
+    """discount factor (the reward comes at the end of a hand)"""
+    gae_lambda: float = 0.95
+    """GAE bias/variance trade-off"""
+    clip_range: float = 0.2
+    """PPO clipping of the probability ratio"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+
+
+@dataclasses.dataclass
+class PolicyConfig:
+    """The actor-critic network."""
+
+    net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    """hidden layer sizes, used for both the policy (pi) and the value (vf) network (separate weights)"""
+    activation: str = "tanh"
+    """activation between layers: 'tanh' or 'relu'"""
+
+
+@dataclasses.dataclass
+class EvalConfig:
+    """Evaluation of the learner (masked argmax) during and after training."""
+
+    every_steps: int = 50_000
+    """evaluate every this many env steps"""
+    hands: int = 200
+    """hands per opponent at each evaluation, the learner's seat rotating"""
+    final_hands: int = 1000
+    """hands per opponent of the final evaluation (0: none)"""
+    opponents: list[str] = dataclasses.field(default_factory=lambda: ["random"])
+    """agent specs the learner is evaluated against, each filling every other seat"""
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """One training run of a MaskablePPO learner in one seat of a card game."""
+
+    name: str = "cardlab"
+    """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
+    seed: int = 1
+    """seed of the learner, the envs and the evaluation deals"""
+    game: str = "huit"
+    """'switch' or 'huit'"""
+    num_players: int = 2
+    """players at the table (the learner takes one seat)"""
+    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """rule options of the game (see the game module's doc); num_players is the key above"""
+    reward: str = "win"
+    """the game env's reward: 'win' (+1 / -1/(n-1) per hand) or 'points' (-points/100 per hand)"""
+    opponents: list[OpponentConfig] = dataclasses.field(default_factory=lambda: [OpponentConfig()])
+    """the league's fixed opponents, with weights"""
+    self_play: SelfPlayConfig = dataclasses.field(default_factory=SelfPlayConfig)
+    """frozen snapshots of the learner in the league"""
+    imitation: ImitationConfig = dataclasses.field(default_factory=ImitationConfig)
+    """optional warm start by copying a teacher agent before PPO"""
+    ppo: PPOConfig = dataclasses.field(default_factory=PPOConfig)
+    """MaskablePPO hyper-parameters"""
+    policy: PolicyConfig = dataclasses.field(default_factory=PolicyConfig)
+    """the network"""
+    num_envs: int = 2
+    """parallel envs (processes with vec_env 'subproc')"""
+    vec_env: str = "subproc"
+    """'subproc' (SB3's SubprocVecEnv, one process per env) or 'dummy' (all in the trainer's process)"""
+    total_timesteps: int = 500_000
+    """env steps (learner decisions) to train for"""
+    eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
+    """evaluation during and after training"""
+    checkpoint_every: int = 100_000
+    """save a MaskablePPO checkpoint every this many env steps (and at the end)"""
+    device: str = "cpu"
+    """torch device; only 'cpu' is supported"""
+    torch_threads: int = 1
+    """torch threads of the trainer process (more than 1 only helps on an otherwise idle machine)"""
+
+
+# ---------------------------------------------------------------- loading
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that also reads ``3e-4`` as a float (YAML 1.1 wants ``3.0e-4``)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                  |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                  |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                  |[-+]?\.(?:inf|Inf|INF)
+                  |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."),
+)
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """Read and validate a YAML training config."""
+    path = Path(path)
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    except FileNotFoundError:
+        raise ValueError(f"config file {path} does not exist") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"config file {path} is not valid YAML: {err}") from None
+    if data is None:
+        data = {}
+    return config_from_dict(data)
+
+
+def config_from_dict(data: Any) -> TrainConfig:
+    """Build and validate a config from plain data (what the YAML holds)."""
+    cfg = _parse(TrainConfig, data, "")
+    _validate(cfg)
+    return cfg
+
+
+def config_to_dict(cfg: TrainConfig) -> dict[str, Any]:
+    """Plain data (YAML-ready) of a config; `config_from_dict` reads it back."""
+    return dataclasses.asdict(cfg)
+
+
+def validate_config(cfg: TrainConfig) -> TrainConfig:
+    """Check a config built in Python (types and values) as strictly as a loaded one."""
+    return config_from_dict(config_to_dict(cfg))
+
+
+def save_config(cfg: TrainConfig, path: Path) -> None:
+    path.write_text(yaml.safe_dump(config_to_dict(cfg), sort_keys=False), encoding="utf-8")
+
+
+# ---------------------------------------------------------------- types
+def _name(path: str) -> str:
+    return path or "the config"
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _parse(cls: type[T], data: Any, path: str) -> T:
+    """A dataclass from a mapping, checking every key against the fields' type hints."""
+    if cls is OpponentConfig and isinstance(data, str):
+        data = {"spec": data}
+    if not isinstance(data, dict):
+        raise ValueError(f"{_name(path)} must be a mapping of keys to values, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    unknown = [k for k in data if k not in names]
+    if unknown:
+        shown = ", ".join(_join(path, str(k)) for k in unknown)
+        raise ValueError(f"unknown config key(s) {shown}: accepted keys{' of ' + path if path else ''} are "
+                         f"{', '.join(names)}")
+    values = {k: _value(hints[k], v, _join(path, k)) for k, v in data.items()}
+    return cls(**values)
+
+
+def _value(hint: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint):
+        return _parse(hint, value, path)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{path} must be a list, got {value!r}")
+        return [_value(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise ValueError(f"{path} must be a mapping with string keys, got {value!r}")
+        return dict(value)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"{path} must be true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{path} must be a whole number, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{path} must be a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{path} must be a string, got {value!r}")
+        return value
+    raise TypeError(f"config field {path} has an unsupported type {hint}")  # a bug in this module
+
+
+# ---------------------------------------------------------------- values
+def _check(ok: bool, path: str, value: Any, accepted: str) -> None:
+    if not ok:
+        raise ValueError(f"{path}={value!r} is not accepted: {accepted}")
+
+
+def _at_least(section: Any, prefix: str, low: float, *names: str) -> None:
+    for name in names:
+        value = getattr(section, name)
+        _check(value >= low, f"{prefix}{name}", value, f"use a value >= {low}")
+
+
+def _positive(section: Any, prefix: str, *names: str) -> None:
+    for name in names:
+        value = getattr(section, name)
+        _check(value > 0, f"{prefix}{name}", value, "use a value > 0")
+
+
+def _one_of(value: Any, path: str, accepted: tuple[str, ...]) -> None:
+    _check(value in accepted, path, value, f"use one of {', '.join(repr(a) for a in accepted)}")
+
+
+def _validate(cfg: TrainConfig) -> None:
+    _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name)), "name", cfg.name,
+           "use letters, digits, '-', '_' and '.' (it names the run folder)")
+    _at_least(cfg, "", 0, "seed")
+    _one_of(cfg.game, "game", tuple(GAMES))
+    _one_of(cfg.reward, "reward", REWARDS)
+    _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
+    _one_of(cfg.device, "device", DEVICES)
+    _at_least(cfg, "", 1, "num_envs", "total_timesteps", "checkpoint_every", "torch_threads")
+    env = _validate_game(cfg)
+
+    _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
+    for i, opp in enumerate(cfg.opponents):
+        _positive(opp, f"opponents[{i}].", "weight")
+        _check_spec(opp.spec, f"opponents[{i}].spec", env)
+
+    sp = cfg.self_play
+    _check(0.0 <= sp.share <= 1.0, "self_play.share", sp.share, "use a probability between 0 and 1")
+    _at_least(sp, "self_play.", 1, "snapshot_every", "pool_size")
+
+    im = cfg.imitation
+    _at_least(im, "imitation.", 1, "hands", "epochs", "batch_size")
+    _positive(im, "imitation.", "learning_rate")
+    _check_spec(im.teacher, "imitation.teacher", env)
+
+    ppo = cfg.ppo
+    _positive(ppo, "ppo.", "learning_rate", "clip_range", "max_grad_norm")
+    _at_least(ppo, "ppo.", 0, "ent_coef", "vf_coef")
+    _at_least(ppo, "ppo.", 1, "n_steps", "n_epochs")
+    _check(0.0 < ppo.gamma <= 1.0, "ppo.gamma", ppo.gamma, "use a discount in (0, 1]")
+    _check(0.0 <= ppo.gae_lambda <= 1.0, "ppo.gae_lambda", ppo.gae_lambda, "use a value in [0, 1]")
+    rollout = ppo.n_steps * cfg.num_envs
+    _check(2 <= ppo.batch_size <= rollout, "ppo.batch_size", ppo.batch_size,
+           f"use 2 to ppo.n_steps * num_envs = {rollout}")
+
+    for i, size in enumerate(cfg.policy.net_arch):
+        _check(size >= 1, f"policy.net_arch[{i}]", size, "use layer sizes >= 1")
+    _one_of(cfg.policy.activation, "policy.activation", ACTIVATIONS)
+
+    ev = cfg.eval
+    _at_least(ev, "eval.", 1, "every_steps", "hands")
+    _at_least(ev, "eval.", 0, "final_hands")
+    _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")
+    for i, spec in enumerate(ev.opponents):
+        _check_spec(spec, f"eval.opponents[{i}]", env)
+
+
+def _validate_game(cfg: TrainConfig) -> Any:
+    """Build the game env: first with num_players alone, then with the rules, to name the culprit."""
+    try:
+        make_game_env(cfg.game, cfg.num_players)
+    except ValueError as err:
+        raise ValueError(f"num_players: {err}") from None
+    if "num_players" in cfg.rules:
+        raise ValueError("rules.num_players is not accepted: set the top-level key num_players instead")
+    accepted = [n for n in GAMES[cfg.game].Rules.names() if n != "num_players"]
+    unknown = [k for k in cfg.rules if k not in accepted]
+    if unknown:
+        raise ValueError(f"unknown rule option(s) {', '.join('rules.' + k for k in unknown)} for {cfg.game}: "
+                         f"accepted {', '.join(accepted)}")
+    try:
+        return make_game_env(cfg.game, cfg.num_players, cfg.rules)
+    except ValueError as err:
+        raise ValueError(f"rules: {err}") from None
+
+
+def _check_spec(spec: str, path: str, env: Any) -> None:
+    try:
+        make_agent(spec, env, seed=0)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None

@@ -1,0 +1,524 @@
+"""Train a MaskablePPO learner in one seat of a card game, against a league.
+
+```python
+from cardlab.training.train import train_from_file
+run_dir = train_from_file("configs/huit_quick.yaml")
+```
+
+A run writes ``runs/<name>__<seed>__<YYYYmmdd-HHMMSS>/``:
+
+- ``config.yaml``: the resolved config (every key, defaults filled in);
+- TensorBoard events: ``charts/`` (training win rate, episode return and
+  length, steps/s, learning rate), ``losses/`` (SB3's ``train/*`` renamed),
+  ``eval/`` (win rate, Wilson bounds and mean points per eval opponent);
+- ``checkpoints/model_<steps>.zip``: MaskablePPO checkpoints, every
+  `checkpoint_every` steps and at the end; ``checkpoints/league/``: the
+  self-play snapshots (bot files);
+- ``eval.csv``: the evaluation history (steps, opponent, hands, win_rate,
+  ci_low, ci_high, mean_points), the final evaluation last;
+- ``bot.json`` + ``bot.safetensors``: the trained bot (`cardlab.agents.bot`).
+
+An evaluation plays `hands` hands of the learner (masked argmax) against each
+eval opponent spec, which fills every other seat, with
+`cardlab.training.evaluate.evaluate`: each deal is played once per seat of the
+learner. The deals are the same at every evaluation (a fixed seed), so
+successive win rates differ by the learner's play, not by the cards.
+
+`train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint: same
+config (only `total_timesteps` may grow), step counter, league snapshots and
+eval history; TensorBoard curves continue at the restored step.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+import re
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from tqdm import tqdm
+
+from cardlab.agents.bot import ACTIVATIONS, export_bot
+from cardlab.training.config import (
+    TrainConfig,
+    config_to_dict,
+    load_config,
+    save_config,
+    validate_config,
+)
+from cardlab.training.evaluate import evaluate
+from cardlab.training.league import LeagueSettings, list_snapshots, save_snapshot, snapshot_steps
+from cardlab.training.single_seat import SingleSeatEnv
+
+EVAL_FIELDS = ("steps", "opponent", "hands", "win_rate", "ci_low", "ci_high", "mean_points")
+CHECKPOINT_PREFIX = "model_"
+EVAL_SEED_OFFSET = 1_000_003
+IMITATION_SEED_OFFSET = 2_000_003
+# SB3's logger keys -> this project's TensorBoard names (None: not written).
+RENAMES: tuple[tuple[str, str | None], ...] = (
+    ("train/learning_rate", "charts/learning_rate"),
+    ("train/", "losses/"),
+    ("rollout/", "charts/"),
+    ("time/fps", "charts/SPS"),
+    ("time/", None),
+)
+
+
+# ---------------------------------------------------------------- evaluation
+@dataclasses.dataclass(frozen=True)
+class LearnerEval:
+    """The learner's results against one opponent spec (a row of eval.csv)."""
+
+    steps: int
+    opponent: str
+    hands: int
+    win_rate: float
+    ci_low: float
+    ci_high: float
+    mean_points: float
+    """the learner's mean hand points (cards left when another seat wins; lower is better)"""
+
+    def row(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def evaluate_bot(bot_path: Path, cfg: TrainConfig, spec: str, hands: int, seed: int, steps: int = 0) -> LearnerEval:
+    """`evaluate` a bot (masked argmax) in one seat against `spec` in all the others, seats rotating."""
+    n = cfg.num_players
+    result = evaluate(cfg.game, [f"bot:{bot_path}"] + [spec] * (n - 1), hands, seed=seed,
+                      rule_options={**cfg.rules, "num_players": n})
+    learner = result.stats[0]
+    low, high = learner.hands.interval
+    return LearnerEval(steps, spec, learner.hands.n, learner.hands.rate, low, high, learner.mean_points)
+
+
+def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int) -> list[LearnerEval]:
+    """Evaluate an SB3 policy against every eval opponent (through a temporary bot export)."""
+    seed = cfg.seed + EVAL_SEED_OFFSET
+    with tempfile.TemporaryDirectory(prefix="cardlab-eval-") as tmp:
+        path = export_bot(policy, Path(tmp) / "learner", game=cfg.game, rules=cfg.rules,
+                          num_players=cfg.num_players, summary={})
+        return [evaluate_bot(path, cfg, spec, hands, seed, steps) for spec in cfg.eval.opponents]
+
+
+def format_results(results: Sequence[LearnerEval]) -> str:
+    """The evaluation table printed at the end of a run."""
+    lines = [f"{'opponent':<24}{'hands':>7}  {'win rate':>8}  {'95% CI (Wilson)':<17}{'mean points':>11}"]
+    for r in results:
+        ci = f"[{r.ci_low:.1%}, {r.ci_high:.1%}]"
+        lines.append(f"{r.opponent:<24}{r.hands:>7}  {r.win_rate:>8.1%}  {ci:<17}{r.mean_points:>11.2f}")
+    return "\n".join(lines)
+
+
+def _tag(spec: str) -> str:
+    """A TensorBoard-friendly name for an agent spec (bot paths have slashes)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)
+
+
+def _record_results(logger: Logger, results: Sequence[LearnerEval], prefix: str = "") -> None:
+    for r in results:
+        name = _tag(r.opponent)
+        logger.record(f"eval/{prefix}win_rate_{name}", r.win_rate)
+        logger.record(f"eval/{prefix}ci_low_{name}", r.ci_low)
+        logger.record(f"eval/{prefix}mean_points_{name}", r.mean_points)
+
+
+class EvalHistory:
+    """``eval.csv``: one row per evaluation and opponent."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def rows(self) -> list[dict[str, str]]:
+        if not self.path.exists():
+            return []
+        with self.path.open(newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+
+    def append(self, results: Sequence[LearnerEval]) -> None:
+        self._write([r.row() for r in results], "a")
+
+    def truncate(self, steps: int) -> None:
+        """Drop rows after `steps` (evaluations a resumed run will redo)."""
+        kept = [r for r in self.rows() if int(r["steps"]) <= steps]
+        self.path.unlink(missing_ok=True)
+        self._write(kept, "w")
+
+    def _write(self, rows: Sequence[dict[str, Any]], mode: str) -> None:
+        if not rows:
+            return
+        header = mode == "w" or not self.path.exists()
+        with self.path.open(mode, newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=EVAL_FIELDS)
+            if header:
+                writer.writeheader()
+            writer.writerows(rows)
+
+
+# ---------------------------------------------------------------- logging
+class _RenamingWriter(KVWriter):
+    """Writes SB3's logger values under this project's names (`RENAMES`)."""
+
+    def __init__(self, inner: KVWriter) -> None:
+        self.inner = inner
+
+    @staticmethod
+    def rename(key: str) -> str | None:
+        """The written name of `key` (a prefix rule renames the prefix), or None to drop it."""
+        for source, target in RENAMES:
+            if key == source:
+                return target
+            if source.endswith("/") and key.startswith(source):
+                return None if target is None else target + key[len(source):]
+        return key
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+        values, excluded = {}, {}
+        for key, value in key_values.items():
+            name = self.rename(key)
+            if name is not None:
+                values[name], excluded[name] = value, key_excluded.get(key, ())
+        self.inner.write(values, excluded, step)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _make_logger(run_dir: Path) -> Logger:
+    return Logger(str(run_dir), [_RenamingWriter(TensorBoardOutputFormat(str(run_dir)))])
+
+
+# ---------------------------------------------------------------- envs
+def _league_settings(cfg: TrainConfig, league_dir: Path) -> LeagueSettings:
+    sp = cfg.self_play
+    return LeagueSettings(
+        opponents=tuple((o.spec, o.weight) for o in cfg.opponents),
+        snapshot_dir=str(league_dir.resolve()) if sp.enabled else None,
+        snapshot_share=sp.share if sp.enabled else 0.0,
+        pool_size=sp.pool_size,
+        snapshot_deterministic=sp.deterministic,
+    )
+
+
+class _EnvFactory:
+    """Builds one training env (picklable, for SubprocVecEnv's worker processes)."""
+
+    def __init__(self, cfg: TrainConfig, league: LeagueSettings, worker: bool) -> None:
+        self.game, self.num_players, self.rules, self.reward = cfg.game, cfg.num_players, dict(cfg.rules), cfg.reward
+        self.league = league
+        self.worker = worker
+
+    def __call__(self) -> SingleSeatEnv:
+        if self.worker:
+            torch.set_num_threads(1)  # one core per worker; snapshots play small nets
+        return SingleSeatEnv(self.game, self.num_players, self.rules, opponents=self.league, reward=self.reward)
+
+
+def make_vec_env(cfg: TrainConfig, league_dir: Path) -> VecEnv:
+    """`num_envs` single-seat envs (SubprocVecEnv or DummyVecEnv, per `vec_env`), with episode stats."""
+    league = _league_settings(cfg, league_dir)
+    subproc = cfg.vec_env == "subproc"
+    factories = [_EnvFactory(cfg, league, worker=subproc) for _ in range(cfg.num_envs)]
+    vec: VecEnv = SubprocVecEnv(factories) if subproc else DummyVecEnv(factories)
+    return VecMonitor(vec)
+
+
+# ---------------------------------------------------------------- runs
+def _new_run_dir(runs_dir: Path, cfg: TrainConfig) -> Path:
+    base = f"{cfg.name}__{cfg.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
+    for k in range(1000):
+        run_dir = runs_dir / (base if k == 0 else f"{base}-{k}")
+        try:
+            run_dir.mkdir(parents=True)
+            return run_dir
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"cannot create a fresh run folder {runs_dir / base}")
+
+
+def _checkpoints(run_dir: Path) -> list[Path]:
+    folder = run_dir / "checkpoints"
+    found = folder.glob(f"{CHECKPOINT_PREFIX}*.zip") if folder.is_dir() else []
+    return sorted(found, key=_checkpoint_steps)
+
+
+def _checkpoint_steps(path: Path) -> int:
+    return int(path.stem[len(CHECKPOINT_PREFIX):])
+
+
+def _flatten(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(data, dict) and data and prefix != "rules":
+        for key, value in data.items():
+            yield from _flatten(value, f"{prefix}.{key}" if prefix else key)
+    else:
+        yield prefix, data
+
+
+def _resumed_config(cfg: TrainConfig, run_dir: Path) -> TrainConfig:
+    """The run's own config; `cfg` may only change total_timesteps."""
+    saved = load_config(run_dir / "config.yaml")
+    mine, theirs = dict(_flatten(config_to_dict(cfg))), dict(_flatten(config_to_dict(saved)))
+    diffs = [f"{k} (run: {theirs.get(k)!r}, given: {mine.get(k)!r})" for k in sorted(set(mine) | set(theirs))
+             if k != "total_timesteps" and mine.get(k) != theirs.get(k)]
+    if diffs:
+        raise ValueError(f"--resume continues {run_dir} with its own config.yaml; the given config differs in "
+                         f"{', '.join(diffs)}: only total_timesteps may change")
+    return dataclasses.replace(saved, total_timesteps=cfg.total_timesteps)
+
+
+def _prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
+    """Config and last checkpoint of a run; drops snapshots and eval rows after that checkpoint."""
+    if not (run_dir / "config.yaml").is_file():
+        raise ValueError(f"cannot resume {run_dir}: it has no config.yaml (is it a run folder?)")
+    checkpoints = _checkpoints(run_dir)
+    if not checkpoints:
+        raise ValueError(f"cannot resume {run_dir}: no checkpoints/{CHECKPOINT_PREFIX}<steps>.zip in it")
+    cfg = _resumed_config(cfg, run_dir)
+    last = checkpoints[-1]
+    steps = _checkpoint_steps(last)
+    for meta in list_snapshots(run_dir / "checkpoints" / "league"):
+        if snapshot_steps(meta) > steps:
+            meta.unlink()
+            meta.with_suffix(".safetensors").unlink(missing_ok=True)
+    EvalHistory(run_dir / "eval.csv").truncate(steps)
+    save_config(cfg, run_dir / "config.yaml")
+    return cfg, last
+
+
+def _new_model(cfg: TrainConfig, env: VecEnv) -> MaskablePPO:
+    ppo = cfg.ppo
+    arch = list(cfg.policy.net_arch)
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=ppo.learning_rate,
+        n_steps=ppo.n_steps,
+        batch_size=ppo.batch_size,
+        n_epochs=ppo.n_epochs,
+        gamma=ppo.gamma,
+        gae_lambda=ppo.gae_lambda,
+        clip_range=ppo.clip_range,
+        ent_coef=ppo.ent_coef,
+        vf_coef=ppo.vf_coef,
+        max_grad_norm=ppo.max_grad_norm,
+        policy_kwargs={"net_arch": {"pi": arch, "vf": list(arch)},
+                       "activation_fn": ACTIVATIONS[cfg.policy.activation]},
+        seed=cfg.seed,
+        device=cfg.device,
+        verbose=0,
+    )
+
+
+def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, progress: bool) -> None:
+    """Behaviour cloning of `cfg.imitation.teacher` into the actor (and its outcomes into the critic).
+
+    The demonstrations are collected by the env workers in parallel
+    (`SingleSeatEnv.demonstrate`); the losses and the share of teacher moves
+    the policy's argmax matches go to TensorBoard under ``imitation/``, per epoch.
+    """
+    im = cfg.imitation
+    if progress:
+        print(f"imitation: collecting {im.hands} hands of {im.teacher} play in {cfg.num_envs} env(s)", flush=True)
+    env.seed(cfg.seed + IMITATION_SEED_OFFSET)
+    env.reset()
+    parts = env.env_method("demonstrate", im.teacher, math.ceil(im.hands / cfg.num_envs), cfg.ppo.gamma)
+    data = {key: torch.as_tensor(np.concatenate([part[key] for part in parts])) for key in parts[0]}
+    size = len(data["actions"])
+    optimizer = torch.optim.Adam(model.policy.parameters(), lr=im.learning_rate)
+    rng = np.random.default_rng(cfg.seed)
+    model.policy.set_training_mode(True)
+    for epoch in tqdm(range(im.epochs), desc=f"imitating {im.teacher} ({size:,} moves)", unit="epoch",
+                      disable=not progress):
+        totals = np.zeros(3)
+        for idx in np.array_split(rng.permutation(size), max(1, size // im.batch_size)):
+            batch = {key: value[torch.as_tensor(idx)] for key, value in data.items()}
+            totals += len(idx) * np.array(_imitation_step(model, optimizer, batch, cfg))
+        for name, value in zip(("policy_loss", "value_loss", "accuracy"), totals / size):
+            model.logger.record(f"imitation/{name}", value)
+        model.logger.dump(epoch)
+    model.policy.set_training_mode(False)
+
+
+def _imitation_step(model: MaskablePPO, optimizer: torch.optim.Optimizer, batch: dict[str, torch.Tensor],
+                    cfg: TrainConfig) -> tuple[float, float, float]:
+    """One gradient step on a minibatch of demonstrations: (policy loss, value loss, argmax accuracy)."""
+    policy = model.policy
+    obs, actions, masks = batch["observations"], batch["actions"], batch["masks"]
+    values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=masks)
+    policy_loss = -log_prob.mean()
+    value_loss = torch.nn.functional.mse_loss(values.flatten(), batch["returns"])
+    optimizer.zero_grad()
+    (policy_loss + cfg.ppo.vf_coef * value_loss).backward()
+    torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.ppo.max_grad_norm)
+    optimizer.step()
+    with torch.no_grad():
+        probs = policy.get_distribution(obs, action_masks=masks.numpy()).distribution.probs
+        accuracy = (probs.argmax(dim=1) == actions).float().mean()
+    return policy_loss.item(), value_loss.item(), accuracy.item()
+
+
+def _next_multiple(steps: int, every: int) -> int:
+    return (steps // every + 1) * every
+
+
+class _RunCallback(BaseCallback):
+    """Progress bar, training win rate, and the periodic evaluation, snapshots and checkpoints."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: bool) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.progress = progress
+        self.history = EvalHistory(run_dir / "eval.csv")
+        self.league_dir = run_dir / "checkpoints" / "league"
+        self.bar: tqdm | None = None
+        self.hands: list[tuple[bool, bool, int]] = []  # (won, truncated, hand points) since the last dump
+
+    def _on_training_start(self) -> None:
+        steps = self.model.num_timesteps
+        self.last_steps = steps
+        self.next_eval = _next_multiple(steps, self.cfg.eval.every_steps)
+        self.next_snapshot = _next_multiple(steps, self.cfg.self_play.snapshot_every)
+        self.next_checkpoint = _next_multiple(steps, self.cfg.checkpoint_every)
+        self.bar = tqdm(total=self.cfg.total_timesteps, initial=steps, unit="step", unit_scale=True,
+                        disable=not self.progress, dynamic_ncols=True, desc=self.cfg.name)
+        rows = self.history.rows()
+        if rows:
+            self._show(f"{rows[-1]['opponent']} {float(rows[-1]['win_rate']):.1%}")
+        if self.cfg.self_play.enabled and not list_snapshots(self.league_dir):
+            self.snapshot()
+        if steps == 0 and self.cfg.imitation.enabled:  # what imitation alone achieved
+            self.evaluate(self.cfg.eval.hands)
+            self.model.logger.dump(0)
+
+    def _show(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"eval: {text}", refresh=False)
+
+    def _on_step(self) -> bool:
+        steps = self.model.num_timesteps
+        if self.bar is not None:
+            self.bar.update(steps - self.last_steps)
+        self.last_steps = steps
+        for done, info in zip(self.locals["dones"], self.locals["infos"]):
+            if done and "won" in info:
+                self.hands.append((info["won"], info["truncated"], info["hand_points"]))
+        return True
+
+    def _on_rollout_end(self) -> None:
+        steps = self.model.num_timesteps
+        logger = self.model.logger
+        if self.hands:
+            won, truncated, points = (np.array(x, dtype=np.float64) for x in zip(*self.hands))
+            logger.record("charts/win_rate", won.mean())
+            logger.record("charts/truncated_rate", truncated.mean())
+            logger.record("charts/hand_points", points.mean())
+            self.hands = []
+        if self.cfg.self_play.enabled:
+            if steps >= self.next_snapshot:
+                self.snapshot()
+                self.next_snapshot = _next_multiple(steps, self.cfg.self_play.snapshot_every)
+            logger.record("charts/league_snapshots", len(list_snapshots(self.league_dir)))
+        final_eval_here = steps >= self.cfg.total_timesteps and self.cfg.eval.final_hands > 0
+        if steps >= self.next_eval and not final_eval_here:
+            self.evaluate(self.cfg.eval.hands)
+            self.next_eval = _next_multiple(steps, self.cfg.eval.every_steps)
+        if steps >= self.next_checkpoint:
+            self.checkpoint()
+            self.next_checkpoint = _next_multiple(steps, self.cfg.checkpoint_every)
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def snapshot(self) -> None:
+        save_snapshot(self.model.policy, self.league_dir, self.model.num_timesteps, game=self.cfg.game,
+                      rules=self.cfg.rules, num_players=self.cfg.num_players)
+
+    def checkpoint(self) -> Path:
+        path = self.run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}{self.model.num_timesteps:012d}.zip"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.model.save(path)
+        return path
+
+    def evaluate(self, hands: int, final: bool = False) -> list[LearnerEval]:
+        results = evaluate_policy(self.model.policy, self.cfg, hands, self.model.num_timesteps)
+        self.history.append(results)
+        _record_results(self.model.logger, results, "final_" if final else "")
+        self._show(", ".join(f"{_tag(r.opponent)} {r.win_rate:.1%}" for r in results))
+        return results
+
+
+def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | None = None,
+          progress: bool = True) -> Path:
+    """Train as `cfg` says (or continue the run folder `resume`); returns the run folder."""
+    cfg = validate_config(cfg)
+    if resume is not None:
+        run_dir = Path(resume)
+        cfg, checkpoint = _prepare_resume(cfg, run_dir)
+    else:
+        run_dir, checkpoint = _new_run_dir(Path(runs_dir), cfg), None
+        save_config(cfg, run_dir / "config.yaml")
+    env = make_vec_env(cfg, run_dir / "checkpoints" / "league")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.torch_threads)
+    try:
+        if checkpoint is None:
+            model = _new_model(cfg, env)
+            model.set_logger(_make_logger(run_dir))
+            if cfg.imitation.enabled:
+                imitate(model, env, cfg, progress)
+        else:
+            model = MaskablePPO.load(checkpoint, env=env, device=cfg.device)
+            model.set_random_seed(cfg.seed + model.num_timesteps)
+            model.set_logger(_make_logger(run_dir))
+        callback = _RunCallback(cfg, run_dir, progress)
+        remaining = max(0, cfg.total_timesteps - model.num_timesteps)
+        model.learn(remaining, callback=callback, reset_num_timesteps=checkpoint is None)
+        callback.checkpoint()
+        results = callback.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
+        model.logger.dump(model.num_timesteps)
+        export_bot(model.policy, run_dir / "bot", game=cfg.game, rules=cfg.rules, num_players=cfg.num_players,
+                   summary=_summary(cfg, run_dir, model.num_timesteps, results))
+        model.logger.close()
+    finally:
+        env.close()
+        torch.set_num_threads(threads)
+    if results:
+        print(f"\nFinal evaluation of {run_dir.name} after {model.num_timesteps:,} steps "
+              f"({cfg.eval.final_hands} hands per opponent, seats rotating):")
+        print(format_results(results))
+    print(f"run folder: {run_dir}\nbot: {run_dir / 'bot.json'}")
+    return run_dir
+
+
+def _summary(cfg: TrainConfig, run_dir: Path, steps: int, results: Sequence[LearnerEval]) -> dict[str, Any]:
+    """What the bot file says about its training."""
+    return {
+        "algorithm": "MaskablePPO",
+        "run": run_dir.name,
+        "config": cfg.name,
+        "seed": cfg.seed,
+        "steps": steps,
+        "opponents": [dataclasses.asdict(o) for o in cfg.opponents],
+        "self_play": cfg.self_play.enabled,
+        "final_eval": {r.opponent: {k: v for k, v in r.row().items() if k not in ("opponent", "steps")}
+                       for r in results},
+    }
+
+
+def train_from_file(path: str | Path, resume: str | Path | None = None, runs_dir: str | Path = "runs",
+                    progress: bool = True) -> Path:
+    """`train` with the config read from a YAML file."""
+    return train(load_config(path), runs_dir=runs_dir, resume=resume, progress=progress)
