@@ -23,8 +23,8 @@ SUIT_BITS = [sum(BIT[C.make_card(r, s)] for r in R.RANKS) for s in range(C.NUM_S
 EIGHTS, ACES = RANK_BITS[C.EIGHT], RANK_BITS[C.ACE]
 PLAIN = sum(BIT[c] for c in R.DECK_CARDS) & ~EIGHTS
 RANK_POINTS = {r: int(R.POINTS[C.make_card(r, 0)]) for r in R.RANKS}
-# The cards each play action lays, as a bitmask.
-AGAIN = 3  # extra turns (Queens, 2 players) looked ahead
+AGAIN = 3  # extra turns (Queens, 2 players) the expert looks ahead
+# Per play action: the card it leaves on top, and the cards it lays as a bitmask.
 TOP_CARD = [R.group_cards(a)[-1] if a < R.DRAW else -1 for a in range(R.NUM_ACTIONS)]
 GROUP_BITS = [sum(BIT[c] for c in R.group_cards(a)) if a < R.DRAW else 0 for a in range(R.NUM_ACTIONS)]
 
@@ -69,14 +69,14 @@ def suit_after(action: int) -> int:
 class HuitView:
     """The observation of the seat to move, decoded. Seats are offsets from me (0)."""
 
-    hand: int
-    top: int | None
+    hand: int  # bitmask of my cards
+    top: int | None  # None on an empty table (B4)
     suit: int | None
-    announced: bool
-    ace_penalty: bool
-    after_draw: bool
-    sizes: list[int]
-    unknown: int  # neither in my hand nor on the table: in other hands or in the bank
+    announced: bool  # the suit was announced by 8s (B6)
+    ace_penalty: bool  # I face a fresh Ace: Aces, 8s or draw 2 (B7)
+    after_draw: bool  # I drew this turn: lay or pass (B9)
+    sizes: list[int]  # cards held, me first, then seat order
+    unknown: int  # bitmask of the cards neither in my hand nor on the table: other hands or the bank
 
     @property
     def n(self) -> int:
@@ -84,6 +84,7 @@ class HuitView:
 
 
 def decode(agent: HeuristicAgent, observation: dict[str, np.ndarray]) -> HuitView:
+    """Read the observation vector through the env's layout."""
     parts = agent.layout.split(observation["observation"])
     hand = to_mask(parts["hand"])
     played = to_mask(parts["played"])

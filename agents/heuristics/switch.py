@@ -152,6 +152,7 @@ class SwitchWeights:
     skip: float = 1.0  # the next player loses a turn (times their threat)
     block: float = 1.0  # the next player cannot play and draws (times the threat this takes off them)
     run: float = 2.0  # the next player draws the run (times the threat this takes off them)
+    tempo: float = 0.36  # a turn passed without playing, by drawing while I could play (voluntary_draw)
     win: float = 100.0  # I play my last card
 
 
@@ -189,7 +190,8 @@ class SwitchExpert(HeuristicAgent):
         legal = self.legal(observation)
         if view.declaring:
             return self.best(legal, lambda a: self.declare_score(view, R.ACTION_DECLARE[a]))
-        return self.best(legal, lambda a: self.score(view, a))
+        could_play = any(a < R.DRAW for a in legal)
+        return self.best(legal, lambda a: self.score(view, a, could_play))
 
     def hand_value(self, hand: np.ndarray) -> float:
         """What my cards are worth: minus one card each, plus the cards that keep me playing."""
@@ -214,11 +216,12 @@ class SwitchExpert(HeuristicAgent):
             can |= RANK_OF == C.rank_of(top)
         return p_lacks(int(view.unknown.sum()), int(view.unknown[can].sum()), view.sizes[seat])
 
-    def score(self, view: SwitchView, action: int) -> Score:
+    def score(self, view: SwitchView, action: int, could_play: bool) -> Score:
         """(log-odds after `action`, cards held of the suit it leaves, points it sheds)."""
         w = self.weights
         if action == R.DRAW:
-            return (self.hand_value(view.hand) - w.card * (view.pending or 1), 0.0, 0.0)
+            lost_turn = w.tempo if could_play and not view.pending else 0.0
+            return (self.hand_value(view.hand) - w.card * (view.pending or 1) - lost_turn, 0.0, 0.0)
         if action == R.PASS:
             return (self.hand_value(view.hand), 0.0, 0.0)
         card = R.ACTION_CARD[action]

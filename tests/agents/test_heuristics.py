@@ -121,6 +121,25 @@ def test_agents_play_only_legal_actions_from_their_observation(spec: str, game: 
         assert actions and env.state.hand_over
 
 
+RULE_VARIANTS = [
+    ("huit", {"num_players": 2, "hand_size": "all"}),
+    ("huit", {"num_players": 3, "queen_skips_each": False, "shuffle_on_refill": True}),
+    ("switch", {"num_players": 2, "match_rank": False, "voluntary_draw": True, "play_after_draw": False}),
+    ("switch", {"num_players": 3, "num_decks": 1, "extra_jokers": 4, "extra_twos": 4, "hand_size": 5}),
+]
+
+
+@pytest.mark.parametrize(("game", "rules"), RULE_VARIANTS)
+@pytest.mark.parametrize("spec", SPECS)
+def test_agents_stay_legal_under_other_rule_options(spec: str, game: str, rules: dict[str, Any]) -> None:
+    env = GAMES[game].raw_env(**rules, max_turns=400)
+    players = rules["num_players"]
+    for hand in range(3):
+        agents = [make_agent(spec if s == hand % players else "greedy", PublicEnv(env), seed=10 * hand + s)
+                  for s in range(players)]
+        assert play_hand(env, agents, seed=hand)
+
+
 @pytest.mark.parametrize("game", GAMES)
 @pytest.mark.parametrize("spec", SPECS)
 def test_a_seed_fixes_the_play_and_the_global_rngs_are_untouched(spec: str, game: str) -> None:
