@@ -67,31 +67,6 @@ class RuleOptions:
         return dataclasses.asdict(self)
 
 
-def draw_cards(
-    hand: np.ndarray,
-    stock: list[int],
-    played: list[int],
-    count: int,
-    refill: "callable[[list[int]], list[int]]",  # type: ignore[valid-type]
-) -> int | None:
-    """Move up to `count` cards from `stock` (top = last) into `hand`.
-
-    When the stock runs out, every played card but the top one becomes the new
-    stock through `refill` (shuffle for A10, turn over for B10). Returns the
-    last card drawn, or None when nothing could be drawn.
-    """
-    last = None
-    for _ in range(count):
-        if not stock:
-            if len(played) <= 1:
-                break
-            stock.extend(refill(played[:-1]))
-            del played[:-1]
-        last = stock.pop()
-        hand[last] += 1
-    return last
-
-
 def check_deal(
     hands: Sequence[Sequence[str]],
     piles: Mapping[str, Sequence[str]],
@@ -308,6 +283,41 @@ class HandState:
         self._load_hands(hands)
         setattr(self, self.PILES[0], face_down[::-1])
         setattr(self, self.PILES[1], played)
+        # Copies of each kind among the played cards, kept up to date for the observers.
+        self.played_counts = np.bincount(np.asarray(played, dtype=np.int64), minlength=NUM_KINDS)
+
+    def _lay(self, cards: Sequence[int]) -> None:
+        """Put cards on the played pile, the last on top."""
+        getattr(self, self.PILES[1]).extend(cards)
+        for card in cards:
+            self.played_counts[card] += 1
+
+    def _draw_cards(self, seat: int, count: int) -> int | None:
+        """Move up to `count` cards from the face-down pile into the seat's hand.
+
+        When the pile runs out, every played card but the top one becomes the new
+        pile through `_refill` (shuffled for A10, turned over for B10). Returns the
+        last card drawn, or None when nothing could be drawn.
+        """
+        stock, played = getattr(self, self.PILES[0]), getattr(self, self.PILES[1])
+        hand = self.hands[seat]
+        last = None
+        for _ in range(count):
+            if not stock:
+                if len(played) <= 1:
+                    break
+                stock.extend(self._refill(played[:-1]))
+                del played[:-1]
+                self.played_counts[:] = 0
+                self.played_counts[played[0]] = 1
+            last = stock.pop()
+            hand[last] += 1
+            self.sizes[seat] += 1
+        return last
+
+    def _refill(self, cards: list[int]) -> list[int]:
+        """The new face-down pile (top = last) made of the played cards but the top one."""
+        raise NotImplementedError
 
     def _saved_cards(self) -> dict[str, Any]:
         """The first keys of `state_dict`: game, rules, hands and the two piles as card strings."""

@@ -58,7 +58,7 @@ class HuitObserver:
         self.rules = rules
         self.layout = make_layout(rules)
         s = self.layout.slices
-        self._hand, self._played0 = s["hand"], s["played"].start
+        self._hand, self._played = s["hand"], s["played"]
         self._top0, self._suit0, self._bank = s["top"].start, s["suit"].start, s["bank"].start
         self._flags = self.layout.span("announced", "after_draw")
         self._seats = self.layout.span("opponents", "streaks")
@@ -70,9 +70,9 @@ class HuitObserver:
     def observe(self, state: HuitState, seat: int) -> np.ndarray:
         obs = np.zeros(self.layout.size, dtype=np.float32)
         obs[self._hand] = state.hands[seat][DECK_IDS]
+        obs[self._played] = state.played_counts[DECK_IDS]
         if state.table:
             obs[self._top0 + LOCAL_INDEX[state.table[-1]]] = 1.0
-            obs[self._played0 + LOCAL_INDEX[state.table]] = 1.0
         if state.current_suit is not None:
             obs[self._suit0 + state.current_suit] = 1.0
         obs[self._flags] = (state.announced, state.ace_penalty, state.phase == AFTER_DRAW)

@@ -60,7 +60,6 @@ from cardlab.envs.common import (
     RuleOptions,
     check_deal,
     check_keys,
-    draw_cards,
     match_from_deal,
     rng_state,
     split_action_text,
@@ -262,8 +261,7 @@ class HuitState(HandState):
         dealt: list[list[int]] = [[] for _ in range(self.n)]
         for i in range(each * self.n):
             dealt[(self.match.dealer + 1 + i) % self.n].append(pack.pop())
-        self._load_hands(dealt)
-        self.bank = pack
+        self._set_cards(dealt, pack[::-1], [])
         self.current = (self.match.dealer + 1) % self.n
 
     def deal_stacked(self, deal: dict[str, Any]) -> None:
@@ -333,7 +331,7 @@ class HuitState(HandState):
         for card in cards:
             hand[card] -= 1
         self.sizes[seat] -= len(cards)
-        self.table.extend(cards)
+        self._lay(cards)
         if self.sizes[seat] == 0:  # B11
             self._finish(seat)
             return
@@ -360,8 +358,7 @@ class HuitState(HandState):
 
     def _draw(self, seat: int) -> None:
         count = 2 if self.ace_penalty else 1
-        draw_cards(self.hands[seat], self.bank, self.table, count, self._refill)
-        self.sizes[seat] = int(self.hands[seat].sum())
+        self._draw_cards(seat, count)
         if self.ace_penalty:  # B7: the 2-card penalty ends the turn
             self._end_turn(seat, 0)
         else:

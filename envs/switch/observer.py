@@ -78,6 +78,6 @@ class SwitchObserver:
         obs[self._seats] = [v / 10 for v in sizes[1:]] + clipped(
             rotated(state.match.scores, seat), self._inv_target, self._scores_low, self._scores_high
         )
-        obs[self._played] = np.bincount(state.discard, minlength=C.NUM_KINDS) * self._inv_copies
+        obs[self._played] = state.played_counts * self._inv_copies
         obs[self._stock] = len(state.stock) * self._inv_deck
         return obs

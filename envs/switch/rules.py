@@ -53,7 +53,6 @@ from cardlab.envs.common import (
     RuleOptions,
     check_deal,
     check_keys,
-    draw_cards,
     match_from_deal,
     rng_state,
     split_action_text,
@@ -229,14 +228,11 @@ class SwitchState(HandState):
         self._reset_hand()
         pack = [c for c, k in enumerate(self.deck) for _ in range(k)]
         self.rng.shuffle(pack)
-        dealer = self.match.dealer
+        dealt: list[list[int]] = [[] for _ in range(self.n)]
         for i in range(self.rules.hand_size * self.n):
-            seat = (dealer + 1 + i) % self.n
-            card = pack.pop()
-            self.hands[seat][card] += 1
-        self.sizes = [self.rules.hand_size] * self.n
-        self.discard = [pack.pop()]
-        self.stock = pack
+            dealt[(self.match.dealer + 1 + i) % self.n].append(pack.pop())
+        starter = pack.pop()
+        self._set_cards(dealt, pack[::-1], [starter])
         self._apply_starter()
 
     def deal_stacked(self, deal: dict[str, Any]) -> None:
@@ -298,7 +294,7 @@ class SwitchState(HandState):
             return list(DECLARE_IDS)
         if self.phase == AFTER_DRAW:
             return [*PLAY_IDS[self.drawn], PASS]
-        held = np.flatnonzero(self.hands[self.current]).tolist()
+        held = self.hands[self.current].nonzero()[0].tolist()
         actions: list[int] = []
         if self.pending:
             for card in held:
@@ -335,7 +331,7 @@ class SwitchState(HandState):
     def _play(self, seat: int, card: int, declare: int) -> None:
         self.hands[seat][card] -= 1
         self.sizes[seat] -= 1
-        self.discard.append(card)
+        self._lay((card,))
         self.phase = PLAY
         self.drawn = NO_CARD
         rank = C.rank_of(card)
@@ -365,29 +361,23 @@ class SwitchState(HandState):
         self.current = self._next_seat(seat, 1 + skip)
 
     def _draw(self, seat: int) -> None:
-        hand = self.hands[seat]
-        before = int(hand.sum())
         if self.pending:
-            draw_cards(hand, self.stock, self.discard, self.pending, self._shuffled)
-            self.sizes[seat] += int(hand.sum()) - before
+            self._draw_cards(seat, self.pending)
             self.pending = 0
             if self.first_out is not None:
                 self._finish(self.first_out)
                 return
             self._end_turn(seat)
             return
-        card = draw_cards(hand, self.stock, self.discard, 1, self._shuffled)
-        if card is None:
-            self._end_turn(seat)
-            return
-        self.sizes[seat] += 1
-        if self.rules.play_after_draw and self.playable(card):
+        card = self._draw_cards(seat, 1)
+        if card is not None and self.rules.play_after_draw and self.playable(card):
             self.phase = AFTER_DRAW
             self.drawn = card
         else:
             self._end_turn(seat)
 
-    def _shuffled(self, cards: list[int]) -> list[int]:
+    def _refill(self, cards: list[int]) -> list[int]:
+        """A10: the discard pile but its top card, shuffled."""
         out = list(cards)
         self.rng.shuffle(out)
         return out
