@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import types
 import typing
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,7 +24,8 @@ from typing import Any, TypeVar
 import yaml
 
 from cardlab.agents.base import make_agent
-from cardlab.training.single_seat import GAMES, make_game_env
+from cardlab.agents.bot import GAMES, env_class
+from cardlab.training.single_seat import make_game_env
 
 REWARDS = ("win", "points")
 ACTIVATIONS = ("tanh", "relu")
@@ -186,7 +186,7 @@ _Loader.add_implicit_resolver(
                   |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
                   |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
                   |[-+]?\.(?:inf|Inf|INF)
-                  |\.(?:nan|NaN|NAN))$""", re.X),
+                  |\.(?:nan|NaN|NAN))$""", re.VERBOSE),
     list("-+0123456789."),
 )
 
@@ -361,7 +361,7 @@ def _validate_game(cfg: TrainConfig) -> Any:
         raise ValueError(f"num_players: {err}") from None
     if "num_players" in cfg.rules:
         raise ValueError("rules.num_players is not accepted: set the top-level key num_players instead")
-    accepted = [n for n in GAMES[cfg.game].Rules.names() if n != "num_players"]
+    accepted = [n for n in env_class(cfg.game).Rules.names() if n != "num_players"]
     unknown = [k for k in cfg.rules if k not in accepted]
     if unknown:
         raise ValueError(f"unknown rule option(s) {', '.join('rules.' + k for k in unknown)} for {cfg.game}: "

@@ -78,7 +78,7 @@ class LeagueSettings:
     """snapshots play their masked argmax (True) or sample their masked distribution (False)"""
 
     @classmethod
-    def of(cls, opponents: "LeagueSettings | Sequence[str]") -> "LeagueSettings":
+    def of(cls, opponents: LeagueSettings | Sequence[str]) -> LeagueSettings:
         """Settings as given, or equal weights over a list of spec strings."""
         if isinstance(opponents, LeagueSettings):
             return opponents

@@ -12,34 +12,31 @@ play every other seat inside `reset()` and `step()`. So:
 - a hand truncated by the turn limit (C1) ends with ``truncated=True``;
 - `action_masks()` is the learner's legal mask (sb3-contrib's protocol).
 
-The PettingZoo + SB3 tutorial gets the last two points of the first list
-wrong (it hands the next seat's observation to the learner and drops rewards
-earned on other seats' moves); tests/training/test_single_seat.py checks both.
+The PettingZoo + SB3 tutorial gets the first two points wrong (it hands the
+next seat's observation to the learner and drops rewards earned on other
+seats' moves); tests/training/test_single_seat.py checks both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from cardlab.agents.base import make_agent
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.agents.bot import env_class
 from cardlab.envs.base import CardGameEnv
 from cardlab.training.league import League, LeagueSettings
 
-GAMES: dict[str, type[CardGameEnv]] = {"switch": switch_v0.raw_env, "huit": huit_v0.raw_env}
 MAX_REDEALS = 100
 
 
 def make_game_env(game: str, num_players: int, rules: dict[str, Any] | None = None, **env_options: Any) -> CardGameEnv:
     """The raw AEC env of `game` (no wrappers: the single-seat view drives it correctly itself)."""
-    if game not in GAMES:
-        raise ValueError(f"unknown game {game!r}: use one of {', '.join(repr(g) for g in GAMES)}")
-    return GAMES[game](num_players=num_players, **(rules or {}), **env_options)
+    return env_class(game)(num_players=num_players, **(rules or {}), **env_options)
 
 
 def discounted_returns(rewards: Sequence[float], gamma: float) -> list[float]:
@@ -60,7 +57,7 @@ class SingleSeatEnv(gymnasium.Env):
     ``truncated``, ``hand_points`` (the learner's) and ``opponents`` (labels).
     """
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(
         self,

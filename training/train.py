@@ -5,12 +5,16 @@ from cardlab.training.train import train_from_file
 run_dir = train_from_file("configs/huit_quick.yaml")
 ```
 
-A run writes ``runs/<name>__<seed>__<YYYYmmdd-HHMMSS>/``:
+With ``imitation.enabled`` the policy first copies a teacher agent (behaviour
+cloning on its moves, the critic on their outcomes; see `imitate`), is
+evaluated at step 0, then PPO trains it. A run writes
+``runs/<name>__<seed>__<YYYYmmdd-HHMMSS>/``:
 
 - ``config.yaml``: the resolved config (every key, defaults filled in);
 - TensorBoard events: ``charts/`` (training win rate, episode return and
   length, steps/s, learning rate), ``losses/`` (SB3's ``train/*`` renamed),
-  ``eval/`` (win rate, Wilson bounds and mean points per eval opponent);
+  ``eval/`` (win rate, Wilson bounds and mean points per eval opponent),
+  ``imitation/`` (per epoch of the warm start);
 - ``checkpoints/model_<steps>.zip``: MaskablePPO checkpoints, every
   `checkpoint_every` steps and at the end; ``checkpoints/league/``: the
   self-play snapshots (bot files);
@@ -27,6 +31,10 @@ successive win rates differ by the learner's play, not by the cards.
 `train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint: same
 config (only `total_timesteps` may grow), step counter, league snapshots and
 eval history; TensorBoard curves continue at the restored step.
+
+With ``vec_env: subproc`` the envs run in worker processes started by
+multiprocessing (forkserver): a script that calls `train` needs the usual
+``if __name__ == "__main__":`` guard (notebooks and the `cardlab` command do not).
 """
 
 from __future__ import annotations

@@ -232,7 +232,7 @@ def test_snapshots_join_the_league_and_newer_ones_are_picked_up(tmp_path: pathli
     save_snapshot(policy, folder, 0, game="huit", rules={}, num_players=2)
     env.reset()
     assert env.opponent_labels == ["snapshot_000000000000"]
-    rewards, _, _, _ = play_random(env, np.random.default_rng(0))  # the snapshot plays legal moves
+    play_random(env, np.random.default_rng(0))  # the snapshot opponent plays legal moves
 
     for steps in (100, 200):
         save_snapshot(policy, folder, steps, game="huit", rules={}, num_players=2)

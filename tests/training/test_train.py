@@ -24,7 +24,7 @@ STEPS = 1024  # two rollouts of 2 envs x 256 steps
 
 
 def tiny(**changes: Any) -> TrainConfig:
-    """The Huit quick config, shrunk, against random opponents."""
+    """The Huit quick config, shrunk, against random opponents, without imitation."""
     cfg = load_config(CONFIGS / "huit_quick.yaml")
     cfg = dataclasses.replace(
         cfg,
@@ -35,6 +35,7 @@ def tiny(**changes: Any) -> TrainConfig:
         policy=dataclasses.replace(cfg.policy, net_arch=[32, 32]),
         self_play=dataclasses.replace(cfg.self_play, enabled=True, snapshot_every=512, share=0.5),
         eval=dataclasses.replace(cfg.eval, every_steps=512, hands=10, final_hands=30, opponents=["random"]),
+        imitation=dataclasses.replace(cfg.imitation, enabled=False),
         vec_env="dummy",
     )
     return dataclasses.replace(cfg, **changes)
@@ -202,7 +203,7 @@ def test_subprocess_envs_step_with_masks(tmp_path: pathlib.Path) -> None:
         assert obs.shape == (2, env.observation_space.shape[0])
         for _ in range(50):
             masks = np.stack(env.env_method("action_masks"))
-            obs, rewards, dones, infos = env.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+            obs, _, _, _ = env.step(np.array([np.flatnonzero(m)[0] for m in masks]))
             assert obs.shape[0] == 2
     finally:
         env.close()
