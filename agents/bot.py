@@ -25,7 +25,6 @@ would read the numbers wrongly.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import pathlib
 import sys
@@ -38,10 +37,10 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from cardlab.agents.base import Agent
+from cardlab.envs import env_class
 
 FORMAT = "cardlab-bot"
 FORMAT_VERSION = 1
-GAMES = ("switch", "huit")
 ACTIVATIONS: dict[str, type[nn.Module]] = {
     "tanh": nn.Tanh,
     "relu": nn.ReLU,
@@ -51,13 +50,6 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
     "silu": nn.SiLU,
     "sigmoid": nn.Sigmoid,
 }
-
-
-def env_class(game: str) -> type:
-    """The raw AEC env class of a game name (``switch_v0.raw_env``, ...)."""
-    if game not in GAMES:
-        raise ValueError(f"unknown game {game!r}: use one of {', '.join(GAMES)}")
-    return importlib.import_module(f"cardlab.envs.{game}_v0").raw_env
 
 
 def observation_version(env_cls: type) -> int:

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from cardlab.agents.bot import GAMES
+from cardlab.envs import GAMES
 
 USAGE_ERROR = 2
 

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cardlab.agents.base import make_agent
-from cardlab.agents.bot import GAMES, env_class
+from cardlab.envs import GAMES, env_class
 from cardlab.training.single_seat import make_game_env
 
 REWARDS = ("win", "points")

@@ -24,14 +24,14 @@ import math
 import pathlib
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.bot import env_class
+from cardlab.envs import env_class
 from cardlab.training.stats import wilson_interval
 
 ENV_OPTIONS = ("render_mode", "episode", "reward", "illegal_action")

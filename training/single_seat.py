@@ -27,7 +27,7 @@ import numpy as np
 from gymnasium import spaces
 
 from cardlab.agents.base import make_agent
-from cardlab.agents.bot import env_class
+from cardlab.envs import env_class
 from cardlab.envs.base import CardGameEnv
 from cardlab.training.league import League, LeagueSettings
 
