@@ -154,10 +154,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 def checkpoint_and_run(source: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
     """(checkpoint .zip, run folder) of a run folder (its last checkpoint) or of a checkpoint file."""
-    from cardlab.training.train import _checkpoints
+    from cardlab.training.train import list_checkpoints
 
     if source.is_dir():
-        found = _checkpoints(source)
+        found = list_checkpoints(source)
         if not found:
             raise ValueError(f"{source} has no checkpoints/model_<steps>.zip (is it a run folder?)")
         return found[-1], source

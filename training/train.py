@@ -255,7 +255,7 @@ def _new_run_dir(runs_dir: Path, cfg: TrainConfig) -> Path:
     raise RuntimeError(f"cannot create a fresh run folder {runs_dir / base}")
 
 
-def _checkpoints(run_dir: Path) -> list[Path]:
+def list_checkpoints(run_dir: Path) -> list[Path]:
     folder = run_dir / "checkpoints"
     found = folder.glob(f"{CHECKPOINT_PREFIX}*.zip") if folder.is_dir() else []
     return sorted(found, key=_checkpoint_steps)
@@ -289,7 +289,7 @@ def _prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]
     """Config and last checkpoint of a run; drops snapshots and eval rows after that checkpoint."""
     if not (run_dir / "config.yaml").is_file():
         raise ValueError(f"cannot resume {run_dir}: it has no config.yaml (is it a run folder?)")
-    checkpoints = _checkpoints(run_dir)
+    checkpoints = list_checkpoints(run_dir)
     if not checkpoints:
         raise ValueError(f"cannot resume {run_dir}: no checkpoints/{CHECKPOINT_PREFIX}<steps>.zip in it")
     cfg = _resumed_config(cfg, run_dir)
