@@ -3,11 +3,15 @@
 Hands and card sets are Python int bitmasks over card ids (bit `c` set = card
 `c` held): with one copy of each of 32 cards, set operations and
 `int.bit_count` are all the expert's reckoning needs, and they are fast.
+The expert weighs tens of thousands of hypothetical hands per game, so what
+the rules say about a table (which groups go on it, which cards follow it) is
+tabulated once at import (`Follow`), not asked of the engine.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -15,7 +19,6 @@ import numpy as np
 from cardlab.agents.heuristics.common import HeuristicAgent, Score, p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
-from cardlab.envs.huit.observer import DECK_IDS
 
 BIT = [1 << c for c in range(C.NUM_KINDS)]
 RANK_BITS = {r: sum(BIT[C.make_card(r, s)] for s in range(C.NUM_SUITS)) for r in R.RANKS}
@@ -24,9 +27,13 @@ EIGHTS, ACES = RANK_BITS[C.EIGHT], RANK_BITS[C.ACE]
 PLAIN = sum(BIT[c] for c in R.DECK_CARDS) & ~EIGHTS
 RANK_POINTS = {r: int(R.POINTS[C.make_card(r, 0)]) for r in R.RANKS}
 AGAIN = 3  # extra turns (Queens, 2 players) the expert looks ahead
+# `p_lacks` memoised: its arguments are small counts (unknown, wanted, held cards), met again and again.
+cached_p_lacks = functools.cache(p_lacks)
 # Per play action: the card it leaves on top, and the cards it lays as a bitmask.
 TOP_CARD = [R.group_cards(a)[-1] if a < R.DRAW else -1 for a in range(R.NUM_ACTIONS)]
 GROUP_BITS = [sum(BIT[c] for c in R.group_cards(a)) if a < R.DRAW else 0 for a in range(R.NUM_ACTIONS)]
+# The bit of each card in the observation's card order (`DECK_CARDS`), to read a 32-long slice in one product.
+DECK_BITS = np.array([BIT[c] for c in R.DECK_CARDS], dtype=np.int64)
 
 
 def cards_of(mask: int) -> list[int]:
@@ -41,17 +48,12 @@ def cards_of(mask: int) -> list[int]:
 
 def to_mask(vector: np.ndarray) -> int:
     """Bitmask of the cards marked in a 32-long observation slice (`DECK_CARDS` order)."""
-    return sum(BIT[int(c)] for c in DECK_IDS[np.flatnonzero(vector > 0.5)])
+    return int((vector > 0.5) @ DECK_BITS)
 
 
 def suit_counts(hand: int) -> list[int]:
     """Cards other than 8s held per suit (8s go on anything anyway)."""
     return [(hand & PLAIN & bits).bit_count() for bits in SUIT_BITS]
-
-
-def groups(hand: int) -> int:
-    """Turns needed to lay `hand` at best: one per rank, all 8s together."""
-    return sum(1 for bits in RANK_BITS.values() if hand & bits)
 
 
 def points(hand: int) -> int:
@@ -63,6 +65,212 @@ def suit_after(action: int) -> int:
     """The current suit once `action` is laid: the announced one for 8s (B6), else the top's."""
     declared = R.ACTION_DECLARE[action]
     return R.ACTION_TOP[action] if declared == C.NO_SUIT else declared
+
+
+# ---------------------------------------------------------------- the shape of a hand
+# A card set's *shape*: bit i set for each rank `RANKS[i]` it holds, bit len(RANKS) + s for each suit s.
+SHAPE_BITS = len(R.RANKS) + C.NUM_SUITS
+RANKS_HELD = (1 << len(R.RANKS)) - 1  # the rank bits of a shape
+
+
+def _card_shape(card: int) -> int:
+    """The shape of one card (0 outside the deck)."""
+    if card >= C.NUM_KINDS or card not in R.DECK_CARDS:
+        return 0
+    return (1 << R.RANKS.index(C.rank_of(card))) | (1 << (len(R.RANKS) + C.suit_of(card)))
+
+
+def _shape_windows(width: int = 12) -> tuple[tuple[int, int, list[int]], ...]:
+    """(first bit, mask, shape of every subset) for windows of `width` bits covering the deck's bits."""
+    out = []
+    rest = PLAIN | EIGHTS
+    while rest:
+        start = (rest & -rest).bit_length() - 1
+        span = ((rest >> start) & ((1 << width) - 1)).bit_length()
+        shapes = [0] * (1 << span)
+        for subset in range(1, 1 << span):
+            low = subset & -subset
+            shapes[subset] = shapes[subset ^ low] | _card_shape(start + low.bit_length() - 1)
+        out.append((start, (1 << span) - 1, shapes))
+        rest &= ~(((1 << width) - 1) << start)
+    return tuple(out)
+
+
+def _reaches() -> list[int]:
+    """Per shape, the cards that share a rank or a suit with a card set of that shape."""
+    per_bit = [*(RANK_BITS[r] for r in R.RANKS), *SUIT_BITS]  # the cards sharing each shape bit
+    out = [0] * (1 << SHAPE_BITS)
+    for shape in range(1, 1 << SHAPE_BITS):
+        low = shape & -shape
+        out[shape] = out[shape ^ low] | per_bit[low.bit_length() - 1]
+    return out
+
+
+SHAPE_WINDOWS = _shape_windows()
+REACH = _reaches()
+
+
+def shape(hand: int) -> int:
+    """The shape of `hand`: which ranks and suits it holds.
+
+    Table look-ups over a few windows of the bitmask: the expert asks this of
+    hundreds of thousands of hypothetical hands per game.
+    """
+    out = 0
+    for start, mask, shapes in SHAPE_WINDOWS:
+        out |= shapes[(hand >> start) & mask]
+    return out
+
+
+def groups(hand: int) -> int:
+    """Turns needed to lay `hand` at best: one per rank, all 8s together."""
+    return (shape(hand) & RANKS_HELD).bit_count()
+
+
+# ---------------------------------------------------------------- what may follow a table
+Lays = dict[int, tuple[int, ...]]  # the cards held of one rank (a bitmask) -> the legal groups, ascending ids
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Follow:
+    """What the rules let follow one table: a top rank (None: an empty table) and a current suit.
+
+    `lays` are the ranks that can go on it, in the order of their action ids
+    (plain ranks, then 8s), each with the groups every held subset of it may
+    lay, exactly as `HuitState.legal_actions` filters them; `can` is the cards
+    that go on it. There is one instance per table (`follow_of`, also when
+    copied or unpickled), so that it is a cheap memo key.
+    """
+
+    top_rank: int | None
+    suit: int | None
+    lays: tuple[tuple[int, Lays], ...]
+    can: int
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _table, (self.top_rank, self.suit)
+
+
+def _lays(rank: int, top_rank: int | None, suit: int | None) -> Lays | None:
+    """The legal groups of `rank` per held subset, on a table (`top_rank` None: empty); None if none ever go."""
+    suits_of = {BIT[C.make_card(rank, s)]: 1 << s for s in range(C.NUM_SUITS)}
+    out: Lays = {}
+    for held in range(1, 1 << C.NUM_SUITS):
+        cards = sum(bits for bits, suit_bit in suits_of.items() if held & suit_bit)
+        candidates = R.CANDIDATES[rank][held]
+        if top_rank is None:  # B4
+            out[cards] = tuple(a for a, size, _m, _t in candidates if size == 1 or rank == C.EIGHT)
+        elif rank == C.EIGHT or rank == top_rank:  # B6, B5 by rank
+            out[cards] = tuple(a for a, _s, _m, _t in candidates)
+        elif top_rank == C.ACE:  # B7
+            return None
+        else:  # B5 by suit: the first card laid has the current suit
+            bit = 1 << suit  # type: ignore[operator]
+            out[cards] = tuple(
+                a for a, size, mask, t in candidates if mask & bit and (t == suit if size == 1 else t != suit)
+            )
+    return out
+
+
+def _follow(top_rank: int | None, suit: int | None) -> Follow:
+    """Build the `Follow` of a table (`top_rank` None: empty, whatever `suit`)."""
+    if top_rank is None:
+        can = PLAIN | EIGHTS
+    elif top_rank == C.ACE:
+        can = ACES | EIGHTS
+    else:
+        can = EIGHTS | RANK_BITS[top_rank] | SUIT_BITS[suit]  # type: ignore[index]
+    lays = []
+    for rank in (*R.PLAIN_RANKS, C.EIGHT):  # the order of their action ids
+        table = _lays(rank, top_rank, suit)
+        if table is not None:
+            lays.append((RANK_BITS[rank], table))
+    return Follow(top_rank, suit, tuple(lays), can)
+
+
+EMPTY_TABLE = _follow(None, None)
+FOLLOWS = {(r, s): _follow(r, s) for r in R.RANKS for s in range(C.NUM_SUITS)}
+
+
+def _table(top_rank: int | None, suit: int | None) -> Follow:
+    """The `Follow` of a top rank (None: an empty table) and a suit."""
+    return EMPTY_TABLE if top_rank is None else FOLLOWS[(top_rank, suit)]
+
+
+def follow_of(top: int | None, suit: int | None) -> Follow:
+    """The `Follow` of a table with card `top` (None: empty) and the current `suit`."""
+    return EMPTY_TABLE if top is None else FOLLOWS[(C.rank_of(top), suit)]
+
+
+def legal_lays(hand: int, table: Follow, after_draw: bool) -> list[int]:
+    """`HuitState.legal_actions` (the same ids, in the same order) for a player holding `hand` on `table`."""
+    out: list[int] = []
+    for bits, lays in table.lays:
+        held = hand & bits
+        if held:
+            out += lays[held]
+    out.append(R.PASS if after_draw else R.DRAW)
+    return out
+
+
+class Outcome:
+    """How a turn ends: the table left, whether it is a fresh Ace (B7), and the seat (offset) to move next.
+
+    There is one instance per outcome (`outcome`, also when copied or
+    unpickled), so that it is a cheap memo key. It also holds the cards that
+    follow the table (`can`) and whether the next seat is mine again
+    (`again`), which `HuitExpert.static` reads at every call.
+    """
+
+    __slots__ = ("again", "can", "fresh_ace", "nxt", "table")
+
+    def __init__(self, table: Follow, fresh_ace: bool, nxt: int) -> None:
+        self.table, self.fresh_ace, self.nxt = table, fresh_ace, nxt
+        self.can = table.can
+        self.again = nxt == 0
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return outcome, (self.table, self.fresh_ace, self.nxt)
+
+
+_OUTCOMES: dict[tuple[Follow, bool, int], Outcome] = {}
+
+
+def outcome(table: Follow, fresh_ace: bool, nxt: int) -> Outcome:
+    """The one `Outcome` of these values."""
+    key = (table, fresh_ace, nxt)
+    if key not in _OUTCOMES:
+        _OUTCOMES[key] = Outcome(table, fresh_ace, nxt)
+    return _OUTCOMES[key]
+
+
+# Passing leaves the table as it is, and the next seat to move.
+PASSED = {table: outcome(table, False, 1) for table in (EMPTY_TABLE, *FOLLOWS.values())}
+# Per play action: the cards it keeps (all but those it lays: a mask to `&` a hand with), and how the turn ends.
+Play = tuple[int, Outcome]
+LayPlays = tuple[tuple[int, dict[int, tuple[Play, ...]]], ...]
+
+
+@functools.cache
+def plays_for(num_players: int, queen_skips_each: bool) -> tuple[Play, ...]:
+    """The `Play` of every play action id (B8: Queens skip one seat each, or one in all)."""
+    out = []
+    for action in range(R.DRAW):
+        rank = R.ACTION_RANK[action]
+        skips = 0
+        if rank == C.QUEEN:
+            skips = R.ACTION_SIZE[action] if queen_skips_each else 1
+        after = FOLLOWS[(C.rank_of(TOP_CARD[action]), suit_after(action))]
+        out.append((~GROUP_BITS[action], outcome(after, rank == C.ACE, (1 + skips) % num_players)))
+    return tuple(out)
+
+
+@functools.cache
+def lay_plays(table: Follow, num_players: int, queen_skips_each: bool) -> LayPlays:
+    """`table.lays` with the `Play` of each action in place of its id."""
+    plays = plays_for(num_players, queen_skips_each)
+    return tuple((bits, {held: tuple(plays[a] for a in actions) for held, actions in lays.items()})
+                 for bits, lays in table.lays)
 
 
 @dataclasses.dataclass
@@ -85,18 +293,21 @@ class HuitView:
 
 def decode(agent: HeuristicAgent, observation: dict[str, np.ndarray]) -> HuitView:
     """Read the observation vector through the env's layout."""
-    parts = agent.layout.split(observation["observation"])
-    hand = to_mask(parts["hand"])
-    played = to_mask(parts["played"])
-    top = int(DECK_IDS[np.argmax(parts["top"])]) if parts["top"].any() else None
+    vector = observation["observation"]
+    at = agent.layout.slices
+    hand = to_mask(vector[at["hand"]])
+    played = to_mask(vector[at["played"]])
+    top_part, suit_part = vector[at["top"]], vector[at["suit"]]
+    top = int(top_part.argmax())
+    suit = int(suit_part.argmax())
     return HuitView(
         hand=hand,
-        top=top,
-        suit=int(np.argmax(parts["suit"])) if parts["suit"].any() else None,
-        announced=bool(parts["announced"][0] > 0.5),
-        ace_penalty=bool(parts["ace_penalty"][0] > 0.5),
-        after_draw=bool(parts["after_draw"][0] > 0.5),
-        sizes=[hand.bit_count(), *np.rint(parts["opponents"] * 8).astype(int).tolist()],
+        top=R.DECK_CARDS[top] if top_part[top] else None,
+        suit=suit if suit_part[suit] else None,
+        announced=bool(vector[at["announced"].start] > 0.5),
+        ace_penalty=bool(vector[at["ace_penalty"].start] > 0.5),
+        after_draw=bool(vector[at["after_draw"].start] > 0.5),
+        sizes=[hand.bit_count(), *(round(v * 8) for v in vector[at["opponents"]].tolist())],
         unknown=(PLAIN | EIGHTS) & ~hand & ~played,
     )
 
@@ -164,6 +375,28 @@ MORE_PLAYERS = HuitWeights(
 )
 
 
+@functools.cache
+def known_terms(weights: HuitWeights) -> tuple[tuple[float, ...], ...]:
+    """The terms of the value of a hand that hold whatever the unknown cards, tabulated.
+
+    Indexed by the ranks of the hand's shape (`shape(hand) & RANKS_HELD`),
+    then by its number of cards; each is summed as `HuitExpert.hand_value`
+    would, term by term.
+    """
+    w = weights
+    eight, ace = 1 << R.RANKS.index(C.EIGHT), 1 << R.RANKS.index(C.ACE)
+    return tuple(
+        tuple(
+            w.cards * cards
+            + w.groups * ranks.bit_count()
+            + w.eight * bool(ranks & eight)
+            + w.ace * bool(ranks & ace)
+            for cards in range(len(R.DECK_CARDS) + 1)
+        )
+        for ranks in range(RANKS_HELD + 1)
+    )
+
+
 class HuitExpert(HeuristicAgent):
     """The strongest rule-based Huit américain player here.
 
@@ -202,126 +435,164 @@ class HuitExpert(HeuristicAgent):
     def __init__(self, env: Any, seed: int | None = None) -> None:
         super().__init__(env, seed)
         self.weights = TWO_PLAYERS if self.rules.num_players == 2 else MORE_PLAYERS
-        # A scratch engine state, to ask the rules which groups a hypothetical hand could lay.
-        self.scratch = R.HuitState(self.rules, np.random.default_rng(0))
+        self.known = known_terms(self.weights)
+        self.plays = plays_for(self.rules.num_players, self.rules.queen_skips_each)
+        # What is known this turn (see `start_turn`).
+        self.sizes: list[int] = []
+        self.unknown = self.pool_size = 0
+        self.pool: list[int] = []
+        self.seat_terms: list[tuple[float, float] | None] = []
+        self.hand_values: dict[int, float] = {}
+        self.threats: dict[Outcome, tuple[float, float]] = {}
+        self.memo: dict[tuple[int, Follow, bool], float] = {}
+
+    def start_turn(self, view: HuitView) -> None:
+        """Take in what is known this turn, and forget the values reckoned on the last one.
+
+        Values met again along other lines of play (same hand and table) are
+        reckoned once per turn: hypothetical hands in `hand_values`, the
+        threat terms of a table and next seat in `threats`, draws in `memo`.
+        """
+        self.sizes = view.sizes
+        self.unknown = view.unknown
+        self.pool_size = view.unknown.bit_count()
+        self.pool = [BIT[c] for c in cards_of(view.unknown)]
+        self.seat_terms = [None] * view.n
+        self.hand_values = {}
+        self.threats = {}
+        self.memo = {}
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         view = decode(self, observation)
-        # Values met again along other lines of play (same hand and table) are reckoned once per turn.
-        self.memo: dict[tuple[Any, ...], float] = {}
-        return self.best(self.legal(observation), lambda a: (self.value(view, view.hand, a, AGAIN),))
-
-    # ------------------------------------------------------------ rules
-    def legal_in(self, hand: int, top: int | None, suit: int | None, after_draw: bool) -> list[int]:
-        """Legal ids for me holding `hand` on `top`/`suit` (no fresh Ace)."""
-        s = self.scratch
-        held = np.zeros(C.NUM_KINDS, dtype=np.int64)
-        held[cards_of(hand)] = 1
-        s.hands[0] = held
-        s.current, s.hand_over, s.ace_penalty = 0, False, False
-        s.table = [] if top is None else [top]
-        s.current_suit = suit
-        s.phase = R.AFTER_DRAW if after_draw else R.PLAY
-        return s.legal_actions()
+        self.start_turn(view)
+        table = follow_of(view.top, view.suit)
+        return self.best(self.legal(observation),
+                         lambda a: (self.value(view.hand, a, table, view.ace_penalty, AGAIN),))
 
     # ------------------------------------------------------------ values
-    def value(self, view: HuitView, hand: int, action: int, again: int) -> float:
-        """Value of `action` with `hand` in the position of `view`.
+    def value(self, hand: int, action: int, table: Follow, ace_penalty: bool, again: int) -> float:
+        """Value of `action` with `hand` on `table` (a fresh Ace if `ace_penalty`).
 
         When Queens give me another turn (2 players), my best next play counts,
         for up to `again` more turns.
         """
         if action == R.PASS:
-            return self.static(view, hand, view.top, view.suit, False, 1)
+            return self.static(hand, PASSED[table])
         if action == R.DRAW:
-            key = (hand, view.top, view.suit, view.ace_penalty)
+            key = (hand, table, ace_penalty)
             if key not in self.memo:
-                self.memo[key] = self.draw_value(view, hand)
+                self.memo[key] = self.draw_value(hand, table, ace_penalty)
             return self.memo[key]
-        rest = hand & ~GROUP_BITS[action]
+        keep, end = self.plays[action]
+        rest = hand & keep
         if not rest:
             return self.weights.win
-        rank = R.ACTION_RANK[action]
-        skips = 0
-        if rank == C.QUEEN:
-            skips = R.ACTION_SIZE[action] if self.rules.queen_skips_each else 1
-        top = TOP_CARD[action]
-        suit = suit_after(action)
-        nxt = (1 + skips) % view.n
-        if nxt == 0 and again:  # my turn again: the best follow-up counts
-            follow = self.legal_in(rest, top, suit, False)
-            later = dataclasses.replace(view, top=top, suit=suit, ace_penalty=False, after_draw=False)
-            return max(self.value(later, rest, a, again - 1) for a in follow)
-        return self.static(view, rest, top, suit, rank == C.ACE, nxt)
+        if end.again and again:  # my turn again: the best follow-up counts
+            after = end.table
+            return max(self.value(rest, a, after, False, again - 1) for a in legal_lays(rest, after, False))
+        return self.static(rest, end)
 
-    def draw_value(self, view: HuitView, hand: int) -> float:
-        """Expected value of drawing: over the unknown cards, the best of laying or passing after."""
-        pool = cards_of(view.unknown)
-        stay = self.static(view, hand, view.top, view.suit, False, 1)
+    def draw_value(self, hand: int, table: Follow, ace_penalty: bool) -> float:
+        """Expected value of drawing: over the unknown cards, the best of laying or passing after.
+
+        After a draw there is no look-ahead (`value` with `again` 0), which is
+        spelt out in the loop: it is where the expert spends its time.
+        """
+        pool = self.pool
+        passed = PASSED[table]
+        static = self.static
+        stay = static(hand, passed)
         if not pool:
             return stay
-        if view.ace_penalty:  # B7: two cards, and the turn ends; the next player faces the lock
-            mean = sum(self.static(view, hand | BIT[c], view.top, view.suit, False, 1) for c in pool) / len(pool)
+        if ace_penalty:  # B7: two cards, and the turn ends; the next player faces the lock
+            mean = sum(static(hand | bit, passed) for bit in pool) / len(pool)
             return stay + 2 * (mean - stay)
+        w = self.weights
+        win = w.win
+        can_now, cannot_now = w.can_now * True, w.can_now * False  # `w.can_now * bool(can)`, as in `static`
+        hand_values, threats = self.hand_values, self.threats
+        lays = lay_plays(table, self.rules.num_players, self.rules.queen_skips_each)
         total = 0.0
-        for card in pool:
-            more = hand | BIT[card]
-            options = self.legal_in(more, view.top, view.suit, True)
-            total += max(self.value(view, more, a, 0) for a in options)
+        for bit in pool:
+            more = hand | bit
+            best = static(more, passed)
+            for bits, plays in lays:  # the lays of `legal_lays(more, table, True)`, written out
+                held = more & bits
+                if not held:
+                    continue
+                for keep, end in plays[held]:
+                    rest = more & keep
+                    if not rest:
+                        value = win
+                    else:  # `static(rest, end)`, inlined
+                        known = hand_values.get(rest)
+                        if known is None:
+                            known = hand_values[rest] = self.hand_value(rest)
+                        terms = threats.get(end)
+                        if terms is None:
+                            terms = threats[end] = self.threat_terms(end)
+                        can = rest & end.can
+                        value = known + (can_now if can else cannot_now) + terms[1 if end.again and can else 0]
+                    if value > best:  # noqa: PLR1730 (calling `max` costs more, in this loop)
+                        best = value
+            total += best
         return total / len(pool)
 
-    @staticmethod
-    def p_can_play(hand: int, unknown: int, pool: int) -> float:
-        """Chance that I can lay on a card drawn from the unknown ones (by suit or rank, or an 8)."""
-        if hand & EIGHTS or not pool:
-            return 1.0
-        can = 0
-        for bits in SUIT_BITS:
-            if hand & bits:
-                can |= bits
-        for bits in RANK_BITS.values():
-            if hand & bits:
-                can |= bits
-        return (unknown & can).bit_count() / pool
+    def static(self, hand: int, end: Outcome) -> float:
+        """Log-odds that I win once my turn ends with `hand`, as `end` says.
 
-    def static(self, view: HuitView, hand: int, top: int | None, suit: int | None,
-               fresh_ace: bool, nxt: int) -> float:
-        """Log-odds that I win once my turn ends with `hand`, `top`/`suit` on the table and seat `nxt` to move."""
-        key = (hand, None if top is None else C.rank_of(top), suit, fresh_ace, nxt)
-        if key not in self.memo:
-            self.memo[key] = self._static(view, hand, top, suit, fresh_ace, nxt)
-        return self.memo[key]
+        The `HuitWeights` sum splits into the terms of my hand alone
+        (`hand_value`), whether I can follow the table I leave (`can_now`), and
+        the terms of how the turn ends (`threat_terms`: they need my hand only
+        to know if I can follow my own card). The first and last are reckoned
+        once per turn; the parts are added in the order of the whole sum, so
+        that the floats, hence the ties between actions, are the same.
+        """
+        value = self.hand_values.get(hand)
+        if value is None:
+            value = self.hand_values[hand] = self.hand_value(hand)
+        threats = self.threats.get(end)
+        if threats is None:
+            threats = self.threats[end] = self.threat_terms(end)
+        can = hand & end.can
+        return value + self.weights.can_now * bool(can) + threats[1 if end.again and can else 0]
 
-    def _static(self, view: HuitView, hand: int, top: int | None, suit: int | None,
-                fresh_ace: bool, nxt: int) -> float:
+    def hand_value(self, hand: int) -> float:
+        """The terms of `static` that depend on my hand alone (and the unknown cards).
+
+        They are, in order: per card, per rank (turns to go), holding an 8,
+        holding an Ace (`known_terms`), and the chance that I can lay on a card
+        drawn from the unknown ones (by suit or rank, or an 8).
+        """
+        form = shape(hand)
+        pool = self.pool_size
+        return self.known[form & RANKS_HELD][hand.bit_count()] + self.weights.can_play * (
+            1.0 if hand & EIGHTS or not pool else (self.unknown & REACH[form]).bit_count() / pool
+        )
+
+    def threat_terms(self, end: Outcome) -> tuple[float, float]:
+        """The terms of `static` that depend on how my turn ends, not on my hand.
+
+        The first is for when the next player is stuck as likely as not; the
+        second for my own turn again (Queens) beyond the look-ahead while I can
+        lay on my own card: as if the player after me could not. If I cannot,
+        I pass and they face it (the first).
+        """
         w = self.weights
-        sizes = view.sizes
-        unknown = view.unknown
-        pool = unknown.bit_count()
-        if top is None:
-            can = PLAIN | EIGHTS
-        elif C.rank_of(top) == C.ACE:
-            can = ACES | EIGHTS
-        else:
-            can = EIGHTS | RANK_BITS[C.rank_of(top)] | SUIT_BITS[suit]  # type: ignore[index]
-        value = (
-            w.cards * hand.bit_count()
-            + w.groups * groups(hand)
-            + w.eight * bool(hand & EIGHTS)
-            + w.ace * bool(hand & ACES)
-            + w.can_play * self.p_can_play(hand, unknown, pool)
-            + w.can_now * bool(hand & can)
-        )
-        # My turn again (Queens) beyond the look-ahead: if I can lay on my own card, it is as if the
-        # player after me could not; if I cannot, I pass and they face it.
-        again = nxt == 0
-        nxt = nxt or 1
-        stuck = 1.0 if again and hand & can else p_lacks(pool, (unknown & can).bit_count(), sizes[nxt])
-        others = sum(1.0 / sizes[seat] for seat in range(1, view.n) if seat != nxt and sizes[seat])
-        return value + (
-            w.next_threat / sizes[nxt]
-            + w.other_threat * others
-            + w.skipped * (nxt != 1)
-            + (w.stuck + w.stuck_threat / sizes[nxt]) * stuck
-            + w.stuck_ace * stuck * fresh_ace
-        )
+        seat = end.nxt or 1
+        fresh_ace = end.fresh_ace
+        seat_terms = self.seat_terms[seat]
+        if seat_terms is None:
+            seat_terms = self.seat_terms[seat] = self.seat_terms_of(seat)
+        ahead, per_stuck = seat_terms
+        lacks = cached_p_lacks(self.pool_size, (self.unknown & end.can).bit_count(), self.sizes[seat])
+        return (ahead + per_stuck * lacks + w.stuck_ace * lacks * fresh_ace,
+                ahead + per_stuck * 1.0 + w.stuck_ace * 1.0 * fresh_ace)
+
+    def seat_terms_of(self, seat: int) -> tuple[float, float]:
+        """The threat terms of `seat` moving next: those before its chance to be stuck, and that chance's weight."""
+        w = self.weights
+        sizes = self.sizes
+        others = sum(1.0 / sizes[s] for s in range(1, len(sizes)) if s != seat and sizes[s])
+        ahead = w.next_threat / sizes[seat] + w.other_threat * others + w.skipped * (seat != 1)
+        return ahead, w.stuck + w.stuck_threat / sizes[seat]
