@@ -55,3 +55,41 @@ def rotated(values: list, seat: int) -> list:
 def clipped(values: list, scale: float, low: float, high: float) -> list[float]:
     """`values` times `scale`, clipped to a field's bounds (a plain loop: np.clip is slow on tiny lists)."""
     return [min(max(v * scale, low), high) for v in values]
+
+
+PEEK = 3
+"""Cards of the face-down pile a hidden-information view shows, next first."""
+
+
+def hidden_layout(num_players: int, kinds: int) -> Layout:
+    """The hidden cards of a table, seen from one seat: other hands, then the next cards of the pile.
+
+    Not an observation: the privileged input of a training critic (asymmetric
+    actor-critic), which plays no part in what an agent may see or do.
+    """
+    return Layout([
+        Field("other_hands", (num_players - 1) * kinds, 0, 1,
+              f"cards of seats me+1, me+2, ... ({kinds} per seat, same scale as `hand`)"),
+        Field("pile_next", PEEK * kinds, 0, 1, f"one-hot next {PEEK} cards of the face-down pile, next first"),
+    ])
+
+
+def fill_hidden(layout: Layout, hands: list[np.ndarray], seat: int, pile: list[int], index: np.ndarray,
+                scale: np.ndarray) -> np.ndarray:
+    """The hidden-information vector of `seat` (`hidden_layout`).
+
+    `hands[s][card]` are copies held, `pile` the face-down pile with its next
+    card last, `index[card]` a card's position in the per-kind order and
+    `scale[card]` the factor the observation's `hand` field uses.
+    """
+    out = np.zeros(layout.size, dtype=np.float32)
+    n = len(hands)
+    kinds = layout.slices["other_hands"].stop // (n - 1)
+    for k in range(1, n):
+        held = hands[(seat + k) % n]
+        cards = np.flatnonzero(held)
+        out[(k - 1) * kinds + index[cards]] = held[cards] * scale[cards]
+    base = layout.slices["pile_next"].start
+    for i, card in enumerate(reversed(pile[-PEEK:])):
+        out[base + i * kinds + index[card]] = 1.0
+    return out

@@ -117,6 +117,9 @@ class PolicyConfig:
     """hidden layer sizes, used for both the policy (pi) and the value (vf) network (separate weights)"""
     activation: str = "tanh"
     """activation between layers: 'tanh' or 'relu'"""
+    privileged_critic: bool = False
+    """the critic (used in training only) also reads the hidden cards: other hands and the next cards of the
+    pile; the actor, the only part a bot file keeps, reads the learner's observation alone"""
 
 
 @dataclasses.dataclass
@@ -149,6 +152,9 @@ class TrainConfig:
     """rule options of the game (see the game module's doc); num_players is the key above"""
     reward: str = "win"
     """the game env's reward: 'win' (+1 / -1/(n-1) per hand) or 'points' (-points/100 per hand)"""
+    skip_forced_moves: bool = False
+    """play the learner's moves that have a single legal action for it, so that PPO's steps (and
+    total_timesteps) count real decisions only"""
     opponents: list[OpponentConfig] = dataclasses.field(default_factory=lambda: [OpponentConfig()])
     """the league's fixed opponents, with weights"""
     self_play: SelfPlayConfig = dataclasses.field(default_factory=SelfPlayConfig)

@@ -12,6 +12,17 @@ play every other seat inside `reset()` and `step()`. So:
 - a hand truncated by the turn limit (C1) ends with ``truncated=True``;
 - `action_masks()` is the learner's legal mask (sb3-contrib's protocol).
 
+With ``privileged=True`` each observation is the learner's own followed by
+the hidden cards of the table (`observe_hidden`: the other hands and the next
+cards of the pile), for an asymmetric actor-critic whose critic reads them
+while its actor reads only the first `public_size` numbers
+(`cardlab.training.policy`). Opponents and teachers always get the public
+observation.
+
+With ``skip_forced=True`` a learner move with a single legal action (say,
+the pass after drawing a card that cannot be laid) is played for it inside
+`step`, its reward still credited: PPO's steps go to real decisions only.
+
 The PettingZoo + SB3 tutorial gets the first two points wrong (it hands the
 next seat's observation to the learner and drops rewards earned on other
 seats' moves); tests/training/test_single_seat.py checks both.
@@ -66,11 +77,20 @@ class SingleSeatEnv(gymnasium.Env):
         rules: dict[str, Any] | None = None,
         opponents: LeagueSettings | Sequence[str] = ("random",),
         reward: str = "win",
+        privileged: bool = False,
+        skip_forced: bool = False,
     ) -> None:
         super().__init__()
+        self.skip_forced = skip_forced
         self.game_env = make_game_env(game, num_players, rules, reward=reward)
         layout = self.game_env.layout
-        self.observation_space = spaces.Box(layout.low, layout.high, dtype=np.float32)
+        self.public_size = layout.size
+        self.privileged = privileged
+        low, high = layout.low, layout.high
+        if privileged:
+            hidden = self.game_env.observer.hidden_layout
+            low, high = np.concatenate([low, hidden.low]), np.concatenate([high, hidden.high])
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.game_env.NUM_ACTIONS)
         self.num_players = num_players
         self.league = League(self.game_env, LeagueSettings.of(opponents))
@@ -102,7 +122,7 @@ class SingleSeatEnv(gymnasium.Env):
             self._deal(seat, game_seed, options)
             game_seed = None
             if not self._hand_over():
-                return self._last["observation"], {"seat": self.seat, "opponents": list(self.opponent_labels)}
+                return self._observation(), {"seat": self.seat, "opponents": list(self.opponent_labels)}
             if options:
                 raise ValueError("the given deal or state ends the hand before the learner's first decision")
         raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before the learner's first decision")
@@ -119,7 +139,7 @@ class SingleSeatEnv(gymnasium.Env):
         if terminated or truncated:
             info = self._final_info()
         self._last = env.observe(self.learner)
-        return self._last["observation"], self._reward, terminated, truncated, info
+        return self._observation(), self._reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions (all False once the hand is over)."""
@@ -141,7 +161,7 @@ class SingleSeatEnv(gymnasium.Env):
             rewards, done = [], False
             while not done:
                 mask = self._last["action_mask"]
-                action = teacher.act({"observation": obs, "action_mask": mask})
+                action = teacher.act(self._last)
                 observations.append(obs)
                 masks.append(mask.astype(bool))
                 actions.append(action)
@@ -157,6 +177,14 @@ class SingleSeatEnv(gymnasium.Env):
         }
 
     # ------------------------------------------------------------ internals
+    def _observation(self) -> np.ndarray:
+        """The learner's observation, followed by the hidden cards when `privileged`."""
+        public = self._last["observation"]
+        if not self.privileged:
+            return public
+        env = self.game_env
+        return np.concatenate([public, env.observer.observe_hidden(env.state, self.seat)])
+
     def _deal(self, seat: int | None, game_seed: int | None, options: dict[str, Any]) -> None:
         self.seat = int(self.np_random.integers(self.num_players)) if seat is None else int(seat)
         picks = self.league.pick(self.np_random, self.num_players - 1)
@@ -180,11 +208,23 @@ class SingleSeatEnv(gymnasium.Env):
         self._reward += float(self.game_env.rewards[self.learner])
 
     def _play_opponents(self) -> None:
-        """Let the opponents move until it is the learner's turn or the hand is over."""
+        """Play on until the learner has a decision to make or the hand is over.
+
+        Opponents move; with `skip_forced` the learner's moves that have a
+        single legal action are played for it too.
+        """
         env = self.game_env
-        while not self._hand_over() and env.agent_selection != self.learner:
-            seat = env.agent_seat[env.agent_selection]
-            self._apply(self.opponents[seat].act(env.observe(env.agent_selection)))
+        while not self._hand_over():
+            name = env.agent_selection
+            if name != self.learner:
+                self._apply(self.opponents[env.agent_seat[name]].act(env.observe(name)))
+                continue
+            if not self.skip_forced:
+                return
+            legal = np.flatnonzero(env.observe(name)["action_mask"])
+            if len(legal) != 1:
+                return
+            self._apply(int(legal[0]))
 
     def _final_info(self) -> dict[str, Any]:
         state = self.game_env.state

@@ -67,6 +67,7 @@ from cardlab.training.config import (
 )
 from cardlab.training.evaluate import evaluate
 from cardlab.training.league import LeagueSettings, list_snapshots, save_snapshot, snapshot_steps
+from cardlab.training.policy import PrivilegedCriticPolicy
 from cardlab.training.single_seat import SingleSeatEnv
 
 EVAL_FIELDS = ("steps", "opponent", "hands", "win_rate", "ci_low", "ci_high", "mean_points")
@@ -224,13 +225,15 @@ class _EnvFactory:
 
     def __init__(self, cfg: TrainConfig, league: LeagueSettings, worker: bool) -> None:
         self.game, self.num_players, self.rules, self.reward = cfg.game, cfg.num_players, dict(cfg.rules), cfg.reward
+        self.privileged, self.skip_forced = cfg.policy.privileged_critic, cfg.skip_forced_moves
         self.league = league
         self.worker = worker
 
     def __call__(self) -> SingleSeatEnv:
         if self.worker:
             torch.set_num_threads(1)  # one core per worker; snapshots play small nets
-        return SingleSeatEnv(self.game, self.num_players, self.rules, opponents=self.league, reward=self.reward)
+        return SingleSeatEnv(self.game, self.num_players, self.rules, opponents=self.league, reward=self.reward,
+                             privileged=self.privileged, skip_forced=self.skip_forced)
 
 
 def make_vec_env(cfg: TrainConfig, league_dir: Path) -> VecEnv:
@@ -307,8 +310,14 @@ def _prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]
 def _new_model(cfg: TrainConfig, env: VecEnv) -> MaskablePPO:
     ppo = cfg.ppo
     arch = list(cfg.policy.net_arch)
+    policy_kwargs: dict[str, Any] = {"net_arch": {"pi": arch, "vf": list(arch)},
+                                     "activation_fn": ACTIVATIONS[cfg.policy.activation]}
+    policy: str | type = "MlpPolicy"
+    if cfg.policy.privileged_critic:
+        policy = PrivilegedCriticPolicy
+        policy_kwargs["public_size"] = env.get_attr("public_size", [0])[0]
     return MaskablePPO(
-        "MlpPolicy",
+        policy,
         env,
         learning_rate=ppo.learning_rate,
         n_steps=ppo.n_steps,
@@ -320,28 +329,22 @@ def _new_model(cfg: TrainConfig, env: VecEnv) -> MaskablePPO:
         ent_coef=ppo.ent_coef,
         vf_coef=ppo.vf_coef,
         max_grad_norm=ppo.max_grad_norm,
-        policy_kwargs={"net_arch": {"pi": arch, "vf": list(arch)},
-                       "activation_fn": ACTIVATIONS[cfg.policy.activation]},
+        policy_kwargs=policy_kwargs,
         seed=cfg.seed,
         device=cfg.device,
         verbose=0,
     )
 
 
-def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, progress: bool) -> None:
+def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, league_dir: Path, progress: bool) -> None:
     """Behaviour cloning of `cfg.imitation.teacher` into the actor (and its outcomes into the critic).
 
-    The demonstrations are collected by the env workers in parallel
+    The demonstrations are collected by env processes in parallel
     (`SingleSeatEnv.demonstrate`); the losses and the share of teacher moves
     the policy's argmax matches go to TensorBoard under ``imitation/``, per epoch.
     """
     im = cfg.imitation
-    if progress:
-        print(f"imitation: collecting {im.hands} hands of {im.teacher} play in {cfg.num_envs} env(s)", flush=True)
-    env.seed(cfg.seed + IMITATION_SEED_OFFSET)
-    env.reset()
-    parts = env.env_method("demonstrate", im.teacher, math.ceil(im.hands / cfg.num_envs), cfg.ppo.gamma)
-    data = {key: torch.as_tensor(np.concatenate([part[key] for part in parts])) for key in parts[0]}
+    data = _demonstrations(env, cfg, league_dir, progress)
     size = len(data["actions"])
     optimizer = torch.optim.Adam(model.policy.parameters(), lr=im.learning_rate)
     rng = np.random.default_rng(cfg.seed)
@@ -356,6 +359,24 @@ def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, progress: bool) -
             model.logger.record(f"imitation/{name}", value)
         model.logger.dump(epoch)
     model.policy.set_training_mode(False)
+
+
+def _demonstrations(env: VecEnv, cfg: TrainConfig, league_dir: Path, progress: bool) -> dict[str, torch.Tensor]:
+    """The teacher's demonstrations, collected in worker processes even when training runs in one."""
+    im = cfg.imitation
+    if progress:
+        print(f"imitation: collecting {im.hands} hands of {im.teacher} play in {cfg.num_envs} env(s)", flush=True)
+    workers = env
+    if cfg.vec_env == "dummy" and cfg.num_envs > 1:
+        workers = make_vec_env(dataclasses.replace(cfg, vec_env="subproc"), league_dir)
+    try:
+        workers.seed(cfg.seed + IMITATION_SEED_OFFSET)
+        workers.reset()
+        parts = workers.env_method("demonstrate", im.teacher, math.ceil(im.hands / cfg.num_envs), cfg.ppo.gamma)
+    finally:
+        if workers is not env:
+            workers.close()
+    return {key: torch.as_tensor(np.concatenate([part[key] for part in parts])) for key in parts[0]}
 
 
 def _imitation_step(model: MaskablePPO, optimizer: torch.optim.Optimizer, batch: dict[str, torch.Tensor],
@@ -486,7 +507,7 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
             model = _new_model(cfg, env)
             model.set_logger(_make_logger(run_dir))
             if cfg.imitation.enabled:
-                imitate(model, env, cfg, progress)
+                imitate(model, env, cfg, run_dir / "checkpoints" / "league", progress)
         else:
             model = MaskablePPO.load(checkpoint, env=env, device=cfg.device)
             model.set_random_seed(cfg.seed + model.num_timesteps)

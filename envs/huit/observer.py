@@ -24,7 +24,7 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.huit.rules import AFTER_DRAW, DECK_CARDS, HuitRules, HuitState
-from cardlab.envs.layout import Field, Layout, clipped, rotated
+from cardlab.envs.layout import Field, Layout, clipped, fill_hidden, hidden_layout, rotated
 
 OBSERVATION_VERSION = 1
 NUM_CARDS = len(DECK_CARDS)
@@ -32,6 +32,7 @@ NUM_CARDS = len(DECK_CARDS)
 LOCAL_INDEX = np.full(C.NUM_KINDS, -1, dtype=np.int64)
 LOCAL_INDEX[list(DECK_CARDS)] = np.arange(NUM_CARDS)
 DECK_IDS = np.array(DECK_CARDS, dtype=np.int64)
+_ONES = np.ones(C.NUM_KINDS, dtype=np.float32)
 
 
 def make_layout(rules: HuitRules) -> Layout:
@@ -57,6 +58,7 @@ class HuitObserver:
     def __init__(self, rules: HuitRules) -> None:
         self.rules = rules
         self.layout = make_layout(rules)
+        self.hidden_layout = hidden_layout(rules.num_players, NUM_CARDS)
         s = self.layout.slices
         self._hand, self._played = s["hand"], s["played"]
         self._top0, self._suit0, self._bank = s["top"].start, s["suit"].start, s["bank"].start
@@ -86,3 +88,7 @@ class HuitObserver:
         )
         obs[self._bank] = len(state.bank) / NUM_CARDS
         return obs
+
+    def observe_hidden(self, state: HuitState, seat: int) -> np.ndarray:
+        """What `seat` cannot see (`hidden_layout`): for a training critic only, never for an agent."""
+        return fill_hidden(self.hidden_layout, state.hands, seat, state.bank, LOCAL_INDEX, _ONES)

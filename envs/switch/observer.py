@@ -22,10 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.layout import Field, Layout, clipped, rotated
+from cardlab.envs.layout import Field, Layout, clipped, fill_hidden, hidden_layout, rotated
 from cardlab.envs.switch.rules import AFTER_DRAW, DECLARE_START, SwitchRules, SwitchState
 
 OBSERVATION_VERSION = 1
+_KINDS = np.arange(C.NUM_KINDS)
 
 
 def make_layout(rules: SwitchRules) -> Layout:
@@ -52,6 +53,7 @@ class SwitchObserver:
     def __init__(self, rules: SwitchRules) -> None:
         self.rules = rules
         self.layout = make_layout(rules)
+        self.hidden_layout = hidden_layout(rules.num_players, C.NUM_KINDS)
         deck = np.array(rules.deck(), dtype=np.float32)
         self._inv_copies = np.divide(1.0, deck, out=np.zeros_like(deck), where=deck > 0)
         self._inv_deck = 1.0 / rules.deck_size()
@@ -81,3 +83,7 @@ class SwitchObserver:
         obs[self._played] = state.played_counts * self._inv_copies
         obs[self._stock] = len(state.stock) * self._inv_deck
         return obs
+
+    def observe_hidden(self, state: SwitchState, seat: int) -> np.ndarray:
+        """What `seat` cannot see (`hidden_layout`): for a training critic only, never for an agent."""
+        return fill_hidden(self.hidden_layout, state.hands, seat, state.stock, _KINDS, self._inv_copies)

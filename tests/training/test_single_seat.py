@@ -256,3 +256,43 @@ def test_snapshot_share_mixes_specs_and_snapshots(tmp_path: pathlib.Path) -> Non
         env.reset()
         labels.update("snapshot" if label.startswith("snapshot_") else label for label in env.opponent_labels)
     assert 0.4 < labels["snapshot"] / 300 < 0.6
+
+
+def test_skip_forced_moves_leaves_only_real_decisions_and_keeps_the_rewards() -> None:
+    rng = np.random.default_rng(0)
+    forced_seen, hands, total = 0, 0, 0.0
+    env = SingleSeatEnv("huit", 2, opponents=["greedy"], skip_forced=True)
+    env.reset(seed=0)
+    while hands < 60:
+        legal = np.flatnonzero(env.action_masks())
+        assert len(legal) > 1  # every decision PPO sees is a real one
+        _, reward, terminated, truncated, _ = env.step(int(rng.choice(legal)))
+        total += reward
+        if terminated or truncated:
+            hands += 1
+            env.reset()
+    plain = SingleSeatEnv("huit", 2, opponents=["greedy"])
+    plain.reset(seed=0)
+    for _ in range(200):
+        forced_seen += len(np.flatnonzero(plain.action_masks())) == 1
+        _, _, terminated, truncated, _ = plain.step(int(rng.choice(np.flatnonzero(plain.action_masks()))))
+        if terminated or truncated:
+            plain.reset()
+    assert forced_seen > 0  # without the option, forced moves do reach the learner
+    assert -60 <= total <= 60 and total != 0  # one +-1 outcome per hand, credited through skipped moves
+
+
+def test_skip_forced_plays_the_learners_forced_moves_and_credits_the_end() -> None:
+    # Learner (seat 0) lays 7S; the opponent lays 8C announcing S; the learner, holding 9H, can only draw
+    # (10D), then only pass; the opponent goes out with KS. With skip_forced that is one learner step.
+    deal = {"hands": [["7S", "9H"], ["8C", "KS"]], "bank": ["10D", "JH", "QC"]}
+    skipping = SingleSeatEnv("huit", 2, opponents=[LowestLegal.name], skip_forced=True)
+    skipping.reset(options={"deal": deal, "seat": 0})
+    _, reward, terminated, _, info = skipping.step(skipping.game_env.str_to_action("play 7S"))
+    assert terminated and reward == -1.0 and info["winner"] == 1
+    assert sorted(skipping.game_env.state_dict()["hands"][0]) == ["10D", "9H"]
+    plain = SingleSeatEnv("huit", 2, opponents=[LowestLegal.name])
+    plain.reset(options={"deal": deal, "seat": 0})
+    _, reward, terminated, _, _ = plain.step(plain.game_env.str_to_action("play 7S"))
+    assert not terminated and reward == 0.0
+    assert np.flatnonzero(plain.action_masks()).tolist() == [plain.game_env.str_to_action("draw")]
