@@ -55,13 +55,8 @@ class Oracle(H.HuitExpert):
         self.true_hands = [hand_mask(state, (state.current + k) % state.n) for k in range(state.n)]
         return super().act(observation)
 
-    def threat_terms(self, end: H.Outcome) -> tuple[float, float]:
-        w = self.weights
-        seat = end.nxt or 1
-        ahead, per_stuck = self.seat_terms_of(seat)
-        stuck = 0.0 if self.true_hands[seat] & end.can else 1.0
-        return (ahead + per_stuck * stuck + w.stuck_ace * stuck * end.fresh_ace,
-                ahead + per_stuck + w.stuck_ace * end.fresh_ace)
+    def stuck_chance(self, seat: int, can: int) -> float:
+        return 0.0 if self.true_hands[seat] & can else 1.0
 
 
 class VoidTracker:
@@ -92,18 +87,13 @@ class Voids(H.HuitExpert):
         self.shown = [(tracker.excluded[seat], tracker.drawn_since[seat]) for seat in seats]
         return super().act(observation)
 
-    def threat_terms(self, end: H.Outcome) -> tuple[float, float]:
-        w = self.weights
-        seat = end.nxt or 1
-        ahead, per_stuck = self.seat_terms_of(seat)
+    def stuck_chance(self, seat: int, can: int) -> float:
         excluded, fresh = self.shown[seat]
         held = self.sizes[seat]
         old = max(held - fresh, 0)  # cards held since the void was shown: none of the excluded ones
         free = self.unknown & ~excluded
-        lacks = (p_lacks(free.bit_count(), (free & end.can).bit_count(), old)
-                 * p_lacks(self.pool_size, (self.unknown & end.can).bit_count(), held - old))
-        return (ahead + per_stuck * lacks + w.stuck_ace * lacks * end.fresh_ace,
-                ahead + per_stuck + w.stuck_ace * end.fresh_ace)
+        return (p_lacks(free.bit_count(), (free & can).bit_count(), old)
+                * p_lacks(self.pool_size, (self.unknown & can).bit_count(), held - old))
 
 
 def track_voids(env: Any) -> Any:
@@ -186,6 +176,9 @@ def predictable_share(data: dict[str, np.ndarray], seed: int, epochs: int = 10) 
         return (centred - target[idx]).pow(2).sum() / mask[idx].sum()
 
     baseline = (target[held].pow(2).sum() / mask[held].sum()).item()
+    if baseline == 0:
+        raise SystemExit(f"the {len(held)} held-out decisions all end alike whatever the move: "
+                         "give the table more rollout hands (TABLE:HANDS)")
     shares = []
     for _ in range(epochs):
         for idx in torch.split(train[torch.randperm(len(train))], 256):

@@ -122,11 +122,6 @@ def shape(hand: int) -> int:
     return out
 
 
-def groups(hand: int) -> int:
-    """Turns needed to lay `hand` at best: one per rank, all 8s together."""
-    return (shape(hand) & RANKS_HELD).bit_count()
-
-
 # ---------------------------------------------------------------- what may follow a table
 Lays = dict[int, tuple[int, ...]]  # the cards held of one rank (a bitmask) -> the legal groups, ascending ids
 
@@ -152,7 +147,10 @@ class Follow:
 
 
 def _lays(rank: int, top_rank: int | None, suit: int | None) -> Lays | None:
-    """The legal groups of `rank` per held subset, on a table (`top_rank` None: empty); None if none ever go."""
+    """The legal groups of `rank` per held subset, on a table (`top_rank` None: empty).
+
+    None if no group of `rank` ever goes on it.
+    """
     suits_of = {BIT[C.make_card(rank, s)]: 1 << s for s in range(C.NUM_SUITS)}
     out: Lays = {}
     for held in range(1, 1 << C.NUM_SUITS):
@@ -246,7 +244,8 @@ def outcome(table: Follow, fresh_ace: bool, nxt: int) -> Outcome:
 
 # Passing leaves the table as it is, and the next seat to move.
 PASSED = {table: outcome(table, False, 1) for table in (EMPTY_TABLE, *FOLLOWS.values())}
-# Per play action: the cards it keeps (all but those it lays: a mask to `&` a hand with), and how the turn ends.
+# Per play action: the cards it keeps (all but those it lays: a mask to `&` a hand with),
+# and how the turn ends.
 Play = tuple[int, Outcome]
 LayPlays = tuple[tuple[int, dict[int, tuple[Play, ...]]], ...]
 
@@ -532,7 +531,8 @@ class HuitExpert(HeuristicAgent):
                         if terms is None:
                             terms = threats[end] = self.threat_terms(end)
                         can = rest & end.can
-                        value = known + (can_now if can else cannot_now) + terms[1 if end.again and can else 0]
+                        follow = 1 if end.again and can else 0
+                        value = known + (can_now if can else cannot_now) + terms[follow]
                     if value > best:  # noqa: PLR1730 (calling `max` costs more, in this loop)
                         best = value
             total += best
@@ -573,7 +573,7 @@ class HuitExpert(HeuristicAgent):
     def threat_terms(self, end: Outcome) -> tuple[float, float]:
         """The terms of `static` that depend on how my turn ends, not on my hand.
 
-        The first is for when the next player is stuck as likely as not; the
+        The first is for when the next player is stuck as likely as `stuck_chance` says; the
         second for my own turn again (Queens) beyond the look-ahead while I can
         lay on my own card: as if the player after me could not. If I cannot,
         I pass and they face it (the first).
@@ -585,12 +585,20 @@ class HuitExpert(HeuristicAgent):
         if seat_terms is None:
             seat_terms = self.seat_terms[seat] = self.seat_terms_of(seat)
         ahead, per_stuck = seat_terms
-        lacks = cached_p_lacks(self.pool_size, (self.unknown & end.can).bit_count(), self.sizes[seat])
+        lacks = self.stuck_chance(seat, end.can)
         return (ahead + per_stuck * lacks + w.stuck_ace * lacks * fresh_ace,
                 ahead + per_stuck * 1.0 + w.stuck_ace * 1.0 * fresh_ace)
 
+    def stuck_chance(self, seat: int, can: int) -> float:
+        """Chance that `seat` holds none of the cards `can` (its cards spread at random over the unknown).
+
+        The one place the expert guesses at a hand it cannot see: a player who reads more overrides it.
+        """
+        return cached_p_lacks(self.pool_size, (self.unknown & can).bit_count(), self.sizes[seat])
+
     def seat_terms_of(self, seat: int) -> tuple[float, float]:
-        """The threat terms of `seat` moving next: those before its chance to be stuck, and that chance's weight."""
+        """The threat terms of `seat` moving next: those before its chance to be stuck, and that
+        chance's weight."""
         w = self.weights
         sizes = self.sizes
         others = sum(1.0 / sizes[s] for s in range(1, len(sizes)) if s != seat and sizes[s])
