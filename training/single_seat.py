@@ -221,10 +221,10 @@ class SingleSeatEnv(gymnasium.Env):
                 continue
             if not self.skip_forced:
                 return
-            legal = np.flatnonzero(env.observe(name)["action_mask"])
+            legal = env.legal_actions()
             if len(legal) != 1:
                 return
-            self._apply(int(legal[0]))
+            self._apply(legal[0])
 
     def _final_info(self) -> dict[str, Any]:
         state = self.game_env.state

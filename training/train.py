@@ -209,6 +209,11 @@ def _make_logger(run_dir: Path) -> Logger:
 
 
 # ---------------------------------------------------------------- envs
+def _league_dir(run_dir: Path) -> Path:
+    """Where a run keeps the learner's frozen snapshots (the self-play part of the league)."""
+    return run_dir / "checkpoints" / "league"
+
+
 def _league_settings(cfg: TrainConfig, league_dir: Path) -> LeagueSettings:
     sp = cfg.self_play
     return LeagueSettings(
@@ -232,8 +237,8 @@ class _EnvFactory:
     def __call__(self) -> SingleSeatEnv:
         if self.worker:
             torch.set_num_threads(1)  # one core per worker; snapshots play small nets
-        return SingleSeatEnv(self.game, self.num_players, self.rules, opponents=self.league, reward=self.reward,
-                             privileged=self.privileged, skip_forced=self.skip_forced)
+        return SingleSeatEnv(self.game, self.num_players, self.rules, opponents=self.league,
+                             reward=self.reward, privileged=self.privileged, skip_forced=self.skip_forced)
 
 
 def make_vec_env(cfg: TrainConfig, league_dir: Path) -> VecEnv:
@@ -298,7 +303,7 @@ def _prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]
     cfg = _resumed_config(cfg, run_dir)
     last = checkpoints[-1]
     steps = _checkpoint_steps(last)
-    for meta in list_snapshots(run_dir / "checkpoints" / "league"):
+    for meta in list_snapshots(_league_dir(run_dir)):
         if snapshot_steps(meta) > steps:
             meta.unlink()
             meta.with_suffix(".safetensors").unlink(missing_ok=True)
@@ -361,18 +366,21 @@ def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, league_dir: Path,
     model.policy.set_training_mode(False)
 
 
-def _demonstrations(env: VecEnv, cfg: TrainConfig, league_dir: Path, progress: bool) -> dict[str, torch.Tensor]:
+def _demonstrations(env: VecEnv, cfg: TrainConfig, league_dir: Path,
+                    progress: bool) -> dict[str, torch.Tensor]:
     """The teacher's demonstrations, collected in worker processes even when training runs in one."""
     im = cfg.imitation
     if progress:
-        print(f"imitation: collecting {im.hands} hands of {im.teacher} play in {cfg.num_envs} env(s)", flush=True)
+        print(f"imitation: collecting {im.hands} hands of {im.teacher} play in {cfg.num_envs} env(s)",
+              flush=True)
     workers = env
     if cfg.vec_env == "dummy" and cfg.num_envs > 1:
         workers = make_vec_env(dataclasses.replace(cfg, vec_env="subproc"), league_dir)
     try:
         workers.seed(cfg.seed + IMITATION_SEED_OFFSET)
         workers.reset()
-        parts = workers.env_method("demonstrate", im.teacher, math.ceil(im.hands / cfg.num_envs), cfg.ppo.gamma)
+        per_env = math.ceil(im.hands / cfg.num_envs)
+        parts = workers.env_method("demonstrate", im.teacher, per_env, cfg.ppo.gamma)
     finally:
         if workers is not env:
             workers.close()
@@ -410,7 +418,7 @@ class _RunCallback(BaseCallback):
         self.run_dir = run_dir
         self.progress = progress
         self.history = EvalHistory(run_dir / "eval.csv")
-        self.league_dir = run_dir / "checkpoints" / "league"
+        self.league_dir = _league_dir(run_dir)
         self.bar: tqdm | None = None
         self.hands: list[tuple[bool, bool, int]] = []  # (won, truncated, hand points) since the last dump
 
@@ -499,7 +507,7 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
     else:
         run_dir, checkpoint = _new_run_dir(Path(runs_dir), cfg), None
         save_config(cfg, run_dir / "config.yaml")
-    env = make_vec_env(cfg, run_dir / "checkpoints" / "league")
+    env = make_vec_env(cfg, _league_dir(run_dir))
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.torch_threads)
     try:
@@ -507,7 +515,7 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
             model = _new_model(cfg, env)
             model.set_logger(_make_logger(run_dir))
             if cfg.imitation.enabled:
-                imitate(model, env, cfg, run_dir / "checkpoints" / "league", progress)
+                imitate(model, env, cfg, _league_dir(run_dir), progress)
         else:
             model = MaskablePPO.load(checkpoint, env=env, device=cfg.device)
             model.set_random_seed(cfg.seed + model.num_timesteps)
