@@ -1,14 +1,15 @@
 """The one agent interface, and agent spec strings.
 
-An agent is made for one game and one set of rules (it sees the env, so it can
-decode observations through `env.layout` and name actions through the action
-table). Each turn it gets the observation dict of the seat to move, with its
-`action_mask`, and returns a legal action id. It owns a seeded
+An agent is made for one `Game` (a game with its rule options, from
+`cardlab.envs.make_game`), never from a live env: it decodes observations
+through `game.layout` and names actions through `game.action_to_str`, and each
+turn it gets only the observation dict of its seat (with the `action_mask`).
+So it can see what a player sees and nothing more. It owns a seeded
 `np.random.Generator` and never touches the global RNG.
 
-Spec strings name agents everywhere (configs, CLI): ``random``, ``greedy``,
-``expert`` and ``bot:PATH`` (a trained bot file). `make_agent(spec, env, seed)`
-builds one.
+Spec strings name agents everywhere (configs, CLI): ``random``, the game's
+heuristics (``greedy``, ``expert``: `GameSpec.heuristics`) and ``bot:PATH``
+(a trained bot file). `make_agent(spec, game, seed)` builds one.
 """
 
 from __future__ import annotations
@@ -19,9 +20,24 @@ from typing import Any
 
 import numpy as np
 
-# name -> factory(env, seed) -> Agent; heuristics register themselves on import.
-_REGISTRY: dict[str, Callable[[Any, int | None], "Agent"]] = {}
-SPEC_HELP = "'random', 'greedy', 'expert' or 'bot:PATH'"
+from cardlab.envs.spec import Game
+
+AgentFactory = Callable[[Game, "int | None"], "Agent"]
+# Agents for every game, beyond each game's own heuristics: name -> factory(game, seed).
+_REGISTRY: dict[str, AgentFactory] = {}
+
+
+def as_game(game: Any) -> Game:
+    """The `Game` of a Game or of an env (its game and rules only: the agent keeps no env)."""
+    if isinstance(game, Game):
+        return game
+    found = getattr(getattr(game, "unwrapped", game), "game", None)
+    if isinstance(found, Game):
+        return found
+    raise ValueError(
+        f"agents are built from a Game (cardlab.envs.make_game(id, **rules), or env.unwrapped.game), "
+        f"got {type(game).__name__}"
+    )
 
 
 class Agent(ABC):
@@ -29,15 +45,15 @@ class Agent(ABC):
 
     name: str = "agent"
 
-    def __init__(self, env: Any, seed: int | None = None) -> None:
-        self.env = env.unwrapped if hasattr(env, "unwrapped") else env
+    def __init__(self, game: Game, seed: int | None = None) -> None:
+        self.game = as_game(game)
         self.rng = np.random.default_rng(seed)
 
     @abstractmethod
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """A legal action id for the seat whose observation this is."""
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - a hook: stateless agents have nothing to reset
         """Called at the start of every hand; stateless agents ignore it."""
 
     def seed(self, seed: int | None) -> None:
@@ -56,28 +72,36 @@ class RandomAgent(Agent):
         return int(legal[self.rng.integers(legal.size)])
 
 
-def register(name: str, factory: Callable[[Any, int | None], Agent]) -> None:
+def register(name: str, factory: AgentFactory) -> None:
+    """Add an agent spec for every game (a game's own heuristics are in its `GameSpec`)."""
+    if not isinstance(name, str) or not name or name.startswith("bot:") or ":" in name:
+        raise ValueError(f"agent spec names are plain words (no ':'), got {name!r}")
     _REGISTRY[name] = factory
 
 
 register("random", RandomAgent)
 
 
-def make_agent(spec: str, env: Any, seed: int | None = None) -> Agent:
-    """Build the agent a spec string names, for `env` (its game and rules)."""
+def spec_names(game: Game) -> list[str]:
+    """The agent specs accepted for `game`, as help text lists them."""
+    return [*_REGISTRY, *game.spec.heuristics, "bot:PATH"]
+
+
+def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
+    """Build the agent a spec string names, for `game` (a `Game`; an env gives its `Game`)."""
+    game = as_game(game)
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"agent spec must be a non-empty string: {SPEC_HELP}")
+        raise ValueError(f"agent spec must be a non-empty string: use {', '.join(spec_names(game))}")
     spec = spec.strip()
     if spec.startswith("bot:"):
         from cardlab.agents.bot import load_bot  # torch only when a bot is asked for
 
-        return load_bot(spec[4:], env=env, seed=seed)
-    _load_builtin()
-    if spec not in _REGISTRY:
-        raise ValueError(f"unknown agent spec {spec!r}: use {SPEC_HELP}")
-    return _REGISTRY[spec](env, seed)
-
-
-def _load_builtin() -> None:
-    """Import the heuristic modules, which register their agents."""
-    import cardlab.agents.heuristics  # noqa: F401
+        path = spec[4:].strip()
+        if not path:
+            raise ValueError("agent spec 'bot:' is missing the path of the bot file, e.g. bot:runs/RUN/bot.json")
+        return load_bot(path, game, seed=seed)
+    if spec in game.spec.heuristics:
+        return game.spec.heuristic(spec)(game, seed)  # type: ignore[no-any-return]
+    if spec in _REGISTRY:
+        return _REGISTRY[spec](game, seed)
+    raise ValueError(f"unknown agent spec {spec!r} for {game.id}: use {', '.join(spec_names(game))}")

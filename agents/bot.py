@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import pathlib
-import sys
 from typing import Any
 
 import numpy as np
@@ -36,8 +35,8 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from cardlab.agents.base import Agent
-from cardlab.envs import env_class
+from cardlab.agents.base import Agent, as_game
+from cardlab.envs.spec import Game, get_spec, make_game
 
 FORMAT = "cardlab-bot"
 FORMAT_VERSION = 1
@@ -50,11 +49,6 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
     "silu": nn.SiLU,
     "sigmoid": nn.Sigmoid,
 }
-
-
-def observation_version(env_cls: type) -> int:
-    """`OBSERVATION_VERSION` of the observer module an env class uses."""
-    return int(sys.modules[env_cls.Observer.__module__].OBSERVATION_VERSION)
 
 
 def bot_paths(path: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
@@ -97,32 +91,35 @@ def export_bot(
     policy: Any,
     path: str | pathlib.Path,
     *,
-    game: str,
-    rules: dict[str, Any],
-    num_players: int,
+    game: str | Game,
+    rules: dict[str, Any] | None = None,
+    num_players: int | None = None,
     summary: dict[str, Any],
 ) -> pathlib.Path:
     """Write the bot files of a MaskablePPO policy; returns the metadata (.json) path.
 
-    `rules` may hold only the options that differ from the defaults: the file
-    stores them all, so that loading compares complete rule sets.
+    `game` is a `Game`, or a game id with `rules` (only the options that
+    differ from the defaults are needed: the file stores them all, so that
+    loading compares complete rule sets) and `num_players`.
     """
-    cls = env_class(game)
-    rules = dict(rules)
-    if rules.get("num_players", num_players) != num_players:
-        raise ValueError(f"rules say num_players={rules['num_players']} but num_players={num_players} was given")
-    rules["num_players"] = num_players
-    rule_set = cls.Rules.from_options(rules)
-    obs_size = cls.Observer(rule_set).layout.size
+    rules = dict(rules or {})
+    if num_players is not None:
+        if rules.get("num_players", num_players) != num_players:
+            raise ValueError(f"rules say num_players={rules['num_players']} but num_players={num_players} was given")
+        rules["num_players"] = num_players
+    table = make_game(game, rules)
+    spec, rule_set = table.spec, table.rules
+    num_players = table.num_players
+    obs_size = table.layout.size
     hidden, activation, action = _actor_layers(policy)
     sizes = [layer.in_features for layer in hidden] + [action.in_features]
     if sizes[0] != obs_size:
         raise ValueError(
-            f"the policy reads {sizes[0]} observation numbers but {game} with these rules has {obs_size}: "
+            f"the policy reads {sizes[0]} observation numbers but {spec.id} with these rules has {obs_size}: "
             "export with the rules the policy was trained with"
         )
-    if action.out_features != cls.NUM_ACTIONS:
-        raise ValueError(f"the policy has {action.out_features} actions but {game} has {cls.NUM_ACTIONS}")
+    if action.out_features != spec.num_actions:
+        raise ValueError(f"the policy has {action.out_features} actions but {spec.id} has {spec.num_actions}")
     tensors: dict[str, torch.Tensor] = {}
     for i, layer in enumerate(hidden):
         tensors[f"hidden.{i}.weight"] = layer.weight
@@ -135,13 +132,13 @@ def export_bot(
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "game": game,
+        "game": spec.id,
         "rules": rule_set.to_dict(),
         "num_players": num_players,
-        "observation": {"version": observation_version(cls), "size": obs_size},
-        "num_actions": cls.NUM_ACTIONS,
+        "observation": {"version": spec.observation_version, "size": obs_size},
+        "num_actions": spec.num_actions,
         "network": {
-            "layer_sizes": sizes + [cls.NUM_ACTIONS],
+            "layer_sizes": [*sizes, spec.num_actions],
             "activation": activation,
             "tensors": {k: list(v.shape) for k, v in tensors.items()},
         },
@@ -159,9 +156,10 @@ class BotAgent(Agent):
     name = "bot"
 
     def __init__(
-        self, env: Any, network: nn.Module, metadata: dict[str, Any], seed: int | None = None, sample: bool = False
+        self, game: Game, network: nn.Module, metadata: dict[str, Any], seed: int | None = None,
+        sample: bool = False,
     ) -> None:
-        super().__init__(env, seed)
+        super().__init__(game, seed)
         self.network = network.eval()
         self.metadata = metadata
         self.sample = sample
@@ -221,35 +219,35 @@ def _read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     return meta
 
 
-def _check_env(meta_path: pathlib.Path, meta: dict[str, Any], env: Any) -> None:
-    """Refuse an env whose game, rules or layouts differ from the bot's."""
-    raw = env.unwrapped if hasattr(env, "unwrapped") else env
-    if meta["game"] != raw.GAME:
-        raise _refuse(meta_path, f"it plays {meta['game']}, not {raw.GAME}")
-    if meta["num_players"] != raw.rules.num_players:
+def _check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> None:
+    """Refuse a game whose id, rules or layouts differ from the bot's."""
+    spec = game.spec
+    if meta["game"] != spec.id:
+        raise _refuse(meta_path, f"it plays {meta['game']}, not {spec.id}")
+    if meta["num_players"] != game.num_players:
         raise _refuse(
-            meta_path, f"it was trained for {meta['num_players']} players, the env has {raw.rules.num_players}"
+            meta_path, f"it was trained for {meta['num_players']} players, the game has {game.num_players}"
         )
-    env_rules = raw.rules.to_dict()
+    game_rules = game.rules.to_dict()
     diffs = [
-        f"{k}={meta['rules'].get(k, '(missing)')!r} (env: {env_rules.get(k, '(missing)')!r})"
-        for k in sorted(set(env_rules) | set(meta["rules"]))
-        if meta["rules"].get(k, "(missing)") != env_rules.get(k, "(missing)")
+        f"{k}={meta['rules'].get(k, '(missing)')!r} (game: {game_rules.get(k, '(missing)')!r})"
+        for k in sorted(set(game_rules) | set(meta["rules"]))
+        if meta["rules"].get(k, "(missing)") != game_rules.get(k, "(missing)")
     ]
     if diffs:
         raise _refuse(meta_path, f"it was trained with other rule options: {', '.join(diffs)}")
-    version = observation_version(type(raw))
-    if meta["observation"]["version"] != version:
+    if meta["observation"]["version"] != spec.observation_version:
         raise _refuse(
             meta_path,
-            f"its observation layout is version {meta['observation']['version']}, the env's is {version}",
+            f"its observation layout is version {meta['observation']['version']}, "
+            f"the game's is {spec.observation_version}",
         )
-    if meta["observation"]["size"] != raw.layout.size:
+    if meta["observation"]["size"] != game.layout.size:
         raise _refuse(
-            meta_path, f"it reads {meta['observation']['size']} observation numbers, the env gives {raw.layout.size}"
+            meta_path, f"it reads {meta['observation']['size']} observation numbers, the game gives {game.layout.size}"
         )
-    if meta["num_actions"] != raw.NUM_ACTIONS:
-        raise _refuse(meta_path, f"it has {meta['num_actions']} actions, the env has {raw.NUM_ACTIONS}")
+    if meta["num_actions"] != spec.num_actions:
+        raise _refuse(meta_path, f"it has {meta['num_actions']} actions, the game has {spec.num_actions}")
 
 
 def _build_network(meta_path: pathlib.Path, meta: dict[str, Any], weights_path: pathlib.Path) -> nn.Module:
@@ -289,15 +287,23 @@ def _build_network(meta_path: pathlib.Path, meta: dict[str, Any], weights_path: 
     return nn.Sequential(*layers)
 
 
-def load_bot(path: str | pathlib.Path, env: Any = None, seed: int | None = None, *, sample: bool = False) -> BotAgent:
-    """Load a bot file; with `env`, refuse it unless game, rules and layouts match.
+def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None, *,
+             sample: bool = False) -> BotAgent:
+    """Load a bot file for `game` (a `Game`, or an env); refuse it unless game, rules and layouts match.
 
+    Without `game`, the bot's own game and rules (from its metadata) are used.
     `sample=True` samples from the masked softmax (with the agent's seeded
     generator) instead of taking the masked argmax.
     """
     meta_path, weights_path = bot_paths(path)
     meta = _read_metadata(meta_path)
-    if env is not None:
-        _check_env(meta_path, meta, env)
+    if game is None:
+        try:
+            table = get_spec(meta["game"]).make(meta["rules"])
+        except ValueError as err:
+            raise _refuse(meta_path, f"its game or rules are not known here: {err}") from None
+    else:
+        table = as_game(game)
+    _check_game(meta_path, meta, table)
     network = _build_network(meta_path, meta, weights_path)
-    return BotAgent(env, network, meta, seed=seed, sample=sample)
+    return BotAgent(table, network, meta, seed=seed, sample=sample)

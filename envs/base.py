@@ -1,13 +1,17 @@
-"""The PettingZoo AEC machinery both games share.
+"""The PettingZoo AEC machinery every game shares.
 
-A game module (`switch_v0`, `huit_v0`) subclasses `CardGameEnv` with its rules,
-state, observer and action table; everything else lives here once: agent order,
-rewards, infos, rendering, stacked deals and saved states, and the policy for
-illegal actions.
+An env class is `CardGameEnv` with a `GameSpec` (`SPEC`): `env_class(game)`
+makes one for any registered game, and the doc-page modules `switch_v0` and
+`huit_v0` name theirs `raw_env`. Everything else lives here once: agent
+order, rewards, infos, rendering, stacked deals and saved states, PettingZoo's
+`state()`, and the policy for illegal actions.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -20,6 +24,7 @@ from pettingzoo.utils import wrappers
 from cardlab.envs import cards as C
 from cardlab.envs.common import win_rewards
 from cardlab.envs.layout import Layout
+from cardlab.envs.spec import Game, GameSpec, action_id, get_spec
 
 EPISODES = ("hand", "match")
 REWARDS = ("win", "points")
@@ -35,16 +40,24 @@ def _choice(name: str, value: Any, accepted: tuple[Any, ...]) -> Any:
 
 
 class CardGameEnv(AECEnv):
-    """A shedding card game as a PettingZoo AEC environment (see the game module's doc)."""
+    """A shedding card game as a PettingZoo AEC environment (see the game module's doc).
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "card_game", "is_parallelizable": False}
+    `game_state` is the engine state of the hand being played (the attribute
+    is not called `state`: that name is PettingZoo's `state()` method).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "name": "card_game",
+                                          "is_parallelizable": False}
+    SPEC: ClassVar[GameSpec]
     GAME: ClassVar[str]
     NUM_ACTIONS: ClassVar[int]
-    Rules: ClassVar[type]
-    State: ClassVar[type]
-    Observer: ClassVar[type]
-    _action_to_str: ClassVar[Callable[[int], str]]
-    _str_to_action: ClassVar[Callable[[str], int]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("SPEC")
+        if spec is not None:
+            cls.GAME, cls.NUM_ACTIONS = spec.id, spec.num_actions
+            cls.metadata = {**CardGameEnv.metadata, "name": spec.env_name}
 
     def __init__(
         self,
@@ -60,13 +73,14 @@ class CardGameEnv(AECEnv):
         self.reward_mode = _choice("reward", reward, REWARDS)
         self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL)
         try:
-            self.rules = self.Rules.from_options(rule_options)
+            self.game: Game = self.SPEC.make(rule_options)
         except (TypeError, ValueError) as err:
             env_opts = "render_mode, episode, reward, illegal_action"
             raise ValueError(f"{err} (env options: {env_opts})") from None
-        self.observer = self.Observer(self.rules)
-        self.layout: Layout = self.observer.layout
-        n = self.rules.num_players
+        self.rules = self.game.rules
+        self.observer = self.game.observer
+        self.layout: Layout = self.game.layout
+        n = self.game.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_seat = {a: i for i, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict({
@@ -75,9 +89,13 @@ class CardGameEnv(AECEnv):
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(self.NUM_ACTIONS) for a in self.possible_agents}
+        state_layout = self.game.state_layout
+        self.state_space = spaces.Box(state_layout.low, state_layout.high, dtype=np.float32)
         self._rng: np.random.Generator | None = None
-        self.state: Any = None
+        self.game_state: Any = None
+        self._last_hand = None
         self._legal: list[int] = []
+        self._legal_set: frozenset[int] = frozenset()
 
     # ------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -88,11 +106,11 @@ class CardGameEnv(AECEnv):
 
     # ------------------------------------------------------------ actions as text
     def action_to_str(self, action: int) -> str:
-        """``play 9S``, ``draw``, ... (see the module doc for the grammar)."""
-        return type(self)._action_to_str(int(action))
+        """``play 9S``, ``draw``, ... (see the module doc for the grammar); ids follow `spec.action_id`."""
+        return self.game.action_to_str(action)
 
     def str_to_action(self, text: str) -> int:
-        return type(self)._str_to_action(text)
+        return self.game.str_to_action(text)
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to move."""
@@ -109,21 +127,28 @@ class CardGameEnv(AECEnv):
         if "deal" in options and "state" in options:
             raise ValueError("reset takes either options['deal'] (a stacked deal) or options['state'] "
                              "(a dict from state_dict()), not both")
-        if seed is not None or self._rng is None:
-            self._rng = np.random.default_rng(seed)
+        # Build the new state aside: a refused deal or saved state leaves the env as it was.
         if "state" in options:
-            self.state = self.State.from_state_dict(options["state"], self.rules)
-            self._rng = self.state.rng
+            state = self.game.restore(options["state"])
+            rng = state.rng
         else:
-            self.state = self.State(self.rules, self._rng)
+            rng = np.random.default_rng(seed) if seed is not None or self._rng is None else self._rng
+            state = self.game.new_state(rng)
             if "deal" in options:
-                self.state.deal_stacked(options["deal"])
+                state.deal_stacked(options["deal"])
+        self._rng, self.game_state = rng, state
+        self._last_hand: dict[str, Any] | None = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: self._hand_info() for a in self.agents}
+        if state.hand_over:
+            # A saved state of a finished hand (or match) restores finished: nobody can move.
+            done = self.truncations if state.truncated else self.terminations
+            for a in self.agents:
+                done[a] = True
         self._after_change()
 
     # ------------------------------------------------------------ step
@@ -138,8 +163,8 @@ class CardGameEnv(AECEnv):
             return
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
-        state = self.state
-        state.apply(int(action))  # type: ignore[arg-type]
+        state = self.game_state
+        state.apply(action_id(action, self.NUM_ACTIONS))
         if state.hand_over:
             self._end_of_hand(seat)
         self._after_change()
@@ -148,17 +173,17 @@ class CardGameEnv(AECEnv):
             self.render()
 
     def _is_legal(self, action: Any) -> bool:
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        try:
+            return action_id(action, self.NUM_ACTIONS) in self._legal_set
+        except ValueError:
             return False
-        return int(action) in self._legal_set
 
     def _illegal(self, agent: str, seat: int, action: Any) -> None:
         legal = ", ".join(f"{a} ({self.action_to_str(a)})" for a in self._legal)
-        if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) and (
-            0 <= int(action) < self.NUM_ACTIONS
-        ):
-            what = f"{int(action)} ({self.action_to_str(int(action))})"
-        else:
+        try:
+            number = action_id(action, self.NUM_ACTIONS)
+            what = f"{number} ({self.action_to_str(number)})"
+        except ValueError:
             what = f"{action!r} (not an action id 0..{self.NUM_ACTIONS - 1})"
         message = f"illegal action {what} for {agent}; legal actions: {legal}"
         if self.illegal_action == "raise":
@@ -174,7 +199,7 @@ class CardGameEnv(AECEnv):
         self._accumulate_rewards()
 
     def _end_of_hand(self, seat: int) -> None:
-        state = self.state
+        state = self.game_state
         info = self._hand_info()
         for a in self.agents:
             self.infos[a] = dict(info)
@@ -193,29 +218,44 @@ class CardGameEnv(AECEnv):
             for a in self.agents:
                 self.terminations[a] = True
             return
+        self._last_hand = {"hand_number": info["hand_number"], **self._hand_result()}
         state.next_hand()
+        info = self._hand_info()
+        for a in self.agents:
+            self.infos[a] = dict(info)
 
     def _hand_info(self) -> dict[str, Any]:
-        state = self.state
+        """Infos: the hand number and totals; at the end of a hand its result.
+
+        During a hand of a match, the result of the hand before is kept under
+        ``last_hand`` (never as this hand's ``winner``).
+        """
+        state = self.game_state
         info: dict[str, Any] = {
             "hand_number": state.match.hands_played + (0 if state.hand_over else 1),
             "scores": list(state.match.scores),
         }
         if state.hand_over:
-            info.update(
-                winner=state.winner,
-                truncated=state.truncated,
-                hand_points=list(state.hand_points),
-                score_changes=list(state.score_changes),
-                match_over=state.match_over,
-            )
+            info.update(self._hand_result())
             if state.match_over:
                 info["match_winners"] = state.match.winners()
+        elif self._last_hand is not None:
+            info["last_hand"] = self._last_hand
         return info
+
+    def _hand_result(self) -> dict[str, Any]:
+        state = self.game_state
+        return {
+            "winner": state.winner,
+            "truncated": state.truncated,
+            "hand_points": list(state.hand_points),
+            "score_changes": list(state.score_changes),
+            "match_over": state.match_over,
+        }
 
     def _after_change(self) -> None:
         """Refresh the legal set and the agent to move."""
-        state = self.state
+        state = self.game_state
         self._legal = state.legal_actions()
         self._legal_set = frozenset(self._legal)
         if state.hand_over:
@@ -228,12 +268,21 @@ class CardGameEnv(AECEnv):
         mask = np.zeros(self.NUM_ACTIONS, dtype=np.int8)
         if agent == self.agent_selection and self._legal:
             mask[self._legal] = 1
-        return {"observation": self.observer.observe(self.state, seat), "action_mask": mask}
+        return {"observation": self.observer.observe(self.game_state, seat), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """PettingZoo's global state: the whole table from seat 0, every hand and the pile (`state_space`).
+
+        For centralised critics and analysis; an agent's policy must not read it.
+        """
+        if self.game_state is None:
+            raise RuntimeError("state() before reset(): call reset() first")
+        return self.observer.observe_state(self.game_state)
 
     # ------------------------------------------------------------ saved states
     def state_dict(self) -> dict[str, Any]:
         """The full engine state as JSON-serialisable data; `reset(options={"state": d})` restores it."""
-        return self.state.state_dict()
+        return self.game_state.state_dict()  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------ render
     def render(self) -> str | None:
@@ -250,10 +299,10 @@ class CardGameEnv(AECEnv):
 
     def table_text(self, seat: int | None = None) -> str:
         """The table as text; shows the hand of `seat` (default: the player to move)."""
-        state = self.state
+        state = self.game_state
         seat = state.current if seat is None else seat
         lines = [f"{self.metadata['name']}  hand {self._hand_info()['hand_number']}  turn {state.turn}"]
-        lines += [f"  {k:<13}{v}" for k, v in self._status().items()]
+        lines += [f"  {k:<13}{v}" for k, v in self.SPEC.status(state).items()]
         lines.append("  seat       cards  score")
         for s in range(state.n):
             marks = " <- to move" if s == state.current and not state.hand_over else ""
@@ -268,12 +317,29 @@ class CardGameEnv(AECEnv):
             lines.append(f"  player_{seat} holds: {C.format_cards(hand)}")
         return "\n".join(lines)
 
-    def _status(self) -> dict[str, str]:
-        """Game-specific lines of the table: top card, suit, pending draw, ..."""
-        raise NotImplementedError
-
     def close(self) -> None:
         pass
+
+
+@functools.cache
+def _generic_env_class(spec: GameSpec) -> type[CardGameEnv]:
+    return type(f"{spec.id}_raw_env", (CardGameEnv,), {"SPEC": spec, "__doc__": f"{spec.title} without wrappers."})
+
+
+def env_class(game: str | GameSpec) -> type[CardGameEnv]:
+    """The raw AEC env class of a registered game (the doc-page module's `raw_env` for built-in games)."""
+    spec = get_spec(game)
+    module = f"cardlab.envs.{spec.env_name}"  # PettingZoo's naming: a doc-page module per env version
+    if importlib.util.find_spec(module) is not None:
+        cls = importlib.import_module(module).raw_env
+        if cls.SPEC is spec:
+            return cls  # type: ignore[no-any-return]
+    return _generic_env_class(spec)
+
+
+def make_env(game: str | GameSpec, **options: Any) -> AECEnv:
+    """`env(**options)` of any registered game: the raw env in PettingZoo's checking wrappers."""
+    return make_env_factory(env_class(game))(**options)
 
 
 def make_env_factory(raw_cls: type[CardGameEnv]) -> Callable[..., AECEnv]:
@@ -288,5 +354,5 @@ def make_env_factory(raw_cls: type[CardGameEnv]) -> Callable[..., AECEnv]:
     def env(**options: Any) -> AECEnv:
         return wrappers.OrderEnforcingWrapper(raw_cls(**options))
 
-    env.__doc__ = f"The {raw_cls.GAME} environment with PettingZoo's checking wrappers (see the module doc)."
+    env.__doc__ = f"The {raw_cls.SPEC.title} environment with PettingZoo's checking wrappers (see the module doc)."
     return env

@@ -15,30 +15,20 @@ rules, by id (B1..B13, C1, C2), are in `docs/RULES.md` and in
 | | |
 |---|---|
 | agents | `player_0` ... `player_{n-1}` in seat (play) order, n = `num_players` (2..6, default 4) |
-| action space | `Discrete(354)` |
-| observation space | `Dict(observation=Box(float32, 103 + 3n), action_mask=Box(int8, 354))` |
+| spaces | see the generated tables below |
 
-## Actions
-
-A *group* is a set of cards of one rank (a 4-bit suit mask, S H D C) and the
-suit of the card laid last, which becomes the top; each rank has 32 groups,
-numbered in the order of `rules.GROUPS` (mask 1..15, then top suit).
-
-| ids | action | text |
-|---|---|---|
-| 0..223 | lay group g of rank r (7 9 10 J Q K A): 32r + g | `play 9S 9H` (9H on top) |
-| 224..351 | lay group g of 8s and announce suit s: 224 + 4g + s | `play 8C 8D declare S` |
-| 352 | draw one card (two when facing a fresh Ace, B7) | `draw` |
-| 353 | end the turn after drawing (B9) | `pass` |
-
-The order of the cards below the top does not matter to `str_to_action`; bad
-text raises a `ValueError` that says why.
-
-## Observation
+Actions, observation layout and rule options: the generated tables at the
+end of this page (`cardlab rules GAME --markdown` prints the same).
+`env.unwrapped.action_to_str(a)` and `env.unwrapped.str_to_action(s)` convert
+between ids and text; bad text raises a `ValueError` that says why. Action ids
+are ints, numpy integers or 0-d integer arrays; anything else is refused.
 
 `observation` is a float32 vector from the point of view of the observing
 agent; `action_mask` is int8, 1 exactly for the legal actions of the agent to
-move. Layout: see `cardlab.envs.huit.observer` (`env.unwrapped.layout.table()`).
+move (all zero for the others); `env.unwrapped.layout.split(obs)` names the
+parts. `env.state()` is PettingZoo's global state (`env.state_space`): the
+whole table from seat 0, every hand and the pile, for centralised critics and
+analysis only.
 
 ## Rewards
 
@@ -50,15 +40,20 @@ move. Layout: see `cardlab.envs.huit.observer` (`env.unwrapped.layout.table()`).
 
 ## Options
 
-Rule options (B1..B13): `num_players=4`, `hand_size=5` (or "all"),
-`queen_skips_each=True`, `shuffle_on_refill=False`, `target_score=151`,
-`streak_length=3`, `streak_bonus=10`, `max_turns=1000` (C1).
-Env options: `render_mode`, `episode`, `reward`, `illegal_action`, as in `switch_v0`.
+Rule options: see the table below. Env options: `render_mode` (None, "ansi",
+"human"), `episode` ("hand" or "match"), `reward` ("win" or "points"),
+`illegal_action` ("raise": a `ValueError` naming the action and the legal
+ones; "penalize": the offender gets -1 and the episode ends, PettingZoo's
+TerminateIllegalWrapper convention).
 
 ## Infos
 
-As in `switch_v0`: at the end of a hand, `winner`, `truncated`, `hand_points`,
-`score_changes`, `scores`, `match_over` (`match_winners`), `hand_number`.
+At the end of a hand every agent's info holds `winner` (seat, or None when
+truncated), `truncated`, `hand_points`, `score_changes`, `scores` (totals),
+`match_over` (and `match_winners` when it is), plus `hand_number`. During a
+hand, infos hold `hand_number` and `scores`, and in match mode, from the
+second hand on, `last_hand`: the result of the hand before (never shown as
+this hand's `winner`).
 
 ## Deals and saved states
 
@@ -73,44 +68,23 @@ card first). `env.unwrapped.state_dict()` keys: `game`, `rules`, `hands`,
 
 ## Version history
 
-- v0: first release.
+- v0 (cardlab 0.2): `state()` and `state_space`; finished saved states restore
+  finished; match infos keep the last hand's result under `last_hand`; the
+  rule decisions of RULES.md "Decisions added later" (see CHANGELOG.md).
+- v0 (cardlab 0.1): first release.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from cardlab.envs import cards as C
 from cardlab.envs.base import CardGameEnv, make_env_factory
-from cardlab.envs.huit import rules as R
-from cardlab.envs.huit.observer import HuitObserver
+from cardlab.envs.huit.spec import SPEC
 
 
 class raw_env(CardGameEnv):
     """Huit américain without wrappers; see the module doc."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "huit_v0", "is_parallelizable": False}
-    GAME = "huit"
-    NUM_ACTIONS = R.NUM_ACTIONS
-    Rules = R.HuitRules
-    State = R.HuitState
-    Observer = HuitObserver
-    _action_to_str = staticmethod(R.action_to_str)
-    _str_to_action = staticmethod(R.str_to_action)
-
-    def _status(self) -> dict[str, Any]:
-        s = self.state
-        if s.current_suit is None:
-            suit = "none yet (empty table: any single card, or 8s)"
-        else:
-            suit = C.SUIT_NAMES[s.current_suit] + (" (announced)" if s.announced else "")
-        return {
-            "top card": "(empty table)" if s.top is None else C.card_str(s.top),
-            "suit": suit,
-            "pending draw": "2 (fresh Ace)" if s.ace_penalty else 0,
-            "direction": "seat+1 (never changes)",
-            "bank": f"{len(s.bank)} cards",
-        }
+    SPEC = SPEC
 
 
 env = make_env_factory(raw_env)
+__doc__ = (__doc__ or "") + "\n## Generated tables (default rules)\n\n" + SPEC.make().markdown(level=3) + "\n"

@@ -93,3 +93,34 @@ def fill_hidden(layout: Layout, hands: list[np.ndarray], seat: int, pile: list[i
     for i, card in enumerate(reversed(pile[-PEEK:])):
         out[base + i * kinds + index[card]] = 1.0
     return out
+
+
+def state_layout(public: Layout, hidden: Layout, num_players: int, kinds: int) -> Layout:
+    """The whole table as one vector (PettingZoo's `state()`), seen from seat 0.
+
+    Seat 0's observation, then the hidden cards from seat 0 (so every hand),
+    then the whole face-down pile: for centralised critics and analysis, never
+    for an agent.
+    """
+    return Layout([
+        Field("to_move", num_players, 0, 1, "one-hot seat to move (all zero once the hand is over)"),
+        *public.fields,
+        *hidden.fields,
+        Field("pile", kinds, 0, 1, "the face-down pile: copies of each card, same scale as `hand`"),
+    ])
+
+
+def fill_state(layout: Layout, public: np.ndarray, hidden: np.ndarray, to_move: int | None, pile: list[int],
+               index: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The `state_layout` vector from seat 0's observation and hidden view, the mover and the pile."""
+    out = np.zeros(layout.size, dtype=np.float32)
+    if to_move is not None:
+        out[to_move] = 1.0
+    start = layout.slices["to_move"].stop
+    out[start:start + public.size] = public
+    out[start + public.size:start + public.size + hidden.size] = hidden
+    if pile:
+        cards = np.asarray(pile, dtype=np.int64)
+        kinds, copies = np.unique(cards, return_counts=True)
+        out[layout.slices["pile"].start + index[kinds]] = copies * scale[kinds]
+    return out

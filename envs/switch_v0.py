@@ -14,28 +14,20 @@ the lowest total wins. The rules, by id (A1..A12, C1, C2), are in
 | | |
 |---|---|
 | agents | `player_0` ... `player_{n-1}` in seat (play) order, n = `num_players` (2..10, default 4) |
-| action space | `Discrete(71)` |
-| observation space | `Dict(observation=Box(float32, 167 + 2n), action_mask=Box(int8, 71))` |
+| spaces | see the generated tables below |
 
-## Actions
-
-| ids | action | text |
-|---|---|---|
-| 0..48 | play one card that is not a Jack (48 suited cards, then the Joker at 48) | `play 9S`, `play JOKER` |
-| 49..64 | play the Jack of suit j (S H D C) and declare suit s: 49 + 4j + s | `play JS declare H` |
-| 65 | draw one card, or draw the whole pending run (A6) | `draw` |
-| 66 | end the turn after drawing a playable card (A8) | `pass` |
-| 67..70 | the first player's suit after a Jack starter (A4) | `declare H` |
-
+Actions, observation layout and rule options: the generated tables at the
+end of this page (`cardlab rules GAME --markdown` prints the same).
 `env.unwrapped.action_to_str(a)` and `env.unwrapped.str_to_action(s)` convert
-between ids and text; bad text raises a `ValueError` that says why.
-
-## Observation
+between ids and text; bad text raises a `ValueError` that says why. Action ids
+are ints, numpy integers or 0-d integer arrays; anything else is refused.
 
 `observation` is a float32 vector from the point of view of the observing
 agent; `action_mask` is int8, 1 exactly for the legal actions of the agent to
-move (all zero for the others). Layout: see `cardlab.envs.switch.observer`
-(`env.unwrapped.layout.table()` prints it; `layout.split(obs)` names the parts).
+move (all zero for the others); `env.unwrapped.layout.split(obs)` names the
+parts. `env.state()` is PettingZoo's global state (`env.state_space`): the
+whole table from seat 0, every hand and the pile, for centralised critics and
+analysis only.
 
 ## Rewards
 
@@ -47,19 +39,20 @@ move (all zero for the others). Layout: see `cardlab.envs.switch.observer`
 
 ## Options
 
-Rule options (A1..A12): `num_players=4`, `num_decks=4`, `extra_jokers=0`,
-`extra_twos=0`, `hand_size=7`, `match_rank=True`, `play_after_draw=True`,
-`voluntary_draw=False`, `target_score=500`, `max_turns=3000` (C1).
-Env options: `render_mode` (None, "ansi", "human"), `episode` ("hand" or
-"match"), `reward` ("win" or "points"), `illegal_action` ("raise": a
-`ValueError` naming the action and the legal ones; "penalize": the offender
-gets -1 and the episode ends, PettingZoo's TerminateIllegalWrapper convention).
+Rule options: see the table below. Env options: `render_mode` (None, "ansi",
+"human"), `episode` ("hand" or "match"), `reward` ("win" or "points"),
+`illegal_action` ("raise": a `ValueError` naming the action and the legal
+ones; "penalize": the offender gets -1 and the episode ends, PettingZoo's
+TerminateIllegalWrapper convention).
 
 ## Infos
 
 At the end of a hand every agent's info holds `winner` (seat, or None when
 truncated), `truncated`, `hand_points`, `score_changes`, `scores` (totals),
-`match_over` (and `match_winners` when it is), plus `hand_number`.
+`match_over` (and `match_winners` when it is), plus `hand_number`. During a
+hand, infos hold `hand_number` and `scores`, and in match mode, from the
+second hand on, `last_hand`: the result of the hand before (never shown as
+this hand's `winner`).
 
 ## Deals and saved states
 
@@ -77,41 +70,23 @@ first), `discard` (bottom first), `current_player`, `direction`,
 
 ## Version history
 
-- v0: first release.
+- v0 (cardlab 0.2): `state()` and `state_space`; finished saved states restore
+  finished; match infos keep the last hand's result under `last_hand`; the
+  rule decisions of RULES.md "Decisions added later" (see CHANGELOG.md).
+- v0 (cardlab 0.1): first release.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from cardlab.envs.base import CardGameEnv, make_env_factory
-from cardlab.envs import cards as C
-from cardlab.envs.switch import rules as R
-from cardlab.envs.switch.observer import SwitchObserver
+from cardlab.envs.switch.spec import SPEC
 
 
 class raw_env(CardGameEnv):
     """Switch without wrappers; see the module doc."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "switch_v0", "is_parallelizable": False}
-    GAME = "switch"
-    NUM_ACTIONS = R.NUM_ACTIONS
-    Rules = R.SwitchRules
-    State = R.SwitchState
-    Observer = SwitchObserver
-    _action_to_str = staticmethod(R.action_to_str)
-    _str_to_action = staticmethod(R.str_to_action)
-
-    def _status(self) -> dict[str, Any]:
-        s = self.state
-        suit = "free (any card)" if s.current_suit is None else C.SUIT_NAMES[s.current_suit]
-        return {
-            "top card": C.card_str(s.top),
-            "suit": suit,
-            "pending draw": s.pending,
-            "direction": "seat+1" if s.direction > 0 else "seat-1 (reversed)",
-            "stock": f"{len(s.stock)} cards",
-        }
+    SPEC = SPEC
 
 
 env = make_env_factory(raw_env)
+__doc__ = (__doc__ or "") + "\n## Generated tables (default rules)\n\n" + SPEC.make().markdown(level=3) + "\n"

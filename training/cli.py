@@ -7,7 +7,7 @@ cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S
 cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs as eval]
 cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH
 cardlab play GAME --opponents SPEC,SPEC,... [--hands N] [--seed S] [--seat K] [--rule k=v ...]
-cardlab rules GAME [--rule k=v ...]
+cardlab rules GAME [--rule k=v ...] [--markdown]
 ```
 
 Agent specs: ``random``, ``greedy``, ``expert``, ``bot:PATH``. ``--rule k=v``
@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from cardlab.envs import GAMES
+from cardlab.envs import games
 
 USAGE_ERROR = 2
 
@@ -59,6 +59,7 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    game_ids = games()
     parser = argparse.ArgumentParser(prog="cardlab", description="RL environments and agents for Switch and Huit "
                                      "américain.", epilog="agent specs: random, greedy, expert, bot:PATH")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-dir", type=pathlib.Path, default=pathlib.Path("runs"), metavar="DIR")
 
     p = sub.add_parser("eval", help="win rates of agents over seeded hands, seats rotated")
-    p.add_argument("--game", required=True, choices=GAMES)
+    p.add_argument("--game", required=True, choices=game_ids)
     p.add_argument("--agents", required=True, nargs="+", metavar="SPEC")
     p.add_argument("--hands", required=True, type=int, metavar="N")
     p.add_argument("--matches", type=int, default=0, metavar="N", help="also play N matches to the target score")
@@ -78,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_outputs(p)
 
     p = sub.add_parser("tournament", help="round robin: cross-table of win rates and TrueSkill ratings")
-    p.add_argument("--game", required=True, choices=GAMES)
+    p.add_argument("--game", required=True, choices=game_ids)
     p.add_argument("--agents", required=True, nargs="+", metavar="SPEC")
     p.add_argument("--hands", required=True, type=int, metavar="N", help="hands per pairing")
     p.add_argument("--seed", type=int, default=0)
@@ -90,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, type=pathlib.Path, metavar="PATH")
 
     p = sub.add_parser("play", help="play against agents in the terminal")
-    p.add_argument("game", choices=GAMES)
+    p.add_argument("game", choices=game_ids)
     p.add_argument("--opponents", required=True, metavar="SPEC,SPEC,...")
     p.add_argument("--hands", type=int, default=1, metavar="N")
     p.add_argument("--seed", type=int, default=0)
@@ -98,8 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule(p)
 
     p = sub.add_parser("rules", help="print the rule options, observation layout and action table of a game")
-    p.add_argument("game", choices=GAMES)
+    p.add_argument("game", choices=game_ids)
     _add_rule(p)
+    p.add_argument("--markdown", action="store_true",
+                   help="print only the generated Markdown tables (what the README and the env doc pages show)")
     return parser
 
 
@@ -198,25 +201,15 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from cardlab.training.evaluate import make_env
+    from cardlab.envs import make_game
 
-    env = make_env(args.game, rule_options(args.rule))
-    print(f"# {env.metadata['name']}\n\nrule options: "
-          + " ".join(f"{k}={v}" for k, v in env.rules.to_dict().items()))
-    print(f"\n## Observation ({env.layout.size} numbers)\n\n{env.layout.table()}")
-    print(f"\n## Actions ({env.NUM_ACTIONS} ids)\n\n{action_table(env)}")
+    game = make_game(args.game, rule_options(args.rule))
+    if args.markdown:
+        print(game.markdown(level=3))
+        return 0
+    print(f"# {game.spec.title} ({game.spec.env_name})\n\n{game.spec.summary}\n\nrule options: {game.describe()}\n")
+    print(game.markdown(level=2))
     return 0
-
-
-def action_table(env: Any) -> str:
-    """The "## Actions" section of the env module's doc page (the action table, written once there)."""
-    doc = sys.modules[type(env).__module__].__doc__ or ""
-    start = doc.find("## Actions")
-    if start < 0:
-        return f"ids 0..{env.NUM_ACTIONS - 1}; text of an id: env.unwrapped.action_to_str(id)"
-    body = doc[start + len("## Actions"):]
-    end = body.find("\n## ")
-    return (body if end < 0 else body[:end]).strip()
 
 
 COMMANDS = {"train": cmd_train, "eval": cmd_eval, "tournament": cmd_tournament, "export": cmd_export,

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cardlab.agents.base import make_agent
-from cardlab.envs import GAMES, env_class
+from cardlab.envs import games, rule_names
 from cardlab.training.single_seat import make_game_env
 
 REWARDS = ("win", "points")
@@ -316,7 +316,7 @@ def _validate(cfg: TrainConfig) -> None:
     _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name)), "name", cfg.name,
            "use letters, digits, '-', '_' and '.' (it names the run folder)")
     _at_least(cfg, "", 0, "seed")
-    _one_of(cfg.game, "game", tuple(GAMES))
+    _one_of(cfg.game, "game", games())
     _one_of(cfg.reward, "reward", REWARDS)
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
     _one_of(cfg.device, "device", DEVICES)
@@ -367,7 +367,7 @@ def _validate_game(cfg: TrainConfig) -> Any:
         raise ValueError(f"num_players: {err}") from None
     if "num_players" in cfg.rules:
         raise ValueError("rules.num_players is not accepted: set the top-level key num_players instead")
-    accepted = [n for n in env_class(cfg.game).Rules.names() if n != "num_players"]
+    accepted = [n for n in rule_names(cfg.game) if n != "num_players"]
     unknown = [k for k in cfg.rules if k not in accepted]
     if unknown:
         raise ValueError(f"unknown rule option(s) {', '.join('rules.' + k for k in unknown)} for {cfg.game}: "
@@ -380,6 +380,6 @@ def _validate_game(cfg: TrainConfig) -> Any:
 
 def _check_spec(spec: str, path: str, env: Any) -> None:
     try:
-        make_agent(spec, env, seed=0)
+        make_agent(spec, env.game, seed=0)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None

@@ -31,7 +31,7 @@ import numpy as np
 from tqdm import tqdm
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.envs import env_class
+from cardlab.envs import env_class, rule_names
 from cardlab.training.stats import wilson_interval
 
 ENV_OPTIONS = ("render_mode", "episode", "reward", "illegal_action")
@@ -44,7 +44,7 @@ def make_env(game: str, rule_options: dict[str, Any] | None = None, **env_option
     clash = sorted(set(rule_options) & set(ENV_OPTIONS))
     if clash:
         raise ValueError(f"{', '.join(clash)}: env option(s), not rule options; rule options are the game's "
-                         f"{', '.join(env_class(game).Rules.names())}")
+                         f"{', '.join(rule_names(game))}")
     return env_class(game)(**env_options, **rule_options)
 
 
@@ -275,7 +275,7 @@ def _play_rotations(
 ) -> list[EpisodeRecord]:
     """`count` episodes (rounded up to whole rotations) of one kind, hands or matches."""
     env = make_env(game, rules, episode="match" if kind == MATCH else "hand")
-    agents = [make_agent(spec, env, seed=derive_seed(seed, AGENT, slot)) for slot, spec in enumerate(slots)]
+    agents = [make_agent(spec, env.game, seed=derive_seed(seed, AGENT, slot)) for slot, spec in enumerate(slots)]
     n = len(agents)
     records = []
     for deal in range(math.ceil(count / n)):

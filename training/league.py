@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.base import Agent, as_game, make_agent
 from cardlab.agents.bot import bot_paths, export_bot, load_bot
 
 SNAPSHOT_PREFIX = "snapshot_"
@@ -90,8 +90,8 @@ class LeagueSettings:
 class League:
     """Builds (and caches) the opponent agents of each hand for one game env."""
 
-    def __init__(self, env: Any, settings: LeagueSettings, seed: int | None = None) -> None:
-        self.env = env
+    def __init__(self, game: Any, settings: LeagueSettings, seed: int | None = None) -> None:
+        self.game = as_game(game)
         self.settings = settings
         specs = [spec for spec, _ in settings.opponents]
         weights = np.array([w for _, w in settings.opponents], dtype=np.float64)
@@ -144,12 +144,12 @@ class League:
     def _agent(self, spec: str, slot: int) -> Agent:
         key = (spec, slot)
         if key not in self._agents:
-            self._agents[key] = make_agent(spec, self.env, seed=self._new_seed())
+            self._agents[key] = make_agent(spec, self.game, seed=self._new_seed())
         return self._agents[key]
 
     def _snapshot_agent(self, path: Path, slot: int) -> Agent:
         key = (path, slot)
         if key not in self._snapshot_agents:
-            self._snapshot_agents[key] = load_bot(path, self.env, seed=self._new_seed(),
+            self._snapshot_agents[key] = load_bot(path, self.game, seed=self._new_seed(),
                                                   sample=not self.settings.snapshot_deterministic)
         return self._snapshot_agents[key]

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import pathlib
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
+from cardlab.envs.spec import Game
 from cardlab.training.evaluate import AGENT, check_seed, derive_seed, make_env, run_episode, seat_slots
 
 
@@ -26,11 +28,13 @@ class EndOfInput(Exception):
     """The person's input ended (Ctrl-D, or the end of a piped file)."""
 
 
-def parse_move(text: str, legal: list[int], env: Any) -> int:
+def parse_move(text: str, legal: list[int], game: Game) -> int:
     """The action a person's line names: a 1-based number into `legal`, or an action's text."""
     text = text.strip()
     if not text:
-        raise ValueError(f"type a move number (1 to {len(legal)}) or a move's text, e.g. {env.action_to_str(legal[0])!r}")
+        raise ValueError(
+            f"type a move number (1 to {len(legal)}) or a move's text, e.g. {game.action_to_str(legal[0])!r}"
+        )
     try:
         number = int(text)
     except ValueError:
@@ -40,22 +44,26 @@ def parse_move(text: str, legal: list[int], env: Any) -> int:
             raise ValueError(f"{number} is not a move number: choose 1 to {len(legal)}")
         return legal[number - 1]
     try:
-        action = env.str_to_action(text)
+        action = game.str_to_action(text)
     except ValueError as err:
         raise ValueError(f"cannot read that move: {err}") from None
     if action not in legal:
-        raise ValueError(f"{env.action_to_str(action)!r} is not legal now: choose one of the moves listed above")
+        raise ValueError(f"{game.action_to_str(action)!r} is not legal now: choose one of the moves listed above")
     return action
 
 
 class HumanAgent(Agent):
-    """A person at the terminal: reads each move from `input`, shows the table on `output`."""
+    """A person at the terminal: reads each move from `input`, shows the table on `output`.
+
+    `view()` gives the text of the table as this seat may see it (its own
+    hand, the top card, hand sizes): all a person is shown.
+    """
 
     name = "human"
 
-    def __init__(self, env: Any, seat: int, input: TextIO, output: TextIO) -> None:
-        super().__init__(env)
-        self.seat, self.input, self.output = seat, input, output
+    def __init__(self, game: Game, seat: int, view: Callable[[], str], input: TextIO, output: TextIO) -> None:
+        super().__init__(game)
+        self.seat, self.view, self.input, self.output = seat, view, input, output
 
     def say(self, text: str = "") -> None:
         print(text, file=self.output)
@@ -63,10 +71,10 @@ class HumanAgent(Agent):
     def act(self, observation: dict[str, np.ndarray]) -> int:
         legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
         self.say(f"\n== your turn (player_{self.seat}) ==")
-        self.say(self.env.table_text(seat=self.seat))
+        self.say(self.view())
         self.say("legal moves:")
         for number, action in enumerate(legal, 1):
-            self.say(f"  {number:>3}  {self.env.action_to_str(action)}")
+            self.say(f"  {number:>3}  {self.game.action_to_str(action)}")
         while True:
             self.output.write("your move> ")
             self.output.flush()
@@ -74,7 +82,7 @@ class HumanAgent(Agent):
             if not line:
                 raise EndOfInput
             try:
-                return parse_move(line, legal, self.env)
+                return parse_move(line, legal, self.game)
             except ValueError as err:
                 self.say(f"  ! {err}")
 
@@ -105,8 +113,9 @@ def play(
     if not 0 <= seat < n:
         raise ValueError(f"seat {seat} is not at a {n}-player table: choose 0 to {n - 1}")
     specs = dict(zip([s for s in range(n) if s != seat], seat_slots(opponents, n - 1)))
-    human = HumanAgent(env, seat, input or sys.stdin, output or sys.stdout)
-    seat_agents = [human if s == seat else make_agent(specs[s], env, seed=derive_seed(seed, AGENT, s)) for s in range(n)]
+    human = HumanAgent(env.game, seat, lambda: env.table_text(seat=seat), input or sys.stdin, output or sys.stdout)
+    seat_agents = [human if s == seat else make_agent(specs[s], env.game, seed=derive_seed(seed, AGENT, s))
+                   for s in range(n)]
     labels = {s: _label(spec) for s, spec in specs.items()}
     names = ", ".join(f"player_{s} = {label}" for s, label in labels.items())
     human.say(f"{env.metadata['name']}: you are player_{seat}; opponents: {names}")
@@ -117,10 +126,13 @@ def play(
         nonlocal played
         who = "you" if mover == seat else f"player_{mover} ({labels[mover]})"
         human.say(f"{who}: {env.action_to_str(action)}")
-        if env.state.match.hands_played == played:
+        if env.game_state.match.hands_played == played:
             return False
         played += 1
-        human.say(_hand_result(env.infos[env.possible_agents[seat]], seat, played))
+        info = env.infos[env.possible_agents[seat]]
+        # Once a hand of a match ends, the next one is dealt at once: its result is then under 'last_hand'.
+        result = info if "winner" in info else {**info["last_hand"], "scores": info["scores"]}
+        human.say(_hand_result(result, seat, played))
         return played >= hands
 
     try:
@@ -128,7 +140,7 @@ def play(
     except EndOfInput:
         human.say("\nend of input: leaving the game.")
         return 0
-    human.say(f"\nthanks for playing: {played} hand(s), totals {list(env.state.match.scores)}")
+    human.say(f"\nthanks for playing: {played} hand(s), totals {list(env.game_state.match.scores)}")
     return 0
 
 

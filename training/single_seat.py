@@ -93,7 +93,7 @@ class SingleSeatEnv(gymnasium.Env):
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.game_env.NUM_ACTIONS)
         self.num_players = num_players
-        self.league = League(self.game_env, LeagueSettings.of(opponents))
+        self.league = League(self.game_env.game, LeagueSettings.of(opponents))
         self.seat = 0
         self.opponents: dict[int, Any] = {}
         self.opponent_labels: list[str] = []
@@ -153,7 +153,7 @@ class SingleSeatEnv(gymnasium.Env):
         teacher's seed comes from the env's generator, so a seeded env gives
         the same demonstrations.
         """
-        teacher = make_agent(spec, self.game_env, seed=int(self.np_random.integers(2**63)))
+        teacher = make_agent(spec, self.game_env.game, seed=int(self.np_random.integers(2**63)))
         observations, masks, actions, returns = [], [], [], []
         for _ in range(hands):
             obs, _ = self.reset()
@@ -183,7 +183,7 @@ class SingleSeatEnv(gymnasium.Env):
         if not self.privileged:
             return public
         env = self.game_env
-        return np.concatenate([public, env.observer.observe_hidden(env.state, self.seat)])
+        return np.concatenate([public, env.observer.observe_hidden(env.game_state, self.seat)])
 
     def _deal(self, seat: int | None, game_seed: int | None, options: dict[str, Any]) -> None:
         self.seat = int(self.np_random.integers(self.num_players)) if seat is None else int(seat)
@@ -227,7 +227,7 @@ class SingleSeatEnv(gymnasium.Env):
             self._apply(legal[0])
 
     def _final_info(self) -> dict[str, Any]:
-        state = self.game_env.state
+        state = self.game_env.game_state
         return {
             "seat": self.seat,
             "winner": state.winner,

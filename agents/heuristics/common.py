@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.base import Agent
+from cardlab.envs.spec import Game
 
 Score = tuple[float, ...]
 
@@ -19,10 +20,10 @@ class HeuristicAgent(Agent):
     play and the global RNG is never touched.
     """
 
-    def __init__(self, env: Any, seed: int | None = None) -> None:
-        super().__init__(env, seed)
-        self.layout = self.env.layout
-        self.rules = self.env.rules
+    def __init__(self, game: Game, seed: int | None = None) -> None:
+        super().__init__(game, seed)
+        self.layout = self.game.layout
+        self.rules: Any = self.game.rules
 
     @staticmethod
     def legal(observation: dict[str, np.ndarray]) -> list[int]:

@@ -18,6 +18,7 @@ import numpy as np
 
 from cardlab.agents.heuristics.common import HeuristicAgent, Score, p_lacks
 from cardlab.envs import cards as C
+from cardlab.envs.spec import Game
 from cardlab.envs.huit import rules as R
 
 BIT = [1 << c for c in range(C.NUM_KINDS)]
@@ -431,8 +432,8 @@ class HuitExpert(HeuristicAgent):
 
     name = "expert"
 
-    def __init__(self, env: Any, seed: int | None = None) -> None:
-        super().__init__(env, seed)
+    def __init__(self, game: Game, seed: int | None = None) -> None:
+        super().__init__(game, seed)
         self.weights = TWO_PLAYERS if self.rules.num_players == 2 else MORE_PLAYERS
         self.known = known_terms(self.weights)
         self.plays = plays_for(self.rules.num_players, self.rules.queen_skips_each)

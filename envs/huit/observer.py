@@ -1,21 +1,7 @@
 """Huit américain observations: one flat float32 vector from the acting seat's point of view.
 
-Layout (n = number of players; the 32 cards in the order of `DECK_CARDS`:
-7S 7H 7D 7C 8S ... AC):
-
-| field         | size | meaning                                                     |
-|---------------|------|-------------------------------------------------------------|
-| `hand`        | 32   | 1 for each card I hold                                      |
-| `top`         | 32   | one-hot top card of the table (all zero on an empty table, B4) |
-| `suit`        | 4    | one-hot current suit: the top card's, or the announced one   |
-| `announced`   | 1    | 1 when the suit was announced by 8s (B6)                    |
-| `ace_penalty` | 1    | 1 when the player to move faces a fresh Ace: lay A/8 or draw 2 (B7) |
-| `after_draw`  | 1    | 1 when the player to move has drawn this turn: lay or pass (B9)             |
-| `opponents`   | n-1  | hand sizes / 8 of seats me+1, me+2, ... (seat order)        |
-| `scores`      | n    | match totals / target_score (clipped to -10..10), me first, then seat order |
-| `streaks`     | n    | current win streaks / streak_length (B12), same order        |
-| `played`      | 32   | 1 for each card on the table                                |
-| `bank`        | 1    | cards in the bank / 32                                      |
+The layout (fields, sizes, meanings) is written once, in `make_layout`
+below; `cardlab rules huit --markdown` and the docs print it from there.
 """
 
 from __future__ import annotations
@@ -24,7 +10,16 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.huit.rules import AFTER_DRAW, DECK_CARDS, HuitRules, HuitState
-from cardlab.envs.layout import Field, Layout, clipped, fill_hidden, hidden_layout, rotated
+from cardlab.envs.layout import (
+    Field,
+    Layout,
+    clipped,
+    fill_hidden,
+    fill_state,
+    hidden_layout,
+    rotated,
+    state_layout,
+)
 
 OBSERVATION_VERSION = 1
 NUM_CARDS = len(DECK_CARDS)
@@ -59,6 +54,7 @@ class HuitObserver:
         self.rules = rules
         self.layout = make_layout(rules)
         self.hidden_layout = hidden_layout(rules.num_players, NUM_CARDS)
+        self.state_layout = state_layout(self.layout, self.hidden_layout, rules.num_players, NUM_CARDS)
         s = self.layout.slices
         self._hand, self._played = s["hand"], s["played"]
         self._top0, self._suit0, self._bank = s["top"].start, s["suit"].start, s["bank"].start
@@ -92,3 +88,9 @@ class HuitObserver:
     def observe_hidden(self, state: HuitState, seat: int) -> np.ndarray:
         """What `seat` cannot see (`hidden_layout`): for a training critic only, never for an agent."""
         return fill_hidden(self.hidden_layout, state.hands, seat, state.bank, LOCAL_INDEX, _ONES)
+
+    def observe_state(self, state: HuitState) -> np.ndarray:
+        """The whole table from seat 0 (`state_layout`): for critics and analysis, never for an agent."""
+        mover = None if state.hand_over else state.current
+        return fill_state(self.state_layout, self.observe(state, 0), self.observe_hidden(state, 0), mover,
+                          state.bank, LOCAL_INDEX, _ONES)

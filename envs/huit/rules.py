@@ -58,6 +58,7 @@ from cardlab.envs.common import (
     END_KEYS,
     HandState,
     RuleOptions,
+    option,
     check_deal,
     check_keys,
     match_from_deal,
@@ -190,21 +191,19 @@ class HuitRules(RuleOptions):
 
     GAME: ClassVar[str] = "huit"
 
-    num_players: int = 4
-    hand_size: int | str = 5
-    queen_skips_each: bool = True
-    shuffle_on_refill: bool = False
-    target_score: int = 151
-    streak_length: int = 3
-    streak_bonus: int = 10
-    max_turns: int = 1000
+    num_players: int = option(4, "players at the table (B2)", 2, 6)
+    hand_size: int | str = option(5, "cards dealt to each player, or 'all' for every card that divides "
+                                  "equally (B2)", accepted="1 to 32 // num_players, or 'all'")
+    queen_skips_each: bool = option(True, "several Queens skip one player each; false: one skip however "
+                                    "many (B8)")
+    shuffle_on_refill: bool = option(False, "shuffle the table into the new bank instead of turning it "
+                                     "over (B10)")
+    target_score: int = option(151, "a match ends after a hand in which a total reaches this (B13)", 1)
+    streak_length: int = option(3, "hand wins in a row that earn the bonus (B12)", 1)
+    streak_bonus: int = option(10, "points taken off the total for a streak (B12)", 0)
+    max_turns: int = option(1000, "actions in a hand before it is truncated (C1)", 1)
 
     def validate(self) -> None:
-        self.check_range("num_players", 2, 6)
-        self.check_range("target_score", 1)
-        self.check_range("streak_length", 1)
-        self.check_range("streak_bonus", 0)
-        self.check_range("max_turns", 1)
         if self.hand_size == "all":
             return
         if isinstance(self.hand_size, bool) or not isinstance(self.hand_size, int):

@@ -1,20 +1,8 @@
 """Switch observations: one flat float32 vector from the acting seat's point of view.
 
-Layout (n = number of players, 53 card kinds: 52 suited cards then the Joker,
-see `cardlab.envs.cards`):
-
-| field       | size | meaning                                                         |
-|-------------|------|-----------------------------------------------------------------|
-| `hand`      | 53   | my cards: copies held / copies in the deck, per kind            |
-| `top`       | 53   | one-hot top card of the discard pile                            |
-| `suit`      | 4    | one-hot current suit (all zero while the suit is free, A4)      |
-| `pending`   | 1    | pending draw of the run (A6) / 10                               |
-| `direction` | 1    | 1 when play goes to seat + 1, 0 when reversed (A7)              |
-| `phase`     | 2    | the player to move: [0] has drawn a playable card (A8), [1] declares a suit (A4) |
-| `opponents` | n-1  | hand sizes / 10 of seats me+1, me+2, ... (seat order)           |
-| `scores`    | n    | match totals / target_score, clipped to -10..10; me first, then seat order |
-| `played`    | 53   | cards in the discard pile: copies / copies in the deck          |
-| `stock`     | 1    | cards in the stock / deck size                                  |
+The layout (fields, sizes, meanings) is written once, in `make_layout`
+below; `cardlab rules switch --markdown` and the docs print it from there.
+Card kinds are the 52 suited cards then the Joker (`cardlab.envs.cards`).
 """
 
 from __future__ import annotations
@@ -22,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.layout import Field, Layout, clipped, fill_hidden, hidden_layout, rotated
+from cardlab.envs.layout import (
+    Field,
+    Layout,
+    clipped,
+    fill_hidden,
+    fill_state,
+    hidden_layout,
+    rotated,
+    state_layout,
+)
 from cardlab.envs.switch.rules import AFTER_DRAW, DECLARE_START, SwitchRules, SwitchState
 
 OBSERVATION_VERSION = 1
@@ -54,6 +51,7 @@ class SwitchObserver:
         self.rules = rules
         self.layout = make_layout(rules)
         self.hidden_layout = hidden_layout(rules.num_players, C.NUM_KINDS)
+        self.state_layout = state_layout(self.layout, self.hidden_layout, rules.num_players, C.NUM_KINDS)
         deck = np.array(rules.deck(), dtype=np.float32)
         self._inv_copies = np.divide(1.0, deck, out=np.zeros_like(deck), where=deck > 0)
         self._inv_deck = 1.0 / rules.deck_size()
@@ -87,3 +85,9 @@ class SwitchObserver:
     def observe_hidden(self, state: SwitchState, seat: int) -> np.ndarray:
         """What `seat` cannot see (`hidden_layout`): for a training critic only, never for an agent."""
         return fill_hidden(self.hidden_layout, state.hands, seat, state.stock, _KINDS, self._inv_copies)
+
+    def observe_state(self, state: SwitchState) -> np.ndarray:
+        """The whole table from seat 0 (`state_layout`): for critics and analysis, never for an agent."""
+        mover = None if state.hand_over else state.current
+        return fill_state(self.state_layout, self.observe(state, 0), self.observe_hidden(state, 0), mover,
+                          state.stock, _KINDS, self._inv_copies)

@@ -51,6 +51,7 @@ from cardlab.envs.common import (
     END_KEYS,
     HandState,
     RuleOptions,
+    option,
     check_deal,
     check_keys,
     match_from_deal,
@@ -159,25 +160,18 @@ class SwitchRules(RuleOptions):
 
     GAME: ClassVar[str] = "switch"
 
-    num_players: int = 4
-    num_decks: int = 4
-    extra_jokers: int = 0
-    extra_twos: int = 0
-    hand_size: int = 7
-    match_rank: bool = True
-    play_after_draw: bool = True
-    voluntary_draw: bool = False
-    target_score: int = 500
-    max_turns: int = 3000
+    num_players: int = option(4, "players at the table (A1; 2 and 3 are a training extension)", 2, 10)
+    num_decks: int = option(4, "full 52-card decks, each with its 2 Jokers (A2)", 1, 8)
+    extra_jokers: int = option(0, "Jokers added to the decks (A2)", 0, 64)
+    extra_twos: int = option(0, "2s added to the decks, suits in S H D C order (A2)", 0, 64)
+    hand_size: int = option(7, "cards dealt to each player (A3); the deck must hold them all plus the starter", 1)
+    match_rank: bool = option(True, "a card may follow the top card's rank as well as the suit (A5)")
+    play_after_draw: bool = option(True, "a drawn card that can be played may be played at once (A8)")
+    voluntary_draw: bool = option(False, "a player may draw although they could play (A8)")
+    target_score: int = option(500, "a match ends after a hand in which a total reaches this (A12)", 1)
+    max_turns: int = option(3000, "actions in a hand before it is truncated (C1)", 1)
 
     def validate(self) -> None:
-        self.check_range("num_players", 2, 10)
-        self.check_range("num_decks", 1, 8)
-        self.check_range("extra_jokers", 0, 64)
-        self.check_range("extra_twos", 0, 64)
-        self.check_range("hand_size", 1)
-        self.check_range("target_score", 1)
-        self.check_range("max_turns", 1)
         if self.hand_size * self.num_players >= self.deck_size():
             raise ValueError(
                 f"hand_size={self.hand_size} for {self.num_players} players needs "

@@ -14,7 +14,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from cardlab.agents.base import RandomAgent, make_agent
-from cardlab.agents.bot import BotAgent, bot_paths, env_class, export_bot, load_bot
+from cardlab.agents.bot import BotAgent, bot_paths, export_bot, load_bot
+from cardlab.envs import env_class
 from cardlab.envs import huit_v0, switch_v0
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
@@ -105,7 +106,7 @@ def test_bot_plays_the_sb3_policys_deterministic_masked_actions(exported: dict[s
     env = exported["env"]
     obs, masks = collect(env, 400, seed=7)
     expected, _ = exported["policy"].predict(obs, deterministic=True, action_masks=masks.astype(bool))
-    bot = load_bot(exported["path"], env=env, seed=0)
+    bot = load_bot(exported["path"], game=env, seed=0)
     got = np.array([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)])
     assert isinstance(bot, BotAgent)
     assert (masks[np.arange(len(got)), got] == 1).all()
@@ -120,14 +121,14 @@ def test_make_agent_routes_bot_specs(exported: dict[str, Any]) -> None:
     # Either file of the pair, or the name without suffix, names the bot.
     stem = exported["path"].with_suffix("")
     for spec in (stem, stem.with_suffix(".safetensors")):
-        assert isinstance(load_bot(spec, env=exported["env"]), BotAgent)
+        assert isinstance(load_bot(spec, game=exported["env"]), BotAgent)
 
 
 def test_sampling_is_seeded_and_legal(exported: dict[str, Any]) -> None:
     obs, masks = collect(exported["env"], 60, seed=11)
     runs = []
     for _ in range(2):
-        bot = load_bot(exported["path"], env=exported["env"], seed=5, sample=True)
+        bot = load_bot(exported["path"], game=exported["env"], seed=5, sample=True)
         runs.append([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)])
     assert runs[0] == runs[1]
     assert all(m[a] == 1 for a, m in zip(runs[0], masks))
@@ -139,7 +140,7 @@ def test_relu_and_no_hidden_layers_round_trip(tmp_path: pathlib.Path) -> None:
     for arch, act in (([24], torch.nn.ReLU), ([], torch.nn.Tanh)):
         policy = make_policy(env, arch, seed=2, activation=act)
         path = export_bot(policy, tmp_path / f"b{len(arch)}", game="huit", rules={}, num_players=2, summary={})
-        bot = load_bot(path, env=env)
+        bot = load_bot(path, game=env)
         expected, _ = policy.predict(obs, deterministic=True, action_masks=masks.astype(bool))
         np.testing.assert_array_equal([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)],
                                       expected)
@@ -177,30 +178,30 @@ def switch_bot(tmp_path: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
 
 def test_refuses_env_of_another_game(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     with pytest.raises(ValueError, match="it plays switch, not huit"):
-        load_bot(switch_bot[0], env=huit_v0.env(num_players=3))
+        load_bot(switch_bot[0], game=huit_v0.env(num_players=3))
 
 
 def test_refuses_other_rule_options(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
-    with pytest.raises(ValueError, match=r"other rule options: hand_size=5 \(env: 7\)"):
-        load_bot(switch_bot[0], env=switch_v0.env(num_players=3))
+    with pytest.raises(ValueError, match=r"other rule options: hand_size=5 \(game: 7\)"):
+        load_bot(switch_bot[0], game=switch_v0.env(num_players=3))
 
 
 def test_refuses_other_num_players(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
-    with pytest.raises(ValueError, match="trained for 3 players, the env has 4"):
-        load_bot(switch_bot[0], env=switch_v0.env(num_players=4, hand_size=5))
+    with pytest.raises(ValueError, match="trained for 3 players, the game has 4"):
+        load_bot(switch_bot[0], game=switch_v0.env(num_players=4, hand_size=5))
 
 
 def test_refuses_other_layout_version(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     _edit_meta(switch_bot[0], lambda m: m["observation"].update(version=99))
-    with pytest.raises(ValueError, match="observation layout is version 99, the env's is 1"):
-        load_bot(switch_bot[0], env=switch_v0.env(num_players=3, hand_size=5))
+    with pytest.raises(ValueError, match="observation layout is version 99, the game's is 1"):
+        load_bot(switch_bot[0], game=switch_v0.env(num_players=3, hand_size=5))
 
 
 def test_refuses_other_observation_size(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     _edit_meta(switch_bot[0], lambda m: m["observation"].update(size=12))
-    with pytest.raises(ValueError, match="reads 12 observation numbers, the env gives 173"):
-        load_bot(switch_bot[0], env=switch_v0.env(num_players=3, hand_size=5))
-    with pytest.raises(ValueError, match="disagree with the observation size"):
+    with pytest.raises(ValueError, match="reads 12 observation numbers, the game gives 173"):
+        load_bot(switch_bot[0], game=switch_v0.env(num_players=3, hand_size=5))
+    with pytest.raises(ValueError, match="it reads 12 observation numbers, the game gives 173"):
         load_bot(switch_bot[0])
 
 
@@ -292,7 +293,7 @@ def test_playing_a_bot_needs_torch_only(tmp_path: pathlib.Path) -> None:
         "from cardlab.envs import huit_v0\n"
         "env = huit_v0.env(num_players=2)\n"
         "env.reset(seed=0)\n"
-        f"bot = load_bot({str(path)!r}, env=env)\n"
+        f"bot = load_bot({str(path)!r}, game=env)\n"
         "bot.act(env.observe(env.agent_selection))\n"
         "assert not {'stable_baselines3', 'sb3_contrib'} & set(sys.modules), 'SB3 was imported'\n"
     )

@@ -8,12 +8,13 @@ and beat weaker players over fixed seeded hands.
 
 from __future__ import annotations
 
+import gc
+import inspect
 import random
 from typing import Any
 
 import numpy as np
 import pytest
-
 from cardlab.agents.base import RandomAgent, make_agent
 from cardlab.agents.heuristics import HuitExpert, HuitGreedy, SwitchExpert, SwitchGreedy
 from cardlab.agents.heuristics import huit as H
@@ -23,6 +24,7 @@ from cardlab.envs import cards as C
 from cardlab.envs import huit_v0, switch_v0
 from cardlab.envs.huit.rules import DECK_CARDS
 from cardlab.training.evaluate import evaluate
+from pettingzoo import AECEnv
 
 GAMES = {"switch": switch_v0, "huit": huit_v0}
 SPECS = ("greedy", "expert")
@@ -30,18 +32,17 @@ CLASSES = {("greedy", "switch"): SwitchGreedy, ("expert", "switch"): SwitchExper
            ("greedy", "huit"): HuitGreedy, ("expert", "huit"): HuitExpert}
 
 
-class PublicEnv:
-    """All an agent may know of its env: the game, its rules and the observation layout.
-
-    Reading anything else (the state with every hand, the legal list) raises,
-    so an agent built on it can only decide from its observation.
-    """
-
-    def __init__(self, raw: Any) -> None:
-        self.GAME, self.rules, self.layout = raw.GAME, raw.rules, raw.layout
-
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(f"an agent read env.{name}: agents must decide from their observation only")
+def reachable(root: Any, limit: int = 200_000) -> list[Any]:
+    """Every object reachable from `root` through references (what an agent could get at)."""
+    seen: dict[int, Any] = {}
+    todo = [root]
+    while todo and len(seen) < limit:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, type) or inspect.ismodule(obj):
+            continue  # classes and modules hold only code and constants, never a hand in play
+        seen[id(obj)] = obj
+        todo.extend(gc.get_referents(obj))
+    return list(seen.values())
 
 
 def play_hand(env: Any, agents: list[Any], seed: int) -> list[int]:
@@ -69,7 +70,7 @@ def dealt(game: str, deal: dict[str, Any], moves: tuple[str, ...] = (), **rules:
 
 def choice(env: Any, spec: str, seed: int = 0) -> str:
     """What agent `spec` plays in the env's position, as action text."""
-    agent = make_agent(spec, PublicEnv(env), seed)
+    agent = make_agent(spec, env.unwrapped.game, seed)
     return env.action_to_str(agent.act(env.observe(env.agent_selection)))
 
 
@@ -83,11 +84,30 @@ def test_make_agent_builds_the_class_of_the_envs_game(spec: str, game: str) -> N
     assert agent.name == spec
 
 
-def test_make_agent_refuses_an_env_of_another_game() -> None:
-    other = PublicEnv(switch_v0.raw_env())
-    other.GAME = "poker"
-    with pytest.raises(ValueError, match="'switch' or 'huit'.*poker"):
-        make_agent("expert", other, seed=0)
+def test_make_agent_names_the_specs_of_the_game() -> None:
+    with pytest.raises(ValueError, match="unknown agent spec 'poker' for huit: use random, ") as err:
+        make_agent("poker", huit_v0.raw_env().game, seed=0)
+    assert all(name in str(err.value) for name in ("greedy", "expert", "bot:PATH"))
+
+
+@pytest.mark.parametrize("spec", [*SPECS, "random"])
+@pytest.mark.parametrize("game", GAMES)
+def test_an_agent_cannot_reach_the_other_hands(spec: str, game: str) -> None:
+    """An agent is built from the Game alone and after a whole hand still holds nothing of the table.
+
+    No env, engine state, pile or hand array of the game in play is reachable
+    from the agent: it decides from the observation dict it is given, and
+    keeps nothing but what it derives from it.
+    """
+    env = GAMES[game].raw_env(num_players=3)
+    agents = [make_agent(spec, env.game, seed=s) for s in range(3)]
+    play_hand(env, agents, seed=4)
+    state = env.game_state
+    hidden = {id(state), id(env), *(id(h) for h in state.hands), *(id(getattr(state, p)) for p in state.PILES)}
+    for agent in agents:
+        found = reachable(agent)
+        assert not [o for o in found if id(o) in hidden]
+        assert not [o for o in found if isinstance(o, (AECEnv, type(state)))]
 
 
 def test_ties_are_broken_by_the_agents_own_seeded_generator() -> None:
@@ -112,13 +132,13 @@ def test_p_lacks_is_the_chance_that_a_hand_misses_every_wanted_card() -> None:
 @pytest.mark.parametrize("spec", SPECS)
 def test_agents_play_only_legal_actions_from_their_observation(spec: str, game: str, players: int) -> None:
     env = GAMES[game].raw_env(num_players=players)
-    public = PublicEnv(env)
+    public = env.game
     for hand in range(4):
         # Mixed tables (with random players, who make odd positions) and tables of the agent alone.
         agents = [make_agent(spec, public, seed=10 * hand + s) if s % 2 == 0 or hand % 2 else
                   RandomAgent(public, seed=10 * hand + s) for s in range(players)]
         actions = play_hand(env, agents, seed=hand)
-        assert actions and env.state.hand_over
+        assert actions and env.game_state.hand_over
 
 
 RULE_VARIANTS = [
@@ -135,7 +155,7 @@ def test_agents_stay_legal_under_other_rule_options(spec: str, game: str, rules:
     env = GAMES[game].raw_env(**rules, max_turns=400)
     players = rules["num_players"]
     for hand in range(3):
-        agents = [make_agent(spec if s == hand % players else "greedy", PublicEnv(env), seed=10 * hand + s)
+        agents = [make_agent(spec if s == hand % players else "greedy", env.game, seed=10 * hand + s)
                   for s in range(players)]
         assert play_hand(env, agents, seed=hand)
 
@@ -164,10 +184,10 @@ def test_switch_view_reads_the_observation_right(seed: int) -> None:
     env = switch_v0.raw_env(num_players=4)
     env.reset(seed=seed)
     walker = np.random.default_rng(seed)
-    agent = SwitchGreedy(PublicEnv(env), seed)
+    agent = SwitchGreedy(env.game, seed)
     deck = np.array(env.rules.deck())
     for _ in range(60):
-        state, name = env.state, env.agent_selection
+        state, name = env.game_state, env.agent_selection
         if state.hand_over:
             break
         me = env.agent_seat[name]
@@ -185,9 +205,9 @@ def test_huit_view_reads_the_observation_right(seed: int) -> None:
     env = huit_v0.raw_env(num_players=3)
     env.reset(seed=seed)
     walker = np.random.default_rng(seed)
-    agent = HuitGreedy(PublicEnv(env), seed)
+    agent = HuitGreedy(env.game, seed)
     for _ in range(60):
-        state, name = env.state, env.agent_selection
+        state, name = env.game_state, env.agent_selection
         if state.hand_over:
             break
         me = env.agent_seat[name]

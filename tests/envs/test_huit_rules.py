@@ -591,13 +591,13 @@ def test_B12_three_wins_in_a_row_deduct_ten_and_the_streak_restarts() -> None:
 
     restack(env, [["9S"], ["JH"]])
     play(env, "play 9S")
-    assert env.infos["player_0"]["score_changes"] == [-10, 2]
+    assert env.infos["player_0"]["last_hand"]["score_changes"] == [-10, 2]
     assert (state(env)["streaks"], state(env)["scores"]) == ([0, 0], [-10, 16])
     assert rewards(env) == [0.0, 0.0]  # reward="win" pays at the end of the match only (B13)
 
     restack(env, [["9S"], ["9H", "7C"]])
     play_all(env, ["play 9H", "play 9S"])
-    assert env.infos["player_0"]["score_changes"] == [0, 7]
+    assert env.infos["player_0"]["last_hand"]["score_changes"] == [0, 7]
     assert state(env)["streaks"] == [1, 0]
 
 
@@ -606,7 +606,7 @@ def test_B12_a_restored_streak_of_two_earns_the_bonus_below_zero() -> None:
     env = stacked([["7D"], ["9S"], ["7H"]], dealer=0, episode="match", reward="points")
     restore(env, streaks=[0, 2, 0], scores=[30, 5, 40])
     play(env, "play 9S")
-    assert env.infos["player_1"]["score_changes"] == [7, -10, 7]
+    assert env.infos["player_1"]["last_hand"]["score_changes"] == [7, -10, 7]
     assert state(env)["scores"] == [37, -5, 47]
     assert state(env)["streaks"] == [0, 0, 0]
     assert rewards(env) == pytest.approx([-0.07, 0.1, -0.07])
@@ -617,7 +617,7 @@ def test_B12_a_win_by_someone_else_breaks_a_streak() -> None:
     env = stacked([["7D"], ["9S"], ["7H"]], dealer=1, episode="match")
     restore(env, streaks=[2, 1, 0])
     play(env, "play 7H")
-    assert env.infos["player_0"]["score_changes"] == [7, 9, 0]
+    assert env.infos["player_0"]["last_hand"]["score_changes"] == [7, 9, 0]
     assert state(env)["streaks"] == [0, 0, 1]
 
 
@@ -659,7 +659,7 @@ def test_B13_below_the_target_the_match_goes_on_with_a_new_hand() -> None:
     """B13: 150 is not enough: no reward yet, no termination, the next hand is dealt."""
     env = stacked(B13_HANDS, scores=[40, 143, 45], episode="match")
     play(env, "play 9S")
-    assert env.infos["player_0"]["match_over"] is False
+    assert env.infos["player_0"]["last_hand"]["match_over"] is False
     assert rewards(env) == [0.0] * 3
     assert all_flags(env.terminations) == [False] * 3
     d = state(env)

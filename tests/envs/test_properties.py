@@ -239,7 +239,7 @@ def check_mask(env: AECEnv, game: str, options: Options) -> None:
     """(b) The mask is the engine's legal set and the reference's, and only the mover has one."""
     raw = env.unwrapped
     ids = mask_ids(env)
-    assert ids == raw.state.legal_actions()
+    assert ids == raw.game_state.legal_actions()
     texts = [raw.action_to_str(a) for a in ids]
     moves = {decode(game, t) for t in texts}
     assert len(moves) == len(ids), f"two action ids mean the same move: {texts}"
@@ -393,7 +393,7 @@ def test_observations_in_space_and_win_rewards_sum_to_zero(
 
     play_checked(env, np.random.default_rng(seed), 10_000, check)
     check(env)
-    state = env.unwrapped.state
+    state = env.unwrapped.game_state
     rewards = final_rewards(env)
     assert sorted(rewards) == sorted(env.possible_agents)
     assert sum(rewards.values()) == pytest.approx(0.0, abs=1e-9)
@@ -413,6 +413,6 @@ def test_observation_in_space_when_a_low_target_ends_the_match(name: str) -> Non
     """(f) target_score (A12/B13) does not bound the last hand's points: totals can pass 10 x target."""
     env = dealt(MODULES[name].env, LOW_TARGET_DEALS[name], num_players=2, episode="match", target_score=1)
     play(env, "play 7S")
-    assert env.unwrapped.state.match_over
+    assert env.unwrapped.game_state.match_over
     for agent in env.agents:
         assert env.observation_space(agent).contains(env.observe(agent))

@@ -631,7 +631,10 @@ def test_A12_match_goes_on_below_target_and_dealer_moves_on() -> None:
     assert sum(all_cards(state).values()) == 216
     assert not any(env.terminations.values())
     assert rewards(env) == [0, 0, 0, 0]  # "win" rewards come at the end of the match
-    assert env.infos["player_0"]["winner"] == 0
+    # The new hand's infos keep the finished hand's result apart: no 'winner' of a hand still being played.
+    assert env.infos["player_0"]["last_hand"]["winner"] == 0
+    assert "winner" not in env.infos["player_0"]
+    assert env.infos["player_0"]["hand_number"] == 2
     starter = state["discard"][0]
     rank = "JOKER" if starter == "JOKER" else starter[:-1]
     first = {"K": 3, "8": 2}.get(rank, 1)  # A4 from the new dealer, seat 0

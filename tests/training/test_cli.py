@@ -37,12 +37,19 @@ def fail(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 def test_rules_prints_layouts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "switch"]) == 0
     out = capsys.readouterr().out
-    assert "num_players=4" in out and "## Observation (175 numbers)" in out
+    assert "num_players=4" in out and "float32, 175 values with 4 players" in out
     assert "| 0:53 | `hand` | 53 |" in out
-    assert "## Actions (71 ids)" in out and "`play JS declare H`" in out
+    assert "`Discrete(71)`" in out and "| 49..64 | play the Jack of suit j and declare suit s (A5)" in out
+    assert "| `voluntary_draw` | False | true or false |" in out
     assert main(["rules", "huit", "--rule", "num_players=2", "--rule", "hand_size=all"]) == 0
     out = capsys.readouterr().out
-    assert "hand_size=all" in out and "## Observation (109 numbers)" in out and "## Actions (354 ids)" in out
+    assert "hand_size=all" in out and "float32, 109 values with 2 players" in out and "`Discrete(354)`" in out
+
+
+def test_rules_markdown_prints_only_the_generated_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "huit", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("### Rule options") and "# Huit" not in out
 
 
 def test_eval_prints_and_writes(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,7 +110,7 @@ def test_train_then_export(run_dir: pathlib.Path, tmp_path: pathlib.Path, capsys
     env = huit_v0.env(num_players=2, hand_size=6)
     env.reset(seed=0)
     obs = env.observe(env.agent_selection)
-    assert obs["action_mask"][load_bot(tmp_path / "from_run.json", env=env).act(obs)] == 1
+    assert obs["action_mask"][load_bot(tmp_path / "from_run.json", game=env).act(obs)] == 1
 
 
 def test_export_and_train_refusals(run_dir: pathlib.Path, tmp_path: pathlib.Path,

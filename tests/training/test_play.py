@@ -72,15 +72,15 @@ def test_opponents_fill_a_bigger_table_and_seat_choice() -> None:
 def test_parse_move() -> None:
     env = huit_v0.raw_env(num_players=2)
     legal = [env.str_to_action("play 9S 9H"), env.str_to_action("play 8C declare D"), env.str_to_action("draw")]
-    assert parse_move(" 2 \n", legal, env) == legal[1]
-    assert parse_move("PLAY 9s 9H", legal, env) == legal[0]
-    assert parse_move("play 8c declare d", legal, env) == legal[1]
+    assert parse_move(" 2 \n", legal, env.game) == legal[1]
+    assert parse_move("PLAY 9s 9H", legal, env.game) == legal[0]
+    assert parse_move("play 8c declare d", legal, env.game) == legal[1]
     with pytest.raises(ValueError, match="'play 9H 9S' is not legal now"):
-        parse_move("play 9H 9S", legal, env)  # another top card: another action
+        parse_move("play 9H 9S", legal, env.game)  # another top card: another action
     with pytest.raises(ValueError, match="4 is not a move number: choose 1 to 3"):
-        parse_move("4", legal, env)
+        parse_move("4", legal, env.game)
     with pytest.raises(ValueError, match="8s announce a suit"):
-        parse_move("play 8C", legal, env)
+        parse_move("play 8C", legal, env.game)
     switch = switch_v0.raw_env()
     with pytest.raises(ValueError, match="exactly one card per turn"):
-        parse_move("play 9S 9H", [65], switch)
+        parse_move("play 9S 9H", [65], switch.game)

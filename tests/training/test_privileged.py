@@ -42,7 +42,7 @@ def cards_in(part: np.ndarray, kinds: list[int], scale: np.ndarray | float = 1.0
 def parts(env: Any, seat: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The hidden view of `seat`, cut into per-seat hands and per-position pile cards."""
     layout = env.observer.hidden_layout
-    hidden = env.observer.observe_hidden(env.state, seat)
+    hidden = env.observer.observe_hidden(env.game_state, seat)
     assert hidden.shape == (layout.size,) and hidden.dtype == np.float32
     split = layout.split(hidden)
     n = env.rules.num_players
@@ -88,7 +88,7 @@ def test_privileged_single_seat_observation_is_public_then_hidden(game: str, n: 
         assert env.observation_space.contains(obs)
         game_env = env.game_env
         np.testing.assert_array_equal(obs[:public], game_env.observe(env.learner)["observation"])
-        np.testing.assert_array_equal(obs[public:], game_env.observer.observe_hidden(game_env.state, env.seat))
+        np.testing.assert_array_equal(obs[public:], game_env.observer.observe_hidden(game_env.game_state, env.seat))
         obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
         if terminated or truncated:
             obs, _ = env.reset()

@@ -70,14 +70,14 @@ def test_every_observation_is_the_learners_own_at_its_decision(game: str, n: int
         done = False
         while not done:
             assert raw.agent_selection == env.learner
-            np.testing.assert_array_equal(obs, raw.observer.observe(raw.state, env.seat))
+            np.testing.assert_array_equal(obs, raw.observer.observe(raw.game_state, env.seat))
             mask = env.action_masks()
             assert mask.dtype == bool
             assert set(np.flatnonzero(mask)) == set(raw.legal_actions())
             obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
             done = terminated or truncated
         # The final observation is still the learner's, and there is nothing left to do.
-        np.testing.assert_array_equal(obs, raw.observer.observe(raw.state, env.seat))
+        np.testing.assert_array_equal(obs, raw.observer.observe(raw.game_state, env.seat))
         assert not env.action_masks().any()
 
 
@@ -86,11 +86,11 @@ def test_learner_gets_its_loss_when_an_opponent_ends_the_hand() -> None:
     obs, info = env.reset(seed=0, options={"seat": 0, "deal": OPPONENT_GOES_OUT})
     assert info["seat"] == 0 and env.game_env.agent_selection == "player_0"
     obs, reward, terminated, truncated, info = env.step(env.game_env.str_to_action("play 7S"))
-    assert env.game_env.state.winner == 1  # the opponent made the last move
+    assert env.game_env.game_state.winner == 1  # the opponent made the last move
     assert (reward, terminated, truncated) == (-1.0, True, False)
     assert info["winner"] == 1 and not info["won"]
     assert info["hand_points"] == 9 + 4  # 9H and KD left (B11)
-    np.testing.assert_array_equal(obs, env.game_env.observer.observe(env.game_env.state, 0))
+    np.testing.assert_array_equal(obs, env.game_env.observer.observe(env.game_env.game_state, 0))
 
 
 def test_points_reward_also_reaches_the_learner_on_the_opponents_move() -> None:

@@ -1,0 +1,58 @@
+"""The `GameSpec` of Huit américain: what the rest of cardlab knows of this game."""
+
+from __future__ import annotations
+
+from cardlab.envs import cards as C
+from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.observer import OBSERVATION_VERSION, HuitObserver
+from cardlab.envs.spec import ActionRange, GameSpec
+
+
+def status(state: R.HuitState) -> dict[str, str]:
+    """The lines of the text view that are Huit's own: the table, the suit, a fresh Ace, the bank."""
+    if state.current_suit is None:
+        suit = "none yet (empty table: any single card, or 8s)"
+    else:
+        suit = C.SUIT_NAMES[state.current_suit] + (" (announced by 8s)" if state.announced else "")
+    lines = {
+        "top card": "(empty table)" if state.top is None else C.card_str(state.top),
+        "suit": suit,
+    }
+    if state.ace_penalty:
+        lines["fresh Ace"] = "lay an Ace or 8s, or draw 2 (B7)"
+    lines["bank"] = f"{len(state.bank)} cards"
+    return lines
+
+
+SPEC = GameSpec(
+    id="huit",
+    title="Huit américain",
+    summary=(
+        "The 32-card game of the Crazy-Eights family (RULES.md part B): lay one or more cards of one rank, "
+        "the first matching the top card by suit or rank; 8s go on anything and announce a suit; an Ace makes "
+        "the next player draw 2 unless they answer with an Ace or 8s; a Queen skips. The match runs to 151 "
+        "points and the lowest total wins."
+    ),
+    rules=R.HuitRules,
+    state=R.HuitState,
+    observer=HuitObserver,
+    observation_version=OBSERVATION_VERSION,
+    num_actions=R.NUM_ACTIONS,
+    action_to_str=R.action_to_str,
+    str_to_action=R.str_to_action,
+    action_ranges=(
+        ActionRange(R.PLAY_GROUP, R.PLAY_EIGHTS - 1,
+                    f"lay group g of rank r ({' '.join(C.RANKS[r] for r in R.PLAIN_RANKS)}); a group is a set of "
+                    "suits and the suit laid last, which goes on top (B5)",
+                    f"{R.PLAY_GROUP} + {R.GROUPS_PER_RANK}r + g"),
+        ActionRange(R.PLAY_EIGHTS, R.DRAW - 1, "lay group g of 8s and announce suit s (B6)",
+                    f"{R.PLAY_EIGHTS} + {C.NUM_SUITS}g + s"),
+        ActionRange(R.DRAW, R.DRAW, "draw one card (two facing a fresh Ace, B7)"),
+        ActionRange(R.PASS, R.PASS, "end the turn after drawing (B9)"),
+    ),
+    status=status,
+    heuristics={
+        "greedy": "cardlab.agents.heuristics.huit:HuitGreedy",
+        "expert": "cardlab.agents.heuristics.huit:HuitExpert",
+    },
+)

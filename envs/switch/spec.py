@@ -1,0 +1,53 @@
+"""The `GameSpec` of Switch: what the rest of cardlab knows of this game."""
+
+from __future__ import annotations
+
+from cardlab.envs import cards as C
+from cardlab.envs.spec import ActionRange, GameSpec
+from cardlab.envs.switch import rules as R
+from cardlab.envs.switch.observer import OBSERVATION_VERSION, SwitchObserver
+
+
+def status(state: R.SwitchState) -> dict[str, str]:
+    """The lines of the text view that are Switch's own: top card, suit, run, direction, stock."""
+    return {
+        "top card": C.card_str(state.top),
+        "suit": "free (any card)" if state.current_suit is None else C.SUIT_NAMES[state.current_suit],
+        "pending draw": f"{state.pending} (add a 2 or Joker, or draw them all)" if state.pending else "none",
+        "direction": "seat+1" if state.direction > 0 else "seat-1 (reversed)",
+        "stock": f"{len(state.stock)} cards",
+    }
+
+
+SPEC = GameSpec(
+    id="switch",
+    title="Switch",
+    summary=(
+        "Crazy Eights with four decks and their Jokers (RULES.md part A): match the suit or the rank; a Jack "
+        "is wild and names the suit; 2s and Jokers start draw runs that the next player adds to or draws in "
+        "full; a King reverses, an 8 skips. The match runs to 500 points and the lowest total wins."
+    ),
+    rules=R.SwitchRules,
+    state=R.SwitchState,
+    observer=SwitchObserver,
+    observation_version=OBSERVATION_VERSION,
+    num_actions=R.NUM_ACTIONS,
+    action_to_str=R.action_to_str,
+    str_to_action=R.str_to_action,
+    action_ranges=(
+        ActionRange(R.PLAY_PLAIN, R.PLAY_JACK - 1,
+                    "play card i that is not a Jack (the 48 suited cards in rank then suit order, then the Joker)",
+                    f"{R.PLAY_PLAIN} + i"),
+        ActionRange(R.PLAY_JACK, R.DRAW - 1, "play the Jack of suit j and declare suit s (A5)",
+                    f"{R.PLAY_JACK} + {C.NUM_SUITS}j + s"),
+        ActionRange(R.DRAW, R.DRAW, "draw one card, or the whole pending run (A6, A8)"),
+        ActionRange(R.PASS, R.PASS, "end the turn after drawing a playable card (A8)"),
+        ActionRange(R.DECLARE, R.NUM_ACTIONS - 1, "choose the suit after a Jack starter (A4)",
+                    f"{R.DECLARE} + s"),
+    ),
+    status=status,
+    heuristics={
+        "greedy": "cardlab.agents.heuristics.switch:SwitchGreedy",
+        "expert": "cardlab.agents.heuristics.switch:SwitchExpert",
+    },
+)
