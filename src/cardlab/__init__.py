@@ -4,4 +4,4 @@ The code lives in the top-level folders `envs/`, `agents/` and `training/` of th
 repository and is installed as `cardlab.envs`, `cardlab.agents` and `cardlab.training`.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
