@@ -39,7 +39,7 @@ class Layout:
         return {name: vector[..., s] for name, s in self.slices.items()}
 
     def table(self) -> str:
-        """A Markdown table of the layout, for docs and `cardlab info`."""
+        """A Markdown table of the layout, for the docs and `cardlab rules`."""
         rows = ["| slice | field | size | meaning |", "|---|---|---|---|"]
         for f in self.fields:
             s = self.slices[f.name]

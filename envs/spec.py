@@ -124,7 +124,7 @@ class ActionRange:
 # ---------------------------------------------------------------- the spec
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class GameSpec:
     """Everything the rest of cardlab knows about one game (see the module doc)."""
 
@@ -190,7 +190,8 @@ class GameSpec:
         """The Markdown table of the rule options: name, default, accepted values, meaning."""
         rows = ["| option | default | accepted | meaning |", "|---|---|---|---|"]
         for opt in self.rules.describe():
-            rows.append(f"| `{opt.name}` | {opt.default!r} | {opt.accepted} | {opt.doc} |")
+            default = str(opt.default).lower() if isinstance(opt.default, bool) else opt.default
+            rows.append(f"| `{opt.name}` | {default} | {opt.accepted} | {opt.doc} |")
         return "\n".join(rows)
 
 
@@ -318,7 +319,7 @@ def _load_builtin() -> None:
 def games() -> tuple[str, ...]:
     """The ids of every registered game, built-in ones first."""
     _load_builtin()
-    return tuple(_REGISTRY)
+    return (*BUILTIN, *(game_id for game_id in _REGISTRY if game_id not in BUILTIN))
 
 
 def get_spec(game: str | GameSpec) -> GameSpec:

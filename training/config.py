@@ -145,7 +145,7 @@ class TrainConfig:
     seed: int = 1
     """seed of the learner, the envs and the evaluation deals"""
     game: str = "huit"
-    """'switch' or 'huit'"""
+    """a registered game id: 'switch', 'huit' (`cardlab.envs.games()`)"""
     num_players: int = 2
     """players at the table (the learner takes one seat)"""
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -335,7 +335,8 @@ def _validate(cfg: TrainConfig) -> None:
     im = cfg.imitation
     _at_least(im, "imitation.", 1, "hands", "epochs", "batch_size")
     _positive(im, "imitation.", "learning_rate")
-    _check_spec(im.teacher, "imitation.teacher", env)
+    if im.enabled:
+        _check_spec(im.teacher, "imitation.teacher", env)
 
     ppo = cfg.ppo
     _positive(ppo, "ppo.", "learning_rate", "clip_range", "max_grad_norm")

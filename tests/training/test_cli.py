@@ -40,7 +40,7 @@ def test_rules_prints_layouts(capsys: pytest.CaptureFixture[str]) -> None:
     assert "num_players=4" in out and "float32, 175 values with 4 players" in out
     assert "| 0:53 | `hand` | 53 |" in out
     assert "`Discrete(71)`" in out and "| 49..64 | play the Jack of suit j and declare suit s (A5)" in out
-    assert "| `voluntary_draw` | False | true or false |" in out
+    assert "| `voluntary_draw` | false | true or false |" in out
     assert main(["rules", "huit", "--rule", "num_players=2", "--rule", "hand_size=all"]) == 0
     out = capsys.readouterr().out
     assert "hand_size=all" in out and "float32, 109 values with 2 players" in out and "`Discrete(354)`" in out
