@@ -32,7 +32,7 @@ def engine_loop(module, steps: int, seed: int) -> tuple[float, float]:
     raw = module.raw_env(num_players=4)
     raw.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    state, observer = raw.state, raw.observer
+    state, observer = raw.game_state, raw.observer
     n_actions = raw.NUM_ACTIONS
     hands = 0
     start = time.perf_counter()
@@ -44,7 +44,7 @@ def engine_loop(module, steps: int, seed: int) -> tuple[float, float]:
         state.apply(legal[rng.integers(len(legal))])
         if state.hand_over:
             hands += 1
-            state = module.raw_env.State(raw.rules, rng)
+            state = raw.game.new_state(rng)
     elapsed = time.perf_counter() - start
     return steps / elapsed, steps / max(hands, 1)
 

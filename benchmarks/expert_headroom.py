@@ -40,6 +40,7 @@ from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
 from cardlab.envs.common import win_rewards
+from cardlab.training import evaluate as evaluate_module
 from cardlab.training.evaluate import derive_seed, evaluate, make_env
 
 
@@ -47,11 +48,27 @@ def hand_mask(state: R.HuitState, seat: int) -> int:
     return sum(H.BIT[int(c)] for c in state.hands[seat].nonzero()[0])
 
 
+# The env of the evaluation in progress. Agents are built from a Game and cannot see the table; these
+# variants measure what seeing it is worth, so they cheat on purpose, through this one door.
+TABLE: dict[str, Any] = {}
+
+
+def watch_tables() -> None:
+    """Make `evaluate` publish each env it builds in `TABLE` (with a `VoidTracker` fed by every step)."""
+    build = evaluate_module.make_env
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        TABLE["env"] = track_voids(build(*args, **kwargs))
+        return TABLE["env"]
+
+    evaluate_module.make_env = watched
+
+
 class Oracle(H.HuitExpert):
     """The expert, told whether the next player can follow (it reads the true state)."""
 
     def act(self, observation: dict[str, Any]) -> int:
-        state = self.env.state
+        state = TABLE["env"].game_state
         self.true_hands = [hand_mask(state, (state.current + k) % state.n) for k in range(state.n)]
         return super().act(observation)
 
@@ -81,8 +98,8 @@ class Voids(H.HuitExpert):
     """The expert, reckoning the next player's chance to follow from the voids they have shown."""
 
     def act(self, observation: dict[str, Any]) -> int:
-        state = self.env.state
-        tracker: VoidTracker = self.env.voids
+        state = TABLE["env"].game_state
+        tracker: VoidTracker = TABLE["env"].voids
         seats = [(state.current + k) % state.n for k in range(state.n)]
         self.shown = [(tracker.excluded[seat], tracker.drawn_since[seat]) for seat in seats]
         return super().act(observation)
@@ -106,8 +123,8 @@ def track_voids(env: Any) -> Any:
         return out
 
     def tracked_step(action: Any) -> Any:
-        if action is not None and not env.state.hand_over:
-            env.voids.before(env.state, int(action))
+        if action is not None and not env.game_state.hand_over:
+            env.voids.before(env.game_state, int(action))
         return step(action)
 
     env.reset, env.step = tracked_reset, tracked_step
@@ -128,7 +145,7 @@ def play_out(state: Any, env: Any, agents: list[Any], seat: int) -> float:
 def rollout_data(game: str, players: int, hands: int, seed: int) -> dict[str, np.ndarray]:
     """Every decision with a choice in expert-only hands: observation, mask, the expert's move, outcomes."""
     env = make_env(game, {"num_players": players})
-    agents = [make_agent("expert", env, seed=derive_seed(seed, s)) for s in range(players)]
+    agents = [make_agent("expert", env.game, seed=derive_seed(seed, s)) for s in range(players)]
     rows: dict[str, list[Any]] = {"obs": [], "mask": [], "chosen": [], "values": []}
 
     for hand in range(hands):
@@ -144,7 +161,7 @@ def rollout_data(game: str, players: int, hands: int, seed: int) -> dict[str, np
             if len(legal) > 1:
                 values = np.zeros(env.NUM_ACTIONS, dtype=np.float32)
                 for move in legal:
-                    state = copy.deepcopy(env.state)
+                    state = copy.deepcopy(env.game_state)
                     state.apply(int(move))
                     values[move] = play_out(state, env, agents, seat)
                 rows["obs"].append(obs["observation"])
@@ -198,8 +215,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=5)
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
+    watch_tables()
     register("headroom_oracle", Oracle)
-    register("headroom_voids", lambda env, seed=None: Voids(track_voids(env), seed))
+    register("headroom_voids", Voids)
     print(f"Huit, 2 players, {args.hands} hands per variant, seats rotated, 95% Wilson intervals\n")
     print(f"{'variant':<10}{'win rate vs expert':>20}  {'95% CI':<17}{'seconds':>8}")
     for name in ("oracle", "voids"):
