@@ -93,6 +93,13 @@ def check_deal(
     return parsed_hands, parsed_piles
 
 
+def refuse_empty_hands(hands: Sequence[Sequence[int]]) -> None:
+    """A stacked deal gives every seat a card or more: a seat without any would be out before play."""
+    empty = [seat for seat, hand in enumerate(hands) if not hand]
+    if empty:
+        raise ValueError(f"the deal gives no cards to seat(s) {empty}: each hand needs a card or more")
+
+
 def match_from_deal(deal: Mapping[str, Any], num_players: int) -> "Match":
     """The optional 'dealer' and 'scores' of a stacked deal."""
     n = num_players

@@ -11,14 +11,21 @@ no gymnasium or PettingZoo. Rules by id:
   never changes; the dealer moves one seat on after each hand.
 - B4 empty table: one single card of any kind, or several 8s.
 - B5 on a card: one or more cards of one rank; the first laid matches the top
-  card by suit or rank, the last laid is the new top and sets the suit.
+  card by suit or rank, the last laid is the new top and sets the suit. The
+  player chooses the top card of a group; the cards under it are laid in a
+  fixed order (decision added later): first the card that matches, then the
+  others in suit order S, H, D, C (see `_first_matching`). Only the order of a
+  bank turned over (B10) depends on it.
 - B6 8s go on anything and announce a suit; the announced suit holds until a
   card is laid on it. 8s are never mixed with other ranks.
 - B7 Ace on top: only Aces or 8s. The next player lays Aces/8s or draws 2 and
   their turn ends; later players facing the same Ace draw 1 as usual. Several
   Aces still cost 2; Aces on an Ace pass the penalty on.
 - B8 a Queen skips the next player; several Queens skip one each
-  (`queen_skips_each`, default true; false: one skip however many).
+  (`queen_skips_each`, default true; false: one skip however many). Queens
+  never skip the player who laid them (decision added later): the skips stop
+  at `num_players - 1`, so that player plays again; with 2 players any number
+  of Queens gives the layer another turn.
 - B9 drawing: one card, then lay or pass; a second draw is not offered (it
   would end the turn, which is what `pass` does). Drawing is allowed with a play in hand.
 - B10 empty bank: the table but its top card is turned over, as it lies, to make
@@ -61,6 +68,7 @@ from cardlab.envs.common import (
     check_deal,
     check_keys,
     match_from_deal,
+    refuse_empty_hands,
     rng_state,
     split_action_text,
 )
@@ -268,6 +276,7 @@ class HuitState(HandState):
         """Start a hand from a given deal (keys: hands, bank, dealer?, scores?)."""
         check_keys(deal, ["hands"], ["bank", "dealer", "scores"], "Huit deal")
         hands, piles = check_deal(deal["hands"], {"bank": deal.get("bank", [])}, self.n, self.deck)
+        refuse_empty_hands(hands)  # B11 would end the hand before it starts
         self.match = match_from_deal(deal, self.n)
         self._reset_hand()
         self._set_cards(hands, piles["bank"], [])
@@ -344,12 +353,17 @@ class HuitState(HandState):
             self.announced = False
         skips = 0
         if rank == C.QUEEN:
-            skips = ACTION_SIZE[action] if self.rules.queen_skips_each else 1
+            # B8: one skip per Queen (or one in all), never round to the player who laid them.
+            skips = min(ACTION_SIZE[action] if self.rules.queen_skips_each else 1, self.n - 1)
         self._end_turn(seat, skips)
         self.ace_penalty = rank == C.ACE
 
     def _first_matching(self, cards: list[int]) -> list[int]:
-        """Order a group so that its first card matches the top card (B5)."""
+        """Order a group so that its first card matches the top card (B5).
+
+        `cards` come in `group_cards` order (the others by suit, then the top); the
+        matching card moves to the front and the others keep their suit order.
+        """
         top_rank = C.rank_of(self.table[-1])
         if C.rank_of(cards[0]) in (top_rank, C.EIGHT):
             return cards

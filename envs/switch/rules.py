@@ -18,8 +18,9 @@ no gymnasium or PettingZoo. Rules by id:
 - A8 draw one when nothing can be played (`voluntary_draw` lifts the "must
   play"); the drawn card may be played at once (`play_after_draw`), else the turn ends.
 - A9 going out on a 2 or Joker: the run goes on among the seats that still hold
-  cards until someone draws it; the first player out wins.
-  *Engine decision*: if every seat is out before anyone draws, the hand ends then.
+  cards until someone draws it; the first player out wins. *Decision added
+  later*: the last player holding cards may not add to the run, their only
+  legal action is `draw` (so the run is always drawn and some seat keeps cards).
 - A10 empty stock: the discard pile but its top card is shuffled into a new stock
   (cards left in the stock are drawn first); with too few, draw what there is.
 - A11 scoring: Joker 50, 2 = 20, A = 15, K Q J 10 = 10, 3..9 = 5; winner 0.
@@ -54,6 +55,7 @@ from cardlab.envs.common import (
     check_deal,
     check_keys,
     match_from_deal,
+    refuse_empty_hands,
     rng_state,
     split_action_text,
 )
@@ -241,10 +243,7 @@ class SwitchState(HandState):
         hands, piles = check_deal(
             deal["hands"], {"stock": deal.get("stock", []), "starter": [deal["starter"]]}, self.n, self.deck
         )
-        empty = [seat for seat, h in enumerate(hands) if not h]
-        if empty:
-            # A seat without cards would be out before the hand starts (A9 passes such seats over).
-            raise ValueError(f"the deal gives no cards to seat(s) {empty}: each hand needs a card or more")
+        refuse_empty_hands(hands)
         self.match = match_from_deal(deal, self.n)
         self._reset_hand()
         self._set_cards(hands, piles["stock"], piles["starter"])
@@ -297,6 +296,8 @@ class SwitchState(HandState):
         held = self.hands[self.current].nonzero()[0].tolist()
         actions: list[int] = []
         if self.pending:
+            if self.first_out is not None and self._last_holder():
+                return [DRAW]  # A9, decision added later: the last holder draws the run
             for card in held:
                 if RUN_CARD[card]:
                     actions.extend(PLAY_IDS[card])
@@ -355,9 +356,7 @@ class SwitchState(HandState):
                 return
             if self.first_out is None:
                 self.first_out = seat
-            if not any(self.sizes):
-                self._finish(self.first_out)
-                return
+        # Some seat still holds cards: the last holder cannot add to a run (A9), so never all go out.
         self.current = self._next_seat(seat, 1 + skip)
 
     def _draw(self, seat: int) -> None:
@@ -386,6 +385,10 @@ class SwitchState(HandState):
         self.phase = PLAY
         self.drawn = NO_CARD
         self.current = self._next_seat(seat, 1)
+
+    def _last_holder(self) -> bool:
+        """Only the player to move still holds cards."""
+        return sum(1 for size in self.sizes if size) == 1
 
     def _next_seat(self, seat: int, steps: int) -> int:
         """The seat `steps` turns on, passing over seats with no cards (A9)."""
