@@ -6,7 +6,7 @@ Nothing here knows about observations, PettingZoo or gymnasium.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
@@ -117,14 +117,27 @@ def match_from_deal(deal: Mapping[str, Any], num_players: int) -> "Match":
     return match
 
 
+def key_names(keys: Iterable[Any]) -> str:
+    """Keys for a message, sorted; a key that is not a string is shown with its quotes or type."""
+    return ", ".join(k if isinstance(k, str) else repr(k) for k in sorted(keys, key=repr))
+
+
+def shown(value: Any) -> str:
+    """A value in a message, cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def check_keys(data: Mapping[str, Any], required: Sequence[str], optional: Sequence[str], what: str) -> None:
     """Refuse unknown or missing keys of a deal or saved state, naming the accepted ones."""
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{what} must be a dict, got {type(data).__name__}")
     accepted = ", ".join([*required, *optional])
-    unknown = sorted(set(data) - set(required) - set(optional))
+    if not isinstance(data, Mapping):
+        got = "None" if data is None else f"{type(data).__name__} {shown(data)}"
+        raise ValueError(f"{what} must be a dict with the keys {accepted}, got {got}")
+    unknown = [k for k in data if not isinstance(k, str) or (k not in required and k not in optional)]
     if unknown:
-        raise ValueError(f"unknown {what} key(s) {', '.join(unknown)}: accepted {accepted}")
+        strings = "" if all(isinstance(k, str) for k in unknown) else " (keys are strings)"
+        raise ValueError(f"unknown {what} key(s) {key_names(unknown)}: accepted {accepted}{strings}")
     missing = [k for k in required if k not in data]
     if missing:
         raise ValueError(f"{what} is missing {', '.join(missing)} (keys: {accepted})")

@@ -57,6 +57,7 @@ from cardlab.envs.common import (
     match_from_deal,
     refuse_empty_hands,
     rng_state,
+    shown,
     split_action_text,
 )
 
@@ -240,6 +241,9 @@ class SwitchState(HandState):
     def deal_stacked(self, deal: dict[str, Any]) -> None:
         """Start a hand from a given deal (keys: hands, stock, starter, dealer?, scores?)."""
         check_keys(deal, ["hands", "starter"], ["stock", "dealer", "scores"], "Switch deal")
+        starter = deal["starter"]
+        if not isinstance(starter, str):
+            raise ValueError(f"deal['starter'] must be one card string such as '7H', got {shown(starter)}")
         hands, piles = check_deal(
             deal["hands"], {"stock": deal.get("stock", []), "starter": [deal["starter"]]}, self.n, self.deck
         )
