@@ -67,9 +67,12 @@ from cardlab.envs.common import (
     RuleOptions,
     check_deal,
     check_keys,
+    field_error,
     match_from_deal,
     refuse_empty_hands,
     rng_state,
+    saved_bool,
+    saved_choice,
     split_action_text,
 )
 
@@ -407,10 +410,55 @@ class HuitState(HandState):
         }
 
     @classmethod
-    def from_state_dict(cls, data: dict[str, Any], rules: HuitRules) -> "HuitState":
-        """Restore a state saved by `state_dict` (the rules must be the saved ones)."""
+    def from_state_dict(cls, data: dict[str, Any], rules: HuitRules) -> HuitState:
+        """Restore a state saved by `state_dict` (the rules must be the saved ones).
+
+        Every field is checked, alone and against the others; a `ValueError` names
+        the field, what was wrong and what is accepted.
+        """
         self = cls._restored(data, rules)
-        self.announced = bool(data["announced"])
-        self.ace_penalty = bool(data["ace_penalty"])
-        self.phase = PHASE_NAMES.index(data["phase"])
+        self.announced = saved_bool(data, "announced")
+        self.ace_penalty = saved_bool(data, "ace_penalty")
+        self.phase = PHASE_NAMES.index(saved_choice(data, "phase", PHASE_NAMES))
+        if self.ace_penalty and not self.table:
+            raise ValueError("saved state field 'ace_penalty' is true on an empty table: "
+                             "it needs an Ace (B7)")
+        if not self.hand_over:
+            self._check_play()
         return self
+
+    def _check_play(self) -> None:
+        """A hand in play: the table fields agree with the top card.
+
+        Not for a finished hand: the last lay ends the hand before the suit and
+        flags are updated, so they may still describe the card under it.
+        """
+        empty = [seat for seat, size in enumerate(self.sizes) if not size]
+        if empty:
+            raise ValueError(f"seat(s) {empty} hold no cards but 'hand_over' is false: a hand ends as soon "
+                             "as a player has no cards (B11)")
+        top, suit = self.top, self.current_suit
+        shown_suit = None if suit is None else C.suit_str(suit)
+        if top is None:
+            if suit is not None:
+                raise field_error("current_suit", "None while the table is empty (B4)", shown_suit)
+            if self.announced:
+                raise ValueError("saved state field 'announced' is true on an empty table: it needs 8s (B6)")
+            return
+        name = C.card_str(top)
+        if suit is None:
+            raise field_error("current_suit", f"a suit letter S, H, D or C once a card is on the table "
+                              f"(top card {name})", shown_suit)
+        eight = C.rank_of(top) == C.EIGHT
+        if self.announced != eight:
+            raise field_error("announced", f"{eight}: it is true exactly when 8s are on top (B6), and the "
+                              f"top card is {name}", self.announced)
+        if not eight and suit != C.suit_of(top):
+            raise field_error("current_suit", f"{C.suit_str(C.suit_of(top))!r}, the suit of the top card "
+                              f"{name} (B5)", shown_suit)
+        if self.ace_penalty and C.rank_of(top) != C.ACE:
+            raise ValueError(f"saved state field 'ace_penalty' is true but the top card is {name}: the "
+                             "penalty needs an Ace on top (B7)")
+        if self.ace_penalty and self.phase == AFTER_DRAW:
+            raise ValueError("saved state field 'ace_penalty' must be false in phase 'after_draw': drawing "
+                             "the 2-card penalty ends the turn (B7)")

@@ -67,8 +67,13 @@ def restore(env: AECEnv, **changes: Any) -> None:
 
 
 def restack(env: AECEnv, hands: list[list[str]], bank: Sequence[str] = ()) -> None:
-    """Replace the cards of a freshly dealt hand of a match; dealer, scores and streaks stay."""
-    restore(env, hands=hands, bank=list(bank), table=[])
+    """Replace the cards of a freshly dealt hand of a match; dealer, scores and streaks stay.
+
+    The cards not given are left out of the hand, as a stacked deal leaves them.
+    """
+    used = {*bank, *(card for hand in hands for card in hand)}
+    left_out = [C.card_str(c) for c in R.DECK_CARDS if C.card_str(c) not in used]
+    restore(env, hands=hands, bank=list(bank), table=[], left_out=left_out)
 
 
 def rewards(env: AECEnv) -> list[float]:
