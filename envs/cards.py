@@ -110,10 +110,19 @@ def format_cards(cards: Iterable[int]) -> str:
     return " ".join(card_str(c) for c in cards)
 
 
-def parse_card_list(items: Iterable[str], where: str) -> list[int]:
-    """Parse a list of card strings; errors name `where` (e.g. ``hands[2]``)."""
+def parse_card_list(items: Sequence[str], where: str) -> list[int]:
+    """Parse a list (or tuple) of card strings; errors name `where` (e.g. ``hands[2]``).
+
+    Only lists and tuples are read: a dict or a set would be iterated silently
+    (a dict by its keys, a set in no fixed order), hiding the mistake.
+    """
     if isinstance(items, str):
         raise ValueError(f"{where}: expected a list of card strings, got the string {items!r}")
+    if not isinstance(items, (list, tuple)):
+        raise ValueError(
+            f"{where}: expected a list of card strings such as ['9S', '10H'], "
+            f"got {type(items).__name__} {items!r:.60}"
+        )
     out = []
     for i, item in enumerate(items):
         if not isinstance(item, str):

@@ -6,7 +6,7 @@ Nothing here knows about observations, PettingZoo or gymnasium.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
@@ -14,9 +14,11 @@ import numpy as np
 from cardlab.envs.cards import (
     NO_SUIT,
     NUM_KINDS,
+    SUITS,
     card_str,
     cards_to_counts,
     counts_to_cards,
+    parse_card,
     parse_card_list,
     parse_suit,
 )
@@ -115,25 +117,38 @@ def check_deal(
     piles: Mapping[str, Sequence[str]],
     num_players: int,
     deck: Sequence[int],
+    prefix: str = "",
+    context: str = "",
 ) -> tuple[list[list[int]], dict[str, list[int]]]:
-    """Parse hands and piles of cards; refuse a card used more often than the deck holds."""
+    """Parse hands and piles of cards; refuse a card used more often than the deck holds.
+
+    `prefix` goes before the name of a list in messages (``"saved state field "``),
+    `context` before the message about extra copies (``"saved state: "``).
+    """
     if not isinstance(hands, (list, tuple)) or len(hands) != num_players:
         raise ValueError(
-            f"'hands' must be a list of {num_players} lists of card strings (one per seat), "
+            f"{prefix}'hands' must be a list of {num_players} lists of card strings (one per seat), "
             f"got {hands!r:.80}"
         )
-    parsed_hands = [parse_card_list(h, f"hands[{i}]") for i, h in enumerate(hands)]
-    parsed_piles = {name: parse_card_list(pile, name) for name, pile in piles.items()}
-    used = cards_to_counts(
-        [c for h in parsed_hands for c in h] + [c for p in parsed_piles.values() for c in p]
-    )
+    parsed_hands = [parse_card_list(h, f"{prefix}hands[{i}]") for i, h in enumerate(hands)]
+    parsed_piles = {name: parse_card_list(pile, f"{prefix}{name}") for name, pile in piles.items()}
+    places = {f"hands[{i}]": h for i, h in enumerate(parsed_hands)} | parsed_piles
+    used = cards_to_counts(c for cards in places.values() for c in cards)
     for kind in range(NUM_KINDS):
         if used[kind] > deck[kind]:
+            where = ", ".join(name for name, cards in places.items() if kind in cards)
             raise ValueError(
-                f"the cards use {card_str(kind)} {used[kind]} times but the deck holds "
-                f"{deck[kind]}: remove the extra copies"
+                f"{context}the cards use {card_str(kind)} {used[kind]} times (in {where}) but the deck "
+                f"holds {deck[kind]}: remove the extra copies"
             )
     return parsed_hands, parsed_piles
+
+
+def refuse_empty_hands(hands: Sequence[Sequence[int]]) -> None:
+    """A stacked deal gives every seat a card or more: a seat without any would be out before play."""
+    empty = [seat for seat, hand in enumerate(hands) if not hand]
+    if empty:
+        raise ValueError(f"the deal gives no cards to seat(s) {empty}: each hand needs a card or more")
 
 
 def match_from_deal(deal: Mapping[str, Any], num_players: int) -> "Match":
@@ -153,14 +168,27 @@ def match_from_deal(deal: Mapping[str, Any], num_players: int) -> "Match":
     return match
 
 
+def key_names(keys: Iterable[Any]) -> str:
+    """Keys for a message, sorted; a key that is not a string is shown with its quotes or type."""
+    return ", ".join(k if isinstance(k, str) else repr(k) for k in sorted(keys, key=repr))
+
+
+def shown(value: Any) -> str:
+    """A value in a message, cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def check_keys(data: Mapping[str, Any], required: Sequence[str], optional: Sequence[str], what: str) -> None:
     """Refuse unknown or missing keys of a deal or saved state, naming the accepted ones."""
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{what} must be a dict, got {type(data).__name__}")
     accepted = ", ".join([*required, *optional])
-    unknown = sorted(set(data) - set(required) - set(optional))
+    if not isinstance(data, Mapping):
+        got = "None" if data is None else f"{type(data).__name__} {shown(data)}"
+        raise ValueError(f"{what} must be a dict with the keys {accepted}, got {got}")
+    unknown = [k for k in data if not isinstance(k, str) or (k not in required and k not in optional)]
     if unknown:
-        raise ValueError(f"unknown {what} key(s) {', '.join(unknown)}: accepted {accepted}")
+        strings = "" if all(isinstance(k, str) for k in unknown) else " (keys are strings)"
+        raise ValueError(f"unknown {what} key(s) {key_names(unknown)}: accepted {accepted}{strings}")
     missing = [k for k in required if k not in data]
     if missing:
         raise ValueError(f"{what} is missing {', '.join(missing)} (keys: {accepted})")
@@ -223,33 +251,211 @@ def win_rewards(num_players: int, winners: Sequence[int]) -> list[float]:
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:
-    return rng.bit_generator.state
+    """The generator's state as JSON-ready data (Philox, SFC64 and MT19937 hold numpy arrays)."""
+    return _plain(rng.bit_generator.state)
 
 
-def rng_from_state(state: Mapping[str, Any]) -> np.random.Generator:
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
+# Ranges of the whole-number entries of those generators' states, by key (arrays: their dtype's range).
+# numpy accepts some values out of these ranges and then reads past its buffers (MT19937 `pos`,
+# Philox `buffer_pos`), so they are checked here rather than left to numpy.
+_RNG_INT_RANGES = {
+    "has_uint32": (0, 1), "uinteger": (0, 2**32 - 1), "pos": (0, 624), "buffer_pos": (0, 4),
+    "state": (0, 2**128 - 1), "inc": (0, 2**128 - 1),
+}
+
+
+def rng_from_state(state: Any, where: str = "state['rng']") -> np.random.Generator:
+    """A generator from a saved `Generator.bit_generator.state`; a `ValueError` names what is wrong.
+
+    The state must have exactly the layout of a fresh generator of the same kind
+    (keys, whole numbers in range, arrays of the right length).
+    """
+    if not isinstance(state, Mapping):
+        raise ValueError(f"{where} must be a dict from Generator.bit_generator.state, got {shown(state)}")
     name = state.get("bit_generator")
-    bitgen_cls = getattr(np.random, str(name), None)
-    if bitgen_cls is None or not isinstance(bitgen_cls, type):
-        raise ValueError(f"state['rng'] names an unknown bit generator {name!r}")
-    bitgen = bitgen_cls()
-    bitgen.state = dict(state)
+    if not isinstance(name, str) or name not in BIT_GENERATORS:
+        raise ValueError(
+            f"{where} names the bit generator {shown(name)}: accepted {', '.join(BIT_GENERATORS)}"
+        )
+    bitgen = getattr(np.random, name)()
+    _check_rng_layout(state, bitgen.state, where)
+    try:
+        bitgen.state = dict(state)
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError) as err:
+        raise ValueError(f"{where}: numpy refused this {name} state: {err}") from None
     return np.random.Generator(bitgen)
 
 
-def check_saved(data: Mapping[str, Any], game: str, rules: RuleOptions, keys: Sequence[str]) -> None:
-    """Refuse a saved state of another game, other rule options, or with missing keys."""
+def _check_rng_layout(given: Mapping[str, Any], model: Mapping[str, Any], where: str) -> None:
+    """`given` has the keys of `model` (a fresh generator's state) with values of the same kind."""
+    if set(given) != set(model):
+        raise ValueError(f"{where} must have the keys {key_names(model)}, got {key_names(given)}")
+    for key, example in model.items():
+        value, path = given[key], f"{where}[{key!r}]"
+        if isinstance(example, str):
+            continue
+        if isinstance(example, Mapping):
+            if not isinstance(value, Mapping):
+                raise ValueError(
+                    f"{path} must be a dict with the keys {key_names(example)}, got {shown(value)}"
+                )
+            _check_rng_layout(value, example, path)
+        elif isinstance(example, np.ndarray):
+            high = int(np.iinfo(example.dtype).max)
+            if not _whole_array(value, len(example), high):
+                raise ValueError(
+                    f"{path} must be a list of {len(example)} whole numbers 0..{high}, got {shown(value)}"
+                )
+        else:
+            low, high = _RNG_INT_RANGES.get(key, (0, 2**64 - 1))
+            if not is_whole(value) or not low <= value <= high:
+                raise ValueError(f"{path} must be a whole number {low}..{high}, got {shown(value)}")
+
+
+def _whole_array(value: Any, size: int, high: int) -> bool:
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            return False
+    elif not isinstance(value, (list, tuple)):
+        return False
+    return len(value) == size and all(is_whole(v) and 0 <= v <= high for v in value)
+
+
+def check_saved(
+    data: Mapping[str, Any], game: str, rules: RuleOptions, keys: Sequence[str], optional: Sequence[str] = ()
+) -> None:
+    """Refuse a saved state of another game, other rule options, or with missing or unknown keys."""
     # The game first: another game's state also has other keys, and that error would hide the cause.
-    if isinstance(data, Mapping) and "game" in data and data["game"] != game:
+    if isinstance(data, Mapping) and isinstance(data.get("game"), str) and data["game"] != game:
         raise ValueError(f"this saved state is for game {data['game']!r}, not {game!r}")
-    check_keys(data, keys, [], "saved state")
+    check_keys(data, keys, optional, "saved state")
+    saved_choice(data, "game", (game,))
     saved, wanted = data["rules"], rules.to_dict()
-    if saved != wanted:
-        differ = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
-        shown = ", ".join(f"{k}={saved.get(k)!r} (env: {wanted.get(k)!r})" for k in differ)
+    if not isinstance(saved, Mapping):
+        raise field_error("rules", "a dict of rule options, as state_dict() writes it", saved)
+    differ = [k for k in {*saved, *wanted} if not (k in saved and k in wanted and _same(saved[k], wanted[k]))]
+    if differ:
+        listed = ", ".join(
+            f"{k}={shown(saved.get(k))} (env: {wanted.get(k)!r})" for k in sorted(differ, key=repr)
+        )
         raise ValueError(
-            f"this saved state was made with other rule options: {shown}; "
+            f"this saved state was made with other rule options: {listed}; "
             "create the env with the saved options"
         )
+
+
+def _same(saved: Any, wanted: Any) -> bool:
+    """A saved rule option equals the env's: same type (True is not 1) and value."""
+    return type(saved) is type(wanted) and saved == wanted
+
+
+# ---------------------------------------------------------------- saved-state fields
+def field_error(key: str, wanted: str, value: Any) -> ValueError:
+    """The one message shape of a bad saved field: which field, what is accepted, what was given."""
+    return ValueError(f"saved state field {key!r} must be {wanted}, got {shown(value)}")
+
+
+def is_whole(value: Any) -> bool:
+    """A whole number: a Python or numpy int, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _range_text(low: int | None, high: int | None) -> str:
+    if low is not None and low == high:
+        return str(low)
+    if low is not None and high is not None:
+        return f"a whole number {low}..{high}"
+    return "a whole number" if low is None else f"a whole number >= {low}"
+
+
+def _in_range(value: Any, low: int | None, high: int | None) -> bool:
+    return is_whole(value) and (low is None or value >= low) and (high is None or value <= high)
+
+
+def saved_int(data: Mapping[str, Any], key: str, low: int | None = None, high: int | None = None) -> int:
+    value = data[key]
+    if not _in_range(value, low, high):
+        raise field_error(key, _range_text(low, high), value)
+    return int(value)
+
+
+def saved_seat(data: Mapping[str, Any], key: str, n: int) -> int:
+    value = data[key]
+    if not _in_range(value, 0, n - 1):
+        raise field_error(key, f"a seat index 0..{n - 1}", value)
+    return int(value)
+
+
+def saved_seat_or_none(data: Mapping[str, Any], key: str, n: int) -> int | None:
+    value = data[key]
+    if value is not None and not _in_range(value, 0, n - 1):
+        raise field_error(key, f"a seat index 0..{n - 1} or None", value)
+    return None if value is None else int(value)
+
+
+def saved_bool(data: Mapping[str, Any], key: str) -> bool:
+    """A real bool: 0, 1 or "true" are refused, they are what a damaged file would hold."""
+    value = data[key]
+    if not isinstance(value, bool):
+        raise field_error(key, "true or false (a bool)", value)
+    return value
+
+
+def saved_choice(data: Mapping[str, Any], key: str, accepted: Sequence[Any]) -> Any:
+    """One of `accepted` (strings, ints or None), compared without letting True stand for 1."""
+    value = data[key]
+    if value is None or isinstance(value, bool):
+        found = any(a is value for a in accepted)
+    elif isinstance(value, str):
+        found = any(isinstance(a, str) and a == value for a in accepted)
+    elif is_whole(value):
+        found = any(is_whole(a) and a == value for a in accepted)
+    else:
+        found = False
+    if not found:
+        raise field_error(key, "one of " + ", ".join(repr(a) for a in accepted), value)
+    return int(value) if is_whole(value) else value
+
+
+def saved_int_list(
+    data: Mapping[str, Any], key: str, n: int, low: int | None = None, high: int | None = None
+) -> list[int]:
+    """A list of `n` whole numbers, one per seat."""
+    value = data[key]
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        raise field_error(key, f"a list of {n} whole numbers (one per seat)", value)
+    for seat, item in enumerate(value):
+        if not _in_range(item, low, high):
+            raise ValueError(
+                f"saved state field {key!r}[{seat}] must be {_range_text(low, high)}, got {shown(item)}"
+            )
+    return [int(v) for v in value]
+
+
+def saved_suit(data: Mapping[str, Any], key: str) -> int | None:
+    """None or a suit letter S H D C."""
+    suit = saved_choice(data, key, (None, *SUITS))
+    return None if suit is None else parse_suit(suit)
+
+
+def saved_card(data: Mapping[str, Any], key: str) -> int | None:
+    """None or one card string."""
+    value = data[key]
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise field_error(key, "None or a card string such as '9S'", value)
+    try:
+        return parse_card(value)
+    except ValueError as err:
+        raise ValueError(f"saved state field {key!r}: {err}") from None
 
 
 class ActionText(NamedTuple):
@@ -296,6 +502,10 @@ class HandState:
     A subclass sets `POINTS` (card values), `STREAK` (B12 or not) and provides
     `deal_shuffled()`; its state has `n`, `rules`, `hands`, `sizes`, `match` and
     the end-of-hand fields set by `_reset_end()`.
+
+    Every card of the deck is somewhere: in a hand, in one of the two piles, or in
+    `left_out`, the cards a stacked deal did not use (empty after a shuffled deal).
+    A saved state must account for each card the same way.
     """
 
     GAME: ClassVar[str]
@@ -309,6 +519,7 @@ class HandState:
     hands: list[np.ndarray]
     sizes: list[int]
     match: Match
+    left_out: list[int]
 
     def __init__(self, rules: Any, rng: np.random.Generator) -> None:
         self.rules = rules
@@ -328,6 +539,10 @@ class HandState:
         setattr(self, self.PILES[1], played)
         # Copies of each kind among the played cards, kept up to date for the observers.
         self.played_counts = np.bincount(np.asarray(played, dtype=np.int64), minlength=NUM_KINDS)
+        in_play = sum(self.hands) + self.played_counts + np.bincount(
+            np.asarray(face_down, dtype=np.int64), minlength=NUM_KINDS
+        )
+        self.left_out = counts_to_cards((np.asarray(self.deck) - in_play).tolist())
 
     def _lay(self, cards: Sequence[int]) -> None:
         """Put cards on the played pile, the last on top."""
@@ -371,23 +586,33 @@ class HandState:
             "hands": [[card_str(c) for c in counts_to_cards(h.tolist())] for h in self.hands],
             down: [card_str(c) for c in reversed(getattr(self, down))],
             played: [card_str(c) for c in getattr(self, played)],
+            "left_out": [card_str(c) for c in self.left_out],
         }
 
     @classmethod
     def _restored(cls, data: Mapping[str, Any], rules: Any) -> Any:
-        """A state with the saved cards, rng and end-of-hand fields; the subclass restores the rest."""
+        """A state with the saved cards, rng, player to move and end-of-hand fields, all checked.
+
+        The subclass restores and checks the rest. Nothing is taken on trust: a
+        wrong type, range or combination raises a `ValueError` naming the field.
+        """
         self = cls.__new__(cls)
         self.rules, self.n, self.deck = rules, rules.num_players, rules.deck()
-        check_saved(data, cls.GAME, rules, cls.SAVED_KEYS)
-        self.rng = rng_from_state(data["rng"])
+        check_saved(data, cls.GAME, rules, cls.SAVED_KEYS, OPTIONAL_KEYS)
+        self.rng = rng_from_state(data["rng"], "saved state field 'rng'")
         self._reset_hand()
-        self._load_end_fields(data)
         down, played = cls.PILES
-        hands, piles = check_deal(data["hands"], {down: data[down], played: data[played]}, self.n, self.deck)
+        # Saved before left_out existed: a state without the key used the whole deck.
+        saved_piles = {down: data[down], played: data[played], "left_out": data.get("left_out", [])}
+        hands, piles = check_deal(
+            data["hands"], saved_piles, self.n, self.deck, "saved state field ", "saved state: "
+        )
         self._set_cards(hands, piles[down], piles[played])
-        self.current = int(data["current_player"])
-        suit = data["current_suit"]
-        self.current_suit = None if suit is None else parse_suit(suit)
+        self._check_whole_deck(piles["left_out"])
+        self._load_end_fields(data)
+        self.current = saved_seat(data, "current_player", self.n)
+        self.current_suit = saved_suit(data, "current_suit")
+        self._check_end()
         return self
 
     def _reset_end(self) -> None:
@@ -453,19 +678,99 @@ class HandState:
             "hands_played": self.match.hands_played,
         }
 
+    def _check_whole_deck(self, saved_left_out: list[int]) -> None:
+        """The saved cards are the deck exactly (`check_deal` already refused extra copies)."""
+        short = np.subtract(cards_to_counts(self.left_out), cards_to_counts(saved_left_out))
+        missing = [(card, int(count)) for card, count in enumerate(short) if count]
+        if missing:
+            listed = ", ".join(card_str(c) + (f" ({k} copies)" if k > 1 else "") for c, k in missing[:8])
+            if len(missing) > 8:
+                listed += f" and {len(missing) - 8} more kinds"
+            raise ValueError(
+                f"saved state: the cards miss {listed} of the deck: every card must be in a hand, a pile or "
+                "'left_out' (the cards a stacked deal did not use)"
+            )
+
     def _load_end_fields(self, data: Mapping[str, Any]) -> None:
-        self.match = Match(self.n, list(data["scores"]), int(data["dealer"]), list(data["streaks"]),
-                           int(data["hands_played"]))
-        self.turn = int(data["turn"])
-        self.hand_over = bool(data["hand_over"])
-        self.truncated = bool(data["truncated"])
-        self.winner = data["winner"]
-        self.hand_points = list(data["hand_points"])
-        self.score_changes = list(data["score_changes"])
-        self.match_over = bool(data["match_over"])
+        """The match and end-of-hand fields, each checked for its type and range."""
+        n = self.n
+        # B12 restarts a streak when it reaches streak_length; a game without B12 keeps none.
+        most_streak = self.rules.streak_length - 1 if self.STREAK else 0
+        self.match = Match(
+            n,
+            saved_int_list(data, "scores", n),
+            saved_seat(data, "dealer", n),
+            saved_int_list(data, "streaks", n, 0, most_streak),
+            saved_int(data, "hands_played", 0),
+        )
+        self.turn = saved_int(data, "turn", 0, self.rules.max_turns)
+        self.hand_over = saved_bool(data, "hand_over")
+        self.truncated = saved_bool(data, "truncated")
+        self.winner = saved_seat_or_none(data, "winner", n)
+        self.hand_points = saved_int_list(data, "hand_points", n, 0)
+        self.score_changes = saved_int_list(data, "score_changes", n)
+        self.match_over = saved_bool(data, "match_over")
+
+    def _check_end(self) -> None:
+        """The end-of-hand fields agree with each other, with `turn` and with the cards held."""
+        max_turns = self.rules.max_turns
+        if self.truncated and not self.hand_over:
+            raise ValueError("saved state field 'truncated' is true but 'hand_over' is false: "
+                             "a truncated hand is over (C1)")
+        if self.match_over and not self.hand_over:
+            raise ValueError("saved state field 'match_over' is true but 'hand_over' is false: "
+                             "a match ends with a finished hand")
+        if not self.hand_over:
+            self._check_zero_fields("while the hand is not over")
+            if self.turn >= max_turns:
+                raise field_error("turn", f"below max_turns={max_turns} while the hand is not over "
+                                  "(C1 ends the hand at max_turns)", self.turn)
+            if self.sizes[self.current] == 0:
+                raise ValueError(f"saved state field 'current_player' is seat {self.current}, who holds no "
+                                 "cards: the player to move must hold cards while the hand is not over")
+            return
+        if self.match.hands_played < 1:
+            raise field_error("hands_played", "at least 1 once a hand is over (it counts that hand)",
+                              self.match.hands_played)
+        if self.truncated:
+            self._check_zero_fields("for a truncated hand (C1)")
+            if self.turn != max_turns:
+                raise field_error("turn", f"max_turns={max_turns} for a truncated hand (C1)", self.turn)
+            if self.match_over:
+                raise ValueError("saved state field 'match_over' must be false for a truncated hand (C1)")
+            return
+        winner = self.winner
+        if winner is None or self.sizes[winner]:
+            raise field_error("winner", "the seat that went out (it holds no cards) when the hand is over "
+                              "and not truncated", winner)
+        points = [0 if seat == winner else self.hand_value(seat) for seat in range(self.n)]
+        if self.hand_points != points:
+            raise field_error("hand_points", f"{points}, the points of the cards left in each hand",
+                              self.hand_points)
+        bonus = [0, -self.rules.streak_bonus] if self.STREAK else [0]
+        others_match = all(self.score_changes[s] == points[s] for s in range(self.n) if s != winner)
+        if not others_match or self.score_changes[winner] not in bonus:
+            wanted = str(points)
+            if self.STREAK:
+                wanted += f" (or {-self.rules.streak_bonus} for the winner, B12)"
+            raise field_error("score_changes", wanted, self.score_changes)
+        reached = self.match.is_over(self.rules.target_score)
+        if self.match_over != reached:
+            raise field_error("match_over", f"{reached} after a won hand with totals {self.match.scores} and "
+                              f"target_score={self.rules.target_score}", self.match_over)
+
+    def _check_zero_fields(self, when: str) -> None:
+        """No winner and no points (a hand in play, or one cut short by C1)."""
+        if self.winner is not None:
+            raise field_error("winner", f"None {when}", self.winner)
+        for key in ("hand_points", "score_changes"):
+            if getattr(self, key) != [0] * self.n:
+                raise field_error(key, f"all 0 {when}", getattr(self, key))
 
 
 END_KEYS = (
     "turn", "hand_over", "truncated", "winner", "hand_points", "score_changes", "match_over",
     "scores", "streaks", "dealer", "hands_played",
 )
+# Saved-state keys a state may lack: `left_out` came later; without it the state used the whole deck.
+OPTIONAL_KEYS = ("left_out",)

@@ -11,14 +11,21 @@ no gymnasium or PettingZoo. Rules by id:
   never changes; the dealer moves one seat on after each hand.
 - B4 empty table: one single card of any kind, or several 8s.
 - B5 on a card: one or more cards of one rank; the first laid matches the top
-  card by suit or rank, the last laid is the new top and sets the suit.
+  card by suit or rank, the last laid is the new top and sets the suit. The
+  player chooses the top card of a group; the cards under it are laid in a
+  fixed order (decision added later): first the card that matches, then the
+  others in suit order S, H, D, C (see `_first_matching`). Only the order of a
+  bank turned over (B10) depends on it.
 - B6 8s go on anything and announce a suit; the announced suit holds until a
   card is laid on it. 8s are never mixed with other ranks.
 - B7 Ace on top: only Aces or 8s. The next player lays Aces/8s or draws 2 and
   their turn ends; later players facing the same Ace draw 1 as usual. Several
   Aces still cost 2; Aces on an Ace pass the penalty on.
 - B8 a Queen skips the next player; several Queens skip one each
-  (`queen_skips_each`, default true; false: one skip however many).
+  (`queen_skips_each`, default true; false: one skip however many). Queens
+  never skip the player who laid them (decision added later): the skips stop
+  at `num_players - 1`, so that player plays again; with 2 players any number
+  of Queens gives the layer another turn.
 - B9 drawing: one card, then lay or pass; a second draw is not offered (it
   would end the turn, which is what `pass` does). Drawing is allowed with a play in hand.
 - B10 empty bank: the table but its top card is turned over, as it lies, to make
@@ -61,8 +68,12 @@ from cardlab.envs.common import (
     option,
     check_deal,
     check_keys,
+    field_error,
     match_from_deal,
+    refuse_empty_hands,
     rng_state,
+    saved_bool,
+    saved_choice,
     split_action_text,
 )
 
@@ -267,6 +278,7 @@ class HuitState(HandState):
         """Start a hand from a given deal (keys: hands, bank, dealer?, scores?)."""
         check_keys(deal, ["hands"], ["bank", "dealer", "scores"], "Huit deal")
         hands, piles = check_deal(deal["hands"], {"bank": deal.get("bank", [])}, self.n, self.deck)
+        refuse_empty_hands(hands)  # B11 would end the hand before it starts
         self.match = match_from_deal(deal, self.n)
         self._reset_hand()
         self._set_cards(hands, piles["bank"], [])
@@ -343,12 +355,17 @@ class HuitState(HandState):
             self.announced = False
         skips = 0
         if rank == C.QUEEN:
-            skips = ACTION_SIZE[action] if self.rules.queen_skips_each else 1
+            # B8: one skip per Queen (or one in all), never round to the player who laid them.
+            skips = min(ACTION_SIZE[action] if self.rules.queen_skips_each else 1, self.n - 1)
         self._end_turn(seat, skips)
         self.ace_penalty = rank == C.ACE
 
     def _first_matching(self, cards: list[int]) -> list[int]:
-        """Order a group so that its first card matches the top card (B5)."""
+        """Order a group so that its first card matches the top card (B5).
+
+        `cards` come in `group_cards` order (the others by suit, then the top); the
+        matching card moves to the front and the others keep their suit order.
+        """
         top_rank = C.rank_of(self.table[-1])
         if C.rank_of(cards[0]) in (top_rank, C.EIGHT):
             return cards
@@ -392,10 +409,55 @@ class HuitState(HandState):
         }
 
     @classmethod
-    def from_state_dict(cls, data: dict[str, Any], rules: HuitRules) -> "HuitState":
-        """Restore a state saved by `state_dict` (the rules must be the saved ones)."""
+    def from_state_dict(cls, data: dict[str, Any], rules: HuitRules) -> HuitState:
+        """Restore a state saved by `state_dict` (the rules must be the saved ones).
+
+        Every field is checked, alone and against the others; a `ValueError` names
+        the field, what was wrong and what is accepted.
+        """
         self = cls._restored(data, rules)
-        self.announced = bool(data["announced"])
-        self.ace_penalty = bool(data["ace_penalty"])
-        self.phase = PHASE_NAMES.index(data["phase"])
+        self.announced = saved_bool(data, "announced")
+        self.ace_penalty = saved_bool(data, "ace_penalty")
+        self.phase = PHASE_NAMES.index(saved_choice(data, "phase", PHASE_NAMES))
+        if self.ace_penalty and not self.table:
+            raise ValueError("saved state field 'ace_penalty' is true on an empty table: "
+                             "it needs an Ace (B7)")
+        if not self.hand_over:
+            self._check_play()
         return self
+
+    def _check_play(self) -> None:
+        """A hand in play: the table fields agree with the top card.
+
+        Not for a finished hand: the last lay ends the hand before the suit and
+        flags are updated, so they may still describe the card under it.
+        """
+        empty = [seat for seat, size in enumerate(self.sizes) if not size]
+        if empty:
+            raise ValueError(f"seat(s) {empty} hold no cards but 'hand_over' is false: a hand ends as soon "
+                             "as a player has no cards (B11)")
+        top, suit = self.top, self.current_suit
+        shown_suit = None if suit is None else C.suit_str(suit)
+        if top is None:
+            if suit is not None:
+                raise field_error("current_suit", "None while the table is empty (B4)", shown_suit)
+            if self.announced:
+                raise ValueError("saved state field 'announced' is true on an empty table: it needs 8s (B6)")
+            return
+        name = C.card_str(top)
+        if suit is None:
+            raise field_error("current_suit", f"a suit letter S, H, D or C once a card is on the table "
+                              f"(top card {name})", shown_suit)
+        eight = C.rank_of(top) == C.EIGHT
+        if self.announced != eight:
+            raise field_error("announced", f"{eight}: it is true exactly when 8s are on top (B6), and the "
+                              f"top card is {name}", self.announced)
+        if not eight and suit != C.suit_of(top):
+            raise field_error("current_suit", f"{C.suit_str(C.suit_of(top))!r}, the suit of the top card "
+                              f"{name} (B5)", shown_suit)
+        if self.ace_penalty and C.rank_of(top) != C.ACE:
+            raise ValueError(f"saved state field 'ace_penalty' is true but the top card is {name}: the "
+                             "penalty needs an Ace on top (B7)")
+        if self.ace_penalty and self.phase == AFTER_DRAW:
+            raise ValueError("saved state field 'ace_penalty' must be false in phase 'after_draw': drawing "
+                             "the 2-card penalty ends the turn (B7)")

@@ -18,8 +18,9 @@ no gymnasium or PettingZoo. Rules by id:
 - A8 draw one when nothing can be played (`voluntary_draw` lifts the "must
   play"); the drawn card may be played at once (`play_after_draw`), else the turn ends.
 - A9 going out on a 2 or Joker: the run goes on among the seats that still hold
-  cards until someone draws it; the first player out wins.
-  *Engine decision*: if every seat is out before anyone draws, the hand ends then.
+  cards until someone draws it; the first player out wins. *Decision added
+  later*: the last player holding cards may not add to the run, their only
+  legal action is `draw` (so the run is always drawn and some seat keeps cards).
 - A10 empty stock: the discard pile but its top card is shuffled into a new stock
   (cards left in the stock are drawn first); with too few, draw what there is.
 - A11 scoring: Joker 50, 2 = 20, A = 15, K Q J 10 = 10, 3..9 = 5; winner 0.
@@ -54,8 +55,15 @@ from cardlab.envs.common import (
     option,
     check_deal,
     check_keys,
+    field_error,
     match_from_deal,
+    refuse_empty_hands,
     rng_state,
+    saved_card,
+    saved_choice,
+    saved_int,
+    saved_seat_or_none,
+    shown,
     split_action_text,
 )
 
@@ -189,6 +197,11 @@ class SwitchRules(RuleOptions):
     def deck_size(self) -> int:
         return sum(self.deck())
 
+    def most_pending(self) -> int:
+        """The largest draw run the deck allows: every 2 and every Joker in one run (A6)."""
+        deck = self.deck()
+        return 2 * sum(deck[C.make_card(C.TWO, s)] for s in range(C.NUM_SUITS)) + 5 * deck[C.JOKER]
+
 
 SAVED_KEYS = (
     "game", "rules", "hands", "stock", "discard", "current_player", "direction", "current_suit",
@@ -232,13 +245,13 @@ class SwitchState(HandState):
     def deal_stacked(self, deal: dict[str, Any]) -> None:
         """Start a hand from a given deal (keys: hands, stock, starter, dealer?, scores?)."""
         check_keys(deal, ["hands", "starter"], ["stock", "dealer", "scores"], "Switch deal")
+        starter = deal["starter"]
+        if not isinstance(starter, str):
+            raise ValueError(f"deal['starter'] must be one card string such as '7H', got {shown(starter)}")
         hands, piles = check_deal(
             deal["hands"], {"stock": deal.get("stock", []), "starter": [deal["starter"]]}, self.n, self.deck
         )
-        empty = [seat for seat, h in enumerate(hands) if not h]
-        if empty:
-            # A seat without cards would be out before the hand starts (A9 passes such seats over).
-            raise ValueError(f"the deal gives no cards to seat(s) {empty}: each hand needs a card or more")
+        refuse_empty_hands(hands)
         self.match = match_from_deal(deal, self.n)
         self._reset_hand()
         self._set_cards(hands, piles["stock"], piles["starter"])
@@ -291,6 +304,8 @@ class SwitchState(HandState):
         held = self.hands[self.current].nonzero()[0].tolist()
         actions: list[int] = []
         if self.pending:
+            if self.first_out is not None and self._last_holder():
+                return [DRAW]  # A9, decision added later: the last holder draws the run
             for card in held:
                 if RUN_CARD[card]:
                     actions.extend(PLAY_IDS[card])
@@ -349,9 +364,7 @@ class SwitchState(HandState):
                 return
             if self.first_out is None:
                 self.first_out = seat
-            if not any(self.sizes):
-                self._finish(self.first_out)
-                return
+        # Some seat still holds cards: the last holder cannot add to a run (A9), so never all go out.
         self.current = self._next_seat(seat, 1 + skip)
 
     def _draw(self, seat: int) -> None:
@@ -381,6 +394,10 @@ class SwitchState(HandState):
         self.drawn = NO_CARD
         self.current = self._next_seat(seat, 1)
 
+    def _last_holder(self) -> bool:
+        """Only the player to move still holds cards."""
+        return sum(1 for size in self.sizes if size) == 1
+
     def _next_seat(self, seat: int, steps: int) -> int:
         """The seat `steps` turns on, passing over seats with no cards (A9)."""
         for _ in range(steps):
@@ -406,13 +423,99 @@ class SwitchState(HandState):
         }
 
     @classmethod
-    def from_state_dict(cls, data: dict[str, Any], rules: SwitchRules) -> "SwitchState":
-        """Restore a state saved by `state_dict` (the rules must be the saved ones)."""
+    def from_state_dict(cls, data: dict[str, Any], rules: SwitchRules) -> SwitchState:
+        """Restore a state saved by `state_dict` (the rules must be the saved ones).
+
+        Every field is checked, alone and against the others; a `ValueError` names
+        the field, what was wrong and what is accepted.
+        """
         self = cls._restored(data, rules)
-        self.direction = int(data["direction"])
-        self.pending = int(data["pending_draw"])
-        self.phase = PHASE_NAMES.index(data["phase"])
-        drawn = data["drawn_card"]
-        self.drawn = NO_CARD if drawn is None else C.parse_card(drawn)
-        self.first_out = data["first_out"]
+        self.direction = saved_choice(data, "direction", (1, -1))
+        self.pending = saved_int(data, "pending_draw", 0, rules.most_pending())
+        if self.pending in (1, 3):
+            raise field_error("pending_draw", "0 or a sum of 2s and 5s (A6)", self.pending)
+        self.phase = PHASE_NAMES.index(saved_choice(data, "phase", PHASE_NAMES))
+        drawn = saved_card(data, "drawn_card")
+        self.drawn = NO_CARD if drawn is None else drawn
+        self.first_out = saved_seat_or_none(data, "first_out", self.n)
+        self._check_play()
         return self
+
+    def _check_play(self) -> None:
+        """The restored fields describe a position the rules can reach."""
+        if not self.discard:
+            raise field_error("discard", "a list holding at least the top card (A3)", self.discard)
+        top, suit = self.discard[-1], self.current_suit
+        name = C.card_str(top)
+        if suit is None and top != C.JOKER:
+            raise ValueError(
+                "saved state field 'current_suit' is None (a free suit, A4), which needs a Joker on top; "
+                f"the top card is {name}"
+            )
+        if top != C.JOKER and C.rank_of(top) != C.JACK and suit != C.suit_of(top):
+            raise field_error(
+                "current_suit", f"{C.suit_str(C.suit_of(top))!r}, the suit of the top card {name} (A5)",
+                None if suit is None else C.suit_str(suit),
+            )
+        if self.pending and not RUN_CARD[top]:
+            raise ValueError(
+                f"saved state field 'pending_draw' is {self.pending}, but a draw run needs a 2 or a Joker "
+                f"on top (A6); the top card is {name}"
+            )
+        if self.pending and self.phase != PLAY:
+            raise ValueError(
+                "saved state field 'pending_draw' must be 0 outside phase 'play': "
+                "a run is added to or drawn (A6)"
+            )
+        if self.phase == DECLARE_START and C.rank_of(top) != C.JACK:
+            raise ValueError(
+                "saved state field 'phase' is 'declare', the suit choice after a Jack starter (A4), "
+                f"but the top card is {name}"
+            )
+        self._check_drawn()
+        self._check_first_out()
+
+    def _check_drawn(self) -> None:
+        """A8: 'after_draw' keeps a playable drawn card in the mover's hand; no drawn card otherwise."""
+        drawn = None if self.drawn == NO_CARD else C.card_str(self.drawn)
+        if self.phase != AFTER_DRAW:
+            if drawn is not None:
+                raise field_error("drawn_card", "None outside phase 'after_draw'", drawn)
+            return
+        if drawn is None:
+            raise field_error("drawn_card", "the card drawn in phase 'after_draw' (A8)", drawn)
+        if not self.rules.play_after_draw:
+            raise ValueError(
+                "saved state field 'phase' is 'after_draw', which play_after_draw=False rules out (A8)"
+            )
+        if not self.hands[self.current][self.drawn]:
+            raise ValueError(
+                f"saved state field 'drawn_card' is {drawn}, which current_player {self.current} "
+                "does not hold"
+            )
+        if not self.playable(self.drawn):
+            raise ValueError(
+                f"saved state field 'drawn_card' is {drawn}, which cannot be played on "
+                f"{C.card_str(self.top)}: only a playable drawn card is kept (A8)"
+            )
+
+    def _check_first_out(self) -> None:
+        """A9: seats without cards only while the run of the first player out is pending."""
+        out = self.first_out
+        if out is not None and self.sizes[out]:
+            raise field_error("first_out", "None or a seat that went out (holds no cards)", out)
+        if self.hand_over:
+            if out is not None and not self.truncated and self.winner != out:
+                raise field_error("winner", f"{out}, the first player out (A9)", self.winner)
+            return
+        empty = [seat for seat, size in enumerate(self.sizes) if not size]
+        if empty and out is None:
+            raise ValueError(
+                f"seat(s) {empty} hold no cards while the hand goes on, which only happens during the run "
+                "of A9: saved state field 'first_out' must then be set"
+            )
+        if out is not None and not self.pending:
+            raise ValueError(
+                f"saved state field 'first_out' is {out} but 'pending_draw' is 0: the hand goes on after a "
+                "player is out only until the run is drawn (A9)"
+            )

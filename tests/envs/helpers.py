@@ -66,3 +66,14 @@ def play_random(env: AECEnv, rng: np.random.Generator, max_steps: int) -> list[i
         actions.append(action)
         agent = env.agent_selection
     return actions
+
+
+def snapshot(env: AECEnv) -> dict[str, Any]:
+    """What a refused action, deal or saved state must not change."""
+    return {
+        "state": env.unwrapped.state_dict(),
+        "agent": env.agent_selection,
+        "rewards": dict(env.rewards),
+        "terminations": dict(env.terminations),
+        "legal": env.unwrapped.legal_actions(),
+    }

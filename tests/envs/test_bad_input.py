@@ -15,7 +15,7 @@ import pytest
 from pettingzoo import AECEnv
 
 from cardlab.envs import huit_v0, switch_v0
-from tests.envs.helpers import play_random
+from tests.envs.helpers import play_random, snapshot
 
 MODULES = [switch_v0, huit_v0]
 MODULE_IDS = ["switch", "huit"]
@@ -28,17 +28,6 @@ def started(module: ModuleType, seed: int, steps: int, **options: Any) -> AECEnv
     env.reset(seed=seed)
     play_random(env, np.random.default_rng(seed), steps)
     return env
-
-
-def snapshot(env: AECEnv) -> dict[str, Any]:
-    """What a refused action must not change."""
-    return {
-        "state": env.unwrapped.state_dict(),
-        "agent": env.agent_selection,
-        "rewards": dict(env.rewards),
-        "terminations": dict(env.terminations),
-        "legal": env.unwrapped.legal_actions(),
-    }
 
 
 def an_illegal_id(env: AECEnv) -> int:
@@ -204,18 +193,46 @@ BAD_DEALS = [
     (huit_v0, {"bank": ["7S"]}, ["missing hands"]),
     (huit_v0, {"hands": [["9S", 9], ["7C"], ["KD"], ["8H"]]}, ["hands[0][1]", "card string"]),
     (huit_v0, {"hands": HUIT_HANDS, "dealer": "0"}, ["dealer", "0..3"]),
+    # not a dict, card lists that are not lists, keys that are not strings
+    (switch_v0, None, ["Switch deal must be a dict with the keys hands, starter, stock, dealer", "got None"]),
+    (switch_v0, "9S 9H", ["Switch deal must be a dict", "got str '9S 9H'"]),
+    (huit_v0, 7, ["Huit deal must be a dict with the keys hands, bank, dealer, scores, got int 7"]),
+    (switch_v0, {"hands": [{"9S": 1}, *SWITCH_HANDS[1:]], "starter": "5D"},
+     ["hands[0]: expected a list of card strings such as ['9S', '10H'], got dict {'9S': 1}"]),
+    (huit_v0, {"hands": [{"9S", "AS"}, *HUIT_HANDS[1:]]}, ["hands[0]: expected a list of card", "got set"]),
+    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", "stock": {"9H": 1}}, ["stock: expected", "dict"]),
+    (huit_v0, {"hands": HUIT_HANDS, "bank": None}, ["bank: expected a list of card strings", "got NoneType"]),
+    (huit_v0, {"hands": HUIT_HANDS, "bank": "7S 7H"}, ["bank: expected a list of card strings, got the"]),
+    (switch_v0, {"hands": None, "starter": "5D"}, ["'hands' must be a list of 4 lists", "got None"]),
+    (switch_v0, {"hands": SWITCH_HANDS, "starter": 5}, ["deal['starter'] must be one card string", "'7H'"]),
+    (switch_v0, {"hands": SWITCH_HANDS, "starter": ["5D"]}, ["deal['starter'] must be one card string"]),
+    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", 1: 2}, ["deal key(s) 1:", "keys are strings"]),
+    (huit_v0, {"hands": HUIT_HANDS, None: []}, ["unknown Huit deal key(s) None:", "keys are strings"]),
+    (huit_v0, {"hands": [["9S"], [], ["KD"], []]}, ["no cards to seat(s) [1, 3]"]),
 ]
 
 
 @pytest.mark.parametrize(("module", "deal", "fragments"), BAD_DEALS, ids=case_ids(BAD_DEALS))
-def test_bad_deal_is_refused_with_the_reason(
-    module: ModuleType, deal: dict[str, Any], fragments: list[str]
-) -> None:
+def test_bad_deal_is_refused_with_the_reason(module: ModuleType, deal: Any, fragments: list[str]) -> None:
     env = module.env()
     with pytest.raises(ValueError) as err:
         env.reset(seed=0, options={"deal": deal})
     for fragment in fragments:
         assert fragment in str(err.value)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="envs/base.py reset() replaces the state with a new shuffled deal before deal_stacked() "
+    "checks the deal; the env-level fix belongs to the base.py refactor",
+)
+@by_game
+def test_refused_deal_changes_nothing(module: ModuleType) -> None:
+    env = started(module, 0, 3)
+    before = snapshot(env)
+    with pytest.raises(ValueError, match="must be a dict"):
+        env.reset(options={"deal": None})
+    assert snapshot(env) == before
 
 
 @by_game

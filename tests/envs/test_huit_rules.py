@@ -67,8 +67,13 @@ def restore(env: AECEnv, **changes: Any) -> None:
 
 
 def restack(env: AECEnv, hands: list[list[str]], bank: Sequence[str] = ()) -> None:
-    """Replace the cards of a freshly dealt hand of a match; dealer, scores and streaks stay."""
-    restore(env, hands=hands, bank=list(bank), table=[])
+    """Replace the cards of a freshly dealt hand of a match; dealer, scores and streaks stay.
+
+    The cards not given are left out of the hand, as a stacked deal leaves them.
+    """
+    used = {*bank, *(card for hand in hands for card in hand)}
+    left_out = [C.card_str(c) for c in R.DECK_CARDS if C.card_str(c) not in used]
+    restore(env, hands=hands, bank=list(bank), table=[], left_out=left_out)
 
 
 def rewards(env: AECEnv) -> list[float]:
@@ -182,6 +187,13 @@ def test_B2_deal_one_card_at_a_time_from_the_dealers_next_seat() -> None:
     assert d["bank"] == bank
 
 
+def test_B2_stacked_deal_refuses_an_empty_hand() -> None:
+    """B2 (decision added later): a stacked deal gives every seat cards; a seat without any
+    would end the hand before it starts (B11). The message names the seats."""
+    with pytest.raises(ValueError, match=r"no cards to seat\(s\) \[1, 3\]"):
+        stacked([["9S"], [], ["7H"], []])
+
+
 # ---------------------------------------------------------------- B3
 def test_B3_the_first_to_receive_cards_plays_first() -> None:
     """B3: the dealer's next seat plays first, for a shuffled deal (dealer 3) and a stacked one."""
@@ -275,6 +287,27 @@ def test_B5_suit_match_the_matching_card_cannot_be_the_top_of_a_group() -> None:
     assert d["table"][:2] == ["KD", "9D"]  # the first card laid matches the top card's suit
     assert sorted(d["table"][2:]) == ["9H", "9S"] and d["table"][-1] == "9H"
     assert (d["current_suit"], d["current_player"]) == ("H", 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "table"),
+    [
+        ("play 9S 9D 9H", ["7D", "9D", "9S", "9H"]),
+        ("play 9D 9S 9H", ["7D", "9D", "9S", "9H"]),
+        ("play 9C 9S 9D 9H", ["7D", "9D", "9S", "9C", "9H"]),
+        ("play 9H 9D 9S", ["7D", "9D", "9H", "9S"]),
+    ],
+)
+def test_B5_cards_under_the_top_go_matching_card_first_then_in_suit_order(
+    text: str, table: list[str]
+) -> None:
+    """B5 (decision added later): the player picks the top card; under it the engine lays the card
+    that matches (9D on 7D) first, then the others in suit order S, H, D, C, whatever the text order."""
+    env = stacked([["7D", "KC"], ["9S", "9H", "9D", "9C", "7S"]])
+    play_all(env, ["play 7D", text])
+    d = state(env)
+    assert d["table"] == table
+    assert (d["current_suit"], d["current_player"]) == (table[-1][-1], 0)
 
 
 def test_B5_a_group_without_a_matching_card_is_illegal() -> None:
@@ -413,27 +446,42 @@ def test_B8_a_queen_skips_the_next_player() -> None:
     [
         ("play QS QH", True, 0),
         ("play QS QD QH", True, 1),
+        ("play QS QD QC QH", True, 1),
         ("play QS QH", False, 3),
         ("play QS QD QH", False, 3),
     ],
 )
 def test_B8_several_queens_skip_one_player_each(text: str, skips_each: bool, next_seat: int) -> None:
-    """B8: seat 1 lays Queens; one skip each (queen_skips_each=True, default) or one skip in all."""
+    """B8: seat 1 lays Queens; one skip each (queen_skips_each=True, default) or one skip in all.
+    Four Queens skip only the three others: seat 1 plays again (decision added later)."""
     env = stacked(
-        [["KS", "7C"], ["QS", "QH", "QD", "7H"], ["9S", "7D"], ["JC", "JS"]], queen_skips_each=skips_each
+        [["KS", "7C"], ["QS", "QH", "QD", "QC", "7H"], ["9S", "7D"], ["JC", "JS"]],
+        queen_skips_each=skips_each,
     )
     play_all(env, ["play KS", text])
     assert env.agent_selection == f"player_{next_seat}"
 
 
-@pytest.mark.parametrize(("text", "next_seat"), [("play QS", 0), ("play QS QH", 1)])
-def test_B8_skips_wrap_round_the_table_with_two_players(text: str, next_seat: int) -> None:
-    """B8: with 2 players one Queen skips the opponent, so the layer plays again; two skip both in turn."""
-    env = stacked([["QS", "QH", "9S"], ["KS", "7H"]], dealer=0)
+@pytest.mark.parametrize("text", ["play QS", "play QS QH", "play QS QD QH"])
+def test_B8_with_two_players_any_number_of_queens_gives_the_layer_another_turn(text: str) -> None:
+    """B8 (decision added later): with 2 players one Queen skips the opponent and more Queens
+    never skip the layer, so the layer plays again (the turn used to reach the opponent with two)."""
+    env = stacked([["QS", "QH", "QD", "9S", "9H"], ["KS", "7H"]], dealer=0)
+    play_all(env, ["play KS", text])
+    d = state(env)
+    assert env.agent_selection == "player_0" and d["current_player"] == 0
+    assert held(d, 1) == {"7H"}
+    assert f"play 9{d['current_suit']}" in legal_strs(env)  # seat 0 lays again, on its own Queen
+
+
+@pytest.mark.parametrize(("text", "next_seat"), [("play QS", 0), ("play QS QH", 1), ("play QS QD QH", 1)])
+def test_B8_queens_never_skip_the_player_who_laid_them(text: str, next_seat: int) -> None:
+    """B8 (decision added later): with 3 players seat 1's Queens skip seat 2, then seat 0, and stop
+    there: with 2 or 3 Queens seat 1 plays again (3 Queens used to pass the turn to seat 2)."""
+    env = stacked([["KS", "7C"], ["QS", "QH", "QD", "7H"], ["9S", "7D"]], queen_skips_each=True)
     play_all(env, ["play KS", text])
     assert env.agent_selection == f"player_{next_seat}"
-    if next_seat == 0:
-        assert "play 9S" in legal_strs(env)
+    assert state(env)["current_player"] == next_seat
 
 
 # ---------------------------------------------------------------- B9

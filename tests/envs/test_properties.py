@@ -170,7 +170,7 @@ def switch_plays(card: str) -> set[Move]:
 
 
 def switch_reference(state: dict[str, Any], rules: Options) -> set[Move]:
-    """Legal moves of the player to move, from RULES.md A4-A8."""
+    """Legal moves of the player to move, from RULES.md A4-A9."""
     if state["hand_over"]:
         return set()
     if state["phase"] == "declare":  # A4: Jack starter
@@ -183,6 +183,8 @@ def switch_reference(state: dict[str, Any], rules: Options) -> set[Move]:
         assert switch_can_follow(drawn, state, rules["match_rank"]), f"drawn {drawn} cannot be played"
         return switch_plays(drawn) | {("pass",)}
     if state["pending_draw"]:  # A6: add a 2 or a Joker, or draw the run
+        if sum(1 for h in state["hands"] if h) == 1:  # A9: the last player with cards draws the run
+            return {("draw",)}
         return {m for c in hand if c == "JOKER" or rank(c) == "2" for m in switch_plays(c)} | {("draw",)}
     moves = {m for c in hand if switch_can_follow(c, state, rules["match_rank"]) for m in switch_plays(c)}
     if not moves or rules["voluntary_draw"]:  # A8

@@ -520,12 +520,32 @@ def test_A9_empty_seats_are_passed_over() -> None:
     assert (state["winner"], state["hand_points"]) == (0, [0, 5 + 11 * 5, 0, 5])
 
 
-def test_A9_engine_decision_every_seat_out_ends_the_hand() -> None:
-    """A9 (engine decision): when every seat is out before the run is drawn, the first out wins."""
-    env = switch([["2H"], ["2S"]], starter="7H")
-    play_all(env, ["play 2H", "play 2S"])
+@pytest.mark.parametrize(
+    ("hands", "plays", "total"),
+    [
+        ([["2H"], ["2S", "5C"]], ["play 2H"], 2),
+        ([["2H"], ["2S"], ["JOKER"], ["2D", "9C"]], ["play 2H", "play 2S", "play JOKER"], 9),
+        ([["2H"], ["2S", "2C", "5C"], ["2D"]], ["play 2H", "play 2S", "play 2D"], 6),
+    ],
+    ids=["two-players", "three-out", "own-run-comes-back"],
+)
+def test_A9_last_holder_must_draw_the_run(hands: list[list[str]], plays: list[str], total: int) -> None:
+    """A9 (decision added later): once every other player is out, the last holder cannot add a 2 or
+    Joker to the run, even one in hand: `draw` is the only legal action, and the first out wins."""
+    stock = ["3S", "4S", "5S", "6S", "3H", "4H", "5H", "6H", "3D"]
+    env = switch(hands, starter="7H", stock=stock)
+    play_all(env, plays)
+    last = len(hands) - 1 if len(hands) != 3 else 1
     state = st(env)
-    assert (state["hand_over"], state["winner"], state["hand_points"]) == (True, 0, [0, 0])
+    assert (state["hand_over"], state["current_player"], state["pending_draw"]) == (False, last, total)
+    assert_legal(env, {"draw"})
+    held = hand(env, last)
+    play(env, "draw")
+    state = st(env)
+    assert (state["hand_over"], state["winner"], state["first_out"]) == (True, 0, 0)
+    assert sorted(state["hands"][last]) == sorted(held + stock[:total])
+    assert state["hand_points"][last] == sum(card_value(c) for c in held + stock[:total])
+    assert env.unwrapped.legal_actions() == [] and all(env.terminations.values())
 
 
 # ---------------------------------------------------------------- A10 empty stock
