@@ -367,7 +367,7 @@ def is_whole(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def _range_text(low: int | None, high: int | None) -> str:
+def _saved_range_text(low: int | None, high: int | None) -> str:
     if low is not None and low == high:
         return str(low)
     if low is not None and high is not None:
@@ -382,7 +382,7 @@ def _in_range(value: Any, low: int | None, high: int | None) -> bool:
 def saved_int(data: Mapping[str, Any], key: str, low: int | None = None, high: int | None = None) -> int:
     value = data[key]
     if not _in_range(value, low, high):
-        raise field_error(key, _range_text(low, high), value)
+        raise field_error(key, _saved_range_text(low, high), value)
     return int(value)
 
 
@@ -434,7 +434,7 @@ def saved_int_list(
     for seat, item in enumerate(value):
         if not _in_range(item, low, high):
             raise ValueError(
-                f"saved state field {key!r}[{seat}] must be {_range_text(low, high)}, got {shown(item)}"
+                f"saved state field {key!r}[{seat}] must be {_saved_range_text(low, high)}, got {shown(item)}"
             )
     return [int(v) for v in value]
 
