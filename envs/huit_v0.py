@@ -63,8 +63,11 @@ card first). `env.unwrapped.state_dict()` keys: `game`, `rules`, `hands`,
 `bank` (top first), `table` (bottom first), `current_player`, `current_suit`,
 `announced`, `ace_penalty`, `phase` ("play", "after_draw"), `turn`,
 `hand_over`, `truncated`, `winner`, `hand_points`, `score_changes`,
-`match_over`, `scores`, `streaks`, `dealer`, `hands_played`, `rng`;
-`env.reset(options={"state": d})` restores it exactly.
+`match_over`, `scores`, `streaks`, `dealer`, `hands_played`, `rng`, `left_out`
+(the cards a stacked deal left out of play); `env.reset(options={"state": d})`
+restores it exactly, after checking every field: a bad one is refused with a
+`ValueError` that names it and what is accepted, and the env is left as it
+was. A state saved after the hand (or match) ended restores ended.
 
 ## Version history
 

@@ -65,8 +65,12 @@ first), `discard` (bottom first), `current_player`, `direction`,
 `current_suit` (None while free), `pending_draw`, `phase` ("play",
 "after_draw", "declare"), `drawn_card`, `first_out` (A9), `turn`, `hand_over`,
 `truncated`, `winner`, `hand_points`, `score_changes`, `match_over`, `scores`,
-`streaks`, `dealer`, `hands_played`, `rng` (the generator's state);
-`env.reset(options={"state": d})` restores it exactly.
+`streaks`, `dealer`, `hands_played`, `rng` (the generator's state),
+`left_out` (the cards a stacked deal left out of play);
+`env.reset(options={"state": d})` restores it exactly, after checking every
+field: a bad one is refused with a `ValueError` that names it and what is
+accepted, and the env is left as it was. A state saved after the hand (or
+match) ended restores ended.
 
 ## Version history
 
