@@ -98,10 +98,12 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
 
         path = spec[4:].strip()
         if not path:
-            raise ValueError("agent spec 'bot:' is missing the path of the bot file, e.g. bot:runs/RUN/bot.json")
+            raise ValueError(
+                "agent spec 'bot:' is missing the path of the bot file, e.g. bot:runs/RUN/bot.json"
+            )
         return load_bot(path, game, seed=seed)
     if spec in game.spec.heuristics:
-        return game.spec.heuristic(spec)(game, seed)  # type: ignore[no-any-return]
+        return game.spec.heuristic(spec)(game, seed)
     if spec in _REGISTRY:
         return _REGISTRY[spec](game, seed)
     raise ValueError(f"unknown agent spec {spec!r} for {game.id}: use {', '.join(spec_names(game))}")

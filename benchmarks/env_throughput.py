@@ -15,6 +15,7 @@ Run: ``python benchmarks/env_throughput.py [--steps 200000] [--repeats 5]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import time
@@ -100,7 +101,9 @@ def median_of(fn: Callable[[int, int], tuple[float, float]], steps: int, repeats
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=100_000, help="steps per run")
     parser.add_argument("--repeats", type=int, default=5, help="runs per loop (the median is shown)")
     args = parser.parse_args()
@@ -108,8 +111,10 @@ def main() -> None:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     rows: list[tuple[str, str, float, float]] = []
     for name, module in GAMES.items():
-        rows.append((name, "engine", *median_of(lambda s, seed: engine_loop(module, s, seed), args.steps, args.repeats)))
-        rows.append((name, "aec env()", *median_of(lambda s, seed: aec_loop(module, s, seed), args.steps, args.repeats)))
+        engine = median_of(functools.partial(engine_loop, module), args.steps, args.repeats)
+        rows.append((name, "engine", *engine))
+        aec = median_of(functools.partial(aec_loop, module), args.steps, args.repeats)
+        rows.append((name, "aec env()", *aec))
     try:
         import pyspiel  # noqa: F401
     except ImportError:

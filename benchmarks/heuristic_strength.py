@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=2000, help="hands per pairing and table (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--tables", default=",".join(TABLES), help="comma list of GAMEplayers, e.g. huit2,switch4")
+    parser.add_argument("--tables", default=",".join(TABLES),
+                        help="comma list of GAMEplayers, e.g. huit2,switch4")
     parser.add_argument("--pairings", default=",".join(PAIRINGS), help="comma list of X-Y agent specs")
     args = parser.parse_args(argv)
     tables = [parse_table(t) for t in args.tables.split(",")]
@@ -55,9 +56,9 @@ def main(argv: list[str] | None = None) -> None:
                               rule_options={"num_players": players})
             stats = result.stats[0]
             low, high = stats.hands.interval
-            print(f"| {game} {players}p | {x} vs {players - 1}x {y} | {stats.hands.n} | {stats.hands.rate:.3f} | "
-                  f"[{low:.3f}, {high:.3f}] | {1 / players:.3f} | {stats.truncated_hands} | "
-                  f"{time.perf_counter() - start:.0f} |", flush=True)
+            print(f"| {game} {players}p | {x} vs {players - 1}x {y} | {stats.hands.n} | "
+                  f"{stats.hands.rate:.3f} | [{low:.3f}, {high:.3f}] | {1 / players:.3f} | "
+                  f"{stats.truncated_hands} | {time.perf_counter() - start:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,8 @@ def ppo_steps_per_second(config: Path, vec_env: str, steps: int, seed: int) -> f
 
 
 def _row(label: str, runs: list[float]) -> None:
-    print(f"{label:<46}{statistics.median(runs):>18,.0f}  {' / '.join(f'{r:,.0f}' for r in runs)}", flush=True)
+    each = " / ".join(f"{r:,.0f}" for r in runs)
+    print(f"{label:<46}{statistics.median(runs):>18,.0f}  {each}", flush=True)
 
 
 def main() -> None:
@@ -79,12 +80,14 @@ def main() -> None:
     print(f"{'measurement':<46}{'steps/s (median)':>18}  runs")
     for game, n in TABLES:
         for opponent in OPPONENTS:
-            runs = [view_steps_per_second(game, n, opponent, args.seconds, seed) for seed in range(args.repeats)]
+            runs = [view_steps_per_second(game, n, opponent, args.seconds, seed)
+                    for seed in range(args.repeats)]
             _row(f"view {game} {n}p, learner random vs {opponent}", runs)
     if args.skip_ppo:
         return
     for vec_env in ("subproc", "dummy"):
-        runs = [ppo_steps_per_second(args.config, vec_env, args.ppo_steps, seed) for seed in range(args.repeats)]
+        runs = [ppo_steps_per_second(args.config, vec_env, args.ppo_steps, seed)
+                for seed in range(args.repeats)]
         _row(f"ppo {args.config.stem} ({vec_env})", runs)
 
 

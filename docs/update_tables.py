@@ -16,7 +16,9 @@ from cardlab.envs import make_game
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 BLOCK = re.compile(
-    r"(<!-- BEGIN GENERATED: cardlab rules (?P<game>\w+) --markdown -->\n)(?P<body>.*?)(<!-- END GENERATED -->)",
+    r"(<!-- BEGIN GENERATED: cardlab rules (?P<game>\w+) --markdown -->\n)"
+    r"(?P<body>.*?)"
+    r"(<!-- END GENERATED -->)",
     re.DOTALL,
 )
 

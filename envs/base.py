@@ -93,7 +93,7 @@ class CardGameEnv(AECEnv):
         self.state_space = spaces.Box(state_layout.low, state_layout.high, dtype=np.float32)
         self._rng: np.random.Generator | None = None
         self.game_state: Any = None
-        self._last_hand = None
+        self._last_hand: dict[str, Any] | None = None
         self._legal: list[int] = []
         self._legal_set: frozenset[int] = frozenset()
 
@@ -123,7 +123,9 @@ class CardGameEnv(AECEnv):
         unknown = sorted(set(options) - {"deal", "state"})
         if unknown:
             # Not an error: PettingZoo's api_test resets with options it made up.
-            gymnasium.logger.warn(f"reset ignores the unknown option(s) {unknown}; it reads 'deal' and 'state'")
+            gymnasium.logger.warn(
+                f"reset ignores the unknown option(s) {unknown}; it reads 'deal' and 'state'"
+            )
         if "deal" in options and "state" in options:
             raise ValueError("reset takes either options['deal'] (a stacked deal) or options['state'] "
                              "(a dict from state_dict()), not both")
@@ -137,7 +139,7 @@ class CardGameEnv(AECEnv):
             if "deal" in options:
                 state.deal_stacked(options["deal"])
         self._rng, self.game_state = rng, state
-        self._last_hand: dict[str, Any] | None = None
+        self._last_hand = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -208,12 +210,12 @@ class CardGameEnv(AECEnv):
                 self.truncations[a] = True
             return
         if self.reward_mode == "points":
-            for a, delta in zip(self.agents, state.score_changes):
+            for a, delta in zip(self.agents, state.score_changes, strict=True):
                 self.rewards[a] = -delta / 100.0
         if self.episode == "hand" or state.match_over:
             if self.reward_mode == "win":
                 winners = [state.winner] if self.episode == "hand" else state.match.winners()
-                for a, r in zip(self.agents, win_rewards(state.n, winners)):
+                for a, r in zip(self.agents, win_rewards(state.n, winners), strict=True):
                     self.rewards[a] = r
             for a in self.agents:
                 self.terminations[a] = True
@@ -282,7 +284,7 @@ class CardGameEnv(AECEnv):
     # ------------------------------------------------------------ saved states
     def state_dict(self) -> dict[str, Any]:
         """The full engine state as JSON-serialisable data; `reset(options={"state": d})` restores it."""
-        return self.game_state.state_dict()  # type: ignore[no-any-return]
+        return self.game_state.state_dict()
 
     # ------------------------------------------------------------ render
     def render(self) -> str | None:
@@ -323,7 +325,8 @@ class CardGameEnv(AECEnv):
 
 @functools.cache
 def _generic_env_class(spec: GameSpec) -> type[CardGameEnv]:
-    return type(f"{spec.id}_raw_env", (CardGameEnv,), {"SPEC": spec, "__doc__": f"{spec.title} without wrappers."})
+    namespace = {"SPEC": spec, "__doc__": f"{spec.title} without wrappers."}
+    return type(f"{spec.id}_raw_env", (CardGameEnv,), namespace)
 
 
 def env_class(game: str | GameSpec) -> type[CardGameEnv]:
@@ -333,7 +336,7 @@ def env_class(game: str | GameSpec) -> type[CardGameEnv]:
     if importlib.util.find_spec(module) is not None:
         cls = importlib.import_module(module).raw_env
         if cls.SPEC is spec:
-            return cls  # type: ignore[no-any-return]
+            return cls
     return _generic_env_class(spec)
 
 
@@ -354,5 +357,7 @@ def make_env_factory(raw_cls: type[CardGameEnv]) -> Callable[..., AECEnv]:
     def env(**options: Any) -> AECEnv:
         return wrappers.OrderEnforcingWrapper(raw_cls(**options))
 
-    env.__doc__ = f"The {raw_cls.SPEC.title} environment with PettingZoo's checking wrappers (see the module doc)."
+    env.__doc__ = (
+        f"The {raw_cls.SPEC.title} environment with PettingZoo's checking wrappers (see the module doc)."
+    )
     return env

@@ -70,7 +70,8 @@ def hidden_layout(num_players: int, kinds: int) -> Layout:
     return Layout([
         Field("other_hands", (num_players - 1) * kinds, 0, 1,
               f"cards of seats me+1, me+2, ... ({kinds} per seat, same scale as `hand`)"),
-        Field("pile_next", PEEK * kinds, 0, 1, f"one-hot next {PEEK} cards of the face-down pile, next first"),
+        Field("pile_next", PEEK * kinds, 0, 1,
+              f"one-hot next {PEEK} cards of the face-down pile, next first"),
     ])
 
 

@@ -102,7 +102,8 @@ def action_id(action: Any, num_actions: int) -> int:
         value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(
-            f"action {action!r} ({type(action).__name__}) is not an action id: give an int 0..{num_actions - 1} "
+            f"action {action!r} ({type(action).__name__}) is not an action id: "
+            f"give an int 0..{num_actions - 1} "
             "(a numpy integer or 0-d integer array is accepted too; floats, strings and bools are not)"
         )
     value = int(value)
@@ -160,7 +161,9 @@ class GameSpec:
     def __post_init__(self) -> None:
         covered = sorted(i for r in self.action_ranges for i in range(r.first, r.last + 1))
         if covered != list(range(self.num_actions)):
-            raise ValueError(f"game {self.id!r}: action_ranges must cover ids 0..{self.num_actions - 1} once each")
+            raise ValueError(
+                f"game {self.id!r}: action_ranges must cover ids 0..{self.num_actions - 1} once each"
+            )
 
     @property
     def env_name(self) -> str:
@@ -175,7 +178,7 @@ class GameSpec:
         target = self.heuristics[name]
         if isinstance(target, str):
             module, _, attr = target.partition(":")
-            return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+            return getattr(importlib.import_module(module), attr)
         return target
 
     def action_table(self) -> str:
@@ -332,8 +335,13 @@ def get_spec(game: str | GameSpec) -> GameSpec:
     return _REGISTRY[game]
 
 
-def make_game(game: str | GameSpec | Game, rule_options: Mapping[str, Any] | None = None, **more: Any) -> Game:
-    """A `Game` from an id (or spec) and rule options; a `Game` is returned as it is when no options are given."""
+def make_game(
+    game: str | GameSpec | Game, rule_options: Mapping[str, Any] | None = None, **more: Any
+) -> Game:
+    """A `Game` from an id (or spec) and rule options.
+
+    A `Game` is returned as it is when no options are given.
+    """
     if isinstance(game, Game):
         if rule_options or more:
             return game.spec.make({**game.rules.to_dict(), **(rule_options or {}), **more})

@@ -26,7 +26,9 @@ update_tables = importlib.import_module("update_tables")
 def test_readme_tables_are_the_generated_ones(game: str) -> None:
     found = update_tables.blocks((ROOT / "README.md").read_text(encoding="utf-8"))
     assert game in found, f"README.md has no generated block for {game}"
-    assert found[game] == update_tables.generated(game), "README tables drifted: run python docs/update_tables.py"
+    assert found[game] == update_tables.generated(game), (
+        "README tables drifted: run python docs/update_tables.py"
+    )
 
 
 @pytest.mark.parametrize("game", ["switch", "huit"])

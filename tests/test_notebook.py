@@ -14,7 +14,8 @@ NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "quicksta
 @pytest.mark.slow
 def test_quickstart_notebook_executes_and_trains_a_bot() -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    resources = {"metadata": {"path": str(NOTEBOOK.parent)}}
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources=resources).execute()
     outputs = {i: cell.get("outputs", []) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"}
     assert all(o.get("output_type") != "error" for cell_out in outputs.values() for o in cell_out)
     text = "".join(o.get("text", "") for cell_out in outputs.values() for o in cell_out)

@@ -19,7 +19,7 @@ import dataclasses
 import re
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -31,7 +31,10 @@ REWARDS = ("win", "points")
 ACTIVATIONS = ("tanh", "relu")
 VEC_ENVS = ("subproc", "dummy")
 DEVICES = ("cpu",)
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 @dataclasses.dataclass
@@ -39,7 +42,8 @@ class OpponentConfig:
     """One kind of opponent of the league, with its weight."""
 
     spec: str = "random"
-    """agent spec string: 'random', 'greedy', 'expert' or 'bot:PATH' (a plain string in YAML means weight 1)"""
+    """agent spec string: 'random', 'greedy', 'expert' or 'bot:PATH'
+    (a plain string in YAML means weight 1)"""
     weight: float = 1.0
     """relative chance that an opponent seat not taken by a snapshot gets this agent"""
 
@@ -248,7 +252,7 @@ def _parse(cls: type[T], data: Any, path: str) -> T:
     if not isinstance(data, dict):
         raise ValueError(f"{_name(path)} must be a mapping of keys to values, got {data!r}")
     hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in data if k not in names]
     if unknown:
         shown = ", ".join(_join(path, str(k)) for k in unknown)
@@ -260,7 +264,7 @@ def _parse(cls: type[T], data: Any, path: str) -> T:
 
 def _value(hint: Any, value: Any, path: str) -> Any:
     origin = typing.get_origin(hint)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _parse(hint, value, path)
     if origin is list:
         (item,) = typing.get_args(hint)

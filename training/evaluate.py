@@ -60,7 +60,10 @@ def check_seed(seed: int) -> int:
 
 
 def run_episode(
-    env: Any, seat_agents: Sequence[Agent], seed: int | None, on_step: Callable[[int, int], bool | None] | None = None
+    env: Any,
+    seat_agents: Sequence[Agent],
+    seed: int | None,
+    on_step: Callable[[int, int], bool | None] | None = None,
 ) -> dict[str, Any]:
     """Play one episode of `env` (seat s played by ``seat_agents[s]``); returns the final info.
 
@@ -151,7 +154,9 @@ class SlotStats:
         return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
 
 
-def slot_stats(slots: Sequence[str], hands: Sequence[EpisodeRecord], matches: Sequence[EpisodeRecord]) -> list[SlotStats]:
+def slot_stats(
+    slots: Sequence[str], hands: Sequence[EpisodeRecord], matches: Sequence[EpisodeRecord]
+) -> list[SlotStats]:
     out = []
     for i, spec in enumerate(slots):
         scored = [r.points[i] for r in hands if not r.truncated]
@@ -171,7 +176,7 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Left-aligned columns, for terminal output."""
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[k]) for r in cells) for k in range(len(headers))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells)
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells)
 
 
 def csv_text(rows: Sequence[dict[str, Any]]) -> str:
@@ -211,8 +216,8 @@ class EvalResult:
     def header(self) -> str:
         n = self.num_players
         deals = len(self.hand_records) // n
-        text = (f"{self.game}, {n} players, seed {self.seed}: {len(self.hand_records)} hands = {deals} deals x {n} "
-                f"seat rotations")
+        text = (f"{self.game}, {n} players, seed {self.seed}: "
+                f"{len(self.hand_records)} hands = {deals} deals x {n} seat rotations")
         if self.match_records:
             text += f", {len(self.match_records)} matches to {self.rules['target_score']}"
         options = " ".join(f"{k}={v}" for k, v in self.rules.items())
@@ -275,7 +280,9 @@ def _play_rotations(
 ) -> list[EpisodeRecord]:
     """`count` episodes (rounded up to whole rotations) of one kind, hands or matches."""
     env = make_env(game, rules, episode="match" if kind == MATCH else "hand")
-    agents = [make_agent(spec, env.game, seed=derive_seed(seed, AGENT, slot)) for slot, spec in enumerate(slots)]
+    agents = [
+        make_agent(spec, env.game, seed=derive_seed(seed, AGENT, slot)) for slot, spec in enumerate(slots)
+    ]
     n = len(agents)
     records = []
     for deal in range(math.ceil(count / n)):

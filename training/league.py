@@ -83,7 +83,9 @@ class LeagueSettings:
         if isinstance(opponents, LeagueSettings):
             return opponents
         if isinstance(opponents, str) or not opponents:
-            raise ValueError(f"opponents must be LeagueSettings or a non-empty list of agent specs, got {opponents!r}")
+            raise ValueError(
+                f"opponents must be LeagueSettings or a non-empty list of agent specs, got {opponents!r}"
+            )
         return cls(tuple((spec, 1.0) for spec in opponents))
 
 
@@ -96,7 +98,9 @@ class League:
         specs = [spec for spec, _ in settings.opponents]
         weights = np.array([w for _, w in settings.opponents], dtype=np.float64)
         if not specs or (weights <= 0).any():
-            raise ValueError(f"the league needs at least one opponent spec, all with weight > 0: {settings.opponents}")
+            raise ValueError(
+                f"the league needs at least one opponent spec, all with weight > 0: {settings.opponents}"
+            )
         self._specs = specs
         self._probs = weights / weights.sum()
         self._folder = Path(settings.snapshot_dir) if settings.snapshot_dir else None

@@ -48,7 +48,9 @@ def parse_move(text: str, legal: list[int], game: Game) -> int:
     except ValueError as err:
         raise ValueError(f"cannot read that move: {err}") from None
     if action not in legal:
-        raise ValueError(f"{game.action_to_str(action)!r} is not legal now: choose one of the moves listed above")
+        raise ValueError(
+            f"{game.action_to_str(action)!r} is not legal now: choose one of the moves listed above"
+        )
     return action
 
 
@@ -112,8 +114,10 @@ def play(
     n = env.rules.num_players
     if not 0 <= seat < n:
         raise ValueError(f"seat {seat} is not at a {n}-player table: choose 0 to {n - 1}")
-    specs = dict(zip([s for s in range(n) if s != seat], seat_slots(opponents, n - 1)))
-    human = HumanAgent(env.game, seat, lambda: env.table_text(seat=seat), input or sys.stdin, output or sys.stdout)
+    specs = dict(zip([s for s in range(n) if s != seat], seat_slots(opponents, n - 1), strict=True))
+    human = HumanAgent(
+        env.game, seat, lambda: env.table_text(seat=seat), input or sys.stdin, output or sys.stdout
+    )
     seat_agents = [human if s == seat else make_agent(specs[s], env.game, seed=derive_seed(seed, AGENT, s))
                    for s in range(n)]
     labels = {s: _label(spec) for s, spec in specs.items()}

@@ -59,8 +59,11 @@ class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
     def _build_mlp_extractor(self) -> None:
         if not isinstance(self.net_arch, dict):
             raise ValueError("PrivilegedCriticPolicy needs net_arch as a dict with 'pi' and 'vf' layers")
-        self.mlp_extractor = SplitMlpExtractor(self.features_dim, self.net_arch, self.activation_fn, self.device,
-                                               self.public_size)
+        # SB3 infers the attribute's type from its own MlpExtractor, but its documented contract (the
+        # "custom network" example) is any nn.Module with latent_dim_pi/vf and forward_actor/critic.
+        self.mlp_extractor = SplitMlpExtractor(  # type: ignore[assignment]
+            self.features_dim, self.net_arch, self.activation_fn, self.device, self.public_size
+        )
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), "public_size": self.public_size}

@@ -31,7 +31,7 @@ seats' moves); tests/training/test_single_seat.py checks both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -45,7 +45,9 @@ from cardlab.training.league import League, LeagueSettings
 MAX_REDEALS = 100
 
 
-def make_game_env(game: str, num_players: int, rules: dict[str, Any] | None = None, **env_options: Any) -> CardGameEnv:
+def make_game_env(
+    game: str, num_players: int, rules: dict[str, Any] | None = None, **env_options: Any
+) -> CardGameEnv:
     """The raw AEC env of `game` (no wrappers: the single-seat view drives it correctly itself)."""
     return env_class(game)(num_players=num_players, **(rules or {}), **env_options)
 
@@ -68,7 +70,8 @@ class SingleSeatEnv(gymnasium.Env):
     ``truncated``, ``hand_points`` (the learner's) and ``opponents`` (labels).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    observation_space: spaces.Box
+    action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -81,6 +84,8 @@ class SingleSeatEnv(gymnasium.Env):
         skip_forced: bool = False,
     ) -> None:
         super().__init__()
+        # An instance attribute, as gymnasium.Env declares it (a ClassVar would clash with that).
+        self.metadata: dict[str, Any] = {"render_modes": []}
         self.skip_forced = skip_forced
         self.game_env = make_game_env(game, num_players, rules, reward=reward)
         layout = self.game_env.layout
@@ -106,7 +111,9 @@ class SingleSeatEnv(gymnasium.Env):
         return self.game_env.possible_agents[self.seat]
 
     # ------------------------------------------------------------ gymnasium API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         options = dict(options or {})
         seat = options.pop("seat", None)
@@ -170,7 +177,9 @@ class SingleSeatEnv(gymnasium.Env):
                 done = terminated or truncated
             returns.extend(discounted_returns(rewards, gamma))
         return {
-            "observations": np.array(observations, dtype=np.float32).reshape(-1, *self.observation_space.shape),
+            "observations": np.array(observations, dtype=np.float32).reshape(
+                -1, *self.observation_space.shape
+            ),
             "masks": np.array(masks, dtype=bool).reshape(-1, self.action_space.n),
             "actions": np.array(actions, dtype=np.int64),
             "returns": np.array(returns, dtype=np.float32),
@@ -185,11 +194,11 @@ class SingleSeatEnv(gymnasium.Env):
         env = self.game_env
         return np.concatenate([public, env.observer.observe_hidden(env.game_state, self.seat)])
 
-    def _deal(self, seat: int | None, game_seed: int | None, options: dict[str, Any]) -> None:
+    def _deal(self, seat: int | np.integer | None, game_seed: int | None, options: dict[str, Any]) -> None:
         self.seat = int(self.np_random.integers(self.num_players)) if seat is None else int(seat)
         picks = self.league.pick(self.np_random, self.num_players - 1)
         others = [s for s in range(self.num_players) if s != self.seat]
-        self.opponents = {s: agent for s, (_, agent) in zip(others, picks)}
+        self.opponents = {s: agent for s, (_, agent) in zip(others, picks, strict=True)}
         self.opponent_labels = [label for label, _ in picks]
         for agent in self.opponents.values():
             agent.reset()

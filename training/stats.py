@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 
 
-def wilson_interval(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
+def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a win rate (95% with z=1.96).
 
     Unlike the normal approximation it stays inside [0, 1] and is sound for
-    rates near 0 or 1 and for small `n`; with no hands it is (0, 1).
+    rates near 0 or 1 and for small `n`; with no hands it is (0, 1). `wins`
+    may be fractional (tied match winners share a win).
     """
     if n < 0 or not 0 <= wins <= n:
         raise ValueError(f"wilson_interval needs 0 <= wins <= n, got wins={wins}, n={n}")

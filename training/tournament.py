@@ -77,11 +77,12 @@ class TournamentResult:
         k = len(self.specs)
         hands = next(c.n for row in self.cells for c in row if c is not None)
         layout = "head to head" if self.num_players == 2 else f"1 vs {self.num_players - 1} copies"
-        head = (f"{self.game} tournament, {self.num_players} players ({layout}), {hands} hands per pairing, "
-                f"seed {self.seed}; chance win rate {1 / self.num_players:.3f}")
+        head = (f"{self.game} tournament, {self.num_players} players ({layout}), "
+                f"{hands} hands per pairing, seed {self.seed}; chance win rate {1 / self.num_players:.3f}")
         cross = text_table(
             ["#", "agent"] + [str(j) for j in range(k)],
-            [[i, self.specs[i]] + ["-" if c is None else f"{c.rate:.3f}" for c in self.cells[i]] for i in range(k)],
+            [[i, self.specs[i]] + ["-" if c is None else f"{c.rate:.3f}" for c in self.cells[i]]
+             for i in range(k)],
         )
         ranked = []
         for place, i in enumerate(self.ranking(), 1):
@@ -99,7 +100,8 @@ class TournamentResult:
             cell, r = self.cells[i][j], self.ratings[i]
             assert cell is not None
             low, high = cell.interval
-            out.append({"agent": self.specs[i], "opponent": self.specs[j], "hands": cell.n, "wins": cell.wins,
+            out.append({"agent": self.specs[i], "opponent": self.specs[j],
+                        "hands": cell.n, "wins": cell.wins,
                         "win_rate": cell.rate, "ci_low": low, "ci_high": high,
                         "agent_mu": r.mu, "agent_sigma": r.sigma})
         return out
@@ -110,8 +112,9 @@ class TournamentResult:
             "agents": self.specs,
             "cross_table": [[None if c is None else c.rate for c in row] for row in self.cells],
             "pairs": self.rows(),
-            "ratings": [{"agent": self.ratings[i].spec, "mu": self.ratings[i].mu, "sigma": self.ratings[i].sigma,
-                         "conservative": self.ratings[i].conservative} for i in self.ranking()],
+            "ratings": [{"agent": self.ratings[i].spec, "mu": self.ratings[i].mu,
+                         "sigma": self.ratings[i].sigma, "conservative": self.ratings[i].conservative}
+                        for i in self.ranking()],
         }
 
     def to_json(self) -> str:
@@ -156,7 +159,8 @@ def tournament(
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {len(specs)}")
     if len(set(specs)) != len(specs):
-        raise ValueError(f"each agent may enter once; repeated: {sorted({s for s in specs if specs.count(s) > 1})}")
+        repeated = sorted({s for s in specs if specs.count(s) > 1})
+        raise ValueError(f"each agent may enter once; repeated: {repeated}")
     rules = dict(rule_options or {})
     rules.setdefault("num_players", 2)
     full_rules = make_env(game, rules).rules.to_dict()
@@ -166,14 +170,15 @@ def tournament(
     cells: list[list[Rate | None]] = [[None] * k for _ in range(k)]
     tables: list[tuple[int, int, list[EpisodeRecord]]] = []
     for i, j in pairs:
-        result = evaluate(game, [specs[i]] + [specs[j]] * (n - 1), hands_per_pair, seed, rules, progress=progress)
+        table_specs = [specs[i]] + [specs[j]] * (n - 1)
+        result = evaluate(game, table_specs, hands_per_pair, seed, rules, progress=progress)
         stats = result.stats
         cells[i][j] = stats[0].hands
         if n == 2:
             cells[j][i] = stats[1].hands
         tables.append((i, j, result.hand_records))
-    return TournamentResult(game=game, rules=full_rules, num_players=n, seed=seed, specs=list(specs), cells=cells,
-                            ratings=_trueskill(specs, tables))
+    return TournamentResult(game=game, rules=full_rules, num_players=n, seed=seed, specs=list(specs),
+                            cells=cells, ratings=_trueskill(specs, tables))
 
 
 def _trueskill(specs: list[str], tables: list[tuple[int, int, list[EpisodeRecord]]]) -> list[Rating]:
@@ -190,4 +195,4 @@ def _trueskill(specs: list[str], tables: list[tuple[int, int, list[EpisodeRecord
                 ratings[i], ratings[j] = trueskill.rate_1vs1(ratings[i], ratings[j], env=env)
             else:
                 ratings[j], ratings[i] = trueskill.rate_1vs1(ratings[j], ratings[i], env=env)
-    return [Rating(s, r.mu, r.sigma) for s, r in zip(specs, ratings)]
+    return [Rating(s, r.mu, r.sigma) for s, r in zip(specs, ratings, strict=True)]

@@ -18,8 +18,8 @@ import numpy as np
 
 from cardlab.agents.heuristics.common import HeuristicAgent, Score, p_lacks
 from cardlab.envs import cards as C
-from cardlab.envs.spec import Game
 from cardlab.envs.huit import rules as R
+from cardlab.envs.spec import Game
 
 BIT = [1 << c for c in range(C.NUM_KINDS)]
 RANK_BITS = {r: sum(BIT[C.make_card(r, s)] for s in range(C.NUM_SUITS)) for r in R.RANKS}
@@ -188,7 +188,11 @@ def _follow(top_rank: int | None, suit: int | None) -> Follow:
 
 
 EMPTY_TABLE = _follow(None, None)
-FOLLOWS = {(r, s): _follow(r, s) for r in R.RANKS for s in range(C.NUM_SUITS)}
+# Looked up by (top rank, current suit) as a table gives them: the suit is typed `int | None` there,
+# but a table with a top card always has one (a None suit would be a KeyError, as before).
+FOLLOWS: dict[tuple[int, int | None], Follow] = {
+    (r, s): _follow(r, s) for r in R.RANKS for s in range(C.NUM_SUITS)
+}
 
 
 def _table(top_rank: int | None, suit: int | None) -> Follow:
@@ -534,7 +538,7 @@ class HuitExpert(HeuristicAgent):
                         can = rest & end.can
                         follow = 1 if end.again and can else 0
                         value = known + (can_now if can else cannot_now) + terms[follow]
-                    if value > best:  # noqa: PLR1730 (calling `max` costs more, in this loop)
+                    if value > best:
                         best = value
             total += best
         return total / len(pool)

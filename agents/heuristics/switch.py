@@ -211,9 +211,9 @@ class SwitchExpert(HeuristicAgent):
         """Chance that `seat` cannot play on `top` with `suit` current (no run pending)."""
         if suit is None:
             return 0.0
-        can = (SUIT_OF == suit) | IS_WILD
+        can = (suit == SUIT_OF) | IS_WILD
         if view.match_rank and top != C.JOKER:
-            can |= RANK_OF == C.rank_of(top)
+            can |= C.rank_of(top) == RANK_OF
         return p_lacks(int(view.unknown.sum()), int(view.unknown[can].sum()), view.sizes[seat])
 
     def score(self, view: SwitchView, action: int, could_play: bool) -> Score:

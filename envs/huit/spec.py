@@ -29,9 +29,9 @@ SPEC = GameSpec(
     title="Huit américain",
     summary=(
         "The 32-card game of the Crazy-Eights family (RULES.md part B): lay one or more cards of one rank, "
-        "the first matching the top card by suit or rank; 8s go on anything and announce a suit; an Ace makes "
-        "the next player draw 2 unless they answer with an Ace or 8s; a Queen skips. The match runs to 151 "
-        "points and the lowest total wins."
+        "the first matching the top card by suit or rank; 8s go on anything and announce a suit; "
+        "an Ace makes the next player draw 2 unless they answer with an Ace or 8s; a Queen skips. "
+        "The match runs to 151 points and the lowest total wins."
     ),
     rules=R.HuitRules,
     state=R.HuitState,
@@ -42,8 +42,8 @@ SPEC = GameSpec(
     str_to_action=R.str_to_action,
     action_ranges=(
         ActionRange(R.PLAY_GROUP, R.PLAY_EIGHTS - 1,
-                    f"lay group g of rank r ({' '.join(C.RANKS[r] for r in R.PLAIN_RANKS)}); a group is a set of "
-                    "suits and the suit laid last, which goes on top (B5)",
+                    f"lay group g of rank r ({' '.join(C.RANKS[r] for r in R.PLAIN_RANKS)}); "
+                    "a group is a set of suits and the suit laid last, which goes on top (B5)",
                     f"{R.PLAY_GROUP} + {R.GROUPS_PER_RANK}r + g"),
         ActionRange(R.PLAY_EIGHTS, R.DRAW - 1, "lay group g of 8s and announce suit s (B6)",
                     f"{R.PLAY_EIGHTS} + {C.NUM_SUITS}g + s"),

@@ -36,7 +36,8 @@ def make_layout(rules: SwitchRules) -> Layout:
         Field("suit", C.NUM_SUITS, 0, 1, "one-hot current suit (all zero while the suit is free, A4)"),
         Field("pending", 1, 0, most_pending / 10, "pending draw of the run (A6) / 10"),
         Field("direction", 1, 0, 1, "1 when play goes to seat + 1, 0 when reversed (A7)"),
-        Field("phase", 2, 0, 1, "the player to move: [0] has drawn a playable card (A8), [1] declares a suit (A4)"),
+        Field("phase", 2, 0, 1,
+              "the player to move: [0] has drawn a playable card (A8), [1] declares a suit (A4)"),
         Field("opponents", n - 1, 0, size / 10, "hand sizes / 10 of seats me+1, me+2, ..."),
         Field("scores", n, -10, 10, "totals / target_score (clipped to -10..10), me first, then seat order"),
         Field("played", C.NUM_KINDS, 0, 1, "cards in the discard pile: copies / copies in the deck"),
@@ -72,7 +73,9 @@ class SwitchObserver:
         if state.current_suit is not None:
             obs[self._suit0 + state.current_suit] = 1.0
         phase = state.phase
-        obs[self._flags] = (state.pending / 10, state.direction > 0, phase == AFTER_DRAW, phase == DECLARE_START)
+        obs[self._flags] = (
+            state.pending / 10, state.direction > 0, phase == AFTER_DRAW, phase == DECLARE_START
+        )
         sizes = rotated(state.sizes, seat)
         # Scores are clipped to the field's bounds: a small target_score or stacked totals could exceed them.
         obs[self._seats] = [v / 10 for v in sizes[1:]] + clipped(

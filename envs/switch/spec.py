@@ -36,7 +36,8 @@ SPEC = GameSpec(
     str_to_action=R.str_to_action,
     action_ranges=(
         ActionRange(R.PLAY_PLAIN, R.PLAY_JACK - 1,
-                    "play card i that is not a Jack (the 48 suited cards in rank then suit order, then the Joker)",
+                    "play card i that is not a Jack "
+                    "(the 48 suited cards in rank then suit order, then the Joker)",
                     f"{R.PLAY_PLAIN} + i"),
         ActionRange(R.PLAY_JACK, R.DRAW - 1, "play the Jack of suit j and declare suit s (A5)",
                     f"{R.PLAY_JACK} + {C.NUM_SUITS}j + s"),

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pettingzoo import AECEnv
+
 from cardlab.agents.base import RandomAgent, make_agent
 from cardlab.agents.heuristics import HuitExpert, HuitGreedy, SwitchExpert, SwitchGreedy
 from cardlab.agents.heuristics import huit as H
@@ -24,7 +26,6 @@ from cardlab.envs import cards as C
 from cardlab.envs import huit_v0, switch_v0
 from cardlab.envs.huit.rules import DECK_CARDS
 from cardlab.training.evaluate import evaluate
-from pettingzoo import AECEnv
 
 GAMES = {"switch": switch_v0, "huit": huit_v0}
 SPECS = ("greedy", "expert")
@@ -103,7 +104,8 @@ def test_an_agent_cannot_reach_the_other_hands(spec: str, game: str) -> None:
     agents = [make_agent(spec, env.game, seed=s) for s in range(3)]
     play_hand(env, agents, seed=4)
     state = env.game_state
-    hidden = {id(state), id(env), *(id(h) for h in state.hands), *(id(getattr(state, p)) for p in state.PILES)}
+    hidden = {id(state), id(env), *(id(h) for h in state.hands),
+              *(id(getattr(state, p)) for p in state.PILES)}
     for agent in agents:
         found = reachable(agent)
         assert not [o for o in found if id(o) in hidden]
@@ -196,7 +198,8 @@ def test_switch_view_reads_the_observation_right(seed: int) -> None:
         assert view.top == state.top and view.suit == state.current_suit and view.pending == state.pending
         assert view.direction == state.direction
         assert view.sizes == [state.sizes[(me + k) % 4] for k in range(4)]
-        assert np.array_equal(view.unknown, deck - state.hands[me] - np.bincount(state.discard, minlength=C.NUM_KINDS))
+        seen = state.hands[me] + np.bincount(state.discard, minlength=C.NUM_KINDS)
+        assert np.array_equal(view.unknown, deck - seen)
         env.step(int(walker.choice(env.legal_actions())))
 
 
@@ -244,8 +247,9 @@ def test_switch_expert_skips_a_next_player_about_to_go_out() -> None:
 def test_switch_expert_spends_a_2_on_a_next_player_with_one_card_only() -> None:
     close = dealt("switch", switch_deal([["2H", "5H", "KD", "9C"], ["QS"], FIVE, FIVE], "3H"))
     assert choice(close, "expert") == "play 2H"
-    far = dealt("switch", switch_deal([["2H", "5H", "KD", "9C"], ["QS", "QD", "4S", "4D", "5S", "6S"], FIVE, FIVE],
-                                      "3H"))
+    far = dealt("switch", switch_deal(
+        [["2H", "5H", "KD", "9C"], ["QS", "QD", "4S", "4D", "5S", "6S"], FIVE, FIVE], "3H"
+    ))
     assert choice(far, "expert") == "play 5H"  # the 2 is kept to answer runs
     assert choice(far, "greedy") == "play 2H"  # greedy sheds its 20 points
 
@@ -260,7 +264,8 @@ def test_switch_expert_keeps_a_drawn_jack_and_greedy_plays_it() -> None:
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_switch_agents_name_the_suit_they_hold_most(spec: str) -> None:
-    env = dealt("switch", switch_deal([["5D", "9D", "KD", "2C"], FIVE, FIVE, FIVE], "JH"))  # A4: seat 0 names it
+    # A4: seat 0 names it
+    env = dealt("switch", switch_deal([["5D", "9D", "KD", "2C"], FIVE, FIVE, FIVE], "JH"))
     assert choice(env, spec) == "declare D"
     env = dealt("switch", switch_deal([["JS", "9D", "KD", "2C"], FIVE, FIVE, FIVE], "4H"))
     assert choice(env, spec) == "play JS declare D"
@@ -314,7 +319,8 @@ def win_rate(game: str, specs: list[str], hands: int) -> float:
 
 
 def test_greedy_beats_random_clearly() -> None:
-    # Measured about 0.73 (fair share 0.25) and 0.36 (0.25) with seed 7; the bounds sit ~4 standard errors below.
+    # Measured about 0.73 (fair share 0.25) and 0.36 (0.25) with seed 7;
+    # the bounds sit ~4 standard errors below.
     assert win_rate("huit", ["greedy", "random", "random", "random"], 200) > 0.55
     assert win_rate("switch", ["greedy", "random", "random", "random"], 400) > 0.28
 

@@ -8,8 +8,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.common import END_KEYS, HandState, RuleOptions, check_deal, check_keys, match_from_deal, option
-from cardlab.envs.common import rng_state
+from cardlab.envs.common import (
+    END_KEYS,
+    HandState,
+    RuleOptions,
+    check_deal,
+    check_keys,
+    match_from_deal,
+    option,
+    rng_state,
+)
 
 RANKS = (C.TEN, C.JACK, C.QUEEN)
 DECK_CARDS: tuple[int, ...] = tuple(C.make_card(r, s) for r in RANKS for s in range(C.NUM_SUITS))
@@ -52,7 +60,9 @@ class ToyState(HandState):
     GAME = "toy"
     POINTS = POINTS
     PILES = ("stock", "table")
-    SAVED_KEYS = ("game", "rules", "hands", "stock", "table", "current_player", "current_suit", *END_KEYS, "rng")
+    SAVED_KEYS = (
+        "game", "rules", "hands", "stock", "table", "current_player", "current_suit", *END_KEYS, "rng"
+    )
 
     def _reset_hand(self) -> None:
         self._load_hands([[] for _ in range(self.n)])
@@ -72,8 +82,8 @@ class ToyState(HandState):
 
     def deal_stacked(self, deal: dict[str, Any]) -> None:
         check_keys(deal, ["hands", "starter"], ["stock", "dealer", "scores"], "toy deal")
-        hands, piles = check_deal(deal["hands"], {"stock": deal.get("stock", []), "starter": [deal["starter"]]},
-                                  self.n, self.deck)
+        given = {"stock": deal.get("stock", []), "starter": [deal["starter"]]}
+        hands, piles = check_deal(deal["hands"], given, self.n, self.deck)
         self.match = match_from_deal(deal, self.n)
         self._reset_hand()
         self._set_cards(hands, piles["stock"], piles["starter"])

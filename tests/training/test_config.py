@@ -151,7 +151,8 @@ def test_switch_rules_are_checked_against_switch() -> None:
 
 
 @pytest.mark.parametrize(("data", "expected"), [
-    (small(opponents=["random", "grandmaster"]), ["opponents[1].spec", "grandmaster", "use random, ", "expert", "bot:PATH"]),
+    (small(opponents=["random", "grandmaster"]),
+     ["opponents[1].spec", "grandmaster", "use random, ", "expert", "bot:PATH"]),
     (small(opponents=[{"spec": "bot:/no/such/bot"}]), ["opponents[0].spec", "not found"]),
     (small(eval={"opponents": ["random", ""]}), ["eval.opponents[1]", "non-empty"]),
 ])

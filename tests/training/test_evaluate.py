@@ -76,7 +76,8 @@ def test_truncated_hands_are_counted_not_won() -> None:
 
 
 def test_matches_to_the_target_score() -> None:
-    result = evaluate("huit", ["greedy", "random"], hands=2, matches=6, seed=2, rule_options={"target_score": 30})
+    result = evaluate("huit", ["greedy", "random"], hands=2, matches=6, seed=2,
+                      rule_options={"target_score": 30})
     assert len(result.match_records) == 6
     assert all(r.points[w] == min(r.points) for r in result.match_records for w in r.winners)
     stats = result.stats
@@ -144,7 +145,8 @@ def test_two_player_round_robin(tmp_path: pathlib.Path) -> None:
 
 
 def test_more_players_play_one_against_copies() -> None:
-    result = tournament("switch", ["random", "greedy"], hands_per_pair=6, seed=0, rule_options={"num_players": 3})
+    result = tournament("switch", ["random", "greedy"], hands_per_pair=6, seed=0,
+                        rule_options={"num_players": 3})
     assert result.num_players == 3
     assert result.cells[0][1].n == 6 and result.cells[1][0].n == 6
     assert "1 vs 2 copies" in result.format_table()

@@ -12,7 +12,9 @@ from cardlab.envs import huit_v0, switch_v0
 from cardlab.training.play import parse_move, play
 
 
-def run(text: str, game: str = "huit", opponents: tuple[str, ...] = ("random",), **kwargs: object) -> tuple[int, str]:
+def run(
+    text: str, game: str = "huit", opponents: tuple[str, ...] = ("random",), **kwargs: object
+) -> tuple[int, str]:
     out = io.StringIO()
     code = play(game, list(opponents), input=io.StringIO(text), output=out, **kwargs)
     return code, out.getvalue()
@@ -59,7 +61,7 @@ def test_end_of_input_quits_cleanly() -> None:
 
 
 def test_opponents_fill_a_bigger_table_and_seat_choice() -> None:
-    code, out = run("", seed=0, rule_options={"num_players": 3}, seat=2)
+    _code, out = run("", seed=0, rule_options={"num_players": 3}, seat=2)
     assert "you are player_2; opponents: player_0 = random, player_1 = random" in out
     with pytest.raises(ValueError, match="seat 3 is not at a 3-player table"):
         run("", rule_options={"num_players": 3}, seat=3)
@@ -71,7 +73,7 @@ def test_opponents_fill_a_bigger_table_and_seat_choice() -> None:
 
 def test_parse_move() -> None:
     env = huit_v0.raw_env(num_players=2)
-    legal = [env.str_to_action("play 9S 9H"), env.str_to_action("play 8C declare D"), env.str_to_action("draw")]
+    legal = [env.str_to_action(text) for text in ("play 9S 9H", "play 8C declare D", "draw")]
     assert parse_move(" 2 \n", legal, env.game) == legal[1]
     assert parse_move("PLAY 9s 9H", legal, env.game) == legal[0]
     assert parse_move("play 8c declare d", legal, env.game) == legal[1]

@@ -88,7 +88,8 @@ def test_privileged_single_seat_observation_is_public_then_hidden(game: str, n: 
         assert env.observation_space.contains(obs)
         game_env = env.game_env
         np.testing.assert_array_equal(obs[:public], game_env.observe(env.learner)["observation"])
-        np.testing.assert_array_equal(obs[public:], game_env.observer.observe_hidden(game_env.game_state, env.seat))
+        hidden = game_env.observer.observe_hidden(game_env.game_state, env.seat)
+        np.testing.assert_array_equal(obs[public:], hidden)
         obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
         if terminated or truncated:
             obs, _ = env.reset()
@@ -129,7 +130,9 @@ def test_actor_ignores_the_hidden_part_and_critic_reads_it(model: MaskablePPO) -
     assert not torch.allclose(values, values_other)
 
 
-def test_learning_keeps_the_split_and_the_bot_plays_the_actor(model: MaskablePPO, tmp_path: pathlib.Path) -> None:
+def test_learning_keeps_the_split_and_the_bot_plays_the_actor(
+    model: MaskablePPO, tmp_path: pathlib.Path
+) -> None:
     model.learn(128)
     assert model.policy.mlp_extractor.policy_net[0].in_features == model.policy.public_size
     path = export_bot(model.policy, tmp_path / "bot", game="huit", rules={}, num_players=2, summary={})
@@ -166,4 +169,5 @@ def test_a_run_trains_with_the_privileged_critic(tmp_path: pathlib.Path) -> None
     resumed = train(dataclasses.replace(cfg, total_timesteps=768), runs_dir=tmp_path, resume=run_dir,
                     progress=False)
     assert resumed == run_dir
-    load_bot(run_dir / "bot.json", make_game_env("huit", 2), seed=0)  # refused if it read more than the public part
+    # refused if it read more than the public part
+    load_bot(run_dir / "bot.json", make_game_env("huit", 2), seed=0)

@@ -33,7 +33,9 @@ OPPONENT_GOES_OUT = {"hands": [["7S", "9H", "KD"], ["8C"]], "bank": ["10S", "JH"
 LEARNER_GOES_OUT = {"hands": [["7S"], ["8C", "9D"]], "bank": ["10S", "JH", "QC"]}
 
 
-def play_random(env: SingleSeatEnv, rng: np.random.Generator) -> tuple[list[float], dict[str, Any], bool, bool]:
+def play_random(
+    env: SingleSeatEnv, rng: np.random.Generator
+) -> tuple[list[float], dict[str, Any], bool, bool]:
     """Random legal learner actions to the end of the hand: (rewards, last info, terminated, truncated)."""
     rewards: list[float] = []
     while True:
@@ -145,7 +147,8 @@ def test_same_seed_same_hands() -> None:
         rng = np.random.default_rng(0)
         sums = [float(obs.sum())]
         for _ in range(200):
-            obs, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            action = int(rng.choice(np.flatnonzero(env.action_masks())))
+            obs, reward, terminated, truncated, _ = env.step(action)
             sums.append(float(obs.sum()) + reward)
             if terminated or truncated:
                 obs, _ = env.reset()
@@ -165,7 +168,7 @@ def test_turn_limit_truncates() -> None:
 
 def test_misuse_is_refused() -> None:
     env = SingleSeatEnv("huit", 2, opponents=["random"])
-    with pytest.raises(ValueError, match="seat 0..1"):
+    with pytest.raises(ValueError, match=r"seat 0\.\.1"):
         env.reset(seed=0, options={"seat": 2})
     env.reset(seed=0, options={"seat": 0, "deal": LEARNER_GOES_OUT})
     with pytest.raises(ValueError, match="illegal action"):
@@ -193,12 +196,13 @@ def test_demonstrate_records_the_teachers_moves_and_discounted_outcomes() -> Non
     n = len(data["actions"])
     assert data["observations"].shape == (n, make_game_env("huit", 2).layout.size)
     assert data["masks"].shape == (n, make_game_env("huit", 2).NUM_ACTIONS) and data["masks"].dtype == bool
-    assert all(action == np.flatnonzero(mask)[0] for mask, action in zip(data["masks"], data["actions"]))
+    pairs = zip(data["masks"], data["actions"], strict=True)
+    assert all(action == np.flatnonzero(mask)[0] for mask, action in pairs)
     returns = data["returns"]
     ends = np.flatnonzero(np.isclose(np.abs(returns), 1.0))  # the win reward comes on a hand's last move
     assert len(ends) == 6 and ends[-1] == n - 1
     starts = np.concatenate([[0], ends[:-1] + 1])
-    for start, end in zip(starts, ends):
+    for start, end in zip(starts, ends, strict=True):
         np.testing.assert_allclose(returns[start:end], 0.9 * returns[start + 1:end + 1], rtol=1e-5)
     again = demo(0)
     assert all(np.array_equal(data[k], again[k]) for k in data)
