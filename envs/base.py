@@ -9,6 +9,7 @@ order, rewards, infos, rendering, stacked deals and saved states, PettingZoo's
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import importlib.util
@@ -134,7 +135,9 @@ class CardGameEnv(AECEnv):
             state = self.game.restore(options["state"])
             rng = state.rng
         else:
-            rng = np.random.default_rng(seed) if seed is not None or self._rng is None else self._rng
+            # A copy of the running generator: a refused deal must not advance the env's own.
+            fresh = seed is not None or self._rng is None
+            rng = np.random.default_rng(seed) if fresh else copy.deepcopy(self._rng)
             state = self.game.new_state(rng)
             if "deal" in options:
                 state.deal_stacked(options["deal"])

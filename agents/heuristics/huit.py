@@ -257,13 +257,13 @@ LayPlays = tuple[tuple[int, dict[int, tuple[Play, ...]]], ...]
 
 @functools.cache
 def plays_for(num_players: int, queen_skips_each: bool) -> tuple[Play, ...]:
-    """The `Play` of every play action id (B8: Queens skip one seat each, or one in all)."""
+    """The `Play` of every play action id (B8: Queens skip one seat each, or one in all, never the layer)."""
     out = []
     for action in range(R.DRAW):
         rank = R.ACTION_RANK[action]
         skips = 0
         if rank == C.QUEEN:
-            skips = R.ACTION_SIZE[action] if queen_skips_each else 1
+            skips = min(R.ACTION_SIZE[action] if queen_skips_each else 1, num_players - 1)
         after = FOLLOWS[(C.rank_of(TOP_CARD[action]), suit_after(action))]
         out.append((~GROUP_BITS[action], outcome(after, rank == C.ACE, (1 + skips) % num_players)))
     return tuple(out)

@@ -24,6 +24,7 @@ from cardlab.agents.heuristics import switch as S
 from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.rules import DECK_CARDS
 from cardlab.training.evaluate import evaluate
 
@@ -299,6 +300,19 @@ def test_huit_expert_plays_a_queen_for_another_turn_then_goes_out() -> None:
     env = dealt("huit", deal, ("play KS",), num_players=2)
     assert choice(env, "expert") == "play QS"
     assert choice(env, "greedy") == "play 7S"
+
+
+@pytest.mark.parametrize(("players", "queens", "each", "next_offset"), [
+    (2, 1, True, 0), (2, 2, True, 0), (2, 3, True, 0), (3, 1, True, 2), (3, 2, True, 0), (3, 3, True, 0),
+    (4, 4, True, 0), (4, 3, True, 0), (4, 2, True, 3), (3, 3, False, 2),
+])
+def test_B8_the_experts_model_never_skips_the_layer(
+    players: int, queens: int, each: bool, next_offset: int
+) -> None:
+    """The expert reckons who moves after Queens as the engine does (B8: skips stop before the layer)."""
+    plays = H.plays_for(players, each)
+    groups = [a for a in range(R.DRAW) if R.ACTION_RANK[a] == C.QUEEN and R.ACTION_SIZE[a] == queens]
+    assert groups and {plays[a][1].nxt for a in groups} == {next_offset}
 
 
 def test_huit_expert_locks_a_next_player_about_to_go_out_with_an_ace() -> None:
