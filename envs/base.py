@@ -136,8 +136,10 @@ class CardGameEnv(AECEnv):
             rng = state.rng
         else:
             # A copy of the running generator: a refused deal must not advance the env's own.
-            fresh = seed is not None or self._rng is None
-            rng = np.random.default_rng(seed) if fresh else copy.deepcopy(self._rng)
+            if seed is not None or self._rng is None:
+                rng = np.random.default_rng(seed)
+            else:
+                rng = copy.deepcopy(self._rng)
             state = self.game.new_state(rng)
             if "deal" in options:
                 state.deal_stacked(options["deal"])

@@ -30,8 +30,8 @@ NUM_KINDS = JOKER + 1
 NO_RANK = -1
 NO_SUIT = -1
 
-_RANK_OF: tuple[int, ...] = tuple(c // NUM_SUITS for c in range(NUM_SUITED)) + (NO_RANK,)
-_SUIT_OF: tuple[int, ...] = tuple(c % NUM_SUITS for c in range(NUM_SUITED)) + (NO_SUIT,)
+_RANK_OF: tuple[int, ...] = (*(c // NUM_SUITS for c in range(NUM_SUITED)), NO_RANK)
+_SUIT_OF: tuple[int, ...] = (*(c % NUM_SUITS for c in range(NUM_SUITED)), NO_SUIT)
 
 
 def make_card(rank: int, suit: int) -> int:

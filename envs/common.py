@@ -26,13 +26,16 @@ from cardlab.envs.cards import (
 R = TypeVar("R", bound="RuleOptions")
 
 
-def option(default: Any, doc: str, low: int | None = None, high: int | None = None, accepted: str = "") -> Any:
+def option(
+    default: Any, doc: str, low: int | None = None, high: int | None = None, accepted: str = ""
+) -> Any:
     """A rule option field: its default, what it means and its range, written once.
 
     `low`/`high` bound a whole number (checked on construction); `accepted`
     describes other values for the docs (its checks then live in `validate`).
     """
-    return dataclasses.field(default=default, metadata={"doc": doc, "low": low, "high": high, "accepted": accepted})
+    meta = {"doc": doc, "low": low, "high": high, "accepted": accepted}
+    return dataclasses.field(default=default, metadata=meta)
 
 
 class OptionDoc(NamedTuple):
@@ -151,7 +154,7 @@ def refuse_empty_hands(hands: Sequence[Sequence[int]]) -> None:
         raise ValueError(f"the deal gives no cards to seat(s) {empty}: each hand needs a card or more")
 
 
-def match_from_deal(deal: Mapping[str, Any], num_players: int) -> "Match":
+def match_from_deal(deal: Mapping[str, Any], num_players: int) -> Match:
     """The optional 'dealer' and 'scores' of a stacked deal."""
     n = num_players
     dealer = deal.get("dealer", n - 1)
@@ -205,7 +208,7 @@ class Match:
     hands_played: int = 0
 
     @classmethod
-    def new(cls, num_players: int, dealer: int | None = None) -> "Match":
+    def new(cls, num_players: int, dealer: int | None = None) -> Match:
         return cls(
             num_players,
             [0] * num_players,
@@ -519,6 +522,8 @@ class HandState:
     hands: list[np.ndarray]
     sizes: list[int]
     match: Match
+    current: int
+    current_suit: int | None
     left_out: list[int]
 
     def __init__(self, rules: Any, rng: np.random.Generator) -> None:

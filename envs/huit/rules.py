@@ -65,11 +65,11 @@ from cardlab.envs.common import (
     END_KEYS,
     HandState,
     RuleOptions,
-    option,
     check_deal,
     check_keys,
     field_error,
     match_from_deal,
+    option,
     refuse_empty_hands,
     rng_state,
     saved_bool,
@@ -292,7 +292,7 @@ class HuitState(HandState):
     def held_masks(self, seat: int) -> list[tuple[int, int]]:
         """(rank, suit bitmask held) for each rank the seat holds, in `RANKS` order."""
         masks = (self.hands[seat][_RANK_SUIT_IDS] @ _SUIT_BITS).tolist()
-        return [(rank, held) for rank, held in zip(RANKS, masks) if held]
+        return [(rank, held) for rank, held in zip(RANKS, masks, strict=True) if held]
 
     def legal_actions(self) -> list[int]:
         """Sorted legal action ids for the player to move (empty once the hand is over)."""

@@ -52,11 +52,11 @@ from cardlab.envs.common import (
     END_KEYS,
     HandState,
     RuleOptions,
-    option,
     check_deal,
     check_keys,
     field_error,
     match_from_deal,
+    option,
     refuse_empty_hands,
     rng_state,
     saved_card,
@@ -172,7 +172,9 @@ class SwitchRules(RuleOptions):
     num_decks: int = option(4, "full 52-card decks, each with its 2 Jokers (A2)", 1, 8)
     extra_jokers: int = option(0, "Jokers added to the decks (A2)", 0, 64)
     extra_twos: int = option(0, "2s added to the decks, suits in S H D C order (A2)", 0, 64)
-    hand_size: int = option(7, "cards dealt to each player (A3); the deck must hold them all plus the starter", 1)
+    hand_size: int = option(
+        7, "cards dealt to each player (A3); the deck must hold them all plus the starter", 1
+    )
     match_rank: bool = option(True, "a card may follow the top card's rank as well as the suit (A5)")
     play_after_draw: bool = option(True, "a drawn card that can be played may be played at once (A8)")
     voluntary_draw: bool = option(False, "a player may draw although they could play (A8)")

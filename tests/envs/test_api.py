@@ -81,7 +81,7 @@ def status(text: str, label: str) -> str:
 
 def check_seats(text: str, sizes: list[int]) -> None:
     """Every seat's line shows its hand size and its total."""
-    for seat, (size, score) in enumerate(zip(sizes, SCORES)):
+    for seat, (size, score) in enumerate(zip(sizes, SCORES, strict=True)):
         assert re.search(rf"player_{seat}\s+{size}\s+{score}\b", text), f"seat {seat} row missing:\n{text}"
 
 

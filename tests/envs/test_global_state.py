@@ -69,7 +69,7 @@ def test_a_finished_state_restores_finished(module: ModuleType, episode: str) ->
     assert raw.legal_actions() == []
     assert not again.observe(again.agent_selection)["action_mask"].any()
     assert raw.state_dict() == saved
-    for agent in again.agent_iter():
+    for _agent in again.agent_iter():
         again.step(None)  # PettingZoo's way out of a finished episode
     assert again.agents == []
 

@@ -89,7 +89,7 @@ def test_A1_num_players_option(n: int) -> None:
 @pytest.mark.parametrize("n", [1, 11])
 def test_A1_num_players_out_of_range_refused(n: int) -> None:
     """A1: fewer than 2 or more than 10 players is refused with the accepted range."""
-    with pytest.raises(ValueError, match="num_players.*2 to 10"):
+    with pytest.raises(ValueError, match=r"num_players.*2 to 10"):
         switch_v0.env(num_players=n)
 
 
@@ -122,9 +122,9 @@ def test_A2_duplicates_are_identical_but_limited_to_the_decks() -> None:
         [["9S", "9S", "3C"], ["4C"], ["5C"], ["6C"]],
     )
     assert obs_parts(env)["hand"][C.parse_card("9S")] == pytest.approx(2 / 4)
-    with pytest.raises(ValueError, match="9S 5 times.*holds 4"):
+    with pytest.raises(ValueError, match=r"9S 5 times.*holds 4"):
         switch([["9S"] * 5, ["4C"], ["5C"], ["6C"]])
-    with pytest.raises(ValueError, match="9S 2 times.*holds 1"):
+    with pytest.raises(ValueError, match=r"9S 2 times.*holds 1"):
         switch([["9S", "9S"], ["4C"], ["5C"], ["6C"]], num_decks=1)
 
 
@@ -461,7 +461,7 @@ def test_A8_must_play_when_able() -> None:
     """A8: by default drawing with a legal play in hand is not allowed."""
     env = switch([["3H", "9S"], ["4C"], ["5C"], ["6C"]], starter="7H", stock=["5H"])
     assert_legal(env, {"play 3H"})
-    with pytest.raises(ValueError, match="illegal action .*draw"):
+    with pytest.raises(ValueError, match=r"illegal action .*draw"):
         play(env, "draw")
 
 
