@@ -20,23 +20,38 @@ Playing a bot needs torch only; this module never imports stable-baselines3.
 A loaded bot refuses an env of another game, other rule options, another
 number of players, or another observation/action layout, since its network
 would read the numbers wrongly.
+
+Bot files are meant to be shared, so `load_bot` treats them as untrusted: a
+bad file is a ValueError saying what is wrong and what is accepted, found
+before anything large is read or allocated. The metadata is at most
+`MAX_METADATA_BYTES` of JSON nested at most `MAX_JSON_DEPTH` deep; the network
+has at most `MAX_HIDDEN_LAYERS` hidden layers of 1 to `MAX_LAYER_UNITS` units
+and `MAX_PARAMETERS` parameters; the weights file is checked against its
+sha256, then its header (at most `MAX_HEADER_BYTES`; float32 tensors of exactly
+the shapes the layer sizes give, laid end to end) before its tensors are
+loaded, and NaN or infinite weights are refused.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import math
 import pathlib
+import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load as load_bytes
+from safetensors.torch import save_file
 from torch import nn
 
 from cardlab.agents.base import Agent, as_game
-from cardlab.envs.spec import Game, get_spec, make_game
+from cardlab.envs.spec import Game, games, get_spec, make_game
 
 FORMAT = "cardlab-bot"
 FORMAT_VERSION = 1
@@ -49,6 +64,17 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
     "silu": nn.SiLU,
     "sigmoid": nn.Sigmoid,
 }
+# Caps on what a bot file may make the loader read or allocate; export writes far less (metadata of a few
+# KiB nested 4 deep, a header under 4 KiB, a few hidden layers of hundreds of units, < 1M parameters).
+MAX_METADATA_BYTES = 1 << 20
+MAX_JSON_DEPTH = 32
+MAX_HEADER_BYTES = 1 << 16
+MAX_HIDDEN_LAYERS = 16
+MAX_LAYER_UNITS = 65_536
+MAX_PARAMETERS = 1 << 25
+# A JSON string (an unterminated one runs to the end: a failed match would be retried at every later
+# quote, quadratic time), or a bracket.
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
 
 def bot_paths(path: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
@@ -58,7 +84,8 @@ def bot_paths(path: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
 
 
 def _sha256(path: pathlib.Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 # ---------------------------------------------------------------- export
@@ -74,13 +101,17 @@ def _actor_layers(policy: Any) -> tuple[list[nn.Linear], str, nn.Linear]:
     hidden = modules[0::2]
     activations = modules[1::2]
     if len(hidden) != len(activations) or not all(isinstance(m, nn.Linear) for m in hidden):
-        raise ValueError("the policy's mlp_extractor.policy_net is not a sequence of (Linear, activation) pairs")
+        raise ValueError(
+            "the policy's mlp_extractor.policy_net is not a sequence of (Linear, activation) pairs"
+        )
     kinds = {type(a) for a in activations}
     # Without hidden layers no activation is used; "tanh" (SB3's default) is stored for completeness.
     name = next((n for n, cls in ACTIVATIONS.items() if kinds == {cls}), None) if kinds else "tanh"
     if name is None:
         shown = sorted(k.__name__ for k in kinds)
-        raise ValueError(f"the policy uses activation(s) {shown}: one of {', '.join(ACTIVATIONS)} is supported")
+        raise ValueError(
+            f"the policy uses activation(s) {shown}: one of {', '.join(ACTIVATIONS)} is supported"
+        )
     action = policy.action_net
     if not isinstance(action, nn.Linear):
         raise ValueError(f"the policy's action_net is {type(action).__name__}, expected Linear")
@@ -105,7 +136,9 @@ def export_bot(
     rules = dict(rules or {})
     if num_players is not None:
         if rules.get("num_players", num_players) != num_players:
-            raise ValueError(f"rules say num_players={rules['num_players']} but num_players={num_players} was given")
+            raise ValueError(
+                f"rules say num_players={rules['num_players']} but num_players={num_players} was given"
+            )
         rules["num_players"] = num_players
     table = make_game(game, rules)
     spec, rule_set = table.spec, table.rules
@@ -185,48 +218,128 @@ def _refuse(path: pathlib.Path, reason: str) -> ValueError:
     return ValueError(f"bot {path}: {reason}")
 
 
+def _show(value: Any, limit: int = 60) -> str:
+    """A bounded repr: a refusal quotes the bad value, never a whole file."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    """A JSON whole number: not a bool (an int to Python), not 64.0."""
+    return type(value) is int
+
+
+def _is_size(value: Any) -> bool:
+    return _is_int(value) and 1 <= value <= MAX_LAYER_UNITS
+
+
+def _too_deep(text: str) -> bool:
+    """Whether arrays/objects nest deeper than `MAX_JSON_DEPTH` (json.loads would recurse, not refuse)."""
+    depth = 0
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return True
+        elif token in ("]", "}"):
+            depth -= 1
+    return False
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _parse_json(path: pathlib.Path, data: bytes, what: str) -> Any:
+    """Strict JSON (no NaN/Infinity), refused with a ValueError when it is not text, too deep or invalid."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _refuse(path, f"{what} is not UTF-8 text (byte {err.start}); {what} is UTF-8 JSON") from None
+    if _too_deep(text):
+        raise _refuse(path, f"{what} nests arrays/objects more than {MAX_JSON_DEPTH} deep; "
+                            "export writes a handful of levels")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except ValueError as err:
+        raise _refuse(path, f"{what} is not valid JSON (truncated or corrupted?): {str(err)[:200]}; "
+                            f"{what} is the JSON export writes") from None
+
+
+_FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("game", lambda v: isinstance(v, str) and v in games(), f"a game id: {', '.join(games())}"),
+    ("rules", lambda v: isinstance(v, dict), "an object of rule options"),
+    ("num_players", lambda v: _is_int(v) and v >= 1, "a whole number of players"),
+    ("observation", lambda v: isinstance(v, dict), "an object with the layout's version and size"),
+    ("observation.version", _is_int, "a whole number"),
+    ("observation.size", _is_size, f"a whole number from 1 to {MAX_LAYER_UNITS:,}"),
+    ("num_actions", _is_size, f"a whole number from 1 to {MAX_LAYER_UNITS:,}"),
+    ("network", lambda v: isinstance(v, dict), "an object with layer_sizes and activation"),
+    ("network.layer_sizes", lambda v: isinstance(v, list), "a list of layer widths"),
+    ("network.activation", lambda v: isinstance(v, str) and v in ACTIVATIONS,
+     f"one of {', '.join(ACTIVATIONS)}"),
+    ("weights", lambda v: isinstance(v, dict), "an object with the weights file's sha256"),
+    ("weights.sha256", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) is not None,
+     "64 lowercase hex digits"),
+)
+
+
 def _read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
+    """The metadata, refused unless it is small, shallow JSON of this format with well-typed fields."""
     if not meta_path.is_file():
-        raise _refuse(meta_path, "file not found (a bot is NAME.json plus NAME.safetensors, written by export)")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise _refuse(meta_path, f"the metadata is not valid JSON (truncated or corrupted?): {err}") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise _refuse(meta_path, f"not a {FORMAT} file")
-    if meta.get("format_version") != FORMAT_VERSION:
         raise _refuse(
-            meta_path, f"format version {meta.get('format_version')!r}; this cardlab reads version {FORMAT_VERSION}"
+            meta_path, "file not found (a bot is NAME.json plus NAME.safetensors, written by export)"
         )
-    try:
-        net = meta["network"]
-        checks = [
-            isinstance(meta["game"], str),
-            isinstance(meta["rules"], dict),
-            isinstance(meta["num_players"], int),
-            isinstance(meta["observation"]["version"], int),
-            isinstance(meta["observation"]["size"], int),
-            isinstance(meta["num_actions"], int),
-            net["activation"] in ACTIVATIONS,
-            isinstance(net["layer_sizes"], list) and len(net["layer_sizes"]) >= 2,
-            all(isinstance(s, int) and s > 0 for s in net["layer_sizes"]),
-            isinstance(meta["weights"]["sha256"], str),
-        ]
-    except (KeyError, TypeError):
-        checks = [False]
-    if not all(checks):
-        raise _refuse(meta_path, "the metadata lacks fields or has fields of the wrong type (corrupted?)")
+    with meta_path.open("rb") as f:
+        data = f.read(MAX_METADATA_BYTES + 1)
+    if len(data) > MAX_METADATA_BYTES:
+        raise _refuse(meta_path, f"the metadata file is larger than {MAX_METADATA_BYTES:,} bytes (1 MiB); "
+                                 "a bot's metadata is a few KiB of JSON")
+    meta = _parse_json(meta_path, data, "the metadata")
+    _check_format(meta_path, meta)
+    _check_fields(meta_path, meta)
     return meta
+
+
+def _check_format(meta_path: pathlib.Path, meta: Any) -> None:
+    accepted = f'the JSON object export writes, with "format": "{FORMAT}"'
+    if not isinstance(meta, dict):
+        raise _refuse(meta_path, f"not a {FORMAT} file (the JSON is not an object); "
+                                 f"a bot's metadata is {accepted}")
+    if meta.get("format") != FORMAT:
+        raise _refuse(meta_path, f'not a {FORMAT} file ("format" is {_show(meta.get("format"))}); '
+                                 f"a bot's metadata is {accepted}")
+    version = meta.get("format_version")
+    if not (_is_int(version) and version == FORMAT_VERSION):
+        raise _refuse(meta_path, f"format version {_show(version)}; this cardlab reads version "
+                                 f"{FORMAT_VERSION} (export the bot again with this cardlab)")
+
+
+def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
+    """Each field the loader reads exists and has the right type (parents are checked before children)."""
+    for name, valid, accepted in _FIELDS:
+        *parents, key = name.split(".")
+        holder = meta
+        for parent in parents:
+            holder = holder[parent]
+        if key not in holder:
+            raise _refuse(meta_path, f"the metadata lacks fields (corrupted?): no {name}, "
+                                     f"which must be {accepted}")
+        if not valid(holder[key]):
+            raise _refuse(meta_path, f"the metadata field {name} is {_show(holder[key])}; "
+                                     f"it must be {accepted}")
 
 
 def _check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> None:
     """Refuse a game whose id, rules or layouts differ from the bot's."""
     spec = game.spec
     if meta["game"] != spec.id:
-        raise _refuse(meta_path, f"it plays {meta['game']}, not {spec.id}")
+        raise _refuse(meta_path, f"it plays {meta['game']}, not {spec.id}; play it at a {meta['game']} table")
     if meta["num_players"] != game.num_players:
         raise _refuse(
-            meta_path, f"it was trained for {meta['num_players']} players, the game has {game.num_players}"
+            meta_path, f"it was trained for {meta['num_players']} players, the game has "
+                       f"{game.num_players}; play it with {meta['num_players']} players"
         )
     game_rules = game.rules.to_dict()
     diffs = [
@@ -235,63 +348,197 @@ def _check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> No
         if meta["rules"].get(k, "(missing)") != game_rules.get(k, "(missing)")
     ]
     if diffs:
-        raise _refuse(meta_path, f"it was trained with other rule options: {', '.join(diffs)}")
+        raise _refuse(meta_path, f"it was trained with other rule options: {', '.join(diffs)}; "
+                                 "play it with the rule options it was trained with")
     if meta["observation"]["version"] != spec.observation_version:
         raise _refuse(
             meta_path,
-            f"its observation layout is version {meta['observation']['version']}, "
-            f"the game's is {spec.observation_version}",
+            f"its observation layout is version {meta['observation']['version']}, the game's is "
+            f"{spec.observation_version}; play it with the cardlab it was trained with, or train it again",
         )
     if meta["observation"]["size"] != game.layout.size:
         raise _refuse(
-            meta_path, f"it reads {meta['observation']['size']} observation numbers, the game gives {game.layout.size}"
+            meta_path, f"it reads {meta['observation']['size']} observation numbers, the game gives "
+                       f"{game.layout.size}; play it with the observation layout it was trained on"
         )
     if meta["num_actions"] != spec.num_actions:
-        raise _refuse(meta_path, f"it has {meta['num_actions']} actions, the game has {spec.num_actions}")
+        raise _refuse(meta_path, f"it has {meta['num_actions']} actions, the game has {spec.num_actions}; "
+                                 "play it with the action layout it was trained on")
 
 
-def _build_network(meta_path: pathlib.Path, meta: dict[str, Any], weights_path: pathlib.Path) -> nn.Module:
+LAYER_LIMITS = (
+    f"network.layer_sizes lists the observation size, 0 to {MAX_HIDDEN_LAYERS} hidden layer widths and the "
+    f"number of actions, each a whole number from 1 to {MAX_LAYER_UNITS:,}, "
+    f"{MAX_PARAMETERS:,} parameters at most"
+)
+
+
+def _parameter_count(sizes: list[int]) -> int:
+    return sum((n_in + 1) * n_out for n_in, n_out in itertools.pairwise(sizes))
+
+
+def _check_network(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
+    """Refuse layer sizes that are not whole numbers, absurd, or off the layouts, before allocating."""
     sizes = meta["network"]["layer_sizes"]
-    if sizes[0] != meta["observation"]["size"] or sizes[-1] != meta["num_actions"]:
-        raise _refuse(meta_path, "the network's input/output sizes disagree with the observation size/actions")
+    if not 2 <= len(sizes) <= MAX_HIDDEN_LAYERS + 2:
+        raise _refuse(meta_path, f"network.layer_sizes has {len(sizes):,} entries; {LAYER_LIMITS}")
+    for i, size in enumerate(sizes):
+        if not _is_size(size):
+            raise _refuse(meta_path, f"network.layer_sizes[{i}] is {_show(size)}; {LAYER_LIMITS}")
+    count = _parameter_count(sizes)
+    if count > MAX_PARAMETERS:
+        raise _refuse(meta_path, f"network.layer_sizes {sizes} make {count:,} parameters; {LAYER_LIMITS}")
+    obs, actions = meta["observation"]["size"], meta["num_actions"]
+    if sizes[0] != obs or sizes[-1] != actions:
+        raise _refuse(meta_path, f"the network's input/output sizes ({sizes[0]}, {sizes[-1]}) disagree with "
+                                 f"the observation size/actions ({obs}, {actions}); layer_sizes starts with "
+                                 "the observation size and ends with the number of actions")
+
+
+def _layer_names(sizes: list[int]) -> list[str]:
+    return [f"hidden.{i}" for i in range(len(sizes) - 2)] + ["action"]
+
+
+def _expected_shapes(sizes: list[int]) -> dict[str, tuple[int, ...]]:
+    """The tensors of a network of these layer sizes, name -> shape (weight [out, in], bias [out])."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name, (n_in, n_out) in zip(_layer_names(sizes), itertools.pairwise(sizes), strict=True):
+        shapes[f"{name}.weight"] = (n_out, n_in)
+        shapes[f"{name}.bias"] = (n_out,)
+    return shapes
+
+
+def _read_weights(meta_path: pathlib.Path, meta: dict[str, Any],
+                  weights_path: pathlib.Path) -> dict[str, torch.Tensor]:
+    """The checked weights: file size capped by the network's, sha256, header, then finite float32 values.
+
+    The file is read once, so the bytes checked are the bytes loaded.
+    """
     if not weights_path.is_file():
         raise _refuse(meta_path, f"the weights file {weights_path} is missing")
-    if _sha256(weights_path) != meta["weights"]["sha256"]:
-        raise _refuse(meta_path, f"the weights file {weights_path.name} does not match its sha256 (corrupted?)")
+    sizes = meta["network"]["layer_sizes"]
+    shapes = _expected_shapes(sizes)
+    limit = 8 + MAX_HEADER_BYTES + 4 * sum(math.prod(shape) for shape in shapes.values())
+    too_big = _refuse(meta_path, f"the weights file {weights_path.name} is larger than the {limit:,} bytes a "
+                                 f"network of layer_sizes {sizes} takes in safetensors")
+    if weights_path.stat().st_size > limit:
+        raise too_big
+    with weights_path.open("rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise too_big
+    if hashlib.sha256(data).hexdigest() != meta["weights"]["sha256"]:
+        raise _refuse(meta_path, f"the weights file {weights_path.name} does not match its sha256 "
+                                 "(corrupted?); a bot's .safetensors must be the one exported with its .json")
+    _check_header(meta_path, weights_path.name, data, shapes)
     try:
-        tensors = load_file(str(weights_path))
-    except (SafetensorError, OSError, ValueError) as err:
-        raise _refuse(meta_path, f"cannot read the weights file {weights_path.name}: {err}") from None
+        tensors = load_bytes(data)
+    except (SafetensorError, ValueError) as err:
+        raise _refuse(meta_path, f"cannot read the weights file {weights_path.name}: {str(err)[:200]}; "
+                                 f"{WEIGHTS_ACCEPTED}") from None
+    _check_weights(meta_path, tensors)
+    return tensors
+
+
+WEIGHTS_ACCEPTED = "a bot's weights are the safetensors file of float32 (F32) tensors export writes"
+
+
+def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
+                  shapes: dict[str, tuple[int, ...]]) -> None:
+    """Refuse a safetensors file whose header is not exactly these float32 tensors, laid end to end.
+
+    Layout: an 8-byte little-endian header length, a JSON header mapping each
+    tensor name to its dtype, shape and [begin, end) byte offsets into the
+    data that follows (plus an optional "__metadata__" object of strings).
+    """
+
+    def cannot(reason: str) -> ValueError:
+        return _refuse(meta_path, f"cannot read the weights file {name}: {reason}; {WEIGHTS_ACCEPTED}")
+
+    if len(data) < 8:
+        raise cannot(f"it has {len(data)} bytes, fewer than the 8 of the header length")
+    size = int.from_bytes(data[:8], "little")
+    if size > MAX_HEADER_BYTES:
+        raise cannot(f"its header length is {size:,} bytes, more than the {MAX_HEADER_BYTES:,} accepted")
+    if 8 + size > len(data):
+        raise cannot(f"its header length is {size:,} bytes but only {len(data) - 8:,} follow (truncated?)")
+    header = _parse_json(meta_path, data[8 : 8 + size], f"the header of the weights file {name}")
+    if not isinstance(header, dict):
+        raise cannot("its header is not a JSON object")
+    extra = header.pop("__metadata__", {})
+    if not (isinstance(extra, dict) and all(isinstance(v, str) for v in extra.values())):
+        raise cannot("its __metadata__ is not an object of strings")
+    if set(header) != set(shapes):
+        missing, unexpected = sorted(set(shapes) - set(header)), sorted(set(header) - set(shapes))
+        raise _refuse(meta_path, f"the weights file has the wrong tensors: missing {_show(missing, 200)}, "
+                                 f"unexpected {_show(unexpected, 200)}; a network of its layer_sizes has "
+                                 f"exactly {', '.join(shapes)}")
+    spans = []
+    for tensor, shape in shapes.items():
+        entry = header[tensor]
+        if not isinstance(entry, dict):
+            raise cannot(f"its header entry {tensor} is not an object with dtype, shape and data_offsets")
+        if entry.get("dtype") != "F32":
+            raise _refuse(meta_path, f"tensor {tensor} has dtype {_show(entry.get('dtype'))}; "
+                                     "bot weights are float32 (F32) tensors only")
+        found = entry.get("shape")
+        if not (isinstance(found, list) and all(_is_int(n) for n in found)):
+            raise cannot(f"the shape of {tensor} is {_show(found)}, not a list of whole numbers")
+        if tuple(found) != shape:
+            raise _refuse(meta_path, f"tensor {tensor} has shape {_show(found)}, the network needs "
+                                     f"{list(shape)} (from the metadata's network.layer_sizes)")
+        offsets = entry.get("data_offsets")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_int(n) for n in offsets)
+                and offsets[1] - offsets[0] == 4 * math.prod(shape)):
+            raise cannot(f"the data_offsets of {tensor} are {_show(offsets)}, not [begin, begin + "
+                         f"{4 * math.prod(shape):,}] (4 bytes per float32)")
+        spans.append((offsets[0], offsets[1]))
+    end = 0
+    for begin, stop in sorted(spans):
+        if begin != end:
+            raise cannot("its tensors' data_offsets overlap or leave gaps")
+        end = stop
+    if end != len(data) - 8 - size:
+        raise cannot(f"its tensors take {end:,} bytes but {len(data) - 8 - size:,} follow the header "
+                     "(truncated or edited?)")
+
+
+def _check_weights(meta_path: pathlib.Path, tensors: dict[str, torch.Tensor]) -> None:
+    """Refuse weights a network would turn into NaN logits, which an argmax reads as a legal-looking move."""
+    for name, tensor in tensors.items():
+        if tensor.dtype != torch.float32:
+            raise _refuse(meta_path, f"tensor {name} has dtype {tensor.dtype}; "
+                                     "bot weights are float32 tensors only")
+        if not bool(torch.isfinite(tensor).all()):
+            raise _refuse(meta_path, f"tensor {name} holds NaN or infinite values; bot weights must be "
+                                     "finite float32 numbers (did the training diverge?)")
+
+
+def _build_network(meta: dict[str, Any], tensors: dict[str, torch.Tensor]) -> nn.Module:
+    """The actor: Linear layers built without memory of their own, then given the checked tensors."""
+    sizes = meta["network"]["layer_sizes"]
+    activation = ACTIVATIONS[meta["network"]["activation"]]
     layers: list[nn.Module] = []
-    names: list[str] = []
-    for i, (n_in, n_out) in enumerate(zip(sizes[:-2], sizes[1:-1])):
-        layers += [nn.Linear(n_in, n_out), ACTIVATIONS[meta["network"]["activation"]]()]
-        names.append(f"hidden.{i}")
-    layers.append(nn.Linear(sizes[-2], sizes[-1]))
-    names.append("action")
-    expected = {f"{name}.{p}" for name in names for p in ("weight", "bias")}
-    if set(tensors) != expected:
-        missing, extra = sorted(expected - set(tensors)), sorted(set(tensors) - expected)
-        raise _refuse(meta_path, f"the weights file has the wrong tensors: missing {missing}, unexpected {extra}")
-    linears = [m for m in layers if isinstance(m, nn.Linear)]
-    with torch.no_grad():
-        for name, linear in zip(names, linears):
-            for p in ("weight", "bias"):
-                target, value = getattr(linear, p), tensors[f"{name}.{p}"]
-                if tuple(value.shape) != tuple(target.shape):
-                    raise _refuse(
-                        meta_path,
-                        f"tensor {name}.{p} has shape {list(value.shape)}, the network needs {list(target.shape)}",
-                    )
-                target.copy_(value)
-    return nn.Sequential(*layers)
+    state: dict[str, torch.Tensor] = {}
+    for name, (n_in, n_out) in zip(_layer_names(sizes), itertools.pairwise(sizes), strict=True):
+        for part in ("weight", "bias"):
+            state[f"{len(layers)}.{part}"] = tensors[f"{name}.{part}"]
+        layers.append(nn.Linear(n_in, n_out, device="meta"))
+        if name != "action":
+            layers.append(activation())
+    network = nn.Sequential(*layers)
+    network.load_state_dict(state, assign=True)
+    return network
 
 
 def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None, *,
              sample: bool = False) -> BotAgent:
     """Load a bot file for `game` (a `Game`, or an env); refuse it unless game, rules and layouts match.
 
-    Without `game`, the bot's own game and rules (from its metadata) are used.
+    Without `game`, the bot's own game and rules (from its metadata) are used. Every
+    check on the files (sizes, nesting, fields, layer sizes against the metadata and
+    the game, the weights' header, hash and values) runs before the network is built,
+    so a bad file is a ValueError, not a huge allocation.
     `sample=True` samples from the masked softmax (with the agent's seeded
     generator) instead of taking the masked argmax.
     """
@@ -305,5 +552,6 @@ def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None
     else:
         table = as_game(game)
     _check_game(meta_path, meta, table)
-    network = _build_network(meta_path, meta, weights_path)
-    return BotAgent(table, network, meta, seed=seed, sample=sample)
+    _check_network(meta_path, meta)
+    tensors = _read_weights(meta_path, meta, weights_path)
+    return BotAgent(table, _build_network(meta, tensors), meta, seed=seed, sample=sample)

@@ -5,7 +5,7 @@ cardlab train CONFIG.yaml [--resume RUN_DIR] [--runs-dir DIR]
 cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S] [--rule k=v ...]
              [--json F] [--csv F] [--plot F.png]
 cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs as eval]
-cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH
+cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this machine's runs
 cardlab play GAME --opponents SPEC,SPEC,... [--hands N] [--seed S] [--seat K] [--rule k=v ...]
 cardlab rules GAME [--rule k=v ...] [--markdown]
 ```
@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule(p)
     _add_outputs(p)
 
-    p = sub.add_parser("export", help="write a bot file from a run folder or a checkpoint .zip")
+    p = sub.add_parser("export", help="write a bot file from a run folder or a checkpoint .zip of a run on "
+                       "this machine (checked against the run's checkpoints/SHA256SUMS)")
     p.add_argument("source", type=pathlib.Path, metavar="RUN_DIR_OR_CHECKPOINT_ZIP")
     p.add_argument("-o", "--output", required=True, type=pathlib.Path, metavar="PATH")
 
@@ -156,8 +157,12 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def checkpoint_and_run(source: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
-    """(checkpoint .zip, run folder) of a run folder (its last checkpoint) or of a checkpoint file."""
-    from cardlab.training.train import list_checkpoints
+    """(checkpoint .zip, run folder) of a run folder (its last checkpoint) or of a checkpoint file.
+
+    A checkpoint file must be RUN/checkpoints/model_<steps>.zip: its run's
+    record is what allows loading it (`cardlab.training.checkpoints`).
+    """
+    from cardlab.training.checkpoints import list_checkpoints, run_of_checkpoint
 
     if source.is_dir():
         found = list_checkpoints(source)
@@ -166,13 +171,12 @@ def checkpoint_and_run(source: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path
         return found[-1], source
     if source.suffix != ".zip" or not source.is_file():
         raise ValueError(f"{source}: expected a run folder or an existing checkpoint .zip")
-    return source, source.parent.parent  # RUN_DIR/checkpoints/model_<steps>.zip
+    return source, run_of_checkpoint(source)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from sb3_contrib import MaskablePPO
-
     from cardlab.agents.bot import export_bot
+    from cardlab.training.checkpoints import load_checkpoint
     from cardlab.training.config import config_to_dict, load_config
 
     checkpoint, run_dir = checkpoint_and_run(args.source)
@@ -180,7 +184,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not config_path.is_file():
         raise ValueError(f"no config.yaml in {run_dir}: the run's config names the game and rules of {checkpoint}")
     cfg = load_config(config_path)
-    model = MaskablePPO.load(checkpoint, device="cpu")
+    model = load_checkpoint(checkpoint, run_dir, device="cpu")  # only a checkpoint this machine's run saved
     summary = {"algorithm": "MaskablePPO", "run": run_dir.name, "checkpoint": checkpoint.name,
                "steps": int(model.num_timesteps), "config": config_to_dict(cfg)}
     path = export_bot(model.policy, args.output, game=cfg.game, rules=cfg.rules, num_players=cfg.num_players,

@@ -16,7 +16,9 @@ evaluated at step 0, then PPO trains it. A run writes
   ``eval/`` (win rate, Wilson bounds and mean points per eval opponent),
   ``imitation/`` (per epoch of the warm start);
 - ``checkpoints/model_<steps>.zip``: MaskablePPO checkpoints, every
-  `checkpoint_every` steps and at the end; ``checkpoints/league/``: the
+  `checkpoint_every` steps and at the end, each recorded with its sha256 in
+  ``checkpoints/SHA256SUMS``: checkpoints are pickles, so only recorded ones
+  are loaded (`cardlab.training.checkpoints`); ``checkpoints/league/``: the
   self-play snapshots (bot files);
 - ``eval.csv``: the evaluation history (steps, opponent, hands, win_rate,
   ci_low, ci_high, mean_points), the final evaluation last;
@@ -28,7 +30,8 @@ eval opponent spec, which fills every other seat, with
 learner. The deals are the same at every evaluation (a fixed seed), so
 successive win rates differ by the learner's play, not by the cards.
 
-`train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint: same
+`train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint (refused
+unless the run recorded it, unchanged, in checkpoints/SHA256SUMS): same
 config (only `total_timesteps` may grow), step counter, league snapshots and
 eval history; TensorBoard curves continue at the restored step.
 
@@ -58,6 +61,15 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from tqdm import tqdm
 
 from cardlab.agents.bot import ACTIVATIONS, export_bot
+from cardlab.training.checkpoints import (
+    CHECKPOINT_PREFIX,
+    checkpoint_path,
+    checkpoint_steps,
+    list_checkpoints,
+    load_checkpoint,
+    save_checkpoint,
+    verify_checkpoint,
+)
 from cardlab.training.config import (
     TrainConfig,
     config_to_dict,
@@ -71,7 +83,6 @@ from cardlab.training.policy import PrivilegedCriticPolicy
 from cardlab.training.single_seat import SingleSeatEnv
 
 EVAL_FIELDS = ("steps", "opponent", "hands", "win_rate", "ci_low", "ci_high", "mean_points")
-CHECKPOINT_PREFIX = "model_"
 EVAL_SEED_OFFSET = 1_000_003
 IMITATION_SEED_OFFSET = 2_000_003
 # SB3's logger keys -> this project's TensorBoard names (None: not written).
@@ -263,16 +274,6 @@ def _new_run_dir(runs_dir: Path, cfg: TrainConfig) -> Path:
     raise RuntimeError(f"cannot create a fresh run folder {runs_dir / base}")
 
 
-def list_checkpoints(run_dir: Path) -> list[Path]:
-    folder = run_dir / "checkpoints"
-    found = folder.glob(f"{CHECKPOINT_PREFIX}*.zip") if folder.is_dir() else []
-    return sorted(found, key=_checkpoint_steps)
-
-
-def _checkpoint_steps(path: Path) -> int:
-    return int(path.stem[len(CHECKPOINT_PREFIX):])
-
-
 def _flatten(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     if isinstance(data, dict) and data and prefix != "rules":
         for key, value in data.items():
@@ -294,15 +295,20 @@ def _resumed_config(cfg: TrainConfig, run_dir: Path) -> TrainConfig:
 
 
 def _prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
-    """Config and last checkpoint of a run; drops snapshots and eval rows after that checkpoint."""
+    """Config and last checkpoint of a run; drops snapshots and eval rows after that checkpoint.
+
+    The checkpoint is checked against the run's record (`verify_checkpoint`)
+    before anything in the run folder changes.
+    """
     if not (run_dir / "config.yaml").is_file():
         raise ValueError(f"cannot resume {run_dir}: it has no config.yaml (is it a run folder?)")
     checkpoints = list_checkpoints(run_dir)
     if not checkpoints:
         raise ValueError(f"cannot resume {run_dir}: no checkpoints/{CHECKPOINT_PREFIX}<steps>.zip in it")
-    cfg = _resumed_config(cfg, run_dir)
     last = checkpoints[-1]
-    steps = _checkpoint_steps(last)
+    verify_checkpoint(last, run_dir)
+    cfg = _resumed_config(cfg, run_dir)
+    steps = checkpoint_steps(last)
     for meta in list_snapshots(_league_dir(run_dir)):
         if snapshot_steps(meta) > steps:
             meta.unlink()
@@ -484,9 +490,9 @@ class _RunCallback(BaseCallback):
                       rules=self.cfg.rules, num_players=self.cfg.num_players)
 
     def checkpoint(self) -> Path:
-        path = self.run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}{self.model.num_timesteps:012d}.zip"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.model.save(path)
+        """Save the model, its sha256 recorded in checkpoints/SHA256SUMS (only recorded ones are loaded)."""
+        path = checkpoint_path(self.run_dir, self.model.num_timesteps)
+        save_checkpoint(self.model, path)
         return path
 
     def evaluate(self, hands: int, final: bool = False) -> list[LearnerEval]:
@@ -517,7 +523,7 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
             if cfg.imitation.enabled:
                 imitate(model, env, cfg, _league_dir(run_dir), progress)
         else:
-            model = MaskablePPO.load(checkpoint, env=env, device=cfg.device)
+            model = load_checkpoint(checkpoint, run_dir, env=env, device=cfg.device)
             model.set_random_seed(cfg.seed + model.num_timesteps)
             model.set_logger(_make_logger(run_dir))
         callback = _RunCallback(cfg, run_dir, progress)

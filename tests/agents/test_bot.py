@@ -298,3 +298,230 @@ def test_playing_a_bot_needs_torch_only(tmp_path: pathlib.Path) -> None:
         "assert not {'stable_baselines3', 'sb3_contrib'} & set(sys.modules), 'SB3 was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+# ---------------------------------------------------------------- untrusted files: caps, early checks
+Bot = tuple[pathlib.Path, pathlib.Path]
+
+
+def _weights_parts(weights_path: pathlib.Path) -> tuple[dict[str, Any], bytes]:
+    """The parsed safetensors header and the data bytes after it."""
+    raw = weights_path.read_bytes()
+    size = int.from_bytes(raw[:8], "little")
+    return json.loads(raw[8 : 8 + size]), raw[8 + size :]
+
+
+def _write_weights(bot: Bot, raw: bytes) -> None:
+    """Replace the weights by hand-built bytes, with a matching sha256 so the header checks are reached."""
+    bot[1].write_bytes(raw)
+    _rehash(*bot)
+
+
+def _with_header(header: dict[str, Any] | bytes, data: bytes) -> bytes:
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return len(text).to_bytes(8, "little") + text + data
+
+
+def _edit_tensors(bot: Bot, edit: Any) -> None:
+    tensors = load_file(str(bot[1]))
+    edit(tensors)
+    save_file(tensors, str(bot[1]))
+    _rehash(*bot)
+
+
+def test_refusals_say_what_is_wrong_and_what_is_accepted(switch_bot: Bot) -> None:
+    _edit_meta(switch_bot[0], lambda m: m["network"].update(activation="swish"))
+    expected = (f"bot {switch_bot[0]}: the metadata field network.activation is 'swish'; "
+                "it must be one of tanh, relu, elu, leaky_relu, gelu, silu, sigmoid")
+    with pytest.raises(ValueError) as info:
+        load_bot(switch_bot[0])
+    assert str(info.value) == expected
+
+
+FIELD_CASES: list[tuple[Any, str]] = [
+    (lambda m: m.update(format="other"),
+     r"not a cardlab-bot file \(\"format\" is 'other'\); a bot's metadata is the JSON object export writes"),
+    (lambda m: m.update(format_version=True), r"format version True; this cardlab reads version 1 \(export"),
+    (lambda m: m.update(format_version="1"), r"format version '1'; this cardlab reads version 1"),
+    (lambda m: m["weights"].pop("sha256"),
+     r"lacks fields \(corrupted\?\): no weights.sha256, which must be 64 lowercase hex digits"),
+    (lambda m: m.update(num_players="3"), r"field num_players is '3'; it must be a whole number of players"),
+    (lambda m: m.update(game="poker"), r"field game is 'poker'; it must be a game id: switch, huit"),
+    (lambda m: m["observation"].update(size=0),
+     r"field observation.size is 0; it must be a whole number from 1 to 65,536"),
+    (lambda m: m.update(num_actions=10**9),
+     r"field num_actions is 1000000000; it must be a whole number from 1"),
+    (lambda m: m["network"].update(layer_sizes="173,8,71"),
+     r"field network.layer_sizes is '173,8,71'; it must be a list of layer widths"),
+    (lambda m: m["weights"].update(sha256="XYZ"),
+     r"field weights.sha256 is 'XYZ'; it must be 64 lowercase hex"),
+]
+
+
+@pytest.mark.parametrize(("edit", "message"), FIELD_CASES)
+def test_refuses_bad_metadata_fields(switch_bot: Bot, edit: Any, message: str) -> None:
+    _edit_meta(switch_bot[0], edit)
+    with pytest.raises(ValueError, match=message):
+        load_bot(switch_bot[0])
+
+
+def test_refuses_metadata_that_is_not_an_object(switch_bot: Bot) -> None:
+    switch_bot[0].write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"not a cardlab-bot file \(the JSON is not an object\)"):
+        load_bot(switch_bot[0])
+
+
+def test_refuses_json_nan_and_huge_numbers(switch_bot: Bot) -> None:
+    text = switch_bot[0].read_text()
+    switch_bot[0].write_text(text.replace('"num_players": 3', '"num_players": NaN'))
+    with pytest.raises(ValueError, match=r"not valid JSON .*NaN is not a JSON number"):
+        load_bot(switch_bot[0])
+    switch_bot[0].write_text(text.replace('"num_players": 3', '"num_players": ' + "9" * 5000))
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_bot(switch_bot[0])
+
+
+LIMITS = (r"network.layer_sizes lists the observation size, 0 to 16 hidden layer widths and the number of "
+          r"actions, each a whole number from 1 to 65,536, 33,554,432 parameters at most")
+SIZE_CASES: list[tuple[list[Any], str]] = [
+    ([173, 10**9, 71], r"network.layer_sizes\[1\] is 1000000000; " + LIMITS),
+    ([173, *[8] * 17, 71], r"network.layer_sizes has 19 entries; " + LIMITS),
+    ([173, 65_536, 65_536, 71],
+     r"network.layer_sizes \[173, 65536, 65536, 71\] make 4,311,089,223 parameters; " + LIMITS),
+    ([173], r"network.layer_sizes has 1 entries; "),
+    ([173, 0, 71], r"network.layer_sizes\[1\] is 0; "),
+    ([173, -8, 71], r"network.layer_sizes\[1\] is -8; "),
+    ([173, 8.0, 71], r"network.layer_sizes\[1\] is 8.0; "),
+    ([173, "8", 71], r"network.layer_sizes\[1\] is '8'; "),
+    ([173, True, 71], r"network.layer_sizes\[1\] is True; "),
+    ([173, None, 71], r"network.layer_sizes\[1\] is None; "),
+    ([173, [8], 71], r"network.layer_sizes\[1\] is \[8\]; "),
+    ([173, 8, 70], r"input/output sizes \(173, 70\) disagree with the observation size/actions \(173, 71\); "
+                   r"layer_sizes starts with the observation size and ends with the number of actions"),
+]
+
+
+@pytest.mark.parametrize(("sizes", "message"), SIZE_CASES)
+def test_refuses_bad_layer_sizes_before_reading_the_weights(switch_bot: Bot, sizes: list[Any],
+                                                            message: str) -> None:
+    _edit_meta(switch_bot[0], lambda m: m["network"].update(layer_sizes=sizes))
+    switch_bot[1].unlink()  # refused from the metadata alone: the weights are never read, nothing allocated
+    for env in (None, switch_v0.env(num_players=3, hand_size=5)):
+        with pytest.raises(ValueError, match=message):
+            load_bot(switch_bot[0], game=env)
+
+
+def test_refuses_deeply_nested_metadata(switch_bot: Bot) -> None:
+    switch_bot[0].write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="the metadata nests arrays/objects more than 32 deep; export"):
+        load_bot(switch_bot[0])
+
+
+def test_nesting_counts_brackets_outside_strings_only(switch_bot: Bot) -> None:
+    _edit_meta(switch_bot[0], lambda m: m.update(summary={"note": "[{" * 100 + '\\"[['}))
+    assert isinstance(load_bot(switch_bot[0]), BotAgent)
+    deep: list[Any] = []
+    for _ in range(40):
+        deep = [deep]
+    _edit_meta(switch_bot[0], lambda m: m.update(summary=deep))
+    with pytest.raises(ValueError, match="nests arrays/objects more than 32 deep"):
+        load_bot(switch_bot[0])
+
+
+def test_unterminated_strings_are_refused_in_linear_time(switch_bot: Bot) -> None:
+    import time
+
+    switch_bot[0].write_text('"a\\' * 300_000)  # every quote escaped: one string that never ends
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="the metadata is not valid JSON"):
+        load_bot(switch_bot[0])
+    assert time.perf_counter() - start < 10  # a tokenizer retrying each quote would take hours
+
+
+def test_refuses_oversized_metadata(switch_bot: Bot) -> None:
+    switch_bot[0].write_text(switch_bot[0].read_text() + " " * (1 << 20))
+    with pytest.raises(ValueError, match=r"metadata file is larger than 1,048,576 bytes \(1 MiB\); "
+                                         r"a bot's metadata is a few KiB"):
+        load_bot(switch_bot[0])
+
+
+def test_refuses_oversized_weights_before_reading_them(switch_bot: Bot) -> None:
+    with switch_bot[1].open("r+b") as f:
+        f.truncate(1 << 32)  # sparse: 4 GiB that the loader must not read
+    with pytest.raises(ValueError, match=r"weights file copy.safetensors is larger than the 73,668 bytes "
+                                         r"a network of layer_sizes \[173, 8, 71\] takes"):
+        load_bot(switch_bot[0])
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_refuses_non_finite_weights(switch_bot: Bot, value: float) -> None:
+    _edit_tensors(switch_bot, lambda t: t["hidden.0.weight"].__setitem__((3, 5), value))
+    with pytest.raises(ValueError, match=r"tensor hidden.0.weight holds NaN or infinite values; "
+                                         r"bot weights must be finite float32 numbers"):
+        load_bot(switch_bot[0])
+
+
+@pytest.mark.parametrize(("dtype", "name"), [(torch.float64, "F64"), (torch.float16, "F16"),
+                                             (torch.bfloat16, "BF16"), (torch.int32, "I32")])
+def test_refuses_tensors_that_are_not_float32(switch_bot: Bot, dtype: torch.dtype, name: str) -> None:
+    _edit_tensors(switch_bot, lambda t: t.update({"action.bias": t["action.bias"].to(dtype)}))
+    with pytest.raises(ValueError, match=rf"tensor action.bias has dtype '{name}'; "
+                                         r"bot weights are float32 \(F32\) tensors only"):
+        load_bot(switch_bot[0])
+
+
+def test_header_shapes_are_checked_before_loading(switch_bot: Bot) -> None:
+    header, data = _weights_parts(switch_bot[1])
+    header["hidden.0.weight"]["shape"] = [10**9, 173]
+    _write_weights(switch_bot, _with_header(header, data))
+    with pytest.raises(ValueError, match=r"tensor hidden.0.weight has shape \[1000000000, 173\], the network "
+                                         r"needs \[8, 173\] \(from the metadata's network.layer_sizes\)"):
+        load_bot(switch_bot[0])
+
+
+def _shift(header: dict[str, Any], name: str, delta: int) -> dict[str, Any]:
+    header[name]["data_offsets"] = [o + delta for o in header[name]["data_offsets"]]
+    return header
+
+
+def _replace(header: dict[str, Any], name: str, **entry: Any) -> dict[str, Any]:
+    return {**header, name: {**header[name], **entry}}
+
+
+HEADER_CASES: list[tuple[Any, str]] = [
+    (lambda h, d: b"\x01\x02", "it has 2 bytes, fewer than the 8 of the header length"),
+    (lambda h, d: (1 << 63).to_bytes(8, "little") + d,
+     "header length is 9,223,372,036,854,775,808 bytes, more than the 65,536 accepted"),
+    (lambda h, d: (1000).to_bytes(8, "little") + b"{}",
+     r"header length is 1,000 bytes but only 2 follow \(truncated\?\)"),
+    (lambda h, d: _with_header(b"not json", d),
+     "the header of the weights file copy.safetensors is not valid JSON"),
+    (lambda h, d: _with_header(b"\xff\xfe{}", d),
+     "the header of the weights file copy.safetensors is not UTF-8"),
+    (lambda h, d: _with_header(b"[" * 30_000 + b"]" * 30_000, d),
+     "the header of the weights file copy.safetensors nests arrays/objects more than 32 deep"),
+    (lambda h, d: _with_header(b"[]", d), "its header is not a JSON object"),
+    (lambda h, d: _with_header({**h, "__metadata__": {"a": 1}}, d),
+     "its __metadata__ is not an object of strings"),
+    (lambda h, d: _with_header({**h, "extra": h["action.bias"]}, d),
+     r"wrong tensors: missing \[\], unexpected \['extra'\]; a network of its layer_sizes has exactly "
+     r"hidden.0.weight, hidden.0.bias, action.weight, action.bias"),
+    (lambda h, d: _with_header({**h, "action.bias": [1, 2]}, d),
+     "its header entry action.bias is not an object"),
+    (lambda h, d: _with_header(_replace(h, "action.bias", shape=["71"]), d),
+     r"the shape of action.bias is \['71'\], not a list of whole numbers"),
+    (lambda h, d: _with_header(_replace(h, "action.bias", data_offsets=[0]), d),
+     r"the data_offsets of action.bias are \[0\], not \[begin, begin \+ 284\] \(4 bytes per float32\)"),
+    (lambda h, d: _with_header(_shift(h, "action.bias", -4), d), "data_offsets overlap or leave gaps"),
+    (lambda h, d: _with_header(h, d[:-4]),
+     r"its tensors take 8,124 bytes but 8,120 follow the header \(truncated or edited\?\)"),
+    (lambda h, d: _with_header(h, d + b"\0" * 4), "its tensors take 8,124 bytes but 8,128 follow the header"),
+]
+
+
+@pytest.mark.parametrize(("build", "message"), HEADER_CASES)
+def test_refuses_bad_safetensors_headers(switch_bot: Bot, build: Any, message: str) -> None:
+    header, data = _weights_parts(switch_bot[1])
+    _write_weights(switch_bot, build(header, data))
+    with pytest.raises(ValueError, match=rf"bot {switch_bot[0]}: .*{message}"):
+        load_bot(switch_bot[0])
