@@ -328,6 +328,33 @@ class CardGameEnv(AECEnv):
         pass
 
 
+ENV_DOC = """
+## Options
+
+Rule options: see the generated table below. Env options: `render_mode` (None, "ansi",
+"human"), `episode` ("hand" or "match"), `reward` ("win" or "points"),
+`illegal_action` ("raise": a `ValueError` naming the action and the legal
+ones; "penalize": the offender gets -1 and the episode ends, PettingZoo's
+TerminateIllegalWrapper convention).
+
+## Infos
+
+At the end of a hand every agent's info holds `winner` (seat, or None when
+truncated), `truncated`, `hand_points`, `score_changes`, `scores` (totals),
+`match_over` (and `match_winners` when it is), plus `hand_number`. During a
+hand, infos hold `hand_number` and `scores`, and in match mode, from the
+second hand on, `last_hand`: the result of the hand before (never shown as
+this hand's `winner`).
+
+"""
+"""The sections of every env's doc page that do not depend on the game: options and infos."""
+
+
+def doc_page_tail(spec: GameSpec) -> str:
+    """What every env module's doc page ends with: the shared sections, then the generated tables."""
+    return ENV_DOC + "\n## Generated tables (default rules)\n\n" + spec.make().markdown(level=3) + "\n"
+
+
 @functools.cache
 def _generic_env_class(spec: GameSpec) -> type[CardGameEnv]:
     namespace = {"SPEC": spec, "__doc__": f"{spec.title} without wrappers."}

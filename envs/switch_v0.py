@@ -37,23 +37,6 @@ analysis only.
   the winner gets 0.
 - A truncated hand (C1, `max_turns`) gives 0 to all and sets `truncations`.
 
-## Options
-
-Rule options: see the table below. Env options: `render_mode` (None, "ansi",
-"human"), `episode` ("hand" or "match"), `reward` ("win" or "points"),
-`illegal_action` ("raise": a `ValueError` naming the action and the legal
-ones; "penalize": the offender gets -1 and the episode ends, PettingZoo's
-TerminateIllegalWrapper convention).
-
-## Infos
-
-At the end of a hand every agent's info holds `winner` (seat, or None when
-truncated), `truncated`, `hand_points`, `score_changes`, `scores` (totals),
-`match_over` (and `match_winners` when it is), plus `hand_number`. During a
-hand, infos hold `hand_number` and `scores`, and in match mode, from the
-second hand on, `last_hand`: the result of the hand before (never shown as
-this hand's `winner`).
-
 ## Deals and saved states
 
 `env.reset(seed=s, options={"deal": {"hands": [[...], ...], "stock": [...],
@@ -82,7 +65,7 @@ match) ended restores ended.
 
 from __future__ import annotations
 
-from cardlab.envs.base import CardGameEnv, make_env_factory
+from cardlab.envs.base import CardGameEnv, doc_page_tail, make_env_factory
 from cardlab.envs.switch.spec import SPEC
 
 
@@ -93,4 +76,4 @@ class raw_env(CardGameEnv):
 
 
 env = make_env_factory(raw_env)
-__doc__ = (__doc__ or "") + "\n## Generated tables (default rules)\n\n" + SPEC.make().markdown(level=3) + "\n"
+__doc__ = (__doc__ or "") + doc_page_tail(SPEC)
