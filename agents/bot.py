@@ -84,8 +84,7 @@ def bot_paths(path: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
 
 
 def _sha256(path: pathlib.Path) -> str:
-    with path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+    return hashlib.sha256(path.read_bytes()).hexdigest()  # a bot's weights: a few MiB at most
 
 
 # ---------------------------------------------------------------- export

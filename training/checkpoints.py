@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
 CHECKPOINT_PREFIX = "model_"
 RECORD_NAME = "SHA256SUMS"
@@ -65,8 +66,11 @@ def list_checkpoints(run_dir: Path) -> list[Path]:
 
 
 def _sha256(path: Path) -> str:
-    with path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as f:  # in blocks (hashlib.file_digest is Python 3.11+; cardlab runs on 3.10)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _read_record(record: Path) -> dict[str, str]:
@@ -115,7 +119,7 @@ def record_checkpoint(path: Path) -> str:
     return digest
 
 
-def save_checkpoint(model: MaskablePPO, path: Path) -> str:
+def save_checkpoint(model: BaseAlgorithm, path: Path) -> str:
     """Save and record a run's checkpoint; returns its sha256.
 
     The model is written under a temporary name, recorded, then renamed into

@@ -49,7 +49,8 @@ def rule_options(items: list[str] | None) -> dict[str, Any]:
 
 
 def _add_rule(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rule", action="append", metavar="K=V", help="a rule option, e.g. hand_size=7 (repeatable)")
+    p.add_argument("--rule", action="append", metavar="K=V",
+                   help="a rule option, e.g. hand_size=7 (repeatable)")
 
 
 def _add_outputs(p: argparse.ArgumentParser) -> None:
@@ -60,20 +61,23 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     game_ids = games()
-    parser = argparse.ArgumentParser(prog="cardlab", description="RL environments and agents for Switch and Huit "
-                                     "américain.", epilog="agent specs: random, greedy, expert, bot:PATH")
+    parser = argparse.ArgumentParser(prog="cardlab",
+                                     description="RL environments and agents for Switch and Huit américain.",
+                                     epilog="agent specs: random, greedy, expert, bot:PATH")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("train", help="train a MaskablePPO bot from a YAML config")
     p.add_argument("config", type=pathlib.Path, metavar="CONFIG.yaml")
-    p.add_argument("--resume", type=pathlib.Path, metavar="RUN_DIR", help="continue this run from its last checkpoint")
+    p.add_argument("--resume", type=pathlib.Path, metavar="RUN_DIR",
+                   help="continue this run from its last checkpoint")
     p.add_argument("--runs-dir", type=pathlib.Path, default=pathlib.Path("runs"), metavar="DIR")
 
     p = sub.add_parser("eval", help="win rates of agents over seeded hands, seats rotated")
     p.add_argument("--game", required=True, choices=game_ids)
     p.add_argument("--agents", required=True, nargs="+", metavar="SPEC")
     p.add_argument("--hands", required=True, type=int, metavar="N")
-    p.add_argument("--matches", type=int, default=0, metavar="N", help="also play N matches to the target score")
+    p.add_argument("--matches", type=int, default=0, metavar="N",
+                   help="also play N matches to the target score")
     p.add_argument("--seed", type=int, default=0)
     _add_rule(p)
     _add_outputs(p)
@@ -103,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", choices=game_ids)
     _add_rule(p)
     p.add_argument("--markdown", action="store_true",
-                   help="print only the generated Markdown tables (what the README and the env doc pages show)")
+                   help="print only the generated Markdown tables (what the README and the env doc pages "
+                        "show)")
     return parser
 
 
@@ -140,8 +145,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from cardlab.training.evaluate import evaluate
 
     _check_outputs(args)
-    result = evaluate(args.game, args.agents, args.hands, seed=args.seed, rule_options=rule_options(args.rule),
-                      matches=args.matches, progress=sys.stderr.isatty())
+    result = evaluate(args.game, args.agents, args.hands, seed=args.seed,
+                      rule_options=rule_options(args.rule), matches=args.matches,
+                      progress=sys.stderr.isatty())
     _write_outputs(result, args)
     return 0
 
@@ -150,8 +156,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     from cardlab.training.tournament import tournament
 
     _check_outputs(args)
-    result = tournament(args.game, args.agents, args.hands, seed=args.seed, rule_options=rule_options(args.rule),
-                        progress=sys.stderr.isatty())
+    result = tournament(args.game, args.agents, args.hands, seed=args.seed,
+                        rule_options=rule_options(args.rule), progress=sys.stderr.isatty())
     _write_outputs(result, args)
     return 0
 
@@ -182,7 +188,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     checkpoint, run_dir = checkpoint_and_run(args.source)
     config_path = run_dir / "config.yaml"
     if not config_path.is_file():
-        raise ValueError(f"no config.yaml in {run_dir}: the run's config names the game and rules of {checkpoint}")
+        raise ValueError(f"no config.yaml in {run_dir}: the run's config names the game and rules of "
+                         f"{checkpoint}")
     cfg = load_config(config_path)
     model = load_checkpoint(checkpoint, run_dir, device="cpu")  # only a checkpoint this machine's run saved
     summary = {"algorithm": "MaskablePPO", "run": run_dir.name, "checkpoint": checkpoint.name,
@@ -211,7 +218,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if args.markdown:
         print(game.markdown(level=3))
         return 0
-    print(f"# {game.spec.title} ({game.spec.env_name})\n\n{game.spec.summary}\n\nrule options: {game.describe()}\n")
+    print(f"# {game.spec.title} ({game.spec.env_name})\n\n{game.spec.summary}\n\n"
+          f"rule options: {game.describe()}\n")
     print(game.markdown(level=2))
     return 0
 

@@ -48,10 +48,11 @@ import math
 import re
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
@@ -113,7 +114,9 @@ class LearnerEval:
         return dataclasses.asdict(self)
 
 
-def evaluate_bot(bot_path: Path, cfg: TrainConfig, spec: str, hands: int, seed: int, steps: int = 0) -> LearnerEval:
+def evaluate_bot(
+    bot_path: Path, cfg: TrainConfig, spec: str, hands: int, seed: int, steps: int = 0
+) -> LearnerEval:
     """`evaluate` a bot (masked argmax) in one seat against `spec` in all the others, seats rotating."""
     n = cfg.num_players
     result = evaluate(cfg.game, [f"bot:{bot_path}"] + [spec] * (n - 1), hands, seed=seed,
@@ -203,7 +206,9 @@ class _RenamingWriter(KVWriter):
                 return None if target is None else target + key[len(source):]
         return key
 
-    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+    def write(
+        self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0
+    ) -> None:
         values, excluded = {}, {}
         for key, value in key_values.items():
             name = self.rename(key)
@@ -240,7 +245,8 @@ class _EnvFactory:
     """Builds one training env (picklable, for SubprocVecEnv's worker processes)."""
 
     def __init__(self, cfg: TrainConfig, league: LeagueSettings, worker: bool) -> None:
-        self.game, self.num_players, self.rules, self.reward = cfg.game, cfg.num_players, dict(cfg.rules), cfg.reward
+        self.game, self.num_players, self.rules = cfg.game, cfg.num_players, dict(cfg.rules)
+        self.reward = cfg.reward
         self.privileged, self.skip_forced = cfg.policy.privileged_critic, cfg.skip_forced_moves
         self.league = league
         self.worker = worker
@@ -256,7 +262,10 @@ def make_vec_env(cfg: TrainConfig, league_dir: Path) -> VecEnv:
     """`num_envs` single-seat envs (SubprocVecEnv or DummyVecEnv, per `vec_env`), with episode stats."""
     league = _league_settings(cfg, league_dir)
     subproc = cfg.vec_env == "subproc"
-    factories = [_EnvFactory(cfg, league, worker=subproc) for _ in range(cfg.num_envs)]
+    # Typed as SB3 asks (its parameter is a list, which is invariant in its element type).
+    factories: list[Callable[[], gymnasium.Env]] = [
+        _EnvFactory(cfg, league, worker=subproc) for _ in range(cfg.num_envs)
+    ]
     vec: VecEnv = SubprocVecEnv(factories) if subproc else DummyVecEnv(factories)
     return VecMonitor(vec)
 
@@ -289,8 +298,8 @@ def _resumed_config(cfg: TrainConfig, run_dir: Path) -> TrainConfig:
     diffs = [f"{k} (run: {theirs.get(k)!r}, given: {mine.get(k)!r})" for k in sorted(set(mine) | set(theirs))
              if k != "total_timesteps" and mine.get(k) != theirs.get(k)]
     if diffs:
-        raise ValueError(f"--resume continues {run_dir} with its own config.yaml; the given config differs in "
-                         f"{', '.join(diffs)}: only total_timesteps may change")
+        raise ValueError(f"--resume continues {run_dir} with its own config.yaml; the given config differs "
+                         f"in {', '.join(diffs)}: only total_timesteps may change")
     return dataclasses.replace(saved, total_timesteps=cfg.total_timesteps)
 
 
@@ -366,7 +375,7 @@ def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, league_dir: Path,
         for idx in np.array_split(rng.permutation(size), max(1, size // im.batch_size)):
             batch = {key: value[torch.as_tensor(idx)] for key, value in data.items()}
             totals += len(idx) * np.array(_imitation_step(model, optimizer, batch, cfg))
-        for name, value in zip(("policy_loss", "value_loss", "accuracy"), totals / size):
+        for name, value in zip(("policy_loss", "value_loss", "accuracy"), totals / size, strict=True):
             model.logger.record(f"imitation/{name}", value)
         model.logger.dump(epoch)
     model.policy.set_training_mode(False)
@@ -406,8 +415,8 @@ def _imitation_step(model: MaskablePPO, optimizer: torch.optim.Optimizer, batch:
     torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.ppo.max_grad_norm)
     optimizer.step()
     with torch.no_grad():
-        probs = policy.get_distribution(obs, action_masks=masks.numpy()).distribution.probs
-        accuracy = (probs.argmax(dim=1) == actions).float().mean()
+        chosen = policy.get_distribution(obs, action_masks=masks.numpy()).mode()  # the masked argmax
+        accuracy = (chosen == actions).float().mean()
     return policy_loss.item(), value_loss.item(), accuracy.item()
 
 
@@ -454,7 +463,7 @@ class _RunCallback(BaseCallback):
         if self.bar is not None:
             self.bar.update(steps - self.last_steps)
         self.last_steps = steps
-        for done, info in zip(self.locals["dones"], self.locals["infos"]):
+        for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
             if done and "won" in info:
                 self.hands.append((info["won"], info["truncated"], info["hand_points"]))
         return True
@@ -463,7 +472,7 @@ class _RunCallback(BaseCallback):
         steps = self.model.num_timesteps
         logger = self.model.logger
         if self.hands:
-            won, truncated, points = (np.array(x, dtype=np.float64) for x in zip(*self.hands))
+            won, truncated, points = (np.array(x, dtype=np.float64) for x in zip(*self.hands, strict=True))
             logger.record("charts/win_rate", won.mean())
             logger.record("charts/truncated_rate", truncated.mean())
             logger.record("charts/hand_points", points.mean())

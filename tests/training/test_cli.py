@@ -68,7 +68,9 @@ def test_eval_prints_and_writes(tmp_path: pathlib.Path, capsys: pytest.CaptureFi
     assert all(f"wrote {f}" in out for f in files)
 
 
-def test_tournament_prints_cross_table_and_ratings(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tournament_prints_cross_table_and_ratings(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = ["tournament", "--game", "switch", "--agents", "random", "greedy", "--hands", "6",
             "--json", str(tmp_path / "t.json")]
     assert main(argv) == 0
@@ -96,7 +98,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     return run
 
 
-def test_train_then_export(run_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_train_then_export(
+    run_dir: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (checkpoint,) = (run_dir / "checkpoints").glob("model_*.zip")
     for source, name in ((run_dir, "from_run"), (checkpoint, "from_zip")):
         assert main(["export", str(source), "-o", str(tmp_path / name)]) == 0
@@ -105,7 +109,8 @@ def test_train_then_export(run_dir: pathlib.Path, tmp_path: pathlib.Path, capsys
         assert meta["game"] == "huit" and meta["num_players"] == 2 and meta["rules"]["hand_size"] == 6
         assert meta["summary"]["steps"] == 64 and meta["summary"]["checkpoint"] == checkpoint.name
         # the final checkpoint holds the same weights as the bot the run exported itself
-        mine, runs = load_file(str(tmp_path / f"{name}.safetensors")), load_file(str(run_dir / "bot.safetensors"))
+        mine = load_file(str(tmp_path / f"{name}.safetensors"))
+        runs = load_file(str(run_dir / "bot.safetensors"))
         assert mine.keys() == runs.keys() and all(np.array_equal(mine[k], runs[k]) for k in mine)
     env = huit_v0.env(num_players=2, hand_size=6)
     env.reset(seed=0)
@@ -117,7 +122,8 @@ def test_export_and_train_refusals(run_dir: pathlib.Path, tmp_path: pathlib.Path
                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert "expected a run folder or an existing checkpoint .zip" in fail(
         ["export", str(tmp_path / "none"), "-o", str(tmp_path / "b")], capsys)
-    assert "has no checkpoints/model_<steps>.zip" in fail(["export", str(tmp_path), "-o", str(tmp_path / "b")], capsys)
+    assert "has no checkpoints/model_<steps>.zip" in fail(
+        ["export", str(tmp_path), "-o", str(tmp_path / "b")], capsys)
     lonely = tmp_path / "checkpoints" / "model_1.zip"
     lonely.parent.mkdir()
     lonely.write_bytes((next((run_dir / "checkpoints").glob("*.zip"))).read_bytes())
@@ -131,7 +137,8 @@ def test_export_and_train_refusals(run_dir: pathlib.Path, tmp_path: pathlib.Path
     (["--agents", "random", "random", "--rule", "hand_size"], "expected key=value"),
     (["--agents", "random", "random", "--rule", "colour=red"], "unknown rule option(s) colour"),
     (["--agents", "random", "bot:/no/such/bot"], "bot /no/such/bot.json: file not found"),
-    (["--agents", "random", "random", "--json", "/no/such/folder/r.json"], "folder /no/such/folder does not exist"),
+    (["--agents", "random", "random", "--json", "/no/such/folder/r.json"],
+     "folder /no/such/folder does not exist"),
     (["--agents", "random", "random", "--plot", "r.svg"], "give a .png file name"),
 ])
 def test_eval_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -140,9 +147,11 @@ def test_eval_errors(argv: list[str], message: str, capsys: pytest.CaptureFixtur
 
 
 def test_other_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    assert "invalid choice: 'poker'" in fail(["eval", "--game", "poker", "--agents", "random", "--hands", "2"], capsys)
+    assert "invalid choice: 'poker'" in fail(
+        ["eval", "--game", "poker", "--agents", "random", "--hands", "2"], capsys)
     assert "at least one agent spec" in fail(["play", "huit", "--opponents", ","], capsys)
-    assert "repeated" in fail(["tournament", "--game", "huit", "--agents", "random", "random", "--hands", "2"], capsys)
+    assert "repeated" in fail(
+        ["tournament", "--game", "huit", "--agents", "random", "random", "--hands", "2"], capsys)
     assert "required" in fail([], capsys)
 
 
