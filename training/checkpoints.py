@@ -25,7 +25,8 @@ import hashlib
 import io
 import os
 import re
-import tempfile
+import secrets
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,12 +104,14 @@ def _record(folder: Path, name: str, digest: str) -> None:
     entries = _read_record(record) if record.exists() else {}
     entries[name] = digest
     names = sorted(entries, key=lambda n: (_CHECKPOINT_NAME.fullmatch(n) is None, n))
-    with tempfile.NamedTemporaryFile("w", dir=folder, prefix=f".{RECORD_NAME}.", delete=False,
-                                     encoding="utf-8", newline="\n") as tmp:
-        tmp.write("".join(f"{entries[n]}  {n}\n" for n in names))
-        tmp.flush()
-        os.fsync(tmp.fileno())
-    os.replace(tmp.name, record)
+    tmp = folder / f".{RECORD_NAME}.{os.getpid()}.{secrets.token_hex(4)}"
+    # os.open with mode 0o666 follows the umask, like the checkpoints (a NamedTemporaryFile would be 0600).
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with open(fd, "w", encoding="utf-8", newline="\n") as f:
+        f.write("".join(f"{entries[n]}  {n}\n" for n in names))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, record)
 
 
 def record_checkpoint(path: Path) -> str:
@@ -186,4 +189,8 @@ def load_checkpoint(path: Path, run_dir: Path | None = None, **kwargs: Any) -> M
     """`MaskablePPO.load` of a checkpoint that `verify_checkpoint` accepts (kwargs: env, device, ...)."""
     from sb3_contrib import MaskablePPO  # the command line imports SB3 only when it needs it
 
-    return MaskablePPO.load(io.BytesIO(verify_checkpoint(path, run_dir)), **kwargs)
+    data = verify_checkpoint(path, run_dir)
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise ValueError(f"checkpoint {path} is not a zip file, so not a MaskablePPO checkpoint (damaged "
+                         "while it was saved?); use another checkpoint of the run, or train again")
+    return MaskablePPO.load(io.BytesIO(data), **kwargs)

@@ -127,6 +127,40 @@ def test_make_agent_routes_bot_specs(exported: dict[str, Any]) -> None:
         assert isinstance(load_bot(spec, game=exported["env"]), BotAgent)
 
 
+def test_bot_paths_name_the_pair_in_every_form(tmp_path: pathlib.Path) -> None:
+    pair = (tmp_path / "b.json", tmp_path / "b.safetensors")
+    for given in ("b", "b.json", "b.safetensors"):
+        assert bot_paths(tmp_path / given) == pair
+    # A run folder names the bot the run wrote; dots in names stay (only .json/.safetensors are suffixes).
+    assert bot_paths(tmp_path) == (tmp_path / "bot.json", tmp_path / "bot.safetensors")
+    assert bot_paths(tmp_path / "v1.2" / "bot.v3")[0] == tmp_path / "v1.2" / "bot.v3.json"
+    with pytest.raises(ValueError, match="names no file"):
+        bot_paths(tmp_path / "missing" / "..")
+
+
+def test_bots_use_one_torch_thread_unless_told(
+    exported: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CARDLAB_TORCH_THREADS", raising=False)
+    assert load_bot(exported["path"]).threads == 1
+    assert load_bot(exported["path"], threads=3).threads == 3
+    monkeypatch.setenv("CARDLAB_TORCH_THREADS", "2")
+    bot = load_bot(exported["path"])
+    assert bot.threads == 2
+    seen: list[int] = []
+    bot.network.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    obs, masks = collect(exported["env"], 3, seed=1)
+    bot.act({"observation": obs[0], "action_mask": masks[0]})
+    assert seen == [2] and torch.get_num_threads() == before  # only the forward pass runs on 2
+    for bad in ("0", "two"):
+        monkeypatch.setenv("CARDLAB_TORCH_THREADS", bad)
+        with pytest.raises(ValueError, match="CARDLAB_TORCH_THREADS"):
+            load_bot(exported["path"])
+    with pytest.raises(ValueError, match="torch threads=0"):
+        load_bot(exported["path"], threads=0)
+
+
 def test_sampling_is_seeded_and_legal(exported: dict[str, Any]) -> None:
     obs, masks = collect(exported["env"], 60, seed=11)
     runs = []
