@@ -22,6 +22,8 @@ import numpy as np
 
 from cardlab.envs.spec import Game
 
+THREADS_ENV = "CARDLAB_TORCH_THREADS"
+"""environment variable: torch threads of a bot's network (default 1; see `cardlab.agents.bot`)"""
 AgentFactory = Callable[[Game, "int | None"], "Agent"]
 # Agents for every game, beyond each game's own heuristics: name -> factory(game, seed).
 _REGISTRY: dict[str, AgentFactory] = {}
@@ -99,7 +101,8 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
         path = spec[4:].strip()
         if not path:
             raise ValueError(
-                "agent spec 'bot:' is missing the path of the bot file, e.g. bot:runs/RUN/bot.json"
+                "agent spec 'bot:' is missing the path of the bot: give its file or a run folder, e.g. "
+                "bot:runs/RUN/bot.json or bot:runs/RUN"
             )
         return load_bot(path, game, seed=seed)
     if spec in game.spec.heuristics:

@@ -76,7 +76,9 @@ class CardGameEnv(AECEnv):
         try:
             self.game: Game = self.SPEC.make(rule_options)
         except (TypeError, ValueError) as err:
-            env_opts = "render_mode, episode, reward, illegal_action"
+            if set(rule_options) <= set(self.SPEC.rules.names()):
+                raise  # a bad value of a known rule option: its message says what is accepted
+            env_opts = "render_mode, episode, reward, illegal_action"  # an unknown name: maybe one of these
             raise ValueError(f"{err} (env options: {env_opts})") from None
         self.rules = self.game.rules
         self.observer = self.game.observer

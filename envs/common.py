@@ -70,6 +70,12 @@ class RuleOptions:
         return out
 
     @classmethod
+    def limits(cls, name: str) -> tuple[int | None, int | None]:
+        """The (low, high) bounds of a whole-number option (None: unbounded, or checked in `validate`)."""
+        meta = next(f.metadata for f in dataclasses.fields(cls) if f.name == name)
+        return meta.get("low"), meta.get("high")
+
+    @classmethod
     def from_options(cls: type[R], options: Mapping[str, Any] | None = None) -> R:
         """Build from a mapping, refusing unknown names with the list of accepted ones."""
         if options is not None and not isinstance(options, Mapping):

@@ -157,6 +157,10 @@ class GameSpec:
     """agent spec name -> agent class (or 'module:Class', imported when first asked for)"""
     version: int = 0
     """the env version: the PettingZoo name is '<id>_v<version>'"""
+    move_notes: Callable[[Any, Any, int], list[tuple[int, str]]] | None = None
+    """what a move did to a seat beyond the move itself, for terminal play: (state before the move,
+    state after it, action) -> [(seat, text)], each text with '{who}' for the seat's name ('you' or
+    'player_2'), e.g. (2, 'a Queen skipped {who} (B8)'); None: nothing to say"""
 
     def __post_init__(self) -> None:
         covered = sorted(i for r in self.action_ranges for i in range(r.first, r.last + 1))

@@ -74,3 +74,32 @@ def test_rule_option_docs_cover_every_option() -> None:
     for game in games():
         for option in make_game(game).spec.rules.describe():
             assert option.doc and option.accepted, f"{game}.{option.name} lacks a doc or accepted values"
+
+
+def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
+    """Issue 11: the README's first commands make a venv, install what the main job needs, then the tests'."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
+    assert block is not None and readme.startswith("# cardlab\n\n```bash\n")
+    venv, main_job, tests = (line.split("  #")[0].strip() for line in block.group(1).splitlines())
+    assert venv == "python -m venv .venv && . .venv/bin/activate"
+    assert ".venv/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    install = "pip install torch==2.13.0 -e {} --config-settings editable_mode=strict"
+    assert main_job == f"{install.format('.')} && cardlab train configs/huit_ppo.yaml"  # no dev extras
+    assert tests == f"{install.format(chr(34) + '.[dev]' + chr(34))} && python -m pytest"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert install.format('".[dev]"').replace("pip install", "pip install -q") in ci
+    assert ci.rstrip().splitlines()[-3:] == ["ruff check .", "mypy", "python -m pytest"]
+    pin = next(line for line in readme.splitlines() if line.startswith("The `torch==2.13.0` pin"))
+    assert "CPU" in pin and "GPU" in pin  # what the pin is for, what to do with a GPU: one line
+
+
+def test_documented_strength_figures_say_where_they_come_from() -> None:
+    """The README and the configs quote rates as fractions, with the code that measured them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "commit b03a9c0" in readme and "0.475" in readme  # the issue-11 re-run, attributed
+    for name in ("huit_ppo.yaml", "switch_ppo.yaml"):
+        lines = (ROOT / "configs" / name).read_text(encoding="utf-8").splitlines()
+        comments = "\n".join(line for line in lines if line.startswith("#"))
+        assert "commit b03a9c0" in comments, name
+        assert not re.search(r"\d%", comments), f"{name}: rates as fractions, as the README shows them"

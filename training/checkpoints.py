@@ -25,12 +25,14 @@ import hashlib
 import io
 import os
 import re
-import tempfile
+import secrets
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
 CHECKPOINT_PREFIX = "model_"
 RECORD_NAME = "SHA256SUMS"
@@ -65,8 +67,11 @@ def list_checkpoints(run_dir: Path) -> list[Path]:
 
 
 def _sha256(path: Path) -> str:
-    with path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as f:  # in blocks (hashlib.file_digest is Python 3.11+; cardlab runs on 3.10)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _read_record(record: Path) -> dict[str, str]:
@@ -99,12 +104,14 @@ def _record(folder: Path, name: str, digest: str) -> None:
     entries = _read_record(record) if record.exists() else {}
     entries[name] = digest
     names = sorted(entries, key=lambda n: (_CHECKPOINT_NAME.fullmatch(n) is None, n))
-    with tempfile.NamedTemporaryFile("w", dir=folder, prefix=f".{RECORD_NAME}.", delete=False,
-                                     encoding="utf-8", newline="\n") as tmp:
-        tmp.write("".join(f"{entries[n]}  {n}\n" for n in names))
-        tmp.flush()
-        os.fsync(tmp.fileno())
-    os.replace(tmp.name, record)
+    tmp = folder / f".{RECORD_NAME}.{os.getpid()}.{secrets.token_hex(4)}"
+    # os.open with mode 0o666 follows the umask, like the checkpoints (a NamedTemporaryFile would be 0600).
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with open(fd, "w", encoding="utf-8", newline="\n") as f:
+        f.write("".join(f"{entries[n]}  {n}\n" for n in names))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, record)
 
 
 def record_checkpoint(path: Path) -> str:
@@ -115,7 +122,7 @@ def record_checkpoint(path: Path) -> str:
     return digest
 
 
-def save_checkpoint(model: MaskablePPO, path: Path) -> str:
+def save_checkpoint(model: BaseAlgorithm, path: Path) -> str:
     """Save and record a run's checkpoint; returns its sha256.
 
     The model is written under a temporary name, recorded, then renamed into
@@ -182,4 +189,8 @@ def load_checkpoint(path: Path, run_dir: Path | None = None, **kwargs: Any) -> M
     """`MaskablePPO.load` of a checkpoint that `verify_checkpoint` accepts (kwargs: env, device, ...)."""
     from sb3_contrib import MaskablePPO  # the command line imports SB3 only when it needs it
 
-    return MaskablePPO.load(io.BytesIO(verify_checkpoint(path, run_dir)), **kwargs)
+    data = verify_checkpoint(path, run_dir)
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise ValueError(f"checkpoint {path} is not a zip file, so not a MaskablePPO checkpoint (damaged "
+                         "while it was saved?); use another checkpoint of the run, or train again")
+    return MaskablePPO.load(io.BytesIO(data), **kwargs)

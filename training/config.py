@@ -202,16 +202,24 @@ _Loader.add_implicit_resolver(
 
 
 def load_config(path: str | Path) -> TrainConfig:
-    """Read and validate a YAML training config."""
+    """Read and validate a YAML training config; it must at least name its game.
+
+    An empty file is refused rather than read as every default (a 500k-step
+    run nobody asked for); so is a file without ``game``.
+    """
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+        with path.open(encoding="utf-8") as f:  # read from the file, so YAML errors name it and the line
+            data = yaml.load(f, Loader=_Loader)
     except FileNotFoundError:
         raise ValueError(f"config file {path} does not exist") from None
     except yaml.YAMLError as err:
-        raise ValueError(f"config file {path} is not valid YAML: {err}") from None
+        raise ValueError(f"config file {path} is not valid YAML: {' '.join(str(err).split())}") from None
+    example = f"e.g. `game: huit` (games: {', '.join(games())}); configs/huit_quick.yaml is a small example"
     if data is None:
-        data = {}
+        raise ValueError(f"config file {path} is empty: a config must at least name its game, {example}")
+    if isinstance(data, dict) and "game" not in data:
+        raise ValueError(f"config file {path} does not name its game: add the key game, {example}")
     return config_from_dict(data)
 
 

@@ -2,14 +2,19 @@
 
 `evaluate(game, specs, hands)` fills the table's seats with *slots*: slot i
 plays ``specs[i]``; with fewer specs than seats (``num_players`` in the rule
-options) the specs repeat in order to fill them. Each deal is played once in
-every rotation: in rotation r slot i sits in seat (i + r) mod n, so every slot
-holds every seat equally often, on the same cards (duplicate style, which
-also cancels much of the luck of the deal). `hands` is rounded up to a
-multiple of n for that. Each episode reseeds every agent from (seed, deal,
+options) the specs repeat in order to fill them; without ``num_players`` each
+spec gets a seat (`players_for` checks the count against the game's range).
+Each deal is played once in every rotation: in rotation r slot i sits in seat
+(i + r) mod n, so every slot holds every seat equally often, on the same cards
+(duplicate style, which also cancels much of the luck of the deal). `hands`
+(and `matches`) are rounded up to a multiple of n for that, and the report
+says so.
+
+Reported: only what was played (no hand columns for ``hands=0``, no match
+columns without matches). Each episode reseeds every agent from (seed, deal,
 rotation, slot), so results depend on the seed only, not on the order of play.
 
-Reported per slot: hands, hand wins and win rate with a 95% Wilson interval,
+Per slot: hands, hand wins and win rate with a 95% Wilson interval,
 mean points per non-truncated hand (fewer is better), truncated hands (C1,
 counted as non-wins); with ``matches`` > 0 also matches played to the target
 score (episode="match") and the match win rate, tied winners sharing a win.
@@ -31,7 +36,7 @@ import numpy as np
 from tqdm import tqdm
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.envs import env_class, rule_names
+from cardlab.envs import env_class, get_spec, make_game
 from cardlab.training.stats import wilson_interval
 
 ENV_OPTIONS = ("render_mode", "episode", "reward", "illegal_action")
@@ -44,8 +49,45 @@ def make_env(game: str, rule_options: dict[str, Any] | None = None, **env_option
     clash = sorted(set(rule_options) & set(ENV_OPTIONS))
     if clash:
         raise ValueError(f"{', '.join(clash)}: env option(s), not rule options; rule options are the game's "
-                         f"{', '.join(rule_names(game))}")
+                         f"{', '.join(get_spec(game).rules.names())}")
+    make_game(game, rule_options)  # refuses bad rule options with the game's own message
     return env_class(game)(**env_options, **rule_options)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}{'es' if noun.endswith('ch') else 's'}"
+
+
+def players_for(game: str, rule_options: dict[str, Any] | None, specs: Sequence[str], *,
+                noun: str = "agent", other_seats: int = 0) -> int:
+    """The number of players of a table for these agent specs; a ValueError says what fits.
+
+    With ``num_players`` among the rule options, the specs repeat in order to
+    fill its seats (less `other_seats`, taken by someone else: the person in
+    `play`), so there may be fewer but not more. Without it every spec gets a
+    seat, and their count (plus `other_seats`) must be one the game seats.
+    """
+    given = f"{_plural(len(specs), noun)} given ({', '.join(specs)})" if specs else f"no {noun}s given"
+    options = dict(rule_options or {})
+    if "num_players" in options:
+        n = make_game(game, options).num_players
+        seats = n - other_seats
+        if not 1 <= len(specs) <= seats:
+            yours = ", one of them yours" if other_seats else ""
+            raise ValueError(f"{given} for {_plural(seats, 'seat')} (num_players={n}{yours}): give 1 to "
+                             f"{seats} (they repeat in order to fill the seats)")
+        return n
+    spec = get_spec(game)
+    low, high = spec.rules.limits("num_players")
+    n = len(specs) + other_seats
+    if (low is not None and n < low) or (high is not None and n > high):
+        low_count = max(1, (low or 1) - other_seats)
+        fits = f"{low_count} to {high - other_seats}" if high is not None else f"at least {low_count}"
+        seated = f"{low} to {high}" if high is not None else f"at least {low}"
+        raise ValueError(f"{given}, but {spec.title} seats {seated} players"
+                         f"{', you included' if other_seats else ''}: give {fits} {noun}s, or set the rule "
+                         f"option num_players=N and they repeat in order to fill the seats")
+    return n
 
 
 def derive_seed(*keys: int) -> int:
@@ -64,11 +106,13 @@ def run_episode(
     seat_agents: Sequence[Agent],
     seed: int | None,
     on_step: Callable[[int, int], bool | None] | None = None,
+    before_step: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Play one episode of `env` (seat s played by ``seat_agents[s]``); returns the final info.
 
-    `on_step(seat, action)` runs after every move; returning True stops the
-    episode there (the returned info is then the last one seen).
+    `before_step(seat, action)` runs once a move is chosen, before the env
+    applies it; `on_step(seat, action)` runs after every move, and returning
+    True stops the episode there (the returned info is then the last one seen).
     """
     env.reset(seed=seed)
     for agent in seat_agents:
@@ -82,6 +126,8 @@ def run_episode(
             continue
         seat = env.agent_seat[name]
         action = seat_agents[seat].act(obs)
+        if before_step is not None:
+            before_step(seat, action)
         env.step(action)
         if on_step is not None and on_step(seat, action):
             return dict(env.infos[name])
@@ -93,7 +139,8 @@ def seat_slots(specs: Sequence[str], num_players: int) -> list[str]:
     if not specs:
         raise ValueError("give at least one agent spec")
     if len(specs) > num_players:
-        raise ValueError(f"{len(specs)} agent specs for {num_players} seats: give at most num_players specs")
+        raise ValueError(f"{_plural(len(specs), 'agent')} given for {_plural(num_players, 'seat')}: "
+                         f"give at most {num_players}")
     return [specs[i % len(specs)] for i in range(num_players)]
 
 
@@ -141,16 +188,21 @@ class SlotStats:
     truncated_matches: int
 
     def row(self) -> dict[str, Any]:
-        """Flat fields, for CSV and JSON (NaN, e.g. the rate of 0 matches, becomes None)."""
-        (h_low, h_high), (m_low, m_high) = self.hands.interval, self.matches.interval
-        out = {
-            "slot": self.slot, "agent": self.spec,
-            "hands": self.hands.n, "hand_wins": self.hands.wins, "hand_win_rate": self.hands.rate,
-            "hand_ci_low": h_low, "hand_ci_high": h_high,
-            "mean_points": self.mean_points, "truncated_hands": self.truncated_hands,
-            "matches": self.matches.n, "match_wins": self.matches.wins, "match_win_rate": self.matches.rate,
-            "match_ci_low": m_low, "match_ci_high": m_high, "truncated_matches": self.truncated_matches,
-        }
+        """Flat fields, for CSV and JSON: hand fields if hands were played, match fields if matches were.
+
+        NaN (mean points when every hand was truncated) becomes None.
+        """
+        out: dict[str, Any] = {"slot": self.slot, "agent": self.spec}
+        if self.hands.n:
+            low, high = self.hands.interval
+            out |= {"hands": self.hands.n, "hand_wins": self.hands.wins, "hand_win_rate": self.hands.rate,
+                    "hand_ci_low": low, "hand_ci_high": high,
+                    "mean_points": self.mean_points, "truncated_hands": self.truncated_hands}
+        if self.matches.n:
+            low, high = self.matches.interval
+            out |= {"matches": self.matches.n, "match_wins": self.matches.wins,
+                    "match_win_rate": self.matches.rate, "match_ci_low": low, "match_ci_high": high,
+                    "truncated_matches": self.truncated_matches}
         return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
 
 
@@ -208,29 +260,46 @@ class EvalResult:
     slots: list[str]
     hand_records: list[EpisodeRecord]
     match_records: list[EpisodeRecord] = field(default_factory=list)
+    hands_asked: int | None = None
+    """the hands asked for (None: as played); more are played to fill whole seat rotations"""
+    matches_asked: int | None = None
+    """the matches asked for (None: as played)"""
 
     @property
     def stats(self) -> list[SlotStats]:
         return slot_stats(self.slots, self.hand_records, self.match_records)
 
+    def _played(self, records: Sequence[EpisodeRecord], asked: int | None, what: str) -> str:
+        n = self.num_players
+        deals = len(records) // n
+        text = f"{_plural(len(records), what)} = {_plural(deals, 'deal')} x {n} seat rotations"
+        if asked is not None and asked != len(records):
+            text += f" ({asked} asked for, rounded up to whole seat rotations)"
+        return text
+
     def header(self) -> str:
         n = self.num_players
-        deals = len(self.hand_records) // n
-        text = (f"{self.game}, {n} players, seed {self.seed}: "
-                f"{len(self.hand_records)} hands = {deals} deals x {n} seat rotations")
+        played = []
+        if self.hand_records:
+            played.append(self._played(self.hand_records, self.hands_asked, "hand"))
         if self.match_records:
-            text += f", {len(self.match_records)} matches to {self.rules['target_score']}"
+            matches = self._played(self.match_records, self.matches_asked, "match")
+            played.append(matches.replace(" = ", f" to {self.rules['target_score']} = ", 1))
         options = " ".join(f"{k}={v}" for k, v in self.rules.items())
-        return f"{text}\nrules: {options}\nchance win rate: {1 / n:.3f}"
+        return (f"{self.game}, {n} players, seed {self.seed}: {', '.join(played)}\nrules: {options}\n"
+                f"chance win rate: {1 / n:.3f}")
 
     def format_table(self) -> str:
-        headers = ["slot", "agent", "hands", "wins", "win rate", "95% CI", "pts/hand", "truncated"]
+        headers = ["slot", "agent"]
+        if self.hand_records:
+            headers += ["hands", "wins", "win rate", "95% CI", "pts/hand", "truncated"]
         if self.match_records:
             headers += ["matches", "match wins", "match rate", "95% CI"]
         rows = []
         for s in self.stats:
-            row = [s.slot, s.spec, s.hands.n, s.hands.wins, *s.hands.cells(), f"{s.mean_points:.2f}",
-                   s.truncated_hands]
+            row: list[Any] = [s.slot, s.spec]
+            if self.hand_records:
+                row += [s.hands.n, s.hands.wins, *s.hands.cells(), f"{s.mean_points:.2f}", s.truncated_hands]
             if self.match_records:
                 row += [s.matches.n, f"{s.matches.wins:g}", *s.matches.cells()]
             rows.append(row)
@@ -240,6 +309,8 @@ class EvalResult:
         return {
             "game": self.game, "rules": self.rules, "num_players": self.num_players, "seed": self.seed,
             "hands": len(self.hand_records), "matches": len(self.match_records),
+            "hands_asked": len(self.hand_records) if self.hands_asked is None else self.hands_asked,
+            "matches_asked": len(self.match_records) if self.matches_asked is None else self.matches_asked,
             "agents": [s.row() for s in self.stats],
         }
 
@@ -251,7 +322,8 @@ class EvalResult:
 
     def plot(self, path: str | pathlib.Path) -> pathlib.Path:
         """Bar plot of win rates with their 95% intervals and the chance level."""
-        kinds = [("hands", "hand")] + ([("matches", "match")] if self.match_records else [])
+        kinds = ([("hands", "hand")] if self.hand_records else []) + (
+            [("matches", "match")] if self.match_records else [])
         fig = new_figure(1.5 + 1.2 * len(self.slots) * len(kinds), 4)
         ax = fig.subplots()
         x = np.arange(len(self.slots))
@@ -267,7 +339,9 @@ class EvalResult:
         ax.set_xticks(x, [f"{i}: {s}" for i, s in enumerate(self.slots)], rotation=15)
         ax.set_ylim(0, 1)
         ax.set_ylabel("win rate (95% Wilson interval)")
-        ax.set_title(f"{self.game}, {self.num_players} players, {len(self.hand_records)} hands")
+        kinds_played = ((self.hand_records, "hand"), (self.match_records, "match"))
+        played = [_plural(len(records), what) for records, what in kinds_played if records]
+        ax.set_title(f"{self.game}, {self.num_players} players, {', '.join(played)}")
         ax.legend()
         path = pathlib.Path(path)
         fig.savefig(path, bbox_inches="tight")
@@ -316,8 +390,12 @@ def evaluate(
     rule_options: dict[str, Any] | None = None,
     matches: int = 0,
     progress: bool = False,
+    desc: str | None = None,
 ) -> EvalResult:
-    """Play `hands` seeded hands (and `matches` matches) with seats rotated; see the module doc."""
+    """Play `hands` seeded hands (and `matches` matches) with seats rotated; see the module doc.
+
+    `progress` draws a bar on stderr (`desc`: its label).
+    """
     seed = check_seed(seed)
     for name, value in (("hands", hands), ("matches", matches)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -325,15 +403,16 @@ def evaluate(
     if hands == 0 and matches == 0:
         raise ValueError("nothing to play: give hands > 0 or matches > 0")
     rules = dict(rule_options or {})
-    rules.setdefault("num_players", len(agent_specs))
+    rules["num_players"] = players_for(game, rules, agent_specs)
     full_rules = make_env(game, rules).rules.to_dict()
     n = full_rules["num_players"]
     slots = seat_slots(agent_specs, n)
     total = n * (math.ceil(hands / n) + math.ceil(matches / n))
-    with tqdm(total=total, disable=not progress, desc=f"{game} eval", unit="episode", file=sys.stderr) as bar:
+    with tqdm(total=total, disable=not progress, desc=desc or f"{game} eval", unit="episode",
+              file=sys.stderr) as bar:
         hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, bar)
         match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, bar)
     return EvalResult(
         game=game, rules=full_rules, num_players=n, seed=seed, slots=slots,
-        hand_records=hand_records, match_records=match_records,
+        hand_records=hand_records, match_records=match_records, hands_asked=hands, matches_asked=matches,
     )

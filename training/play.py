@@ -7,11 +7,15 @@ moves on), one hand by default. On the person's turn it shows the table
 own cards) and the legal moves, numbered; the person types a number or the
 move's text (any case; for Huit the cards below the top may come in any
 order). Bad input is explained and asked again. Every opponent move is shown
-as text, and each hand's result at its end. End of input quits cleanly.
+as text, with what it did to someone beyond the move itself (a Queen or an 8
+that skipped a player, an Ace or a draw run that made them draw: the game's
+`GameSpec.move_notes`), the cards the person drew, and each hand's result at
+its end. End of input quits cleanly.
 """
 
 from __future__ import annotations
 
+import copy
 import pathlib
 import sys
 from collections.abc import Callable
@@ -20,8 +24,17 @@ from typing import Any, TextIO
 import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
+from cardlab.envs import cards as C
 from cardlab.envs.spec import Game
-from cardlab.training.evaluate import AGENT, check_seed, derive_seed, make_env, run_episode, seat_slots
+from cardlab.training.evaluate import (
+    AGENT,
+    check_seed,
+    derive_seed,
+    make_env,
+    players_for,
+    run_episode,
+    seat_slots,
+)
 
 
 class EndOfInput(Exception):
@@ -109,7 +122,7 @@ def play(
     if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
         raise ValueError(f"hands must be a whole number >= 1, got {hands!r}")
     rules = dict(rule_options or {})
-    rules.setdefault("num_players", 1 + len(opponents))
+    rules["num_players"] = players_for(game, rules, opponents, noun="opponent", other_seats=1)
     env = make_env(game, rules, episode="match", render_mode="ansi")
     n = env.rules.num_players
     if not 0 <= seat < n:
@@ -125,12 +138,24 @@ def play(
     human.say(f"{env.metadata['name']}: you are player_{seat}; opponents: {names}")
     human.say("Type a move's number or its text; end of input (Ctrl-D) quits.")
     played = 0
+    notes = env.game.spec.move_notes
+    before: list[Any] = [None]  # the state before the move being played
+
+    def before_step(mover: int, action: int) -> None:
+        before[0] = copy.deepcopy(env.game_state)
 
     def on_step(mover: int, action: int) -> bool:
         nonlocal played
         who = "you" if mover == seat else f"player_{mover} ({labels[mover]})"
         human.say(f"{who}: {env.action_to_str(action)}")
-        if env.game_state.match.hands_played == played:
+        state = env.game_state
+        if state.match.hands_played == played:  # the hand goes on (else the next one is dealt already)
+            for affected, text in notes(before[0], state, action) if notes is not None else []:
+                human.say("  -> " + text.format(who="you" if affected == seat else f"player_{affected}"))
+            if mover == seat:
+                drawn = [max(0, int(n)) for n in state.hands[seat] - before[0].hands[seat]]
+                if any(drawn):
+                    human.say(f"  you drew {C.format_cards(C.counts_to_cards(drawn))}")
             return False
         played += 1
         info = env.infos[env.possible_agents[seat]]
@@ -140,7 +165,7 @@ def play(
         return played >= hands
 
     try:
-        run_episode(env, seat_agents, seed, on_step)
+        run_episode(env, seat_agents, seed, on_step, before_step)
     except EndOfInput:
         human.say("\nend of input: leaving the game.")
         return 0

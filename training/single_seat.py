@@ -105,6 +105,7 @@ class SingleSeatEnv(gymnasium.Env):
         self._last: dict[str, np.ndarray] = {}
         self._reward = 0.0
         self._game_seeded = False
+        self._teacher: tuple[str, Any] | None = None  # (spec, agent) of `demonstrate`
 
     @property
     def learner(self) -> str:
@@ -152,15 +153,21 @@ class SingleSeatEnv(gymnasium.Env):
         """The learner's legal actions (all False once the hand is over)."""
         return self._last["action_mask"].astype(bool)
 
-    def demonstrate(self, spec: str, hands: int, gamma: float) -> dict[str, np.ndarray]:
+    def demonstrate(
+        self, spec: str, hands: int, gamma: float, keep_teacher: bool = False
+    ) -> dict[str, np.ndarray]:
         """Let agent `spec` play the learner's seat for `hands` hands; its transitions, for imitation.
 
         Returns ``observations``, ``masks``, ``actions`` and ``returns`` (the
         seat's rewards discounted with `gamma` to the end of each hand). The
         teacher's seed comes from the env's generator, so a seeded env gives
-        the same demonstrations.
+        the same demonstrations. With `keep_teacher` the teacher of the last
+        call plays on, so calls of 3 and 2 hands give what one call of 5 gives.
         """
-        teacher = make_agent(spec, self.game_env.game, seed=int(self.np_random.integers(2**63)))
+        if not (keep_teacher and self._teacher is not None and self._teacher[0] == spec):
+            seed = int(self.np_random.integers(2**63))
+            self._teacher = (spec, make_agent(spec, self.game_env.game, seed=seed))
+        teacher = self._teacher[1]
         observations, masks, actions, returns = [], [], [], []
         for _ in range(hands):
             obs, _ = self.reset()

@@ -63,6 +63,8 @@ class TournamentResult:
     specs: list[str]
     cells: list[list[Rate | None]]  # None on the diagonal
     ratings: list[Rating]  # in the order of `specs`
+    hands_asked: int | None = None
+    """hands per pairing asked for (None: as played); rounded up to whole seat rotations"""
 
     def ranking(self) -> list[int]:
         """Agent indices, best conservative rating first."""
@@ -77,8 +79,12 @@ class TournamentResult:
         k = len(self.specs)
         hands = next(c.n for row in self.cells for c in row if c is not None)
         layout = "head to head" if self.num_players == 2 else f"1 vs {self.num_players - 1} copies"
+        rounded = ""
+        if self.hands_asked is not None and self.hands_asked != hands:
+            rounded = f" ({self.hands_asked} asked for, rounded up to whole seat rotations)"
         head = (f"{self.game} tournament, {self.num_players} players ({layout}), "
-                f"{hands} hands per pairing, seed {self.seed}; chance win rate {1 / self.num_players:.3f}")
+                f"{hands} hands per pairing{rounded}, seed {self.seed}; chance win rate "
+                f"{1 / self.num_players:.3f}")
         cross = text_table(
             ["#", "agent"] + [str(j) for j in range(k)],
             [[i, self.specs[i]] + ["-" if c is None else f"{c.rate:.3f}" for c in self.cells[i]]
@@ -156,6 +162,8 @@ def tournament(
 ) -> TournamentResult:
     """Round robin of `specs` (see the module doc for tables of more than 2 players)."""
     seed = check_seed(seed)
+    if isinstance(hands_per_pair, bool) or not isinstance(hands_per_pair, int) or hands_per_pair < 1:
+        raise ValueError(f"hands per pairing must be a whole number >= 1, got {hands_per_pair!r}")
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {len(specs)}")
     if len(set(specs)) != len(specs):
@@ -171,14 +179,15 @@ def tournament(
     tables: list[tuple[int, int, list[EpisodeRecord]]] = []
     for i, j in pairs:
         table_specs = [specs[i]] + [specs[j]] * (n - 1)
-        result = evaluate(game, table_specs, hands_per_pair, seed, rules, progress=progress)
+        result = evaluate(game, table_specs, hands_per_pair, seed, rules, progress=progress,
+                          desc=f"{specs[i]} vs {specs[j]}")
         stats = result.stats
         cells[i][j] = stats[0].hands
         if n == 2:
             cells[j][i] = stats[1].hands
         tables.append((i, j, result.hand_records))
     return TournamentResult(game=game, rules=full_rules, num_players=n, seed=seed, specs=list(specs),
-                            cells=cells, ratings=_trueskill(specs, tables))
+                            cells=cells, ratings=_trueskill(specs, tables), hands_asked=hands_per_pair)
 
 
 def _trueskill(specs: list[str], tables: list[tuple[int, int, list[EpisodeRecord]]]) -> list[Rating]:

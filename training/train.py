@@ -30,6 +30,15 @@ eval opponent spec, which fills every other seat, with
 learner. The deals are the same at every evaluation (a fixed seed), so
 successive win rates differ by the learner's play, not by the cards.
 
+What a run shows (`Progress`): its folder when it starts; with ``progress``,
+on a terminal a bar on stderr (its ETA the average rate since training
+started, its postfix the last evaluation and its step), otherwise one line on
+stdout per evaluation, checkpoint and imitation stage, so a redirected log
+stays short; at the end the final evaluation table. Win rates are fractions
+(0.475 [0.444, 0.506]) everywhere, as `cardlab eval` prints them. Ctrl-C
+stops the run with `TrainingInterrupted`, which names the run folder and its
+last checkpoint (what ``--resume`` continues from).
+
 `train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint (refused
 unless the run recorded it, unchanged, in checkpoints/SHA256SUMS): same
 config (only `total_timesteps` may grow), step counter, league snapshots and
@@ -46,12 +55,15 @@ import csv
 import dataclasses
 import math
 import re
+import signal
+import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
@@ -113,32 +125,85 @@ class LearnerEval:
         return dataclasses.asdict(self)
 
 
-def evaluate_bot(bot_path: Path, cfg: TrainConfig, spec: str, hands: int, seed: int, steps: int = 0) -> LearnerEval:
-    """`evaluate` a bot (masked argmax) in one seat against `spec` in all the others, seats rotating."""
+def evaluate_bot(
+    bot_path: Path, cfg: TrainConfig, spec: str, hands: int, seed: int, steps: int = 0, bar: bool = False
+) -> LearnerEval:
+    """`evaluate` a bot (masked argmax) in one seat against `spec` in all the others, seats rotating.
+
+    `bar`: draw a progress bar on stderr.
+    """
     n = cfg.num_players
     result = evaluate(cfg.game, [f"bot:{bot_path}"] + [spec] * (n - 1), hands, seed=seed,
-                      rule_options={**cfg.rules, "num_players": n})
+                      rule_options={**cfg.rules, "num_players": n}, progress=bar, desc=f"eval vs {spec}")
     learner = result.stats[0]
     low, high = learner.hands.interval
     return LearnerEval(steps, spec, learner.hands.n, learner.hands.rate, low, high, learner.mean_points)
 
 
-def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int) -> list[LearnerEval]:
-    """Evaluate an SB3 policy against every eval opponent (through a temporary bot export)."""
+def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int,
+                    progress: Progress | None = None) -> list[LearnerEval]:
+    """Evaluate an SB3 policy against every eval opponent (through a temporary bot export).
+
+    With `progress`, each opponent's evaluation draws a bar (on a terminal) or
+    ends with a line: no long silence.
+    """
     seed = cfg.seed + EVAL_SEED_OFFSET
+    results = []
     with tempfile.TemporaryDirectory(prefix="cardlab-eval-") as tmp:
         path = export_bot(policy, Path(tmp) / "learner", game=cfg.game, rules=cfg.rules,
                           num_players=cfg.num_players, summary={})
-        return [evaluate_bot(path, cfg, spec, hands, seed, steps) for spec in cfg.eval.opponents]
+        for spec in cfg.eval.opponents:
+            bar = progress is not None and progress.bars
+            results.append(evaluate_bot(path, cfg, spec, hands, seed, steps, bar=bar))
+            if progress is not None and not bar:
+                progress.say(f"  against {spec}: {format_rate(results[-1])}")
+    return results
+
+
+def format_rate(r: LearnerEval) -> str:
+    """A win rate with its 95% interval, as fractions (as `cardlab eval` prints them)."""
+    return f"{r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
 
 
 def format_results(results: Sequence[LearnerEval]) -> str:
-    """The evaluation table printed at the end of a run."""
+    """The evaluation table printed at the end of a run (fractions, as `cardlab eval` prints them)."""
     lines = [f"{'opponent':<24}{'hands':>7}  {'win rate':>8}  {'95% CI (Wilson)':<17}{'mean points':>11}"]
     for r in results:
-        ci = f"[{r.ci_low:.1%}, {r.ci_high:.1%}]"
-        lines.append(f"{r.opponent:<24}{r.hands:>7}  {r.win_rate:>8.1%}  {ci:<17}{r.mean_points:>11.2f}")
+        ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
+        lines.append(f"{r.opponent:<24}{r.hands:>7}  {r.win_rate:>8.3f}  {ci:<17}{r.mean_points:>11.2f}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- what a run shows
+class Progress:
+    """What a run shows as it goes (see the module doc): bars on a terminal, lines in a log, or nothing.
+
+    Lines go to stdout, above any bar; bars go to stderr, and only when stderr
+    is a terminal (as `cardlab eval` does), so a redirected log gets a line per
+    event instead of thousands of bar updates.
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bars = enabled and sys.stderr.isatty()
+
+    def say(self, text: str) -> None:
+        if self.enabled:
+            tqdm.write(text, file=sys.stdout)
+            sys.stdout.flush()
+
+    def bar(self, **kwargs: Any) -> tqdm:
+        """A bar on stderr when on a terminal; its rate and ETA average over all the time since it began."""
+        return tqdm(disable=not self.bars, file=sys.stderr, dynamic_ncols=True, smoothing=0, **kwargs)
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped `train`: the run folder, and the steps of its last checkpoint (None: none yet)."""
+
+    def __init__(self, run_dir: Path, checkpoint_steps: int | None) -> None:
+        super().__init__(f"training interrupted: run folder {run_dir}")
+        self.run_dir = run_dir
+        self.checkpoint_steps = checkpoint_steps
 
 
 def _tag(spec: str) -> str:
@@ -203,7 +268,9 @@ class _RenamingWriter(KVWriter):
                 return None if target is None else target + key[len(source):]
         return key
 
-    def write(self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0) -> None:
+    def write(
+        self, key_values: dict[str, Any], key_excluded: dict[str, tuple[str, ...]], step: int = 0
+    ) -> None:
         values, excluded = {}, {}
         for key, value in key_values.items():
             name = self.rename(key)
@@ -240,7 +307,8 @@ class _EnvFactory:
     """Builds one training env (picklable, for SubprocVecEnv's worker processes)."""
 
     def __init__(self, cfg: TrainConfig, league: LeagueSettings, worker: bool) -> None:
-        self.game, self.num_players, self.rules, self.reward = cfg.game, cfg.num_players, dict(cfg.rules), cfg.reward
+        self.game, self.num_players, self.rules = cfg.game, cfg.num_players, dict(cfg.rules)
+        self.reward = cfg.reward
         self.privileged, self.skip_forced = cfg.policy.privileged_critic, cfg.skip_forced_moves
         self.league = league
         self.worker = worker
@@ -248,15 +316,33 @@ class _EnvFactory:
     def __call__(self) -> SingleSeatEnv:
         if self.worker:
             torch.set_num_threads(1)  # one core per worker; snapshots play small nets
+            # Ctrl-C reaches every process of the terminal: the trainer stops the workers itself, so they
+            # neither print a traceback each nor die while the trainer still talks to them.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         return SingleSeatEnv(self.game, self.num_players, self.rules, opponents=self.league,
                              reward=self.reward, privileged=self.privileged, skip_forced=self.skip_forced)
+
+
+def _stop_workers(vec: VecEnv) -> None:
+    """After Ctrl-C: end a SubprocVecEnv's workers at once (a worker busy sending a result would keep
+    `close` waiting for ever); a no-op for other envs."""
+    inner = getattr(vec, "venv", vec)
+    if isinstance(inner, SubprocVecEnv) and not inner.closed:
+        for process in inner.processes:
+            process.terminate()
+        for process in inner.processes:
+            process.join(timeout=10)
+        inner.closed = True
 
 
 def make_vec_env(cfg: TrainConfig, league_dir: Path) -> VecEnv:
     """`num_envs` single-seat envs (SubprocVecEnv or DummyVecEnv, per `vec_env`), with episode stats."""
     league = _league_settings(cfg, league_dir)
     subproc = cfg.vec_env == "subproc"
-    factories = [_EnvFactory(cfg, league, worker=subproc) for _ in range(cfg.num_envs)]
+    # Typed as SB3 asks (its parameter is a list, which is invariant in its element type).
+    factories: list[Callable[[], gymnasium.Env]] = [
+        _EnvFactory(cfg, league, worker=subproc) for _ in range(cfg.num_envs)
+    ]
     vec: VecEnv = SubprocVecEnv(factories) if subproc else DummyVecEnv(factories)
     return VecMonitor(vec)
 
@@ -289,8 +375,8 @@ def _resumed_config(cfg: TrainConfig, run_dir: Path) -> TrainConfig:
     diffs = [f"{k} (run: {theirs.get(k)!r}, given: {mine.get(k)!r})" for k in sorted(set(mine) | set(theirs))
              if k != "total_timesteps" and mine.get(k) != theirs.get(k)]
     if diffs:
-        raise ValueError(f"--resume continues {run_dir} with its own config.yaml; the given config differs in "
-                         f"{', '.join(diffs)}: only total_timesteps may change")
+        raise ValueError(f"--resume continues {run_dir} with its own config.yaml; the given config differs "
+                         f"in {', '.join(diffs)}: only total_timesteps may change")
     return dataclasses.replace(saved, total_timesteps=cfg.total_timesteps)
 
 
@@ -347,7 +433,7 @@ def _new_model(cfg: TrainConfig, env: VecEnv) -> MaskablePPO:
     )
 
 
-def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, league_dir: Path, progress: bool) -> None:
+def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, league_dir: Path, progress: Progress) -> None:
     """Behaviour cloning of `cfg.imitation.teacher` into the actor (and its outcomes into the critic).
 
     The demonstrations are collected by env processes in parallel
@@ -360,36 +446,58 @@ def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, league_dir: Path,
     optimizer = torch.optim.Adam(model.policy.parameters(), lr=im.learning_rate)
     rng = np.random.default_rng(cfg.seed)
     model.policy.set_training_mode(True)
-    for epoch in tqdm(range(im.epochs), desc=f"imitating {im.teacher} ({size:,} moves)", unit="epoch",
-                      disable=not progress):
+    for epoch in progress.bar(iterable=range(im.epochs), desc=f"imitating {im.teacher} ({size:,} moves)",
+                              unit="epoch"):
         totals = np.zeros(3)
         for idx in np.array_split(rng.permutation(size), max(1, size // im.batch_size)):
             batch = {key: value[torch.as_tensor(idx)] for key, value in data.items()}
             totals += len(idx) * np.array(_imitation_step(model, optimizer, batch, cfg))
-        for name, value in zip(("policy_loss", "value_loss", "accuracy"), totals / size):
+        for name, value in zip(("policy_loss", "value_loss", "accuracy"), totals / size, strict=True):
             model.logger.record(f"imitation/{name}", value)
         model.logger.dump(epoch)
+        if not progress.bars:
+            progress.say(f"imitation epoch {epoch + 1}/{im.epochs}: the policy's argmax matches "
+                         f"{totals[2] / size:.3f} of the teacher's moves")
     model.policy.set_training_mode(False)
 
 
+DEMONSTRATION_CHUNKS = 10
+"""demonstrations are collected in this many steps, to show progress (the data is the same as in one)"""
+
+
 def _demonstrations(env: VecEnv, cfg: TrainConfig, league_dir: Path,
-                    progress: bool) -> dict[str, torch.Tensor]:
+                    progress: Progress) -> dict[str, torch.Tensor]:
     """The teacher's demonstrations, collected in worker processes even when training runs in one."""
     im = cfg.imitation
-    if progress:
-        print(f"imitation: collecting {im.hands} hands of {im.teacher} play in {cfg.num_envs} env(s)",
-              flush=True)
+    per_env = math.ceil(im.hands / cfg.num_envs)
+    total = per_env * cfg.num_envs
+    progress.say(f"imitation: collecting {total:,} hands of {im.teacher} play in {cfg.num_envs} env(s)")
+    sizes = [len(part) for part in np.array_split(np.arange(per_env), min(DEMONSTRATION_CHUNKS, per_env))]
     workers = env
     if cfg.vec_env == "dummy" and cfg.num_envs > 1:
         workers = make_vec_env(dataclasses.replace(cfg, vec_env="subproc"), league_dir)
+    chunks: list[list[dict[str, np.ndarray]]] = []  # chunks[k][e]: chunk k of env e
     try:
         workers.seed(cfg.seed + IMITATION_SEED_OFFSET)
         workers.reset()
-        per_env = math.ceil(im.hands / cfg.num_envs)
-        parts = workers.env_method("demonstrate", im.teacher, per_env, cfg.ppo.gamma)
+        done, quarters = 0, 0
+        with progress.bar(total=total, desc=f"collecting {im.teacher} hands", unit="hand") as bar:
+            for k, size in enumerate(sizes):
+                # Later chunks keep each env's teacher: the data is what one call of `per_env` hands gives.
+                chunks.append(workers.env_method("demonstrate", im.teacher, size, cfg.ppo.gamma, k > 0))
+                done += size * cfg.num_envs
+                bar.update(size * cfg.num_envs)
+                if not progress.bars and 4 * done // total > quarters:
+                    quarters = 4 * done // total
+                    progress.say(f"imitation: {done:,} of {total:,} hands collected")
+    except KeyboardInterrupt:
+        if workers is not env:
+            _stop_workers(workers)
+        raise
     finally:
         if workers is not env:
             workers.close()
+    parts = [chunk[e] for e in range(cfg.num_envs) for chunk in chunks]  # env by env, as one call each
     return {key: torch.as_tensor(np.concatenate([part[key] for part in parts])) for key in parts[0]}
 
 
@@ -406,8 +514,8 @@ def _imitation_step(model: MaskablePPO, optimizer: torch.optim.Optimizer, batch:
     torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.ppo.max_grad_norm)
     optimizer.step()
     with torch.no_grad():
-        probs = policy.get_distribution(obs, action_masks=masks.numpy()).distribution.probs
-        accuracy = (probs.argmax(dim=1) == actions).float().mean()
+        chosen = policy.get_distribution(obs, action_masks=masks.numpy()).mode()  # the masked argmax
+        accuracy = (chosen == actions).float().mean()
     return policy_loss.item(), value_loss.item(), accuracy.item()
 
 
@@ -418,7 +526,7 @@ def _next_multiple(steps: int, every: int) -> int:
 class _RunCallback(BaseCallback):
     """Progress bar, training win rate, and the periodic evaluation, snapshots and checkpoints."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: bool) -> None:
+    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: Progress) -> None:
         super().__init__()
         self.cfg = cfg
         self.run_dir = run_dir
@@ -434,27 +542,36 @@ class _RunCallback(BaseCallback):
         self.next_eval = _next_multiple(steps, self.cfg.eval.every_steps)
         self.next_snapshot = _next_multiple(steps, self.cfg.self_play.snapshot_every)
         self.next_checkpoint = _next_multiple(steps, self.cfg.checkpoint_every)
-        self.bar = tqdm(total=self.cfg.total_timesteps, initial=steps, unit="step", unit_scale=True,
-                        disable=not self.progress, dynamic_ncols=True, desc=self.cfg.name)
-        rows = self.history.rows()
-        if rows:
-            self._show(f"{rows[-1]['opponent']} {float(rows[-1]['win_rate']):.1%}")
         if self.cfg.self_play.enabled and not list_snapshots(self.league_dir):
             self.snapshot()
         if steps == 0 and self.cfg.imitation.enabled:  # what imitation alone achieved
             self.evaluate(self.cfg.eval.hands)
             self.model.logger.dump(0)
+        # The bar starts when training does, after the work above: its ETA is the rate of training alone.
+        self.bar = self.progress.bar(total=self.cfg.total_timesteps, initial=steps, unit="step",
+                                     unit_scale=True, desc=self.cfg.name)
+        rows = self.history.rows()
+        if rows:
+            last = int(rows[-1]["steps"])
+            shown = ", ".join(f"{_tag(r['opponent'])} {float(r['win_rate']):.3f}" for r in rows
+                              if int(r["steps"]) == last)
+            self._show(f"last eval ({last:,} steps): {shown}")
 
-    def _show(self, text: str) -> None:
+    def _show(self, text: str, refresh: bool = False) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(f"eval: {text}", refresh=False)
+            self.bar.set_postfix_str(text, refresh=refresh)
+
+    def close_bar(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
     def _on_step(self) -> bool:
         steps = self.model.num_timesteps
         if self.bar is not None:
             self.bar.update(steps - self.last_steps)
         self.last_steps = steps
-        for done, info in zip(self.locals["dones"], self.locals["infos"]):
+        for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
             if done and "won" in info:
                 self.hands.append((info["won"], info["truncated"], info["hand_points"]))
         return True
@@ -463,7 +580,7 @@ class _RunCallback(BaseCallback):
         steps = self.model.num_timesteps
         logger = self.model.logger
         if self.hands:
-            won, truncated, points = (np.array(x, dtype=np.float64) for x in zip(*self.hands))
+            won, truncated, points = (np.array(x, dtype=np.float64) for x in zip(*self.hands, strict=True))
             logger.record("charts/win_rate", won.mean())
             logger.record("charts/truncated_rate", truncated.mean())
             logger.record("charts/hand_points", points.mean())
@@ -482,61 +599,96 @@ class _RunCallback(BaseCallback):
             self.next_checkpoint = _next_multiple(steps, self.cfg.checkpoint_every)
 
     def _on_training_end(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.close_bar()
 
     def snapshot(self) -> None:
         save_snapshot(self.model.policy, self.league_dir, self.model.num_timesteps, game=self.cfg.game,
                       rules=self.cfg.rules, num_players=self.cfg.num_players)
 
-    def checkpoint(self) -> Path:
-        """Save the model, its sha256 recorded in checkpoints/SHA256SUMS (only recorded ones are loaded)."""
+    def checkpoint(self, final: bool = False) -> Path:
+        """Save the model, its sha256 recorded in checkpoints/SHA256SUMS (only recorded ones are loaded).
+
+        The final one (after the last update) replaces the one taken before that update at the same step.
+        """
         path = checkpoint_path(self.run_dir, self.model.num_timesteps)
         save_checkpoint(self.model, path)
+        what = "final checkpoint" if final else "checkpoint"
+        self.progress.say(f"{what} at {self.model.num_timesteps:,} steps: {path}")
         return path
 
     def evaluate(self, hands: int, final: bool = False) -> list[LearnerEval]:
-        results = evaluate_policy(self.model.policy, self.cfg, hands, self.model.num_timesteps)
+        steps = self.model.num_timesteps
+        what = "final evaluation" if final else f"evaluation at {steps:,} steps"
+        if steps == 0 and not final:
+            what += " (after imitation)"
+        self._show(f"evaluating at {steps:,} steps ...", refresh=True)
+        if final:
+            self.progress.say(f"{what}: {hands:,} hands against each of {', '.join(self.cfg.eval.opponents)}")
+        # The final evaluation (1000 hands per opponent, minutes) shows how it goes, opponent by opponent.
+        results = evaluate_policy(self.model.policy, self.cfg, hands, steps,
+                                  self.progress if final and self.progress.enabled else None)
         self.history.append(results)
         _record_results(self.model.logger, results, "final_" if final else "")
-        self._show(", ".join(f"{_tag(r.opponent)} {r.win_rate:.1%}" for r in results))
+        self._show(f"last eval ({steps:,} steps): "
+                   + ", ".join(f"{_tag(r.opponent)} {r.win_rate:.3f}" for r in results))
+        if not final:
+            self.progress.say(f"{what}: " + ", ".join(f"{r.opponent} {format_rate(r)}" for r in results))
         return results
 
 
 def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | None = None,
           progress: bool = True) -> Path:
-    """Train as `cfg` says (or continue the run folder `resume`); returns the run folder."""
+    """Train as `cfg` says (or continue the run folder `resume`); returns the run folder.
+
+    `progress`: show how the run goes (a bar on a terminal, else lines; see
+    the module doc). The run folder is printed when the run starts, the final
+    evaluation at the end. Ctrl-C raises `TrainingInterrupted`.
+    """
+    show = Progress(progress)
     cfg = validate_config(cfg)
     if resume is not None:
         run_dir = Path(resume)
         cfg, checkpoint = _prepare_resume(cfg, run_dir)
+        print(f"resuming the run folder {run_dir} from {checkpoint.name} ({checkpoint_steps(checkpoint):,} "
+              "steps)", flush=True)
     else:
         run_dir, checkpoint = _new_run_dir(Path(runs_dir), cfg), None
         save_config(cfg, run_dir / "config.yaml")
-    env = make_vec_env(cfg, _league_dir(run_dir))
+        print(f"run folder: {run_dir}", flush=True)
     threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.torch_threads)
+    env: VecEnv | None = None
+    callback: _RunCallback | None = None
     try:
+        env = make_vec_env(cfg, _league_dir(run_dir))
+        torch.set_num_threads(cfg.torch_threads)
         if checkpoint is None:
             model = _new_model(cfg, env)
             model.set_logger(_make_logger(run_dir))
             if cfg.imitation.enabled:
-                imitate(model, env, cfg, _league_dir(run_dir), progress)
+                imitate(model, env, cfg, _league_dir(run_dir), show)
         else:
             model = load_checkpoint(checkpoint, run_dir, env=env, device=cfg.device)
             model.set_random_seed(cfg.seed + model.num_timesteps)
             model.set_logger(_make_logger(run_dir))
-        callback = _RunCallback(cfg, run_dir, progress)
+        callback = _RunCallback(cfg, run_dir, show)
         remaining = max(0, cfg.total_timesteps - model.num_timesteps)
         model.learn(remaining, callback=callback, reset_num_timesteps=checkpoint is None)
-        callback.checkpoint()
+        callback.checkpoint(final=True)
         results = callback.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
         model.logger.dump(model.num_timesteps)
         export_bot(model.policy, run_dir / "bot", game=cfg.game, rules=cfg.rules, num_players=cfg.num_players,
                    summary=_summary(cfg, run_dir, model.num_timesteps, results))
         model.logger.close()
+    except KeyboardInterrupt:
+        if env is not None:
+            _stop_workers(env)
+        saved = list_checkpoints(run_dir)
+        raise TrainingInterrupted(run_dir, checkpoint_steps(saved[-1]) if saved else None) from None
     finally:
-        env.close()
+        if callback is not None:
+            callback.close_bar()
+        if env is not None:
+            env.close()
         torch.set_num_threads(threads)
     if results:
         print(f"\nFinal evaluation of {run_dir.name} after {model.num_timesteps:,} steps "

@@ -24,6 +24,21 @@ def status(state: R.HuitState) -> dict[str, str]:
     return lines
 
 
+def move_notes(before: R.HuitState, after: R.HuitState, action: int) -> list[tuple[int, str]]:
+    """For terminal play: the players a Queen skipped (B8), the cards a fresh Ace made someone draw (B7)."""
+    mover = before.current
+    if action == R.DRAW and before.ace_penalty:
+        drawn = after.sizes[mover] - before.sizes[mover]
+        return [(mover, f"the Ace made {{who}} draw {drawn} card{'' if drawn == 1 else 's'} (B7)")]
+    if action < R.DRAW and R.ACTION_RANK[action] == C.QUEEN and not after.hand_over:
+        skipped, seat = [], (mover + 1) % before.n
+        while seat != after.current:  # the seats between the mover and the next player
+            skipped.append((seat, "a Queen skipped {who} (B8)"))
+            seat = (seat + 1) % before.n
+        return skipped
+    return []
+
+
 SPEC = GameSpec(
     id="huit",
     title="Huit américain",
@@ -51,6 +66,7 @@ SPEC = GameSpec(
         ActionRange(R.PASS, R.PASS, "end the turn after drawing (B9)"),
     ),
     status=status,
+    move_notes=move_notes,
     heuristics={
         "greedy": "cardlab.agents.heuristics.huit:HuitGreedy",
         "expert": "cardlab.agents.heuristics.huit:HuitExpert",

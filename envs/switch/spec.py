@@ -19,6 +19,24 @@ def status(state: R.SwitchState) -> dict[str, str]:
     }
 
 
+def move_notes(before: R.SwitchState, after: R.SwitchState, action: int) -> list[tuple[int, str]]:
+    """For terminal play: the player an 8 skipped (A7), and the cards a draw run made someone draw (A6)."""
+    mover = before.current
+    if action == R.DRAW and before.pending:
+        drawn = after.sizes[mover] - before.sizes[mover]
+        return [(mover, f"the run of 2s and Jokers made {{who}} draw {drawn} card{'' if drawn == 1 else 's'} "
+                        "(A6)")]
+    card = R.ACTION_CARD[action]
+    if card != R.NO_CARD and C.rank_of(card) == C.EIGHT and not after.hand_over:
+        skipped, seat = [], (mover + after.direction) % before.n
+        while seat != after.current:  # seats between the mover and the next player (out players pass too)
+            if after.sizes[seat]:
+                skipped.append((seat, "an 8 skipped {who} (A7)"))
+            seat = (seat + after.direction) % before.n
+        return skipped
+    return []
+
+
 SPEC = GameSpec(
     id="switch",
     title="Switch",
@@ -47,6 +65,7 @@ SPEC = GameSpec(
                     f"{R.DECLARE} + s"),
     ),
     status=status,
+    move_notes=move_notes,
     heuristics={
         "greedy": "cardlab.agents.heuristics.switch:SwitchGreedy",
         "expert": "cardlab.agents.heuristics.switch:SwitchExpert",

@@ -15,8 +15,7 @@ from safetensors.torch import load_file, save_file
 
 from cardlab.agents.base import RandomAgent, make_agent
 from cardlab.agents.bot import BotAgent, bot_paths, export_bot, load_bot
-from cardlab.envs import env_class
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import env_class, huit_v0, switch_v0
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 
@@ -28,7 +27,9 @@ class SpacesOnly(gymnasium.Env):
         self.observation_space = obs_space
         self.action_space = gymnasium.spaces.Discrete(num_actions)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
         return np.zeros(self.observation_space.shape, np.float32), {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -38,7 +39,9 @@ class SpacesOnly(gymnasium.Env):
         return np.ones(self.action_space.n, dtype=bool)
 
 
-def make_policy(env: Any, net_arch: list[int], seed: int, activation: type[torch.nn.Module] = torch.nn.Tanh) -> Any:
+def make_policy(
+    env: Any, net_arch: list[int], seed: int, activation: type[torch.nn.Module] = torch.nn.Tanh
+) -> Any:
     """An untrained MaskablePPO policy with random (not near-zero) weights, so argmaxes differ."""
     raw = env.unwrapped
     space = raw.observation_space(raw.possible_agents[0])["observation"]
@@ -107,7 +110,7 @@ def test_bot_plays_the_sb3_policys_deterministic_masked_actions(exported: dict[s
     obs, masks = collect(env, 400, seed=7)
     expected, _ = exported["policy"].predict(obs, deterministic=True, action_masks=masks.astype(bool))
     bot = load_bot(exported["path"], game=env, seed=0)
-    got = np.array([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)])
+    got = np.array([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)])
     assert isinstance(bot, BotAgent)
     assert (masks[np.arange(len(got)), got] == 1).all()
     np.testing.assert_array_equal(got, expected)
@@ -124,14 +127,48 @@ def test_make_agent_routes_bot_specs(exported: dict[str, Any]) -> None:
         assert isinstance(load_bot(spec, game=exported["env"]), BotAgent)
 
 
+def test_bot_paths_name_the_pair_in_every_form(tmp_path: pathlib.Path) -> None:
+    pair = (tmp_path / "b.json", tmp_path / "b.safetensors")
+    for given in ("b", "b.json", "b.safetensors"):
+        assert bot_paths(tmp_path / given) == pair
+    # A run folder names the bot the run wrote; dots in names stay (only .json/.safetensors are suffixes).
+    assert bot_paths(tmp_path) == (tmp_path / "bot.json", tmp_path / "bot.safetensors")
+    assert bot_paths(tmp_path / "v1.2" / "bot.v3")[0] == tmp_path / "v1.2" / "bot.v3.json"
+    with pytest.raises(ValueError, match="names no file"):
+        bot_paths(tmp_path / "missing" / "..")
+
+
+def test_bots_use_one_torch_thread_unless_told(
+    exported: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CARDLAB_TORCH_THREADS", raising=False)
+    assert load_bot(exported["path"]).threads == 1
+    assert load_bot(exported["path"], threads=3).threads == 3
+    monkeypatch.setenv("CARDLAB_TORCH_THREADS", "2")
+    bot = load_bot(exported["path"])
+    assert bot.threads == 2
+    seen: list[int] = []
+    bot.network.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    obs, masks = collect(exported["env"], 3, seed=1)
+    bot.act({"observation": obs[0], "action_mask": masks[0]})
+    assert seen == [2] and torch.get_num_threads() == before  # only the forward pass runs on 2
+    for bad in ("0", "two"):
+        monkeypatch.setenv("CARDLAB_TORCH_THREADS", bad)
+        with pytest.raises(ValueError, match="CARDLAB_TORCH_THREADS"):
+            load_bot(exported["path"])
+    with pytest.raises(ValueError, match="torch threads=0"):
+        load_bot(exported["path"], threads=0)
+
+
 def test_sampling_is_seeded_and_legal(exported: dict[str, Any]) -> None:
     obs, masks = collect(exported["env"], 60, seed=11)
     runs = []
     for _ in range(2):
         bot = load_bot(exported["path"], game=exported["env"], seed=5, sample=True)
-        runs.append([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)])
+        runs.append([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)])
     assert runs[0] == runs[1]
-    assert all(m[a] == 1 for a, m in zip(runs[0], masks))
+    assert all(m[a] == 1 for a, m in zip(runs[0], masks, strict=True))
 
 
 def test_relu_and_no_hidden_layers_round_trip(tmp_path: pathlib.Path) -> None:
@@ -139,11 +176,12 @@ def test_relu_and_no_hidden_layers_round_trip(tmp_path: pathlib.Path) -> None:
     obs, masks = collect(env, 100, seed=3)
     for arch, act in (([24], torch.nn.ReLU), ([], torch.nn.Tanh)):
         policy = make_policy(env, arch, seed=2, activation=act)
-        path = export_bot(policy, tmp_path / f"b{len(arch)}", game="huit", rules={}, num_players=2, summary={})
+        path = export_bot(policy, tmp_path / f"b{len(arch)}", game="huit", rules={}, num_players=2,
+                          summary={})
         bot = load_bot(path, game=env)
         expected, _ = policy.predict(obs, deterministic=True, action_masks=masks.astype(bool))
-        np.testing.assert_array_equal([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)],
-                                      expected)
+        got = [bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)]
+        np.testing.assert_array_equal(got, expected)
 
 
 # ---------------------------------------------------------------- refusals
@@ -267,7 +305,7 @@ def test_refuses_missing_files(switch_bot: tuple[pathlib.Path, pathlib.Path], tm
     with pytest.raises(ValueError, match="file not found"):
         make_agent(f"bot:{tmp_path / 'nowhere'}", switch_v0.env())
     switch_bot[1].unlink()
-    with pytest.raises(ValueError, match="weights file .* is missing"):
+    with pytest.raises(ValueError, match=r"weights file .* is missing"):
         load_bot(switch_bot[0])
 
 

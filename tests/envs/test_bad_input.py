@@ -270,6 +270,10 @@ def test_bad_option_is_refused_naming_what_is_accepted(
         module.env(**options)
     for fragment in fragments:
         assert fragment in str(err.value)
+    # The env options are listed only when a name is unknown (it may be one of them), not after a bad value.
+    unknown_name = any(k not in module.raw_env.SPEC.rules.names() for k in options)
+    env_option = set(options) & {"render_mode", "episode", "reward", "illegal_action"}
+    assert ("env options" in str(err.value)) == (unknown_name and not env_option)
 
 
 # ---------------------------------------------------------------- saved states

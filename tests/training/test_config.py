@@ -171,10 +171,23 @@ def test_config_built_in_python_is_validated_too() -> None:
         validate_config(dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, clip_range=0.0)))
 
 
+def test_a_config_file_must_name_its_game(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "c.yaml"
+    for text in ("", "# a comment only\n", "---\n"):
+        path.write_text(text)
+        with pytest.raises(ValueError, match="is empty: a config must at least name its game"):
+            load_config(path)
+    path.write_text("name: no_game\nseed: 2\n")
+    with pytest.raises(ValueError, match="does not name its game: add the key game"):
+        load_config(path)
+    path.write_text("game: switch\nnum_players: 4\n")
+    assert load_config(path).game == "switch"  # the game alone is enough: the rest has defaults
+
+
 def test_unreadable_files_raise_value_errors(tmp_path: pathlib.Path) -> None:
     with pytest.raises(ValueError, match="does not exist"):
         load_config(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("ppo: [unclosed\n")
-    with pytest.raises(ValueError, match="not valid YAML"):
+    with pytest.raises(ValueError, match=r"not valid YAML: .* in \"\S*bad\.yaml\", line 1"):
         load_config(bad)

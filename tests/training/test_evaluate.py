@@ -101,9 +101,14 @@ def test_outputs(tmp_path: pathlib.Path) -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"agent_specs": ["random"] * 3, "rule_options": {"num_players": 2}}, "3 agent specs for 2 seats"),
+    ({"agent_specs": ["random"] * 3, "rule_options": {"num_players": 2}},
+     r"3 agents given \(random, random, random\) for 2 seats \(num_players=2\): give 1 to 2"),
+    # Without num_players each agent takes a seat: the count is checked against the game's, not num_players.
+    ({"agent_specs": ["random"]}, r"1 agent given \(random\), but Huit américain seats 2 to 6 players: "
+                                  "give 2 to 6 agents, or set the rule option num_players=N"),
+    ({"agent_specs": ["random"] * 7}, "7 agents given .* seats 2 to 6 players"),
+    ({"hands": 0, "matches": 0}, "nothing to play"),
     ({"hands": -1}, "hands must be a whole number >= 0"),
-    ({"hands": 0}, "nothing to play"),
     ({"seed": -3}, "seed must be a whole number >= 0"),
     ({"rule_options": {"episode": "match"}}, "episode: env option"),
     ({"rule_options": {"colour": 1}}, "unknown rule option"),

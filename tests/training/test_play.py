@@ -65,10 +65,36 @@ def test_opponents_fill_a_bigger_table_and_seat_choice() -> None:
     assert "you are player_2; opponents: player_0 = random, player_1 = random" in out
     with pytest.raises(ValueError, match="seat 3 is not at a 3-player table"):
         run("", rule_options={"num_players": 3}, seat=3)
-    with pytest.raises(ValueError, match="3 agent specs for 2 seats"):
+    with pytest.raises(ValueError, match=r"3 opponents given .* for 2 seats \(num_players=3, one of them"):
         run("", opponents=("random",) * 3, rule_options={"num_players": 3})
+    with pytest.raises(ValueError, match=r"6 opponents given .* 2 to 6 players, you included: give 1 to 5"):
+        run("", opponents=("random",) * 6)
     with pytest.raises(ValueError, match="hands must be a whole number >= 1"):
         run("", hands=0)
+
+
+def first_seed_showing(fragments: list[str], game: str, opponents: tuple[str, ...], seeds: int = 30) -> str:
+    """The output of the first seeded hand (always playing the first legal move) showing all `fragments`."""
+    for seed in range(seeds):
+        _code, out = run("1\n" * 2000, game=game, opponents=opponents, seed=seed)
+        if all(fragment in out for fragment in fragments):
+            return out
+    raise AssertionError(f"no seed below {seeds} shows {fragments}")
+
+
+def test_you_are_told_when_a_queen_skips_you_or_an_ace_makes_you_draw() -> None:
+    out = first_seed_showing(["a Queen skipped you (B8)", "the Ace made you draw 2 cards (B7)"], "huit",
+                             ("expert",))
+    # Each note follows the move that caused it, and the cards drawn are named.
+    assert re.search(r"player_1 \(expert\): play (Q[SHDC] ?)+\n  -> a Queen skipped you \(B8\)", out)
+    assert re.search(r"you: draw\n  -> the Ace made you draw 2 cards \(B7\)\n  you drew \S+ \S+\n", out)
+
+
+def test_switch_notes_an_8_that_skips_and_a_run_that_makes_you_draw() -> None:
+    out = first_seed_showing(["an 8 skipped", "the run of 2s and Jokers made you draw"], "switch",
+                             ("greedy", "greedy"))
+    assert re.search(r"play 8[SHDC]\n  -> an 8 skipped (you|player_\d) \(A7\)", out)
+    assert re.search(r"you: draw\n  -> the run of 2s and Jokers made you draw \d+ cards \(A6\)", out)
 
 
 def test_parse_move() -> None:

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from cardlab.agents.bot import export_bot, load_bot
@@ -133,6 +134,7 @@ def test_actor_ignores_the_hidden_part_and_critic_reads_it(model: MaskablePPO) -
 def test_learning_keeps_the_split_and_the_bot_plays_the_actor(
     model: MaskablePPO, tmp_path: pathlib.Path
 ) -> None:
+    model.set_logger(Logger(None, []))  # without one, learn() makes an SB3-<time> folder in the system temp
     model.learn(128)
     assert model.policy.mlp_extractor.policy_net[0].in_features == model.policy.public_size
     path = export_bot(model.policy, tmp_path / "bot", game="huit", rules={}, num_players=2, summary={})

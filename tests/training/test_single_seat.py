@@ -209,6 +209,21 @@ def test_demonstrate_records_the_teachers_moves_and_discounted_outcomes() -> Non
     assert not np.array_equal(demo(1)["actions"], data["actions"])
 
 
+def test_demonstrations_in_chunks_are_the_demonstrations_of_one_call() -> None:
+    """Training collects them in chunks to show progress; the data (and so the run) must not change."""
+
+    def demos(*sizes: int, keep: bool = True) -> dict[str, np.ndarray]:
+        env = SingleSeatEnv("huit", 2, opponents=["random"])
+        env.reset(seed=4)
+        parts = [env.demonstrate("random", size, 0.9, keep_teacher=keep and k > 0)
+                 for k, size in enumerate(sizes)]
+        return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+
+    whole, chunked = demos(5), demos(2, 1, 2)
+    assert all(np.array_equal(whole[k], chunked[k]) for k in whole)
+    assert not np.array_equal(whole["actions"], demos(2, 1, 2, keep=False)["actions"])  # a new teacher each
+
+
 def test_league_draws_specs_by_weight() -> None:
     env = make_game_env("huit", 2)
     league = League(env, LeagueSettings((("random", 3.0), (LowestLegal.name, 1.0))), seed=0)

@@ -144,8 +144,8 @@ def test_resume_continues_the_step_counter_and_the_logs(run: pathlib.Path, tmp_p
     assert load_config(copy / "config.yaml").total_timesteps == 2 * STEPS
     steps = [int(r["steps"]) for r in eval_rows(copy)]
     assert steps == [512, STEPS, 1536, 2 * STEPS]
-    assert [snapshot_steps(p) for p in list_snapshots(copy / "checkpoints" / "league")] == [0, 512, STEPS, 1536,
-                                                                                          2 * STEPS]
+    snapshots = [snapshot_steps(p) for p in list_snapshots(copy / "checkpoints" / "league")]
+    assert snapshots == [0, 512, STEPS, 1536, 2 * STEPS]
     after = scalars(copy)
     assert len(list(copy.glob("events.out.tfevents.*"))) == 2
     new_win_steps = sorted(s for s, _ in after["charts/win_rate"])[len(before["charts/win_rate"]):]
@@ -168,7 +168,7 @@ def test_resume_refuses_another_config(run: pathlib.Path) -> None:
 
 
 def test_resume_refuses_a_folder_that_is_not_a_run(tmp_path: pathlib.Path) -> None:
-    with pytest.raises(ValueError, match="no config.yaml"):
+    with pytest.raises(ValueError, match=r"no config\.yaml"):
         train(tiny(), resume=tmp_path, progress=False)
 
 
