@@ -77,16 +77,16 @@ def test_rule_option_docs_cover_every_option() -> None:
 
 
 def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
-    """Issue 11: the README's first commands make a venv, install what the main job needs, then the tests'."""
+    """The README opens with two commands, each doing all the set-up in a fresh venv: the main job, the tests."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
     assert block is not None and readme.startswith("# cardlab\n\n```bash\n")
-    venv, main_job, tests = (line.split("  #")[0].strip() for line in block.group(1).splitlines())
-    assert venv == "python -m venv .venv && . .venv/bin/activate"
+    main_job, tests = (line.split("  #")[0].strip() for line in block.group(1).splitlines())
+    venv = "python -m venv .venv && . .venv/bin/activate && "
     assert ".venv/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
     install = "pip install torch==2.13.0 -e {} --config-settings editable_mode=strict"
-    assert main_job == f"{install.format('.')} && cardlab train configs/huit_ppo.yaml"  # no dev extras
-    assert tests == f"{install.format(chr(34) + '.[dev]' + chr(34))} && python -m pytest"
+    assert main_job == f"{venv}{install.format('.')} && cardlab train configs/huit_ppo.yaml"  # no dev extras
+    assert tests == f"{venv}{install.format(chr(34) + '.[dev]' + chr(34))} && python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert install.format('".[dev]"').replace("pip install", "pip install -q") in ci
     assert ci.rstrip().splitlines()[-3:] == ["ruff check .", "mypy", "python -m pytest"]
