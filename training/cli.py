@@ -8,9 +8,11 @@ cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rul
 cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH
 cardlab play GAME --opponents SPEC,SPEC,... [--hands N] [--seed S] [--seat K] [--rule k=v ...]
 cardlab rules GAME [--rule k=v ...] [--markdown]
+cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
 ```
 
-Agent specs: ``random``, ``greedy``, ``expert``, ``bot:PATH``. ``--rule k=v``
+Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
+``bot:huit-2p``, ``bot:switch-4p``), ``bot:PATH``. ``--rule k=v``
 sets a rule option, v read as a YAML scalar (``true``, ``7``, ``all``).
 Bad input (unknown spec, bad rule option, missing file) prints one line on
 stderr and exits with status 2.
@@ -25,7 +27,9 @@ from typing import Any
 
 import yaml
 
+from cardlab.agents.base import shipped_bots
 from cardlab.envs import games
+from cardlab.training.ship import OUT_DIR, SHIPPED
 
 USAGE_ERROR = 2
 
@@ -60,8 +64,9 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     game_ids = games()
+    epilog = f"agent specs: random, greedy, expert, {', '.join(shipped_bots())}, bot:PATH"
     parser = argparse.ArgumentParser(prog="cardlab", description="RL environments and agents for Switch and Huit "
-                                     "américain.", epilog="agent specs: random, greedy, expert, bot:PATH")
+                                     "américain.", epilog=epilog)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("train", help="train a MaskablePPO bot from a YAML config")
@@ -103,6 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule(p)
     p.add_argument("--markdown", action="store_true",
                    help="print only the generated Markdown tables (what the README and the env doc pages show)")
+
+    p = sub.add_parser("ship-bots", help="train, measure against the expert and write the shipped bots")
+    p.add_argument("items", nargs="*", metavar="NAME=CONFIG_OR_RUN_DIR",
+                   help=f"bots to build (default: {' '.join(f'{k}={v}' for k, v in SHIPPED.items())})")
+    p.add_argument("--out", type=pathlib.Path, default=OUT_DIR, metavar="DIR", help=f"default {OUT_DIR}")
+    p.add_argument("--hands", type=int, default=2000, metavar="N",
+                   help="hands against the expert (default 2000)")
+    p.add_argument("--seed", type=int, default=123)
+    p.add_argument("--runs-dir", type=pathlib.Path, default=pathlib.Path("runs"), metavar="DIR")
     return parser
 
 
@@ -212,8 +226,23 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ship_bots(args: argparse.Namespace) -> int:
+    from cardlab.training.ship import ship_bot
+
+    items = [item.partition("=") for item in args.items] or [(k, "=", v) for k, v in SHIPPED.items()]
+    for name, sep, source in items:
+        if not sep or not name or not source:
+            raise ValueError(f"{name}{sep}{source!r}: expected NAME=CONFIG_OR_RUN_DIR, "
+                             "e.g. huit-2p=configs/huit_ppo.yaml")
+    for name, _, source in items:
+        shipped = ship_bot(name, pathlib.Path(source), args.out, hands=args.hands, seed=args.seed,
+                           runs_dir=args.runs_dir)
+        print(f"wrote {args.out / name}.json and .safetensors: bot:{name} wins {shipped['about']}")
+    return 0
+
+
 COMMANDS = {"train": cmd_train, "eval": cmd_eval, "tournament": cmd_tournament, "export": cmd_export,
-            "play": cmd_play, "rules": cmd_rules}
+            "play": cmd_play, "rules": cmd_rules, "ship-bots": cmd_ship_bots}
 
 
 def main(argv: list[str] | None = None) -> int:

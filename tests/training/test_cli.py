@@ -154,3 +154,26 @@ def test_parse_rule() -> None:
         parse_rule("hand_size=[1, 2]")
     with pytest.raises(ValueError, match="expected key=value"):
         parse_rule("=3")
+
+
+def test_ship_bots_from_a_run_and_from_a_config(run_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(TINY_CONFIG))
+    out = tmp_path / "bots"
+    argv = ["ship-bots", f"tiny-run={run_dir}", f"tiny-new={config}", "--out", str(out), "--hands", "6",
+            "--seed", "5", "--runs-dir", str(tmp_path / "runs")]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    for name in ("tiny-run", "tiny-new"):
+        assert f"wrote {out / name}.json and .safetensors: bot:{name} wins" in printed
+        meta = json.loads((out / f"{name}.json").read_text())
+        shipped = meta["summary"]["shipped"]
+        assert shipped["hands"] == 6 and shipped["seed"] == 5 and shipped["opponent"] == "expert"
+        assert meta["weights"]["file"] == f"{name}.safetensors"
+        assert load_bot(out / f"{name}.json").game.num_players == 2
+    assert len(list((tmp_path / "runs").iterdir())) == 1  # the config was trained, the run was not
+    assert "expected NAME=CONFIG_OR_RUN_DIR" in fail(["ship-bots", "huit-2p"], capsys)
+    missing = ["ship-bots", f"x={tmp_path / 'no'}"]
+    assert "expected a YAML config or a finished run folder" in fail(missing, capsys)
+    assert "bot name 'a b'" in fail(["ship-bots", f"a b={run_dir}"], capsys)
