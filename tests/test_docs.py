@@ -42,7 +42,7 @@ def doc_texts() -> dict[str, str]:
     texts = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
              for pattern in ("*.md", "docs/*.md", "configs/*.yaml", "notebooks/*.ipynb")
              for p in ROOT.glob(pattern)}
-    for folder in ("envs", "agents", "training", "benchmarks"):
+    for folder in ("envs", "agents", "training", "serve", "benchmarks"):
         for path in (ROOT / folder).rglob("*.py"):
             texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
     return texts

@@ -8,6 +8,7 @@ cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rul
 cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH
 cardlab play GAME --opponents SPEC,SPEC,... [--hands N] [--seed S] [--seat K] [--rule k=v ...]
 cardlab rules GAME [--rule k=v ...] [--markdown]
+cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
 cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
 ```
 
@@ -108,6 +109,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule(p)
     p.add_argument("--markdown", action="store_true",
                    help="print only the generated Markdown tables (what the README and the env doc pages show)")
+
+    p = sub.add_parser("serve", help="play the bots in a browser: a local web app", epilog=epilog)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--bot", action="append", type=pathlib.Path, default=[], metavar="PATH",
+                   help="also offer this bot file, as bot:NAME after its file name (repeatable)")
+    p.add_argument("--max-games", type=int, default=100, metavar="N", help="games and replays open at once")
+    p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
+                   help="forget a game unused this long")
+    p.add_argument("--max-body", type=int, default=512 * 1024, metavar="BYTES", help="largest request body")
+    p.add_argument("--delay-ms", type=int, default=600, metavar="MS",
+                   help="the page's pause between opponents' moves")
 
     p = sub.add_parser("ship-bots", help="train, measure against the expert and write the shipped bots")
     p.add_argument("items", nargs="*", metavar="NAME=CONFIG_OR_RUN_DIR",
@@ -226,6 +240,20 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from cardlab.serve.app import Settings, named_bots, serve
+
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be 1..65535, got {args.port}")
+    if args.max_games < 1 or args.max_body < 1 or args.delay_ms < 0 or args.idle_minutes <= 0:
+        raise ValueError("--max-games and --max-body must be at least 1, --delay-ms at least 0 and "
+                         "--idle-minutes above 0")
+    settings = Settings(max_games=args.max_games, idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
+                        bots=named_bots(args.bot), delay_ms=args.delay_ms)
+    serve(args.host, args.port, settings)
+    return 0
+
+
 def cmd_ship_bots(args: argparse.Namespace) -> int:
     from cardlab.training.ship import ship_bot
 
@@ -242,7 +270,8 @@ def cmd_ship_bots(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"train": cmd_train, "eval": cmd_eval, "tournament": cmd_tournament, "export": cmd_export,
-            "play": cmd_play, "rules": cmd_rules, "ship-bots": cmd_ship_bots}
+            "play": cmd_play, "rules": cmd_rules, "serve": cmd_serve,
+            "ship-bots": cmd_ship_bots}
 
 
 def main(argv: list[str] | None = None) -> int:
