@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.envs.spec import Game, GameSpec
+from cardlab.envs import env_class
+from cardlab.envs.spec import Game, GameSpec, make_game
 
 VIEW_FORMAT = "cardlab-view"
 POSITION_FORMAT = "cardlab-position"
@@ -131,3 +132,32 @@ def rule_fields(spec: GameSpec) -> list[dict[str, Any]]:
                                                 f.metadata.get("high"), doc.accepted, doc.doc)))
     return out
 
+
+def read_position(game_id: str, data: Any) -> tuple[Game, int, dict[str, np.ndarray]]:
+    """(game, seat to move, its observation) of a saved state (`state_dict()` data) or a saved `position`.
+
+    The rule options come from the file; a saved state is restored through
+    the env, every field checked.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError("expected a JSON object: a saved state (state_dict()) or a web app position")
+    if data.get("game") != game_id:
+        raise ValueError(f"this file is for the game {data.get('game')!r}, not {game_id!r}")
+    if data.get("format") == VIEW_FORMAT:
+        raise ValueError("a view holds no observation: save the position instead "
+                         "(the page's 'Save position', or GET /api/games/ID/position)")
+    rules = data.get("rules")
+    if not isinstance(rules, Mapping):
+        raise ValueError("the file has no 'rules' object (state_dict() and positions both store them)")
+    game = make_game(game_id, rules)
+    if data.get("format") == POSITION_FORMAT:
+        seat = data.get("seat")
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < game.num_players:
+            raise ValueError(f"the position's 'seat' must be a seat 0..{game.num_players - 1}")
+        return game, seat, observation_of_position(game, data)
+    env = env_class(game.spec)(**game.rules.to_dict())
+    env.reset(options={"state": dict(data)})
+    if env.game_state.hand_over:
+        raise ValueError("the saved hand is over: nobody is to move")
+    seat = int(env.game_state.current)
+    return game, seat, env.observe(env.possible_agents[seat])

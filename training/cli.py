@@ -9,6 +9,7 @@ cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH
 cardlab play GAME --opponents SPEC,SPEC,... [--hands N] [--seed S] [--seat K] [--rule k=v ...]
 cardlab rules GAME [--rule k=v ...] [--markdown]
 cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
+cardlab advise GAME --state STATE.json --agent SPEC [--top N] [--seed S]
 cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
 ```
 
@@ -122,6 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-body", type=int, default=512 * 1024, metavar="BYTES", help="largest request body")
     p.add_argument("--delay-ms", type=int, default=600, metavar="MS",
                    help="the page's pause between opponents' moves")
+
+    p = sub.add_parser("advise", help="what an agent would play in a saved state, with probabilities",
+                       epilog=epilog)
+    p.add_argument("game", choices=game_ids)
+    p.add_argument("--state", required=True, type=pathlib.Path, metavar="STATE.json",
+                   help="env.unwrapped.state_dict() as JSON, or a position saved by the web app")
+    p.add_argument("--agent", required=True, metavar="SPEC", help="the advisor")
+    p.add_argument("--top", type=int, default=3, metavar="N", help="moves to list (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="the advisor's seed (heuristics break ties with it)")
 
     p = sub.add_parser("ship-bots", help="train, measure against the expert and write the shipped bots")
     p.add_argument("items", nargs="*", metavar="NAME=CONFIG_OR_RUN_DIR",
@@ -254,6 +264,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_advise(args: argparse.Namespace) -> int:
+    import json
+
+    from cardlab.agents.base import advise, make_agent
+    from cardlab.serve.view import read_position
+
+    try:
+        data = json.loads(args.state.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{args.state} is not valid JSON: {err}") from None
+    game, seat, observation = read_position(args.game, data)
+    agent = make_agent(args.agent, game, seed=args.seed)
+    print(f"{game.spec.title}, {game.num_players} players: player_{seat} to move; advisor {args.agent}")
+    for rank, move in enumerate(advise(agent, observation, args.top), 1):
+        print(f"  {rank}. {move.text:<28} {move.probability:.3f}")
+    return 0
+
+
 def cmd_ship_bots(args: argparse.Namespace) -> int:
     from cardlab.training.ship import ship_bot
 
@@ -270,7 +298,7 @@ def cmd_ship_bots(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"train": cmd_train, "eval": cmd_eval, "tournament": cmd_tournament, "export": cmd_export,
-            "play": cmd_play, "rules": cmd_rules, "serve": cmd_serve,
+            "play": cmd_play, "rules": cmd_rules, "serve": cmd_serve, "advise": cmd_advise,
             "ship-bots": cmd_ship_bots}
 
 

@@ -175,6 +175,25 @@ def test_advice(api: TestClient) -> None:
     refused(api.get(url, params={"advisor": "expert"}), 409, "not your turn")
 
 
+def test_position_download_and_cardlab_advise(api: TestClient, tmp_path: Any,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from cardlab.training.cli import main
+
+    key, view = new_game(api, seed=5)
+    response = api.get(f"/api/games/{key}/position")
+    assert response.status_code == 200 and "attachment" in response.headers["content-disposition"]
+    path = tmp_path / "position.json"
+    path.write_text(response.text)
+    assert main(["advise", "huit", "--state", str(path), "--agent", "bot:huit-2p"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    advice = api.get(f"/api/games/{key}/advice", params={"advisor": "bot:huit-2p"}).json()["moves"]
+    assert out[0] == "Huit américain, 2 players: player_0 to move; advisor bot:huit-2p"
+    assert [line.split()[1:-1] for line in out[1:]] == [m["text"].split() for m in advice]
+    assert [float(line.split()[-1]) for line in out[1:]] == [round(m["probability"], 3) for m in advice]
+    play_out(api, key, view)
+    refused(api.get(f"/api/games/{key}/position"), 409, "the hand is over")
+
+
 def test_delete_and_unknown_ids(api: TestClient) -> None:
     key, _ = new_game(api)
     assert api.delete(f"/api/games/{key}").status_code == 204
