@@ -8,15 +8,24 @@ So it can see what a player sees and nothing more. It owns a seeded
 `np.random.Generator` and never touches the global RNG.
 
 Spec strings name agents everywhere (configs, CLI): ``random``, the game's
-heuristics (``greedy``, ``expert``: `GameSpec.heuristics`) and ``bot:PATH``
-(a trained bot file). `make_agent(spec, game, seed)` builds one.
+heuristics (``greedy``, ``expert``: `GameSpec.heuristics`), ``bot:NAME`` (a
+bot shipped with cardlab, in ``agents/bots/``: ``bot:huit-2p``,
+``bot:switch-4p``) and ``bot:PATH`` (a trained bot file).
+`make_agent(spec, game, seed)` builds one.
+
+Advice: `action_probabilities(observation)` is what an agent would play, as
+probabilities over the legal actions (a bot: its masked softmax; random:
+uniform; a heuristic: its choice with probability 1), and `advise` lists the
+likeliest moves. The web app's hints and `cardlab advise` use it.
 """
 
 from __future__ import annotations
 
+import json
+import pathlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -55,6 +64,16 @@ class Agent(ABC):
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """A legal action id for the seat whose observation this is."""
 
+    def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """Probabilities over all action ids of what this agent plays here (0 off the legal ones).
+
+        The default is the agent's own choice with probability 1; agents that
+        play from a distribution override it.
+        """
+        probs = np.zeros(len(observation["action_mask"]), dtype=np.float64)
+        probs[self.act(observation)] = 1.0
+        return probs
+
     def reset(self) -> None:  # noqa: B027 - a hook: stateless agents have nothing to reset
         """Called at the start of every hand; stateless agents ignore it."""
 
@@ -73,6 +92,30 @@ class RandomAgent(Agent):
             raise ValueError("the observation's action_mask has no legal action")
         return int(legal[self.rng.integers(legal.size)])
 
+    def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        mask = np.asarray(observation["action_mask"], dtype=np.float64)
+        if not mask.any():
+            raise ValueError("the observation's action_mask has no legal action")
+        return mask / mask.sum()
+
+
+class Advice(NamedTuple):
+    """One advised move: its id, its text and the advisor's probability of playing it."""
+
+    action: int
+    text: str
+    probability: float
+
+
+def advise(agent: Agent, observation: dict[str, np.ndarray], top: int = 3) -> list[Advice]:
+    """The `top` likeliest legal moves of `agent` here, likeliest first (ties by action id)."""
+    if top < 1:
+        raise ValueError(f"top must be at least 1, got {top}")
+    probs = agent.action_probabilities(observation)
+    legal = np.flatnonzero(observation["action_mask"])
+    ranked = sorted((int(a) for a in legal if probs[a] > 0), key=lambda a: (-probs[a], a))[:top]
+    return [Advice(a, agent.game.action_to_str(a), float(probs[a])) for a in ranked]
+
 
 def register(name: str, factory: AgentFactory) -> None:
     """Add an agent spec for every game (a game's own heuristics are in its `GameSpec`)."""
@@ -83,10 +126,25 @@ def register(name: str, factory: AgentFactory) -> None:
 
 register("random", RandomAgent)
 
+SHIPPED_BOTS = pathlib.Path(__file__).resolve().parent / "bots"
+"""The bots that come with cardlab: ``bot:NAME`` loads ``SHIPPED_BOTS/NAME.json`` (see the README)."""
+
+
+def shipped_bots(game: Game | None = None) -> dict[str, pathlib.Path]:
+    """Spec -> metadata file of each shipped bot (only those made for `game`'s id and players, if given)."""
+    found = {}
+    for path in sorted(SHIPPED_BOTS.glob("*.json")):
+        if game is not None:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            if meta.get("game") != game.id or meta.get("num_players") != game.num_players:
+                continue
+        found[f"bot:{path.stem}"] = path
+    return found
+
 
 def spec_names(game: Game) -> list[str]:
     """The agent specs accepted for `game`, as help text lists them."""
-    return [*_REGISTRY, *game.spec.heuristics, "bot:PATH"]
+    return [*_REGISTRY, *game.spec.heuristics, *shipped_bots(game), "bot:PATH"]
 
 
 def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
@@ -101,10 +159,11 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
         path = spec[4:].strip()
         if not path:
             raise ValueError(
-                "agent spec 'bot:' is missing the path of the bot: give its file or a run folder, e.g. "
-                "bot:runs/RUN/bot.json or bot:runs/RUN"
+                "agent spec 'bot:' is missing the bot: give a shipped bot's name, a bot file or a run "
+                "folder, e.g. bot:huit-2p, bot:runs/RUN/bot.json or bot:runs/RUN"
             )
-        return load_bot(path, game, seed=seed)
+        shipped = shipped_bots().get(f"bot:{path}")
+        return load_bot(shipped or path, game, seed=seed)
     if spec in game.spec.heuristics:
         return game.spec.heuristic(spec)(game, seed)
     if spec in _REGISTRY:

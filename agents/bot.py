@@ -269,15 +269,23 @@ class BotAgent(Agent):
             x = torch.as_tensor(np.asarray(observation, dtype=np.float32))
             return self.network(x).numpy()
 
-    def act(self, observation: dict[str, np.ndarray]) -> int:
+    def _masked_logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         mask = np.asarray(observation["action_mask"], dtype=bool)
         if not mask.any():
             raise ValueError("the observation's action_mask has no legal action")
-        logits = np.where(mask, self.logits(observation["observation"]).astype(np.float64), -np.inf)
+        return np.where(mask, self.logits(observation["observation"]).astype(np.float64), -np.inf)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
         if not self.sample:
-            return int(np.argmax(logits))
+            return int(np.argmax(self._masked_logits(observation)))
+        probs = self.action_probabilities(observation)
+        return int(self.rng.choice(probs.size, p=probs))
+
+    def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """The softmax of the logits over the legal actions (what `sample=True` draws from)."""
+        logits = self._masked_logits(observation)
         probs = np.exp(logits - logits.max())
-        return int(self.rng.choice(probs.size, p=probs / probs.sum()))
+        return probs / probs.sum()
 
 
 def _refuse(path: pathlib.Path, reason: str) -> ValueError:

@@ -42,7 +42,7 @@ def doc_texts() -> dict[str, str]:
     texts = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
              for pattern in ("*.md", "docs/*.md", "configs/*.yaml", "notebooks/*.ipynb")
              for p in ROOT.glob(pattern)}
-    for folder in ("envs", "agents", "training", "benchmarks"):
+    for folder in ("envs", "agents", "training", "serve", "benchmarks"):
         for path in (ROOT / folder).rglob("*.py"):
             texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
     return texts
@@ -57,7 +57,7 @@ def code_spans(text: str) -> list[str]:
 
 def test_every_cardlab_command_named_in_the_docs_exists() -> None:
     named = {(name, m.group(1)) for name, text in doc_texts().items() for span in code_spans(text)
-             if (m := re.match(r"(?:\$ )?cardlab ([a-z]+)", span))}
+             if (m := re.match(r"(?:\$ )?cardlab ([a-z][a-z-]*)", span))}
     assert len(named) > 5  # the README names train, eval, tournament, play, export, rules
     unknown = sorted((name, cmd) for name, cmd in named if cmd not in COMMANDS)
     assert not unknown, f"commands named in the docs but not in the CLI: {unknown}"
@@ -77,7 +77,7 @@ def test_rule_option_docs_cover_every_option() -> None:
 
 
 def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
-    """The README opens with two commands, each doing all the set-up in a fresh venv: the main job, the tests."""
+    """The README opens with two commands, each doing the whole set-up in a venv: the main job, the tests."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
     assert block is not None and readme.startswith("# cardlab\n\n```bash\n")

@@ -10,13 +10,17 @@ cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this
 cardlab play GAME --opponents SPEC [SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
              [--torch-threads N]
 cardlab rules GAME [--rule k=v ...] [--markdown]
+cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
+cardlab advise GAME --state STATE.json --agent SPEC [--top N] [--seed S]
+cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
 ```
 
-Agent specs: ``random``, ``greedy``, ``expert``, ``bot:PATH`` (a bot's
-``NAME.json``, or a run folder for the bot it wrote). Lists of agents
-(``--agents``, ``--opponents``) are space-separated, and commas are accepted
-too: ``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v``
-sets a rule option, v read as a YAML scalar (``true``, ``7``, ``all``);
+Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
+``bot:huit-2p``, ``bot:switch-4p``), ``bot:PATH`` (a bot's ``NAME.json``, or a
+run folder for the bot it wrote). Lists of agents (``--agents``,
+``--opponents``) are space-separated, and commas are accepted too:
+``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v`` sets a
+rule option, v read as a YAML scalar (``true``, ``7``, ``all``);
 `cardlab rules GAME` lists them.
 
 Bots run their network on one torch thread (`cardlab.agents.bot`), or on
@@ -42,8 +46,9 @@ from typing import Any
 
 import yaml
 
-from cardlab.agents.base import THREADS_ENV
+from cardlab.agents.base import THREADS_ENV, shipped_bots
 from cardlab.envs import games
+from cardlab.training.ship import OUT_DIR, SHIPPED
 
 USAGE_ERROR = 2
 INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command stopped by Ctrl-C
@@ -119,10 +124,12 @@ def _add_seed(p: argparse.ArgumentParser, what: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     game_ids = games()
     games_text = ", ".join(game_ids)
-    specs_text = "random, greedy, expert, bot:PATH (a bot's .json, or a run folder)"
+    specs_text = (f"random, greedy, expert, {', '.join(shipped_bots())} (shipped bots), "
+                  "bot:PATH (a bot's .json, or a run folder)")
+    epilog = f"agent specs: {specs_text}"
     parser = argparse.ArgumentParser(prog="cardlab",
                                      description="RL environments and agents for Switch and Huit américain.",
-                                     epilog=f"agent specs: {specs_text}")
+                                     epilog=epilog)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("train", help="train a MaskablePPO bot from a YAML config")
@@ -187,6 +194,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true",
                    help="print only the generated Markdown tables (what the README and the env doc pages "
                         "show)")
+
+    p = sub.add_parser("serve", help="play the bots in a browser: a local web app", epilog=epilog)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=whole(1), default=8000, metavar="P",
+                   help="port to listen on (default 8000)")
+    p.add_argument("--bot", action="append", type=pathlib.Path, default=[], metavar="PATH",
+                   help="also offer this bot file, as bot:NAME after its file name (repeatable)")
+    p.add_argument("--max-games", type=whole(1), default=100, metavar="N",
+                   help="games and replays open at once (default 100)")
+    p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
+                   help="forget a game unused this long (default 60)")
+    p.add_argument("--max-body", type=whole(1), default=512 * 1024, metavar="BYTES",
+                   help="largest request body (default 524288)")
+    p.add_argument("--delay-ms", type=whole(0), default=600, metavar="MS",
+                   help="the page's pause between opponents' moves (default 600)")
+    _add_threads(p)
+
+    p = sub.add_parser("advise", help="what an agent would play in a saved state, with probabilities",
+                       epilog=epilog)
+    p.add_argument("game", choices=game_ids, help=f"the game: {games_text}")
+    p.add_argument("--state", required=True, type=pathlib.Path, metavar="STATE.json",
+                   help="env.unwrapped.state_dict() as JSON, or a position saved by the web app")
+    p.add_argument("--agent", required=True, metavar="SPEC", help=f"the advisor: {specs_text}")
+    p.add_argument("--top", type=whole(1), default=3, metavar="N", help="moves to list (default 3)")
+    _add_seed(p, "the advisor (heuristics break ties with it)")
+    _add_threads(p)
+
+    p = sub.add_parser("ship-bots", help="train, measure against the expert and write the shipped bots")
+    p.add_argument("items", nargs="*", metavar="NAME=CONFIG_OR_RUN_DIR",
+                   help=f"bots to build (default: {' '.join(f'{k}={v}' for k, v in SHIPPED.items())})")
+    p.add_argument("--out", type=pathlib.Path, default=OUT_DIR, metavar="DIR",
+                   help=f"where the bot files go (default {OUT_DIR})")
+    p.add_argument("--hands", type=whole(1), default=2000, metavar="N",
+                   help="hands against the expert (default 2000)")
+    p.add_argument("--seed", type=whole(0), default=123, metavar="S",
+                   help="seed of the measuring deals (default 123)")
+    p.add_argument("--runs-dir", type=pathlib.Path, default=pathlib.Path("runs"), metavar="DIR",
+                   help="where the training runs go (default: runs)")
+    _add_threads(p)
     return parser
 
 
@@ -328,8 +375,56 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from cardlab.serve.app import Settings, named_bots, serve
+
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be 1..65535, got {args.port}")
+    if args.max_games < 1 or args.max_body < 1 or args.delay_ms < 0 or args.idle_minutes <= 0:
+        raise ValueError("--max-games and --max-body must be at least 1, --delay-ms at least 0 and "
+                         "--idle-minutes above 0")
+    settings = Settings(max_games=args.max_games, idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
+                        bots=named_bots(args.bot), delay_ms=args.delay_ms)
+    serve(args.host, args.port, settings)
+    return 0
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    import json
+
+    from cardlab.agents.base import advise, make_agent
+    from cardlab.serve.view import read_position
+
+    try:
+        data = json.loads(args.state.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{args.state} is not valid JSON: {err}") from None
+    game, seat, observation = read_position(args.game, data)
+    agent = make_agent(args.agent, game, seed=args.seed)
+    print(f"{game.spec.title}, {game.num_players} players: player_{seat} to move; advisor {args.agent}")
+    for rank, move in enumerate(advise(agent, observation, args.top), 1):
+        print(f"  {rank}. {move.text:<28} {move.probability:.3f}")
+    return 0
+
+
+def cmd_ship_bots(args: argparse.Namespace) -> int:
+    from cardlab.training.ship import ship_bot
+
+    items = [item.partition("=") for item in args.items] or [(k, "=", v) for k, v in SHIPPED.items()]
+    for name, sep, source in items:
+        if not sep or not name or not source:
+            raise ValueError(f"{name}{sep}{source!r}: expected NAME=CONFIG_OR_RUN_DIR, "
+                             "e.g. huit-2p=configs/huit_ppo.yaml")
+    for name, _, source in items:
+        shipped = ship_bot(name, pathlib.Path(source), args.out, hands=args.hands, seed=args.seed,
+                           runs_dir=args.runs_dir)
+        print(f"wrote {args.out / name}.json and .safetensors: bot:{name} wins {shipped['about']}")
+    return 0
+
+
 COMMANDS = {"train": cmd_train, "eval": cmd_eval, "tournament": cmd_tournament, "export": cmd_export,
-            "play": cmd_play, "rules": cmd_rules}
+            "play": cmd_play, "rules": cmd_rules, "serve": cmd_serve, "advise": cmd_advise,
+            "ship-bots": cmd_ship_bots}
 
 
 # ---------------------------------------------------------------- errors as sentences

@@ -22,7 +22,7 @@ from cardlab.agents import bot as bot_module
 from cardlab.agents.bot import load_bot
 from cardlab.envs import huit_v0
 from cardlab.training.checkpoints import checkpoint_path, record_checkpoint
-from cardlab.training.cli import build_parser, main, parse_rule
+from cardlab.training.cli import COMMANDS, build_parser, main, parse_rule
 
 TINY_CONFIG = {
     "name": "tiny", "seed": 1, "game": "huit", "num_players": 2, "rules": {"hand_size": 6},
@@ -254,7 +254,7 @@ def test_bot_spec_takes_a_run_folder(run_dir: pathlib.Path, tmp_path: pathlib.Pa
         assert main(["eval", "--game", "huit", "--agents", spec, "random", "--hands", "2", *BOT_RULES]) == 0
         assert f"0     {spec}" in capsys.readouterr().out
     line = fail(["eval", "--game", "huit", "--agents", "bot:", "random", "--hands", "2"], capsys)
-    assert "agent spec 'bot:' is missing the path of the bot" in line
+    assert "agent spec 'bot:' is missing the bot: give a shipped bot's name" in line
     line = fail(["eval", "--game", "huit", "--agents", f"bot:{tmp_path}", "random", "--hands", "2"], capsys)
     assert f"the run folder {tmp_path} has no bot.json" in line
     assert f"cardlab export {tmp_path} -o {tmp_path / 'bot'}" in line
@@ -366,7 +366,7 @@ def test_every_option_of_every_command_has_help() -> None:
     missing = [f"{name} {action.option_strings or action.dest}" for name, action in everything
                if not action.help or action.help == argparse.SUPPRESS]
     assert not missing, f"options without a help line: {missing}"
-    assert len({name for name, _ in everything}) == 7  # cardlab and its six commands
+    assert len({name for name, _ in everything}) == 1 + len(COMMANDS)  # cardlab and each of its commands
     rule_help = next(a.help for n, a in everything if n == "cardlab eval" and "--rule" in a.option_strings)
     assert rule_help is not None and "cardlab rules GAME" in rule_help
 
@@ -387,3 +387,26 @@ def test_ctrl_c_is_one_line_and_status_130(command: str, monkeypatch: pytest.Mon
     assert main(argv) == 130
     captured = capsys.readouterr()
     assert captured.err == f"cardlab {command}: interrupted\n" and captured.out == ""
+
+
+def test_ship_bots_from_a_run_and_from_a_config(run_dir: pathlib.Path, tmp_path: pathlib.Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(TINY_CONFIG))
+    out = tmp_path / "bots"
+    argv = ["ship-bots", f"tiny-run={run_dir}", f"tiny-new={config}", "--out", str(out), "--hands", "6",
+            "--seed", "5", "--runs-dir", str(tmp_path / "runs")]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    for name in ("tiny-run", "tiny-new"):
+        assert f"wrote {out / name}.json and .safetensors: bot:{name} wins" in printed
+        meta = json.loads((out / f"{name}.json").read_text())
+        shipped = meta["summary"]["shipped"]
+        assert shipped["hands"] == 6 and shipped["seed"] == 5 and shipped["opponent"] == "expert"
+        assert meta["weights"]["file"] == f"{name}.safetensors"
+        assert load_bot(out / f"{name}.json").game.num_players == 2
+    assert len(list((tmp_path / "runs").iterdir())) == 1  # the config was trained, the run was not
+    assert "expected NAME=CONFIG_OR_RUN_DIR" in fail(["ship-bots", "huit-2p"], capsys)
+    missing = ["ship-bots", f"x={tmp_path / 'no'}"]
+    assert "expected a YAML config or a finished run folder" in fail(missing, capsys)
+    assert "bot name 'a b'" in fail(["ship-bots", f"a b={run_dir}"], capsys)

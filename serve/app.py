@@ -1,0 +1,395 @@
+"""The web app of `cardlab serve`: a table to play the bots in a browser, hints, replays.
+
+The HTTP API (JSON in and out; every error is a 4xx with ``{"detail": message}``
+and leaves the game as it was):
+
+- ``GET /``: the page (``/static/app.js``, ``/static/style.css``);
+- ``GET /api/options``: games, rule options, the agents that may sit at a table or advise;
+- ``POST /api/games``: a new game, ``{game, num_players, seat, opponents, rules, mode, seed?}``
+  -> ``{id, frames}`` (a view after each move, the agents' first moves included);
+- ``GET /api/games/{id}``: the person's view of the table;
+- ``POST /api/games/{id}/move``: ``{move: "play 9S", turn?}`` -> ``{frames}``;
+- ``POST /api/games/{id}/next``: deal the next hand -> ``{frames}``;
+- ``GET /api/games/{id}/advice?advisor=NAME&top=3``: the advisor's likeliest moves, with probabilities;
+- ``GET /api/games/{id}/position``: the position for ``cardlab advise --state`` (on the person's turn);
+- ``GET /api/games/{id}/hands/{n}/replay``: the replay of finished hand n, as a JSON file;
+- ``DELETE /api/games/{id}``: forget a game;
+- ``POST /api/replays``: load a replay -> ``{id, steps, ...}``;
+- ``GET /api/replays/{id}/{step}?advisor=NAME``: the view after `step` moves, with advice on the
+  person's turns.
+
+Safety: views come from `cardlab.serve.view.seat_view` only (no hidden card
+is ever sent); agents and advisors are named from a fixed list (the built-in
+ones, the shipped bots, and the bot files given on the server's command line,
+by name), so no request names a path; bodies are capped; games and loaded
+replays live in one store with random ids, a cap and an idle expiry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from importlib import resources
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cardlab.agents.base import shipped_bots
+from cardlab.agents.bot import bot_paths
+from cardlab.envs.spec import Game, games, get_spec, make_game
+from cardlab.serve.table import MODES, Player, Replay, Table
+from cardlab.serve.view import rule_fields
+
+STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
+"""The page's files, served by these fixed names only."""
+MAX_SEED = 2**63 - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Limits and bots of one server (`cardlab serve` options)."""
+
+    max_games: int = 100
+    """games and loaded replays kept at once"""
+    idle_seconds: float = 3600.0
+    """a game or replay not used for this long is forgotten"""
+    max_body: int = 512 * 1024
+    """largest request body in bytes (a replay of a long hand is the biggest)"""
+    bots: Mapping[str, pathlib.Path] = dataclasses.field(default_factory=dict)
+    """extra bots by spec (``bot:NAME``) -> metadata file, from the command line"""
+    delay_ms: int = 600
+    """the page's pause between two opponents' moves"""
+
+
+def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
+    """``bot:NAME`` for each bot file given on the command line (NAME: its file name without suffix)."""
+    out: dict[str, pathlib.Path] = {}
+    for path in paths:
+        meta_path = bot_paths(path)[0].resolve()
+        if not meta_path.is_file():
+            raise ValueError(f"bot {path}: file not found")
+        name = f"bot:{meta_path.stem}"
+        if name in out or name in shipped_bots():
+            raise ValueError(f"two bots are named {name}: rename one of the files")
+        out[name] = meta_path
+    return out
+
+
+# ---------------------------------------------------------------- agents by name
+@dataclasses.dataclass(frozen=True)
+class AgentChoice:
+    """An agent the page may seat or ask: its name, the spec it stands for, what it plays."""
+
+    name: str
+    spec: str
+    game: str | None = None
+    num_players: int | None = None
+    about: str = ""
+
+    def public(self) -> dict[str, Any]:
+        return {"name": self.name, "game": self.game, "num_players": self.num_players, "about": self.about}
+
+
+def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    about = str(meta.get("summary", {}).get("shipped", {}).get("about", "a trained bot"))
+    return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about)
+
+
+class Catalogue:
+    """The agents of this server: random, each game's heuristics, shipped bots, command-line bots."""
+
+    def __init__(self, bots: Mapping[str, pathlib.Path]) -> None:
+        self.choices = [AgentChoice("random", "random", about="uniform over the legal moves")]
+        for game_id in games():
+            for name in get_spec(game_id).heuristics:
+                self.choices.append(AgentChoice(name, name, game_id, about=f"the {name} heuristic"))
+        self.choices += [_bot_choice(name, path, name) for name, path in shipped_bots().items()]
+        self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
+
+    def for_game(self, game: Game) -> list[AgentChoice]:
+        return [c for c in self.choices
+                if c.game in (None, game.id) and c.num_players in (None, game.num_players)]
+
+    def spec(self, name: str, game: Game) -> str:
+        """The spec behind a name, if it may play `game` (a ValueError lists the names that may)."""
+        for choice in self.for_game(game):
+            if choice.name == name:
+                return choice.spec
+        names = ", ".join(c.name for c in self.for_game(game))
+        raise ValueError(f"unknown agent {name!r} for {game.id} with {game.num_players} players: use {names}")
+
+
+# ---------------------------------------------------------------- the store
+class Store:
+    """Games and replays by random id, at most `cap` at once, forgotten after `idle` seconds unused."""
+
+    def __init__(self, cap: int, idle: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cap, self.idle, self.clock = cap, idle, clock
+        self.items: dict[str, tuple[float, Any]] = {}
+
+    def purge(self) -> None:
+        now = self.clock()
+        for key in [k for k, (used, _) in self.items.items() if now - used > self.idle]:
+            del self.items[key]
+
+    def add(self, item: Any) -> str:
+        self.purge()
+        if len(self.items) >= self.cap:
+            raise HTTPException(429, f"too many games and replays open ({self.cap}): finish or delete one, "
+                                     "or wait until idle ones expire")
+        key = secrets.token_urlsafe(16)
+        self.items[key] = (self.clock(), item)
+        return key
+
+    def get(self, key: str, kind: type) -> Any:
+        self.purge()
+        found = self.items.get(key)
+        if found is None or not isinstance(found[1], kind):
+            what = "game" if kind is Table else "replay"
+            raise HTTPException(404, f"unknown {what} id {key[:40]!r}: it may have expired")
+        self.items[key] = (self.clock(), found[1])
+        return found[1]
+
+    def delete(self, key: str) -> None:
+        self.items.pop(key, None)
+
+
+# ---------------------------------------------------------------- requests
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NewGame(Strict):
+    game: str = Field(max_length=40)
+    num_players: int | None = Field(None, ge=1, le=100)
+    seat: int = Field(0, ge=0, le=100)
+    opponents: list[str] = Field(max_length=100)
+    rules: dict[str, bool | int | str] = Field(default_factory=dict, max_length=40)
+    mode: Literal["hand", "match"] = "hand"
+    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+
+
+class Move(Strict):
+    move: str = Field(max_length=200)
+    turn: int | None = Field(None, ge=0)
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over `limit` bytes gets 413 before the app reads it whole."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            await self._refuse(send)
+            return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except _TooLarge:
+            if not started:
+                await self._refuse(send)
+
+    async def _refuse(self, send: Send) -> None:
+        body = json.dumps({"detail": f"request body too large: at most {self.limit} bytes"}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _validation_message(err: RequestValidationError) -> tuple[int, str]:
+    """(status, one readable line) of a request that does not fit its model."""
+    errors = err.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return 400, "malformed JSON in the request body"
+    parts = []
+    for e in errors[:5]:
+        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
+        parts.append(f"{where or 'body'}: {e.get('msg', 'invalid')}")
+    return 422, "bad request: " + "; ".join(parts)
+
+
+# ---------------------------------------------------------------- the app
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The web app; every game lives in this app's store.
+
+    Handlers are coroutines on purpose: they run one at a time on the event
+    loop, so two requests never change a game at once (each takes a few
+    milliseconds).
+    """
+    settings = settings or Settings()
+    app = FastAPI(title="cardlab", docs_url=None, redoc_url=None, openapi_url=None)
+    store = Store(settings.max_games, settings.idle_seconds)
+    catalogue = Catalogue(settings.bots)
+    app.state.store, app.state.catalogue, app.state.settings = store, catalogue, settings
+    app.add_middleware(BodyLimit, limit=settings.max_body)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
+        status, message = _validation_message(err)
+        return JSONResponse({"detail": message}, status_code=status)
+
+    def checked(call: Callable[[], Any]) -> Any:
+        """Run a game call; its refusals become 4xx answers (the game is unchanged)."""
+        try:
+            return call()
+        except PermissionError as err:
+            raise HTTPException(409, str(err)) from None
+        except LookupError as err:
+            raise HTTPException(404, str(err)) from None
+        except ValueError as err:
+            raise HTTPException(400, str(err)) from None
+
+    static = resources.files("cardlab.serve") / "static"
+
+    @app.get("/", response_class=HTMLResponse)
+    async def page() -> HTMLResponse:
+        return HTMLResponse(static.joinpath("index.html").read_text(encoding="utf-8"))
+
+    @app.get("/static/{name}")
+    async def static_file(name: str) -> Response:
+        if name not in STATIC:
+            raise HTTPException(404, f"no file {name[:40]!r}")
+        return Response(static.joinpath(name).read_text(encoding="utf-8"), media_type=STATIC[name])
+
+    @app.get("/api/options")
+    async def options() -> dict[str, Any]:
+        out = []
+        for game_id in games():
+            spec = get_spec(game_id)
+            out.append({"id": spec.id, "title": spec.title, "summary": spec.summary,
+                        "rules": rule_fields(spec)})
+        return {"games": out, "agents": [c.public() for c in catalogue.choices], "modes": list(MODES),
+                "delay_ms": settings.delay_ms}
+
+    @app.post("/api/games")
+    async def new_game(body: NewGame) -> dict[str, Any]:
+        def build() -> Table:
+            rules = dict(body.rules)
+            if body.num_players is not None:
+                rules["num_players"] = body.num_players
+            game = make_game(get_spec(body.game), rules)
+            n = game.num_players
+            if body.seat >= n:
+                raise ValueError(f"seat {body.seat} is not at a {n}-player table: choose 0 to {n - 1}")
+            if len(body.opponents) != n - 1:
+                raise ValueError(f"give {n - 1} opponents (one per other seat, in seat order), "
+                                 f"got {len(body.opponents)}")
+            names = iter(body.opponents)
+            players = []
+            for seat in range(n):
+                name = "you" if seat == body.seat else next(names)
+                players.append(Player(name, None if seat == body.seat else catalogue.spec(name, game)))
+            return Table(game, body.seat, players, body.mode, body.seed)
+
+        table = checked(build)
+        key = store.add(table)
+        return {"id": key, "frames": table.start()}
+
+    @app.get("/api/games/{key}")
+    async def get_game(key: str) -> dict[str, Any]:
+        table: Table = store.get(key, Table)
+        return table.view()
+
+    @app.delete("/api/games/{key}", status_code=204)
+    async def delete_game(key: str) -> Response:
+        store.get(key, Table)
+        store.delete(key)
+        return Response(status_code=204)
+
+    @app.post("/api/games/{key}/move")
+    async def move(key: str, body: Move) -> dict[str, Any]:
+        table: Table = store.get(key, Table)
+        return {"frames": checked(lambda: table.move(body.move, body.turn))}
+
+    @app.post("/api/games/{key}/next")
+    async def next_hand(key: str) -> dict[str, Any]:
+        table: Table = store.get(key, Table)
+        return {"frames": checked(table.next_hand)}
+
+    @app.get("/api/games/{key}/advice")
+    async def advice(key: str, advisor: str = Query(max_length=80), top: int = Query(3, ge=1, le=10)
+                     ) -> dict[str, Any]:
+        table: Table = store.get(key, Table)
+        moves = checked(lambda: table.advice(catalogue.spec(advisor, table.game), top))
+        return {"advisor": advisor, "turn": table.hand.env.game_state.turn,
+                "moves": [m._asdict() for m in moves]}
+
+    @app.get("/api/games/{key}/position")
+    async def position(key: str) -> JSONResponse:
+        table: Table = store.get(key, Table)
+        data = checked(table.position)
+        return _download(data, f"{table.game.id}-position-turn{data['turn']}.json")
+
+    @app.get("/api/games/{key}/hands/{number}/replay")
+    async def replay(key: str, number: int) -> JSONResponse:
+        table: Table = store.get(key, Table)
+        data = checked(lambda: table.replay(number))
+        return _download(data, f"{table.game.id}-hand{number}-replay.json")
+
+    @app.post("/api/replays")
+    async def load_replay(request: Request) -> dict[str, Any]:
+        try:
+            data = json.loads(await request.body())
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise HTTPException(400, f"malformed JSON in the request body: {err}") from None
+        loaded: Replay = checked(lambda: Replay(data))
+        key = store.add(loaded)
+        return {"id": key, "game": loaded.game.id, "seat": loaded.seat, "steps": loaded.steps,
+                "hand_number": loaded.hand_number}
+
+    @app.get("/api/replays/{key}/{step}")
+    async def replay_step(key: str, step: int, advisor: str | None = Query(None, max_length=80),
+                          top: int = Query(3, ge=1, le=10)) -> dict[str, Any]:
+        loaded: Replay = store.get(key, Replay)
+        spec = None if advisor is None else checked(lambda: catalogue.spec(advisor, loaded.game))
+        return checked(lambda: loaded.frame(step, spec, top))
+
+    return app
+
+
+def _download(data: Any, filename: str) -> JSONResponse:
+    return JSONResponse(data, headers={"content-disposition": f'attachment; filename="{filename}"'})
+
+
+def serve(host: str, port: int, settings: Settings) -> None:
+    """Run the app with uvicorn until interrupted."""
+    import uvicorn
+
+    shown = f"[{host}]" if ":" in host else host
+    print(f"cardlab serve: open http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")

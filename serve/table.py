@@ -1,0 +1,348 @@
+"""The games of the web app: one person against agents, hand after hand, and replays of finished hands.
+
+Play goes through the AEC env and agents as terminal play does (agents built
+from the env's `Game`, each seeing only its observation). Every hand starts
+from its own seed: the first from ``reset(seed)``, the next ones of a match
+from the finished state with a fresh generator (``next_hand()`` of the
+engine: dealer moved on, totals and streaks kept). So the replay of a finished
+hand, which holds its start state, tells nothing about the hands after it.
+
+A replay (`REPLAY_FORMAT`) is the start state of a hand (`state_dict()`:
+the deal, the totals, the generator that refills the pile), every move as
+text with its seat, and the result. Loading one plays the moves again through
+the env, so a damaged or forged file is refused with the move that fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from cardlab.agents.base import Advice, Agent, advise, make_agent
+from cardlab.envs import env_class
+from cardlab.envs.common import rng_state
+from cardlab.envs.spec import Game, get_spec
+from cardlab.serve.view import legal_moves, position, seat_view
+from cardlab.training.evaluate import AGENT, HAND, derive_seed
+
+MODES = ("hand", "match")
+REPLAY_FORMAT = "cardlab-replay"
+REPLAY_VERSION = 1
+REPLAY_KEYS = ("game", "rules", "seat", "players", "start", "moves", "result")
+MAX_LABEL = 60
+
+
+@dataclasses.dataclass(frozen=True)
+class Player:
+    """A seat at the table: the name the page shows, and the agent spec (None for the person)."""
+
+    label: str
+    spec: str | None = None
+
+
+def first_deal(game: Game, seed: int) -> dict[str, Any]:
+    """The start state of a match's first hand."""
+    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
+    env.reset(seed=seed)
+    return env.state_dict()
+
+
+def next_deal(game: Game, finished: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """The start state of the hand after `finished`, shuffled by a new generator seeded with `seed`."""
+    state = game.restore({**finished, "rng": rng_state(np.random.default_rng(seed))})
+    state.next_hand()
+    return state.state_dict()
+
+
+class Hand:
+    """One hand in an env: its start state and the moves made since, as text with their seats."""
+
+    def __init__(self, game: Game, start: Mapping[str, Any]) -> None:
+        self.game = game
+        self.start = dict(start)
+        self.env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
+        self.env.reset(options={"state": self.start})
+        self.moves: list[dict[str, Any]] = []
+
+    @property
+    def over(self) -> bool:
+        return bool(self.env.game_state.hand_over)
+
+    @property
+    def to_move(self) -> int | None:
+        return None if self.over else int(self.env.game_state.current)
+
+    def observe(self, seat: int) -> dict[str, np.ndarray]:
+        return self.env.observe(self.env.possible_agents[seat])
+
+    def apply(self, action: int) -> None:
+        """Play a legal action of the seat to move (an illegal one raises a ValueError, nothing changes)."""
+        seat = self.to_move
+        if seat is None:
+            raise ValueError("the hand is over: nobody is to move")
+        self.env.step(action)
+        self.moves.append({"seat": seat, "move": self.game.action_to_str(action)})
+
+    def result(self) -> dict[str, Any] | None:
+        """Winner, points and totals once the hand is over (None before)."""
+        if not self.over:
+            return None
+        state = self.env.game_state
+        result = {"winner": state.winner, "truncated": bool(state.truncated),
+                  "hand_points": list(state.hand_points), "score_changes": list(state.score_changes),
+                  "scores": list(state.match.scores), "match_over": bool(state.match_over)}
+        if state.match_over:
+            result["match_winners"] = state.match.winners()
+        return result
+
+    def view(self, seat: int, players: Sequence[Player]) -> dict[str, Any]:
+        """`seat_view` of the seat, plus the players, this hand's log, the seat's legal moves, the result."""
+        view = seat_view(self.game, self.env.state_dict(), seat)
+        view["players"] = [{"seat": s, "label": p.label, "you": s == seat} for s, p in enumerate(players)]
+        view["hand_number"] = self.env.game_state.match.hands_played + (0 if self.over else 1)
+        view["log"] = list(self.moves)
+        view["legal"] = legal_moves(self.game, self.env.legal_actions()) if self.to_move == seat else []
+        view["result"] = self.result()
+        return view
+
+    def advice(self, seat: int, advisor: Agent, top: int) -> list[Advice]:
+        if self.to_move != seat:
+            raise PermissionError("advice is for your own decisions: it is not your turn")
+        return advise(advisor, self.observe(seat), top)
+
+
+class Advisors:
+    """The advisor agents of one game, built once per spec, apart from the players.
+
+    A heuristic breaks ties with its own generator: asking a separate agent
+    leaves the players' draws, and so their play, untouched.
+    """
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.agents: dict[str, Agent] = {}
+
+    def get(self, spec: str) -> Agent:
+        if spec not in self.agents:
+            self.agents[spec] = make_agent(spec, self.game, seed=0)
+        return self.agents[spec]
+
+
+class Table:
+    """A person at `seat` against agents, in hand play (each hand alone) or match play (to the target score).
+
+    `seed` makes the deals and the agents repeatable; without it every hand is
+    shuffled from a fresh secret seed.
+    """
+
+    def __init__(self, game: Game, seat: int, players: Sequence[Player], mode: str = "hand",
+                 seed: int | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r} is not known: use {' or '.join(MODES)}")
+        if len(players) != game.num_players:
+            raise ValueError(f"{len(players)} players for a {game.num_players}-player table")
+        if not 0 <= seat < game.num_players or players[seat].spec is not None:
+            raise ValueError(f"seat {seat} is not the person's seat at this {game.num_players}-player table")
+        self.game, self.seat, self.players, self.mode, self.seed = game, seat, list(players), mode, seed
+        base = secrets.randbits(63) if seed is None else seed
+        self.agents: dict[int, Agent] = {
+            s: make_agent(p.spec, game, seed=derive_seed(base, AGENT, s))
+            for s, p in enumerate(players) if p.spec is not None
+        }
+        self.advisors = Advisors(game)
+        self.finished: list[Hand] = []
+        self.wins = [0] * game.num_players
+        self.hand = self._deal(None)
+
+    def _hand_seed(self, number: int) -> int:
+        return secrets.randbits(63) if self.seed is None else derive_seed(self.seed, HAND, number)
+
+    def _deal(self, previous: Hand | None) -> Hand:
+        number = len(self.finished) + 1
+        seed = self._hand_seed(number)
+        if previous is None or self.mode == "hand":
+            start = first_deal(self.game, seed)
+        else:
+            start = next_deal(self.game, previous.env.state_dict(), seed)
+        for agent in self.agents.values():
+            agent.reset()
+        return Hand(self.game, start)
+
+    # ------------------------------------------------------------ play
+    def view(self) -> dict[str, Any]:
+        view = self.hand.view(self.seat, self.players)
+        view["mode"] = self.mode
+        view["hands_finished"] = len(self.finished)
+        view["wins"] = list(self.wins)
+        view["can_deal"] = self.hand.over and not self._match_over()
+        return view
+
+    def advance(self) -> list[dict[str, Any]]:
+        """Let the agents move until the person is to move or the hand is over; a view after each move."""
+        frames = []
+        while not self.hand.over and self.hand.to_move != self.seat:
+            mover = self.hand.to_move
+            assert mover is not None
+            self.hand.apply(self.agents[mover].act(self.hand.observe(mover)))
+            frames.append(self._after_move())
+        return frames
+
+    def _after_move(self) -> dict[str, Any]:
+        if self.hand.over:
+            result = self.hand.result()
+            if result is not None and result["winner"] is not None:
+                self.wins[result["winner"]] += 1
+            self.finished.append(self.hand)
+        return self.view()
+
+    def start(self) -> list[dict[str, Any]]:
+        """The first frames of the table: the deal, then the agents' moves up to the person's turn."""
+        return [self.view(), *self.advance()]
+
+    def move(self, text: str, turn: int | None = None) -> list[dict[str, Any]]:
+        """The person's move (its text), then the agents' moves; refused moves change nothing.
+
+        A `PermissionError` when it is not the person's turn (or `turn`, the
+        turn number the move was chosen at, is not the current one), a
+        `ValueError` for an unreadable or illegal move.
+        """
+        self._check_turn(turn)
+        action = self.game.str_to_action(text)
+        legal = self.hand.env.legal_actions()
+        if action not in legal:
+            shown = ", ".join(self.game.action_to_str(a) for a in legal)
+            raise ValueError(f"{self.game.action_to_str(action)!r} is not legal now; legal moves: {shown}")
+        self.hand.apply(action)
+        return [self._after_move(), *self.advance()]
+
+    def _check_turn(self, turn: int | None) -> None:
+        if self.hand.over:
+            raise PermissionError("the hand is over: deal the next one")
+        if self.hand.to_move != self.seat:
+            raise PermissionError(f"it is player_{self.hand.to_move}'s turn, not yours")
+        current = int(self.hand.env.game_state.turn)
+        if turn is not None and turn != current:
+            raise PermissionError(f"the move was chosen at turn {turn}, the table is at turn {current}: "
+                                  "reload the table")
+
+    def next_hand(self) -> list[dict[str, Any]]:
+        """Deal the next hand (of the match, or a new one in hand play) once this one is over."""
+        if not self.hand.over:
+            raise PermissionError("the hand is still being played")
+        if self._match_over():
+            raise PermissionError("the match is over: start a new game")
+        self.hand = self._deal(self.hand)
+        return self.start()
+
+    def _match_over(self) -> bool:
+        return self.mode == "match" and bool(self.hand.env.game_state.match_over)
+
+    # ------------------------------------------------------------ advice, positions, replays
+    def advice(self, spec: str, top: int = 3) -> list[Advice]:
+        return self.hand.advice(self.seat, self.advisors.get(spec), top)
+
+    def position(self) -> dict[str, Any]:
+        """The person's position for `cardlab advise`: on their turn only."""
+        self._check_turn(None)
+        return position(self.game, self.view(), self.hand.observe(self.seat))
+
+    def replay(self, number: int) -> dict[str, Any]:
+        """The replay of finished hand `number` (1 = the first of this table)."""
+        if not 1 <= number <= len(self.finished):
+            raise LookupError(f"hand {number} is not a finished hand of this game: "
+                              f"{len(self.finished)} finished so far")
+        hand = self.finished[number - 1]
+        return {
+            "format": REPLAY_FORMAT, "version": REPLAY_VERSION, "game": self.game.id,
+            "rules": self.game.rules.to_dict(), "seat": self.seat, "players": [p.label for p in self.players],
+            "hand_number": number, "start": hand.start, "moves": list(hand.moves), "result": hand.result(),
+        }
+
+
+class Replay:
+    """A loaded replay: the hand played again move by move, seen from the replay's seat."""
+
+    def __init__(self, data: Any) -> None:
+        if not isinstance(data, Mapping) or data.get("format") != REPLAY_FORMAT:
+            raise ValueError(f"not a replay: a replay is a JSON object with \"format\": \"{REPLAY_FORMAT}\"")
+        if data.get("version") != REPLAY_VERSION:
+            raise ValueError(f"replay version {data.get('version')!r}: "
+                             f"this cardlab reads version {REPLAY_VERSION}")
+        missing = [k for k in REPLAY_KEYS if k not in data]
+        if missing:
+            raise ValueError(f"the replay lacks {', '.join(missing)}")
+        spec = get_spec(data["game"])
+        rules = data["rules"]
+        if not isinstance(rules, Mapping):
+            raise ValueError("the replay's 'rules' must be an object of rule options")
+        self.game = spec.make(rules)
+        n = self.game.num_players
+        seat, labels = data["seat"], data["players"]
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n:
+            raise ValueError(f"the replay's 'seat' must be a seat 0..{n - 1}")
+        if not isinstance(labels, list) or len(labels) != n or not all(
+            isinstance(x, str) and len(x) <= MAX_LABEL for x in labels
+        ):
+            raise ValueError(f"the replay's 'players' must be {n} names of at most {MAX_LABEL} characters")
+        self.seat, self.players = seat, [Player(x) for x in labels]
+        if not isinstance(data["start"], Mapping):
+            raise ValueError("the replay's 'start' must be a saved state (state_dict() data)")
+        self.hand = Hand(self.game, data["start"])
+        self.hand_number = self.hand.env.game_state.match.hands_played + 1
+        self.actions = self._read_moves(data["moves"])
+        self._goto(len(self.actions))
+        if self.hand.result() != data["result"]:
+            raise ValueError("the replay's 'result' is not what its moves give: the file was changed")
+        self.advisors = Advisors(self.game)
+
+    def _read_moves(self, moves: Any) -> list[int]:
+        """Check every move (seat, text, legality) by playing it; returns the action ids."""
+        if not isinstance(moves, list):
+            raise ValueError("the replay's 'moves' must be a list of {\"seat\": s, \"move\": text}")
+        actions = []
+        for i, entry in enumerate(moves, 1):
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("move"), str):
+                raise ValueError(f"move {i} of the replay must be {{\"seat\": s, \"move\": text}}")
+            if entry.get("seat") != self.hand.to_move:
+                raise ValueError(f"move {i} of the replay is by seat {entry.get('seat')!r}, but "
+                                 f"{'nobody' if self.hand.over else f'seat {self.hand.to_move}'} is to move")
+            try:
+                action = self.game.str_to_action(entry["move"])
+                self.hand.apply(action)
+            except ValueError as err:
+                raise ValueError(f"move {i} of the replay ({entry['move']!r:.40}): {err}") from None
+            actions.append(action)
+        if not self.hand.over:
+            raise ValueError("the replay ends before the hand does: only finished hands are replays")
+        return actions
+
+    def _goto(self, step: int) -> None:
+        if step < len(self.hand.moves):
+            self.hand = Hand(self.game, self.hand.start)
+        while len(self.hand.moves) < step:
+            self.hand.apply(self.actions[len(self.hand.moves)])
+
+    @property
+    def steps(self) -> int:
+        return len(self.actions)
+
+    def frame(self, step: int, advisor: str | None = None, top: int = 3) -> dict[str, Any]:
+        """The seat's view after `step` moves (0: the deal), with advice when the seat is to move."""
+        if not 0 <= step <= self.steps:
+            raise LookupError(f"step {step} is not in this replay: steps are 0..{self.steps}")
+        self._goto(step)
+        view = self.hand.view(self.seat, self.players)
+        view["hand_number"] = self.hand_number
+        view["step"], view["steps"] = step, self.steps
+        view["next_move"] = None
+        if step < self.steps:
+            move = self.game.action_to_str(self.actions[step])
+            view["next_move"] = {"seat": self.hand.to_move, "move": move}
+        if advisor is not None and self.hand.to_move == self.seat:
+            advice = self.hand.advice(self.seat, self.advisors.get(advisor), top)
+            view["advice"] = [a._asdict() for a in advice]
+        return view

@@ -1,0 +1,163 @@
+"""What one seat may know of a table, as JSON: the only game data the web app sends.
+
+`seat_view` is the one function that turns an engine state into what a
+browser gets. It starts from the saved-state data (`state_dict()`) and keeps
+only what the seat can see:
+
+- the fields listed in `PUBLIC_FIELDS` (player to move, suit, flags, draw run,
+  direction, scores, the result of a finished hand), every other field being
+  left out by default, so a field a game adds later stays hidden until it is
+  listed here;
+- the seat's own hand, and the drawn card only when the seat itself drew it;
+- every hand's size, and the size of the face-down pile (never its cards);
+- the played pile, which lies face up on the table (the observation holds it too).
+
+The random generator's state, the other hands, the face-down pile and the
+cards a stacked deal left out are never read into a view. Tests check it on
+whole hands played through the HTTP API.
+
+`position` adds the seat's observation vector and legal actions: what
+`cardlab advise` reads back (an agent's observation is, by its contract, what
+the seat may see).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from cardlab.envs import env_class
+from cardlab.envs.spec import Game, GameSpec, make_game
+
+VIEW_FORMAT = "cardlab-view"
+POSITION_FORMAT = "cardlab-position"
+FORMAT_VERSION = 1
+
+PUBLIC_FIELDS = (
+    "current_player", "current_suit", "direction", "pending_draw", "phase", "first_out", "announced",
+    "ace_penalty", "turn", "hand_over", "truncated", "winner", "hand_points", "score_changes", "match_over",
+    "scores", "streaks", "dealer", "hands_played",
+)
+"""`state_dict` fields that every player sees (the table's flags and the match's bookkeeping)."""
+
+
+def seat_view(game: Game, state: Mapping[str, Any], seat: int) -> dict[str, Any]:
+    """The table as `seat` may know it, from `state_dict()` data (see the module doc)."""
+    face_down, face_up = game.spec.state.PILES  # type: ignore[attr-defined]
+    view: dict[str, Any] = {"format": VIEW_FORMAT, "version": FORMAT_VERSION, "game": game.id,
+                            "rules": game.rules.to_dict(), "seat": seat}
+    view.update({key: state[key] for key in PUBLIC_FIELDS if key in state})
+    view["hand"] = list(state["hands"][seat])
+    view["hand_sizes"] = [len(hand) for hand in state["hands"]]
+    view["pile"] = {"name": face_down, "size": len(state[face_down])}
+    view["played"] = {"name": face_up, "cards": list(state[face_up])}
+    view["top"] = state[face_up][-1] if state[face_up] else None
+    if state.get("drawn_card") is not None and state["current_player"] == seat:
+        view["drawn_card"] = state["drawn_card"]
+    return view
+
+
+def move_entry(game: Game, action: int) -> dict[str, Any]:
+    """An action as the page shows and clicks it: text, cards laid (last on top), suit named."""
+    text = game.action_to_str(action)
+    words = text.split()
+    cards, declare = words[1:], None
+    if "declare" in words:
+        at = words.index("declare")
+        cards, declare = words[1:at], words[at + 1]
+    return {"id": action, "text": text, "kind": words[0], "cards": cards, "declare": declare}
+
+
+def legal_moves(game: Game, legal: Sequence[int]) -> list[dict[str, Any]]:
+    return [move_entry(game, a) for a in legal]
+
+
+def position(game: Game, view: Mapping[str, Any], observation: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """A saved position: the seat's view plus its observation and legal actions (`cardlab advise` input)."""
+    legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+    return {
+        **view,
+        "format": POSITION_FORMAT,
+        "observation_version": game.spec.observation_version,
+        "observation": [float(x) for x in observation["observation"]],
+        "legal": [move_entry(game, a) for a in legal],
+    }
+
+
+def observation_of_position(game: Game, data: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The observation dict stored in a `position` (checked against the game's layout)."""
+    if data.get("observation_version") != game.spec.observation_version:
+        raise ValueError(f"the position's observation layout is version {data.get('observation_version')!r}, "
+                         f"{game.id}'s is {game.spec.observation_version}")
+    values, legal = data.get("observation"), data.get("legal")
+    if not isinstance(values, list) or len(values) != game.layout.size or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise ValueError(f"the position's 'observation' must be a list of {game.layout.size} numbers")
+    if not isinstance(legal, list) or not legal:
+        raise ValueError("the position's 'legal' must list the legal moves (it is saved on the seat's turn)")
+    mask = np.zeros(game.num_actions, dtype=np.int8)
+    for move in legal:
+        text = move.get("text") if isinstance(move, Mapping) else None
+        if not isinstance(text, str):
+            raise ValueError(f"each of the position's legal moves needs its 'text', got {move!r:.60}")
+        mask[game.str_to_action(text)] = 1
+    return {"observation": np.asarray(values, dtype=np.float32), "action_mask": mask}
+
+
+@dataclasses.dataclass(frozen=True)
+class RuleField:
+    """A rule option as the page's form shows it."""
+
+    name: str
+    default: Any
+    kind: str
+    low: int | None
+    high: int | None
+    accepted: str
+    doc: str
+
+
+def rule_fields(spec: GameSpec) -> list[dict[str, Any]]:
+    """The rule options of a game for the page's form: kind (bool, int or text), range and meaning."""
+    docs = {d.name: d for d in spec.rules.describe()}
+    out = []
+    for f in dataclasses.fields(spec.rules):
+        doc = docs[f.name]
+        kind = "bool" if isinstance(f.default, bool) else "int" if str(f.type) == "int" else "text"
+        out.append(dataclasses.asdict(RuleField(f.name, f.default, kind, f.metadata.get("low"),
+                                                f.metadata.get("high"), doc.accepted, doc.doc)))
+    return out
+
+
+def read_position(game_id: str, data: Any) -> tuple[Game, int, dict[str, np.ndarray]]:
+    """(game, seat to move, its observation) of a saved state (`state_dict()` data) or a saved `position`.
+
+    The rule options come from the file; a saved state is restored through
+    the env, every field checked.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError("expected a JSON object: a saved state (state_dict()) or a web app position")
+    if data.get("game") != game_id:
+        raise ValueError(f"this file is for the game {data.get('game')!r}, not {game_id!r}")
+    if data.get("format") == VIEW_FORMAT:
+        raise ValueError("a view holds no observation: save the position instead "
+                         "(the page's 'Save position', or GET /api/games/ID/position)")
+    rules = data.get("rules")
+    if not isinstance(rules, Mapping):
+        raise ValueError("the file has no 'rules' object (state_dict() and positions both store them)")
+    game = make_game(game_id, rules)
+    if data.get("format") == POSITION_FORMAT:
+        seat = data.get("seat")
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < game.num_players:
+            raise ValueError(f"the position's 'seat' must be a seat 0..{game.num_players - 1}")
+        return game, seat, observation_of_position(game, data)
+    env = env_class(game.spec)(**game.rules.to_dict())
+    env.reset(options={"state": dict(data)})
+    if env.game_state.hand_over:
+        raise ValueError("the saved hand is over: nobody is to move")
+    seat = int(env.game_state.current)
+    return game, seat, env.observe(env.possible_agents[seat])

@@ -1,0 +1,192 @@
+"""End to end in a real browser: `cardlab serve` on a free port, headless Chromium (Debian's package)
+driven by Playwright, a whole hand of each game played by clicking, the hint turned on, a screenshot.
+
+Never skipped: without Chromium the test fails and says how to install it (`.ci/run` does).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+CHROMIUM = os.environ.get("CARDLAB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+TURN_TIMEOUT_MS = 60_000  # generous: CI shares two cores with other work
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """`cardlab serve` in its own process, on a free port of 127.0.0.1."""
+    port = free_port()
+    script = pathlib.Path(sys.executable).with_name("cardlab")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "cardlab.training.cli"]
+    process = subprocess.Popen([*command, "serve", "--port", str(port), "--delay-ms", "20"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/options", timeout=2):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    output = process.stdout.read() if process.stdout else ""
+                    raise RuntimeError(f"cardlab serve did not start: {output}") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not pathlib.Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def wait_for_turn(page: Any) -> str:
+    """Wait until the person is to move or the hand is over; returns the page's phase."""
+    page.wait_for_selector("body[data-phase='your-turn'], body[data-phase='hand-over'], "
+                           "body[data-phase='match-over']", timeout=TURN_TIMEOUT_MS)
+    return str(page.get_attribute("body", "data-phase"))
+
+
+def play_a_turn(page: Any) -> None:
+    """Click a move: cards (a group that a bigger one contains goes by the Play button, a complete group
+    goes at once), or draw, or pass; then a suit when the page asks for one."""
+    moves = page.eval_on_selector_all("#moves .move", "els => els.map(e => e.textContent)")
+    groups = [m.split()[1:] for m in moves if m.startswith("play")]
+    groups = [words[: words.index("declare")] if "declare" in words else words for words in groups]
+    if groups:
+        inside = [g for g in groups if any(set(g) < set(other) for other in groups)]
+        cards = inside[0] if inside else max(groups, key=len)
+        for card in cards:
+            page.click(f"#hand .card[data-card='{card}'] >> nth=0")
+        if inside:
+            page.click("#play")
+    elif "draw" in moves:
+        page.click("#draw")
+    elif "pass" in moves:
+        page.click("#pass")
+    if page.is_visible("#suits"):  # 8s and Jacks announce a suit; so does a Switch Jack starter
+        page.click("#suits .suit-choice >> nth=0")
+
+
+def play_hand(page: Any, game: str, players: int, seat: int, opponent: str, shot: pathlib.Path) -> int:
+    """Set up a table, play the person's turns by clicking until the hand ends; a screenshot, hint on."""
+    page.select_option("#game", game)
+    page.fill("#num-players", str(players))
+    page.dispatch_event("#num-players", "change")
+    page.select_option("#seat", str(seat))
+    for select in page.query_selector_all("#opponents select"):
+        select.select_option(opponent)
+    page.click("#start")
+    turns = 0
+    hinted = False
+    while True:
+        if wait_for_turn(page) != "your-turn":
+            if hinted:
+                break
+            page.click("#next")  # the opponents went out before the person's first turn: deal again
+            continue
+        if not hinted:
+            page.check("#hint")
+            page.wait_for_selector("#advice li", timeout=TURN_TIMEOUT_MS)
+            assert "%" in page.inner_text("#advice")
+            hinted = True
+            page.screenshot(path=str(shot), full_page=True)
+        assert page.query_selector_all("#hand .card.legal, #draw.legal, #pass.legal, .suit-choice.legal")
+        before = page.inner_text("#log")
+        play_a_turn(page)
+        page.wait_for_function("before => document.querySelector('#log').innerText !== before "
+                               "|| document.body.dataset.phase !== 'your-turn'", arg=before,
+                               timeout=TURN_TIMEOUT_MS)
+        turns += 1
+        assert turns < 400, "the hand does not end"
+    result = page.inner_text("#result")
+    assert page.is_visible("#result") and re.search(r"(You win|player_\d wins) the hand|turn limit", result)
+    assert re.search(r"points\s+change\s+total", result)
+    assert page.is_visible("#replay-link")
+    return turns
+
+
+def step_through_the_replay(page: Any, tmp_path: pathlib.Path) -> None:
+    """Download the finished hand, load it back, step to a decision of the person's with its advice."""
+    with page.expect_download() as download:
+        page.click("#replay-link")
+    replay = tmp_path / "replay.json"
+    download.value.save_as(str(replay))
+    page.set_input_files("#replay-file", str(replay))
+    page.wait_for_selector("body[data-phase='replay']")
+    page.wait_for_function("document.querySelector('#step').textContent.startsWith('step 0 of')")
+    for _ in range(40):
+        if page.inner_text("#next-move").startswith("next: you"):
+            break
+        before = page.inner_text("#step")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("b => document.querySelector('#step').textContent !== b", arg=before)
+    assert page.inner_text("#next-move").startswith("next: you")
+    page.wait_for_selector("#advice li")
+    assert "%" in page.inner_text("#advice")
+    page.click("#last")
+    page.wait_for_selector("#result:not([hidden])")
+
+
+def test_play_both_games_by_clicking(server: str, browser: Any, tmp_path: pathlib.Path) -> None:
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(f"{server}/?delay=20")
+    shot = tmp_path / "huit.png"
+    huit_turns = play_hand(page, "huit", 2, 1, "bot:huit-2p", shot)
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("CARDLAB_SCREENSHOT"):  # docs/screenshot.png is taken this way
+        shutil.copyfile(shot, os.environ["CARDLAB_SCREENSHOT"])
+    page.screenshot(path=str(tmp_path / "huit-end.png"), full_page=True)
+    step_through_the_replay(page, tmp_path)
+    page.click("#new-game")
+    switch_turns = play_hand(page, "switch", 4, 0, "random", tmp_path / "switch.png")
+    page.screenshot(path=str(tmp_path / "switch-end.png"), full_page=True)
+    assert huit_turns > 0 and switch_turns > 0 and not errors
+
+
+def test_phone_width_and_keyboard(server: str, browser: Any, tmp_path: pathlib.Path) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(f"{server}/?delay=20&game=huit")
+    page.fill("#num-players", "2")
+    page.dispatch_event("#num-players", "change")
+    page.click("#start")
+    assert wait_for_turn(page) == "your-turn"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
+    before = page.inner_text("#log")
+    page.keyboard.press("d")  # drawing is always legal at the start of a Huit turn
+    page.wait_for_function("before => document.querySelector('#log').innerText !== before", arg=before)
+    assert "you: draw" in page.inner_text("#log")
+    page.keyboard.press("a")
+    assert page.is_checked("#hint")
+    page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
