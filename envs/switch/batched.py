@@ -350,10 +350,14 @@ def _win_rewards(row: Arr, n: int, winners_mask: Arr, count: int) -> None:
 
 @njit(cache=True)
 def _step(
-    actions: Arr, rewards: Arr, next_deal: Arr, refill: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr,
-    played: Arr, params: Arr, cards: Arr, actions_table: Arr, play_table: Arr,
+    actions: Arr, known: Arr, use_known: bool, rewards: Arr, next_deal: Arr, refill: Arr, info: Arr,
+    seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr, cards: Arr, actions_table: Arr,
+    play_table: Arr,
 ) -> int:
     """Check every live slot's action, then apply them all.
+
+    With `use_known`, `known` is the legal mask of this very state (the last
+    `legal_mask()`, nothing moved since): a look-up instead of a new `_legal_row`.
 
     Returns the first slot with an illegal action, `_NEEDS_REFILL` (nothing
     applied, `refill` marks the slots whose draw empties the stock: the caller
@@ -369,9 +373,13 @@ def _step(
         a = actions[b]
         if a < 0 or a >= _NUM_ACTIONS:
             return b
-        _legal_row(b, row, info, seats, hands, piles, params, cards, play_table)
-        if not row[a]:
-            return b
+        if use_known:
+            if not known[b, a]:
+                return b
+        else:
+            _legal_row(b, row, info, seats, hands, piles, params, cards, play_table)
+            if not row[a]:
+                return b
         if a == _DRAW:
             need = max(info[b, PENDING], 1)
             if need > info[b, STOCK_LEN] and info[b, DISCARD_LEN] > 1:
@@ -532,6 +540,9 @@ class SwitchBatch:
         self._rewards = np.zeros((B, n), dtype=np.float32)
         self._next_deal = np.zeros(B, dtype=np.bool_)
         self._refill = np.zeros(B, dtype=np.bool_)
+        # The last legal mask, and whether it is still the mask of the state (nothing moved since).
+        self._known = np.zeros((B, R.NUM_ACTIONS), dtype=np.bool_)
+        self._known_fresh = False
         self.generators = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(B)]
         self.reset()
 
@@ -560,6 +571,7 @@ class SwitchBatch:
         """A3 for each slot: its own generator shuffles the pack, as `SwitchState.deal_shuffled` does."""
         if not idx.size:
             return
+        self._known_fresh = False
         packs = np.empty((idx.size, self.deck_size), dtype=np.int32)
         for k, b in enumerate(idx):
             pack = self._pack.copy()
@@ -599,6 +611,7 @@ class SwitchBatch:
         for column, value in values.items():
             self.info[b, column] = int(value)
         self.generators[b] = copy.deepcopy(state.rng)
+        self._known_fresh = False
 
     def to_state(self, slot: int) -> SwitchState:
         """Slot `slot` as an engine state (with a copy of its generator): for the AEC env, advice, saving."""
@@ -647,9 +660,10 @@ class SwitchBatch:
         return self.info[:, OVER].astype(np.bool_)
 
     def legal_mask(self) -> np.ndarray:
-        out = np.empty((self.batch_size, R.NUM_ACTIONS), dtype=np.bool_)
+        out = self._known
         _legal_mask(out, self.info, self.seats, self.hands, self.piles, self._params, CARD_TABLE, PLAY_TABLE)
-        return out
+        self._known_fresh = True
+        return out.copy()  # a copy: step() checks actions against `_known`, which the caller cannot change
 
     def observe(self, seats: np.ndarray) -> np.ndarray:
         who = np.asarray(seats)
@@ -669,13 +683,17 @@ class SwitchBatch:
         if acts.shape != (self.batch_size,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be a ({self.batch_size},) integer array, got shape {acts.shape}")
         acts = acts.astype(np.int64)
-        args = (self.info, self.seats, self.hands, self.piles, self.played, self._params, CARD_TABLE,
-                ACTION_TABLE, PLAY_TABLE)
-        status = _step(acts, self._rewards, self._next_deal, self._refill, *args)
+        args: tuple[Any, ...] = (
+            acts, self._known, self._known_fresh, self._rewards, self._next_deal, self._refill,
+            self.info, self.seats, self.hands, self.piles, self.played, self._params,
+            CARD_TABLE, ACTION_TABLE, PLAY_TABLE,
+        )
+        status = _step(*args)
         if status == _NEEDS_REFILL:
             for b in np.flatnonzero(self._refill):
                 self._refill_stock(int(b))
-            status = _step(acts, self._rewards, self._next_deal, self._refill, *args)
+            status = _step(*args)
+        self._known_fresh = status >= 0  # refused: nothing moved, the mask still holds
         if status >= 0:
             self._refuse(int(status), int(acts[status]))
         deal = np.flatnonzero(self._next_deal)

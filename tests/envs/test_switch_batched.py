@@ -77,6 +77,8 @@ def run_differential(options: dict[str, Any], batch_size: int, steps: int, seed:
     for step in range(steps):
         mask = batch.legal_mask()
         actions = random_legal_actions(mask, rng)
+        if step % 2:
+            batch._known_fresh = False  # step() then checks legality itself instead of reading the last mask
         before = batch.info.copy()
         rewards, done, truncated = batch.step(actions)
         for i, env in enumerate(envs):
@@ -270,6 +272,12 @@ def test_illegal_action_refused_and_nothing_moves() -> None:
         batch.step(actions)
     actions[2] = 999
     with pytest.raises(ValueError, match=r"slot 2: illegal action 999 \(not an action id"):
+        batch.step(actions)
+    assert [batch.state_dict(i) for i in range(4)] == saved
+    batch.reset(np.array([0]))  # no mask since: step() checks legality itself
+    saved[0] = batch.state_dict(0)
+    actions[0] = batch.to_state(0).legal_actions()[0]
+    with pytest.raises(ValueError, match="slot 2: illegal action 999"):
         batch.step(actions)
     assert [batch.state_dict(i) for i in range(4)] == saved
     with pytest.raises(ValueError, match="actions must be a"):
