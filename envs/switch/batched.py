@@ -31,15 +31,15 @@ API (the same as the Huit batch):
   generator is `np.random.default_rng(np.random.SeedSequence(seed).spawn(B)[i])`
   and every slot is dealt on construction, as `SwitchState(rules, generator)` is.
 - `reset(slots=None)`: a new match (scores 0, dealer n-1) dealt in the given
-  slots (all when None), each from its own generator, which runs on (it is
+  slots (indices or a (B,) bool mask; all when None), each from its own generator, which runs on (it is
   not re-seeded). Resets are explicit: a finished slot stays finished (its
   `done` stays true, its actions are ignored) until `reset` deals it again.
 - `load(slot, state)`: copy a `SwitchState` (a stacked deal, a restored saved
   state) into a slot, a copy of its generator included; `to_state(slot)` and
   `state_dict(slot)` give it back in the engine's form.
-- `current_player() -> (B,)`, `legal_mask() -> (B, NUM_ACTIONS) bool` (all
-  false in finished slots), `observe(seats) -> (B, obs_size) float32` (the
-  `SwitchObserver` vector of `seats[i]` in slot i).
+- `current_player() -> (B,)`, `done() -> (B,) bool`, `legal_mask() -> (B,
+  NUM_ACTIONS) bool` (all false in finished slots), `observe(seats) -> (B,
+  obs_size) float32` (the `SwitchObserver` vector of `seats[i]` in slot i).
 - `step(actions) -> (rewards (B, n) float32, done (B,) bool, truncated (B,) bool)`:
   one action per live slot; an illegal one raises `ValueError` naming the slot
   before any slot moves. `done` is true while a slot's episode is over (won or
@@ -51,8 +51,16 @@ API (the same as the Huit batch):
   truncated hand (C1) ends the episode with zero rewards in both modes.
 - `random_legal_actions(mask, rng)`: one uniformly random legal action per row.
 
-Numba compiles the kernels on first use (about 10-20 s) and caches them on
-disk (`cache=True`): later processes load them in well under a second. The
+Numba compiles the kernels on first use (about 7 s of CPU, 11 s on a busy
+machine) and caches them on disk (`cache=True`, next to this file or under
+`NUMBA_CACHE_DIR`): later processes import and load them in about a second.
+
+Speed (`benchmarks/batched_switch.py`, 4 players, one core, mask +
+observation + random legal action + step): about 1.2-1.6 million steps/s at
+B = 256 to 4096, 20-30 times the engine loop. `step` reads legality from the
+last `legal_mask()` when nothing moved since, else works it out again. The
+deals (A3) and refills (A10) shuffle with each slot's generator in Python, a
+few microseconds per deal; everything else runs in the kernels. The
 card and action tables are taken from `cards` and `rules` at import and passed
 to the kernels as arrays; the action-id constants are compiled in, so a
 change of the action layout in `rules.py` needs a touch of this file (the
