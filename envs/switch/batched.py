@@ -25,18 +25,20 @@ exactly where the engine uses its own: the deal shuffle (A3) and the refill
 shuffle (A10), so a slot and a `SwitchState` with the same generator state
 deal and refill the same cards.
 
-API (the same as the Huit batch):
+API (shared with the Huit batch, so a learner can drive either):
 
 - `SwitchBatch(rules, batch_size, seed=None, episode="hand")`: slot i's
   generator is `np.random.default_rng(np.random.SeedSequence(seed).spawn(B)[i])`
   and every slot is dealt on construction, as `SwitchState(rules, generator)` is.
 - `reset(slots=None)`: a new match (scores 0, dealer n-1) dealt in the given
-  slots (indices or a (B,) bool mask; all when None), each from its own generator, which runs on (it is
-  not re-seeded). Resets are explicit: a finished slot stays finished (its
+  slots (indices or a (B,) bool mask; all when None), each from its own
+  generator, which runs on (it is not re-seeded). Resets are explicit: a finished slot stays finished (its
   `done` stays true, its actions are ignored) until `reset` deals it again.
 - `load(slot, state)`: copy a `SwitchState` (a stacked deal, a restored saved
   state) into a slot, a copy of its generator included; `to_state(slot)` and
-  `state_dict(slot)` give it back in the engine's form.
+  `state_dict(slot)` give it back in the engine's form. A saved state goes in
+  through the engine, which checks it: `load(i, SwitchState.from_state_dict(data,
+  rules))`; a stacked deal likewise after `state.deal_stacked(deal)`.
 - `current_player() -> (B,)`, `done() -> (B,) bool`, `legal_mask() -> (B,
   NUM_ACTIONS) bool` (all false in finished slots), `observe(seats) -> (B,
   obs_size) float32` (the `SwitchObserver` vector of `seats[i]` in slot i).
@@ -60,8 +62,9 @@ observation + random legal action + step): about 1.2-1.6 million steps/s at
 B = 256 to 4096, 20-30 times the engine loop. `step` reads legality from the
 last `legal_mask()` when nothing moved since, else works it out again. The
 deals (A3) and refills (A10) shuffle with each slot's generator in Python, a
-few microseconds per deal; everything else runs in the kernels. The
-card and action tables are taken from `cards` and `rules` at import and passed
+few microseconds per deal; everything else runs in the kernels.
+
+The card and action tables are taken from `cards` and `rules` at import and passed
 to the kernels as arrays; the action-id constants are compiled in, so a
 change of the action layout in `rules.py` needs a touch of this file (the
 differential tests would catch a stale cache).
