@@ -571,12 +571,14 @@ class SwitchBatch:
             return np.arange(self.batch_size)
         idx = np.asarray(slots)
         if idx.dtype == np.bool_ and idx.shape == (self.batch_size,):
-            idx = np.flatnonzero(idx)
+            return np.flatnonzero(idx)
+        accepted = f"slot indices 0..{self.batch_size - 1} or a ({self.batch_size},) bool mask"
+        if idx.dtype == np.bool_ or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError(f"slots must be {accepted}, got {slots!r:.80}")
         idx = idx.astype(np.int64).ravel()
         if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size):
-            raise ValueError(f"slots must be indices 0..{self.batch_size - 1} (or a (B,) bool mask), "
-                             f"got {slots!r:.80}")
-        return idx
+            raise ValueError(f"slots must be {accepted}, got {slots!r:.80}")
+        return np.unique(idx)  # a slot named twice is dealt once
 
     def _deal_shuffled(self, idx: np.ndarray) -> None:
         """A3 for each slot: its own generator shuffles the pack, as `SwitchState.deal_shuffled` does."""
@@ -626,6 +628,7 @@ class SwitchBatch:
 
     def to_state(self, slot: int) -> SwitchState:
         """Slot `slot` as an engine state (with a copy of its generator): for the AEC env, advice, saving."""
+        self._check_slot(slot)
         return self._engine_view(slot, copy.deepcopy(self.generators[slot]))
 
     def state_dict(self, slot: int) -> dict[str, Any]:

@@ -298,6 +298,13 @@ def test_finished_slots_ignore_their_actions() -> None:
     assert [batch.state_dict(i) for i in range(3)] == saved
     batch.reset(np.array([1]))
     assert batch.done().tolist() == [True, False, True]
+    batch.reset(np.array([True, False, True]))
+    assert not batch.done().any()
+    for bad in (np.array([3]), np.array([0.5]), np.array([True, False])):
+        with pytest.raises(ValueError, match="slots must be"):
+            batch.reset(bad)
+    with pytest.raises(ValueError, match="slot must be"):
+        batch.to_state(3)
 
 
 def test_shapes_and_dtypes() -> None:
