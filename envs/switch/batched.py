@@ -61,9 +61,9 @@ Speed (`benchmarks/batched_switch.py`, 4 players, one core, mask +
 observation + random legal action + step): about 1.2-1.6 million steps/s at
 B = 256 to 4096, 17-29 times the engine loop on a shared two-core machine.
 `step` reads legality from the last `legal_mask()` when nothing moved since,
-else works it out again. The
-deals (A3) and refills (A10) shuffle with each slot's generator in Python, a
-few microseconds per deal; everything else runs in the kernels.
+else works it out again. The deals (A3) and refills (A10) shuffle with each
+slot's generator in Python, a few microseconds per deal; everything else runs
+in the kernels.
 
 The card and action tables are taken from `cards` and `rules` at import and passed
 to the kernels as arrays; the action-id constants are compiled in, so a
