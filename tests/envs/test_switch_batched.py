@@ -174,7 +174,7 @@ SLOW_CONFIGS = [
 ]
 
 
-@pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize(("options", "episode"), SLOW_CONFIGS)
 def test_a_million_steps(options: dict[str, Any], episode: str) -> None:
     """10^6 steps over the four configs; the whole state compared every 50 steps and at every end."""
