@@ -486,8 +486,11 @@ class HuitBatch:
         self._offsets = np.array(
             [s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
                                         "streaks", "played", "bank")], dtype=np.int64)
-        self._scales = np.array([self.observer._inv_target, self.observer._inv_streak,
-                                 self.observer._scores_low, self.observer._scores_high], dtype=np.float64)
+        # The observer's scale factors and score bounds, computed as it computes them.
+        scores = s["scores"].start
+        self._scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,
+                                 float(self.layout.low[scores]), float(self.layout.high[scores])],
+                                dtype=np.float64)
         self.gens = TypedList(
             np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(B)
         )
@@ -504,7 +507,7 @@ class HuitBatch:
         arr = arr.astype(np.int64).reshape(-1)
         if arr.size and (arr.min() < 0 or arr.max() >= self.batch_size):
             raise ValueError(f"slot indices must be 0..{self.batch_size - 1}, got {arr.tolist()!r:.80}")
-        return arr
+        return np.unique(arr)  # a slot named twice is reset once
 
     def reset(self, slots: np.ndarray | None = None) -> None:
         """A new episode in `slots` (all by default), each dealt from the slot's own generator."""
