@@ -10,6 +10,9 @@ rewards and the end of the episode must agree exactly.
 
 from __future__ import annotations
 
+import importlib.util
+import pathlib
+import sys
 from typing import Any
 
 import numpy as np
@@ -148,6 +151,12 @@ def test_load_a_saved_state_mid_hand_and_finished() -> None:
     diff.batch.load(1, HuitState.from_state_dict(saved, rules))
     diff.play(30)  # reaches max_turns: every slot is truncated once at least
     assert diff.ends["truncated"] > 0
+    for i in range(3):  # a slot's saved state passes the engine's checks and loads back unchanged
+        saved = diff.batch.state_dict(i)
+        assert HuitState.from_state_dict(saved, rules).state_dict() == saved
+        diff.batch.load(i, diff.batch.to_state(i))
+        assert diff.batch.state_dict(i) == saved
+    diff.play(5)
 
 
 def test_finished_slots_ignore_actions_until_reset() -> None:
@@ -211,3 +220,21 @@ def test_same_seed_same_games() -> None:
         one.step(sample_legal(one.legal_mask(), rng_one))
         two.step(sample_legal(two.legal_mask(), rng_two))
     assert [one.state_dict(i) for i in range(5)] == [two.state_dict(i) for i in range(5)]
+
+
+def test_the_benchmark_loop_runs_and_skips_a_game_without_a_batched_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`benchmarks/batched_throughput.py` stays runnable (it is not run by the test suite otherwise)."""
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # the module sets it; restored after the test
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "batched_throughput.py"
+    spec = importlib.util.spec_from_file_location("batched_throughput", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.batch_class("huit") is HuitBatch
+    monkeypatch.setitem(bench.BATCHED, "nogame", "cardlab.envs.nogame.batched:NoBatch")
+    assert bench.batch_class("nogame") is None
+    rate, per_hand = bench.batched_loop(HuitBatch, "huit", 64, 6400, 0)
+    assert rate > 0 and 20 < per_hand < 1000
