@@ -238,3 +238,21 @@ def test_the_benchmark_loop_runs_and_skips_a_game_without_a_batched_engine(
     assert bench.batch_class("nogame") is None
     rate, per_hand = bench.batched_loop(HuitBatch, "huit", 64, 6400, 0)
     assert rate > 0 and 20 < per_hand < 1000
+
+
+@pytest.mark.parametrize("bit_generator", ["MT19937", "Philox", "SFC64", "PCG64DXSM"])
+def test_a_loaded_state_keeps_its_bit_generator(bit_generator: str) -> None:
+    """Saved states may hold any generator `rng_from_state` accepts; B10 shuffles must use it."""
+    rules = HuitRules(num_players=2, shuffle_on_refill=True, hand_size="all")
+    batch = HuitBatch(rules, 3, seed=0)
+    state = HuitState(rules, np.random.Generator(getattr(np.random, bit_generator)(5)))
+    batch.load(1, state)
+    rng = np.random.default_rng(0)
+    while not state.hand_over:
+        actions = sample_legal(batch.legal_mask(), rng)
+        state.apply(int(actions[1]))
+        batch.step(actions)
+        assert batch.state_dict(1) == state.state_dict()
+        finished = np.flatnonzero(batch.done | batch.truncated)
+        batch.reset(finished[finished != 1])
+    assert batch.state_dict(1)["rng"]["bit_generator"] == bit_generator
