@@ -57,7 +57,7 @@ Numba compiles the kernels on first use (about 7 s of CPU, 11 s on a busy
 machine) and caches them on disk (`cache=True`, next to this file or under
 `NUMBA_CACHE_DIR`): later processes import and load them in about a second.
 
-Speed (`benchmarks/batched_switch.py`, 4 players, one core, mask +
+Speed (`benchmarks/batched_throughput.py`, 4 players, one core, mask +
 observation + random legal action + step): about 1.2-1.6 million steps/s at
 B = 256 to 4096, 17-29 times the engine loop on a shared two-core machine.
 `step` reads legality from the last `legal_mask()` when nothing moved since,
