@@ -1,4 +1,4 @@
-"""Trained bot files: export a MaskablePPO policy, load it back as an agent.
+"""Trained bot files: export a MaskablePPO policy (or a lean-PPO actor), load it back as an agent.
 
 A bot is two files side by side, so that loading one never executes code (no
 pickle):
@@ -113,19 +113,30 @@ def bot_paths(path: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
 
 # ---------------------------------------------------------------- export
 def _actor_layers(policy: Any) -> tuple[list[nn.Linear], str, nn.Linear]:
-    """Hidden Linear layers, activation name and output layer of an SB3 policy's actor."""
+    """Hidden Linear layers, activation name and output layer of an SB3 policy's actor.
+
+    An `nn.Sequential` of (Linear, activation) pairs then a Linear (the lean
+    trainer's actor, `cardlab.training.ppo`) is read as it is.
+    """
+    if isinstance(policy, nn.Sequential):
+        modules = list(policy)
+        return _split_layers(modules[:-1], modules[-1] if modules else None)
     extractor = getattr(policy, "pi_features_extractor", None) or getattr(policy, "features_extractor", None)
     if type(extractor).__name__ != "FlattenExtractor":
         raise ValueError(
             f"the policy's features extractor is {type(extractor).__name__}: only an MlpPolicy over a flat "
             "Box observation (FlattenExtractor) can be exported"
         )
-    modules = list(policy.mlp_extractor.policy_net)
-    hidden = modules[0::2]
+    return _split_layers(list(policy.mlp_extractor.policy_net), policy.action_net)
+
+
+def _split_layers(modules: list[nn.Module], action: Any) -> tuple[list[nn.Linear], str, nn.Linear]:
+    """(hidden Linear layers, activation name, output layer) of (Linear, activation) pairs and an output."""
+    hidden = [m for m in modules[0::2] if isinstance(m, nn.Linear)]
     activations = modules[1::2]
-    if len(hidden) != len(activations) or not all(isinstance(m, nn.Linear) for m in hidden):
+    if not len(hidden) == len(activations) == len(modules[0::2]):
         raise ValueError(
-            "the policy's mlp_extractor.policy_net is not a sequence of (Linear, activation) pairs"
+            "the policy's actor is not a sequence of (Linear, activation) pairs before its output Linear"
         )
     kinds = {type(a) for a in activations}
     # Without hidden layers no activation is used; "tanh" (SB3's default) is stored for completeness.
@@ -135,7 +146,6 @@ def _actor_layers(policy: Any) -> tuple[list[nn.Linear], str, nn.Linear]:
         raise ValueError(
             f"the policy uses activation(s) {shown}: one of {', '.join(ACTIVATIONS)} is supported"
         )
-    action = policy.action_net
     if not isinstance(action, nn.Linear):
         raise ValueError(f"the policy's action_net is {type(action).__name__}, expected Linear")
     return hidden, name, action
@@ -150,7 +160,7 @@ def export_bot(
     num_players: int | None = None,
     summary: dict[str, Any],
 ) -> pathlib.Path:
-    """Write the bot files of a MaskablePPO policy; returns the metadata (.json) path.
+    """Write the bot files of a MaskablePPO policy or an actor `nn.Sequential`; returns the .json path.
 
     `game` is a `Game`, or a game id with `rules` (only the options that
     differ from the defaults are needed: the file stores them all, so that

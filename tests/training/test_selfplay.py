@@ -1,0 +1,138 @@
+"""Self-play over the batched engines: points of view, credit of rewards, who yields transitions, seeds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from cardlab.agents.bot import load_bot
+from cardlab.envs import make_game
+from cardlab.training.league import LeagueSettings, save_snapshot
+from cardlab.training.selfplay import LEARNER, SelfPlayBatch, advantages, credit
+
+RANDOM = LeagueSettings((("random", 1.0),))
+CASES = [("huit", 2), ("huit", 3), ("switch", 4)]
+
+
+def _rollout(table: SelfPlayBatch, steps: int, seed: int) -> dict[str, np.ndarray]:
+    """Random legal learner moves for `steps` calls; everything `credit` needs, stacked over time."""
+    rng = np.random.default_rng(seed)
+    keep: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "seats", "learner", "rewards", "ended")}
+    for _ in range(steps):
+        obs, mask, seats, learner = table.observe()
+        u = rng.random(mask.shape)
+        actions = np.where(mask, u, -1.0).argmax(axis=1)
+        rewards, ended = table.step(actions)
+        for key, value in zip(keep, (obs, seats, learner, rewards, ended), strict=True):
+            keep[key].append(value)
+    return {k: np.stack(v) for k, v in keep.items()}
+
+
+@pytest.mark.parametrize(("game_id", "n"), CASES)
+def test_observation_is_the_seat_to_move_point_of_view(game_id: str, n: int) -> None:
+    game = make_game(game_id, num_players=n)
+    table = SelfPlayBatch(game, 8, RANDOM, learner_share=0.5, seed=3)
+    for _ in range(30):
+        obs, mask, seats, learner = table.observe()
+        for b in range(8):
+            state = table.engine.to_state(b)
+            assert seats[b] == state.current
+            np.testing.assert_array_equal(obs[b], game.observer.observe(state, int(seats[b])))
+            assert sorted(np.flatnonzero(mask[b])) == sorted(state.legal_actions())
+            assert learner[b] == (table.owners[b, seats[b]] == LEARNER)
+        table.step(np.where(mask, 1.0, 0.0).argmax(axis=1))
+
+
+@pytest.mark.parametrize(("game_id", "n"), CASES)
+def test_hand_end_rewards_reach_every_learner_seat(game_id: str, n: int) -> None:
+    table = SelfPlayBatch(make_game(game_id, num_players=n), 16, RANDOM, learner_share=1.0, seed=1)
+    data = _rollout(table, 300, seed=2)
+    rewards, ended, seats, learner = data["rewards"], data["ended"], data["seats"], data["learner"]
+    assert learner.all()  # every seat is the learner's
+    np.testing.assert_allclose(rewards.sum(axis=2), 0.0, atol=1e-6)  # zero-sum
+    assert ended.any()
+    reward, terminal, next_index = credit(rewards, ended, seats, learner)
+    B = ended.shape[1]
+    for b in range(B):
+        start = 0
+        for end in np.flatnonzero(ended[:, b]):
+            moved = {int(seats[t, b]) for t in range(start, end + 1)}
+            last = {s: max(t for t in range(start, end + 1) if seats[t, b] == s) for s in moved}
+            for s, t in last.items():  # each seat's last move of the hand carries its reward, terminal
+                assert terminal[t, b] and next_index[t, b] == -1
+                assert reward[t, b] == pytest.approx(rewards[end, b, s])
+            for t in range(start, end + 1):
+                if t not in last.values():
+                    assert not terminal[t, b] and reward[t, b] == 0.0
+                    assert seats[next_index[t, b], b] == seats[t, b] and t < next_index[t, b] <= end
+            start = end + 1
+        assert (next_index[start:, b] == -1).sum() <= n and not terminal[start:, b].any()
+
+
+def test_heuristic_and_snapshot_seats_yield_no_transitions(tmp_path: Path) -> None:
+    game = make_game("huit", num_players=3)
+    obs_size, actions = game.layout.size, game.num_actions
+    actor = nn.Sequential(nn.Linear(obs_size, 16), nn.Tanh(), nn.Linear(16, actions))
+    save_snapshot(actor, tmp_path, 0, game="huit", rules={}, num_players=3)
+    league = LeagueSettings((("greedy", 1.0),), snapshot_dir=str(tmp_path), snapshot_share=0.5)
+    table = SelfPlayBatch(game, 32, league, learner_share=0.0, seed=5)
+    assert "snapshot_000000000000" in table.policies and "greedy" in table.policies
+    assert ((table.owners == LEARNER).sum(axis=1) == 1).all()  # only the kept seat is the learner's
+    data = _rollout(table, 200, seed=6)
+    reward, terminal, next_index = credit(data["rewards"], data["ended"], data["seats"], data["learner"])
+    assert 0 < data["learner"].mean() < 0.6
+    off = ~data["learner"]
+    assert (reward[off] == 0).all() and not terminal[off].any() and (next_index[off] == -1).all()
+
+
+def test_snapshot_plays_as_its_bot_file(tmp_path: Path) -> None:
+    game = make_game("huit", num_players=2)
+    actor = nn.Sequential(nn.Linear(game.layout.size, 8), nn.ReLU(), nn.Linear(8, game.num_actions))
+    path = save_snapshot(actor, tmp_path, 7, game="huit", rules={}, num_players=2)
+    league = LeagueSettings((("random", 1.0),), snapshot_dir=str(tmp_path), snapshot_share=1.0,
+                            snapshot_deterministic=True)
+    table = SelfPlayBatch(game, 16, league, learner_share=0.0, seed=0)
+    bot = load_bot(path, game)
+    for _ in range(20):
+        obs, mask, _, learner = table.observe()
+        before = [table.engine.to_state(b) for b in range(16)]
+        _, ended = table.step(np.where(mask, 1.0, 0.0).argmax(axis=1))
+        for b in np.flatnonzero(~learner & ~ended):  # the snapshot's move is its bot's masked argmax
+            before[b].apply(bot.act({"observation": obs[b], "action_mask": mask[b]}))
+            assert json.dumps(before[b].state_dict(), default=str) == json.dumps(
+                table.engine.state_dict(int(b)), default=str)
+
+
+def test_same_seed_same_games() -> None:
+    def run() -> dict[str, np.ndarray]:
+        table = SelfPlayBatch(make_game("switch", num_players=4), 8, RANDOM, learner_share=0.5, seed=11)
+        return _rollout(table, 100, seed=12)
+
+    first, second = run(), run()
+    for key in first:
+        np.testing.assert_array_equal(first[key], second[key])
+
+
+def test_advantages_follow_each_seat_chain() -> None:
+    # One game, two seats alternating; seat 0 moves at t=0, 2 and seat 1 at t=1; the hand ends at t=2
+    # (seat 0 wins +1, seat 1 gets -1), then a new hand where seat 1 moves at t=3 (cut by the rollout).
+    rewards = np.zeros((4, 1, 2), dtype=np.float32)
+    rewards[2, 0] = (1.0, -1.0)
+    ended = np.array([[False], [False], [True], [False]])
+    seats = np.array([[0], [1], [0], [1]])
+    learner = np.ones((4, 1), dtype=bool)
+    reward, terminal, next_index = credit(rewards, ended, seats, learner)
+    assert reward[:, 0].tolist() == [0.0, -1.0, 1.0, 0.0]
+    assert terminal[:, 0].tolist() == [False, True, True, False]
+    assert next_index[:, 0].tolist() == [2, -1, -1, -1]
+    values = torch.tensor([[0.5], [0.1], [0.7], [0.2]])
+    last = torch.tensor([[0.0, 0.3]])
+    adv = advantages(torch.as_tensor(reward), torch.as_tensor(terminal), torch.as_tensor(next_index),
+                     values, last, torch.as_tensor(seats), gamma=1.0, lam=1.0)
+    # gamma = lambda = 1: the advantage is the chain's return minus the value
+    assert adv[:, 0].tolist() == pytest.approx([1.0 - 0.5, -1.0 - 0.1, 1.0 - 0.7, 0.3 - 0.2])

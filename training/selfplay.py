@@ -1,0 +1,247 @@
+"""Self-play over a batched engine: every seat of every game played by a policy drawn from the league.
+
+```python
+from cardlab.training.selfplay import SelfPlayBatch, credit
+table = SelfPlayBatch(game, num_games=256, league=settings, learner_share=1.0, seed=0)
+obs, mask, seats, learner = table.observe()      # the seat to move in each game, from its point of view
+actions = my_policy(obs, mask)                   # used in the games where `learner` is True
+rewards, ended = table.step(actions)             # (B, n) win rewards, (B,) hands over (new deals follow)
+```
+
+Why one move per game per call: the batched engines (`HuitBatch`,
+`SwitchBatch`) apply one action in every live game at each `step`, so a game
+cannot wait while others catch up. Each call therefore plays one move in
+every game: the learner's (given) where a learner seat is to move, a
+snapshot's or a heuristic's (chosen here) elsewhere. Snapshots act for all
+their games in one batched forward pass per call; heuristics act move by move
+through the AEC observation dicts (`Agent.act`), which is what makes them
+slow (see the README, "Training speed").
+
+Who sits where is drawn per game at every deal from the config's league: one
+random seat is always the learner's; each other seat is the learner's too
+with probability `learner_share` (self-play: the learner plays itself, and
+every one of its seats yields transitions from its own point of view),
+otherwise a snapshot (bot file in the league folder, newest `pool_size`) with
+probability `snapshot_share` once one exists, otherwise a fixed spec drawn by
+weight (`LeagueSettings`, as the single-seat env's league).
+
+Credit (`credit`): a learner transition is (its seat's observation, mask,
+action); its reward is everything its seat receives from its move until its
+next move in the same hand, and it is terminal when the hand ends before
+that. So when another seat ends the hand, every learner seat still gets its
+win reward, on its own last transition. The chain of one seat's transitions
+(`next_index`) is what GAE follows, never the interleaved moves of the other
+seats of its game.
+
+A `stable_baselines3` `VecEnv` over this is not provided: SB3 needs one
+transition per env per step, and a game whose learner seat is not to move
+cannot be held still by the engines (see above).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.bot import load_bot
+from cardlab.envs.spec import Game
+from cardlab.training.league import LeagueSettings, list_snapshots
+
+BATCHED: dict[str, str] = {
+    "huit": "cardlab.envs.huit.batched:HuitBatch",
+    "switch": "cardlab.envs.switch.batched:SwitchBatch",
+}
+"""game id -> 'module:Class' of its batched engine"""
+LEARNER = 0
+"""the policy index of the learner in `SelfPlayBatch.owners`"""
+
+
+def batched_engine(game: Game, batch_size: int, seed: int | None = None) -> Any:
+    """The batched engine of `game` (hand episodes, win rewards) with `batch_size` games."""
+    target = BATCHED.get(game.id)
+    if target is None:
+        raise ValueError(f"{game.id} has no batched engine: self-play training supports {', '.join(BATCHED)}")
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)(game.rules, batch_size, seed=seed)
+
+
+class SelfPlayBatch:
+    """`num_games` games, each seat owned by the learner, a snapshot or a heuristic (see the module doc)."""
+
+    def __init__(self, game: Game, num_games: int, league: LeagueSettings, learner_share: float = 1.0,
+                 seed: int | None = None) -> None:
+        if not 0.0 <= learner_share <= 1.0:
+            raise ValueError(f"learner_share must be between 0 and 1, got {learner_share!r}")
+        weights = np.array([w for _, w in league.opponents], dtype=np.float64)
+        if not league.opponents or (weights <= 0).any():
+            raise ValueError(f"the league needs opponent specs with weights > 0, got {league.opponents!r}")
+        self.game, self.league, self.learner_share = game, league, learner_share
+        self.n = game.num_players
+        self.num_games = num_games
+        self._spec_probs = weights / weights.sum()
+        seeds = np.random.SeedSequence(seed).spawn(2)
+        self.rng = np.random.default_rng(seeds[0])
+        self.engine = batched_engine(game, num_games, seed=int(seeds[1].generate_state(1)[0]))
+        self.policies: list[str] = ["learner"]
+        """policy index -> name: 'learner', a spec string, or a snapshot's file stem"""
+        self._index: dict[str, int] = {"learner": LEARNER}
+        self._networks: dict[int, nn.Module] = {}
+        self._agents: dict[tuple[int, int, int], Agent] = {}
+        self._pool: list[Path] = []
+        self.owners = np.zeros((num_games, self.n), dtype=np.int64)
+        """(B, n): the policy index of each seat of each game"""
+        self._seat_games(np.arange(num_games))
+
+    # ------------------------------------------------------------ seating
+    def _policy(self, name: str, path: Path | None = None) -> int:
+        if name not in self._index:
+            self._index[name] = len(self.policies)
+            self.policies.append(name)
+            if path is not None:
+                bot = load_bot(path, self.game)
+                self._networks[self._index[name]] = bot.network
+        return self._index[name]
+
+    def _refresh_pool(self) -> None:
+        folder = self.league.snapshot_dir
+        if folder is not None and self.league.snapshot_share > 0:
+            self._pool = list_snapshots(Path(folder))[-self.league.pool_size:]
+
+    def _draw_seat(self) -> int:
+        if self.rng.random() < self.learner_share:
+            return LEARNER
+        if self._pool and self.rng.random() < self.league.snapshot_share:
+            path = self._pool[int(self.rng.integers(len(self._pool)))]
+            return self._policy(path.stem, path)
+        spec = self.league.opponents[int(self.rng.choice(len(self._spec_probs), p=self._spec_probs))][0]
+        return self._policy(spec)
+
+    def _seat_games(self, games: np.ndarray) -> None:
+        """Draw the owners of every seat of these games (at each new deal)."""
+        if games.size == 0:
+            return
+        self._refresh_pool()
+        for b in games:
+            kept = int(self.rng.integers(self.n))
+            for seat in range(self.n):
+                self.owners[b, seat] = LEARNER if seat == kept else self._draw_seat()
+                agent = self._agents.get((int(b), seat, int(self.owners[b, seat])))
+                if agent is not None:
+                    agent.reset()
+
+    def _agent(self, b: int, seat: int, policy: int) -> Agent:
+        key = (b, seat, policy)
+        if key not in self._agents:
+            self._agents[key] = make_agent(self.policies[policy], self.game,
+                                           seed=int(self.rng.integers(2**63)))
+        return self._agents[key]
+
+    # ------------------------------------------------------------ moves
+    def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(obs (B, obs_size), mask (B, A) bool, seat to move (B,), learner to move (B,) bool)."""
+        seats = self.engine.current_player()
+        obs = self.engine.observe(seats)
+        mask = self.engine.legal_mask()
+        learner = self.owners[np.arange(self.num_games), seats] == LEARNER
+        return obs, mask, seats, learner
+
+    def step(self, learner_actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One move in every game: the given action where the learner is to move, the owner's elsewhere.
+
+        Returns (rewards (B, n) float32 for every seat, ended (B,) bool); an
+        ended game is dealt again at once, its seats drawn again.
+        """
+        obs, mask, seats, learner = self.observe()
+        actions = np.asarray(learner_actions, dtype=np.int64).copy()
+        owner = self.owners[np.arange(self.num_games), seats]
+        for policy in np.unique(owner[~learner]):
+            games = np.flatnonzero(owner == policy)
+            network = self._networks.get(int(policy))
+            if network is not None:
+                actions[games] = self._network_actions(network, obs[games], mask[games])
+            else:
+                for b in games:
+                    agent = self._agent(int(b), int(seats[b]), int(policy))
+                    actions[b] = agent.act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
+        rewards, done, truncated = self.engine.step(actions)
+        ended = done | truncated
+        games = np.flatnonzero(ended)
+        if games.size:
+            self.engine.reset(games)
+            self._seat_games(games)
+        return rewards, ended
+
+    def _network_actions(self, network: nn.Module, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """A snapshot's moves in its games: one forward pass, masked argmax or masked sample."""
+        with torch.inference_mode():
+            logits = network(torch.as_tensor(obs))
+            logits = logits.masked_fill(~torch.as_tensor(mask), -torch.inf)
+            if self.league.snapshot_deterministic:
+                return logits.argmax(dim=1).numpy()
+            gumbel = -np.log(-np.log(self.rng.random(logits.shape)))
+            return (logits.double().numpy() + gumbel).argmax(axis=1)
+
+    def observe_seats(self) -> np.ndarray:
+        """(B, n, obs_size): every seat's observation (to bootstrap values at a rollout's end)."""
+        return np.stack([self.engine.observe(np.full(self.num_games, s, dtype=np.int64))
+                         for s in range(self.n)], axis=1)
+
+
+def credit(rewards: np.ndarray, ended: np.ndarray, seats: np.ndarray,
+           learner: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each learner transition's reward, terminal flag and next index in its seat's chain (module doc).
+
+    Inputs over a rollout of T calls of `SelfPlayBatch.step` on B games:
+    rewards (T, B, n), ended (T, B), seats (T, B) (seat that moved), learner
+    (T, B) (whether it was the learner's). Returns (reward (T, B) float32,
+    terminal (T, B) bool, next_index (T, B) int64: the step of the same seat's
+    next move in the same hand, -1 if none in the rollout); zero / False / -1
+    where `learner` is False.
+    """
+    T, B, n = rewards.shape
+    out_reward = np.zeros((T, B), dtype=np.float32)
+    out_terminal = np.zeros((T, B), dtype=np.bool_)
+    out_next = np.full((T, B), -1, dtype=np.int64)
+    acc = np.zeros((B, n), dtype=np.float64)
+    term = np.zeros((B, n), dtype=np.bool_)
+    nxt = np.full((B, n), -1, dtype=np.int64)
+    for t in range(T - 1, -1, -1):
+        over = ended[t]
+        acc[over], term[over], nxt[over] = 0.0, True, -1  # later steps belong to the next hand
+        acc += rewards[t]
+        rows = np.flatnonzero(learner[t])
+        s = seats[t, rows]
+        out_reward[t, rows] = acc[rows, s]
+        out_terminal[t, rows] = term[rows, s]
+        out_next[t, rows] = nxt[rows, s]
+        acc[rows, s], term[rows, s], nxt[rows, s] = 0.0, False, t
+    return out_reward, out_terminal, out_next
+
+
+def advantages(reward: torch.Tensor, terminal: torch.Tensor, next_index: torch.Tensor, values: torch.Tensor,
+               last_values: torch.Tensor, seats: torch.Tensor, gamma: float,
+               lam: float) -> torch.Tensor:
+    """GAE along each seat's chain of transitions (`credit`); (T, B), zero where there is no transition.
+
+    `values` (T, B) are the critic's at each transition, `last_values` (B, n)
+    each seat's at the rollout's end (the bootstrap of a chain cut by it).
+    """
+    T, B = reward.shape
+    adv = torch.zeros(T + 1, B, dtype=torch.float32)
+    cols = torch.arange(B)
+    for t in range(T - 1, -1, -1):
+        nxt = next_index[t]
+        has_next = nxt >= 0
+        idx = torch.where(has_next, nxt, torch.full_like(nxt, T))
+        boot = last_values[cols, seats[t]]
+        next_value = torch.where(has_next, values[idx.clamp(max=T - 1), cols], boot)
+        live = (~terminal[t]).float()
+        delta = reward[t] + gamma * next_value * live - values[t]
+        adv[t] = delta + gamma * lam * live * adv[idx, cols]
+    return adv[:T]
