@@ -1,6 +1,7 @@
-"""A run's MaskablePPO checkpoints, and the record that a run on this machine saved them.
+"""A run's checkpoints, and the record that a run on this machine saved them.
 
-SB3 checkpoints are zip files of pickles: loading one runs whatever code its
+SB3 checkpoints are zip files of pickles (the lean trainer's are `torch.save`
+zip files, pickles too): loading one runs whatever code its
 author put in it. So cardlab loads a checkpoint (``cardlab export``,
 ``cardlab train --resume``) only when a run on this machine saved it:
 
@@ -28,11 +29,10 @@ import re
 import secrets
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.base_class import BaseAlgorithm
 
 CHECKPOINT_PREFIX = "model_"
 RECORD_NAME = "SHA256SUMS"
@@ -41,6 +41,12 @@ MAX_RECORD_BYTES = 1 << 20
 _CHECKPOINT_NAME = re.compile(rf"{CHECKPOINT_PREFIX}([0-9]+)\.zip")
 _RECORD_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")
 _NEVER = "checkpoints are pickles and can run code; take bot files from others, never checkpoints"
+
+
+class Saveable(Protocol):
+    """What a checkpoint is saved from: an SB3 model, or the lean trainer's (`cardlab.training.ppo`)."""
+
+    def save(self, path: Path) -> Any: ...
 
 
 def checkpoint_dir(run_dir: Path) -> Path:
@@ -122,7 +128,7 @@ def record_checkpoint(path: Path) -> str:
     return digest
 
 
-def save_checkpoint(model: BaseAlgorithm, path: Path) -> str:
+def save_checkpoint(model: Saveable, path: Path) -> str:
     """Save and record a run's checkpoint; returns its sha256.
 
     The model is written under a temporary name, recorded, then renamed into

@@ -31,6 +31,7 @@ REWARDS = ("win", "points")
 ACTIVATIONS = ("tanh", "relu")
 VEC_ENVS = ("subproc", "dummy")
 DEVICES = ("cpu",)
+TRAINERS = ("maskable_ppo", "lean")
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -62,6 +63,10 @@ class SelfPlayConfig:
     """how many of the newest snapshots are in play"""
     deterministic: bool = False
     """snapshots play their masked argmax (true) or sample their masked distribution (false)"""
+    learner_share: float = 0.0
+    """lean trainer only: probability that a seat other than the learner's own is the learner's too (it
+    then plays itself, and every one of its seats yields transitions); the rest of the seats go to
+    snapshots (`share`) and the fixed opponents"""
 
 
 @dataclasses.dataclass
@@ -142,10 +147,13 @@ class EvalConfig:
 
 @dataclasses.dataclass
 class TrainConfig:
-    """One training run of a MaskablePPO learner in one seat of a card game."""
+    """One training run of a PPO learner in a card game, against a league."""
 
     name: str = "cardlab"
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
+    trainer: str = "maskable_ppo"
+    """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
+    (`cardlab.training.ppo`: masked PPO over the batched self-play engine; num_envs games in one batch)"""
     seed: int = 1
     """seed of the learner, the envs and the evaluation deals"""
     game: str = "huit"
@@ -332,6 +340,7 @@ def _validate(cfg: TrainConfig) -> None:
     _one_of(cfg.reward, "reward", REWARDS)
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
     _one_of(cfg.device, "device", DEVICES)
+    _one_of(cfg.trainer, "trainer", TRAINERS)
     _at_least(cfg, "", 1, "num_envs", "total_timesteps", "checkpoint_every", "torch_threads")
     env = _validate_game(cfg)
 
@@ -343,6 +352,10 @@ def _validate(cfg: TrainConfig) -> None:
     sp = cfg.self_play
     _check(0.0 <= sp.share <= 1.0, "self_play.share", sp.share, "use a probability between 0 and 1")
     _at_least(sp, "self_play.", 1, "snapshot_every", "pool_size")
+    _check(0.0 <= sp.learner_share <= 1.0, "self_play.learner_share", sp.learner_share,
+           "use a probability between 0 and 1")
+    if cfg.trainer == "lean":
+        _check_lean(cfg)
 
     im = cfg.imitation
     _at_least(im, "imitation.", 1, "hands", "epochs", "batch_size")
@@ -370,6 +383,20 @@ def _validate(cfg: TrainConfig) -> None:
     _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")
     for i, spec in enumerate(ev.opponents):
         _check_spec(spec, f"eval.opponents[{i}]", env)
+
+
+def _check_lean(cfg: TrainConfig) -> None:
+    """What the lean trainer does not do (yet): refused by name rather than silently ignored."""
+    from cardlab.training.selfplay import BATCHED
+
+    _one_of(cfg.game, "game (with trainer: lean)", tuple(BATCHED))
+    _one_of(cfg.reward, "reward (with trainer: lean)", ("win",))
+    _check(not cfg.imitation.enabled, "imitation.enabled (with trainer: lean)", cfg.imitation.enabled,
+           "use false, or trainer: maskable_ppo")
+    _check(not cfg.policy.privileged_critic, "policy.privileged_critic (with trainer: lean)",
+           cfg.policy.privileged_critic, "use false, or trainer: maskable_ppo")
+    _check(not cfg.skip_forced_moves, "skip_forced_moves (with trainer: lean)", cfg.skip_forced_moves,
+           "use false, or trainer: maskable_ppo")
 
 
 def _validate_game(cfg: TrainConfig) -> Any:

@@ -151,13 +151,16 @@ class SelfPlayBatch:
         learner = self.owners[np.arange(self.num_games), seats] == LEARNER
         return obs, mask, seats, learner
 
-    def step(self, learner_actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def step(self, learner_actions: np.ndarray,
+             view: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+             ) -> tuple[np.ndarray, np.ndarray]:
         """One move in every game: the given action where the learner is to move, the owner's elsewhere.
 
+        `view`: what `observe()` just returned (saves computing it again).
         Returns (rewards (B, n) float32 for every seat, ended (B,) bool); an
         ended game is dealt again at once, its seats drawn again.
         """
-        obs, mask, seats, learner = self.observe()
+        obs, mask, seats, learner = self.observe() if view is None else view
         actions = np.asarray(learner_actions, dtype=np.int64).copy()
         owner = self.owners[np.arange(self.num_games), seats]
         for policy in np.unique(owner[~learner]):

@@ -1,5 +1,8 @@
 """Train a MaskablePPO learner in one seat of a card game, against a league.
 
+(With ``trainer: lean`` the run is the lean masked PPO over the batched
+self-play engine, `cardlab.training.ppo`, in the same run folder layout.)
+
 ```python
 from cardlab.training.train import train_from_file
 run_dir = train_from_file("configs/huit_quick.yaml")
@@ -655,6 +658,16 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
         run_dir, checkpoint = _new_run_dir(Path(runs_dir), cfg), None
         save_config(cfg, run_dir / "config.yaml")
         print(f"run folder: {run_dir}", flush=True)
+    if cfg.trainer == "lean":
+        from cardlab.training.ppo import train_lean  # it imports this module
+
+        try:
+            steps, results = train_lean(cfg, run_dir, checkpoint, show)
+        except KeyboardInterrupt:
+            saved = list_checkpoints(run_dir)
+            raise TrainingInterrupted(run_dir, checkpoint_steps(saved[-1]) if saved else None) from None
+        _print_end(cfg, run_dir, steps, results)
+        return run_dir
     threads = torch.get_num_threads()
     env: VecEnv | None = None
     callback: _RunCallback | None = None
@@ -690,12 +703,17 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
         if env is not None:
             env.close()
         torch.set_num_threads(threads)
+    _print_end(cfg, run_dir, model.num_timesteps, results)
+    return run_dir
+
+
+def _print_end(cfg: TrainConfig, run_dir: Path, steps: int, results: Sequence[LearnerEval]) -> None:
+    """The final evaluation table, the run folder and the bot file."""
     if results:
-        print(f"\nFinal evaluation of {run_dir.name} after {model.num_timesteps:,} steps "
+        print(f"\nFinal evaluation of {run_dir.name} after {steps:,} steps "
               f"({cfg.eval.final_hands} hands per opponent, seats rotating):")
         print(format_results(results))
     print(f"run folder: {run_dir}\nbot: {run_dir / 'bot.json'}")
-    return run_dir
 
 
 def _summary(cfg: TrainConfig, run_dir: Path, steps: int, results: Sequence[LearnerEval]) -> dict[str, Any]:

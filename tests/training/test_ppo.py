@@ -1,0 +1,106 @@
+"""The lean masked PPO trainer: its run folder, bot file, resume, masking, and the self-play configs."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any
+
+import pytest
+import torch
+
+from cardlab.agents.bot import load_bot
+from cardlab.training.checkpoints import list_checkpoints
+from cardlab.training.config import TrainConfig, config_from_dict, config_to_dict, load_config
+from cardlab.training.evaluate import evaluate
+from cardlab.training.league import list_snapshots
+from cardlab.training.ppo import ILLEGAL_LOGIT, ActorCritic, sample
+from cardlab.training.train import train
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
+
+
+def tiny(**changes: Any) -> TrainConfig:
+    """The Huit self-play config, shrunk to seconds."""
+    cfg = load_config(CONFIGS / "huit_selfplay.yaml")
+    cfg = dataclasses.replace(
+        cfg,
+        num_envs=16,
+        total_timesteps=1500,
+        checkpoint_every=1000,
+        ppo=dataclasses.replace(cfg.ppo, n_steps=32, batch_size=128),
+        policy=dataclasses.replace(cfg.policy, net_arch=[32, 32]),
+        self_play=dataclasses.replace(cfg.self_play, snapshot_every=1000),
+        eval=dataclasses.replace(cfg.eval, every_steps=1000, hands=4, final_hands=6, opponents=["random"]),
+    )
+    return dataclasses.replace(cfg, **changes)
+
+
+@pytest.mark.parametrize("game", ["huit", "switch"])
+def test_selfplay_configs_load_and_use_the_lean_trainer(game: str) -> None:
+    cfg = load_config(CONFIGS / f"{game}_selfplay.yaml")
+    assert cfg.trainer == "lean" and not cfg.imitation.enabled and cfg.self_play.enabled
+    assert cfg.num_players == {"huit": 2, "switch": 4}[game]
+    assert set(cfg.eval.opponents) == {"expert", "greedy", "random"}
+
+
+def test_other_configs_keep_maskable_ppo() -> None:
+    assert load_config(CONFIGS / "huit_ppo.yaml").trainer == "maskable_ppo"
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("imitation", {"enabled": True}, "imitation.enabled (with trainer: lean)"),
+    ("reward", "points", "reward (with trainer: lean)"),
+    ("trainer", "sb3", "trainer='sb3'"),
+])
+def test_lean_refuses_what_it_does_not_do(key: str, value: Any, expected: str) -> None:
+    data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
+    data[key] = {**data[key], **value} if isinstance(value, dict) else value
+    with pytest.raises(ValueError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        config_from_dict(data)
+
+
+def test_masked_sampling_never_picks_an_illegal_action() -> None:
+    torch.manual_seed(0)
+    model = ActorCritic(20, 50, [16], "tanh")
+    with torch.no_grad():
+        model.actor[-1].bias[:] = torch.linspace(10.0, -10.0, 50)  # the illegal ones look best
+    mask = torch.rand(4096, 50) < 0.05
+    mask[torch.arange(4096), torch.randint(0, 50, (4096,))] = True
+    logits = model.masked_logits(torch.randn(4096, 20), mask)
+    for _ in range(5):
+        assert mask[torch.arange(4096), sample(logits)].all()
+    probs = torch.softmax(logits, dim=-1)
+    assert (probs[~mask] == 0).all() and (logits[~mask] == ILLEGAL_LOGIT).all()
+
+
+def test_tiny_run_writes_its_folder_and_a_bot_that_plays(tmp_path: pathlib.Path) -> None:
+    run_dir = train(tiny(), runs_dir=tmp_path, progress=False)
+    for name in ("config.yaml", "eval.csv", "bot.json", "bot.safetensors", "checkpoints/SHA256SUMS"):
+        assert (run_dir / name).is_file(), name
+    assert list(run_dir.glob("events.out.tfevents.*"))
+    assert list_checkpoints(run_dir) and list_snapshots(run_dir / "checkpoints" / "league")
+    bot = load_bot(run_dir)
+    assert bot.metadata["summary"]["algorithm"] == "lean masked PPO"
+    assert bot.metadata["network"]["layer_sizes"][1:3] == [32, 32]
+    result = evaluate("huit", [f"bot:{run_dir}", "random"], 4, seed=0)
+    assert result.stats[0].hands.n == 4
+    rows = (run_dir / "eval.csv").read_text().splitlines()
+    assert len(rows) >= 3  # header, an evaluation along the run, the final one
+
+
+def test_resume_continues_from_the_last_checkpoint(tmp_path: pathlib.Path) -> None:
+    run_dir = train(tiny(), runs_dir=tmp_path, progress=False)
+    first = int(list_checkpoints(run_dir)[-1].stem.split("_")[1])
+    train(tiny(total_timesteps=3000), resume=run_dir, progress=False)
+    last = int(list_checkpoints(run_dir)[-1].stem.split("_")[1])
+    assert first >= 1500 and last >= 3000
+    assert load_bot(run_dir).metadata["summary"]["steps"] == last
+
+
+def test_resume_refuses_another_trainer(tmp_path: pathlib.Path) -> None:
+    run_dir = train(tiny(), runs_dir=tmp_path, progress=False)
+    (run_dir / "config.yaml").write_text((run_dir / "config.yaml").read_text().replace(
+        "trainer: lean", "trainer: maskable_ppo"))
+    with pytest.raises(ValueError, match="config differs in trainer"):
+        train(tiny(total_timesteps=3000), resume=run_dir, progress=False)

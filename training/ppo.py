@@ -1,0 +1,307 @@
+"""A lean masked PPO over the batched self-play engine (CleanRL style: one file, torch only).
+
+Chosen with ``trainer: lean`` in a config (`cardlab.training.train.train`
+dispatches here); it reads the same keys as the MaskablePPO trainer
+(``ppo.*``, ``policy.net_arch``/``activation``, ``eval.*``,
+``checkpoint_every``, ``self_play.*``, ``opponents``) and writes the same
+run folder: config.yaml, TensorBoard ``charts/``, ``losses/``, ``eval/``,
+eval.csv, checkpoints recorded in SHA256SUMS, league snapshots and bot.json.
+
+Why a trainer of our own: sb3-contrib's MaskablePPO tops out at a few
+thousand steps/s on this machine even with an env that costs nothing (Python
+work per step and per minibatch); here a rollout is tensors of shape (T, B)
+filled by one forward pass per move of all B games, and the update is plain
+torch over them.
+
+A rollout is `ppo.n_steps` calls of `SelfPlayBatch.step` over `num_envs`
+games: T * B moves, of which the learner's are the transitions (all of them
+when every seat is the learner's). Rewards and terminal flags come from
+`selfplay.credit`, advantages from `selfplay.advantages` (GAE along each
+seat's chain). Illegal actions get a logit of `ILLEGAL_LOGIT`, so their
+probability is exactly 0 and the entropy stays finite. The actor and the
+critic are separate MLPs (`policy.net_arch` each); the actor is an
+`nn.Sequential` exported as a bot file with `export_bot`, like SB3's.
+
+Checkpoints are `torch.save` files (model, optimizer, steps), named and
+recorded as the MaskablePPO ones (`cardlab.training.checkpoints`) and loaded
+with ``weights_only=True``. A resumed run restarts its games from new deals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import itertools
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from cardlab.agents.bot import ACTIVATIONS, export_bot
+from cardlab.envs.spec import make_game
+from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
+from cardlab.training.config import TrainConfig
+from cardlab.training.league import list_snapshots, save_snapshot
+from cardlab.training.selfplay import SelfPlayBatch, advantages, credit
+from cardlab.training.train import (
+    EvalHistory,
+    LearnerEval,
+    Progress,
+    _league_dir,
+    _league_settings,
+    _make_logger,
+    _next_multiple,
+    _record_results,
+    _summary,
+    _tag,
+    evaluate_policy,
+    format_rate,
+)
+
+ILLEGAL_LOGIT = -1e9
+"""the logit of an illegal action: probability 0, entropy finite (-inf would give 0 * inf = nan)"""
+ALGORITHM = "lean masked PPO"
+
+
+def _mlp(sizes: list[int], activation: str, out_gain: float) -> nn.Sequential:
+    """Linear -> activation per hidden layer, then a Linear; orthogonal init (as CleanRL's PPO)."""
+    layers: list[nn.Module] = []
+    for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
+        layer = nn.Linear(n_in, n_out)
+        last = i == len(sizes) - 2
+        nn.init.orthogonal_(layer.weight, out_gain if last else float(np.sqrt(2)))
+        nn.init.zeros_(layer.bias)
+        layers.append(layer)
+        if not last:
+            layers.append(ACTIVATIONS[activation]())
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """Separate actor (exported as the bot) and critic MLPs over the flat observation."""
+
+    def __init__(self, obs_size: int, num_actions: int, net_arch: list[int], activation: str) -> None:
+        super().__init__()
+        self.actor = _mlp([obs_size, *net_arch, num_actions], activation, 0.01)
+        self.critic = _mlp([obs_size, *net_arch, 1], activation, 1.0)
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.actor(obs).masked_fill(~mask, ILLEGAL_LOGIT)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(obs).squeeze(-1)
+
+
+def sample(logits: torch.Tensor) -> torch.Tensor:
+    """One action per row of (masked) logits, by the Gumbel-max trick (no Categorical object per step)."""
+    u = torch.rand_like(logits).clamp_(min=1e-20)
+    return (logits - torch.log(-torch.log(u))).argmax(dim=-1)
+
+
+@dataclasses.dataclass
+class _Checkpoint:
+    """What a lean checkpoint holds; `save` is what `save_checkpoint` calls."""
+
+    model: ActorCritic
+    optimizer: torch.optim.Optimizer
+    steps: int
+
+    def save(self, path: Path) -> None:
+        # torch.save writes a zip archive, so the checkpoints keep the ``model_<steps>.zip`` names.
+        torch.save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                    "steps": self.steps}, path)
+
+
+def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer) -> int:
+    """Restore a recorded lean checkpoint (checked by `verify_checkpoint`); returns its steps."""
+    data = torch.load(io.BytesIO(verify_checkpoint(path, run_dir)), weights_only=True)
+    if not isinstance(data, dict) or set(data) != {"model", "optimizer", "steps"}:
+        raise ValueError(f"checkpoint {path} is not a lean PPO checkpoint (trainer: lean); was the run "
+                         "trained with trainer: maskable_ppo?")
+    model.load_state_dict(data["model"])
+    optimizer.load_state_dict(data["optimizer"])
+    return int(data["steps"])
+
+
+class LeanRun:
+    """One lean PPO run in its folder: rollouts, updates, evaluations, snapshots and checkpoints."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress: Progress) -> None:
+        self.cfg, self.run_dir, self.progress = cfg, run_dir, progress
+        self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+        self.model = ActorCritic(self.game.layout.size, self.game.num_actions, list(cfg.policy.net_arch),
+                                 cfg.policy.activation)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
+        self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer)
+        torch.manual_seed(cfg.seed + self.steps)
+        self.league_dir = _league_dir(run_dir)
+        self.history = EvalHistory(run_dir / "eval.csv")
+        self.logger = _make_logger(run_dir)
+        self.table = SelfPlayBatch(self.game, cfg.num_envs, _league_settings(cfg, self.league_dir),
+                                   learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps)
+
+    # ------------------------------------------------------------ the loop
+    def learn(self) -> list[LearnerEval]:
+        """Train to `total_timesteps`, then the final checkpoint, evaluation and bot file."""
+        cfg = self.cfg
+        next_eval = _next_multiple(self.steps, cfg.eval.every_steps)
+        next_snapshot = _next_multiple(self.steps, cfg.self_play.snapshot_every)
+        next_checkpoint = _next_multiple(self.steps, cfg.checkpoint_every)
+        if cfg.self_play.enabled and not list_snapshots(self.league_dir):
+            self.snapshot()
+        bar = self.progress.bar(total=cfg.total_timesteps, initial=self.steps, unit="step", unit_scale=True,
+                                desc=cfg.name)
+        try:
+            while self.steps < cfg.total_timesteps:
+                start, before = time.perf_counter(), self.steps
+                batch, stats = self.rollout()
+                stats.update(self.update(batch))
+                stats["charts/SPS"] = (self.steps - before) / (time.perf_counter() - start)
+                for key, value in stats.items():
+                    self.logger.record(key, value)
+                bar.update(self.steps - before)
+                if cfg.self_play.enabled and self.steps >= next_snapshot:
+                    self.snapshot()
+                    next_snapshot = _next_multiple(self.steps, cfg.self_play.snapshot_every)
+                final_here = self.steps >= cfg.total_timesteps and cfg.eval.final_hands > 0
+                if self.steps >= next_eval and not final_here:
+                    results = self.evaluate(cfg.eval.hands)
+                    bar.set_postfix_str(f"last eval ({self.steps:,} steps): "
+                                        + ", ".join(f"{_tag(r.opponent)} {r.win_rate:.3f}" for r in results))
+                    next_eval = _next_multiple(self.steps, cfg.eval.every_steps)
+                if self.steps >= next_checkpoint:
+                    self.checkpoint()
+                    next_checkpoint = _next_multiple(self.steps, cfg.checkpoint_every)
+                self.logger.dump(self.steps)
+        finally:
+            bar.close()
+        self.checkpoint(final=True)
+        results = self.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
+        self.logger.dump(self.steps)
+        summary = {**_summary(cfg, self.run_dir, self.steps, results), "algorithm": ALGORITHM}
+        export_bot(self.model.actor, self.run_dir / "bot", game=self.game, summary=summary)
+        self.logger.close()
+        return results
+
+    def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        """`ppo.n_steps` moves in every game; the learner's moves as flat tensors, with advantages."""
+        T, B, n = self.cfg.ppo.n_steps, self.cfg.num_envs, self.game.num_players
+        obs_b = torch.empty(T, B, self.game.layout.size)
+        mask_b = torch.empty(T, B, self.game.num_actions, dtype=torch.bool)
+        act_b = torch.empty(T, B, dtype=torch.long)
+        logp_b = torch.empty(T, B)
+        value_b = torch.empty(T, B)
+        seats_b = np.empty((T, B), dtype=np.int64)
+        learner_b = np.empty((T, B), dtype=np.bool_)
+        rewards_b = np.empty((T, B, n), dtype=np.float32)
+        ended_b = np.empty((T, B), dtype=np.bool_)
+        with torch.no_grad():
+            for t in range(T):
+                view = self.table.observe()
+                obs, mask, seats, learner = view
+                obs_b[t], mask_b[t] = torch.from_numpy(obs), torch.from_numpy(mask)
+                logits = self.model.masked_logits(obs_b[t], mask_b[t])
+                action = sample(logits)
+                act_b[t] = action
+                logp_b[t] = torch.log_softmax(logits, dim=-1).gather(1, action[:, None]).squeeze(1)
+                value_b[t] = self.model.value(obs_b[t])
+                seats_b[t], learner_b[t] = seats, learner
+                rewards_b[t], ended_b[t] = self.table.step(action.numpy(), view)
+            last = self.model.value(torch.from_numpy(self.table.observe_seats()))
+        reward, terminal, next_index = credit(rewards_b, ended_b, seats_b, learner_b)
+        adv = advantages(torch.from_numpy(reward), torch.from_numpy(terminal),
+                         torch.from_numpy(next_index), value_b, last, torch.from_numpy(seats_b),
+                         self.cfg.ppo.gamma, self.cfg.ppo.gae_lambda)
+        keep = torch.from_numpy(learner_b).reshape(-1)
+        batch = {"obs": obs_b.reshape(T * B, -1)[keep], "mask": mask_b.reshape(T * B, -1)[keep],
+                 "actions": act_b.reshape(-1)[keep], "logp": logp_b.reshape(-1)[keep],
+                 "advantages": adv.reshape(-1)[keep], "returns": (adv + value_b).reshape(-1)[keep]}
+        self.steps += int(keep.sum())
+        outcomes = reward[terminal]
+        stats = {"charts/learner_share_of_moves": float(learner_b.mean())}
+        if outcomes.size:
+            stats["charts/win_rate"] = float((outcomes > 0).mean())
+            stats["charts/hands"] = float(ended_b.sum())
+        return batch, stats
+
+    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        """`ppo.n_epochs` passes of clipped-objective minibatch steps over the rollout's transitions."""
+        ppo = self.cfg.ppo
+        size = len(batch["actions"])
+        totals = dict.fromkeys(("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"), 0.0)
+        count = 0
+        for _ in range(ppo.n_epochs):
+            order = torch.randperm(size)
+            for begin in range(0, size, ppo.batch_size):
+                idx = order[begin:begin + ppo.batch_size]
+                if len(idx) < 2:
+                    continue
+                logits = self.model.masked_logits(batch["obs"][idx], batch["mask"][idx])
+                log_probs = torch.log_softmax(logits, dim=-1)
+                logp = log_probs.gather(1, batch["actions"][idx, None]).squeeze(1)
+                entropy = -(log_probs.exp() * log_probs).sum(-1).mean()
+                log_ratio = logp - batch["logp"][idx]
+                ratio = log_ratio.exp()
+                adv = batch["advantages"][idx]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                policy_loss = torch.max(-adv * ratio,
+                                        -adv * ratio.clamp(1 - ppo.clip_range, 1 + ppo.clip_range)).mean()
+                value_loss = ((self.model.value(batch["obs"][idx]) - batch["returns"][idx]) ** 2).mean()
+                loss = policy_loss - ppo.ent_coef * entropy + ppo.vf_coef * value_loss
+                self.optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(self.model.parameters(), ppo.max_grad_norm)
+                self.optimizer.step()
+                with torch.no_grad():
+                    totals["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
+                    totals["clip_fraction"] += float(((ratio - 1).abs() > ppo.clip_range).float().mean())
+                totals["policy_loss"] += policy_loss.item()
+                totals["value_loss"] += value_loss.item()
+                totals["entropy"] += entropy.item()
+                count += 1
+        stats = {f"losses/{k}": v / max(count, 1) for k, v in totals.items()}
+        stats["charts/learning_rate"] = ppo.learning_rate
+        return stats
+
+    # ------------------------------------------------------------ run folder
+    def snapshot(self) -> None:
+        save_snapshot(self.model.actor, self.league_dir, self.steps, game=self.cfg.game, rules=self.cfg.rules,
+                      num_players=self.cfg.num_players)
+
+    def checkpoint(self, final: bool = False) -> Path:
+        path = checkpoint_path(self.run_dir, self.steps)
+        save_checkpoint(_Checkpoint(self.model, self.optimizer, self.steps), path)
+        self.progress.say(f"{'final checkpoint' if final else 'checkpoint'} at {self.steps:,} steps: {path}")
+        return path
+
+    def evaluate(self, hands: int, final: bool = False) -> list[LearnerEval]:
+        """The actor (masked argmax, as a temporary bot file) against each eval opponent."""
+        if final:
+            self.progress.say(f"final evaluation: {hands:,} hands against each of "
+                              f"{', '.join(self.cfg.eval.opponents)}")
+        shown = self.progress if final and self.progress.enabled else None
+        results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown)
+        self.history.append(results)
+        _record_results(self.logger, results, "final_" if final else "")
+        if not final:
+            self.progress.say(f"evaluation at {self.steps:,} steps: "
+                              + ", ".join(f"{r.opponent} {format_rate(r)}" for r in results))
+        return results
+
+
+def train_lean(cfg: TrainConfig, run_dir: Path, checkpoint: Path | None,
+               progress: Progress) -> tuple[int, list[LearnerEval]]:
+    """Run (or continue from `checkpoint`) a lean PPO run in `run_dir`; returns (steps, final evaluation)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.torch_threads)
+    try:
+        run = LeanRun(cfg, run_dir, checkpoint, progress)
+        if checkpoint is not None:
+            progress.say(f"continuing at {checkpoint_steps(checkpoint):,} steps")
+        results = run.learn()
+    finally:
+        torch.set_num_threads(threads)
+    return run.steps, results
+
