@@ -343,13 +343,21 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise ValueError(f"no config.yaml in {run_dir}: the run's config names the game and rules of "
                          f"{checkpoint}")
     cfg = load_config(config_path)
-    model = load_checkpoint(checkpoint, run_dir, device="cpu")  # only a checkpoint this machine's run saved
-    summary = {"algorithm": "MaskablePPO", "run": run_dir.name, "checkpoint": checkpoint.name,
-               "steps": int(model.num_timesteps), "config": config_to_dict(cfg)}
-    path = export_bot(model.policy, args.output, game=cfg.game, rules=cfg.rules, num_players=cfg.num_players,
+    # Only a checkpoint this machine's run saved is loaded.
+    policy: Any
+    if cfg.trainer == "lean":
+        from cardlab.training.ppo import ALGORITHM, load_actor
+
+        algorithm, (policy, steps) = ALGORITHM, load_actor(checkpoint, run_dir, cfg)
+    else:
+        model = load_checkpoint(checkpoint, run_dir, device="cpu")
+        algorithm, policy, steps = "MaskablePPO", model.policy, int(model.num_timesteps)
+    summary = {"algorithm": algorithm, "run": run_dir.name, "checkpoint": checkpoint.name,
+               "steps": steps, "config": config_to_dict(cfg)}
+    path = export_bot(policy, args.output, game=cfg.game, rules=cfg.rules, num_players=cfg.num_players,
                       summary=summary)
     print(f"wrote {path} and {path.with_suffix('.safetensors')} ({cfg.game}, {cfg.num_players} players, "
-          f"{model.num_timesteps:,} steps)")
+          f"{steps:,} steps)")
     return 0
 
 

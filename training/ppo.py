@@ -114,15 +114,28 @@ class _Checkpoint:
                     "steps": self.steps}, path)
 
 
-def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer) -> int:
+def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer | None) -> int:
     """Restore a recorded lean checkpoint (checked by `verify_checkpoint`); returns its steps."""
     data = torch.load(io.BytesIO(verify_checkpoint(path, run_dir)), weights_only=True)
     if not isinstance(data, dict) or set(data) != {"model", "optimizer", "steps"}:
         raise ValueError(f"checkpoint {path} is not a lean PPO checkpoint (trainer: lean); was the run "
                          "trained with trainer: maskable_ppo?")
     model.load_state_dict(data["model"])
-    optimizer.load_state_dict(data["optimizer"])
+    if optimizer is not None:
+        optimizer.load_state_dict(data["optimizer"])
     return int(data["steps"])
+
+
+def new_model(cfg: TrainConfig) -> ActorCritic:
+    """The actor-critic a config describes (its game's observation and action sizes)."""
+    game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+    return ActorCritic(game.layout.size, game.num_actions, list(cfg.policy.net_arch), cfg.policy.activation)
+
+
+def load_actor(path: Path, run_dir: Path, cfg: TrainConfig) -> tuple[nn.Sequential, int]:
+    """(actor, steps) of a lean run's recorded checkpoint, for `cardlab export`."""
+    model = new_model(cfg)
+    return model.actor, _load(path, run_dir, model, None)
 
 
 class LeanRun:
@@ -131,8 +144,7 @@ class LeanRun:
     def __init__(self, cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress: Progress) -> None:
         self.cfg, self.run_dir, self.progress = cfg, run_dir, progress
         self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
-        self.model = ActorCritic(self.game.layout.size, self.game.num_actions, list(cfg.policy.net_arch),
-                                 cfg.policy.activation)
+        self.model = new_model(cfg)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer)
         torch.manual_seed(cfg.seed + self.steps)

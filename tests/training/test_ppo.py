@@ -11,6 +11,7 @@ import torch
 
 from cardlab.agents.bot import load_bot
 from cardlab.training.checkpoints import list_checkpoints
+from cardlab.training.cli import main
 from cardlab.training.config import TrainConfig, config_from_dict, config_to_dict, load_config
 from cardlab.training.evaluate import evaluate
 from cardlab.training.league import list_snapshots
@@ -104,3 +105,12 @@ def test_resume_refuses_another_trainer(tmp_path: pathlib.Path) -> None:
         "trainer: lean", "trainer: maskable_ppo"))
     with pytest.raises(ValueError, match="config differs in trainer"):
         train(tiny(total_timesteps=3000), resume=run_dir, progress=False)
+
+
+def test_cardlab_export_writes_the_bot_of_a_lean_checkpoint(tmp_path: pathlib.Path) -> None:
+    run_dir = train(tiny(), runs_dir=tmp_path, progress=False)
+    assert main(["export", str(run_dir), "-o", str(tmp_path / "exported")]) == 0
+    exported, trained = load_bot(tmp_path / "exported.json"), load_bot(run_dir)
+    assert exported.metadata["summary"]["algorithm"] == "lean masked PPO"
+    obs = torch.randn(8, trained.game.layout.size).numpy()
+    assert (exported.logits(obs) == trained.logits(obs)).all()  # the final checkpoint is the bot's actor
