@@ -33,9 +33,11 @@ win reward, on its own last transition. The chain of one seat's transitions
 (`next_index`) is what GAE follows, never the interleaved moves of the other
 seats of its game.
 
-A `stable_baselines3` `VecEnv` over this is not provided: SB3 needs one
-transition per env per step, and a game whose learner seat is not to move
-cannot be held still by the engines (see above).
+`SelfPlayVecEnv` is the same table as a stable-baselines3 `VecEnv` (with
+`action_masks()`, so MaskablePPO can train on it): env b is game b, the
+learner holds one seat per game (SB3's GAE follows one column, so one seat),
+and a step plays the learner's move, then the other seats' until its next
+turn, games that are already there waiting (`active`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 from torch import nn
 
 from cardlab.agents.base import Agent, make_agent
@@ -153,18 +158,20 @@ class SelfPlayBatch:
 
     def step(self, learner_actions: np.ndarray,
              view: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
-             ) -> tuple[np.ndarray, np.ndarray]:
+             active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """One move in every game: the given action where the learner is to move, the owner's elsewhere.
 
-        `view`: what `observe()` just returned (saves computing it again).
+        `view`: what `observe()` just returned (saves computing it again);
+        `active`: (B,) bool, the games that move (default all; the others wait).
         Returns (rewards (B, n) float32 for every seat, ended (B,) bool); an
         ended game is dealt again at once, its seats drawn again.
         """
         obs, mask, seats, learner = self.observe() if view is None else view
         actions = np.asarray(learner_actions, dtype=np.int64).copy()
         owner = self.owners[np.arange(self.num_games), seats]
-        for policy in np.unique(owner[~learner]):
-            games = np.flatnonzero(owner == policy)
+        moving = np.ones(self.num_games, dtype=np.bool_) if active is None else np.asarray(active, bool)
+        for policy in np.unique(owner[~learner & moving]):
+            games = np.flatnonzero((owner == policy) & moving)
             network = self._networks.get(int(policy))
             if network is not None:
                 actions[games] = self._network_actions(network, obs[games], mask[games])
@@ -172,7 +179,7 @@ class SelfPlayBatch:
                 for b in games:
                     agent = self._agent(int(b), int(seats[b]), int(policy))
                     actions[b] = agent.act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
-        rewards, done, truncated = self.engine.step(actions)
+        rewards, done, truncated = self.engine.step(actions, active)
         ended = done | truncated
         games = np.flatnonzero(ended)
         if games.size:
@@ -248,3 +255,75 @@ def advantages(reward: torch.Tensor, terminal: torch.Tensor, next_index: torch.T
         delta = reward[t] + gamma * next_value * live - values[t]
         adv[t] = delta + gamma * lam * live * adv[idx, cols]
     return adv[:T]
+
+
+class SelfPlayVecEnv(VecEnv):
+    """`SelfPlayBatch` as an SB3 `VecEnv`: env b is game b, the learner in one seat of it (module doc).
+
+    Rewards are the learner seat's (its win reward when the hand ends,
+    whoever ends it), observations and masks the learner seat's at each of its
+    turns. A hand truncated at max_turns ends the episode like any other.
+    """
+
+    def __init__(self, game: Game, num_envs: int, league: LeagueSettings, seed: int | None = None) -> None:
+        self.table = SelfPlayBatch(game, num_envs, league, learner_share=0.0, seed=seed)
+        self.render_mode = None  # SB3 reads it; the games have no picture
+        layout = game.layout
+        super().__init__(num_envs, spaces.Box(layout.low, layout.high, dtype=np.float32),
+                         spaces.Discrete(game.num_actions))
+        self._actions = np.zeros(num_envs, dtype=np.int64)
+        self._rows = np.arange(num_envs)
+        self._view = self._advance(np.zeros(num_envs), np.zeros(num_envs, dtype=np.bool_))[2]
+
+    def _learner_seats(self) -> np.ndarray:
+        return (self.table.owners == LEARNER).argmax(axis=1)
+
+    def _advance(self, returns: np.ndarray, done: np.ndarray) -> tuple[
+            np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Play the other seats until the learner is to move in every game (rewards of unfinished hands)."""
+        while True:
+            view = self.table.observe()
+            waiting = ~view[3]
+            if not waiting.any():
+                return returns, done, view
+            seats = self._learner_seats()
+            rewards, ended = self.table.step(np.zeros(self.num_envs, dtype=np.int64), view, active=waiting)
+            returns += np.where(done, 0.0, rewards[self._rows, seats])
+            done |= ended
+
+    def reset(self) -> VecEnvObs:
+        return self._view[0]
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        seats = self._learner_seats()
+        rewards, ended = self.table.step(self._actions, self._view)
+        returns, done, self._view = self._advance(rewards[self._rows, seats].astype(np.float64), ended.copy())
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for b in np.flatnonzero(done):
+            infos[b]["terminal_observation"] = self._view[0][b]  # never read: no episode is cut by time
+        return self._view[0], returns.astype(np.float32), done, infos
+
+    def action_masks(self) -> np.ndarray:
+        """(num_envs, num_actions) bool: the learner's legal actions (what MaskablePPO asks for)."""
+        return self._view[1]
+
+    def close(self) -> None:
+        """Nothing to release: the games live in this process."""
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
+                   **method_kwargs: Any) -> list[Any]:
+        if method_name == "action_masks":  # sb3-contrib's get_action_masks asks each env for its mask
+            return [self._view[1][b] for b in self._get_indices(indices)]
+        raise AttributeError(f"SelfPlayVecEnv has no per-env method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]

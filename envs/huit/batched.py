@@ -75,7 +75,9 @@ Cards a stacked deal left out are in none of these; `state_dict` lists them as
   when a hand is truncated (C1, `max_turns`), which ends the episode in both
   modes. `done` and `truncated` stay set until the slot is reset. An illegal
   action in a live slot raises a `ValueError` naming the slot, before any slot
-  moves.
+  moves. `step(actions, active)` moves only the slots where the (B,) bool
+  `active` is true; the others wait, as finished slots do (self-play holds
+  the games where the learner is to move while the others catch up).
 - `sample_legal(mask, rng)`: a uniformly random legal action per row of a
   mask (any game's), for random players and benchmarks.
 """
@@ -608,8 +610,25 @@ class HuitBatch:
         return out
 
     # ------------------------------------------------------------ moves
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Apply actions[b] in each live slot b; returns (rewards (B, n), done (B,), truncated (B,))."""
+    def step(self, actions: np.ndarray,
+             active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Apply actions[b] in each live slot b; returns (rewards (B, n), done (B,), truncated (B,)).
+
+        `active`: (B,) bool, the slots that move (default: every live one); the
+        others keep their state and get no reward, as finished slots do (so a
+        caller can hold some games while others catch up).
+        """
+        if active is None:
+            return self._step(actions)
+        held = np.flatnonzero(~np.asarray(active, dtype=np.bool_) & (self.slot[:, HAND_OVER] == 0))
+        self.slot[held, HAND_OVER] = 1
+        try:
+            rewards, _, _ = self._step(actions)
+        finally:
+            self.slot[held, HAND_OVER] = 0
+        return rewards, self.done, self.truncated
+
+    def _step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         acts = np.asarray(actions)
         if acts.shape != (self.batch_size,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(

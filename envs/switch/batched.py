@@ -44,7 +44,8 @@ API (shared with the Huit batch, so a learner can drive either):
   obs_size) float32` (the `SwitchObserver` vector of `seats[i]` in slot i).
 - `step(actions) -> (rewards (B, n) float32, done (B,) bool, truncated (B,) bool)`:
   one action per live slot; an illegal one raises `ValueError` naming the slot
-  before any slot moves. `done` is true while a slot's episode is over (won or
+  before any slot moves; `step(actions, active)` moves only the slots where
+  the (B,) bool `active` is true, the others wait as finished slots do. `done` is true while a slot's episode is over (won or
   truncated), `truncated` when C1 ended it (so `terminated = done & ~truncated`).
   Rewards are those of the AEC env with `reward="win"`: in `episode="hand"` the
   win rewards at the end of each hand; in `episode="match"` a won hand that
@@ -692,8 +693,26 @@ class SwitchBatch:
         return out
 
     # ------------------------------------------------------------ moves
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Apply one action per live slot; returns (rewards (B, n), done (B,), truncated (B,))."""
+    def step(self, actions: np.ndarray,
+             active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Apply one action per live slot; returns (rewards (B, n), done (B,), truncated (B,)).
+
+        `active`: (B,) bool, the slots that move (default: every live one); the
+        others keep their state and get no reward, as finished slots do (so a
+        caller can hold some games while others catch up).
+        """
+        if active is None:
+            return self._step_live(actions)
+        held = np.flatnonzero(~np.asarray(active, dtype=np.bool_) & (self.info[:, OVER] == 0))
+        self.info[held, OVER] = 1
+        try:
+            rewards, _, _ = self._step_live(actions)
+        finally:
+            self.info[held, OVER] = 0
+        over = self.info[:, OVER].astype(np.bool_)
+        return rewards, over, over & self.info[:, TRUNCATED].astype(np.bool_)
+
+    def _step_live(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         acts = np.asarray(actions)
         if acts.shape != (self.batch_size,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be a ({self.batch_size},) integer array, got shape {acts.shape}")

@@ -13,7 +13,7 @@ from torch import nn
 from cardlab.agents.bot import load_bot
 from cardlab.envs import make_game
 from cardlab.training.league import LeagueSettings, save_snapshot
-from cardlab.training.selfplay import LEARNER, SelfPlayBatch, advantages, credit
+from cardlab.training.selfplay import LEARNER, SelfPlayBatch, SelfPlayVecEnv, advantages, credit
 
 RANDOM = LeagueSettings((("random", 1.0),))
 CASES = [("huit", 2), ("huit", 3), ("switch", 4)]
@@ -136,3 +136,48 @@ def test_advantages_follow_each_seat_chain() -> None:
                      values, last, torch.as_tensor(seats), gamma=1.0, lam=1.0)
     # gamma = lambda = 1: the advantage is the chain's return minus the value
     assert adv[:, 0].tolist() == pytest.approx([1.0 - 0.5, -1.0 - 0.1, 1.0 - 0.7, 0.3 - 0.2])
+
+
+@pytest.mark.parametrize(("game_id", "n"), CASES)
+def test_held_games_keep_their_state(game_id: str, n: int) -> None:
+    table = SelfPlayBatch(make_game(game_id, num_players=n), 8, RANDOM, seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        active = rng.random(8) < 0.5
+        before = [json.dumps(table.engine.state_dict(b), default=str) for b in range(8)]
+        _, mask, _, _ = table.observe()
+        rewards, ended = table.step(np.where(mask, 1.0, 0.0).argmax(axis=1), active=active)
+        for b in np.flatnonzero(~active):
+            assert json.dumps(table.engine.state_dict(int(b)), default=str) == before[b]
+            assert not ended[b] and not rewards[b].any()
+
+
+@pytest.mark.parametrize(("game_id", "n"), [("huit", 2), ("switch", 4)])
+def test_vec_env_gives_the_learner_seat_its_turns_and_hand_rewards(game_id: str, n: int) -> None:
+    game = make_game(game_id, num_players=n)
+    env = SelfPlayVecEnv(game, 8, RANDOM, seed=2)
+    obs = env.reset()
+    rng = np.random.default_rng(1)
+    finished = 0
+    for _ in range(300):
+        masks = env.action_masks()
+        seats = env.table.engine.current_player()
+        assert (env.table.owners[np.arange(8), seats] == LEARNER).all()
+        np.testing.assert_array_equal(obs, env.table.engine.observe(seats))
+        env.step_async(np.where(masks, rng.random(masks.shape), -1.0).argmax(axis=1))
+        obs, rewards, dones, _ = env.step_wait()
+        outcomes = rewards[dones][:, None]
+        assert np.isclose(outcomes, [1.0, -1.0 / (n - 1), 0.0]).any(axis=1).all()
+        assert not rewards[~dones].any()
+        finished += int(dones.sum())
+    assert finished > 0
+
+
+def test_maskable_ppo_trains_on_the_vec_env() -> None:
+    from sb3_contrib import MaskablePPO
+
+    env = SelfPlayVecEnv(make_game("huit", num_players=2), 4, RANDOM, seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1,
+                        policy_kwargs={"net_arch": [16]}, seed=0)
+    model.learn(256)
+    assert model.num_timesteps == 256
