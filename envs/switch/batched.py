@@ -45,8 +45,9 @@ API (shared with the Huit batch, so a learner can drive either):
 - `step(actions) -> (rewards (B, n) float32, done (B,) bool, truncated (B,) bool)`:
   one action per live slot; an illegal one raises `ValueError` naming the slot
   before any slot moves; `step(actions, active)` moves only the slots where
-  the (B,) bool `active` is true, the others wait as finished slots do. `done` is true while a slot's episode is over (won or
-  truncated), `truncated` when C1 ended it (so `terminated = done & ~truncated`).
+  the (B,) bool `active` is true, the others wait as finished slots do.
+  `done` is true while a slot's episode is over (won or truncated),
+  `truncated` when C1 ended it (so `terminated = done & ~truncated`).
   Rewards are those of the AEC env with `reward="win"`: in `episode="hand"` the
   win rewards at the end of each hand; in `episode="match"` a won hand that
   does not end the match deals the next one at once (the dealer moves on) and
