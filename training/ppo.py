@@ -17,7 +17,8 @@ A rollout is `ppo.n_steps` calls of `SelfPlayBatch.step` over `num_envs`
 games: T * B moves, of which the learner's are the transitions (all of them
 when every seat is the learner's). Rewards and terminal flags come from
 `selfplay.credit`, advantages from `selfplay.advantages` (GAE along each
-seat's chain). Illegal actions get a logit of `ILLEGAL_LOGIT`, so their
+seat's chain); a hand truncated at max_turns ends its chains with reward 0,
+like a drawn hand. Illegal actions get a logit of `ILLEGAL_LOGIT`, so their
 probability is exactly 0 and the entropy stays finite. The actor and the
 critic are separate MLPs (`policy.net_arch` each); the actor is an
 `nn.Sequential` exported as a bot file with `export_bot`, like SB3's.
