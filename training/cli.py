@@ -6,6 +6,7 @@ cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S
              [--json F] [--csv F] [--plot F.png] [--torch-threads N]
 cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs, threads
                    as eval]
+cardlab sweep SWEEP.yaml [--sweeps-dir DIR] [--workers N] [--ray-address ADDR]   # Ray Tune (the ray extra)
 cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this machine's runs
 cardlab play GAME --opponents SPEC [SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
              [--torch-threads N]
@@ -18,6 +19,9 @@ Agent specs: ``random``, ``greedy``, ``expert``, ``bot:PATH`` (a bot's
 too: ``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v``
 sets a rule option, v read as a YAML scalar (``true``, ``7``, ``all``);
 `cardlab rules GAME` lists them.
+
+eval and tournament also take ``--workers N`` and ``--ray-address ADDR``: the
+same results, played by Ray workers (`cardlab.cluster`, the ray extra).
 
 Bots run their network on one torch thread (`cardlab.agents.bot`), or on
 ``--torch-threads N`` / ``$CARDLAB_TORCH_THREADS``.
@@ -43,6 +47,7 @@ from typing import Any
 import yaml
 
 from cardlab.agents.base import THREADS_ENV
+from cardlab.cluster.cli import add_ray_options, add_sweep_command, cmd_sweep, evaluator, tournament_runner
 from cardlab.envs import games
 
 USAGE_ERROR = 2
@@ -149,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule(p)
     _add_outputs(p)
     _add_threads(p)
+    add_ray_options(p)
 
     p = sub.add_parser("tournament", help="round robin: cross-table of win rates and TrueSkill ratings")
     p.add_argument("--game", required=True, choices=game_ids, help=f"the game: {games_text}")
@@ -160,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule(p)
     _add_outputs(p)
     _add_threads(p)
+    add_ray_options(p)
+
+    add_sweep_command(sub)
 
     p = sub.add_parser("export", help="write a bot file from a run folder or a checkpoint .zip of a run on "
                        "this machine (checked against the run's checkpoints/SHA256SUMS)")
@@ -244,8 +253,7 @@ def _bot_threads(specs: Sequence[str]) -> Iterator[None]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from cardlab.training.evaluate import evaluate
-
+    evaluate = evaluator(args)  # serial, or on Ray with --workers / --ray-address
     agents = agent_list(args.agents, "--agents")
     _check_outputs(args)
     with _bot_threads(agents):
@@ -256,8 +264,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from cardlab.training.tournament import tournament
-
+    tournament = tournament_runner(args)  # serial, or on Ray with --workers / --ray-address
     agents = agent_list(args.agents, "--agents")
     _check_outputs(args)
     with _bot_threads(agents):
@@ -329,7 +336,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"train": cmd_train, "eval": cmd_eval, "tournament": cmd_tournament, "export": cmd_export,
-            "play": cmd_play, "rules": cmd_rules}
+            "play": cmd_play, "rules": cmd_rules, "sweep": cmd_sweep}
 
 
 # ---------------------------------------------------------------- errors as sentences

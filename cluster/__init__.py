@@ -1,0 +1,1 @@
+"""Scale-out on Ray: parallel evaluation and tournaments, Tune sweeps, a shared league pool."""
