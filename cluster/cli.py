@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from cardlab.cluster.runtime import import_ray
+
 WORKERS_HELP = ("play on N Ray workers (blocks of deals as Ray tasks; the results equal the serial run's); "
                 "a local Ray with N CPUs is started unless --ray-address is given")
 ADDRESS_HELP = ("join this running Ray cluster (what `ray start --head` prints, or 'auto' for one started on "
@@ -34,7 +36,11 @@ def add_ray_options(p: argparse.ArgumentParser) -> None:
 
 
 def on_ray(args: argparse.Namespace) -> bool:
-    return args.workers is not None or bool(args.ray_address)
+    """Whether a Ray option was given; if so Ray must be installed (checked first, before any work)."""
+    if args.workers is None and not args.ray_address:
+        return False
+    import_ray()
+    return True
 
 
 def evaluator(args: argparse.Namespace) -> Callable[..., Any]:
@@ -73,6 +79,7 @@ def add_sweep_command(sub: Any) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    import_ray()
     from cardlab.cluster.sweep import run_sweep
 
     if not args.sweep.is_file():

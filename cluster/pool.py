@@ -5,10 +5,11 @@ Learners on one machine, or on machines sharing a file system, can simply
 share that folder. Without a shared file system, a sweep starts one `BotPool`
 actor that holds the snapshots' bytes, and each trial runs a `PoolMirror`: a
 background thread that sends the trial's own new snapshots to the pool and
-writes the others' into the trial's local folder. The league then loads them
-with `load_bot`, so every file received is checked as any bot file is; only
-bot files and their names travel, and a name that is not a snapshot's is
-never used as a file name.
+writes the others' into the trial's local folder, where the league finds
+them. Only bot files and their names travel: a name that is not a
+snapshot's is never used as a file name, and a file is checked with
+`load_bot` on arrival; one that fails is left out (with a warning) rather
+than stopping the learner.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class PoolMirror:
         self.mine = f"{learner}{POPULATION_SEPARATOR}"  # the learner's run folders are named <learner>__...
         self.interval = interval
         self.sent: set[str] = set()
+        self.refused: set[str] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cardlab-pool-mirror", daemon=True)
 
@@ -78,13 +80,21 @@ class PoolMirror:
             if name.startswith(self.mine) and SNAPSHOT_NAME.fullmatch(name):
                 ray.get(self.pool.publish.remote(name, BotFile.read(self.folder / name)))
                 self.sent.add(name)
-        wanted = [n for n in ray.get(self.pool.names.remote())
-                  if n not in present and not n.startswith(self.mine) and SNAPSHOT_NAME.fullmatch(n)]
+        wanted = [n for n in ray.get(self.pool.names.remote()) if n not in present and n not in self.refused
+                  and not n.startswith(self.mine) and SNAPSHOT_NAME.fullmatch(n)]
         received = ray.get(self.pool.fetch.remote(wanted)) if wanted else {}
+        written = 0
         for name, bot in received.items():
+            try:
+                bot.load()  # every check of load_bot, before the league may pick it
+            except ValueError as err:
+                log.warning("population pool: %s refused: %s", name, err)
+                self.refused.add(name)
+                continue
             if name in wanted:
                 bot.write(self.folder, name)
-        return len(received)
+                written += 1
+        return written
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
