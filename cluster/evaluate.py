@@ -21,6 +21,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -100,16 +102,16 @@ def _is_bot(spec: str) -> bool:
     return spec.strip().startswith("bot:")
 
 
-def _ship_bots(ray: Any, tables: Sequence[_Table]) -> dict[str, Any]:
-    """Bot spec -> object ref of its bytes; each bot loaded here first, against each table's game."""
-    refs: dict[str, Any] = {}
+def _read_bots(tables: Sequence[_Table]) -> dict[str, BotFile]:
+    """Bot spec -> its files' bytes; each bot is loaded here first, against each table's game."""
+    bots: dict[str, BotFile] = {}
     for table in tables:
         for spec in table.slots:
             if _is_bot(spec):
                 make_agent(spec, table.game)  # a wrong or damaged file is refused here, naming its path
-                if spec not in refs:
-                    refs[spec] = ray.put(BotFile.read(spec.strip()[4:].strip(), source=spec))
-    return refs
+                if spec not in bots:
+                    bots[spec] = BotFile.read(spec.strip()[4:].strip(), source=spec)
+    return bots
 
 
 def _agent(slot: Any, game: Any, seed: int) -> Agent:
@@ -130,6 +132,70 @@ def play_block(game: str, rules: dict[str, Any], slots: Sequence[Any], kind: int
     return play_deals(game, rules, slots, kind, range(first, stop), seed, agent_factory=_agent)
 
 
+class _Queue:
+    """Block numbers handed out once each, to Ray tasks and to the driver's own player."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> int | None:
+        with self._lock:
+            if self._next >= self.count:
+                return None
+            self._next += 1
+            return self._next - 1
+
+
+class _DriverPlayer:
+    """Plays blocks in the driver (a thread) while its local Ray starts, so no core waits for Ray.
+
+    Starting a local Ray and its workers takes seconds; meanwhile this takes
+    blocks from the same queue as the Ray tasks. Told to stop once the
+    workers deliver, it finishes the block in hand and stops.
+    """
+
+    def __init__(self, queue: _Queue, play: Callable[[int], list[EpisodeRecord]]) -> None:
+        self.queue, self.play = queue, play
+        self.done: dict[int, list[EpisodeRecord]] = {}
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._first = queue.take()  # claimed now, so the driver plays at least one block
+        self._thread = threading.Thread(target=self._loop, name="cardlab-driver-player", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        index = self._first
+        try:
+            while index is not None:
+                self.done[index] = self.play(index)
+                index = None if self._stop.is_set() else self.queue.take()
+        except BaseException as err:  # raised in the main thread by `collect`
+            self.error = err
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def busy(self) -> bool:
+        return self._thread.is_alive()
+
+    def collect(self, results: list[list[EpisodeRecord] | None]) -> int:
+        """Move finished blocks into `results`; returns their episodes (for the progress bar)."""
+        if self.error is not None:
+            raise self.error
+        episodes = 0
+        for index in [i for i in self.done if results[i] is None]:
+            results[index] = self.done[index]
+            episodes += len(results[index] or [])
+        return episodes
+
+    def join(self) -> None:
+        self.stop()
+        self._thread.join()
+
+
 def evaluate_many(
     game: str,
     tables: Sequence[Sequence[str]],
@@ -141,30 +207,49 @@ def evaluate_many(
     *,
     workers: int | None = None,
     address: str | None = None,
+    driver_plays: bool | None = None,
     before_block: BeforeBlock | None = None,
 ) -> list[EvalResult]:
     """`evaluate` each table's agent specs (same hands, matches, seed, rules), all tables' blocks on Ray.
 
     Equal to ``[evaluate(game, specs, ...) for specs in tables]``; see `ray_session` for
-    `workers` and `address`.
+    `workers` and `address`. `driver_plays`: the driver plays blocks until the workers deliver
+    (default: when this call starts a local Ray, whose start-up takes seconds).
     """
     seed = check_seed(seed)
     plans = [_plan(game, specs, hands, matches, rule_options) for specs in tables]
-    with ray_session(workers, address) as parallel:
-        ray = import_ray()
-        bots = _ship_bots(ray, plans)
-        blocks = _blocks(plans, parallel)
-        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(play_block)
-        shipped = [ray.put([bots.get(spec, spec) for spec in plan.slots]) for plan in plans]
+    bots = _read_bots(plans)
+    ray = import_ray()
+    if driver_plays is None:
+        driver_plays = not address and not ray.is_initialized()
+    # Block sizes follow the parallelism: known before connecting unless a cluster decides it.
+    blocks = _blocks(plans, workers) if workers else []
+    queue = _Queue(len(blocks))
+    helper = None
+    if driver_plays and blocks:
+        local = [[bots.get(spec, spec) for spec in plan.slots] for plan in plans]
+        helper = _DriverPlayer(queue, lambda i: play_block(
+            game, plans[blocks[i].table].rules, local[blocks[i].table], blocks[i].kind, blocks[i].deals.start,
+            blocks[i].deals.stop, seed, i, before_block))
+    try:
+        with ray_session(workers, address) as parallel:
+            if not blocks:
+                blocks = _blocks(plans, parallel)
+                queue = _Queue(len(blocks))
+            remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(play_block)
+            refs = {spec: ray.put(bot) for spec, bot in bots.items()}  # each bot's bytes sent once
+            shipped = [ray.put([refs.get(spec, spec) for spec in plan.slots]) for plan in plans]
 
-        def submit(index: int) -> Any:
-            b = blocks[index]
-            plan = plans[b.table]
-            return remote.remote(game, plan.rules, shipped[b.table], b.kind, b.deals.start, b.deals.stop,
-                                 seed, index, before_block)
+            def submit(index: int) -> Any:
+                b = blocks[index]
+                return remote.remote(game, plans[b.table].rules, shipped[b.table], b.kind, b.deals.start,
+                                     b.deals.stop, seed, index, before_block)
 
-        done = _run(ray, len(blocks), submit, parallel, progress,
-                    total=sum(len(b.deals) * len(plans[b.table].slots) for b in blocks), desc=f"{game} eval")
+            total = sum(len(b.deals) * len(plans[b.table].slots) for b in blocks)
+            done = _run(ray, queue, submit, parallel, helper, progress, total, f"{game} eval")
+    finally:
+        if helper is not None:
+            helper.join()
     records: dict[tuple[int, int], list[EpisodeRecord]] = {}
     for b, part in zip(blocks, done, strict=True):
         records.setdefault((b.table, b.kind), []).extend(part)
@@ -174,19 +259,18 @@ def evaluate_many(
             for i, plan in enumerate(plans)]
 
 
-def _run(ray: Any, count: int, submit: Callable[[int], Any], parallel: int, progress: bool, total: int,
-         desc: str) -> list[list[EpisodeRecord]]:
-    """Run tasks 0..count-1, `parallel` at a time; their results by task number.
+def _run(ray: Any, queue: _Queue, submit: Callable[[int], Any], parallel: int, helper: _DriverPlayer | None,
+         progress: bool, total: int, desc: str) -> list[list[EpisodeRecord]]:
+    """Play every block of `queue`, `parallel` Ray tasks at a time (and the driver's player); by number.
 
-    A task's own error (a refused bot, ...) is raised as it is, after the others are cancelled.
+    A block's own error (a refused bot, ...) is raised as it is, after the pending tasks are cancelled.
     """
-    results: list[list[EpisodeRecord] | None] = [None] * count
+    results: list[list[EpisodeRecord] | None] = [None] * queue.count
     pending: dict[Any, int] = {}
-    upcoming = iter(range(count))
 
     def top_up() -> None:
         while len(pending) < parallel:
-            index = next(upcoming, None)
+            index = queue.take()
             if index is None:
                 return
             pending[submit(index)] = index
@@ -194,18 +278,28 @@ def _run(ray: Any, count: int, submit: Callable[[int], Any], parallel: int, prog
     bar = tqdm(total=total, disable=not progress, desc=f"{desc} on Ray", unit="episode", file=sys.stderr)
     with bar:
         top_up()
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            index = pending.pop(ready[0])
+        while pending or (helper is not None and helper.busy):
             try:
-                part = ray.get(ready[0])
-            except ray.exceptions.RayError as err:
+                if helper is not None:
+                    bar.update(helper.collect(results))
+                if not pending:
+                    time.sleep(0.05)  # only the driver's last block is left
+                    continue
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+                if not ready:
+                    continue
+                index = pending.pop(ready[0])
+                results[index] = part = ray.get(ready[0])
+            except Exception as err:  # a Ray task's (unwrapped) or the driver's block's
                 for ref in pending:
                     ray.cancel(ref)
                 raise task_error(err) from None
-            results[index] = part
+            if helper is not None:
+                helper.stop()  # the workers are up: the driver's core is theirs after its block
             bar.update(len(part))
             top_up()
+        if helper is not None:
+            bar.update(helper.collect(results))
     return [part for part in results if part is not None]
 
 
@@ -220,11 +314,12 @@ def evaluate_parallel(
     *,
     workers: int | None = None,
     address: str | None = None,
+    driver_plays: bool | None = None,
     before_block: BeforeBlock | None = None,
 ) -> EvalResult:
     """`evaluate` on Ray workers: the same arguments and the same result."""
     return evaluate_many(game, [agent_specs], hands, seed, rule_options, matches, progress, workers=workers,
-                         address=address, before_block=before_block)[0]
+                         address=address, driver_plays=driver_plays, before_block=before_block)[0]
 
 
 def tournament_parallel(
