@@ -39,7 +39,8 @@ def cardlab_eval(args: argparse.Namespace, out: pathlib.Path, workers: int | Non
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=20_000)
     parser.add_argument("--agents", nargs="+", default=["expert", "greedy"])
     parser.add_argument("--workers", type=int, default=2)

@@ -69,7 +69,9 @@ def add_sweep_command(sub: Any) -> None:
     """The `sweep` subcommand's parser."""
     p = sub.add_parser("sweep", help="a Ray Tune sweep over a training config: search space, seeds, "
                        "early stopping")
-    p.add_argument("sweep", type=pathlib.Path, metavar="SWEEP.yaml")
+    p.add_argument("sweep", type=pathlib.Path, metavar="SWEEP.yaml",
+                   help="the sweep file: a base training config, a search space, seeds, e.g. "
+                        "configs/sweeps/huit_quick_sweep.yaml")
     p.add_argument("--sweeps-dir", type=pathlib.Path, default=pathlib.Path("sweeps"), metavar="DIR",
                    help="where the sweep's folder goes (default: sweeps/); the same command again resumes "
                    "an interrupted sweep")

@@ -39,6 +39,7 @@ from cardlab.training.evaluate import (
     check_seed,
     make_env,
     play_deals,
+    players_for,
     seat_slots,
 )
 from cardlab.training.tournament import TournamentResult, tournament
@@ -57,6 +58,8 @@ BeforeBlock = Callable[[int], object]
 class _Table:
     """One evaluation: its rules as given and resolved, its slots and how many deals of each kind."""
 
+    hands: int
+    matches: int
     rules: dict[str, Any]
     full_rules: dict[str, Any]
     slots: list[str]
@@ -80,13 +83,13 @@ def _plan(game: str, specs: Sequence[str], hands: int, matches: int,
     if hands == 0 and matches == 0:
         raise ValueError("nothing to play: give hands > 0 or matches > 0")
     rules = dict(rule_options or {})
-    rules.setdefault("num_players", len(specs))
+    rules["num_players"] = players_for(game, rules, specs)
     env = make_env(game, rules)
     full_rules = env.rules.to_dict()
     n = full_rules["num_players"]
     slots = seat_slots(list(specs), n)
     deals = {HAND: math.ceil(hands / n), MATCH: math.ceil(matches / n)}
-    return _Table(rules, full_rules, slots, env.game, deals)
+    return _Table(hands, matches, rules, full_rules, slots, env.game, deals)
 
 
 def _blocks(tables: Sequence[_Table], parallel: int) -> list[_Block]:
@@ -255,7 +258,8 @@ def evaluate_many(
         records.setdefault((b.table, b.kind), []).extend(part)
     return [EvalResult(game=game, rules=plan.full_rules, num_players=len(plan.slots), seed=seed,
                        slots=plan.slots, hand_records=records.get((i, HAND), []),
-                       match_records=records.get((i, MATCH), []))
+                       match_records=records.get((i, MATCH), []), hands_asked=plan.hands,
+                       matches_asked=plan.matches)
             for i, plan in enumerate(plans)]
 
 

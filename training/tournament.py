@@ -190,7 +190,8 @@ def tournament(
     table_specs = [[specs[i]] + [specs[j]] * (n - 1) for i, j in pairs]
     if evaluate_tables is None:
         results = [evaluate(game, t, hands_per_pair, seed, rules, progress=progress,
-                            desc=f"{specs[i]} vs {specs[j]}") for t, (i, j) in zip(table_specs, pairs, strict=True)]
+                            desc=f"{specs[i]} vs {specs[j]}")
+                   for t, (i, j) in zip(table_specs, pairs, strict=True)]
     else:
         results = evaluate_tables(game, table_specs, hands_per_pair, seed, rules, progress)
     for (i, j), result in zip(pairs, results, strict=True):

@@ -366,7 +366,7 @@ def test_every_option_of_every_command_has_help() -> None:
     missing = [f"{name} {action.option_strings or action.dest}" for name, action in everything
                if not action.help or action.help == argparse.SUPPRESS]
     assert not missing, f"options without a help line: {missing}"
-    assert len({name for name, _ in everything}) == 7  # cardlab and its six commands
+    assert len({name for name, _ in everything}) == 8  # cardlab and its seven commands
     rule_help = next(a.help for n, a in everything if n == "cardlab eval" and "--rule" in a.option_strings)
     assert rule_help is not None and "cardlab rules GAME" in rule_help
 
