@@ -14,6 +14,8 @@ record, whatever the number of workers or the order they finish in.
   store, and are loaded with `load_bot`'s checks on arrival; the driver loads
   each bot first, so a wrong file is refused before any task starts.
 - The progress bar counts hands (and matches) of finished blocks across workers.
+- While a local Ray starts (seconds), the driver plays blocks from the same
+  queue itself (`_DriverPlayer`), so no core waits for Ray.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ from cardlab.training.evaluate import (
 from cardlab.training.tournament import TournamentResult, tournament
 
 BLOCKS_PER_WORKER = 8
-"""Blocks per worker and table kind: enough for an even finish and a moving progress bar, few enough
-that building the agents of a block costs nothing next to playing it."""
+"""Blocks per worker, all tables together: enough for an even finish and a moving progress bar, few
+enough that building the agents of a block costs nothing next to playing it."""
 MAX_RETRIES = 3
 """Times Ray plays a block again after its worker died."""
 

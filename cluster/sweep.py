@@ -55,6 +55,7 @@ from cardlab.training.config import (
     TrainConfig,
     config_from_dict,
     config_to_dict,
+    load_config,
     parse_dataclass,
     read_yaml,
 )
@@ -187,6 +188,27 @@ class Sweep:
         return config_from_dict(data)
 
 
+def _absolute_paths(base: dict[str, Any]) -> dict[str, Any]:
+    """The base config with its bot paths and population folder made absolute.
+
+    Trials run in Ray Tune's own folders: a path the config gives relative to
+    where `cardlab sweep` was started must still name the same file there.
+    """
+    def spec(text: str) -> str:
+        if not text.strip().startswith("bot:"):
+            return text
+        return f"bot:{pathlib.Path(text.strip()[4:].strip()).expanduser().resolve()}"
+
+    out = copy.deepcopy(base)
+    for opponent in out["opponents"]:
+        opponent["spec"] = spec(opponent["spec"])
+    out["eval"]["opponents"] = [spec(s) for s in out["eval"]["opponents"]]
+    out["imitation"]["teacher"] = spec(out["imitation"]["teacher"])
+    if out["population"]["dir"]:
+        out["population"]["dir"] = str(pathlib.Path(out["population"]["dir"]).resolve())
+    return out
+
+
 def _check(ok: bool, key: str, value: Any, accepted: str) -> None:
     if not ok:
         raise ValueError(f"sweep key {key}={value!r} is not accepted: {accepted}")
@@ -196,14 +218,15 @@ def load_sweep(path: str | pathlib.Path) -> Sweep:
     """Read and check a sweep file; every searched value is checked by building its config."""
     path = pathlib.Path(path)
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    sweep = parse_dataclass(SweepConfig, read_yaml(path, "sweep file"))
+    sweep = parse_dataclass(SweepConfig, read_yaml(path, "sweep file") or {})
     _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", sweep.name)), "name", sweep.name,
            "use letters, digits, '-', '_' and '.' (it names the sweep's folder)")
     _check(bool(sweep.base), "base", sweep.base,
            "name the training config to sweep over, e.g. ../huit_ppo.yaml")
     base_path = (path.parent / sweep.base).resolve()
     try:
-        base = config_to_dict(config_from_dict(merge(read_yaml(base_path), sweep.overrides)))
+        base = config_to_dict(load_config(base_path))
+        base = _absolute_paths(config_to_dict(config_from_dict(merge(base, sweep.overrides))))
     except ValueError as err:
         raise ValueError(f"base config {base_path} with the sweep's overrides: {err}") from None
     seeds = sweep.seeds

@@ -75,6 +75,17 @@ def test_bad_sweep_files_are_refused(tmp_path: pathlib.Path, changes: dict[str, 
         load_sweep(write_sweep(tmp_path, **changes))
 
 
+def test_relative_paths_of_the_base_config_are_made_absolute(tmp_path: pathlib.Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.cluster.conftest import make_bot
+
+    monkeypatch.chdir(tmp_path)  # trials run in Ray Tune's folders: relative paths would name other files
+    make_bot(tmp_path, "opponent")
+    overrides = {**TINY, "eval": {**TINY["eval"], "opponents": ["random", "bot:opponent.json"]}}
+    sweep = load_sweep(write_sweep(tmp_path, overrides=overrides))
+    assert sweep.base["eval"]["opponents"] == ["random", f"bot:{tmp_path / 'opponent.json'}"]
+
+
 def test_search_space_becomes_tune_domains(tmp_path: pathlib.Path) -> None:
     tune = pytest.importorskip("ray.tune")
     sweep = load_sweep(write_sweep(tmp_path, search={
