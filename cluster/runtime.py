@@ -20,6 +20,7 @@ INSTALL_HINT = 'pip install -e ".[ray]"'
 # Ray reads this when it picks a node's address: "0" keeps a local Ray on 127.0.0.1 instead of the
 # machine's network address (nothing outside this machine is needed or reachable).
 _LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+_AUTH_NOTICE = "ray._private.authentication.authentication_token_setup"
 
 
 def import_ray() -> ModuleType:
@@ -43,15 +44,23 @@ def check_workers(workers: int | None) -> int | None:
 
 @contextlib.contextmanager
 def _loopback_only() -> Iterator[None]:
-    """While a local Ray starts: its processes use 127.0.0.1 (they inherit the environment)."""
+    """While a local Ray starts: its processes use 127.0.0.1 (they inherit the environment).
+
+    Ray's notice that token authentication is on (it is, by default) is not
+    shown: the user did not start this Ray and has nothing to do about it.
+    """
     from ray._private import ray_constants  # the flag is read from here at start-up
 
     saved_env, saved_flag = os.environ.get(_LOOPBACK_ONLY), ray_constants.ENABLE_RAY_CLUSTER
+    notice = logging.getLogger(_AUTH_NOTICE)
+    saved_level = notice.level
     os.environ[_LOOPBACK_ONLY] = "0"
     ray_constants.ENABLE_RAY_CLUSTER = False
+    notice.setLevel(logging.ERROR)
     try:
         yield
     finally:
+        notice.setLevel(saved_level)
         ray_constants.ENABLE_RAY_CLUSTER = saved_flag
         if saved_env is None:
             os.environ.pop(_LOOPBACK_ONLY, None)
