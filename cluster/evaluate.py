@@ -14,8 +14,8 @@ record, whatever the number of workers or the order they finish in.
   store, and are loaded with `load_bot`'s checks on arrival; the driver loads
   each bot first, so a wrong file is refused before any task starts.
 - The progress bar counts hands (and matches) of finished blocks across workers.
-- While a local Ray starts (seconds), the driver plays blocks from the same
-  queue itself (`_DriverPlayer`), so no core waits for Ray.
+- A local Ray takes a few seconds to start and stop, so the speed-up shows on
+  evaluations of more than a few seconds (README: "Running on a cluster").
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -137,70 +135,6 @@ def play_block(game: str, rules: dict[str, Any], slots: Sequence[Any], kind: int
     return play_deals(game, rules, slots, kind, range(first, stop), seed, agent_factory=_agent)
 
 
-class _Queue:
-    """Block numbers handed out once each, to Ray tasks and to the driver's own player."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self._next = 0
-        self._lock = threading.Lock()
-
-    def take(self) -> int | None:
-        with self._lock:
-            if self._next >= self.count:
-                return None
-            self._next += 1
-            return self._next - 1
-
-
-class _DriverPlayer:
-    """Plays blocks in the driver (a thread) while its local Ray starts, so no core waits for Ray.
-
-    Starting a local Ray and its workers takes seconds; meanwhile this takes
-    blocks from the same queue as the Ray tasks. Told to stop once the
-    workers deliver, it finishes the block in hand and stops.
-    """
-
-    def __init__(self, queue: _Queue, play: Callable[[int], list[EpisodeRecord]]) -> None:
-        self.queue, self.play = queue, play
-        self.done: dict[int, list[EpisodeRecord]] = {}
-        self.error: BaseException | None = None
-        self._stop = threading.Event()
-        self._first = queue.take()  # claimed now, so the driver plays at least one block
-        self._thread = threading.Thread(target=self._loop, name="cardlab-driver-player", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        index = self._first
-        try:
-            while index is not None:
-                self.done[index] = self.play(index)
-                index = None if self._stop.is_set() else self.queue.take()
-        except BaseException as err:  # raised in the main thread by `collect`
-            self.error = err
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    @property
-    def busy(self) -> bool:
-        return self._thread.is_alive()
-
-    def collect(self, results: list[list[EpisodeRecord] | None]) -> int:
-        """Move finished blocks into `results`; returns their episodes (for the progress bar)."""
-        if self.error is not None:
-            raise self.error
-        episodes = 0
-        for index in [i for i in self.done if results[i] is None]:
-            results[index] = self.done[index]
-            episodes += len(results[index] or [])
-        return episodes
-
-    def join(self) -> None:
-        self.stop()
-        self._thread.join()
-
-
 def evaluate_many(
     game: str,
     tables: Sequence[Sequence[str]],
@@ -212,49 +146,30 @@ def evaluate_many(
     *,
     workers: int | None = None,
     address: str | None = None,
-    driver_plays: bool | None = None,
     before_block: BeforeBlock | None = None,
 ) -> list[EvalResult]:
     """`evaluate` each table's agent specs (same hands, matches, seed, rules), all tables' blocks on Ray.
 
     Equal to ``[evaluate(game, specs, ...) for specs in tables]``; see `ray_session` for
-    `workers` and `address`. `driver_plays`: the driver plays blocks until the workers deliver
-    (default: when this call starts a local Ray, whose start-up takes seconds).
+    `workers` and `address`.
     """
     seed = check_seed(seed)
     plans = [_plan(game, specs, hands, matches, rule_options) for specs in tables]
     bots = _read_bots(plans)
-    ray = import_ray()
-    if driver_plays is None:
-        driver_plays = not address and not ray.is_initialized()
-    # Block sizes follow the parallelism: known before connecting unless a cluster decides it.
-    blocks = _blocks(plans, workers) if workers else []
-    queue = _Queue(len(blocks))
-    helper = None
-    if driver_plays and blocks:
-        local = [[bots.get(spec, spec) for spec in plan.slots] for plan in plans]
-        helper = _DriverPlayer(queue, lambda i: play_block(
-            game, plans[blocks[i].table].rules, local[blocks[i].table], blocks[i].kind, blocks[i].deals.start,
-            blocks[i].deals.stop, seed, i, before_block))
-    try:
-        with ray_session(workers, address) as parallel:
-            if not blocks:
-                blocks = _blocks(plans, parallel)
-                queue = _Queue(len(blocks))
-            remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(play_block)
-            refs = {spec: ray.put(bot) for spec, bot in bots.items()}  # each bot's bytes sent once
-            shipped = [ray.put([refs.get(spec, spec) for spec in plan.slots]) for plan in plans]
+    with ray_session(workers, address) as parallel:
+        ray = import_ray()
+        blocks = _blocks(plans, parallel)
+        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(play_block)
+        refs = {spec: ray.put(bot) for spec, bot in bots.items()}  # each bot's bytes sent once
+        shipped = [ray.put([refs.get(spec, spec) for spec in plan.slots]) for plan in plans]
 
-            def submit(index: int) -> Any:
-                b = blocks[index]
-                return remote.remote(game, plans[b.table].rules, shipped[b.table], b.kind, b.deals.start,
-                                     b.deals.stop, seed, index, before_block)
+        def submit(index: int) -> Any:
+            b = blocks[index]
+            return remote.remote(game, plans[b.table].rules, shipped[b.table], b.kind, b.deals.start,
+                                 b.deals.stop, seed, index, before_block)
 
-            total = sum(len(b.deals) * len(plans[b.table].slots) for b in blocks)
-            done = _run(ray, queue, submit, parallel, helper, progress, total, f"{game} eval")
-    finally:
-        if helper is not None:
-            helper.join()
+        total = sum(len(b.deals) * len(plans[b.table].slots) for b in blocks)
+        done = _run(ray, len(blocks), submit, parallel, progress, total, f"{game} eval")
     records: dict[tuple[int, int], list[EpisodeRecord]] = {}
     for b, part in zip(blocks, done, strict=True):
         records.setdefault((b.table, b.kind), []).extend(part)
@@ -265,18 +180,19 @@ def evaluate_many(
             for i, plan in enumerate(plans)]
 
 
-def _run(ray: Any, queue: _Queue, submit: Callable[[int], Any], parallel: int, helper: _DriverPlayer | None,
-         progress: bool, total: int, desc: str) -> list[list[EpisodeRecord]]:
-    """Play every block of `queue`, `parallel` Ray tasks at a time (and the driver's player); by number.
+def _run(ray: Any, count: int, submit: Callable[[int], Any], parallel: int, progress: bool, total: int,
+         desc: str) -> list[list[EpisodeRecord]]:
+    """Run tasks 0..count-1, `parallel` at a time; their results by task number.
 
-    A block's own error (a refused bot, ...) is raised as it is, after the pending tasks are cancelled.
+    A task's own error (a refused bot, ...) is raised as it is, after the pending tasks are cancelled.
     """
-    results: list[list[EpisodeRecord] | None] = [None] * queue.count
+    results: list[list[EpisodeRecord] | None] = [None] * count
     pending: dict[Any, int] = {}
+    upcoming = iter(range(count))
 
     def top_up() -> None:
         while len(pending) < parallel:
-            index = queue.take()
+            index = next(upcoming, None)
             if index is None:
                 return
             pending[submit(index)] = index
@@ -284,28 +200,17 @@ def _run(ray: Any, queue: _Queue, submit: Callable[[int], Any], parallel: int, h
     bar = tqdm(total=total, disable=not progress, desc=f"{desc} on Ray", unit="episode", file=sys.stderr)
     with bar:
         top_up()
-        while pending or (helper is not None and helper.busy):
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            index = pending.pop(ready[0])
             try:
-                if helper is not None:
-                    bar.update(helper.collect(results))
-                if not pending:
-                    time.sleep(0.05)  # only the driver's last block is left
-                    continue
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-                if not ready:
-                    continue
-                index = pending.pop(ready[0])
                 results[index] = part = ray.get(ready[0])
-            except Exception as err:  # a Ray task's (unwrapped) or the driver's block's
+            except ray.exceptions.RayError as err:
                 for ref in pending:
                     ray.cancel(ref)
                 raise task_error(err) from None
-            if helper is not None:
-                helper.stop()  # the workers are up: the driver's core is theirs after its block
             bar.update(len(part))
             top_up()
-        if helper is not None:
-            bar.update(helper.collect(results))
     return [part for part in results if part is not None]
 
 
@@ -320,12 +225,11 @@ def evaluate_parallel(
     *,
     workers: int | None = None,
     address: str | None = None,
-    driver_plays: bool | None = None,
     before_block: BeforeBlock | None = None,
 ) -> EvalResult:
     """`evaluate` on Ray workers: the same arguments and the same result."""
     return evaluate_many(game, [agent_specs], hands, seed, rule_options, matches, progress, workers=workers,
-                         address=address, driver_plays=driver_plays, before_block=before_block)[0]
+                         address=address, before_block=before_block)[0]
 
 
 def tournament_parallel(

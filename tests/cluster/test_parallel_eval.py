@@ -73,20 +73,6 @@ def test_a_killed_worker_is_retried_and_the_result_is_unchanged(ray_local: Any,
     assert parallel.hand_records == serial.hand_records
 
 
-def test_the_driver_plays_while_its_ray_starts(ray_local: Any, tmp_path: pathlib.Path) -> None:
-    def note(block: int) -> None:  # which process played which block
-        (tmp_path / f"{os.getpid()}-{block}").touch()
-
-    serial = evaluate("huit", ["expert", "greedy"], 200, seed=5, matches=2)
-    parallel = evaluate_parallel("huit", ["expert", "greedy"], 200, seed=5, matches=2, workers=2,
-                                 driver_plays=True, before_block=note)
-    assert parallel.hand_records == serial.hand_records and parallel.match_records == serial.match_records
-    players = {int(p.name.split("-")[0]) for p in tmp_path.iterdir()}
-    assert os.getpid() in players and len(players) > 1  # the driver and Ray's workers shared the blocks
-    blocks = sorted(int(p.name.split("-")[1]) for p in tmp_path.iterdir())
-    assert blocks == list(range(16))  # every block played once: 15 of hands (7 deals each), 1 of matches
-
-
 def flip(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:]
 
