@@ -6,6 +6,7 @@ cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S
              [--json F] [--csv F] [--plot F.png] [--torch-threads N]
 cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs, threads
                    as eval]
+cardlab sweep SWEEP.yaml [--sweeps-dir DIR] [--workers N] [--ray-address ADDR]   # Ray Tune (the ray extra)
 cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this machine's runs
 cardlab play GAME --opponents SPEC [SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
              [--torch-threads N]
@@ -22,6 +23,9 @@ run folder for the bot it wrote). Lists of agents (``--agents``,
 ``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v`` sets a
 rule option, v read as a YAML scalar (``true``, ``7``, ``all``);
 `cardlab rules GAME` lists them.
+
+eval and tournament also take ``--workers N`` and ``--ray-address ADDR``: the
+same results, played by Ray workers (`cardlab.cluster`, the ray extra).
 
 Bots run their network on one torch thread (`cardlab.agents.bot`), or on
 ``--torch-threads N`` / ``$CARDLAB_TORCH_THREADS``.
@@ -47,6 +51,7 @@ from typing import Any
 import yaml
 
 from cardlab.agents.base import THREADS_ENV, shipped_bots
+from cardlab.cluster.cli import add_ray_options, add_sweep_command, cmd_sweep, evaluator, tournament_runner
 from cardlab.envs import games
 from cardlab.training.ship import OUT_DIR, SHIPPED
 
@@ -156,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule(p)
     _add_outputs(p)
     _add_threads(p)
+    add_ray_options(p)
 
     p = sub.add_parser("tournament", help="round robin: cross-table of win rates and TrueSkill ratings")
     p.add_argument("--game", required=True, choices=game_ids, help=f"the game: {games_text}")
@@ -167,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule(p)
     _add_outputs(p)
     _add_threads(p)
+    add_ray_options(p)
+
+    add_sweep_command(sub)
 
     p = sub.add_parser("export", help="write a bot file from a run folder or a checkpoint .zip of a run on "
                        "this machine (checked against the run's checkpoints/SHA256SUMS)")
@@ -291,8 +300,7 @@ def _bot_threads(specs: Sequence[str]) -> Iterator[None]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from cardlab.training.evaluate import evaluate
-
+    evaluate = evaluator(args)  # serial, or on Ray with --workers / --ray-address
     agents = agent_list(args.agents, "--agents")
     _check_outputs(args)
     with _bot_threads(agents):
@@ -303,8 +311,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from cardlab.training.tournament import tournament
-
+    tournament = tournament_runner(args)  # serial, or on Ray with --workers / --ray-address
     agents = agent_list(args.agents, "--agents")
     _check_outputs(args)
     with _bot_threads(agents):
@@ -432,7 +439,7 @@ def cmd_ship_bots(args: argparse.Namespace) -> int:
 
 COMMANDS = {"train": cmd_train, "eval": cmd_eval, "tournament": cmd_tournament, "export": cmd_export,
             "play": cmd_play, "rules": cmd_rules, "serve": cmd_serve, "advise": cmd_advise,
-            "ship-bots": cmd_ship_bots}
+            "ship-bots": cmd_ship_bots, "sweep": cmd_sweep}
 
 
 # ---------------------------------------------------------------- errors as sentences

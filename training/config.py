@@ -70,6 +70,23 @@ class SelfPlayConfig:
 
 
 @dataclasses.dataclass
+class PopulationConfig:
+    """Other learners in the league: a population that trains against each other.
+
+    Learners given the same `dir` publish their self-play snapshots there and
+    draw opponents from the others' (see `cardlab.training.league`); a sweep
+    (`cardlab sweep`) sets this up for its trials.
+    """
+
+    dir: str = ""
+    """the folder the population shares (on a shared file system across machines); '' for no population"""
+    share: float = 0.2
+    """probability that an opponent seat not taken by an own snapshot gets another learner's snapshot"""
+    pool_size: int = 10
+    """how many of the other learners' newest snapshots are in play"""
+
+
+@dataclasses.dataclass
 class ImitationConfig:
     """Warm start: before PPO, the policy copies a teacher agent's play (behaviour cloning).
 
@@ -171,6 +188,8 @@ class TrainConfig:
     """the league's fixed opponents, with weights"""
     self_play: SelfPlayConfig = dataclasses.field(default_factory=SelfPlayConfig)
     """frozen snapshots of the learner in the league"""
+    population: PopulationConfig = dataclasses.field(default_factory=PopulationConfig)
+    """other learners' snapshots in the league (needs self_play.enabled: its snapshots are what is shared)"""
     imitation: ImitationConfig = dataclasses.field(default_factory=ImitationConfig)
     """optional warm start by copying a teacher agent before PPO"""
     ppo: PPOConfig = dataclasses.field(default_factory=PPOConfig)
@@ -209,26 +228,39 @@ _Loader.add_implicit_resolver(
 )
 
 
+def read_yaml(path: str | Path, what: str = "config file") -> Any:
+    """The plain data of a YAML file read as configs are (``3e-4`` is a float); None when it is empty."""
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8") as f:  # read from the file, so YAML errors name it and the line
+            return yaml.load(f, Loader=_Loader)
+    except FileNotFoundError:
+        raise ValueError(f"{what} {path} does not exist") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"{what} {path} is not valid YAML: {' '.join(str(err).split())}") from None
+
+
 def load_config(path: str | Path) -> TrainConfig:
     """Read and validate a YAML training config; it must at least name its game.
 
     An empty file is refused rather than read as every default (a 500k-step
     run nobody asked for); so is a file without ``game``.
     """
-    path = Path(path)
-    try:
-        with path.open(encoding="utf-8") as f:  # read from the file, so YAML errors name it and the line
-            data = yaml.load(f, Loader=_Loader)
-    except FileNotFoundError:
-        raise ValueError(f"config file {path} does not exist") from None
-    except yaml.YAMLError as err:
-        raise ValueError(f"config file {path} is not valid YAML: {' '.join(str(err).split())}") from None
+    data = read_yaml(path)
     example = f"e.g. `game: huit` (games: {', '.join(games())}); configs/huit_quick.yaml is a small example"
     if data is None:
         raise ValueError(f"config file {path} is empty: a config must at least name its game, {example}")
     if isinstance(data, dict) and "game" not in data:
         raise ValueError(f"config file {path} does not name its game: add the key game, {example}")
     return config_from_dict(data)
+
+
+def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:
+    """A dataclass of plain-typed fields from plain data, every key and type checked as a config's are.
+
+    Other YAML files of cardlab (sweep files) use it, so their errors read like a config's.
+    """
+    return _parse(cls, data, path)
 
 
 def config_from_dict(data: Any) -> TrainConfig:
@@ -356,6 +388,11 @@ def _validate(cfg: TrainConfig) -> None:
            "use a probability between 0 and 1")
     if cfg.trainer == "lean":
         _check_lean(cfg)
+    pop = cfg.population
+    _check(0.0 <= pop.share <= 1.0, "population.share", pop.share, "use a probability between 0 and 1")
+    _at_least(pop, "population.", 1, "pool_size")
+    _check(not pop.dir or sp.enabled, "population.dir", pop.dir,
+           "a population shares self-play snapshots: set self_play.enabled: true as well")
 
     im = cfg.imitation
     _at_least(im, "imitation.", 1, "hands", "epochs", "batch_size")

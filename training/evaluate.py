@@ -349,17 +349,31 @@ class EvalResult:
 
 
 # ---------------------------------------------------------------- evaluate
-def _play_rotations(
-    game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int, bar: tqdm
+def play_deals(
+    game: str,
+    rules: dict[str, Any],
+    slots: Sequence[Any],
+    kind: int,
+    deals: range,
+    seed: int,
+    agent_factory: Callable[[Any, Any, int], Agent] = make_agent,
+    on_deal: Callable[[int], object] | None = None,
 ) -> list[EpisodeRecord]:
-    """`count` episodes (rounded up to whole rotations) of one kind, hands or matches."""
+    """Every seat rotation of each deal in `deals` (hands or matches, per `kind`): the unit of work.
+
+    `evaluate` plays all deals here; Ray workers (`cardlab.cluster`) play blocks
+    of them and the records are merged in deal order. A record depends only on
+    (seed, kind, deal, rotation, slot), so both give the same records.
+    `agent_factory(slot_spec, game, seed)` builds each slot's agent (Ray
+    workers build bots from received bytes); `on_deal(episodes)` follows each deal.
+    """
     env = make_env(game, rules, episode="match" if kind == MATCH else "hand")
     agents = [
-        make_agent(spec, env.game, seed=derive_seed(seed, AGENT, slot)) for slot, spec in enumerate(slots)
+        agent_factory(spec, env.game, derive_seed(seed, AGENT, slot)) for slot, spec in enumerate(slots)
     ]
     n = len(agents)
     records = []
-    for deal in range(math.ceil(count / n)):
+    for deal in deals:
         deal_seed = derive_seed(seed, kind, deal)
         for rotation in range(n):
             seats = tuple((slot + rotation) % n for slot in range(n))
@@ -378,8 +392,17 @@ def _play_rotations(
                 points=tuple(int(seat_points[seats[slot]]) for slot in range(n)),
                 truncated=truncated,
             ))
-            bar.update()
+        if on_deal is not None:
+            on_deal(n)
     return records
+
+
+def _play_rotations(
+    game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int, bar: tqdm
+) -> list[EpisodeRecord]:
+    """`count` episodes (rounded up to whole rotations) of one kind, hands or matches."""
+    deals = range(math.ceil(count / len(slots)))
+    return play_deals(game, rules, slots, kind, deals, seed, on_deal=bar.update)
 
 
 def evaluate(

@@ -12,12 +12,20 @@ folder (moved in place by renames, the metadata last) and every `League`
 lists the folder at the start of each hand. This needs no messages between
 processes and survives a resume for free. A snapshot plays through
 `load_bot`: torch only, no stable-baselines3.
+
+A population (learners training against each other) shares one more folder:
+each learner also publishes its snapshots there as ``<run>__snapshot_<steps>``
+(`publish_snapshot`), and a seat not taken by its own snapshot is taken, with
+probability `population_share`, by one of the newest `population_size` of the
+other learners' (`list_population`). The folder may be on a shared file
+system, or mirrored between machines by `cardlab.cluster.pool`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,7 +59,7 @@ def save_snapshot(policy: Any, folder: Path, steps: int, *, game: str, rules: di
 
 def snapshot_steps(path: Path) -> int:
     """The training step a snapshot was taken at (from its name)."""
-    return int(Path(path).stem[len(SNAPSHOT_PREFIX):])
+    return int(Path(path).stem.rpartition(SNAPSHOT_PREFIX)[2])
 
 
 def list_snapshots(folder: Path) -> list[Path]:
@@ -59,6 +67,32 @@ def list_snapshots(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(folder.glob(f"{SNAPSHOT_PREFIX}*.json"), key=snapshot_steps)
+
+
+# ---------------------------------------------------------------- a population's shared folder
+POPULATION_SEPARATOR = "__"
+
+
+def publish_snapshot(snapshot: Path, folder: Path, learner: str) -> Path:
+    """Copy a snapshot into a population folder as ``<learner>__snapshot_<steps>``, the metadata last."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{learner}{POPULATION_SEPARATOR}{Path(snapshot).stem}"
+    for source, final in zip(bot_paths(snapshot)[::-1], bot_paths(target)[::-1], strict=True):
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        os.close(fd)
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, final)
+    return bot_paths(target)[0]
+
+
+def list_population(folder: Path, learner: str = "") -> list[Path]:
+    """Metadata paths of the other learners' snapshots in a population folder, oldest first."""
+    if not folder.is_dir():
+        return []
+    mine = f"{learner}{POPULATION_SEPARATOR}"
+    found = [p for p in folder.glob(f"*{POPULATION_SEPARATOR}{SNAPSHOT_PREFIX}*.json")
+             if not (learner and p.name.startswith(mine))]
+    return sorted(found, key=lambda p: (snapshot_steps(p), p.name))
 
 
 # ---------------------------------------------------------------- the league
@@ -76,6 +110,14 @@ class LeagueSettings:
     """how many of the newest snapshots are in play"""
     snapshot_deterministic: bool = False
     """snapshots play their masked argmax (True) or sample their masked distribution (False)"""
+    population_dir: str | None = None
+    """folder shared by a population of learners (`publish_snapshot`); None: no population"""
+    population_share: float = 0.0
+    """probability that a seat not taken by an own snapshot gets another learner's (once there is one)"""
+    population_size: int = 10
+    """how many of the other learners' newest snapshots are in play"""
+    learner: str = ""
+    """this learner's name in the population folder (its own files there are skipped)"""
 
     @classmethod
     def of(cls, opponents: LeagueSettings | Sequence[str]) -> LeagueSettings:
@@ -105,6 +147,8 @@ class League:
         self._probs = weights / weights.sum()
         self._folder = Path(settings.snapshot_dir) if settings.snapshot_dir else None
         self._pool: list[Path] = []
+        self._population_folder = Path(settings.population_dir) if settings.population_dir else None
+        self._population: list[Path] = []
         self.reseed(seed)
 
     def reseed(self, seed: int | None) -> None:
@@ -120,13 +164,16 @@ class League:
         return list(self._pool)
 
     def _refresh(self) -> None:
-        """Rescan the snapshot folder (a listing per hand is cheap, and never misses a new file)."""
-        if self._folder is None or self.settings.snapshot_share <= 0:
-            return
-        pool = list_snapshots(self._folder)[-self.settings.pool_size:]
-        if pool != self._pool:
-            self._pool = pool
-            kept = set(pool)
+        """Rescan the snapshot folders (a listing per hand is cheap, and never misses a new file)."""
+        pool, population = self._pool, self._population
+        if self._folder is not None and self.settings.snapshot_share > 0:
+            pool = list_snapshots(self._folder)[-self.settings.pool_size:]
+        if self._population_folder is not None and self.settings.population_share > 0:
+            found = list_population(self._population_folder, self.settings.learner)
+            population = found[-self.settings.population_size:]
+        if pool != self._pool or population != self._population:
+            self._pool, self._population = pool, population
+            kept = {*pool, *population}
             self._snapshot_agents = {k: a for k, a in self._snapshot_agents.items() if k[0] in kept}
 
     def pick(self, rng: np.random.Generator, count: int) -> list[tuple[str, Agent]]:
@@ -136,6 +183,9 @@ class League:
         for slot in range(count):
             if self._pool and rng.random() < self.settings.snapshot_share:
                 path = self._pool[int(rng.integers(len(self._pool)))]
+                picks.append((path.stem, self._snapshot_agent(path, slot)))
+            elif self._population and rng.random() < self.settings.population_share:
+                path = self._population[int(rng.integers(len(self._population)))]
                 picks.append((path.stem, self._snapshot_agent(path, slot)))
             else:
                 spec = self._specs[int(rng.choice(len(self._specs), p=self._probs))]

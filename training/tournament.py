@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import permutations
 from typing import Any
@@ -31,6 +32,7 @@ import trueskill
 
 from cardlab.training.evaluate import (
     EpisodeRecord,
+    EvalResult,
     Rate,
     check_seed,
     csv_text,
@@ -39,6 +41,10 @@ from cardlab.training.evaluate import (
     new_figure,
     text_table,
 )
+
+EvaluateTables = Callable[[str, list[list[str]], int, int, dict[str, Any], bool], list[EvalResult]]
+"""Plays every table of a tournament at once: (game, tables' specs, hands, seed, rules, progress) -> results,
+in order; `cardlab.cluster.evaluate` spreads them over Ray workers."""
 
 
 @dataclass(frozen=True)
@@ -159,8 +165,12 @@ def tournament(
     seed: int = 0,
     rule_options: dict[str, Any] | None = None,
     progress: bool = False,
+    evaluate_tables: EvaluateTables | None = None,
 ) -> TournamentResult:
-    """Round robin of `specs` (see the module doc for tables of more than 2 players)."""
+    """Round robin of `specs` (see the module doc for tables of more than 2 players).
+
+    `evaluate_tables` plays the tables (default: `evaluate` each, one after another).
+    """
     seed = check_seed(seed)
     if isinstance(hands_per_pair, bool) or not isinstance(hands_per_pair, int) or hands_per_pair < 1:
         raise ValueError(f"hands per pairing must be a whole number >= 1, got {hands_per_pair!r}")
@@ -177,10 +187,14 @@ def tournament(
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)] if n == 2 else list(permutations(range(k), 2))
     cells: list[list[Rate | None]] = [[None] * k for _ in range(k)]
     tables: list[tuple[int, int, list[EpisodeRecord]]] = []
-    for i, j in pairs:
-        table_specs = [specs[i]] + [specs[j]] * (n - 1)
-        result = evaluate(game, table_specs, hands_per_pair, seed, rules, progress=progress,
-                          desc=f"{specs[i]} vs {specs[j]}")
+    table_specs = [[specs[i]] + [specs[j]] * (n - 1) for i, j in pairs]
+    if evaluate_tables is None:
+        results = [evaluate(game, t, hands_per_pair, seed, rules, progress=progress,
+                            desc=f"{specs[i]} vs {specs[j]}")
+                   for t, (i, j) in zip(table_specs, pairs, strict=True)]
+    else:
+        results = evaluate_tables(game, table_specs, hands_per_pair, seed, rules, progress)
+    for (i, j), result in zip(pairs, results, strict=True):
         stats = result.stats
         cells[i][j] = stats[0].hands
         if n == 2:

@@ -93,10 +93,19 @@ from cardlab.training.config import (
     validate_config,
 )
 from cardlab.training.evaluate import evaluate
-from cardlab.training.league import LeagueSettings, list_snapshots, save_snapshot, snapshot_steps
+from cardlab.training.league import (
+    LeagueSettings,
+    list_snapshots,
+    publish_snapshot,
+    save_snapshot,
+    snapshot_steps,
+)
 from cardlab.training.policy import PrivilegedCriticPolicy
 from cardlab.training.single_seat import SingleSeatEnv
 
+EvalReporter = Callable[[int, Sequence["LearnerEval"], bool], object]
+"""Called with (steps, results, final) after each evaluation; the final one comes after the bot file is
+written. A sweep (`cardlab.cluster.sweep`) passes them to Ray Tune, whose scheduler may stop the run there."""
 EVAL_FIELDS = ("steps", "opponent", "hands", "win_rate", "ci_low", "ci_high", "mean_points")
 EVAL_SEED_OFFSET = 1_000_003
 IMITATION_SEED_OFFSET = 2_000_003
@@ -296,13 +305,17 @@ def _league_dir(run_dir: Path) -> Path:
 
 
 def _league_settings(cfg: TrainConfig, league_dir: Path) -> LeagueSettings:
-    sp = cfg.self_play
+    sp, pop = cfg.self_play, cfg.population
     return LeagueSettings(
         opponents=tuple((o.spec, o.weight) for o in cfg.opponents),
         snapshot_dir=str(league_dir.resolve()) if sp.enabled else None,
         snapshot_share=sp.share if sp.enabled else 0.0,
         pool_size=sp.pool_size,
         snapshot_deterministic=sp.deterministic,
+        population_dir=str(Path(pop.dir).resolve()) if pop.dir else None,
+        population_share=pop.share,
+        population_size=pop.pool_size,
+        learner=league_dir.parent.parent.name,  # the run folder's name
     )
 
 
@@ -529,8 +542,10 @@ def _next_multiple(steps: int, every: int) -> int:
 class _RunCallback(BaseCallback):
     """Progress bar, training win rate, and the periodic evaluation, snapshots and checkpoints."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: Progress) -> None:
+    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: Progress,
+                 reporter: EvalReporter | None = None) -> None:
         super().__init__()
+        self.reporter = reporter
         self.cfg = cfg
         self.run_dir = run_dir
         self.progress = progress
@@ -605,8 +620,10 @@ class _RunCallback(BaseCallback):
         self.close_bar()
 
     def snapshot(self) -> None:
-        save_snapshot(self.model.policy, self.league_dir, self.model.num_timesteps, game=self.cfg.game,
-                      rules=self.cfg.rules, num_players=self.cfg.num_players)
+        path = save_snapshot(self.model.policy, self.league_dir, self.model.num_timesteps, game=self.cfg.game,
+                             rules=self.cfg.rules, num_players=self.cfg.num_players)
+        if self.cfg.population.dir:  # shared with the other learners of a population
+            publish_snapshot(path, Path(self.cfg.population.dir), self.run_dir.name)
 
     def checkpoint(self, final: bool = False) -> Path:
         """Save the model, its sha256 recorded in checkpoints/SHA256SUMS (only recorded ones are loaded).
@@ -636,16 +653,19 @@ class _RunCallback(BaseCallback):
                    + ", ".join(f"{_tag(r.opponent)} {r.win_rate:.3f}" for r in results))
         if not final:
             self.progress.say(f"{what}: " + ", ".join(f"{r.opponent} {format_rate(r)}" for r in results))
+        if self.reporter is not None and not final:  # the final results are reported once the bot is written
+            self.reporter(steps, results, False)
         return results
 
 
 def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | None = None,
-          progress: bool = True) -> Path:
+          progress: bool = True, reporter: EvalReporter | None = None) -> Path:
     """Train as `cfg` says (or continue the run folder `resume`); returns the run folder.
 
     `progress`: show how the run goes (a bar on a terminal, else lines; see
     the module doc). The run folder is printed when the run starts, the final
-    evaluation at the end. Ctrl-C raises `TrainingInterrupted`.
+    evaluation at the end. Ctrl-C raises `TrainingInterrupted`. `reporter` gets every evaluation's
+    results (see `EvalReporter`).
     """
     show = Progress(progress)
     cfg = validate_config(cfg)
@@ -667,6 +687,8 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
             saved = list_checkpoints(run_dir)
             raise TrainingInterrupted(run_dir, checkpoint_steps(saved[-1]) if saved else None) from None
         _print_end(cfg, run_dir, steps, results)
+        if reporter is not None and results:
+            reporter(steps, results, True)
         return run_dir
     threads = torch.get_num_threads()
     env: VecEnv | None = None
@@ -683,7 +705,7 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
             model = load_checkpoint(checkpoint, run_dir, env=env, device=cfg.device)
             model.set_random_seed(cfg.seed + model.num_timesteps)
             model.set_logger(_make_logger(run_dir))
-        callback = _RunCallback(cfg, run_dir, show)
+        callback = _RunCallback(cfg, run_dir, show, reporter)
         remaining = max(0, cfg.total_timesteps - model.num_timesteps)
         model.learn(remaining, callback=callback, reset_num_timesteps=checkpoint is None)
         callback.checkpoint(final=True)
@@ -704,6 +726,8 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
             env.close()
         torch.set_num_threads(threads)
     _print_end(cfg, run_dir, model.num_timesteps, results)
+    if reporter is not None and results:
+        reporter(model.num_timesteps, results, True)
     return run_dir
 
 

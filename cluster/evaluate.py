@@ -1,0 +1,254 @@
+"""Evaluation and tournaments on Ray: blocks of deals as Ray tasks, merged back in deal order.
+
+`evaluate` (`cardlab.training.evaluate`) plays every seat rotation of each
+deal with `play_deals`, and a record depends only on (seed, kind, deal,
+rotation, slot). Here the deals of every table are cut into blocks, each
+block is a Ray task calling the same `play_deals`, and the blocks' records
+are put back in deal order: the `EvalResult` is the serial one, record for
+record, whatever the number of workers or the order they finish in.
+
+- A worker that dies (a killed process, a lost node) has its block retried
+  (`MAX_RETRIES` times) by Ray; the block is played again from its seeds, so
+  the result does not change.
+- Bots travel as their files' bytes (`BotFile`), once each through the object
+  store, and are loaded with `load_bot`'s checks on arrival; the driver loads
+  each bot first, so a wrong file is refused before any task starts.
+- The progress bar counts hands (and matches) of finished blocks across workers.
+- A local Ray takes a few seconds to start and stop, so the speed-up shows on
+  evaluations of more than a few seconds (README: "Running on a cluster").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tqdm import tqdm
+
+from cardlab.agents.base import Agent, make_agent
+from cardlab.cluster.botfiles import BotFile
+from cardlab.cluster.runtime import import_ray, ray_session, task_error
+from cardlab.training.evaluate import (
+    HAND,
+    MATCH,
+    EpisodeRecord,
+    EvalResult,
+    check_seed,
+    make_env,
+    play_deals,
+    players_for,
+    seat_slots,
+)
+from cardlab.training.tournament import TournamentResult, tournament
+
+BLOCKS_PER_WORKER = 8
+"""Blocks per worker, all tables together: enough for an even finish and a moving progress bar, few
+enough that building the agents of a block costs nothing next to playing it."""
+MAX_RETRIES = 3
+"""Times Ray plays a block again after its worker died."""
+
+BeforeBlock = Callable[[int], object]
+"""Runs in the worker before each block, with the block's number (tests kill the worker with it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Table:
+    """One evaluation: its rules as given and resolved, its slots and how many deals of each kind."""
+
+    hands: int
+    matches: int
+    rules: dict[str, Any]
+    full_rules: dict[str, Any]
+    slots: list[str]
+    game: Any  # the cardlab Game, to check bots against on the driver
+    deals: dict[int, int]  # kind -> deals
+
+
+@dataclasses.dataclass(frozen=True)
+class _Block:
+    table: int
+    kind: int
+    deals: range
+
+
+def _plan(game: str, specs: Sequence[str], hands: int, matches: int,
+          rule_options: dict[str, Any] | None) -> _Table:
+    """What `evaluate` would play, checked the same way (the same messages for bad arguments)."""
+    for name, value in (("hands", hands), ("matches", matches)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+    if hands == 0 and matches == 0:
+        raise ValueError("nothing to play: give hands > 0 or matches > 0")
+    rules = dict(rule_options or {})
+    rules["num_players"] = players_for(game, rules, specs)
+    env = make_env(game, rules)
+    full_rules = env.rules.to_dict()
+    n = full_rules["num_players"]
+    slots = seat_slots(list(specs), n)
+    deals = {HAND: math.ceil(hands / n), MATCH: math.ceil(matches / n)}
+    return _Table(hands, matches, rules, full_rules, slots, env.game, deals)
+
+
+def _blocks(tables: Sequence[_Table], parallel: int) -> list[_Block]:
+    """Each table's deals of each kind cut into runs of about the same size, in deal order."""
+    total = sum(sum(t.deals.values()) for t in tables)
+    size = max(1, math.ceil(total / (parallel * BLOCKS_PER_WORKER)))
+    return [_Block(i, kind, range(first, min(first + size, count)))
+            for i, table in enumerate(tables) for kind, count in table.deals.items()
+            for first in range(0, count, size)]
+
+
+def _is_bot(spec: str) -> bool:
+    return spec.strip().startswith("bot:")
+
+
+def _read_bots(tables: Sequence[_Table]) -> dict[str, BotFile]:
+    """Bot spec -> its files' bytes; each bot is loaded here first, against each table's game."""
+    bots: dict[str, BotFile] = {}
+    for table in tables:
+        for spec in table.slots:
+            if _is_bot(spec):
+                make_agent(spec, table.game)  # a wrong or damaged file is refused here, naming its path
+                if spec not in bots:
+                    bots[spec] = BotFile.read(spec.strip()[4:].strip(), source=spec)
+    return bots
+
+
+def _agent(slot: Any, game: Any, seed: int) -> Agent:
+    """A slot's agent in a worker: a spec string, or a bot from received bytes."""
+    if isinstance(slot, BotFile):
+        return slot.load(game, seed)
+    return make_agent(slot, game, seed)
+
+
+def play_block(game: str, rules: dict[str, Any], slots: Sequence[Any], kind: int, first: int, stop: int,
+               seed: int, block: int = 0, before_block: BeforeBlock | None = None) -> list[EpisodeRecord]:
+    """The records of deals first..stop-1 (a Ray task); `slots` holds specs, BotFiles or refs to them."""
+    if before_block is not None:
+        before_block(block)
+    if not all(isinstance(slot, (str, BotFile)) for slot in slots):  # refs of bots: fetched in the worker
+        ray = import_ray()
+        slots = [ray.get(slot) if isinstance(slot, ray.ObjectRef) else slot for slot in slots]
+    return play_deals(game, rules, slots, kind, range(first, stop), seed, agent_factory=_agent)
+
+
+def evaluate_many(
+    game: str,
+    tables: Sequence[Sequence[str]],
+    hands: int,
+    seed: int = 0,
+    rule_options: dict[str, Any] | None = None,
+    matches: int = 0,
+    progress: bool = False,
+    *,
+    workers: int | None = None,
+    address: str | None = None,
+    before_block: BeforeBlock | None = None,
+) -> list[EvalResult]:
+    """`evaluate` each table's agent specs (same hands, matches, seed, rules), all tables' blocks on Ray.
+
+    Equal to ``[evaluate(game, specs, ...) for specs in tables]``; see `ray_session` for
+    `workers` and `address`.
+    """
+    seed = check_seed(seed)
+    plans = [_plan(game, specs, hands, matches, rule_options) for specs in tables]
+    bots = _read_bots(plans)
+    with ray_session(workers, address) as parallel:
+        ray = import_ray()
+        blocks = _blocks(plans, parallel)
+        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(play_block)
+        refs = {spec: ray.put(bot) for spec, bot in bots.items()}  # each bot's bytes sent once
+        shipped = [ray.put([refs.get(spec, spec) for spec in plan.slots]) for plan in plans]
+
+        def submit(index: int) -> Any:
+            b = blocks[index]
+            return remote.remote(game, plans[b.table].rules, shipped[b.table], b.kind, b.deals.start,
+                                 b.deals.stop, seed, index, before_block)
+
+        total = sum(len(b.deals) * len(plans[b.table].slots) for b in blocks)
+        done = _run(ray, len(blocks), submit, parallel, progress, total, f"{game} eval")
+    records: dict[tuple[int, int], list[EpisodeRecord]] = {}
+    for b, part in zip(blocks, done, strict=True):
+        records.setdefault((b.table, b.kind), []).extend(part)
+    return [EvalResult(game=game, rules=plan.full_rules, num_players=len(plan.slots), seed=seed,
+                       slots=plan.slots, hand_records=records.get((i, HAND), []),
+                       match_records=records.get((i, MATCH), []), hands_asked=plan.hands,
+                       matches_asked=plan.matches)
+            for i, plan in enumerate(plans)]
+
+
+def _run(ray: Any, count: int, submit: Callable[[int], Any], parallel: int, progress: bool, total: int,
+         desc: str) -> list[list[EpisodeRecord]]:
+    """Run tasks 0..count-1, `parallel` at a time; their results by task number.
+
+    A task's own error (a refused bot, ...) is raised as it is, after the pending tasks are cancelled.
+    """
+    results: list[list[EpisodeRecord] | None] = [None] * count
+    pending: dict[Any, int] = {}
+    upcoming = iter(range(count))
+
+    def top_up() -> None:
+        while len(pending) < parallel:
+            index = next(upcoming, None)
+            if index is None:
+                return
+            pending[submit(index)] = index
+
+    bar = tqdm(total=total, disable=not progress, desc=f"{desc} on Ray", unit="episode", file=sys.stderr)
+    with bar:
+        top_up()
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            index = pending.pop(ready[0])
+            try:
+                results[index] = part = ray.get(ready[0])
+            except ray.exceptions.RayError as err:
+                for ref in pending:
+                    ray.cancel(ref)
+                raise task_error(err) from None
+            bar.update(len(part))
+            top_up()
+    return [part for part in results if part is not None]
+
+
+def evaluate_parallel(
+    game: str,
+    agent_specs: list[str],
+    hands: int,
+    seed: int = 0,
+    rule_options: dict[str, Any] | None = None,
+    matches: int = 0,
+    progress: bool = False,
+    *,
+    workers: int | None = None,
+    address: str | None = None,
+    before_block: BeforeBlock | None = None,
+) -> EvalResult:
+    """`evaluate` on Ray workers: the same arguments and the same result."""
+    return evaluate_many(game, [agent_specs], hands, seed, rule_options, matches, progress, workers=workers,
+                         address=address, before_block=before_block)[0]
+
+
+def tournament_parallel(
+    game: str,
+    specs: list[str],
+    hands_per_pair: int,
+    seed: int = 0,
+    rule_options: dict[str, Any] | None = None,
+    progress: bool = False,
+    *,
+    workers: int | None = None,
+    address: str | None = None,
+) -> TournamentResult:
+    """`tournament` with every pairing's blocks on Ray at once: the same result."""
+
+    def evaluate_tables(game: str, tables: list[list[str]], hands: int, seed: int, rules: dict[str, Any],
+                        progress: bool) -> list[EvalResult]:
+        return evaluate_many(game, tables, hands, seed, rules, progress=progress, workers=workers,
+                             address=address)
+
+    return tournament(game, specs, hands_per_pair, seed, rule_options, progress,
+                      evaluate_tables=evaluate_tables)
