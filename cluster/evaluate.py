@@ -44,7 +44,7 @@ from cardlab.training.evaluate import (
 )
 from cardlab.training.tournament import TournamentResult, tournament
 
-BLOCKS_PER_WORKER = 8
+BLOCKS_PER_WORKER = 16
 """Blocks per worker, all tables together: enough for an even finish and a moving progress bar, few
 enough that building the agents of a block costs nothing next to playing it."""
 MAX_RETRIES = 3

@@ -85,7 +85,15 @@ def ray_session(workers: int | None = None, address: str | None = None) -> Itera
         options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
                                    "configure_logging": True}
         if address:
-            ray.init(address=address, **options)
+            try:
+                ray.init(address=address, **options)
+            except (ConnectionError, RuntimeError, ValueError) as err:  # Ray's ways of saying "cannot join"
+                detail = " ".join(str(err).split())[:300] or type(err).__name__
+                raise ValueError(
+                    f"cannot join the Ray cluster at {address}: {detail}; check the address (`ray status` on "
+                    "the head) and, as Ray protects clusters with a token, set RAY_AUTH_MODE=token with the "
+                    "cluster's token in ~/.ray/auth_token or RAY_AUTH_TOKEN"
+                ) from None
         else:
             with _loopback_only():
                 ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **options)
