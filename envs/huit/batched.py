@@ -1,7 +1,8 @@
 """Huit américain, batched: many games stepped in one call, state in arrays, numba kernels.
 
 ```python
-from cardlab.envs.huit.batched import HuitBatch, sample_legal
+from cardlab.envs.batched import sample_legal
+from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.rules import HuitRules
 
 batch = HuitBatch(HuitRules(num_players=4), batch_size=4096, seed=0)
@@ -78,8 +79,8 @@ Cards a stacked deal left out are in none of these; `state_dict` lists them as
   moves. `step(actions, active)` moves only the slots where the (B,) bool
   `active` is true; the others wait, as finished slots do (self-play holds
   the games where the learner is to move while the others catch up).
-- `sample_legal(mask, rng)`: a uniformly random legal action per row of a
-  mask (any game's), for random players and benchmarks.
+- `cardlab.envs.batched.sample_legal(mask, rng)`: a uniformly random legal
+  action per row of a mask (any game's), for random players and benchmarks.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ from numba import njit
 from numba.typed import List as TypedList
 
 from cardlab.envs import cards as C
+from cardlab.envs.batched import holding, seat_indices
 from cardlab.envs.common import HandState, Match, rng_from_state, rng_state, win_rewards
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
@@ -436,30 +438,6 @@ def _observe_kernel(slot: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank
         out[b, bank0] = slot[b, BANK_LEN] / NUM_CARDS
 
 
-@njit(cache=True)
-def _sample_kernel(mask: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
-    for b in range(mask.shape[0]):
-        count = 0
-        for a in range(mask.shape[1]):
-            count += mask[b, a]
-        pick = int(u[b] * count)
-        out[b] = 0
-        for a in range(mask.shape[1]):
-            if mask[b, a]:
-                if pick == 0:
-                    out[b] = a
-                    break
-                pick -= 1
-
-
-def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per row of a (B, A) bool mask (0 for a row without any)."""
-    mask = np.ascontiguousarray(mask, dtype=np.bool_)
-    out = np.empty(mask.shape[0], dtype=np.int64)
-    _sample_kernel(mask, np.asarray(rng.random(mask.shape[0])), out)
-    return out
-
-
 # ---------------------------------------------------------------- the batch
 class HuitBatch:
     """B games of Huit américain in arrays (see the module doc for the layout and the API)."""
@@ -597,15 +575,9 @@ class HuitBatch:
 
     def observe(self, seats: np.ndarray) -> np.ndarray:
         """(B, obs_size) float32: `HuitObserver.observe` of seats[b] in each slot b."""
-        who = np.asarray(seats)
-        if who.shape != (self.batch_size,) or not np.issubdtype(who.dtype, np.integer):
-            raise ValueError(
-                f"seats must be {self.batch_size} seat indices (ints), got {who.dtype} {who.shape}"
-            )
-        if who.size and (who.min() < 0 or who.max() >= self.n):
-            raise ValueError(f"seats must be 0..{self.n - 1}")
+        who = seat_indices(seats, self.batch_size, self.n)
         out = np.empty((self.batch_size, self.obs_size), dtype=np.float32)
-        _observe_kernel(self.slot, self.seat, self.hands, self.bank, self.table, who.astype(np.int64),
+        _observe_kernel(self.slot, self.seat, self.hands, self.bank, self.table, who,
                         self._offsets, self._scales, out)
         return out
 
@@ -618,14 +590,8 @@ class HuitBatch:
         others keep their state and get no reward, as finished slots do (so a
         caller can hold some games while others catch up).
         """
-        if active is None:
-            return self._step(actions)
-        held = np.flatnonzero(~np.asarray(active, dtype=np.bool_) & (self.slot[:, HAND_OVER] == 0))
-        self.slot[held, HAND_OVER] = 1
-        try:
+        with holding(self.slot[:, HAND_OVER], active):
             rewards, _, _ = self._step(actions)
-        finally:
-            self.slot[held, HAND_OVER] = 0
         return rewards, self.done, self.truncated
 
     def _step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -53,7 +53,7 @@ API (shared with the Huit batch, so a learner can drive either):
   does not end the match deals the next one at once (the dealer moves on) and
   the win rewards of the lowest totals come at the match end (A12). A
   truncated hand (C1) ends the episode with zero rewards in both modes.
-- `random_legal_actions(mask, rng)`: one uniformly random legal action per row.
+- `cardlab.envs.batched.sample_legal(mask, rng)`: one uniformly random legal action per row.
 
 Numba compiles the kernels on first use (about 7 s of CPU, 11 s on a busy
 machine) and caches them on disk (`cache=True`, next to this file or under
@@ -82,6 +82,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs import cards as C
+from cardlab.envs.batched import holding, seat_indices
 from cardlab.envs.common import Match
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.observer import SwitchObserver
@@ -488,31 +489,6 @@ def _deal(
             info[b, PENDING] = 2
 
 
-@njit(cache=True)
-def _pick(mask: Arr, uniforms: Arr, out: Arr) -> None:
-    for b in range(mask.shape[0]):
-        count = 0
-        for a in range(mask.shape[1]):
-            count += mask[b, a]
-        out[b] = 0
-        if count == 0:
-            continue
-        k = min(int(uniforms[b] * count), count - 1)
-        for a in range(mask.shape[1]):
-            if mask[b, a]:
-                if k == 0:
-                    out[b] = a
-                    break
-                k -= 1
-
-
-def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of `mask` (0 in a row with none), one uniform per row."""
-    out = np.zeros(mask.shape[0], dtype=np.int64)
-    _pick(mask, rng.random(size=(mask.shape[0],)), out)
-    return out
-
-
 # ---------------------------------------------------------------- the batch
 class SwitchBatch:
     """B games of Switch with the state in arrays (layout in the module doc)."""
@@ -683,13 +659,9 @@ class SwitchBatch:
         return out.copy()  # a copy: step() checks actions against `_known`, which the caller cannot change
 
     def observe(self, seats: np.ndarray) -> np.ndarray:
-        who = np.asarray(seats)
-        if who.shape != (self.batch_size,) or not np.issubdtype(who.dtype, np.integer):
-            raise ValueError(f"seats must be a ({self.batch_size},) integer array, got shape {who.shape}")
-        if who.size and (who.min() < 0 or who.max() >= self.n):
-            raise ValueError(f"seats must be seat indices 0..{self.n - 1}")
+        who = seat_indices(seats, self.batch_size, self.n)
         out = np.empty((self.batch_size, self.obs_size), dtype=np.float32)
-        _observe(out, who.astype(np.int64), self.info, self.seats, self.hands, self.piles, self.played,
+        _observe(out, who, self.info, self.seats, self.hands, self.piles, self.played,
                  self._params, self._offsets, self._inv_copies, self._floats)
         return out
 
@@ -702,14 +674,8 @@ class SwitchBatch:
         others keep their state and get no reward, as finished slots do (so a
         caller can hold some games while others catch up).
         """
-        if active is None:
-            return self._step_live(actions)
-        held = np.flatnonzero(~np.asarray(active, dtype=np.bool_) & (self.info[:, OVER] == 0))
-        self.info[held, OVER] = 1
-        try:
+        with holding(self.info[:, OVER], active):
             rewards, _, _ = self._step_live(actions)
-        finally:
-            self.info[held, OVER] = 0
         over = self.info[:, OVER].astype(np.bool_)
         return rewards, over, over & self.info[:, TRUNCATED].astype(np.bool_)
 
@@ -769,4 +735,4 @@ class SwitchBatch:
                          f"legal actions: {listed}; no slot was stepped")
 
 
-__all__ = ["SwitchBatch", "random_legal_actions"]
+__all__ = ["SwitchBatch"]

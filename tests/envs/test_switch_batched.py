@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from cardlab.envs import switch_v0
+from cardlab.envs.batched import sample_legal
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batched import (
     STOCK_LEN,
     SwitchBatch,
-    random_legal_actions,
 )
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
 
@@ -76,7 +76,7 @@ def run_differential(options: dict[str, Any], batch_size: int, steps: int, seed:
     check_slots(batch, envs, with_state=True)
     for step in range(steps):
         mask = batch.legal_mask()
-        actions = random_legal_actions(mask, rng)
+        actions = sample_legal(mask, rng)
         if step % 2:
             batch._known_fresh = False  # step() then checks legality itself instead of reading the last mask
         before = batch.info.copy()
@@ -200,7 +200,7 @@ def lockstep(batch: SwitchBatch, slot: int, state: SwitchState, texts: list[str]
         actions[slot] = action
         live = ~batch.done()
         live[slot] = False
-        actions[live] = random_legal_actions(batch.legal_mask(), np.random.default_rng(0))[live]
+        actions[live] = sample_legal(batch.legal_mask(), np.random.default_rng(0))[live]
         batch.step(actions)
         state.apply(action)
         assert batch.state_dict(slot) == state.state_dict()
@@ -216,7 +216,7 @@ def test_load_stacked_last_holder_must_draw() -> None:
     assert batch.state_dict(1)["left_out"]  # a stacked deal leaves cards out: they stay out
     lockstep(batch, 1, state, ["play 2S"])
     assert batch.legal_mask()[1].nonzero()[0].tolist() == [R.DRAW]
-    actions = random_legal_actions(batch.legal_mask(), np.random.default_rng(2))
+    actions = sample_legal(batch.legal_mask(), np.random.default_rng(2))
     actions[1] = R.DRAW
     rewards, done, truncated = batch.step(actions)
     state.apply(R.DRAW)
@@ -266,7 +266,7 @@ def test_illegal_action_refused_and_nothing_moves() -> None:
     batch = SwitchBatch(SwitchRules(num_players=3), 4, seed=8)
     saved = [batch.state_dict(i) for i in range(4)]
     mask = batch.legal_mask()
-    actions = random_legal_actions(mask, np.random.default_rng(0))
+    actions = sample_legal(mask, np.random.default_rng(0))
     actions[2] = int(np.flatnonzero(~mask[2])[0])
     with pytest.raises(ValueError, match="slot 2: illegal action"):
         batch.step(actions)
@@ -290,7 +290,7 @@ def test_finished_slots_ignore_their_actions() -> None:
     batch = SwitchBatch(SwitchRules(num_players=2, max_turns=3), 3, seed=2)
     rng = np.random.default_rng(1)
     for _ in range(3):
-        batch.step(random_legal_actions(batch.legal_mask(), rng))
+        batch.step(sample_legal(batch.legal_mask(), rng))
     assert batch.done().all()
     saved = [batch.state_dict(i) for i in range(3)]
     rewards, done, truncated = batch.step(np.full(3, 999))
@@ -315,7 +315,7 @@ def test_shapes_and_dtypes() -> None:
     obs = batch.observe(batch.current_player())
     assert obs.shape == (6, switch_v0.raw_env(num_players=5).layout.size) and obs.dtype == np.float32
     assert batch.current_player().shape == (6,)
-    rewards, done, truncated = batch.step(random_legal_actions(mask, np.random.default_rng(0)))
+    rewards, done, truncated = batch.step(sample_legal(mask, np.random.default_rng(0)))
     assert rewards.shape == (6, 5) and rewards.dtype == np.float32
     assert done.shape == truncated.shape == (6,) and done.dtype == truncated.dtype == np.bool_
     with pytest.raises(ValueError, match="episode"):
@@ -327,7 +327,7 @@ def test_shapes_and_dtypes() -> None:
 def test_to_state_round_trip() -> None:
     """A slot back as an engine state: the AEC env restores it and plays on from there."""
     batch = SwitchBatch(SwitchRules(), 2, seed=6)
-    batch.step(random_legal_actions(batch.legal_mask(), np.random.default_rng(0)))
+    batch.step(sample_legal(batch.legal_mask(), np.random.default_rng(0)))
     state = batch.to_state(1)
     assert state.state_dict() == batch.state_dict(1)
     env = switch_v0.raw_env()
