@@ -167,13 +167,14 @@ class CardGameEnv(AECEnv):
             self._was_dead_step(action)
             return
         seat = self.agent_seat[agent]
-        if not self._is_legal(action):
+        number = self._legal_id(action)
+        if number is None:
             self._illegal(agent, seat, action)
             return
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         state = self.game_state
-        state.apply(action_id(action, self.NUM_ACTIONS))
+        state.apply(number)
         if state.hand_over:
             self._end_of_hand(seat)
         self._after_change()
@@ -181,11 +182,13 @@ class CardGameEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _is_legal(self, action: Any) -> bool:
+    def _legal_id(self, action: Any) -> int | None:
+        """The action id of `action` when it is legal now, else None (read once per step: a hot path)."""
         try:
-            return action_id(action, self.NUM_ACTIONS) in self._legal_set
+            number = action_id(action, self.NUM_ACTIONS)
         except ValueError:
-            return False
+            return None
+        return number if number in self._legal_set else None
 
     def _illegal(self, agent: str, seat: int, action: Any) -> None:
         legal = ", ".join(f"{a} ({self.action_to_str(a)})" for a in self._legal)
