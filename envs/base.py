@@ -334,6 +334,21 @@ class CardGameEnv(AECEnv):
 
 
 ENV_DOC = """
+## Actions and observations
+
+Actions, observation layout and rule options: the generated tables at the
+end of this page (`cardlab rules GAME --markdown` prints the same).
+`env.unwrapped.action_to_str(a)` and `env.unwrapped.str_to_action(s)` convert
+between ids and text; bad text raises a `ValueError` that says why. Action ids
+are ints, numpy integers or 0-d integer arrays; anything else is refused.
+
+`observation` is a float32 vector from the point of view of the observing
+agent; `action_mask` is int8, 1 exactly for the legal actions of the agent to
+move (all zero for the others); `env.unwrapped.layout.split(obs)` names the
+parts. `env.state()` is PettingZoo's global state (`env.state_space`): the
+whole table from seat 0, every hand and the pile, for centralised critics and
+analysis only.
+
 ## Options
 
 Rule options: see the generated table below. Env options: `render_mode` (None, "ansi",
@@ -352,7 +367,7 @@ second hand on, `last_hand`: the result of the hand before (never shown as
 this hand's `winner`).
 
 """
-"""The sections of every env's doc page that do not depend on the game: options and infos."""
+"""The sections of every env's doc page that do not depend on the game: actions, options, infos."""
 
 
 def doc_page_tail(spec: GameSpec) -> str:

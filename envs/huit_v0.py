@@ -17,18 +17,7 @@ rules, by id (B1..B13, C1, C2), are in `docs/RULES.md` and in
 | agents | `player_0` ... `player_{n-1}` in seat (play) order, n = `num_players` (2..6, default 4) |
 | spaces | see the generated tables below |
 
-Actions, observation layout and rule options: the generated tables at the
-end of this page (`cardlab rules GAME --markdown` prints the same).
-`env.unwrapped.action_to_str(a)` and `env.unwrapped.str_to_action(s)` convert
-between ids and text; bad text raises a `ValueError` that says why. Action ids
-are ints, numpy integers or 0-d integer arrays; anything else is refused.
-
-`observation` is a float32 vector from the point of view of the observing
-agent; `action_mask` is int8, 1 exactly for the legal actions of the agent to
-move (all zero for the others); `env.unwrapped.layout.split(obs)` names the
-parts. `env.state()` is PettingZoo's global state (`env.state_space`): the
-whole table from seat 0, every hand and the pile, for centralised critics and
-analysis only.
+Actions, observations and options: see the sections after the version history.
 
 ## Rewards
 
