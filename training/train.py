@@ -217,6 +217,12 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.run_dir = run_dir
         self.checkpoint_steps = checkpoint_steps
 
+    @classmethod
+    def of(cls, run_dir: Path) -> TrainingInterrupted:
+        """The interruption of the run in `run_dir`, with the steps of its newest checkpoint."""
+        saved = list_checkpoints(run_dir)
+        return cls(run_dir, checkpoint_steps(saved[-1]) if saved else None)
+
 
 def _tag(spec: str) -> str:
     """A TensorBoard-friendly name for an agent spec (bot paths have slashes)."""
@@ -684,8 +690,7 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
         try:
             steps, results = train_lean(cfg, run_dir, checkpoint, show)
         except KeyboardInterrupt:
-            saved = list_checkpoints(run_dir)
-            raise TrainingInterrupted(run_dir, checkpoint_steps(saved[-1]) if saved else None) from None
+            raise TrainingInterrupted.of(run_dir) from None
         _print_end(cfg, run_dir, steps, results)
         if reporter is not None and results:
             reporter(steps, results, True)
@@ -717,8 +722,7 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
     except KeyboardInterrupt:
         if env is not None:
             _stop_workers(env)
-        saved = list_checkpoints(run_dir)
-        raise TrainingInterrupted(run_dir, checkpoint_steps(saved[-1]) if saved else None) from None
+        raise TrainingInterrupted.of(run_dir) from None
     finally:
         if callback is not None:
             callback.close_bar()
