@@ -137,12 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
                                      epilog=epilog)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("train", help="train a MaskablePPO bot from a YAML config")
+    p = sub.add_parser("train", help="train a PPO bot from a YAML config")
     p.add_argument("config", type=pathlib.Path, metavar="CONFIG.yaml",
                    help="the training config, e.g. configs/huit_ppo.yaml")
     p.add_argument("--resume", type=pathlib.Path, metavar="RUN_DIR",
                    help="continue this run folder from its last checkpoint (with the run's own config; only "
-                        "total_timesteps may grow)")
+                        "total_timesteps and max_minutes may change)")
     p.add_argument("--runs-dir", type=pathlib.Path, default=pathlib.Path("runs"), metavar="DIR",
                    help="where new run folders go (default: runs)")
     _add_threads(p, "the bots a run plays (league snapshots, evaluations; the trainer's own come from the "

@@ -202,6 +202,10 @@ class TrainConfig:
     """'subproc' (SB3's SubprocVecEnv, one process per env) or 'dummy' (all in the trainer's process)"""
     total_timesteps: int = 500_000
     """env steps (learner decisions) to train for"""
+    max_minutes: float = 0.0
+    """stop PPO training after this many minutes of wall clock even short of total_timesteps (0: no
+    limit), counted from the start of PPO training (after imitation, and again from a resume); the
+    final checkpoint, evaluation and bot file follow as at total_timesteps"""
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
     """evaluation during and after training"""
     checkpoint_every: int = 100_000
@@ -367,7 +371,7 @@ def _one_of(value: Any, path: str, accepted: tuple[str, ...]) -> None:
 def _validate(cfg: TrainConfig) -> None:
     _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name)), "name", cfg.name,
            "use letters, digits, '-', '_' and '.' (it names the run folder)")
-    _at_least(cfg, "", 0, "seed")
+    _at_least(cfg, "", 0, "seed", "max_minutes")
     _one_of(cfg.game, "game", games())
     _one_of(cfg.reward, "reward", REWARDS)
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)

@@ -47,6 +47,7 @@ from cardlab.training.config import TrainConfig
 from cardlab.training.league import list_snapshots, save_snapshot
 from cardlab.training.selfplay import SelfPlayBatch, advantages, credit
 from cardlab.training.train import (
+    Deadline,
     EvalHistory,
     LearnerEval,
     Progress,
@@ -166,8 +167,9 @@ class LeanRun:
             self.snapshot()
         bar = self.progress.bar(total=cfg.total_timesteps, initial=self.steps, unit="step", unit_scale=True,
                                 desc=cfg.name)
+        deadline = Deadline(cfg.max_minutes)
         try:
-            while self.steps < cfg.total_timesteps:
+            while self.steps < cfg.total_timesteps and not deadline.passed():
                 start, before = time.perf_counter(), self.steps
                 batch, stats = self.rollout()
                 stats.update(self.update(batch))
@@ -178,7 +180,8 @@ class LeanRun:
                 if cfg.self_play.enabled and self.steps >= next_snapshot:
                     self.snapshot()
                     next_snapshot = _next_multiple(self.steps, cfg.self_play.snapshot_every)
-                final_here = self.steps >= cfg.total_timesteps and cfg.eval.final_hands > 0
+                last = self.steps >= cfg.total_timesteps or deadline.passed()
+                final_here = last and cfg.eval.final_hands > 0
                 if self.steps >= next_eval and not final_here:
                     results = self.evaluate(cfg.eval.hands)
                     bar.set_postfix_str(f"last eval ({self.steps:,} steps): "

@@ -44,8 +44,8 @@ last checkpoint (what ``--resume`` continues from).
 
 `train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint (refused
 unless the run recorded it, unchanged, in checkpoints/SHA256SUMS): same
-config (only `total_timesteps` may grow), step counter, league snapshots and
-eval history; TensorBoard curves continue at the restored step.
+config (only `total_timesteps` and `max_minutes` may change), step counter, league
+snapshots and eval history; TensorBoard curves continue at the restored step.
 
 With ``vec_env: subproc`` the envs run in worker processes started by
 multiprocessing (forkserver): a script that calls `train` needs the usual
@@ -108,6 +108,8 @@ EvalReporter = Callable[[int, Sequence["LearnerEval"], bool], object]
 written. A sweep (`cardlab.cluster.sweep`) passes them to Ray Tune, whose scheduler may stop the run there."""
 EVAL_FIELDS = ("steps", "opponent", "hands", "win_rate", "ci_low", "ci_high", "mean_points")
 EVAL_SEED_OFFSET = 1_000_003
+RESUMABLE = ("total_timesteps", "max_minutes")
+"""the config keys a resumed run may change"""
 IMITATION_SEED_OFFSET = 2_000_003
 # SB3's logger keys -> this project's TensorBoard names (None: not written).
 RENAMES: tuple[tuple[str, str | None], ...] = (
@@ -391,15 +393,15 @@ def _flatten(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def _resumed_config(cfg: TrainConfig, run_dir: Path) -> TrainConfig:
-    """The run's own config; `cfg` may only change total_timesteps."""
+    """The run's own config; `cfg` may only change `RESUMABLE` keys."""
     saved = load_config(run_dir / "config.yaml")
     mine, theirs = dict(_flatten(config_to_dict(cfg))), dict(_flatten(config_to_dict(saved)))
     diffs = [f"{k} (run: {theirs.get(k)!r}, given: {mine.get(k)!r})" for k in sorted(set(mine) | set(theirs))
-             if k != "total_timesteps" and mine.get(k) != theirs.get(k)]
+             if k not in RESUMABLE and mine.get(k) != theirs.get(k)]
     if diffs:
         raise ValueError(f"--resume continues {run_dir} with its own config.yaml; the given config differs "
-                         f"in {', '.join(diffs)}: only total_timesteps may change")
-    return dataclasses.replace(saved, total_timesteps=cfg.total_timesteps)
+                         f"in {', '.join(diffs)}: only {' and '.join(RESUMABLE)} may change")
+    return dataclasses.replace(saved, total_timesteps=cfg.total_timesteps, max_minutes=cfg.max_minutes)
 
 
 def _prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
@@ -541,6 +543,16 @@ def _imitation_step(model: MaskablePPO, optimizer: torch.optim.Optimizer, batch:
     return policy_loss.item(), value_loss.item(), accuracy.item()
 
 
+class Deadline:
+    """`max_minutes` of wall clock from now (0: never out of time)."""
+
+    def __init__(self, minutes: float) -> None:
+        self.end = time.monotonic() + minutes * 60.0 if minutes > 0 else None
+
+    def passed(self) -> bool:
+        return self.end is not None and time.monotonic() >= self.end
+
+
 def _next_multiple(steps: int, every: int) -> int:
     return (steps // every + 1) * every
 
@@ -571,6 +583,7 @@ class _RunCallback(BaseCallback):
         if steps == 0 and self.cfg.imitation.enabled:  # what imitation alone achieved
             self.evaluate(self.cfg.eval.hands)
             self.model.logger.dump(0)
+        self.deadline = Deadline(self.cfg.max_minutes)
         # The bar starts when training does, after the work above: its ETA is the rate of training alone.
         self.bar = self.progress.bar(total=self.cfg.total_timesteps, initial=steps, unit="step",
                                      unit_scale=True, desc=self.cfg.name)
@@ -598,7 +611,7 @@ class _RunCallback(BaseCallback):
         for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
             if done and "won" in info:
                 self.hands.append((info["won"], info["truncated"], info["hand_points"]))
-        return True
+        return not self.deadline.passed()  # False ends model.learn: max_minutes is up
 
     def _on_rollout_end(self) -> None:
         steps = self.model.num_timesteps
@@ -614,7 +627,8 @@ class _RunCallback(BaseCallback):
                 self.snapshot()
                 self.next_snapshot = _next_multiple(steps, self.cfg.self_play.snapshot_every)
             logger.record("charts/league_snapshots", len(list_snapshots(self.league_dir)))
-        final_eval_here = steps >= self.cfg.total_timesteps and self.cfg.eval.final_hands > 0
+        last = steps >= self.cfg.total_timesteps or self.deadline.passed()
+        final_eval_here = last and self.cfg.eval.final_hands > 0
         if steps >= self.next_eval and not final_eval_here:
             self.evaluate(self.cfg.eval.hands)
             self.next_eval = _next_multiple(steps, self.cfg.eval.every_steps)
