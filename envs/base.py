@@ -23,7 +23,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from cardlab.envs import cards as C
-from cardlab.envs.common import win_rewards
+from cardlab.envs.common import points_reward, win_rewards
 from cardlab.envs.layout import Layout
 from cardlab.envs.spec import Game, GameSpec, action_id, get_spec
 
@@ -221,7 +221,7 @@ class CardGameEnv(AECEnv):
             return
         if self.reward_mode == "points":
             for a, delta in zip(self.agents, state.score_changes, strict=True):
-                self.rewards[a] = -delta / 100.0
+                self.rewards[a] = points_reward(delta)
         if self.episode == "hand" or state.match_over:
             if self.reward_mode == "win":
                 winners = [state.winner] if self.episode == "hand" else state.match.winners()

@@ -259,6 +259,15 @@ def win_rewards(num_players: int, winners: Sequence[int]) -> list[float]:
     return [up if seat in winners else down for seat in range(num_players)]
 
 
+POINTS_PER_REWARD = 100.0
+"""``reward="points"``: a seat's reward at the end of a hand is minus its score change over this"""
+
+
+def points_reward(score_change: Any) -> Any:
+    """The ``reward="points"`` reward of a score change (a number, or an array of them)."""
+    return -score_change / POINTS_PER_REWARD
+
+
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:
     """The generator's state as JSON-ready data (Philox, SFC64 and MT19937 hold numpy arrays)."""
     return _plain(rng.bit_generator.state)

@@ -158,6 +158,9 @@ class EvalConfig:
     """hands per opponent at each evaluation, the learner's seat rotating"""
     final_hands: int = 1000
     """hands per opponent of the final evaluation (0: none)"""
+    final_matches: int = 0
+    """matches per opponent of the final evaluation, each played to the game's target score with the
+    points left in hand counting (0: none; needs final_hands > 0)"""
     opponents: list[str] = dataclasses.field(default_factory=lambda: ["random"])
     """agent specs the learner is evaluated against, each filling every other seat"""
 
@@ -420,7 +423,9 @@ def _validate(cfg: TrainConfig) -> None:
 
     ev = cfg.eval
     _at_least(ev, "eval.", 1, "every_steps", "hands")
-    _at_least(ev, "eval.", 0, "final_hands")
+    _at_least(ev, "eval.", 0, "final_hands", "final_matches")
+    _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
+           "matches are played in the final evaluation: set eval.final_hands > 0 too")
     _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")
     for i, spec in enumerate(ev.opponents):
         _check_spec(spec, f"eval.opponents[{i}]", env)
@@ -431,7 +436,6 @@ def _check_lean(cfg: TrainConfig) -> None:
     from cardlab.training.selfplay import BATCHED
 
     _one_of(cfg.game, "game (with trainer: lean)", tuple(BATCHED))
-    _one_of(cfg.reward, "reward (with trainer: lean)", ("win",))
     _check(not cfg.imitation.enabled, "imitation.enabled (with trainer: lean)", cfg.imitation.enabled,
            "use false, or trainer: maskable_ppo")
     _check(not cfg.policy.privileged_critic, "policy.privileged_critic (with trainer: lean)",

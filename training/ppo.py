@@ -41,6 +41,7 @@ import torch
 from torch import nn
 
 from cardlab.agents.bot import ACTIVATIONS, export_bot
+from cardlab.envs.common import POINTS_PER_REWARD
 from cardlab.envs.spec import make_game
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig
@@ -51,6 +52,7 @@ from cardlab.training.train import (
     EvalHistory,
     LearnerEval,
     Progress,
+    _and_matches,
     _league_dir,
     _league_settings,
     _make_logger,
@@ -154,7 +156,8 @@ class LeanRun:
         self.history = EvalHistory(run_dir / "eval.csv")
         self.logger = _make_logger(run_dir)
         self.table = SelfPlayBatch(self.game, cfg.num_envs, _league_settings(cfg, self.league_dir),
-                                   learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps)
+                                   learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps,
+                                   reward=cfg.reward)
 
     # ------------------------------------------------------------ the loop
     def learn(self) -> list[LearnerEval]:
@@ -238,7 +241,10 @@ class LeanRun:
         outcomes = reward[terminal]
         stats = {"charts/learner_share_of_moves": float(learner_b.mean())}
         if outcomes.size:
-            stats["charts/win_rate"] = float((outcomes > 0).mean())
+            if self.cfg.reward == "points":
+                stats["charts/hand_points"] = float(-outcomes.mean() * POINTS_PER_REWARD)
+            else:
+                stats["charts/win_rate"] = float((outcomes > 0).mean())
             stats["charts/hands"] = float(ended_b.sum())
         return batch, stats
 
@@ -295,10 +301,11 @@ class LeanRun:
     def evaluate(self, hands: int, final: bool = False) -> list[LearnerEval]:
         """The actor (masked argmax, as a temporary bot file) against each eval opponent."""
         if final:
-            self.progress.say(f"final evaluation: {hands:,} hands against each of "
+            self.progress.say(f"final evaluation: {hands:,} hands{_and_matches(self.cfg)} against each of "
                               f"{', '.join(self.cfg.eval.opponents)}")
         shown = self.progress if final and self.progress.enabled else None
-        results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown)
+        results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown,
+                                  matches=self.cfg.eval.final_matches if final else 0)
         self.history.append(results)
         _record_results(self.logger, results, "final_" if final else "")
         if not final:

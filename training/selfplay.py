@@ -55,6 +55,7 @@ from torch import nn
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.bot import load_bot
+from cardlab.envs.common import points_reward
 from cardlab.envs.spec import Game
 from cardlab.training.league import LeagueSettings, list_snapshots
 
@@ -65,6 +66,8 @@ BATCHED: dict[str, str] = {
 """game id -> 'module:Class' of its batched engine"""
 LEARNER = 0
 """the policy index of the learner in `SelfPlayBatch.owners`"""
+REWARDS = ("win", "points")
+"""what a hand pays each seat, as the AEC env's ``reward`` option: zero-sum win rewards, or minus points"""
 
 
 def batched_engine(game: Game, batch_size: int, seed: int | None = None) -> Any:
@@ -80,9 +83,12 @@ class SelfPlayBatch:
     """`num_games` games, each seat owned by the learner, a snapshot or a heuristic (see the module doc)."""
 
     def __init__(self, game: Game, num_games: int, league: LeagueSettings, learner_share: float = 1.0,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, reward: str = "win") -> None:
         if not 0.0 <= learner_share <= 1.0:
             raise ValueError(f"learner_share must be between 0 and 1, got {learner_share!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r} is not accepted: use one of {', '.join(map(repr, REWARDS))}")
+        self.reward = reward
         weights = np.array([w for _, w in league.opponents], dtype=np.float64)
         if not league.opponents or (weights <= 0).any():
             raise ValueError(f"the league needs opponent specs with weights > 0, got {league.opponents!r}")
@@ -164,7 +170,9 @@ class SelfPlayBatch:
         `view`: what `observe()` just returned (saves computing it again);
         `active`: (B,) bool, the games that move (default all; the others wait).
         Returns (rewards (B, n) float32 for every seat, ended (B,) bool); an
-        ended game is dealt again at once, its seats drawn again.
+        ended game is dealt again at once, its seats drawn again. Rewards are
+        the AEC env's of the same ``reward`` option: with "points", a won
+        hand pays each seat minus its points over 100 (a truncated one 0).
         """
         obs, mask, seats, learner = self.observe() if view is None else view
         actions = np.asarray(learner_actions, dtype=np.int64).copy()
@@ -181,6 +189,10 @@ class SelfPlayBatch:
                     actions[b] = agent.act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
         rewards, done, truncated = self.engine.step(actions, active)
         ended = done | truncated
+        if self.reward == "points":
+            won = done & ~truncated
+            rewards = np.zeros_like(rewards)
+            rewards[won] = points_reward(self.engine.score_changes()[won])
         games = np.flatnonzero(ended)
         if games.size:
             self.engine.reset(games)

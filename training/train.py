@@ -23,8 +23,9 @@ evaluated at step 0, then PPO trains it. A run writes
   ``checkpoints/SHA256SUMS``: checkpoints are pickles, so only recorded ones
   are loaded (`cardlab.training.checkpoints`); ``checkpoints/league/``: the
   self-play snapshots (bot files);
-- ``eval.csv``: the evaluation history (steps, opponent, hands, win_rate,
-  ci_low, ci_high, mean_points), the final evaluation last;
+- ``eval.csv``: the evaluation history (`EVAL_FIELDS`: steps, opponent, hands,
+  win_rate, ci_low, ci_high, mean_points, and the match columns, filled when
+  the final evaluation plays `eval.final_matches`), the final evaluation last;
 - ``bot.json`` + ``bot.safetensors``: the trained bot (`cardlab.agents.bot`).
 
 An evaluation plays `hands` hands of the learner (masked argmax) against each
@@ -106,7 +107,6 @@ from cardlab.training.single_seat import SingleSeatEnv
 EvalReporter = Callable[[int, Sequence["LearnerEval"], bool], object]
 """Called with (steps, results, final) after each evaluation; the final one comes after the bot file is
 written. A sweep (`cardlab.cluster.sweep`) passes them to Ray Tune, whose scheduler may stop the run there."""
-EVAL_FIELDS = ("steps", "opponent", "hands", "win_rate", "ci_low", "ci_high", "mean_points")
 EVAL_SEED_OFFSET = 1_000_003
 RESUMABLE = ("total_timesteps", "max_minutes")
 """the config keys a resumed run may change"""
@@ -134,28 +134,42 @@ class LearnerEval:
     ci_high: float
     mean_points: float
     """the learner's mean hand points (cards left when another seat wins; lower is better)"""
+    matches: int = 0
+    """matches played to the target score (0: none; the final evaluation plays `eval.final_matches`)"""
+    match_win_rate: float = 0.0
+    match_ci_low: float = 0.0
+    match_ci_high: float = 0.0
 
     def row(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
+EVAL_FIELDS = tuple(f.name for f in dataclasses.fields(LearnerEval))
+"""the columns of eval.csv"""
+
+
 def evaluate_bot(
-    bot_path: Path, cfg: TrainConfig, spec: str, hands: int, seed: int, steps: int = 0, bar: bool = False
+    bot_path: Path, cfg: TrainConfig, spec: str, hands: int, seed: int, steps: int = 0, bar: bool = False,
+    matches: int = 0,
 ) -> LearnerEval:
     """`evaluate` a bot (masked argmax) in one seat against `spec` in all the others, seats rotating.
 
-    `bar`: draw a progress bar on stderr.
+    `bar`: draw a progress bar on stderr; `matches`: also play this many matches.
     """
     n = cfg.num_players
     result = evaluate(cfg.game, [f"bot:{bot_path}"] + [spec] * (n - 1), hands, seed=seed,
-                      rule_options={**cfg.rules, "num_players": n}, progress=bar, desc=f"eval vs {spec}")
+                      rule_options={**cfg.rules, "num_players": n}, matches=matches, progress=bar,
+                      desc=f"eval vs {spec}")
     learner = result.stats[0]
     low, high = learner.hands.interval
-    return LearnerEval(steps, spec, learner.hands.n, learner.hands.rate, low, high, learner.mean_points)
+    match_low, match_high = learner.matches.interval if learner.matches.n else (0.0, 0.0)
+    return LearnerEval(steps, spec, learner.hands.n, learner.hands.rate, low, high, learner.mean_points,
+                       learner.matches.n, learner.matches.rate if learner.matches.n else 0.0,
+                       match_low, match_high)
 
 
 def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int,
-                    progress: Progress | None = None) -> list[LearnerEval]:
+                    progress: Progress | None = None, matches: int = 0) -> list[LearnerEval]:
     """Evaluate an SB3 policy against every eval opponent (through a temporary bot export).
 
     With `progress`, each opponent's evaluation draws a bar (on a terminal) or
@@ -168,23 +182,34 @@ def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int,
                           num_players=cfg.num_players, summary={})
         for spec in cfg.eval.opponents:
             bar = progress is not None and progress.bars
-            results.append(evaluate_bot(path, cfg, spec, hands, seed, steps, bar=bar))
+            results.append(evaluate_bot(path, cfg, spec, hands, seed, steps, bar=bar, matches=matches))
             if progress is not None and not bar:
                 progress.say(f"  against {spec}: {format_rate(results[-1])}")
     return results
 
 
 def format_rate(r: LearnerEval) -> str:
-    """A win rate with its 95% interval, as fractions (as `cardlab eval` prints them)."""
-    return f"{r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+    """A win rate with its 95% interval, as fractions (as `cardlab eval` prints them); matches beside."""
+    text = f"{r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+    if r.matches:
+        text += f", matches {r.match_win_rate:.3f} [{r.match_ci_low:.3f}, {r.match_ci_high:.3f}]"
+    return text
 
 
 def format_results(results: Sequence[LearnerEval]) -> str:
     """The evaluation table printed at the end of a run (fractions, as `cardlab eval` prints them)."""
-    lines = [f"{'opponent':<24}{'hands':>7}  {'win rate':>8}  {'95% CI (Wilson)':<17}{'mean points':>11}"]
+    with_matches = any(r.matches for r in results)
+    head = f"{'opponent':<24}{'hands':>7}  {'win rate':>8}  {'95% CI (Wilson)':<17}{'mean points':>11}"
+    if with_matches:
+        head += f"{'matches':>9}  {'match rate':>10}  95% CI (Wilson)"
+    lines = [head]
     for r in results:
         ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
-        lines.append(f"{r.opponent:<24}{r.hands:>7}  {r.win_rate:>8.3f}  {ci:<17}{r.mean_points:>11.2f}")
+        line = f"{r.opponent:<24}{r.hands:>7}  {r.win_rate:>8.3f}  {ci:<17}{r.mean_points:>11.2f}"
+        if with_matches:
+            match_ci = f"[{r.match_ci_low:.3f}, {r.match_ci_high:.3f}]"
+            line += f"{r.matches:>9}  {r.match_win_rate:>10.3f}  {match_ci}"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -237,6 +262,9 @@ def _record_results(logger: Logger, results: Sequence[LearnerEval], prefix: str 
         logger.record(f"eval/{prefix}win_rate_{name}", r.win_rate)
         logger.record(f"eval/{prefix}ci_low_{name}", r.ci_low)
         logger.record(f"eval/{prefix}mean_points_{name}", r.mean_points)
+        if r.matches:
+            logger.record(f"eval/{prefix}match_win_rate_{name}", r.match_win_rate)
+            logger.record(f"eval/{prefix}match_ci_low_{name}", r.match_ci_low)
 
 
 class EvalHistory:
@@ -663,10 +691,12 @@ class _RunCallback(BaseCallback):
             what += " (after imitation)"
         self._show(f"evaluating at {steps:,} steps ...", refresh=True)
         if final:
-            self.progress.say(f"{what}: {hands:,} hands against each of {', '.join(self.cfg.eval.opponents)}")
+            self.progress.say(f"{what}: {hands:,} hands{_and_matches(self.cfg)} against each of "
+                              f"{', '.join(self.cfg.eval.opponents)}")
         # The final evaluation (1000 hands per opponent, minutes) shows how it goes, opponent by opponent.
         results = evaluate_policy(self.model.policy, self.cfg, hands, steps,
-                                  self.progress if final and self.progress.enabled else None)
+                                  self.progress if final and self.progress.enabled else None,
+                                  matches=self.cfg.eval.final_matches if final else 0)
         self.history.append(results)
         _record_results(self.model.logger, results, "final_" if final else "")
         self._show(f"last eval ({steps:,} steps): "
@@ -753,9 +783,13 @@ def _print_end(cfg: TrainConfig, run_dir: Path, steps: int, results: Sequence[Le
     """The final evaluation table, the run folder and the bot file."""
     if results:
         print(f"\nFinal evaluation of {run_dir.name} after {steps:,} steps "
-              f"({cfg.eval.final_hands} hands per opponent, seats rotating):")
+              f"({cfg.eval.final_hands} hands{_and_matches(cfg)} per opponent, seats rotating):")
         print(format_results(results))
     print(f"run folder: {run_dir}\nbot: {run_dir / 'bot.json'}")
+
+
+def _and_matches(cfg: TrainConfig) -> str:
+    return f" and {cfg.eval.final_matches} matches" if cfg.eval.final_matches else ""
 
 
 def _summary(cfg: TrainConfig, run_dir: Path, steps: int, results: Sequence[LearnerEval]) -> dict[str, Any]:

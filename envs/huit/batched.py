@@ -67,7 +67,9 @@ Cards a stacked deal left out are in none of these; `state_dict` lists them as
   `state_dict()`, which `HuitState.from_state_dict` and the AEC env restore.
 - `current_player()` (B,) int64; `legal_mask()` (B, 354) bool for the seat
   to move (all False in finished slots); `observe(seats)` (B, obs_size)
-  float32, `HuitObserver(rules).observe(state, seat)` of each slot.
+  float32, `HuitObserver(rules).observe(state, seat)` of each slot;
+  `score_changes()` (B, n) int64, each seat's points of the last finished
+  hand (what the AEC env's `reward="points"` pays, divided by -100).
 - `step(actions)` applies one action id per live slot and returns
   `(rewards (B, n) float32, done (B,) bool, truncated (B,) bool)`. Rewards are
   the AEC env's `reward="win"` rewards: zero-sum win rewards at the end of the
@@ -566,6 +568,10 @@ class HuitBatch:
     def truncated(self) -> np.ndarray:
         """(B,) bool: the hand was truncated at max_turns (C1), which ends the episode."""
         return self.slot[:, TRUNCATED] != 0
+
+    def score_changes(self) -> np.ndarray:
+        """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
+        return self.seat[:, SCORE_CHANGES].copy()
 
     def legal_mask(self) -> np.ndarray:
         """(B, NUM_ACTIONS) bool: the legal actions of the seat to move (none in finished slots)."""

@@ -41,7 +41,9 @@ API (shared with the Huit batch, so a learner can drive either):
   rules))`; a stacked deal likewise after `state.deal_stacked(deal)`.
 - `current_player() -> (B,)`, `done() -> (B,) bool`, `legal_mask() -> (B,
   NUM_ACTIONS) bool` (all false in finished slots), `observe(seats) -> (B,
-  obs_size) float32` (the `SwitchObserver` vector of `seats[i]` in slot i).
+  obs_size) float32` (the `SwitchObserver` vector of `seats[i]` in slot i),
+  `score_changes() -> (B, n) int64` (each seat's points of the last finished
+  hand: what the AEC env's `reward="points"` pays, divided by -100).
 - `step(actions) -> (rewards (B, n) float32, done (B,) bool, truncated (B,) bool)`:
   one action per live slot; an illegal one raises `ValueError` naming the slot
   before any slot moves; `step(actions, active)` moves only the slots where
@@ -651,6 +653,10 @@ class SwitchBatch:
     def done(self) -> np.ndarray:
         """(B,) bool: the slot's episode is over (it waits for `reset`)."""
         return self.info[:, OVER].astype(np.bool_)
+
+    def score_changes(self) -> np.ndarray:
+        """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
+        return self.seats[:, SCORE_CHANGES].astype(np.int64)
 
     def legal_mask(self) -> np.ndarray:
         out = self._known

@@ -111,6 +111,8 @@ def test_wrong_types_are_named(data: Any, expected: list[str]) -> None:
     (small(policy={"activation": "gelu"}), ["policy.activation", "'tanh', 'relu'"]),
     (small(policy={"net_arch": [64, 0]}), ["policy.net_arch[1]", ">= 1"]),
     (small(num_envs=0), ["num_envs", ">= 1"]),
+    (small(max_minutes=-5), ["max_minutes", ">= 0"]),
+    (small(max_minutes=float("nan")), ["max_minutes", ">= 0"]),
     (small(reward="shaped"), ["reward", "'win', 'points'"]),
     (small(vec_env="ray"), ["vec_env", "'subproc', 'dummy'"]),
     (small(device="cuda"), ["device", "'cpu'"]),

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import time
 from typing import Any
 
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.agents.bot import load_bot
 from cardlab.training.checkpoints import list_checkpoints
@@ -51,7 +53,6 @@ def test_other_configs_keep_maskable_ppo() -> None:
 
 @pytest.mark.parametrize(("key", "value", "expected"), [
     ("imitation", {"enabled": True}, "imitation.enabled (with trainer: lean)"),
-    ("reward", "points", "reward (with trainer: lean)"),
     ("trainer", "sb3", "trainer='sb3'"),
 ])
 def test_lean_refuses_what_it_does_not_do(key: str, value: Any, expected: str) -> None:
@@ -88,6 +89,37 @@ def test_tiny_run_writes_its_folder_and_a_bot_that_plays(tmp_path: pathlib.Path)
     assert result.stats[0].hands.n == 4
     rows = (run_dir / "eval.csv").read_text().splitlines()
     assert len(rows) >= 3  # header, an evaluation along the run, the final one
+
+
+def test_points_reward_run_logs_hand_points_and_writes_a_bot(tmp_path: pathlib.Path) -> None:
+    run_dir = train(tiny(reward="points"), runs_dir=tmp_path, progress=False)
+    bot = load_bot(run_dir)
+    assert bot.metadata["summary"]["steps"] >= 1500
+    acc = EventAccumulator(str(next(run_dir.glob("events.out.tfevents.*"))))
+    acc.Reload()
+    points = [e.value for e in acc.Scalars("charts/hand_points")]
+    assert points and all(p >= 0 for p in points) and any(p > 0 for p in points)
+    assert "charts/win_rate" not in acc.Tags()["scalars"]  # a points run has no training win rate
+
+
+def test_final_matches_are_played_and_reported(tmp_path: pathlib.Path) -> None:
+    cfg = tiny()
+    cfg = dataclasses.replace(cfg, eval=dataclasses.replace(cfg.eval, final_matches=4))
+    run_dir = train(cfg, runs_dir=tmp_path, progress=False)
+    final = load_bot(run_dir).metadata["summary"]["final_eval"]["random"]
+    assert final["matches"] == 4 and 0.0 <= final["match_ci_low"] <= final["match_win_rate"] <= 1.0
+    assert final["match_ci_high"] > final["match_ci_low"]
+    rows = (run_dir / "eval.csv").read_text().splitlines()
+    assert rows[-1].split(",")[7] == "4" and all(r.split(",")[7] == "0" for r in rows[1:-1])
+
+
+def test_max_minutes_ends_training_on_wall_clock(tmp_path: pathlib.Path) -> None:
+    start = time.monotonic()
+    run_dir = train(tiny(total_timesteps=10**9, max_minutes=0.05), runs_dir=tmp_path, progress=False)
+    steps = load_bot(run_dir).metadata["summary"]["steps"]
+    assert 0 < steps < 10**9
+    assert time.monotonic() - start < 120  # 3 s of training, then the final checkpoint and evaluation
+    assert (run_dir / "eval.csv").read_text().count("\n") >= 2 and list_checkpoints(run_dir)
 
 
 def test_resume_continues_from_the_last_checkpoint(tmp_path: pathlib.Path) -> None:

@@ -74,6 +74,28 @@ def test_hand_end_rewards_reach_every_learner_seat(game_id: str, n: int) -> None
         assert (next_index[start:, b] == -1).sum() <= n and not terminal[start:, b].any()
 
 
+@pytest.mark.parametrize(("game_id", "n"), CASES)
+def test_points_reward_pays_each_seat_minus_its_hand_points(game_id: str, n: int) -> None:
+    """reward: points as the AEC env pays it: at a won hand's end, -score change / 100 per seat, else 0."""
+    game = make_game(game_id, num_players=n)
+    table = SelfPlayBatch(game, 8, RANDOM, learner_share=1.0, seed=5, reward="points")
+    rng = np.random.default_rng(6)
+    won = 0
+    for _ in range(250):
+        before = [table.engine.to_state(b) for b in range(8)]
+        mask = table.observe()[1]
+        actions = np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1)
+        rewards, ended = table.step(actions)
+        for b, state in enumerate(before):
+            state.apply(int(actions[b]))
+            assert ended[b] == state.hand_over
+            expected = [-c / 100.0 for c in state.score_changes] if state.hand_over and not state.truncated \
+                else [0.0] * n
+            np.testing.assert_allclose(rewards[b], expected, rtol=0, atol=1e-6)
+            won += bool(state.hand_over and not state.truncated)
+    assert won >= 5
+
+
 def test_heuristic_and_snapshot_seats_yield_no_transitions(tmp_path: Path) -> None:
     game = make_game("huit", num_players=3)
     obs_size, actions = game.layout.size, game.num_actions

@@ -136,6 +136,14 @@ def test_imitation_warm_start_copies_the_teacher(tmp_path: pathlib.Path) -> None
 
 
 # ---------------------------------------------------------------- resume
+def test_max_minutes_ends_maskable_ppo_training_on_wall_clock(tmp_path: pathlib.Path) -> None:
+    run_dir = train(tiny(total_timesteps=10**9, max_minutes=0.05), runs_dir=tmp_path, progress=False)
+    steps = checkpoint_steps(run_dir)
+    assert steps and 0 < steps[-1] < 10**9
+    rows = eval_rows(run_dir)
+    assert rows and int(rows[-1]["hands"]) == 30  # the final evaluation ran (final_hands)
+
+
 def test_resume_continues_the_step_counter_and_the_logs(run: pathlib.Path, tmp_path: pathlib.Path) -> None:
     copy = copy_run(run, tmp_path)
     before = scalars(copy)
@@ -163,7 +171,7 @@ def test_resume_rolls_back_to_the_last_checkpoint(run: pathlib.Path, tmp_path: p
 
 def test_resume_refuses_another_config(run: pathlib.Path) -> None:
     other = tiny(ppo=dataclasses.replace(tiny().ppo, learning_rate=0.1))
-    with pytest.raises(ValueError, match=r"ppo\.learning_rate .*only total_timesteps and max_minutes may change"):
+    with pytest.raises(ValueError, match=r"ppo\.learning_rate .*only total_timesteps and max_minutes may"):
         train(other, resume=run, progress=False)
 
 
