@@ -7,19 +7,23 @@ consumed (learner decisions):
 
 - lean on configs/huit_selfplay.yaml (Huit 2p) and configs/switch_selfplay.yaml
   (Switch 4p): as shipped (the league: learner seats, snapshots, a few
-  heuristic seats) and pure self-play (every seat the learner's);
+  heuristic seats; two torch threads, so both cores work on the update), the
+  same on one torch thread (what the second core adds), and pure self-play
+  (every seat the learner's);
 - lean with the learner alone against the expert in every other seat: what
   heuristic opponents cost (they play move by move in Python);
 - MaskablePPO on configs/huit_ppo.yaml with imitation off, as shipped
   otherwise: the pipeline the issue's 10x target compares with.
 
-Run: ``python benchmarks/selfplay_throughput.py [--lean-steps 200000] [--sb3-steps 30000]``.
+Each figure is the median of `--repeats` runs. Run:
+``python benchmarks/selfplay_throughput.py [--lean-steps 300000] [--sb3-steps 30000] [--repeats 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -50,7 +54,8 @@ def _lean_variants(name: str) -> dict[str, TrainConfig]:
     cfg = load_config(REPO / "configs" / f"{name}.yaml")
     sp = cfg.self_play
     return {
-        f"lean {name} (as shipped)": cfg,
+        f"lean {name} (as shipped, {cfg.torch_threads} torch threads)": cfg,
+        f"lean {name} (as shipped, 1 torch thread)": dataclasses.replace(cfg, torch_threads=1),
         f"lean {name} (pure self-play)": dataclasses.replace(
             cfg, self_play=dataclasses.replace(sp, learner_share=1.0)),
         f"lean {name} (learner vs expert)": dataclasses.replace(
@@ -61,26 +66,30 @@ def _lean_variants(name: str) -> dict[str, TrainConfig]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lean-steps", type=int, default=200_000, help="env steps of each lean run")
+    parser.add_argument("--lean-steps", type=int, default=300_000, help="env steps of each lean run")
     parser.add_argument("--heuristic-steps", type=int, default=50_000,
                         help="env steps of the lean runs against the expert")
     parser.add_argument("--sb3-steps", type=int, default=30_000, help="env steps of the MaskablePPO run")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each variant (the median is shown)")
     args = parser.parse_args()
 
-    rows: list[tuple[str, int, float]] = []
-    sb3_cfg = load_config(REPO / "configs" / "huit_ppo.yaml")
-    steps, seconds = whole_run(sb3_cfg, args.sb3_steps)
-    rows.append(("MaskablePPO huit_ppo (imitation off)", steps, seconds))
+    sb3 = load_config(REPO / "configs" / "huit_ppo.yaml")
+    runs: list[tuple[str, TrainConfig, int]] = [("MaskablePPO huit_ppo (imitation off)", sb3, args.sb3_steps)]
     for name in ("huit_selfplay", "switch_selfplay"):
         for label, cfg in _lean_variants(name).items():
             budget = args.heuristic_steps if label.endswith("vs expert)") else args.lean_steps
-            steps, seconds = whole_run(cfg, budget)
-            rows.append((label, steps, seconds))
-    base = rows[0][1] / rows[0][2]
-    print(f"{'run':<44}{'steps':>10}{'seconds':>9}{'steps/s':>10}{'vs MaskablePPO':>16}")
-    for label, steps, seconds in rows:
-        rate = steps / seconds
-        print(f"{label:<44}{steps:>10,}{seconds:>9.1f}{rate:>10,.0f}{rate / base:>15.1f}x")
+            runs.append((label, cfg, budget))
+    rows: list[tuple[str, int, float]] = []
+    for label, cfg, budget in runs:
+        measured = [whole_run(cfg, budget) for _ in range(args.repeats)]
+        rate = statistics.median(steps / seconds for steps, seconds in measured)
+        rows.append((label, measured[0][0], rate))
+        each = ", ".join(f"{steps / seconds:,.0f}" for steps, seconds in measured)
+        print(f"  {label}: {each} steps/s", flush=True)
+    base = rows[0][2]
+    print(f"{'run':<52}{'steps':>10}{'steps/s':>10}{'vs MaskablePPO':>16}")
+    for label, steps, rate in rows:
+        print(f"{label:<52}{steps:>10,}{rate:>10,.0f}{rate / base:>15.1f}x")
 
 
 if __name__ == "__main__":

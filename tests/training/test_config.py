@@ -19,8 +19,7 @@ from cardlab.training.config import (
 )
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
-SHIPPED = ["huit_ppo.yaml", "switch_ppo.yaml", "huit_quick.yaml", "switch_quick.yaml", "huit_selfplay.yaml",
-           "switch_selfplay.yaml"]
+SHIPPED = sorted(p.name for p in CONFIGS.glob("*.yaml"))
 
 
 def small(**changes: Any) -> dict[str, Any]:

@@ -39,12 +39,15 @@ def tiny(**changes: Any) -> TrainConfig:
     return dataclasses.replace(cfg, **changes)
 
 
-@pytest.mark.parametrize("game", ["huit", "switch"])
-def test_selfplay_configs_load_and_use_the_lean_trainer(game: str) -> None:
-    cfg = load_config(CONFIGS / f"{game}_selfplay.yaml")
+@pytest.mark.parametrize("name", ["huit_selfplay", "switch_selfplay", "huit_selfplay_match"])
+def test_selfplay_configs_load_and_use_the_lean_trainer(name: str) -> None:
+    cfg = load_config(CONFIGS / f"{name}.yaml")
     assert cfg.trainer == "lean" and not cfg.imitation.enabled and cfg.self_play.enabled
-    assert cfg.num_players == {"huit": 2, "switch": 4}[game]
+    assert cfg.num_players == {"huit": 2, "switch": 4}[cfg.game]
     assert set(cfg.eval.opponents) == {"expert", "greedy", "random"}
+    assert cfg.max_minutes <= 60 and cfg.eval.final_hands >= 4000  # the budget and evaluation
+    assert (cfg.reward, cfg.eval.final_matches >= 400) == (
+        ("points", True) if name.endswith("match") else ("win", False))
 
 
 def test_other_configs_keep_maskable_ppo() -> None:

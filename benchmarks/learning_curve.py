@@ -1,0 +1,135 @@
+"""Learning curves over wall clock: win rate against `expert` (95% Wilson intervals) by minutes of run.
+
+Reads run folders (their eval.csv rows and the wall time TensorBoard
+recorded for each evaluation, counted from the creation of the run's event
+file, which is the start of the run) and draws one panel per game, a curve
+per run. The README's figure is made by:
+
+    python benchmarks/learning_curve.py old --minutes 50 --runs-dir runs/curves
+    python benchmarks/learning_curve.py plot runs/curves/huit_ppo_no_imitation__* \\
+        runs/huit_selfplay__* runs/huit_selfplay_match__* runs/switch_selfplay__* \\
+        --out docs/learning_curve.png
+
+where the three self-play runs are ``cardlab train configs/<name>.yaml``.
+``old`` trains the pipeline the issue compares with: configs/huit_ppo.yaml
+(MaskablePPO, single-seat envs, heuristics move by move) with imitation off,
+evaluated against `expert` every 262,144 steps (400 hands), for `--minutes`
+of wall clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import re
+from pathlib import Path
+
+import yaml
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from cardlab.training.config import load_config
+from cardlab.training.evaluate import new_figure
+from cardlab.training.train import train
+
+REPO = Path(__file__).resolve().parents[1]
+OPPONENT = "expert"
+
+
+@dataclasses.dataclass
+class Curve:
+    """One run's evaluations against `OPPONENT`: minutes since the run started, rates and intervals."""
+
+    label: str
+    game: str
+    num_players: int
+    minutes: list[float]
+    rate: list[float]
+    low: list[float]
+    high: list[float]
+
+
+def read_curve(run_dir: Path) -> Curve:
+    """The run's evaluations against `OPPONENT` (the final one included) on its wall clock."""
+    events = sorted(run_dir.glob("events.out.tfevents.*"))
+    if not events:
+        raise SystemExit(f"{run_dir} has no TensorBoard event file: is it a run folder?")
+    start = float(re.split(r"\.", events[0].name)[3])  # events.out.tfevents.<unix time>.<host>...
+    times: dict[int, float] = {}
+    for path in events:
+        acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
+        acc.Reload()
+        for tag in (f"eval/win_rate_{OPPONENT}", f"eval/final_win_rate_{OPPONENT}"):
+            if tag in acc.Tags()["scalars"]:
+                times |= {e.step: e.wall_time for e in acc.Scalars(tag)}
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    curve = Curve(run_dir.name.split("__")[0], cfg["game"], cfg["num_players"], [], [], [], [])
+    with (run_dir / "eval.csv").open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
+    seen: set[int] = set()
+    for row in reversed(rows):  # the final evaluation is written last and may share its step
+        steps = int(row["steps"])
+        if steps in seen or steps not in times:
+            continue
+        seen.add(steps)
+        curve.minutes.insert(0, (times[steps] - start) / 60.0)
+        for name in ("rate", "low", "high"):
+            column = {"rate": "win_rate", "low": "ci_low", "high": "ci_high"}[name]
+            getattr(curve, name).insert(0, float(row[column]))
+    return curve
+
+
+def plot(curves: list[Curve], out: Path) -> Path:
+    games = sorted({(c.game, c.num_players) for c in curves})
+    fig = new_figure(6.0 * len(games), 4.2)
+    axes = fig.subplots(1, len(games), squeeze=False)[0]
+    for ax, (game, n) in zip(axes, games, strict=True):
+        for c in (c for c in curves if (c.game, c.num_players) == (game, n)):
+            line = ax.plot(c.minutes, c.rate, marker="o", markersize=3, label=c.label)[0]
+            ax.fill_between(c.minutes, c.low, c.high, color=line.get_color(), alpha=0.2)
+        ax.axhline(1.0 / n, color="grey", linestyle=":", label=f"fair share 1/{n}")
+        ax.set_title(f"{game}, {n} players: one bot against {n - 1} x {OPPONENT}")
+        ax.set_xlabel("wall clock (minutes from the start of the run)")
+        ax.set_ylabel(f"hands won against {OPPONENT} (95% CI)")
+        ax.set_ylim(0.0, max(0.6, *(max(c.high) for c in curves if c.game == game)))
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize="small")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def train_old(minutes: float, runs_dir: Path) -> Path:
+    """configs/huit_ppo.yaml with imitation off, evaluated against expert, for `minutes` of wall clock."""
+    cfg = load_config(REPO / "configs" / "huit_ppo.yaml")
+    cfg = dataclasses.replace(
+        cfg, name="huit_ppo_no_imitation", total_timesteps=10**9, max_minutes=minutes,
+        imitation=dataclasses.replace(cfg.imitation, enabled=False),
+        eval=dataclasses.replace(cfg.eval, every_steps=262_144, hands=400, final_hands=1000,
+                                 opponents=[OPPONENT]),
+    )
+    return train(cfg, runs_dir=runs_dir, progress=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("plot", help="draw the curves of run folders")
+    p.add_argument("runs", nargs="+", type=Path, help="run folders")
+    p.add_argument("--out", type=Path, default=REPO / "docs" / "learning_curve.png", help="the PNG to write")
+    p = sub.add_parser("old", help="train the old pipeline (huit_ppo.yaml, imitation off) for the comparison")
+    p.add_argument("--minutes", type=float, default=50.0, help="wall-clock budget of the run")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where the run folder goes")
+    args = parser.parse_args()
+    if args.command == "plot":
+        curves = [read_curve(run) for run in args.runs]
+        for c in curves:
+            print(f"{c.label:<28} {len(c.minutes):>3} evaluations, last at {c.minutes[-1]:5.1f} min: "
+                  f"{c.rate[-1]:.3f} [{c.low[-1]:.3f}, {c.high[-1]:.3f}]")
+        print(f"wrote {plot(curves, args.out)}")
+    else:
+        print(f"run folder: {train_old(args.minutes, args.runs_dir)}")
+
+
+if __name__ == "__main__":
+    main()
