@@ -39,7 +39,7 @@ API (shared with the Huit batch, so a learner can drive either):
   `state_dict(slot)` give it back in the engine's form. A saved state goes in
   through the engine, which checks it: `load(i, SwitchState.from_state_dict(data,
   rules))`; a stacked deal likewise after `state.deal_stacked(deal)`.
-- `current_player() -> (B,)`, `done() -> (B,) bool`, `legal_mask() -> (B,
+- `current_player() -> (B,)`, `done` and `truncated` (B,) bool, `legal_mask() -> (B,
   NUM_ACTIONS) bool` (all false in finished slots), `observe(seats) -> (B,
   obs_size) float32` (the `SwitchObserver` vector of `seats[i]` in slot i),
   `score_changes() -> (B, n) int64` (each seat's points of the last finished
@@ -48,8 +48,9 @@ API (shared with the Huit batch, so a learner can drive either):
   one action per live slot; an illegal one raises `ValueError` naming the slot
   before any slot moves; `step(actions, active)` moves only the slots where
   the (B,) bool `active` is true, the others wait as finished slots do.
-  `done` is true while a slot's episode is over (won or truncated),
-  `truncated` when C1 ended it (so `terminated = done & ~truncated`).
+  As Gymnasium's terminated and truncated, and as the Huit batch's: `done`
+  is true while a slot's episode is over by a win, `truncated` while C1 ended
+  it (never both); a slot with either waits for `reset`.
   Rewards are those of the AEC env with `reward="win"`: in `episode="hand"` the
   win rewards at the end of each hand; in `episode="match"` a won hand that
   does not end the match deals the next one at once (the dealer moves on) and
@@ -650,9 +651,15 @@ class SwitchBatch:
     def current_player(self) -> np.ndarray:
         return self.info[:, CURRENT].copy()
 
+    @property
     def done(self) -> np.ndarray:
-        """(B,) bool: the slot's episode is over (it waits for `reset`)."""
-        return self.info[:, OVER].astype(np.bool_)
+        """(B,) bool: the episode ended by a win (terminated); either flag: the slot waits for `reset`."""
+        return (self.info[:, OVER] != 0) & (self.info[:, TRUNCATED] == 0)
+
+    @property
+    def truncated(self) -> np.ndarray:
+        """(B,) bool: the hand was truncated at max_turns (C1), which ends the episode."""
+        return self.info[:, TRUNCATED] != 0
 
     def score_changes(self) -> np.ndarray:
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
@@ -674,7 +681,7 @@ class SwitchBatch:
     # ------------------------------------------------------------ moves
     def step(self, actions: np.ndarray,
              active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Apply one action per live slot; returns (rewards (B, n), done (B,), truncated (B,)).
+        """Apply one action per live slot; returns (rewards (B, n), done (B,), truncated (B,)) (see `done`).
 
         `active`: (B,) bool, the slots that move (default: every live one); the
         others keep their state and get no reward, as finished slots do (so a
@@ -682,8 +689,7 @@ class SwitchBatch:
         """
         with holding(self.info[:, OVER], active):
             rewards, _, _ = self._step_live(actions)
-        over = self.info[:, OVER].astype(np.bool_)
-        return rewards, over, over & self.info[:, TRUNCATED].astype(np.bool_)
+        return rewards, self.done, self.truncated
 
     def _step_live(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         acts = np.asarray(actions)

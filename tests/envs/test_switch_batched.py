@@ -90,7 +90,9 @@ def run_differential(options: dict[str, Any], batch_size: int, steps: int, seed:
             expected = np.array([env.rewards[a] for a in env.possible_agents], dtype=np.float32)
             assert np.array_equal(rewards[i], expected), f"slot {i} step {step} rewards"
             over = env.terminations[agent] or env.truncations[agent]
-            assert done[i] == over and truncated[i] == env.truncations[agent], f"slot {i} step {step} end"
+            assert done[i] == env.terminations[agent] and truncated[i] == env.truncations[agent], \
+                f"slot {i} step {step} end"
+            assert not (done[i] and truncated[i]) and (done[i] or truncated[i]) == over
             state = env.game_state
             if state.match.hands_played > hands_before and not over:
                 cov.next_hands += 1
@@ -101,8 +103,8 @@ def run_differential(options: dict[str, Any], batch_size: int, steps: int, seed:
                 cov.won += not truncated[i]
                 cov.match_ends += bool(state.match_over)
         cov.steps += batch_size
-        check_slots(batch, envs, with_state=(step + 1) % every == 0 or bool(done.any()))
-        finished = np.flatnonzero(done)
+        check_slots(batch, envs, with_state=(step + 1) % every == 0 or bool((done | truncated).any()))
+        finished = np.flatnonzero(done | truncated)
         if finished.size:
             batch.reset(finished)
             for i in finished:
@@ -198,7 +200,7 @@ def lockstep(batch: SwitchBatch, slot: int, state: SwitchState, texts: list[str]
         assert np.flatnonzero(batch.legal_mask()[slot]).tolist() == state.legal_actions()
         actions = np.zeros(batch.batch_size, dtype=np.int64)
         actions[slot] = action
-        live = ~batch.done()
+        live = ~(batch.done | batch.truncated)
         live[slot] = False
         actions[live] = sample_legal(batch.legal_mask(), np.random.default_rng(0))[live]
         batch.step(actions)
@@ -241,7 +243,7 @@ def test_load_restored_state_last_holder_short_stock() -> None:
     batch.load(0, restored)
     assert batch.state_dict(0) == saved
     lockstep(batch, 0, restored, ["draw"])
-    assert batch.done()[0] and restored.winner == 0 and restored.sizes[1] == 1 + 6
+    assert batch.done[0] and restored.winner == 0 and restored.sizes[1] == 1 + 6
 
 
 @pytest.mark.parametrize("starter", ["JH", "KS", "8D", "2C", "JOKER"])
@@ -291,15 +293,15 @@ def test_finished_slots_ignore_their_actions() -> None:
     rng = np.random.default_rng(1)
     for _ in range(3):
         batch.step(sample_legal(batch.legal_mask(), rng))
-    assert batch.done().all()
+    assert batch.truncated.all() and not batch.done.any()
     saved = [batch.state_dict(i) for i in range(3)]
     rewards, done, truncated = batch.step(np.full(3, 999))
-    assert done.all() and truncated.all() and not rewards.any()
+    assert not done.any() and truncated.all() and not rewards.any()
     assert [batch.state_dict(i) for i in range(3)] == saved
     batch.reset(np.array([1]))
-    assert batch.done().tolist() == [True, False, True]
+    assert batch.truncated.tolist() == [True, False, True]
     batch.reset(np.array([True, False, True]))
-    assert not batch.done().any()
+    assert not (batch.done | batch.truncated).any()
     for bad in (np.array([3]), np.array([0.5]), np.array([True, False])):
         with pytest.raises(ValueError, match="slots must be"):
             batch.reset(bad)
