@@ -63,7 +63,9 @@ def read_curve(run_dir: Path) -> Curve:
             if tag in acc.Tags()["scalars"]:
                 times |= {e.step: e.wall_time for e in acc.Scalars(tag)}
     cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
-    curve = Curve(run_dir.name.split("__")[0], cfg["game"], cfg["num_players"], [], [], [], [])
+    trainer = "new: lean self-play" if cfg.get("trainer") == "lean" else "old: MaskablePPO"
+    label = f"{trainer}, {cfg['name']} (reward: {cfg.get('reward', 'win')})"
+    curve = Curve(label, cfg["game"], cfg["num_players"], [], [], [], [])
     with (run_dir / "eval.csv").open(newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
     seen: set[int] = set()
@@ -124,7 +126,7 @@ def main() -> None:
     if args.command == "plot":
         curves = [read_curve(run) for run in args.runs]
         for c in curves:
-            print(f"{c.label:<28} {len(c.minutes):>3} evaluations, last at {c.minutes[-1]:5.1f} min: "
+            print(f"{c.label:<58} {len(c.minutes):>3} evaluations, last at {c.minutes[-1]:5.1f} min: "
                   f"{c.rate[-1]:.3f} [{c.low[-1]:.3f}, {c.high[-1]:.3f}]")
         print(f"wrote {plot(curves, args.out)}")
     else:

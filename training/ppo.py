@@ -2,8 +2,8 @@
 
 Chosen with ``trainer: lean`` in a config (`cardlab.training.train.train`
 dispatches here); it reads the same keys as the MaskablePPO trainer
-(``ppo.*``, ``policy.net_arch``/``activation``, ``eval.*``,
-``checkpoint_every``, ``self_play.*``, ``opponents``) and writes the same
+(``ppo.*``, ``policy.net_arch``/``activation``, ``eval.*``, ``reward``,
+``max_minutes``, ``checkpoint_every``, ``self_play.*``, ``opponents``) and writes the same
 run folder: config.yaml, TensorBoard ``charts/``, ``losses/``, ``eval/``,
 eval.csv, checkpoints recorded in SHA256SUMS, league snapshots and bot.json.
 
@@ -15,7 +15,8 @@ torch over them.
 
 A rollout is `ppo.n_steps` calls of `SelfPlayBatch.step` over `num_envs`
 games: T * B moves, of which the learner's are the transitions (all of them
-when every seat is the learner's). Rewards and terminal flags come from
+when every seat is the learner's). Rewards (``reward: win`` or ``points``, as
+the AEC env pays them) and terminal flags come from
 `selfplay.credit`, advantages from `selfplay.advantages` (GAE along each
 seat's chain); a hand truncated at max_turns ends its chains with reward 0,
 like a drawn hand. Illegal actions get a logit of `ILLEGAL_LOGIT`, so their

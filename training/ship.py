@@ -15,7 +15,13 @@ import pathlib
 import shutil
 from typing import Any
 
-SHIPPED = {"huit-2p": "configs/huit_ppo.yaml", "switch-4p": "configs/switch_ppo.yaml"}
+SHIPPED = {
+    "huit-2p": "configs/huit_ppo.yaml",
+    "switch-4p": "configs/switch_ppo.yaml",
+    "huit-2p-selfplay": "configs/huit_selfplay.yaml",
+    "huit-2p-match": "configs/huit_selfplay_match.yaml",
+    "switch-4p-selfplay": "configs/switch_selfplay.yaml",
+}
 """Name of each shipped bot -> the config it is trained from (a path from the repository root)."""
 OUT_DIR = pathlib.Path("agents/bots")
 OPPONENT = "expert"

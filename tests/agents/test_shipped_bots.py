@@ -1,4 +1,4 @@
-"""The bots shipped in the package: named bot:huit-2p and bot:switch-4p, small, loadable without a path,
+"""The bots shipped in the package: bot:huit-2p, bot:switch-4p and the self-play ones, loadable by name,
 with their measured strength against the expert in their metadata and in the README."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from cardlab.envs import make_game
 from cardlab.training.ship import SHIPPED
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TABLES = {"huit-2p": ("huit", 2), "switch-4p": ("switch", 4)}
+TABLES = {"huit-2p": ("huit", 2), "switch-4p": ("switch", 4), "huit-2p-selfplay": ("huit", 2),
+          "huit-2p-match": ("huit", 2), "switch-4p-selfplay": ("switch", 4)}
 
 
 def test_every_shipped_config_has_its_bot() -> None:
