@@ -94,7 +94,7 @@ from numba import njit
 from numba.typed import List as TypedList
 
 from cardlab.envs import cards as C
-from cardlab.envs.batched import holding, seat_indices
+from cardlab.envs.batched import BatchedEngine, seat_indices
 from cardlab.envs.common import HandState, Match, rng_from_state, rng_state, win_rewards
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
@@ -441,8 +441,10 @@ def _observe_kernel(slot: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank
 
 
 # ---------------------------------------------------------------- the batch
-class HuitBatch:
+class HuitBatch(BatchedEngine):
     """B games of Huit américain in arrays (see the module doc for the layout and the API)."""
+
+    RULES = R
 
     def __init__(self, rules: HuitRules, batch_size: int, seed: int | None = None,
                  episode: str = "hand") -> None:
@@ -559,15 +561,8 @@ class HuitBatch:
         """(B,) int64: the seat to move in each slot."""
         return self.slot[:, CUR].copy()
 
-    @property
-    def done(self) -> np.ndarray:
-        """(B,) bool: the episode ended by a win (a hand, or the match with episode='match')."""
-        return (self.slot[:, HAND_OVER] != 0) & (self.slot[:, TRUNCATED] == 0)
-
-    @property
-    def truncated(self) -> np.ndarray:
-        """(B,) bool: the hand was truncated at max_turns (C1), which ends the episode."""
-        return self.slot[:, TRUNCATED] != 0
+    def _end_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.slot[:, HAND_OVER], self.slot[:, TRUNCATED]
 
     def score_changes(self) -> np.ndarray:
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
@@ -588,33 +583,9 @@ class HuitBatch:
         return out
 
     # ------------------------------------------------------------ moves
-    def step(self, actions: np.ndarray,
-             active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Apply actions[b] in each live slot b; returns (rewards (B, n), done (B,), truncated (B,)).
-
-        `active`: (B,) bool, the slots that move (default: every live one); the
-        others keep their state and get no reward, as finished slots do (so a
-        caller can hold some games while others catch up).
-        """
-        with holding(self.slot[:, HAND_OVER], active):
-            rewards, _, _ = self._step(actions)
-        return rewards, self.done, self.truncated
-
-    def _step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        acts = np.asarray(actions)
-        if acts.shape != (self.batch_size,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(
-                f"actions must be {self.batch_size} action ids (ints), got {acts.dtype} {acts.shape}"
-            )
-        acts = acts.astype(np.int64)
-        bad = _step_kernel(acts, self.slot, self.seat, self.hands, self.bank, self.table, self.gens,
+    def _apply(self, actions: np.ndarray) -> np.ndarray:
+        bad = _step_kernel(actions, self.slot, self.seat, self.hands, self.bank, self.table, self.gens,
                            self.params, self.reward_table, self._rewards)
         if bad >= 0:
-            legal = np.flatnonzero(self.legal_mask()[bad])
-            action = int(acts[bad])
-            shown = R.action_to_str(action) if 0 <= action < NUM_ACTIONS else "not an action id"
-            raise ValueError(
-                f"illegal action {action} ({shown}) in slot {bad}; legal there: "
-                + ", ".join(f"{a} ({R.action_to_str(int(a))})" for a in legal)
-            )
-        return self._rewards.copy(), self.done, self.truncated
+            self._refuse(int(bad), int(actions[bad]))
+        return self._rewards.copy()

@@ -85,7 +85,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs import cards as C
-from cardlab.envs.batched import holding, seat_indices
+from cardlab.envs.batched import BatchedEngine, seat_indices
 from cardlab.envs.common import Match
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.observer import SwitchObserver
@@ -493,8 +493,10 @@ def _deal(
 
 
 # ---------------------------------------------------------------- the batch
-class SwitchBatch:
+class SwitchBatch(BatchedEngine):
     """B games of Switch with the state in arrays (layout in the module doc)."""
+
+    RULES = R
 
     def __init__(self, rules: SwitchRules, batch_size: int, seed: int | None = None,
                  episode: str = "hand") -> None:
@@ -651,15 +653,8 @@ class SwitchBatch:
     def current_player(self) -> np.ndarray:
         return self.info[:, CURRENT].copy()
 
-    @property
-    def done(self) -> np.ndarray:
-        """(B,) bool: the episode ended by a win (terminated); either flag: the slot waits for `reset`."""
-        return (self.info[:, OVER] != 0) & (self.info[:, TRUNCATED] == 0)
-
-    @property
-    def truncated(self) -> np.ndarray:
-        """(B,) bool: the hand was truncated at max_turns (C1), which ends the episode."""
-        return self.info[:, TRUNCATED] != 0
+    def _end_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.info[:, OVER], self.info[:, TRUNCATED]
 
     def score_changes(self) -> np.ndarray:
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
@@ -679,23 +674,7 @@ class SwitchBatch:
         return out
 
     # ------------------------------------------------------------ moves
-    def step(self, actions: np.ndarray,
-             active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Apply one action per live slot; returns (rewards (B, n), done (B,), truncated (B,)) (see `done`).
-
-        `active`: (B,) bool, the slots that move (default: every live one); the
-        others keep their state and get no reward, as finished slots do (so a
-        caller can hold some games while others catch up).
-        """
-        with holding(self.info[:, OVER], active):
-            rewards, _, _ = self._step_live(actions)
-        return rewards, self.done, self.truncated
-
-    def _step_live(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        acts = np.asarray(actions)
-        if acts.shape != (self.batch_size,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"actions must be a ({self.batch_size},) integer array, got shape {acts.shape}")
-        acts = acts.astype(np.int64)
+    def _apply(self, acts: np.ndarray) -> np.ndarray:
         args: tuple[Any, ...] = (
             acts, self._known, self._known_fresh, self._rewards, self._next_deal, self._refill,
             self.info, self.seats, self.hands, self.piles, self.played, self._params,
@@ -713,8 +692,7 @@ class SwitchBatch:
         if deal.size:  # A3: the next hand of the match, the dealer one seat on
             self.info[deal, DEALER] = (self.info[deal, DEALER] + 1) % self.n
             self._deal_shuffled(deal)
-        over = self.info[:, OVER].astype(np.bool_)
-        return self._rewards.copy(), over, over & self.info[:, TRUNCATED].astype(np.bool_)
+        return self._rewards.copy()
 
     def _refill_stock(self, b: int) -> None:
         """A10 before the draw that needs it: the discard pile but its top card, shuffled, under the stock.
@@ -735,16 +713,6 @@ class SwitchBatch:
         info[DISCARD_LEN] = 1
         self.played[b] = 0
         self.played[b, top] = 1
-
-    def _refuse(self, b: int, action: int) -> None:
-        legal = np.flatnonzero(self.legal_mask()[b])
-        listed = ", ".join(f"{a} ({R.action_to_str(int(a))})" for a in legal)
-        try:
-            what = f"{action} ({R.action_to_str(action)})"
-        except ValueError:
-            what = f"{action} (not an action id 0..{R.NUM_ACTIONS - 1})"
-        raise ValueError(f"slot {b}: illegal action {what} for seat {self.info[b, CURRENT]}; "
-                         f"legal actions: {listed}; no slot was stepped")
 
 
 __all__ = ["SwitchBatch"]
