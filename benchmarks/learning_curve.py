@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import re
 from pathlib import Path
 
 import yaml
@@ -54,7 +53,7 @@ def read_curve(run_dir: Path) -> Curve:
     events = sorted(run_dir.glob("events.out.tfevents.*"))
     if not events:
         raise SystemExit(f"{run_dir} has no TensorBoard event file: is it a run folder?")
-    start = float(re.split(r"\.", events[0].name)[3])  # events.out.tfevents.<unix time>.<host>...
+    start = float(events[0].name.split(".")[3])  # events.out.tfevents.<unix time>.<host>...
     times: dict[int, float] = {}
     for path in events:
         acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
@@ -68,16 +67,13 @@ def read_curve(run_dir: Path) -> Curve:
     curve = Curve(label, cfg["game"], cfg["num_players"], [], [], [], [])
     with (run_dir / "eval.csv").open(newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
-    seen: set[int] = set()
-    for row in reversed(rows):  # the final evaluation is written last and may share its step
-        steps = int(row["steps"])
-        if steps in seen or steps not in times:
-            continue
-        seen.add(steps)
-        curve.minutes.insert(0, (times[steps] - start) / 60.0)
-        for name in ("rate", "low", "high"):
-            column = {"rate": "win_rate", "low": "ci_low", "high": "ci_high"}[name]
-            getattr(curve, name).insert(0, float(row[column]))
+    by_step = {int(r["steps"]): r for r in rows}  # the final evaluation, written last, wins a shared step
+    for steps, row in sorted(by_step.items()):
+        if steps in times:
+            curve.minutes.append((times[steps] - start) / 60.0)
+            curve.rate.append(float(row["win_rate"]))
+            curve.low.append(float(row["ci_low"]))
+            curve.high.append(float(row["ci_high"]))
     return curve
 
 

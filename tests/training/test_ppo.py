@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import pathlib
 import time
@@ -112,8 +113,9 @@ def test_final_matches_are_played_and_reported(tmp_path: pathlib.Path) -> None:
     final = load_bot(run_dir).metadata["summary"]["final_eval"]["random"]
     assert final["matches"] == 4 and 0.0 <= final["match_ci_low"] <= final["match_win_rate"] <= 1.0
     assert final["match_ci_high"] > final["match_ci_low"]
-    rows = (run_dir / "eval.csv").read_text().splitlines()
-    assert rows[-1].split(",")[7] == "4" and all(r.split(",")[7] == "0" for r in rows[1:-1])
+    with (run_dir / "eval.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows[-1]["matches"] == "4" and all(r["matches"] == "0" for r in rows[:-1])
 
 
 def test_max_minutes_ends_training_on_wall_clock(tmp_path: pathlib.Path) -> None:
