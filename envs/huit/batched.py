@@ -87,7 +87,8 @@ Cards a stacked deal left out are in none of these; `state_dict` lists them as
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
@@ -444,7 +445,7 @@ def _observe_kernel(slot: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank
 class HuitBatch(BatchedEngine):
     """B games of Huit américain in arrays (see the module doc for the layout and the API)."""
 
-    RULES = R
+    RULES: ClassVar[ModuleType] = R
 
     def __init__(self, rules: HuitRules, batch_size: int, seed: int | None = None,
                  episode: str = "hand") -> None:

@@ -79,7 +79,8 @@ differential tests would catch a stale cache).
 from __future__ import annotations
 
 import copy
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
@@ -496,7 +497,7 @@ def _deal(
 class SwitchBatch(BatchedEngine):
     """B games of Switch with the state in arrays (layout in the module doc)."""
 
-    RULES = R
+    RULES: ClassVar[ModuleType] = R
 
     def __init__(self, rules: SwitchRules, batch_size: int, seed: int | None = None,
                  episode: str = "hand") -> None:
