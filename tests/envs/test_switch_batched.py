@@ -20,9 +20,9 @@ from cardlab.envs import switch_v0
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batched import (
-    STOCK_LEN,
     SwitchBatch,
 )
+from cardlab.envs.switch.kernels import STOCK_LEN
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
 
 
