@@ -140,12 +140,13 @@ class BatchedEngine:
     slot is refused by `_refuse` before any slot moves.
     """
 
-    RULES: ClassVar[ModuleType]
-    """the game's rules module (its `NUM_ACTIONS` and `action_to_str` name actions in errors)"""
+    RULES: ClassVar[ModuleType | Any]
+    """the game's rules module, or anything with its `NUM_ACTIONS` and `action_to_str` (they name actions
+    in errors)"""
     RULES_CLASS: ClassVar[type]
     """the game's rule options class: the rules a batch is built from"""
     OBSERVER: ClassVar[type]
-    """the game's observer class: `observe` gives its vectors"""
+    """the game's observer class (built from the rules): `observe` gives its vectors"""
     batch_size: int
 
     def __init__(self, rules: Any, batch_size: int | np.integer, seed: int | None = None,

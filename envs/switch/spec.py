@@ -65,6 +65,7 @@ SPEC = GameSpec(
                     f"{R.DECLARE} + s"),
     ),
     status=status,
+    batched="cardlab.envs.switch.batched:SwitchBatch",
     move_notes=move_notes,
     heuristics={
         "greedy": "cardlab.agents.heuristics.switch:SwitchGreedy",
