@@ -66,6 +66,7 @@ SPEC = GameSpec(
         ActionRange(R.PASS, R.PASS, "end the turn after drawing (B9)"),
     ),
     status=status,
+    version=1,
     batched="cardlab.envs.huit.batched:HuitBatch",
     move_notes=move_notes,
     heuristics={

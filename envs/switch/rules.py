@@ -348,7 +348,7 @@ class SwitchState(HandState):
 
     # ------------------------------------------------------------ saved states
     def state_dict(self) -> dict[str, Any]:
-        """The full state as JSON-serialisable data (keys documented in `switch_v0`)."""
+        """The full state as JSON-serialisable data (keys documented in `switch_v1`)."""
         return {
             **self._saved_cards(),
             "current_player": self.current,
