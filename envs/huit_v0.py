@@ -10,6 +10,8 @@ import warnings
 
 from cardlab.envs.huit_v1 import env, raw_env
 
-warnings.warn("cardlab.envs.huit_v0 is deprecated: use cardlab.envs.huit_v1", DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "cardlab.envs.huit_v0 is deprecated: use cardlab.envs.huit_v1", DeprecationWarning, stacklevel=2
+)
 
 __all__ = ["env", "raw_env"]
