@@ -27,7 +27,7 @@ class BotAgent(Agent):
         self.metadata = metadata
         self.sample = sample
         self.threads = inference_threads(threads)
-        """torch threads of the forward pass (see the module doc)"""
+        """torch threads of the forward pass (see `cardlab.agents.bot.threads`)"""
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """Raw logits for one observation vector (or a batch of them)."""
