@@ -36,6 +36,7 @@ import torch
 
 from cardlab.agents.base import make_agent, register
 from cardlab.agents.heuristics import huit as H
+from cardlab.agents.heuristics import huit_tables as T
 from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
@@ -45,7 +46,7 @@ from cardlab.training.evaluate import derive_seed, evaluate, make_env
 
 
 def hand_mask(state: R.HuitState, seat: int) -> int:
-    return sum(H.BIT[int(c)] for c in state.hands[seat].nonzero()[0])
+    return sum(T.BIT[int(c)] for c in state.hands[seat].nonzero()[0])
 
 
 # The env of the evaluation in progress. Agents are built from a Game and cannot see the table; these
@@ -86,10 +87,10 @@ class VoidTracker:
         seat = state.current
         if action == R.PASS and state.table:  # drew, then could not (or would not) lay
             top = state.table[-1]
-            self.excluded[seat] = H.EIGHTS | H.RANK_BITS[C.rank_of(top)] | H.SUIT_BITS[state.current_suit]
+            self.excluded[seat] = T.EIGHTS | T.RANK_BITS[C.rank_of(top)] | T.SUIT_BITS[state.current_suit]
             self.drawn_since[seat] = 0
         elif action == R.DRAW and state.ace_penalty:  # no Ace and no 8 to answer, then 2 unknown cards
-            self.excluded[seat], self.drawn_since[seat] = H.ACES | H.EIGHTS, 2
+            self.excluded[seat], self.drawn_since[seat] = T.ACES | T.EIGHTS, 2
         elif action == R.DRAW:
             self.drawn_since[seat] += 1
 

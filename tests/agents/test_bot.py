@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from cardlab.agents.base import RandomAgent, make_agent
-from cardlab.agents.bot import BotAgent, bot_paths, export_bot, load_bot
+from cardlab.agents.bot import BotAgent, bot_paths, export_bot, load_bot, tensor_shapes
 from cardlab.envs import env_class, huit_v1, switch_v1
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
@@ -103,6 +103,18 @@ def test_export_writes_metadata_and_weights(exported: dict[str, Any]) -> None:
     assert meta["network"]["activation"] == "tanh"
     assert meta["summary"] == {"timesteps": 0, "note": "untrained"}
     assert len(meta["weights"]["sha256"]) == 64
+
+
+def test_export_writes_exactly_the_tensors_the_loader_expects(exported: dict[str, Any]) -> None:
+    # Export and the loader's header check name and shape the tensors through one function.
+    meta_path, weights_path = bot_paths(exported["path"])
+    meta = json.loads(meta_path.read_text())
+    shapes = tensor_shapes(meta["network"]["layer_sizes"])
+    assert list(shapes) == ["hidden.0.weight", "hidden.0.bias", "hidden.1.weight", "hidden.1.bias",
+                            "action.weight", "action.bias"]
+    assert {name: tuple(shape) for name, shape in meta["network"]["tensors"].items()} == shapes
+    assert list(meta["network"]["tensors"]) == list(shapes)
+    assert {name: tuple(tensor.shape) for name, tensor in load_file(weights_path).items()} == shapes
 
 
 def test_bot_plays_the_sb3_policys_deterministic_masked_actions(exported: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from pettingzoo import AECEnv
 from cardlab.agents.base import RandomAgent, make_agent
 from cardlab.agents.heuristics import HuitExpert, HuitGreedy, SwitchExpert, SwitchGreedy
 from cardlab.agents.heuristics import huit as H
+from cardlab.agents.heuristics import huit_tables as T
 from cardlab.agents.heuristics import switch as S
 from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
@@ -217,11 +218,11 @@ def test_huit_view_reads_the_observation_right(seed: int) -> None:
         me = env.agent_seat[name]
         view = H.decode(agent, env.observe(name))
         held = {int(c) for c in np.flatnonzero(state.hands[me])}
-        assert set(H.cards_of(view.hand)) == held
+        assert set(T.cards_of(view.hand)) == held
         assert view.top == state.top and view.suit == state.current_suit
         assert view.ace_penalty == state.ace_penalty
         assert view.sizes == [state.sizes[(me + k) % 3] for k in range(3)]
-        assert set(H.cards_of(view.unknown)) == set(DECK_CARDS) - held - set(state.table)
+        assert set(T.cards_of(view.unknown)) == set(DECK_CARDS) - held - set(state.table)
         env.step(int(walker.choice(env.legal_actions())))
 
 
@@ -310,7 +311,7 @@ def test_B8_the_experts_model_never_skips_the_layer(
     players: int, queens: int, each: bool, next_offset: int
 ) -> None:
     """The expert reckons who moves after Queens as the engine does (B8: skips stop before the layer)."""
-    plays = H.plays_for(players, each)
+    plays = T.plays_for(players, each)
     groups = [a for a in range(R.DRAW) if R.ACTION_RANK[a] == C.QUEEN and R.ACTION_SIZE[a] == queens]
     assert groups and {plays[a][1].nxt for a in groups} == {next_offset}
 

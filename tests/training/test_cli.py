@@ -18,7 +18,7 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from cardlab.agents import bot as bot_module
+from cardlab.agents.bot import load as bot_load
 from cardlab.agents.bot import load_bot
 from cardlab.envs import huit_v1
 from cardlab.training.checkpoints import checkpoint_path, record_checkpoint
@@ -217,14 +217,14 @@ def test_bots_run_on_one_torch_thread_unless_told(
     run_dir: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen: list[int] = []
-    build = bot_module._build_network
+    build = bot_load.build_network
 
     def recording(meta: dict, tensors: dict) -> torch.nn.Module:
         network = build(meta, tensors)
         network.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
         return network
 
-    monkeypatch.setattr(bot_module, "_build_network", recording)
+    monkeypatch.setattr(bot_load, "build_network", recording)
     monkeypatch.delenv("CARDLAB_TORCH_THREADS", raising=False)
     before = torch.get_num_threads()
     torch.set_num_threads(2)  # torch's default on a 2-core machine: what made bots slow on a busy one

@@ -1,0 +1,71 @@
+"""Trained bot files: export a MaskablePPO policy (or a lean-PPO actor), load it back as an agent.
+
+A bot is a ``NAME.json`` of metadata beside a ``NAME.safetensors`` of the
+actor's weights, so that loading one never executes code (no pickle); the
+format is described in `cardlab.agents.bot.format`. ``bot:PATH`` and
+`load_bot` accept either file, PATH without a suffix, or a run folder
+(``RUN``: the ``RUN/bot.json`` a training run writes). Playing a bot needs
+torch only; this package never imports stable-baselines3.
+
+The modules, one concept each:
+
+- `format`: the format constants, the loader's caps (``MAX_*``),
+  `ACTIVATIONS`, file names and tensor names;
+- `export`: `export_bot`;
+- `validate`: the checks of untrusted files (bounded JSON, fields, game,
+  network, weights header and values), each refusal a ValueError that says
+  what is accepted;
+- `load`: `load_bot`, which runs every check before building the network;
+- `agent`: `BotAgent`, the loaded network as an agent;
+- `threads`: the torch threads of a bot's forward pass (one by default: see
+  `inference_threads`).
+
+Everything public is re-exported here: import from ``cardlab.agents.bot``.
+"""
+
+from cardlab.agents.bot.agent import BotAgent
+from cardlab.agents.bot.export import export_bot
+from cardlab.agents.bot.format import (
+    ACTIVATIONS,
+    FORMAT,
+    FORMAT_VERSION,
+    MAX_HEADER_BYTES,
+    MAX_HIDDEN_LAYERS,
+    MAX_JSON_DEPTH,
+    MAX_LAYER_UNITS,
+    MAX_METADATA_BYTES,
+    MAX_PARAMETERS,
+    RUN_BOT,
+    SUFFIXES,
+    bot_paths,
+    layer_names,
+    tensor_shapes,
+)
+from cardlab.agents.bot.load import build_network, load_bot
+from cardlab.agents.bot.threads import inference_threads, torch_threads
+from cardlab.agents.bot.validate import LAYER_LIMITS, WEIGHTS_ACCEPTED
+
+__all__ = [
+    "ACTIVATIONS",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "LAYER_LIMITS",
+    "MAX_HEADER_BYTES",
+    "MAX_HIDDEN_LAYERS",
+    "MAX_JSON_DEPTH",
+    "MAX_LAYER_UNITS",
+    "MAX_METADATA_BYTES",
+    "MAX_PARAMETERS",
+    "RUN_BOT",
+    "SUFFIXES",
+    "WEIGHTS_ACCEPTED",
+    "BotAgent",
+    "bot_paths",
+    "build_network",
+    "export_bot",
+    "inference_threads",
+    "layer_names",
+    "load_bot",
+    "tensor_shapes",
+    "torch_threads",
+]

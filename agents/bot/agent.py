@@ -1,0 +1,54 @@
+"""`BotAgent`: a loaded bot's actor network playing as an agent (built by `load_bot`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from cardlab.agents.base import Agent
+from cardlab.agents.bot.threads import inference_threads, torch_threads
+from cardlab.envs.spec import Game
+
+
+class BotAgent(Agent):
+    """A trained actor network: masked argmax of its logits, or a masked sample."""
+
+    name = "bot"
+
+    def __init__(
+        self, game: Game, network: nn.Module, metadata: dict[str, Any], seed: int | None = None,
+        sample: bool = False, threads: int | None = None,
+    ) -> None:
+        super().__init__(game, seed)
+        self.network = network.eval()
+        self.metadata = metadata
+        self.sample = sample
+        self.threads = inference_threads(threads)
+        """torch threads of the forward pass (see `cardlab.agents.bot.threads`)"""
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """Raw logits for one observation vector (or a batch of them)."""
+        with torch_threads(self.threads), torch.inference_mode():
+            x = torch.as_tensor(np.asarray(observation, dtype=np.float32))
+            return self.network(x).numpy()
+
+    def _masked_logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        mask = np.asarray(observation["action_mask"], dtype=bool)
+        if not mask.any():
+            raise ValueError("the observation's action_mask has no legal action")
+        return np.where(mask, self.logits(observation["observation"]).astype(np.float64), -np.inf)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        if not self.sample:
+            return int(np.argmax(self._masked_logits(observation)))
+        probs = self.action_probabilities(observation)
+        return int(self.rng.choice(probs.size, p=probs))
+
+    def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """The softmax of the logits over the legal actions (what `sample=True` draws from)."""
+        logits = self._masked_logits(observation)
+        probs = np.exp(logits - logits.max())
+        return probs / probs.sum()

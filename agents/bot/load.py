@@ -1,0 +1,74 @@
+"""`load_bot`: a bot's files, checked (`cardlab.agents.bot.validate`), made into a `BotAgent`.
+
+A loaded bot refuses an env of another game, other rule options, another
+number of players, or another observation/action layout, since its network
+would read the numbers wrongly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pathlib
+from typing import Any
+
+import torch
+from torch import nn
+
+from cardlab.agents.base import as_game
+from cardlab.agents.bot.agent import BotAgent
+from cardlab.agents.bot.format import ACTIVATIONS, RUN_BOT, bot_paths, layer_names
+from cardlab.agents.bot.threads import inference_threads
+from cardlab.agents.bot.validate import check_game, check_network, read_metadata, read_weights, refuse
+from cardlab.envs.spec import get_spec
+
+
+def build_network(meta: dict[str, Any], tensors: dict[str, torch.Tensor]) -> nn.Module:
+    """The actor: Linear layers built without memory of their own, then given the checked tensors.
+
+    Public so that a test can watch the networks `load_bot` builds.
+    """
+    sizes = meta["network"]["layer_sizes"]
+    activation = ACTIVATIONS[meta["network"]["activation"]]
+    layers: list[nn.Module] = []
+    state: dict[str, torch.Tensor] = {}
+    for name, (n_in, n_out) in zip(layer_names(sizes), itertools.pairwise(sizes), strict=True):
+        for part in ("weight", "bias"):
+            state[f"{len(layers)}.{part}"] = tensors[f"{name}.{part}"]
+        layers.append(nn.Linear(n_in, n_out, device="meta"))
+        if name != "action":
+            layers.append(activation())
+    network = nn.Sequential(*layers)
+    network.load_state_dict(state, assign=True)
+    return network
+
+
+def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None, *,
+             sample: bool = False, threads: int | None = None) -> BotAgent:
+    """Load a bot file for `game` (a `Game`, or an env); refuse it unless game, rules and layouts match.
+
+    Without `game`, the bot's own game and rules (from its metadata) are used. Every
+    check on the files (sizes, nesting, fields, layer sizes against the metadata and
+    the game, the weights' header, hash and values) runs before the network is built,
+    so a bad file is a ValueError, not a huge allocation.
+    `sample=True` samples from the masked softmax (with the agent's seeded
+    generator) instead of taking the masked argmax. `threads`: torch threads of
+    its forward pass (default: `inference_threads()`, i.e. $CARDLAB_TORCH_THREADS or 1).
+    """
+    threads = inference_threads(threads)
+    meta_path, weights_path = bot_paths(path)
+    folder = pathlib.Path(path).expanduser()
+    if folder.is_dir() and not meta_path.is_file():
+        raise ValueError(f"the run folder {folder} has no {meta_path.name} (did the run finish?): write its "
+                         f"bot from its last checkpoint with `cardlab export {folder} -o {folder / RUN_BOT}`")
+    meta = read_metadata(meta_path)
+    if game is None:
+        try:
+            table = get_spec(meta["game"]).make(meta["rules"])
+        except ValueError as err:
+            raise refuse(meta_path, f"its game or rules are not known here: {err}") from None
+    else:
+        table = as_game(game)
+    check_game(meta_path, meta, table)
+    check_network(meta_path, meta)
+    tensors = read_weights(meta_path, meta, weights_path)
+    return BotAgent(table, build_network(meta, tensors), meta, seed=seed, sample=sample, threads=threads)

@@ -1,0 +1,335 @@
+"""Checks of untrusted bot files: each refusal is a ValueError saying what is wrong and what is accepted.
+
+Bot files are meant to be shared, so `load_bot` treats them as untrusted: a
+bad file is refused before anything large is read or allocated. The metadata
+is at most `MAX_METADATA_BYTES` of JSON nested at most `MAX_JSON_DEPTH` deep
+(`read_metadata`, a limited JSON reader, then the format and the fields);
+it must match the game it is played at (`check_game`); the network has at most
+`MAX_HIDDEN_LAYERS` hidden layers of 1 to `MAX_LAYER_UNITS` units and
+`MAX_PARAMETERS` parameters (`check_network`); the weights file is checked
+against its sha256, then its header (at most `MAX_HEADER_BYTES`; float32
+tensors of exactly the shapes the layer sizes give, laid end to end) before
+its tensors are loaded, and NaN or infinite weights are refused
+(`read_weights`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import pathlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load as load_bytes
+
+from cardlab.agents.bot.format import (
+    ACTIVATIONS,
+    FORMAT,
+    FORMAT_VERSION,
+    MAX_HEADER_BYTES,
+    MAX_HIDDEN_LAYERS,
+    MAX_JSON_DEPTH,
+    MAX_LAYER_UNITS,
+    MAX_METADATA_BYTES,
+    MAX_PARAMETERS,
+    tensor_shapes,
+)
+from cardlab.envs.spec import Game, games
+
+# A JSON string (an unterminated one runs to the end: a failed match would be retried at every later
+# quote, quadratic time), or a bracket.
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+
+
+def refuse(path: pathlib.Path, reason: str) -> ValueError:
+    """The error of a refused bot file: it names the file, since a loader may read several."""
+    return ValueError(f"bot {path}: {reason}")
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A bounded repr: a refusal quotes the bad value, never a whole file."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    """A JSON whole number: not a bool (an int to Python), not 64.0."""
+    return type(value) is int
+
+
+def _is_size(value: Any) -> bool:
+    return _is_int(value) and 1 <= value <= MAX_LAYER_UNITS
+
+
+def _too_deep(text: str) -> bool:
+    """Whether arrays/objects nest deeper than `MAX_JSON_DEPTH` (json.loads would recurse, not refuse)."""
+    depth = 0
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return True
+        elif token in ("]", "}"):
+            depth -= 1
+    return False
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _parse_json(path: pathlib.Path, data: bytes, what: str) -> Any:
+    """Strict JSON (no NaN/Infinity), refused with a ValueError when it is not text, too deep or invalid."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise refuse(path, f"{what} is not UTF-8 text (byte {err.start}); {what} is UTF-8 JSON") from None
+    if _too_deep(text):
+        raise refuse(path, f"{what} nests arrays/objects more than {MAX_JSON_DEPTH} deep; "
+                            "export writes a handful of levels")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except ValueError as err:
+        raise refuse(path, f"{what} is not valid JSON (truncated or corrupted?): {str(err)[:200]}; "
+                            f"{what} is the JSON export writes") from None
+
+
+_FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("game", lambda v: isinstance(v, str) and v in games(), f"a game id: {', '.join(games())}"),
+    ("rules", lambda v: isinstance(v, dict), "an object of rule options"),
+    ("num_players", lambda v: _is_int(v) and v >= 1, "a whole number of players"),
+    ("observation", lambda v: isinstance(v, dict), "an object with the layout's version and size"),
+    ("observation.version", _is_int, "a whole number"),
+    ("observation.size", _is_size, f"a whole number from 1 to {MAX_LAYER_UNITS:,}"),
+    ("num_actions", _is_size, f"a whole number from 1 to {MAX_LAYER_UNITS:,}"),
+    ("network", lambda v: isinstance(v, dict), "an object with layer_sizes and activation"),
+    ("network.layer_sizes", lambda v: isinstance(v, list), "a list of layer widths"),
+    ("network.activation", lambda v: isinstance(v, str) and v in ACTIVATIONS,
+     f"one of {', '.join(ACTIVATIONS)}"),
+    ("weights", lambda v: isinstance(v, dict), "an object with the weights file's sha256"),
+    ("weights.sha256", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) is not None,
+     "64 lowercase hex digits"),
+)
+
+
+def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
+    """The metadata, refused unless it is small, shallow JSON of this format with well-typed fields."""
+    if not meta_path.is_file():
+        raise refuse(
+            meta_path, "file not found (a bot is NAME.json plus NAME.safetensors, written by export)"
+        )
+    with meta_path.open("rb") as f:
+        data = f.read(MAX_METADATA_BYTES + 1)
+    if len(data) > MAX_METADATA_BYTES:
+        raise refuse(meta_path, f"the metadata file is larger than {MAX_METADATA_BYTES:,} bytes (1 MiB); "
+                                 "a bot's metadata is a few KiB of JSON")
+    meta = _parse_json(meta_path, data, "the metadata")
+    _check_format(meta_path, meta)
+    _check_fields(meta_path, meta)
+    return meta
+
+
+def _check_format(meta_path: pathlib.Path, meta: Any) -> None:
+    accepted = f'the JSON object export writes, with "format": "{FORMAT}"'
+    if not isinstance(meta, dict):
+        raise refuse(meta_path, f"not a {FORMAT} file (the JSON is not an object); "
+                                 f"a bot's metadata is {accepted}")
+    if meta.get("format") != FORMAT:
+        raise refuse(meta_path, f'not a {FORMAT} file ("format" is {_show(meta.get("format"))}); '
+                                 f"a bot's metadata is {accepted}")
+    version = meta.get("format_version")
+    if not (_is_int(version) and version == FORMAT_VERSION):
+        raise refuse(meta_path, f"format version {_show(version)}; this cardlab reads version "
+                                 f"{FORMAT_VERSION} (export the bot again with this cardlab)")
+
+
+def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
+    """Each field the loader reads exists and has the right type (parents are checked before children)."""
+    for name, valid, accepted in _FIELDS:
+        *parents, key = name.split(".")
+        holder = meta
+        for parent in parents:
+            holder = holder[parent]
+        if key not in holder:
+            raise refuse(meta_path, f"the metadata lacks fields (corrupted?): no {name}, "
+                                     f"which must be {accepted}")
+        if not valid(holder[key]):
+            raise refuse(meta_path, f"the metadata field {name} is {_show(holder[key])}; "
+                                     f"it must be {accepted}")
+
+
+def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> None:
+    """Refuse a game whose id, rules or layouts differ from the bot's."""
+    spec = game.spec
+    if meta["game"] != spec.id:
+        raise refuse(meta_path, f"it plays {meta['game']}, not {spec.id}; play it at a {meta['game']} table")
+    if meta["num_players"] != game.num_players:
+        raise refuse(
+            meta_path, f"it was trained for {meta['num_players']} players, the game has "
+                       f"{game.num_players}; play it with {meta['num_players']} players"
+        )
+    game_rules = game.rules.to_dict()
+    diffs = [
+        f"{k}={meta['rules'].get(k, '(missing)')!r} (game: {game_rules.get(k, '(missing)')!r})"
+        for k in sorted(set(game_rules) | set(meta["rules"]))
+        if meta["rules"].get(k, "(missing)") != game_rules.get(k, "(missing)")
+    ]
+    if diffs:
+        raise refuse(meta_path, f"it was trained with other rule options: {', '.join(diffs)}; "
+                                 "play it with the rule options it was trained with")
+    if meta["observation"]["version"] != spec.observation_version:
+        raise refuse(
+            meta_path,
+            f"its observation layout is version {meta['observation']['version']}, the game's is "
+            f"{spec.observation_version}; play it with the cardlab it was trained with, or train it again",
+        )
+    if meta["observation"]["size"] != game.layout.size:
+        raise refuse(
+            meta_path, f"it reads {meta['observation']['size']} observation numbers, the game gives "
+                       f"{game.layout.size}; play it with the observation layout it was trained on"
+        )
+    if meta["num_actions"] != spec.num_actions:
+        raise refuse(meta_path, f"it has {meta['num_actions']} actions, the game has {spec.num_actions}; "
+                                 "play it with the action layout it was trained on")
+
+
+LAYER_LIMITS = (
+    f"network.layer_sizes lists the observation size, 0 to {MAX_HIDDEN_LAYERS} hidden layer widths and the "
+    f"number of actions, each a whole number from 1 to {MAX_LAYER_UNITS:,}, "
+    f"{MAX_PARAMETERS:,} parameters at most"
+)
+
+
+def _parameter_count(sizes: list[int]) -> int:
+    return sum((n_in + 1) * n_out for n_in, n_out in itertools.pairwise(sizes))
+
+
+def check_network(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
+    """Refuse layer sizes that are not whole numbers, absurd, or off the layouts, before allocating."""
+    sizes = meta["network"]["layer_sizes"]
+    if not 2 <= len(sizes) <= MAX_HIDDEN_LAYERS + 2:
+        raise refuse(meta_path, f"network.layer_sizes has {len(sizes):,} entries; {LAYER_LIMITS}")
+    for i, size in enumerate(sizes):
+        if not _is_size(size):
+            raise refuse(meta_path, f"network.layer_sizes[{i}] is {_show(size)}; {LAYER_LIMITS}")
+    count = _parameter_count(sizes)
+    if count > MAX_PARAMETERS:
+        raise refuse(meta_path, f"network.layer_sizes {sizes} make {count:,} parameters; {LAYER_LIMITS}")
+    obs, actions = meta["observation"]["size"], meta["num_actions"]
+    if sizes[0] != obs or sizes[-1] != actions:
+        raise refuse(meta_path, f"the network's input/output sizes ({sizes[0]}, {sizes[-1]}) disagree with "
+                                 f"the observation size/actions ({obs}, {actions}); layer_sizes starts with "
+                                 "the observation size and ends with the number of actions")
+
+
+def read_weights(meta_path: pathlib.Path, meta: dict[str, Any],
+                  weights_path: pathlib.Path) -> dict[str, torch.Tensor]:
+    """The checked weights: file size capped by the network's, sha256, header, then finite float32 values.
+
+    The file is read once, so the bytes checked are the bytes loaded.
+    """
+    if not weights_path.is_file():
+        raise refuse(meta_path, f"the weights file {weights_path} is missing")
+    sizes = meta["network"]["layer_sizes"]
+    shapes = tensor_shapes(sizes)
+    limit = 8 + MAX_HEADER_BYTES + 4 * sum(math.prod(shape) for shape in shapes.values())
+    too_big = refuse(meta_path, f"the weights file {weights_path.name} is larger than the {limit:,} bytes a "
+                                 f"network of layer_sizes {sizes} takes in safetensors")
+    if weights_path.stat().st_size > limit:
+        raise too_big
+    with weights_path.open("rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise too_big
+    if hashlib.sha256(data).hexdigest() != meta["weights"]["sha256"]:
+        raise refuse(meta_path, f"the weights file {weights_path.name} does not match its sha256 "
+                                 "(corrupted?); a bot's .safetensors must be the one exported with its .json")
+    _check_header(meta_path, weights_path.name, data, shapes)
+    try:
+        tensors = load_bytes(data)
+    except (SafetensorError, ValueError) as err:
+        raise refuse(meta_path, f"cannot read the weights file {weights_path.name}: {str(err)[:200]}; "
+                                 f"{WEIGHTS_ACCEPTED}") from None
+    _check_weights(meta_path, tensors)
+    return tensors
+
+
+WEIGHTS_ACCEPTED = "a bot's weights are the safetensors file of float32 (F32) tensors export writes"
+
+
+def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
+                  shapes: dict[str, tuple[int, ...]]) -> None:
+    """Refuse a safetensors file whose header is not exactly these float32 tensors, laid end to end.
+
+    Layout: an 8-byte little-endian header length, a JSON header mapping each
+    tensor name to its dtype, shape and [begin, end) byte offsets into the
+    data that follows (plus an optional "__metadata__" object of strings).
+    """
+
+    def cannot(reason: str) -> ValueError:
+        return refuse(meta_path, f"cannot read the weights file {name}: {reason}; {WEIGHTS_ACCEPTED}")
+
+    if len(data) < 8:
+        raise cannot(f"it has {len(data)} bytes, fewer than the 8 of the header length")
+    size = int.from_bytes(data[:8], "little")
+    if size > MAX_HEADER_BYTES:
+        raise cannot(f"its header length is {size:,} bytes, more than the {MAX_HEADER_BYTES:,} accepted")
+    if 8 + size > len(data):
+        raise cannot(f"its header length is {size:,} bytes but only {len(data) - 8:,} follow (truncated?)")
+    header = _parse_json(meta_path, data[8 : 8 + size], f"the header of the weights file {name}")
+    if not isinstance(header, dict):
+        raise cannot("its header is not a JSON object")
+    extra = header.pop("__metadata__", {})
+    if not (isinstance(extra, dict) and all(isinstance(v, str) for v in extra.values())):
+        raise cannot("its __metadata__ is not an object of strings")
+    if set(header) != set(shapes):
+        missing, unexpected = sorted(set(shapes) - set(header)), sorted(set(header) - set(shapes))
+        raise refuse(meta_path, f"the weights file has the wrong tensors: missing {_show(missing, 200)}, "
+                                 f"unexpected {_show(unexpected, 200)}; a network of its layer_sizes has "
+                                 f"exactly {', '.join(shapes)}")
+    spans = []
+    for tensor, shape in shapes.items():
+        entry = header[tensor]
+        if not isinstance(entry, dict):
+            raise cannot(f"its header entry {tensor} is not an object with dtype, shape and data_offsets")
+        if entry.get("dtype") != "F32":
+            raise refuse(meta_path, f"tensor {tensor} has dtype {_show(entry.get('dtype'))}; "
+                                     "bot weights are float32 (F32) tensors only")
+        found = entry.get("shape")
+        if not (isinstance(found, list) and all(_is_int(n) for n in found)):
+            raise cannot(f"the shape of {tensor} is {_show(found)}, not a list of whole numbers")
+        if tuple(found) != shape:
+            raise refuse(meta_path, f"tensor {tensor} has shape {_show(found)}, the network needs "
+                                     f"{list(shape)} (from the metadata's network.layer_sizes)")
+        offsets = entry.get("data_offsets")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_int(n) for n in offsets)
+                and offsets[1] - offsets[0] == 4 * math.prod(shape)):
+            raise cannot(f"the data_offsets of {tensor} are {_show(offsets)}, not [begin, begin + "
+                         f"{4 * math.prod(shape):,}] (4 bytes per float32)")
+        spans.append((offsets[0], offsets[1]))
+    end = 0
+    for begin, stop in sorted(spans):
+        if begin != end:
+            raise cannot("its tensors' data_offsets overlap or leave gaps")
+        end = stop
+    if end != len(data) - 8 - size:
+        raise cannot(f"its tensors take {end:,} bytes but {len(data) - 8 - size:,} follow the header "
+                     "(truncated or edited?)")
+
+
+def _check_weights(meta_path: pathlib.Path, tensors: dict[str, torch.Tensor]) -> None:
+    """Refuse weights a network would turn into NaN logits, which an argmax reads as a legal-looking move."""
+    for name, tensor in tensors.items():
+        if tensor.dtype != torch.float32:
+            raise refuse(meta_path, f"tensor {name} has dtype {tensor.dtype}; "
+                                     "bot weights are float32 tensors only")
+        if not bool(torch.isfinite(tensor).all()):
+            raise refuse(meta_path, f"tensor {name} holds NaN or infinite values; bot weights must be "
+                                     "finite float32 numbers (did the training diverge?)")
