@@ -15,7 +15,7 @@ import pytest
 
 import cardlab
 from cardlab.envs import games, make_game
-from cardlab.training.cli import COMMANDS
+from cardlab.cli import COMMANDS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))

@@ -21,7 +21,7 @@ from cardlab.cluster.sweep import (
     param_space,
     run_sweep,
 )
-from cardlab.training.cli import main
+from cardlab.cli import main
 from cardlab.training.config import load_config
 from cardlab.training.stats import wilson_interval
 
