@@ -301,8 +301,8 @@ def test_malformed_replay_upload(api: TestClient) -> None:
 def test_bots_from_the_command_line_are_offered_by_name(tmp_path: Any,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     from cardlab.agents.base import SHIPPED_BOTS
-    from cardlab.serve.app import named_bots
     from cardlab.cli import main
+    from cardlab.serve.app import named_bots
 
     for suffix in (".json", ".safetensors"):
         (tmp_path / f"mine{suffix}").write_bytes((SHIPPED_BOTS / f"huit-2p{suffix}").read_bytes())
