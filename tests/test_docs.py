@@ -14,8 +14,8 @@ import sys
 import pytest
 
 import cardlab
+from cardlab.cli import COMMANDS
 from cardlab.envs import games, make_game
-from cardlab.training.cli import COMMANDS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))

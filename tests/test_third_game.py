@@ -17,9 +17,9 @@ from pettingzoo.test import api_test, seed_test
 
 from cardlab.agents.base import make_agent
 from cardlab.agents.bot import load_bot
+from cardlab.cli import main
 from cardlab.envs import games, make_env, make_game, register
 from cardlab.envs.spec import unregister
-from cardlab.training.cli import main
 from cardlab.training.config import EvalConfig, OpponentConfig, PolicyConfig, PPOConfig, TrainConfig
 from cardlab.training.evaluate import evaluate
 from cardlab.training.train import train

@@ -1,7 +1,9 @@
 """cardlab: RL environments and agents for Switch and Huit américain.
 
-The code lives in the top-level folders `envs/`, `agents/` and `training/` of the
-repository and is installed as `cardlab.envs`, `cardlab.agents` and `cardlab.training`.
+The code lives in the top-level folders `envs/`, `agents/`, `training/`, `serve/` and
+`cluster/` of the repository and is installed as `cardlab.envs`, `cardlab.agents`, ...
+What sits above all of them lives here: the command line (`cardlab.cli`) and terminal
+play (`cardlab.terminal`).
 """
 
 __version__ = "0.2.0"

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from cardlab.cli import main
 from cardlab.cluster.sweep import (
     PointSummary,
     TrialOutcome,
@@ -21,7 +22,6 @@ from cardlab.cluster.sweep import (
     param_space,
     run_sweep,
 )
-from cardlab.training.cli import main
 from cardlab.training.config import load_config
 from cardlab.training.stats import wilson_interval
 

@@ -177,7 +177,7 @@ def test_advice(api: TestClient) -> None:
 
 def test_position_download_and_cardlab_advise(api: TestClient, tmp_path: Any,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from cardlab.training.cli import main
+    from cardlab.cli import main
 
     key, view = new_game(api, seed=5)
     response = api.get(f"/api/games/{key}/position")
@@ -301,8 +301,8 @@ def test_malformed_replay_upload(api: TestClient) -> None:
 def test_bots_from_the_command_line_are_offered_by_name(tmp_path: Any,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     from cardlab.agents.base import SHIPPED_BOTS
+    from cardlab.cli import main
     from cardlab.serve.app import named_bots
-    from cardlab.training.cli import main
 
     for suffix in (".json", ".safetensors"):
         (tmp_path / f"mine{suffix}").write_bytes((SHIPPED_BOTS / f"huit-2p{suffix}").read_bytes())

@@ -36,7 +36,7 @@ def server() -> Iterator[str]:
     """`cardlab serve` in its own process, on a free port of 127.0.0.1."""
     port = free_port()
     script = pathlib.Path(sys.executable).with_name("cardlab")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "cardlab.training.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "cardlab"]
     process = subprocess.Popen([*command, "serve", "--port", str(port), "--delay-ms", "20"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from cardlab.cli import main
 from cardlab.training.checkpoints import (
     RECORD_NAME,
     checkpoint_path,
@@ -23,7 +24,6 @@ from cardlab.training.checkpoints import (
     record_checkpoint,
     verify_checkpoint,
 )
-from cardlab.training.cli import main
 from cardlab.training.config import TrainConfig, load_config
 from cardlab.training.train import list_checkpoints as train_list_checkpoints
 from cardlab.training.train import train

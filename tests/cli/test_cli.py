@@ -1,6 +1,6 @@
 """The `cardlab` command line, through main([...]): every subcommand's output,
 bad input as one line on stderr with status 2, Ctrl-C as one line and status
-130, and what a newcomer meets (issue 11). tests/training/test_cli_process.py
+130, and what a newcomer meets (issue 11). tests/cli/test_cli_process.py
 runs it as a separate process (signals, pipes, a terminal, temp folders)."""
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from safetensors.torch import load_file
 
 from cardlab.agents.bot import load as bot_load
 from cardlab.agents.bot import load_bot
+from cardlab.cli import COMMANDS, build_parser, main
+from cardlab.cli.common import parse_rule
 from cardlab.envs import huit_v1
 from cardlab.training.checkpoints import checkpoint_path, record_checkpoint
-from cardlab.training.cli import COMMANDS, build_parser, main, parse_rule
 
 TINY_CONFIG = {
     "name": "tiny", "seed": 1, "game": "huit", "num_players": 2, "rules": {"hand_size": 6},
@@ -379,7 +380,7 @@ def test_ctrl_c_is_one_line_and_status_130(command: str, monkeypatch: pytest.Mon
 
     target = {"eval": "cardlab.training.evaluate.evaluate",
               "tournament": "cardlab.training.tournament.tournament",
-              "play": "cardlab.training.play.play"}[command]
+              "play": "cardlab.terminal.play"}[command]
     monkeypatch.setattr(target, interrupted)
     argv = {"eval": ["eval", "--game", "huit", "--agents", "random", "random", "--hands", "2"],
             "tournament": ["tournament", "--game", "huit", "--agents", "random", "greedy", "--hands", "2"],

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from cardlab.envs import huit_v1, switch_v1
-from cardlab.training.play import parse_move, play
+from cardlab.terminal import parse_move, play
 
 
 def run(

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-CARDLAB = [sys.executable, "-m", "cardlab.training.cli"]
+CARDLAB = [sys.executable, "-m", "cardlab"]
 TIMEOUT = 240  # seconds; a busy 2-core machine runs these in 10-30
 
 SMALL_RUN = {  # complete in seconds: imitation in worker processes, two evaluations, a final one

@@ -1,4 +1,4 @@
-"""Play against agents in the terminal.
+"""Play against agents in the terminal (`cardlab play`).
 
 `play(game, opponents)` seats a person (seat 0 by default) against agent
 specs and plays `hands` hands of one match (totals carry over, the dealer

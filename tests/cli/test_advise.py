@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from cardlab.agents.base import advise, make_agent
+from cardlab.cli import main
 from cardlab.envs import env_class, make_game
-from cardlab.training.cli import main
 
 
 def saved(tmp_path: pathlib.Path, game: str, deal: dict[str, Any], moves: tuple[str, ...] = (),

@@ -1,0 +1,135 @@
+"""The `cardlab` command line: train, evaluate, run tournaments, export bots, play, show layouts.
+
+```
+cardlab train CONFIG.yaml [--resume RUN_DIR] [--runs-dir DIR] [--torch-threads N]
+cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S] [--rule k=v ...]
+             [--json F] [--csv F] [--plot F.png] [--torch-threads N]
+cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs, threads
+                   as eval]
+cardlab sweep SWEEP.yaml [--sweeps-dir DIR] [--workers N] [--ray-address ADDR]   # Ray Tune (the ray extra)
+cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this machine's runs
+cardlab play GAME --opponents SPEC [SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
+             [--torch-threads N]
+cardlab rules GAME [--rule k=v ...] [--markdown]
+cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
+cardlab advise GAME --state STATE.json --agent SPEC [--top N] [--seed S]
+cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
+```
+
+Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
+``bot:huit-2p``, ``bot:switch-4p``), ``bot:PATH`` (a bot's ``NAME.json``, or a
+run folder for the bot it wrote). Lists of agents (``--agents``,
+``--opponents``) are space-separated, and commas are accepted too:
+``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v`` sets a
+rule option, v read as a YAML scalar (``true``, ``7``, ``all``);
+`cardlab rules GAME` lists them.
+
+eval and tournament also take ``--workers N`` and ``--ray-address ADDR``: the
+same results, played by Ray workers (`cardlab.cluster`, the ray extra).
+
+Bots run their network on one torch thread (`cardlab.agents.bot`), or on
+``--torch-threads N`` / ``$CARDLAB_TORCH_THREADS``.
+
+Bad input (unknown spec, bad rule option, missing file) prints one line on
+stderr and exits with status 2; Ctrl-C stops a command with one line and
+status 130 (``train`` names the run folder and the command that resumes it);
+a closed output pipe (``| head``) ends the command quietly.
+
+Each command is a module of this package with its arguments and its run
+function (`cardlab.cli.common.Command`); `COMMANDS` is the one list of them,
+in the order ``cardlab --help`` shows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from cardlab.cli import (
+    advise,
+    evaluate,
+    export,
+    play,
+    rules,
+    serve,
+    ship_bots,
+    sweep,
+    tournament,
+    train,
+)
+from cardlab.cli.common import (
+    INTERRUPTED,
+    USAGE_ERROR,
+    Command,
+    describe_os_error,
+    quiet_stdout,
+    specs_text,
+    threads_option,
+)
+
+COMMANDS: dict[str, Command] = {command.name: command for command in (
+    train.COMMAND, evaluate.COMMAND, tournament.COMMAND, sweep.COMMAND, export.COMMAND, play.COMMAND,
+    rules.COMMAND, serve.COMMAND, advise.COMMAND, ship_bots.COMMAND,
+)}
+"""Every `cardlab` command by name: adding a command is a module and a line here."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of `cardlab` and of each of its `COMMANDS`."""
+    epilog = f"agent specs: {specs_text()}"
+    parser = argparse.ArgumentParser(prog="cardlab",
+                                     description="RL environments and agents for Switch and Huit américain.",
+                                     epilog=epilog)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS.values():
+        p = sub.add_parser(command.name, help=command.help, epilog=epilog if command.lists_specs else None)
+        command.add_arguments(p)
+    return parser
+
+
+def interrupted(err: KeyboardInterrupt, args: argparse.Namespace) -> str:
+    """The one line Ctrl-C leaves; for a training run: its folder and the command that resumes it."""
+    run_dir = getattr(err, "run_dir", None)
+    if run_dir is None:
+        return "interrupted"
+    steps = getattr(err, "checkpoint_steps", None)
+    if steps is None:
+        again = shlex.join(["cardlab", "train", str(args.config)])
+        return (f"interrupted before the run's first checkpoint, so there is nothing to resume in {run_dir} "
+                f"(delete it); start again with: {again}")
+    resume = shlex.join(["cardlab", "train", str(args.config), "--resume", str(run_dir)])
+    return (f"interrupted; the run folder is {run_dir}; continue from its checkpoint at {steps:,} steps "
+            f"with: {resume}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a command: bad input is one line on stderr and status 2, Ctrl-C one line and status 130."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse has printed its usage message
+        return int(exit_.code or 0)
+
+    def say(text: str) -> None:
+        print(f"cardlab {args.command}: {text}", file=sys.stderr)
+
+    try:
+        with threads_option(args):
+            code = COMMANDS[args.command].run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except KeyboardInterrupt as err:
+        if sys.stderr.isatty():
+            print(file=sys.stderr)  # a line of its own, below ^C and any progress bar
+        say(interrupted(err, args))
+        return INTERRUPTED
+    except BrokenPipeError:
+        quiet_stdout()
+        return 0
+    except OSError as err:
+        say(f"error: {describe_os_error(err)}")
+        return USAGE_ERROR
+    except ValueError as err:
+        say(f"error: {err}")
+        return USAGE_ERROR

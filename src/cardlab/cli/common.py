@@ -1,0 +1,247 @@
+"""What the commands share: the `Command` record, argument types and options, outputs, threads, errors.
+
+One place for each option that several commands take (``--rule``, ``--seed``,
+``--torch-threads``, the result files, the Ray options), so that it reads and
+checks the same everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import os
+import pathlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from cardlab.agents.base import THREADS_ENV, shipped_bots
+from cardlab.cluster.runtime import import_ray
+from cardlab.envs import games
+
+USAGE_ERROR = 2
+INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command stopped by Ctrl-C
+
+WORKERS_HELP = ("play on N Ray workers (blocks of deals as Ray tasks; the results equal the serial run's); "
+                "a local Ray with N CPUs is started unless --ray-address is given")
+ADDRESS_HELP = ("join this running Ray cluster (what `ray start --head` prints, or 'auto' for one started on "
+                "this machine) instead of starting a local one")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name and help line, what adds its arguments, what runs it (returns the exit status).
+
+    `lists_specs` puts the list of agent specs under the command's own
+    ``--help`` (for the commands whose main argument is an agent).
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    lists_specs: bool = False
+
+
+# ---------------------------------------------------------------- argument types
+def parse_rule(text: str) -> tuple[str, Any]:
+    """``k=v`` -> (k, v) with v a YAML scalar."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"--rule {text!r}: expected key=value, e.g. --rule hand_size=7")
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else value
+    except yaml.YAMLError as err:
+        raise ValueError(f"--rule {text!r}: cannot read the value: {err}") from None
+    if isinstance(parsed, (list, dict)):
+        raise ValueError(f"--rule {text!r}: the value must be a single number, true/false or a word")
+    return key.strip(), parsed
+
+
+def rule_options(items: list[str] | None) -> dict[str, Any]:
+    """The ``--rule k=v`` items of a command as a rule-options dict."""
+    return dict(parse_rule(item) for item in items or [])
+
+
+def agent_list(tokens: Sequence[str], option: str) -> list[str]:
+    """The agent specs of ``--agents`` / ``--opponents``: space-separated words, commas accepted too."""
+    specs = [part.strip() for token in tokens for part in token.split(",") if part.strip()]
+    if not specs:
+        raise ValueError(f"{option} needs at least one agent spec, e.g. {option} random greedy")
+    return specs
+
+
+def whole(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= `low` (argparse names the option in its message)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {value}")
+        return value
+
+    parse.__name__ = f"whole number >= {low}"
+    return parse
+
+
+# ---------------------------------------------------------------- shared options
+def specs_text() -> str:
+    """The agent specs a person may give, with the shipped bots of this install."""
+    return (f"random, greedy, expert, {', '.join(shipped_bots())} (shipped bots), "
+            "bot:PATH (a bot's .json, or a run folder)")
+
+
+def agents_help() -> str:
+    """The start of the help line of ``--agents``."""
+    return f"the agents, space- or comma-separated: {specs_text()}"
+
+
+def add_game(p: argparse.ArgumentParser, option: bool = False) -> None:
+    """The game, as the positional GAME or (`option`) as a required ``--game G``."""
+    ids = games()
+    text = f"the game: {', '.join(ids)}"
+    if option:
+        p.add_argument("--game", required=True, choices=ids, help=text)
+    else:
+        p.add_argument("game", choices=ids, help=text)
+
+
+def add_rule(p: argparse.ArgumentParser) -> None:
+    """``--rule K=V`` (repeatable): read with `rule_options`."""
+    p.add_argument("--rule", action="append", metavar="K=V",
+                   help="set a rule option, e.g. --rule hand_size=7 (repeatable); `cardlab rules GAME` lists "
+                        "the options with their meaning, accepted values and default")
+
+
+def add_outputs(p: argparse.ArgumentParser) -> None:
+    """``--json``, ``--csv`` and ``--plot``: result files, checked by `check_outputs` before the work."""
+    p.add_argument("--json", type=pathlib.Path, metavar="F", help="also write the results as JSON to F")
+    p.add_argument("--csv", type=pathlib.Path, metavar="F", help="also write the results as CSV to F")
+    p.add_argument("--plot", type=pathlib.Path, metavar="F.png", help="also draw the results as a PNG plot")
+
+
+def add_threads(p: argparse.ArgumentParser, what: str = "bots") -> None:
+    """``--torch-threads N``: `threads_option` applies it to the whole command."""
+    p.add_argument("--torch-threads", type=whole(1), metavar="N",
+                   help=f"torch threads of {what} (default: ${THREADS_ENV}, else 1; more only helps on an "
+                        "idle machine)")
+
+
+def add_seed(p: argparse.ArgumentParser, what: str) -> None:
+    """``--seed S`` (default 0), seeding `what`."""
+    p.add_argument("--seed", type=whole(0), default=0, metavar="S",
+                   help=f"seed of {what}; the same seed gives the same results (default 0)")
+
+
+def add_ray_options(p: argparse.ArgumentParser) -> None:
+    """``--workers N`` and ``--ray-address ADDR`` (for eval and tournament)."""
+    p.add_argument("--workers", type=whole(1), metavar="N", help=WORKERS_HELP)
+    p.add_argument("--ray-address", metavar="ADDR", help=ADDRESS_HELP)
+
+
+def on_ray(args: argparse.Namespace) -> bool:
+    """Whether a Ray option was given; if so Ray must be installed (checked first, before any work).
+
+    Ray is imported only then, so the serial commands run without the ray extra.
+    """
+    if args.workers is None and not args.ray_address:
+        return False
+    import_ray()
+    return True
+
+
+# ---------------------------------------------------------------- results and threads
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse unwritable output paths before a long evaluation, not after it."""
+    for option, path in (("--json", args.json), ("--csv", args.csv), ("--plot", args.plot)):
+        if path is None:
+            continue
+        if path.is_dir():
+            raise ValueError(f"{option} {path} is a folder: give the name of a file to write")
+        if not path.parent.is_dir():
+            raise ValueError(f"cannot write {path}: the folder {path.parent} does not exist")
+        if not os.access(path.parent, os.W_OK):
+            raise ValueError(f"cannot write {path}: the folder {path.parent} is not writable; choose another")
+    if args.plot is not None and args.plot.suffix.lower() != ".png":
+        raise ValueError(f"--plot {args.plot}: give a .png file name")
+
+
+def write_outputs(result: Any, args: argparse.Namespace) -> None:
+    """Print the result's table and write the files `add_outputs` asked for."""
+    print(result.format_table())
+    for path, text in ((args.json, result.to_json), (args.csv, result.to_csv)):
+        if path is not None:
+            path.write_text(text(), encoding="utf-8")
+            print(f"wrote {path}")
+    if args.plot is not None:
+        print(f"wrote {result.plot(args.plot)}")
+
+
+@contextlib.contextmanager
+def bot_threads(specs: Sequence[str]) -> Iterator[None]:
+    """Hold torch at the bots' thread count for a whole command (no switching per move) when a bot plays."""
+    if not any(spec.startswith("bot:") for spec in specs):
+        yield
+        return
+    from cardlab.agents.bot import inference_threads, torch_threads
+
+    with torch_threads(inference_threads()):
+        yield
+
+
+@contextlib.contextmanager
+def threads_option(args: argparse.Namespace) -> Iterator[None]:
+    """``--torch-threads N`` as $CARDLAB_TORCH_THREADS for the command (and the processes it starts)."""
+    threads = getattr(args, "torch_threads", None)
+    if threads is None:
+        yield
+        return
+    before = os.environ.get(THREADS_ENV)
+    os.environ[THREADS_ENV] = str(threads)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[THREADS_ENV]
+        else:
+            os.environ[THREADS_ENV] = before
+
+
+# ---------------------------------------------------------------- errors as sentences
+OS_FIXES = {
+    errno.ENOENT: "check the path",
+    errno.EACCES: "check its permissions, or choose a place you can write to",
+    errno.EPERM: "check its permissions, or choose a place you can write to",
+    errno.EISDIR: "it is a folder: give a file name",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.ENOSPC: "free some disk space, or choose another disk",
+    errno.EROFS: "the disk is read-only: choose another place",
+    errno.EEXIST: "choose another name",
+}
+"""errno -> what a person can do about it, the second half of `describe_os_error`'s sentence."""
+
+
+def describe_os_error(err: OSError) -> str:
+    """An OSError as a sentence naming the file and the fix (not ``[Errno 2] ...: 'x'``)."""
+    reason = (err.strerror or type(err).__name__).rstrip(".")
+    reason = reason[:1].lower() + reason[1:]
+    name = err.filename if err.filename is not None else err.filename2
+    if isinstance(name, (str, bytes, os.PathLike)):
+        name = os.fsdecode(name)
+    text = reason if name is None else f"{name}: {reason}"
+    fix = OS_FIXES.get(err.errno or 0)
+    return f"{text}; {fix}" if fix else text
+
+
+def quiet_stdout() -> None:
+    """After a closed pipe (``cardlab ... | head``): send what is left to /dev/null, so exit stays quiet."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

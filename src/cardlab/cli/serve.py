@@ -1,0 +1,46 @@
+"""`cardlab serve`: the local web app (`cardlab.serve`), with its limits set from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from cardlab.cli.common import Command, add_threads, whole
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Address, port, extra bots, the app's limits and the page's pause."""
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=whole(1), default=8000, metavar="P",
+                   help="port to listen on (default 8000)")
+    p.add_argument("--bot", action="append", type=pathlib.Path, default=[], metavar="PATH",
+                   help="also offer this bot file, as bot:NAME after its file name (repeatable)")
+    p.add_argument("--max-games", type=whole(1), default=100, metavar="N",
+                   help="games and replays open at once (default 100)")
+    p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
+                   help="forget a game unused this long (default 60)")
+    p.add_argument("--max-body", type=whole(1), default=512 * 1024, metavar="BYTES",
+                   help="largest request body (default 524288)")
+    p.add_argument("--delay-ms", type=whole(0), default=600, metavar="MS",
+                   help="the page's pause between opponents' moves (default 600)")
+    add_threads(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the limits, then serve until stopped."""
+    from cardlab.serve.app import Settings, named_bots, serve
+
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be 1..65535, got {args.port}")
+    if args.max_games < 1 or args.max_body < 1 or args.delay_ms < 0 or args.idle_minutes <= 0:
+        raise ValueError("--max-games and --max-body must be at least 1, --delay-ms at least 0 and "
+                         "--idle-minutes above 0")
+    settings = Settings(max_games=args.max_games, idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
+                        bots=named_bots(args.bot), delay_ms=args.delay_ms)
+    serve(args.host, args.port, settings)
+    return 0
+
+
+COMMAND = Command("serve", "play the bots in a browser: a local web app", add_arguments, run,
+                  lists_specs=True)

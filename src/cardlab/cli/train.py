@@ -1,0 +1,40 @@
+"""`cardlab train CONFIG.yaml`: a training run from a YAML config, or the resumption of one."""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from cardlab.cli.common import Command, add_threads
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The config, ``--resume``, ``--runs-dir`` and the threads of the bots a run plays."""
+    p.add_argument("config", type=pathlib.Path, metavar="CONFIG.yaml",
+                   help="the training config, e.g. configs/huit_ppo.yaml")
+    p.add_argument("--resume", type=pathlib.Path, metavar="RUN_DIR",
+                   help="continue this run folder from its last checkpoint (with the run's own config; only "
+                        "total_timesteps and max_minutes may change)")
+    p.add_argument("--runs-dir", type=pathlib.Path, default=pathlib.Path("runs"), metavar="DIR",
+                   help="where new run folders go (default: runs)")
+    add_threads(p, "the bots a run plays (league snapshots, evaluations; the trainer's own come from the "
+                   "config's torch_threads)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train; the run prints its final evaluation. A missing config is refused before torch is imported."""
+    if args.config.is_dir():
+        raise ValueError(f"config file {args.config} is a folder: give a YAML config, e.g. "
+                         "configs/huit_ppo.yaml")
+    if not args.config.is_file():
+        raise ValueError(f"config file {args.config} does not exist: give a YAML config, e.g. "
+                         "configs/huit_ppo.yaml")
+    from cardlab.agents.bot import inference_threads
+    from cardlab.training.train import train_from_file  # SB3 only for training
+
+    inference_threads()  # a bad $CARDLAB_TORCH_THREADS is refused before a run folder is made
+    train_from_file(args.config, resume=args.resume, runs_dir=args.runs_dir)
+    return 0
+
+
+COMMAND = Command("train", "train a PPO bot from a YAML config", add_arguments, run)
