@@ -46,7 +46,7 @@ def on_ray(args: argparse.Namespace) -> bool:
 def evaluator(args: argparse.Namespace) -> Callable[..., Any]:
     """`evaluate`, or its Ray twin with the command's workers and address (same arguments, same result)."""
     if not on_ray(args):
-        from cardlab.training.evaluate import evaluate
+        from cardlab.evaluation.evaluate import evaluate
 
         return evaluate
     from cardlab.cluster.evaluate import evaluate_parallel
@@ -57,7 +57,7 @@ def evaluator(args: argparse.Namespace) -> Callable[..., Any]:
 def tournament_runner(args: argparse.Namespace) -> Callable[..., Any]:
     """`tournament`, or its Ray twin with the command's workers and address."""
     if not on_ray(args):
-        from cardlab.training.tournament import tournament
+        from cardlab.evaluation.tournament import tournament
 
         return tournament
     from cardlab.cluster.evaluate import tournament_parallel

@@ -19,9 +19,9 @@ from cardlab.agents.base import make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.envs import games, make_env, make_game, register
 from cardlab.envs.spec import unregister
+from cardlab.evaluation.evaluate import evaluate
 from cardlab.training.cli import main
 from cardlab.training.config import EvalConfig, OpponentConfig, PolicyConfig, PPOConfig, TrainConfig
-from cardlab.training.evaluate import evaluate
 from cardlab.training.train import train
 from tests.toygame.spec import SPEC
 

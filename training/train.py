@@ -30,7 +30,7 @@ evaluated at step 0, then PPO trains it. A run writes
 
 An evaluation plays `hands` hands of the learner (masked argmax) against each
 eval opponent spec, which fills every other seat, with
-`cardlab.training.evaluate.evaluate`: each deal is played once per seat of the
+`cardlab.evaluation.evaluate.evaluate`: each deal is played once per seat of the
 learner. The deals are the same at every evaluation (a fixed seed), so
 successive win rates differ by the learner's play, not by the cards.
 
@@ -77,6 +77,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from tqdm import tqdm
 
 from cardlab.agents.bot import ACTIVATIONS, export_bot
+from cardlab.evaluation.evaluate import evaluate
 from cardlab.training.checkpoints import (
     CHECKPOINT_PREFIX,
     checkpoint_path,
@@ -93,7 +94,6 @@ from cardlab.training.config import (
     save_config,
     validate_config,
 )
-from cardlab.training.evaluate import evaluate
 from cardlab.training.league import (
     LeagueSettings,
     list_snapshots,

@@ -26,7 +26,7 @@ from cardlab.envs import cards as C
 from cardlab.envs import huit_v0, switch_v0
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.rules import DECK_CARDS
-from cardlab.training.evaluate import evaluate
+from cardlab.evaluation.evaluate import evaluate
 
 GAMES = {"switch": switch_v0, "huit": huit_v0}
 SPECS = ("greedy", "expert")

@@ -13,10 +13,10 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.agents.bot import load_bot
+from cardlab.evaluation.evaluate import evaluate
 from cardlab.training.checkpoints import list_checkpoints
 from cardlab.training.cli import main
 from cardlab.training.config import TrainConfig, config_from_dict, config_to_dict, load_config
-from cardlab.training.evaluate import evaluate
 from cardlab.training.league import list_snapshots
 from cardlab.training.ppo import ILLEGAL_LOGIT, ActorCritic, sample
 from cardlab.training.train import train

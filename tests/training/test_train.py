@@ -13,10 +13,10 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.agents.base import make_agent
+from cardlab.evaluation.stats import wilson_interval
 from cardlab.training.config import TrainConfig, load_config
 from cardlab.training.league import list_snapshots, snapshot_steps
 from cardlab.training.single_seat import make_game_env
-from cardlab.training.stats import wilson_interval
 from cardlab.training.train import EVAL_FIELDS, _RenamingWriter, make_vec_env, train, train_from_file
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
