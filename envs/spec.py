@@ -161,6 +161,9 @@ class GameSpec:
     """what a move did to a seat beyond the move itself, for terminal play: (state before the move,
     state after it, action) -> [(seat, text)], each text with '{who}' for the seat's name ('you' or
     'player_2'), e.g. (2, 'a Queen skipped {who} (B8)'); None: nothing to say"""
+    batched: str | None = None
+    """'module:Class' of the game's batched engine (many games per call, for self-play training); None:
+    the game has none"""
 
     def __post_init__(self) -> None:
         covered = sorted(i for r in self.action_ranges for i in range(r.first, r.last + 1))
@@ -200,6 +203,14 @@ class GameSpec:
             default = str(opt.default).lower() if isinstance(opt.default, bool) else opt.default
             rows.append(f"| `{opt.name}` | {default} | {opt.accepted} | {opt.doc} |")
         return "\n".join(rows)
+
+    def batched_engine(self) -> type:
+        """The class of the game's batched engine (`batched`), imported when first asked for."""
+        if self.batched is None:
+            raise ValueError(f"game {self.id!r} has no batched engine (GameSpec.batched is None)")
+        module, _, attr = self.batched.partition(":")
+        cls: type = getattr(importlib.import_module(module), attr)
+        return cls
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -71,4 +71,5 @@ SPEC = GameSpec(
         "greedy": "cardlab.agents.heuristics.huit:HuitGreedy",
         "expert": "cardlab.agents.heuristics.huit:HuitExpert",
     },
+    batched="cardlab.envs.huit.batched:HuitBatch",
 )

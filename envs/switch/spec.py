@@ -70,4 +70,5 @@ SPEC = GameSpec(
         "greedy": "cardlab.agents.heuristics.switch:SwitchGreedy",
         "expert": "cardlab.agents.heuristics.switch:SwitchExpert",
     },
+    batched="cardlab.envs.switch.batched:SwitchBatch",
 )
