@@ -11,8 +11,8 @@ pinned to one CPU), median of several runs. One step is one move of one game:
 - openspiel: `openspiel_loop` of the same file, `crazy_eights` (when
   `open_spiel` is installed: `pip install -e ".[bench]"`).
 
-A game's batched engine is one line of `BATCHED` ('module:Class', imported
-when run); a game whose module does not exist yet is skipped.
+A game's batched engine is its `GameSpec.batched_engine()`; a game without
+one is skipped.
 
 Run: ``python benchmarks/batched_throughput.py [--steps 2000000] [--batch-sizes 256 4096]``.
 """
@@ -25,7 +25,6 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # read when numba is imported: 
 
 import argparse
 import functools
-import importlib
 import statistics
 import sys
 import time
@@ -36,27 +35,18 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from env_throughput import GAMES, engine_loop, openspiel_loop
 
-from cardlab.envs import make_game
+from cardlab.envs import games, get_spec, make_game
 from cardlab.envs.batched import sample_legal
-
-BATCHED: dict[str, str] = {
-    "huit": "cardlab.envs.huit.batched:HuitBatch",
-    "switch": "cardlab.envs.switch.batched:SwitchBatch",
-}
-"""game id -> 'module:Class' of its batched engine (same API as `HuitBatch`)."""
 
 NUM_PLAYERS = 4
 
 
 def batch_class(game: str) -> Any | None:
-    """The batched engine class of a game, or None when its module does not exist (yet)."""
-    module, _, name = BATCHED[game].partition(":")
+    """The batched engine class of a game (`GameSpec.batched_engine()`), or None when it has none."""
     try:
-        return getattr(importlib.import_module(module), name)
-    except ModuleNotFoundError as err:
-        if err.name is not None and module.startswith(err.name):
-            return None
-        raise
+        return get_spec(game).batched_engine()
+    except ValueError:
+        return None
 
 
 def batched_loop(cls: Any, game: str, batch_size: int, steps: int, seed: int) -> tuple[float, float]:
@@ -102,7 +92,7 @@ def main() -> None:
     parser.add_argument("--engine-steps", type=int, default=50_000, help="steps per engine/OpenSpiel run")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[256, 4096])
     parser.add_argument("--repeats", type=int, default=5, help="runs per loop (the median is shown)")
-    parser.add_argument("--games", nargs="+", default=list(BATCHED), choices=list(BATCHED))
+    parser.add_argument("--games", nargs="+", default=list(games()), choices=list(games()))
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
@@ -111,7 +101,7 @@ def main() -> None:
     for game in args.games:
         cls = batch_class(game)
         if cls is None:
-            print(f"{game}: no batched engine yet ({BATCHED[game]}): skipped")
+            print(f"{game}: no batched engine: skipped")
             continue
         print(f"{game}: first call (compile or load the numba cache) {first_call(cls, game):.1f} s")
         engine = median_of(functools.partial(engine_loop, GAMES[game]), args.engine_steps, args.repeats)

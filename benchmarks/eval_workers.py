@@ -102,7 +102,7 @@ def main() -> None:
         same_json = json.loads(outputs["serial"].read_text()) == json.loads(outputs["ray"].read_text())
 
     from cardlab.cluster.evaluate import evaluate_parallel
-    from cardlab.training.evaluate import evaluate
+    from cardlab.evaluation.evaluate import evaluate
 
     serial = evaluate("huit", args.agents, args.hands, seed=args.seed)
     parallel = evaluate_parallel("huit", args.agents, args.hands, seed=args.seed, workers=args.workers)

@@ -39,10 +39,12 @@ from cardlab.agents.heuristics import huit as H
 from cardlab.agents.heuristics import huit_tables as T
 from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
-from cardlab.envs.huit import rules as R
+from cardlab.envs import make_env
 from cardlab.envs.match import win_rewards
-from cardlab.training import evaluate as evaluate_module
-from cardlab.training.evaluate import derive_seed, evaluate, make_env
+from cardlab.envs.huit import rules as R
+from cardlab.evaluation import evaluate as evaluate_module
+from cardlab.evaluation.episodes import derive_seed
+from cardlab.evaluation.evaluate import evaluate
 
 
 def hand_mask(state: R.HuitState, seat: int) -> int:
@@ -145,7 +147,7 @@ def play_out(state: Any, env: Any, agents: list[Any], seat: int) -> float:
 
 def rollout_data(game: str, players: int, hands: int, seed: int) -> dict[str, np.ndarray]:
     """Every decision with a choice in expert-only hands: observation, mask, the expert's move, outcomes."""
-    env = make_env(game, {"num_players": players})
+    env = make_env(game, num_players=players)
     agents = [make_agent("expert", env.game, seed=derive_seed(seed, s)) for s in range(players)]
     rows: dict[str, list[Any]] = {"obs": [], "mask": [], "chosen": [], "values": []}
 

@@ -1,7 +1,7 @@
 """How strong are the heuristic agents? Seat-rotated hand win rates with 95% Wilson intervals.
 
 Each pairing seats one agent X against agents Y in every other seat, through
-`cardlab.training.evaluate.evaluate`: every deal is played once per seat
+`cardlab.evaluation.evaluate.evaluate`: every deal is played once per seat
 rotation (the same cards), so X sits in each seat equally often and much of
 the luck of the deal cancels out. A truncated hand (C1) counts as no win.
 X's fair share is 1 / players.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from cardlab.training.evaluate import evaluate
+from cardlab.evaluation.evaluate import evaluate
 
 TABLES = ("huit2", "huit4", "switch4")
 PAIRINGS = ("greedy-random", "expert-random", "expert-greedy")

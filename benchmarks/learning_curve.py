@@ -27,8 +27,8 @@ from pathlib import Path
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from cardlab.evaluation.results import new_figure
 from cardlab.training.config import load_config
-from cardlab.training.evaluate import new_figure
 from cardlab.training.train import train
 
 REPO = Path(__file__).resolve().parents[1]

@@ -25,8 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from cardlab.training.config import load_config
+from cardlab.training.sb3 import new_model
 from cardlab.training.single_seat import SingleSeatEnv
-from cardlab.training.train import _new_model, make_vec_env
+from cardlab.training.vec_env import make_vec_env
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = (("huit", 2), ("switch", 4))
@@ -55,7 +56,7 @@ def ppo_steps_per_second(config: Path, vec_env: str, steps: int, seed: int) -> f
     with tempfile.TemporaryDirectory() as tmp:
         env = make_vec_env(cfg, Path(tmp) / "league")
         try:
-            model = _new_model(cfg, env)
+            model = new_model(cfg, env)
             start = time.perf_counter()
             model.learn(steps)
             return model.num_timesteps / (time.perf_counter() - start)

@@ -1,6 +1,6 @@
 """Evaluation and tournaments on Ray: blocks of deals as Ray tasks, merged back in deal order.
 
-`evaluate` (`cardlab.training.evaluate`) plays every seat rotation of each
+`evaluate` (`cardlab.evaluation.evaluate`) plays every seat rotation of each
 deal with `play_deals`, and a record depends only on (seed, kind, deal,
 rotation, slot). Here the deals of every table are cut into blocks, each
 block is a Ray task calling the same `play_deals`, and the blocks' records
@@ -31,18 +31,11 @@ from tqdm import tqdm
 from cardlab.agents.base import Agent, make_agent
 from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.runtime import import_ray, ray_session, task_error
-from cardlab.training.evaluate import (
-    HAND,
-    MATCH,
-    EpisodeRecord,
-    EvalResult,
-    check_seed,
-    make_env,
-    play_deals,
-    players_for,
-    seat_slots,
-)
-from cardlab.training.tournament import TournamentResult, tournament
+from cardlab.envs import make_game
+from cardlab.evaluation.episodes import HAND, MATCH, check_seed, players_for, seat_slots, table_rules
+from cardlab.evaluation.evaluate import play_deals
+from cardlab.evaluation.results import EpisodeRecord, EvalResult
+from cardlab.evaluation.tournament import TournamentResult, tournament
 
 BLOCKS_PER_WORKER = 16
 """Blocks per worker, all tables together: enough for an even finish and a moving progress bar, few
@@ -84,12 +77,11 @@ def _plan(game: str, specs: Sequence[str], hands: int, matches: int,
         raise ValueError("nothing to play: give hands > 0 or matches > 0")
     rules = dict(rule_options or {})
     rules["num_players"] = players_for(game, rules, specs)
-    env = make_env(game, rules)
-    full_rules = env.rules.to_dict()
+    full_rules = table_rules(game, rules)
     n = full_rules["num_players"]
     slots = seat_slots(list(specs), n)
     deals = {HAND: math.ceil(hands / n), MATCH: math.ceil(matches / n)}
-    return _Table(hands, matches, rules, full_rules, slots, env.game, deals)
+    return _Table(hands, matches, rules, full_rules, slots, make_game(game, full_rules), deals)
 
 
 def _blocks(tables: Sequence[_Table], parallel: int) -> list[_Block]:

@@ -51,6 +51,8 @@ from typing import Any
 import yaml
 
 from cardlab.cluster.runtime import import_ray, ray_session
+from cardlab.evaluation.results import text_table
+from cardlab.evaluation.stats import mean_interval, wilson_interval
 from cardlab.training.config import (
     TrainConfig,
     config_from_dict,
@@ -59,8 +61,6 @@ from cardlab.training.config import (
     parse_dataclass,
     read_yaml,
 )
-from cardlab.training.evaluate import text_table
-from cardlab.training.stats import mean_interval, wilson_interval
 
 METRIC = "eval/win_rate"
 TIME = "steps"

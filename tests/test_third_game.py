@@ -20,8 +20,8 @@ from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import games, make_env, make_game, register
 from cardlab.envs.spec import unregister
+from cardlab.evaluation.evaluate import evaluate
 from cardlab.training.config import EvalConfig, OpponentConfig, PolicyConfig, PPOConfig, TrainConfig
-from cardlab.training.evaluate import evaluate
 from cardlab.training.train import train
 from tests.toygame.spec import SPEC
 

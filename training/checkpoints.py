@@ -44,7 +44,7 @@ _NEVER = "checkpoints are pickles and can run code; take bot files from others, 
 
 
 class Saveable(Protocol):
-    """What a checkpoint is saved from: an SB3 model, or the lean trainer's (`cardlab.training.ppo`)."""
+    """What a checkpoint is saved from: an SB3 model, or the lean trainer's (`cardlab.training.lean`)."""
 
     def save(self, path: Path) -> Any: ...
 

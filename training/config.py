@@ -24,11 +24,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 from cardlab.agents.base import make_agent
-from cardlab.envs import games, rule_names
+from cardlab.envs import games, get_spec, rule_names
+from cardlab.envs.aec import REWARDS
 from cardlab.training.single_seat import make_game_env
 
-REWARDS = ("win", "points")
-ACTIVATIONS = ("tanh", "relu")
+TRAINED_ACTIVATIONS = ("tanh", "relu")
+"""what `policy.activation` accepts: the ones trained and tested here (bot files may hold more,
+`cardlab.agents.bot.ACTIVATIONS`, which builds the layers)"""
 VEC_ENVS = ("subproc", "dummy")
 DEVICES = ("cpu",)
 TRAINERS = ("maskable_ppo", "lean")
@@ -173,7 +175,7 @@ class TrainConfig:
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
     trainer: str = "maskable_ppo"
     """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
-    (`cardlab.training.ppo`: masked PPO over the batched self-play engine; num_envs games in one batch)"""
+    (`cardlab.training.lean`: masked PPO over the batched self-play engine; num_envs games in one batch)"""
     seed: int = 1
     """seed of the learner, the envs and the evaluation deals"""
     game: str = "huit"
@@ -419,7 +421,7 @@ def _validate(cfg: TrainConfig) -> None:
 
     for i, size in enumerate(cfg.policy.net_arch):
         _check(size >= 1, f"policy.net_arch[{i}]", size, "use layer sizes >= 1")
-    _one_of(cfg.policy.activation, "policy.activation", ACTIVATIONS)
+    _one_of(cfg.policy.activation, "policy.activation", TRAINED_ACTIVATIONS)
 
     ev = cfg.eval
     _at_least(ev, "eval.", 1, "every_steps", "hands")
@@ -433,9 +435,12 @@ def _validate(cfg: TrainConfig) -> None:
 
 def _check_lean(cfg: TrainConfig) -> None:
     """What the lean trainer does not do (yet): refused by name rather than silently ignored."""
-    from cardlab.training.selfplay import BATCHED
-
-    _one_of(cfg.game, "game (with trainer: lean)", tuple(BATCHED))
+    try:
+        batched = get_spec(cfg.game).batched_engine() is not None
+    except ValueError:
+        batched = False
+    _check(batched, "game (with trainer: lean)", cfg.game,
+           "this game has no batched engine (GameSpec.batched): use trainer: maskable_ppo")
     _check(not cfg.imitation.enabled, "imitation.enabled (with trainer: lean)", cfg.imitation.enabled,
            "use false, or trainer: maskable_ppo")
     _check(not cfg.policy.privileged_critic, "policy.privileged_critic (with trainer: lean)",

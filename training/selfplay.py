@@ -42,7 +42,6 @@ turn, games that are already there waiting (`active`).
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -55,28 +54,18 @@ from torch import nn
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.bot import load_bot
+from cardlab.envs.aec import REWARDS
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
-from cardlab.training.league import LeagueSettings, list_snapshots
+from cardlab.training.league import LeagueSettings, list_population, list_snapshots
 
-BATCHED: dict[str, str] = {
-    "huit": "cardlab.envs.huit.batched:HuitBatch",
-    "switch": "cardlab.envs.switch.batched:SwitchBatch",
-}
-"""game id -> 'module:Class' of its batched engine"""
 LEARNER = 0
 """the policy index of the learner in `SelfPlayBatch.owners`"""
-REWARDS = ("win", "points")
-"""what a hand pays each seat, as the AEC env's ``reward`` option: zero-sum win rewards, or minus points"""
 
 
 def batched_engine(game: Game, batch_size: int, seed: int | None = None) -> Any:
-    """The batched engine of `game` (hand episodes, win rewards) with `batch_size` games."""
-    target = BATCHED.get(game.id)
-    if target is None:
-        raise ValueError(f"{game.id} has no batched engine: self-play training supports {', '.join(BATCHED)}")
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)(game.rules, batch_size, seed=seed)
+    """The batched engine of `game` (`GameSpec.batched_engine()`: hand episodes, win rewards), B games."""
+    return game.spec.batched_engine()(game.rules, batch_size, seed=seed)
 
 
 class SelfPlayBatch:
@@ -105,6 +94,7 @@ class SelfPlayBatch:
         self._networks: dict[int, nn.Module] = {}
         self._agents: dict[tuple[int, int, int], Agent] = {}
         self._pool: list[Path] = []
+        self._population: list[Path] = []
         self.owners = np.zeros((num_games, self.n), dtype=np.int64)
         """(B, n): the policy index of each seat of each game"""
         self._seat_games(np.arange(num_games))
@@ -120,15 +110,22 @@ class SelfPlayBatch:
         return self._index[name]
 
     def _refresh_pool(self) -> None:
-        folder = self.league.snapshot_dir
-        if folder is not None and self.league.snapshot_share > 0:
-            self._pool = list_snapshots(Path(folder))[-self.league.pool_size:]
+        """Rescan the run's snapshots and the population's (as `League` does for the MaskablePPO trainer)."""
+        league = self.league
+        if league.snapshot_dir is not None and league.snapshot_share > 0:
+            self._pool = list_snapshots(Path(league.snapshot_dir))[-league.pool_size:]
+        if league.population_dir is not None and league.population_share > 0:
+            found = list_population(Path(league.population_dir), league.learner)
+            self._population = found[-league.population_size:]
 
     def _draw_seat(self) -> int:
         if self.rng.random() < self.learner_share:
             return LEARNER
         if self._pool and self.rng.random() < self.league.snapshot_share:
             path = self._pool[int(self.rng.integers(len(self._pool)))]
+            return self._policy(path.stem, path)
+        if self._population and self.rng.random() < self.league.population_share:
+            path = self._population[int(self.rng.integers(len(self._population)))]
             return self._policy(path.stem, path)
         spec = self.league.opponents[int(self.rng.choice(len(self._spec_probs), p=self._spec_probs))][0]
         return self._policy(spec)

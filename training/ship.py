@@ -34,7 +34,7 @@ def ship_bot(name: str, source: pathlib.Path, out_dir: pathlib.Path = OUT_DIR, h
     Returns the `summary.shipped` entry written into the bot's metadata.
     """
     from cardlab.agents.bot import bot_paths, load_bot  # torch only when a bot is shipped
-    from cardlab.training.evaluate import evaluate
+    from cardlab.evaluation.evaluate import evaluate
 
     if not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"bot name {name!r}: use letters, digits, '-' and '_' (it becomes bot:{name})")

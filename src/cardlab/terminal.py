@@ -25,15 +25,16 @@ import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.envs import cards as C
+from cardlab.envs import make_env
 from cardlab.envs.spec import Game
-from cardlab.training.evaluate import (
+from cardlab.evaluation.episodes import (
     AGENT,
     check_seed,
     derive_seed,
-    make_env,
     players_for,
     run_episode,
     seat_slots,
+    table_rules,
 )
 
 
@@ -123,7 +124,7 @@ def play(
         raise ValueError(f"hands must be a whole number >= 1, got {hands!r}")
     rules = dict(rule_options or {})
     rules["num_players"] = players_for(game, rules, opponents, noun="opponent", other_seats=1)
-    env = make_env(game, rules, episode="match", render_mode="ansi")
+    env = make_env(game, **table_rules(game, rules), episode="match", render_mode="ansi")
     n = env.rules.num_players
     if not 0 <= seat < n:
         raise ValueError(f"seat {seat} is not at a {n}-player table: choose 0 to {n - 1}")

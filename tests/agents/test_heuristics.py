@@ -27,7 +27,7 @@ from cardlab.envs import cards as C
 from cardlab.envs import huit_v1, switch_v1
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.rules import DECK_CARDS
-from cardlab.training.evaluate import evaluate
+from cardlab.evaluation.evaluate import evaluate
 
 GAMES = {"switch": switch_v1, "huit": huit_v1}
 SPECS = ("greedy", "expert")

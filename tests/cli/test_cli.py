@@ -378,8 +378,8 @@ def test_ctrl_c_is_one_line_and_status_130(command: str, monkeypatch: pytest.Mon
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    target = {"eval": "cardlab.training.evaluate.evaluate",
-              "tournament": "cardlab.training.tournament.tournament",
+    target = {"eval": "cardlab.evaluation.evaluate.evaluate",
+              "tournament": "cardlab.evaluation.tournament.tournament",
               "play": "cardlab.terminal.play"}[command]
     monkeypatch.setattr(target, interrupted)
     argv = {"eval": ["eval", "--game", "huit", "--agents", "random", "random", "--hands", "2"],

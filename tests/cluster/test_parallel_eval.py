@@ -16,8 +16,9 @@ from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.evaluate import evaluate_parallel, play_block, tournament_parallel
 from cardlab.cluster.runtime import task_error
 from cardlab.envs import make_game
-from cardlab.training.evaluate import HAND, evaluate
-from cardlab.training.tournament import tournament
+from cardlab.evaluation.episodes import HAND
+from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.tournament import tournament
 from tests.cluster.conftest import make_bot
 
 pytestmark = pytest.mark.ray

@@ -22,8 +22,8 @@ from cardlab.cluster.sweep import (
     param_space,
     run_sweep,
 )
+from cardlab.evaluation.stats import wilson_interval
 from cardlab.training.config import load_config
-from cardlab.training.stats import wilson_interval
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 TINY = {  # the quick config shrunk to a few seconds per trial

@@ -235,7 +235,12 @@ def test_the_benchmark_loop_runs_and_skips_a_game_without_a_batched_engine(
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     assert bench.batch_class("huit") is HuitBatch
-    monkeypatch.setitem(bench.BATCHED, "nogame", "cardlab.envs.nogame.batched:NoBatch")
+
+    class NoBatch:
+        def batched_engine(self) -> type:
+            raise ValueError("game 'nogame' has no batched engine")
+
+    monkeypatch.setattr(bench, "get_spec", lambda game: NoBatch())
     assert bench.batch_class("nogame") is None
     rate, per_hand = bench.batched_loop(HuitBatch, "huit", 64, 6400, 0)
     assert rate > 0 and 20 < per_hand < 1000

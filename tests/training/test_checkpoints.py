@@ -25,7 +25,7 @@ from cardlab.training.checkpoints import (
     verify_checkpoint,
 )
 from cardlab.training.config import TrainConfig, load_config
-from cardlab.training.train import list_checkpoints as train_list_checkpoints
+from cardlab.training.runs import list_checkpoints as train_list_checkpoints
 from cardlab.training.train import train
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO

@@ -12,9 +12,11 @@ from collections import Counter
 
 import pytest
 
-from cardlab.training.evaluate import Rate, evaluate, seat_slots
-from cardlab.training.stats import wilson_interval
-from cardlab.training.tournament import tournament
+from cardlab.evaluation.episodes import seat_slots
+from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.results import Rate
+from cardlab.evaluation.stats import wilson_interval
+from cardlab.evaluation.tournament import tournament
 
 
 @pytest.mark.parametrize(("wins", "n", "low", "high"), [

@@ -13,12 +13,13 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.agents.bot import load_bot
-from cardlab.cli import main
+from cardlab.envs import make_game
+from cardlab.evaluation.evaluate import evaluate
 from cardlab.training.checkpoints import list_checkpoints
 from cardlab.training.config import TrainConfig, config_from_dict, config_to_dict, load_config
-from cardlab.training.evaluate import evaluate
-from cardlab.training.league import list_snapshots
-from cardlab.training.ppo import ILLEGAL_LOGIT, ActorCritic, sample
+from cardlab.training.league import LeagueSettings, list_population, list_snapshots
+from cardlab.training.lean import ILLEGAL_LOGIT, ActorCritic, sample
+from cardlab.training.selfplay import SelfPlayBatch
 from cardlab.training.train import train
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
@@ -151,3 +152,24 @@ def test_cardlab_export_writes_the_bot_of_a_lean_checkpoint(tmp_path: pathlib.Pa
     assert exported.metadata["summary"]["algorithm"] == "lean masked PPO"
     obs = torch.randn(8, trained.game.layout.size).numpy()
     assert (exported.logits(obs) == trained.logits(obs)).all()  # the final checkpoint is the bot's actor
+
+
+def test_a_lean_run_publishes_its_snapshots_to_its_population_and_draws_the_others(
+    tmp_path: pathlib.Path,
+) -> None:
+    """Two lean learners sharing a population folder: each publishes its snapshots, the other plays them."""
+    population = tmp_path / "population"
+    pop = dataclasses.replace(tiny().population, dir=str(population), share=1.0)
+    first = train(tiny(population=pop), runs_dir=tmp_path / "runs", progress=False)
+    own = [p.name for p in list_snapshots(first / "checkpoints" / "league")]
+    published = [p.name for p in list_population(population)]
+    assert own and published == [f"{first.name}__{name}" for name in own]
+    assert list_population(population, learner=first.name) == []  # a learner never draws itself
+
+    cfg = tiny(population=pop)
+    league = LeagueSettings(opponents=(("random", 1.0),), population_dir=str(population),
+                            population_share=1.0, learner="second")
+    game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+    table = SelfPlayBatch(game, 8, league, learner_share=0.0, seed=0)
+    drawn = set(table.policies) - {"learner"}
+    assert drawn and drawn <= {p.stem for p in list_population(population)}

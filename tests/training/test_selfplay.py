@@ -203,3 +203,13 @@ def test_maskable_ppo_trains_on_the_vec_env() -> None:
                         policy_kwargs={"net_arch": [16]}, seed=0)
     model.learn(256)
     assert model.num_timesteps == 256
+
+
+@pytest.mark.parametrize("game", ["huit", "switch"])
+def test_the_table_plays_on_the_engine_its_game_spec_names(game: str) -> None:
+    """Self-play takes its engine from `GameSpec.batched_engine()`: no list of games of its own."""
+    rules = make_game(game, num_players=2)
+    table = SelfPlayBatch(rules, 4, LeagueSettings(opponents=(("random", 1.0),)), seed=0)
+    assert type(table.engine) is rules.spec.batched_engine()
+    assert type(table.engine).__name__ == {"huit": "HuitBatch", "switch": "SwitchBatch"}[game]
+

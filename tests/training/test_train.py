@@ -13,11 +13,13 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.agents.base import make_agent
+from cardlab.evaluation.stats import wilson_interval
 from cardlab.training.config import TrainConfig, load_config
 from cardlab.training.league import list_snapshots, snapshot_steps
+from cardlab.training.records import EVAL_FIELDS, RenamingWriter
 from cardlab.training.single_seat import make_game_env
-from cardlab.training.stats import wilson_interval
-from cardlab.training.train import EVAL_FIELDS, _RenamingWriter, make_vec_env, train, train_from_file
+from cardlab.training.train import train, train_from_file
+from cardlab.training.vec_env import make_vec_env
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 STEPS = 1024  # two rollouts of 2 envs x 256 steps
@@ -194,7 +196,7 @@ def test_wilson_interval() -> None:
 
 
 def test_sb3_keys_are_renamed() -> None:
-    rename = _RenamingWriter.rename
+    rename = RenamingWriter.rename
     assert rename("train/value_loss") == "losses/value_loss"
     assert rename("train/learning_rate") == "charts/learning_rate"
     assert rename("rollout/ep_rew_mean") == "charts/ep_rew_mean"

@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def evaluator(args: argparse.Namespace) -> Callable[..., Any]:
     """`evaluate`, or its Ray twin with the command's workers and address (same arguments, same result)."""
     if not on_ray(args):
-        from cardlab.training.evaluate import evaluate
+        from cardlab.evaluation.evaluate import evaluate
 
         return evaluate
     from cardlab.cluster.evaluate import evaluate_parallel

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     # Only a checkpoint this machine's run saved is loaded.
     policy: Any
     if cfg.trainer == "lean":
-        from cardlab.training.ppo import ALGORITHM, load_actor
+        from cardlab.training.lean import ALGORITHM, load_actor
 
         algorithm, (policy, steps) = ALGORITHM, load_actor(checkpoint, run_dir, cfg)
     else:

@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def tournament_runner(args: argparse.Namespace) -> Callable[..., Any]:
     """`tournament`, or its Ray twin with the command's workers and address."""
     if not on_ray(args):
-        from cardlab.training.tournament import tournament
+        from cardlab.evaluation.tournament import tournament
 
         return tournament
     from cardlab.cluster.evaluate import tournament_parallel

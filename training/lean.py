@@ -1,7 +1,7 @@
 """A lean masked PPO over the batched self-play engine (CleanRL style: one file, torch only).
 
 Chosen with ``trainer: lean`` in a config (`cardlab.training.train.train`
-dispatches here); it reads the same keys as the MaskablePPO trainer
+dispatches here); it reads the same keys as the MaskablePPO trainer (`cardlab.training.sb3`)
 (``ppo.*``, ``policy.net_arch``/``activation``, ``eval.*``, ``reward``,
 ``max_minutes``, ``checkpoint_every``, ``self_play.*``, ``opponents``) and writes the same
 run folder: config.yaml, TensorBoard ``charts/``, ``losses/``, ``eval/``,
@@ -46,24 +46,20 @@ from cardlab.envs.match import POINTS_PER_REWARD
 from cardlab.envs.spec import make_game
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig
-from cardlab.training.league import list_snapshots, save_snapshot
-from cardlab.training.selfplay import SelfPlayBatch, advantages, credit
-from cardlab.training.train import (
-    Deadline,
+from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
+from cardlab.training.progress import Deadline, Progress, next_multiple
+from cardlab.training.records import (
     EvalHistory,
+    EvalReporter,
     LearnerEval,
-    Progress,
-    _and_matches,
-    _league_dir,
-    _league_settings,
-    _make_logger,
-    _next_multiple,
-    _record_results,
-    _summary,
-    _tag,
     evaluate_policy,
     format_rate,
+    make_logger,
+    record_results,
+    tag,
 )
+from cardlab.training.runs import and_matches, bot_summary, league_folder, league_settings
+from cardlab.training.selfplay import SelfPlayBatch, advantages, credit
 
 ILLEGAL_LOGIT = -1e9
 """the logit of an illegal action: probability 0, entropy finite (-inf would give 0 * inf = nan)"""
@@ -146,17 +142,18 @@ def load_actor(path: Path, run_dir: Path, cfg: TrainConfig) -> tuple[nn.Sequenti
 class LeanRun:
     """One lean PPO run in its folder: rollouts, updates, evaluations, snapshots and checkpoints."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress: Progress) -> None:
-        self.cfg, self.run_dir, self.progress = cfg, run_dir, progress
+    def __init__(self, cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress: Progress,
+                 reporter: EvalReporter | None = None) -> None:
+        self.cfg, self.run_dir, self.progress, self.reporter = cfg, run_dir, progress, reporter
         self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
         self.model = new_model(cfg)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer)
         torch.manual_seed(cfg.seed + self.steps)
-        self.league_dir = _league_dir(run_dir)
+        self.league_dir = league_folder(run_dir)
         self.history = EvalHistory(run_dir / "eval.csv")
-        self.logger = _make_logger(run_dir)
-        self.table = SelfPlayBatch(self.game, cfg.num_envs, _league_settings(cfg, self.league_dir),
+        self.logger = make_logger(run_dir)
+        self.table = SelfPlayBatch(self.game, cfg.num_envs, league_settings(cfg, self.league_dir),
                                    learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps,
                                    reward=cfg.reward)
 
@@ -164,9 +161,9 @@ class LeanRun:
     def learn(self) -> list[LearnerEval]:
         """Train to `total_timesteps`, then the final checkpoint, evaluation and bot file."""
         cfg = self.cfg
-        next_eval = _next_multiple(self.steps, cfg.eval.every_steps)
-        next_snapshot = _next_multiple(self.steps, cfg.self_play.snapshot_every)
-        next_checkpoint = _next_multiple(self.steps, cfg.checkpoint_every)
+        next_eval = next_multiple(self.steps, cfg.eval.every_steps)
+        next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
+        next_checkpoint = next_multiple(self.steps, cfg.checkpoint_every)
         if cfg.self_play.enabled and not list_snapshots(self.league_dir):
             self.snapshot()
         bar = self.progress.bar(total=cfg.total_timesteps, initial=self.steps, unit="step", unit_scale=True,
@@ -183,24 +180,24 @@ class LeanRun:
                 bar.update(self.steps - before)
                 if cfg.self_play.enabled and self.steps >= next_snapshot:
                     self.snapshot()
-                    next_snapshot = _next_multiple(self.steps, cfg.self_play.snapshot_every)
+                    next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
                 last = self.steps >= cfg.total_timesteps or deadline.passed()
                 final_here = last and cfg.eval.final_hands > 0
                 if self.steps >= next_eval and not final_here:
                     results = self.evaluate(cfg.eval.hands)
                     bar.set_postfix_str(f"last eval ({self.steps:,} steps): "
-                                        + ", ".join(f"{_tag(r.opponent)} {r.win_rate:.3f}" for r in results))
-                    next_eval = _next_multiple(self.steps, cfg.eval.every_steps)
+                                        + ", ".join(f"{tag(r.opponent)} {r.win_rate:.3f}" for r in results))
+                    next_eval = next_multiple(self.steps, cfg.eval.every_steps)
                 if self.steps >= next_checkpoint:
                     self.checkpoint()
-                    next_checkpoint = _next_multiple(self.steps, cfg.checkpoint_every)
+                    next_checkpoint = next_multiple(self.steps, cfg.checkpoint_every)
                 self.logger.dump(self.steps)
         finally:
             bar.close()
         self.checkpoint(final=True)
         results = self.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
         self.logger.dump(self.steps)
-        summary = {**_summary(cfg, self.run_dir, self.steps, results), "algorithm": ALGORITHM}
+        summary = {**bot_summary(cfg, self.run_dir, self.steps, results), "algorithm": ALGORITHM}
         export_bot(self.model.actor, self.run_dir / "bot", game=self.game, summary=summary)
         self.logger.close()
         return results
@@ -290,8 +287,10 @@ class LeanRun:
 
     # ------------------------------------------------------------ run folder
     def snapshot(self) -> None:
-        save_snapshot(self.model.actor, self.league_dir, self.steps, game=self.cfg.game, rules=self.cfg.rules,
-                      num_players=self.cfg.num_players)
+        path = save_snapshot(self.model.actor, self.league_dir, self.steps, game=self.cfg.game,
+                             rules=self.cfg.rules, num_players=self.cfg.num_players)
+        if self.cfg.population.dir:  # shared with the other learners of a population, as the SB3 trainer does
+            publish_snapshot(path, Path(self.cfg.population.dir), self.run_dir.name)
 
     def checkpoint(self, final: bool = False) -> Path:
         path = checkpoint_path(self.run_dir, self.steps)
@@ -302,26 +301,31 @@ class LeanRun:
     def evaluate(self, hands: int, final: bool = False) -> list[LearnerEval]:
         """The actor (masked argmax, as a temporary bot file) against each eval opponent."""
         if final:
-            self.progress.say(f"final evaluation: {hands:,} hands{_and_matches(self.cfg)} against each of "
+            self.progress.say(f"final evaluation: {hands:,} hands{and_matches(self.cfg)} against each of "
                               f"{', '.join(self.cfg.eval.opponents)}")
         shown = self.progress if final and self.progress.enabled else None
         results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown,
                                   matches=self.cfg.eval.final_matches if final else 0)
         self.history.append(results)
-        _record_results(self.logger, results, "final_" if final else "")
+        record_results(self.logger, results, "final_" if final else "")
         if not final:
             self.progress.say(f"evaluation at {self.steps:,} steps: "
                               + ", ".join(f"{r.opponent} {format_rate(r)}" for r in results))
+        if self.reporter is not None and not final:  # the final results are reported once the bot is written
+            self.reporter(self.steps, results, False)
         return results
 
 
-def train_lean(cfg: TrainConfig, run_dir: Path, checkpoint: Path | None,
-               progress: Progress) -> tuple[int, list[LearnerEval]]:
-    """Run (or continue from `checkpoint`) a lean PPO run in `run_dir`; returns (steps, final evaluation)."""
+def train_lean(cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress: Progress,
+               reporter: EvalReporter | None = None) -> tuple[int, list[LearnerEval]]:
+    """Run (or continue from `checkpoint`) a lean PPO run in `run_dir`; returns (steps, final evaluation).
+
+    `reporter` gets each evaluation before the final one (see `EvalReporter`).
+    """
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.torch_threads)
     try:
-        run = LeanRun(cfg, run_dir, checkpoint, progress)
+        run = LeanRun(cfg, run_dir, checkpoint, progress, reporter)
         if checkpoint is not None:
             progress.say(f"continuing at {checkpoint_steps(checkpoint):,} steps")
         results = run.learn()

@@ -30,17 +30,9 @@ from typing import Any
 import numpy as np
 import trueskill
 
-from cardlab.training.evaluate import (
-    EpisodeRecord,
-    EvalResult,
-    Rate,
-    check_seed,
-    csv_text,
-    evaluate,
-    make_env,
-    new_figure,
-    text_table,
-)
+from cardlab.evaluation.episodes import check_seed, table_rules
+from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.results import EpisodeRecord, EvalResult, Rate, csv_text, new_figure, text_table
 
 EvaluateTables = Callable[[str, list[list[str]], int, int, dict[str, Any], bool], list[EvalResult]]
 """Plays every table of a tournament at once: (game, tables' specs, hands, seed, rules, progress) -> results,
@@ -181,7 +173,7 @@ def tournament(
         raise ValueError(f"each agent may enter once; repeated: {repeated}")
     rules = dict(rule_options or {})
     rules.setdefault("num_players", 2)
-    full_rules = make_env(game, rules).rules.to_dict()
+    full_rules = table_rules(game, rules)
     n = full_rules["num_players"]
     k = len(specs)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)] if n == 2 else list(permutations(range(k), 2))

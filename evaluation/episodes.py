@@ -1,0 +1,127 @@
+"""Episodes of a seated table: who plays which seat, seeds, and one episode played out.
+
+Shared by `evaluate`, tournaments, terminal play, the web app and Ray workers,
+so that every one of them seats, seeds and plays a table the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from cardlab.agents.base import Agent
+from cardlab.envs import get_spec, make_game
+from cardlab.envs.aec import CardGameEnv
+
+HAND, MATCH, AGENT = 0, 1, 2  # first key of derived seeds, so the streams never overlap
+ENV_OPTIONS = tuple(name for name in inspect.signature(CardGameEnv.__init__).parameters
+                    if name not in ("self", "rule_options"))
+"""The env's own options (episode, ...), read from its constructor so the list is never copied."""
+
+
+def table_rules(game: str, rule_options: dict[str, Any] | None) -> dict[str, Any]:
+    """Every rule of the table (defaults filled in); env options given as rule options are refused.
+
+    Evaluation chooses the episode kind itself, so an ``episode`` slipped in
+    among the rules would silently change what is measured.
+    """
+    rules = dict(rule_options or {})
+    clash = sorted(set(rules) & set(ENV_OPTIONS))
+    if clash:
+        raise ValueError(f"{', '.join(clash)}: env option(s), not rule options; rule options are the game's "
+                         f"{', '.join(get_spec(game).rules.names())}")
+    return make_game(game, rules).rules.to_dict()  # refuses bad rule options with the game's own message
+
+
+def plural(count: int, noun: str) -> str:
+    """`count noun(s)`, for messages and table headers."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}{'es' if noun.endswith('ch') else 's'}"
+
+
+def players_for(game: str, rule_options: dict[str, Any] | None, specs: Sequence[str], *,
+                noun: str = "agent", other_seats: int = 0) -> int:
+    """The number of players of a table for these agent specs; a ValueError says what fits.
+
+    With ``num_players`` among the rule options, the specs repeat in order to
+    fill its seats (less `other_seats`, taken by someone else: the person in
+    `play`), so there may be fewer but not more. Without it every spec gets a
+    seat, and their count (plus `other_seats`) must be one the game seats.
+    """
+    given = f"{plural(len(specs), noun)} given ({', '.join(specs)})" if specs else f"no {noun}s given"
+    options = dict(rule_options or {})
+    if "num_players" in options:
+        n = make_game(game, options).num_players
+        seats = n - other_seats
+        if not 1 <= len(specs) <= seats:
+            yours = ", one of them yours" if other_seats else ""
+            raise ValueError(f"{given} for {plural(seats, 'seat')} (num_players={n}{yours}): give 1 to "
+                             f"{seats} (they repeat in order to fill the seats)")
+        return n
+    spec = get_spec(game)
+    low, high = spec.rules.limits("num_players")
+    n = len(specs) + other_seats
+    if (low is not None and n < low) or (high is not None and n > high):
+        low_count = max(1, (low or 1) - other_seats)
+        fits = f"{low_count} to {high - other_seats}" if high is not None else f"at least {low_count}"
+        seated = f"{low} to {high}" if high is not None else f"at least {low}"
+        raise ValueError(f"{given}, but {spec.title} seats {seated} players"
+                         f"{', you included' if other_seats else ''}: give {fits} {noun}s, or set the rule "
+                         f"option num_players=N and they repeat in order to fill the seats")
+    return n
+
+
+def derive_seed(*keys: int) -> int:
+    """An independent 63-bit seed for a tuple of non-negative keys."""
+    return int(np.random.SeedSequence(list(keys)).generate_state(1, np.uint64)[0] >> 1)
+
+
+def check_seed(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    return int(seed)
+
+
+def run_episode(
+    env: Any,
+    seat_agents: Sequence[Agent],
+    seed: int | None,
+    on_step: Callable[[int, int], bool | None] | None = None,
+    before_step: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Play one episode of `env` (seat s played by ``seat_agents[s]``); returns the final info.
+
+    `before_step(seat, action)` runs once a move is chosen, before the env
+    applies it; `on_step(seat, action)` runs after every move, and returning
+    True stops the episode there (the returned info is then the last one seen).
+    """
+    env.reset(seed=seed)
+    for agent in seat_agents:
+        agent.reset()
+    final: dict[str, Any] = {}
+    for name in env.agent_iter():
+        obs, _, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            final = final or dict(info)
+            env.step(None)
+            continue
+        seat = env.agent_seat[name]
+        action = seat_agents[seat].act(obs)
+        if before_step is not None:
+            before_step(seat, action)
+        env.step(action)
+        if on_step is not None and on_step(seat, action):
+            return dict(env.infos[name])
+    return final
+
+
+def seat_slots(specs: Sequence[str], num_players: int) -> list[str]:
+    """The spec of each of the n slots: `specs` repeated in order."""
+    if not specs:
+        raise ValueError("give at least one agent spec")
+    if len(specs) > num_players:
+        raise ValueError(f"{plural(len(specs), 'agent')} given for {plural(num_players, 'seat')}: "
+                         f"give at most {num_players}")
+    return [specs[i % len(specs)] for i in range(num_players)]

@@ -1,0 +1,137 @@
+"""Evaluation: seeded hands (and matches) between agents, with seats rotated.
+
+`evaluate(game, specs, hands)` fills the table's seats with *slots*: slot i
+plays ``specs[i]``; with fewer specs than seats (``num_players`` in the rule
+options) the specs repeat in order to fill them; without ``num_players`` each
+spec gets a seat (`players_for` checks the count against the game's range).
+Each deal is played once in every rotation: in rotation r slot i sits in seat
+(i + r) mod n, so every slot holds every seat equally often, on the same cards
+(duplicate style, which also cancels much of the luck of the deal). `hands`
+(and `matches`) are rounded up to a multiple of n for that, and the report
+says so.
+
+Reported: only what was played (no hand columns for ``hands=0``, no match
+columns without matches). Each episode reseeds every agent from (seed, deal,
+rotation, slot), so results depend on the seed only, not on the order of play.
+
+Per slot: hands, hand wins and win rate with a 95% Wilson interval,
+mean points per non-truncated hand (fewer is better), truncated hands (C1,
+counted as non-wins); with ``matches`` > 0 also matches played to the target
+score (episode="match") and the match win rate, tied winners sharing a win.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tqdm import tqdm
+
+from cardlab.agents.base import Agent, make_agent
+from cardlab.envs import make_env
+from cardlab.evaluation.episodes import (
+    AGENT,
+    HAND,
+    MATCH,
+    check_seed,
+    derive_seed,
+    players_for,
+    run_episode,
+    seat_slots,
+    table_rules,
+)
+from cardlab.evaluation.results import EpisodeRecord, EvalResult
+
+
+def play_deals(
+    game: str,
+    rules: dict[str, Any],
+    slots: Sequence[Any],
+    kind: int,
+    deals: range,
+    seed: int,
+    agent_factory: Callable[[Any, Any, int], Agent] = make_agent,
+    on_deal: Callable[[int], object] | None = None,
+) -> list[EpisodeRecord]:
+    """Every seat rotation of each deal in `deals` (hands or matches, per `kind`): the unit of work.
+
+    `evaluate` plays all deals here; Ray workers (`cardlab.cluster`) play blocks
+    of them and the records are merged in deal order. A record depends only on
+    (seed, kind, deal, rotation, slot), so both give the same records.
+    `agent_factory(slot_spec, game, seed)` builds each slot's agent (Ray
+    workers build bots from received bytes); `on_deal(episodes)` follows each deal.
+    """
+    env = make_env(game, **rules, episode="match" if kind == MATCH else "hand")
+    agents = [
+        agent_factory(spec, env.game, derive_seed(seed, AGENT, slot)) for slot, spec in enumerate(slots)
+    ]
+    n = len(agents)
+    records = []
+    for deal in deals:
+        deal_seed = derive_seed(seed, kind, deal)
+        for rotation in range(n):
+            seats = tuple((slot + rotation) % n for slot in range(n))
+            seat_agents = [agents[(seat - rotation) % n] for seat in range(n)]
+            for slot, agent in enumerate(agents):
+                agent.seed(derive_seed(seed, AGENT, kind, deal, rotation, slot))
+            info = run_episode(env, seat_agents, deal_seed)
+            truncated = bool(info.get("truncated"))
+            if kind == MATCH:
+                winner_seats, seat_points = ([] if truncated else info["match_winners"]), info["scores"]
+            else:
+                winner_seats, seat_points = ([] if truncated else [info["winner"]]), info["hand_points"]
+            records.append(EpisodeRecord(
+                deal=deal, rotation=rotation, seats=seats,
+                winners=tuple(slot for slot in range(n) if seats[slot] in winner_seats),
+                points=tuple(int(seat_points[seats[slot]]) for slot in range(n)),
+                truncated=truncated,
+            ))
+        if on_deal is not None:
+            on_deal(n)
+    return records
+
+
+def _play_rotations(
+    game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int, bar: tqdm
+) -> list[EpisodeRecord]:
+    """`count` episodes (rounded up to whole rotations) of one kind, hands or matches."""
+    deals = range(math.ceil(count / len(slots)))
+    return play_deals(game, rules, slots, kind, deals, seed, on_deal=bar.update)
+
+
+def evaluate(
+    game: str,
+    agent_specs: list[str],
+    hands: int,
+    seed: int = 0,
+    rule_options: dict[str, Any] | None = None,
+    matches: int = 0,
+    progress: bool = False,
+    desc: str | None = None,
+) -> EvalResult:
+    """Play `hands` seeded hands (and `matches` matches) with seats rotated; see the module doc.
+
+    `progress` draws a bar on stderr (`desc`: its label).
+    """
+    seed = check_seed(seed)
+    for name, value in (("hands", hands), ("matches", matches)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+    if hands == 0 and matches == 0:
+        raise ValueError("nothing to play: give hands > 0 or matches > 0")
+    rules = dict(rule_options or {})
+    rules["num_players"] = players_for(game, rules, agent_specs)
+    full_rules = table_rules(game, rules)
+    n = full_rules["num_players"]
+    slots = seat_slots(agent_specs, n)
+    total = n * (math.ceil(hands / n) + math.ceil(matches / n))
+    with tqdm(total=total, disable=not progress, desc=desc or f"{game} eval", unit="episode",
+              file=sys.stderr) as bar:
+        hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, bar)
+        match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, bar)
+    return EvalResult(
+        game=game, rules=full_rules, num_players=n, seed=seed, slots=slots,
+        hand_records=hand_records, match_records=match_records, hands_asked=hands, matches_asked=matches,
+    )
