@@ -94,7 +94,8 @@ def test_the_checker_catches_a_leak() -> None:
         assert_no_hidden_card({"note": " ".join(state["bank"])}, table)
 
 
-APP_KEYS = {"format", "version", "game", "rules", "seat", "hand", "hand_sizes", "pile", "played", "top", "status"}
+APP_KEYS = {"format", "version", "game", "rules", "seat", "hand", "hand_sizes", "pile", "played", "top",
+            "status"}
 """The keys `seat_view` itself adds, beside the common fields and the game's own."""
 
 
