@@ -38,8 +38,8 @@ from cardlab.agents.base import make_agent, register
 from cardlab.agents.heuristics import huit as H
 from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
-from cardlab.envs.common import win_rewards
 from cardlab.envs.huit import rules as R
+from cardlab.envs.match import win_rewards
 from cardlab.training import evaluate as evaluate_module
 from cardlab.training.evaluate import derive_seed, evaluate, make_env
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from cardlab.envs.spec import ActionRange, Game, GameSpec, games, get_spec, make_game, register, rule_names
 
 if TYPE_CHECKING:
-    from cardlab.envs.base import CardGameEnv
+    from cardlab.envs.aec import CardGameEnv
 
 __all__ = [
     "ActionRange", "Game", "GameSpec", "env_class", "games", "get_spec", "make_env", "make_game", "register",
@@ -25,13 +25,13 @@ __all__ = [
 
 def env_class(game: str | GameSpec) -> type[CardGameEnv]:
     """The raw AEC env class of a registered game."""
-    from cardlab.envs.base import env_class as _env_class  # PettingZoo only when an env is asked for
+    from cardlab.envs.aec import env_class as _env_class  # PettingZoo only when an env is asked for
 
     return _env_class(game)
 
 
 def make_env(game: str | GameSpec, **options: Any) -> Any:
     """The PettingZoo AEC env of a registered game, in the checking wrappers (`raw_env` options)."""
-    from cardlab.envs.base import make_env as _make_env
+    from cardlab.envs.aec import make_env as _make_env
 
     return _make_env(game, **options)

@@ -51,7 +51,7 @@ was. A state saved after the hand (or match) ended restores ended.
 
 from __future__ import annotations
 
-from cardlab.envs.base import CardGameEnv, doc_page_tail, make_env_factory
+from cardlab.envs.aec import CardGameEnv, doc_page_tail, make_env_factory
 from cardlab.envs.huit.spec import SPEC
 
 

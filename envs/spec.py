@@ -28,8 +28,9 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from cardlab.envs.common import Match, RuleOptions
 from cardlab.envs.layout import Layout
+from cardlab.envs.match import Match
+from cardlab.envs.options import RuleOptions
 
 # ---------------------------------------------------------------- the engine and observer contracts
 

@@ -54,7 +54,7 @@ match) ended restores ended.
 
 from __future__ import annotations
 
-from cardlab.envs.base import CardGameEnv, doc_page_tail, make_env_factory
+from cardlab.envs.aec import CardGameEnv, doc_page_tail, make_env_factory
 from cardlab.envs.switch.spec import SPEC
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from cardlab.agents.base import Advice, Agent, advise, make_agent
 from cardlab.envs import env_class
-from cardlab.envs.common import rng_state
+from cardlab.envs.rng import rng_state
 from cardlab.envs.spec import Game, get_spec
 from cardlab.serve.view import legal_moves, position, seat_view
 from cardlab.training.evaluate import AGENT, HAND, derive_seed

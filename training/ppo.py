@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from cardlab.agents.bot import ACTIVATIONS, export_bot
-from cardlab.envs.common import POINTS_PER_REWARD
+from cardlab.envs.match import POINTS_PER_REWARD
 from cardlab.envs.spec import make_game
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig

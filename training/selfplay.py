@@ -55,7 +55,7 @@ from torch import nn
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.bot import load_bot
-from cardlab.envs.common import points_reward
+from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
 from cardlab.training.league import LeagueSettings, list_snapshots
 

@@ -39,7 +39,7 @@ from gymnasium import spaces
 
 from cardlab.agents.base import make_agent
 from cardlab.envs import env_class
-from cardlab.envs.base import CardGameEnv
+from cardlab.envs.aec import CardGameEnv
 from cardlab.training.league import League, LeagueSettings
 
 MAX_REDEALS = 100

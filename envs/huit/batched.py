@@ -96,10 +96,12 @@ from numba.typed import List as TypedList
 
 from cardlab.envs import cards as C
 from cardlab.envs.batched import BatchedEngine, seat_indices
-from cardlab.envs.common import HandState, Match, rng_from_state, rng_state, win_rewards
+from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
 from cardlab.envs.huit.rules import HuitRules, HuitState
+from cardlab.envs.match import Match, win_rewards
+from cardlab.envs.rng import rng_from_state, rng_state
 
 NUM_ACTIONS = R.NUM_ACTIONS
 EPISODES = ("hand", "match")

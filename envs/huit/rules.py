@@ -61,20 +61,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.common import (
-    END_KEYS,
-    HandState,
-    RuleOptions,
+from cardlab.envs.action_text import split_action_text
+from cardlab.envs.hand import END_KEYS, HandState
+from cardlab.envs.options import RuleOptions, option
+from cardlab.envs.rng import rng_state
+from cardlab.envs.saved import (
     check_deal,
     check_keys,
     field_error,
     match_from_deal,
-    option,
     refuse_empty_hands,
-    rng_state,
     saved_bool,
     saved_choice,
-    split_action_text,
 )
 
 # ---------------------------------------------------------------- cards and points

@@ -87,7 +87,7 @@ from numba import njit
 
 from cardlab.envs import cards as C
 from cardlab.envs.batched import BatchedEngine, seat_indices
-from cardlab.envs.common import Match
+from cardlab.envs.match import Match
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.observer import SwitchObserver
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
@@ -359,7 +359,7 @@ def _apply_one(
 
 @njit(cache=True)
 def _win_rewards(row: Arr, n: int, winners_mask: Arr, count: int) -> None:
-    """`common.win_rewards`: winners share +1, the others share -1 (all zero when everyone wins)."""
+    """`cardlab.envs.match.win_rewards`: winners share +1, the others share -1 (all zero when everyone wins)."""
     if count == 0 or count == n:
         return
     up, down = 1.0 / count, -1.0 / (n - count)

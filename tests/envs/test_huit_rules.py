@@ -17,8 +17,8 @@ from pettingzoo import AECEnv
 
 from cardlab.envs import cards as C
 from cardlab.envs import huit_v0
-from cardlab.envs.common import rng_from_state
 from cardlab.envs.huit import rules as R
+from cardlab.envs.rng import rng_from_state
 from tests.envs.helpers import legal_strs, play, play_all
 
 RANK_TEXTS = ("7", "8", "9", "10", "J", "Q", "K", "A")

@@ -27,8 +27,8 @@ from pettingzoo import AECEnv
 
 from cardlab.envs import cards as C
 from cardlab.envs import huit_v0, switch_v0
-from cardlab.envs.common import BIT_GENERATORS, rng_from_state
 from cardlab.envs.huit.rules import HuitRules, HuitState
+from cardlab.envs.rng import BIT_GENERATORS, rng_from_state
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
 from tests.envs.helpers import dealt, play_all, play_random, snapshot
 

@@ -8,16 +8,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.common import (
-    END_KEYS,
-    HandState,
-    RuleOptions,
-    check_deal,
-    check_keys,
-    match_from_deal,
-    option,
-    rng_state,
-)
+from cardlab.envs.hand import END_KEYS, HandState
+from cardlab.envs.options import RuleOptions, option
+from cardlab.envs.rng import rng_state
+from cardlab.envs.saved import check_deal, check_keys, match_from_deal
 
 RANKS = (C.TEN, C.JACK, C.QUEEN)
 DECK_CARDS: tuple[int, ...] = tuple(C.make_card(r, s) for r in RANKS for s in range(C.NUM_SUITS))

@@ -23,8 +23,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from cardlab.envs import cards as C
-from cardlab.envs.common import points_reward, win_rewards
 from cardlab.envs.layout import Layout
+from cardlab.envs.match import points_reward, win_rewards
 from cardlab.envs.spec import Game, GameSpec, action_id, get_spec
 
 EPISODES = ("hand", "match")

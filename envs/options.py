@@ -1,0 +1,104 @@
+"""Rule options: each game's options declared once, with their meaning and range, and checked."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple, TypeVar
+
+R = TypeVar("R", bound="RuleOptions")
+
+
+def option(
+    default: Any, doc: str, low: int | None = None, high: int | None = None, accepted: str = ""
+) -> Any:
+    """A rule option field: its default, what it means and its range, written once.
+
+    `low`/`high` bound a whole number (checked on construction); `accepted`
+    describes other values for the docs (its checks then live in `validate`).
+    """
+    meta = {"doc": doc, "low": low, "high": high, "accepted": accepted}
+    return dataclasses.field(default=default, metadata=meta)
+
+
+class OptionDoc(NamedTuple):
+    """One rule option as the docs and `cardlab rules` show it."""
+
+    name: str
+    default: Any
+    accepted: str
+    doc: str
+
+
+@dataclasses.dataclass(frozen=True)
+class RuleOptions:
+    """Base of each game's rule options: checked names, types and ranges."""
+
+    GAME: ClassVar[str] = ""
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def describe(cls) -> list[OptionDoc]:
+        """Name, default, accepted values and meaning of every option (from the `option` fields)."""
+        out = []
+        for f in dataclasses.fields(cls):
+            meta = f.metadata
+            accepted = meta.get("accepted") or _range_text(meta.get("low"), meta.get("high"))
+            if not accepted:
+                accepted = "true or false" if f.default in (True, False) else "any"
+            out.append(OptionDoc(f.name, f.default, accepted, meta.get("doc", "")))
+        return out
+
+    @classmethod
+    def limits(cls, name: str) -> tuple[int | None, int | None]:
+        """The (low, high) bounds of a whole-number option (None: unbounded, or checked in `validate`)."""
+        meta = next(f.metadata for f in dataclasses.fields(cls) if f.name == name)
+        return meta.get("low"), meta.get("high")
+
+    @classmethod
+    def from_options(cls: type[R], options: Mapping[str, Any] | None = None) -> R:
+        """Build from a mapping, refusing unknown names with the list of accepted ones."""
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"rule options must be a mapping of name to value, got {type(options).__name__}")
+        options = dict(options or {})
+        bad_keys = [k for k in options if not isinstance(k, str)]
+        unknown = sorted(str(k) for k in set(options) - set(cls.names()))
+        if unknown or bad_keys:
+            raise ValueError(
+                f"unknown rule option(s) {', '.join(unknown)} for {cls.GAME}; "
+                f"accepted: {', '.join(cls.names())}"
+            )
+        return cls(**options)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            expected = f.type if isinstance(f.type, type) else {"bool": bool, "int": int}.get(str(f.type))
+            if expected is bool and not isinstance(value, bool):
+                raise ValueError(f"rule option {f.name} must be true or false, got {value!r}")
+            if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"rule option {f.name} must be a whole number, got {value!r}")
+            low, high = f.metadata.get("low"), f.metadata.get("high")
+            if expected is int and low is not None:
+                self.check_range(f.name, low, high)
+        self.validate()
+
+    def validate(self) -> None:
+        """Checks of the concrete game beyond each option's own range."""
+
+    def check_range(self, name: str, low: int, high: int | None = None) -> None:
+        value = getattr(self, name)
+        if value < low or (high is not None and value > high):
+            raise ValueError(f"rule option {name}={value} is out of range: accepted {_range_text(low, high)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _range_text(low: int | None, high: int | None) -> str:
+    if low is None:
+        return ""
+    return f"{low} to {high}" if high is not None else f"at least {low}"
