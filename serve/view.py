@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs import env_class
-from cardlab.envs.common import END_KEYS
+from cardlab.envs.hand import END_KEYS
 from cardlab.envs.spec import Game, GameSpec, GameState, make_game
 
 VIEW_FORMAT = "cardlab-view"
