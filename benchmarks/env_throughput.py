@@ -23,9 +23,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import huit_v1, switch_v1
 
-GAMES = {"switch": switch_v0, "huit": huit_v0}
+GAMES = {"switch": switch_v1, "huit": huit_v1}
 
 
 def engine_loop(module, steps: int, seed: int) -> tuple[float, float]:

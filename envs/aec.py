@@ -1,8 +1,8 @@
 """The PettingZoo AEC machinery every game shares.
 
 An env class is `CardGameEnv` with a `GameSpec` (`SPEC`): `env_class(game)`
-makes one for any registered game, and the doc-page modules `switch_v0` and
-`huit_v0` name theirs `raw_env`. Everything else lives here once: agent
+makes one for any registered game, and the doc-page modules `switch_v1` and
+`huit_v1` name theirs `raw_env`. Everything else lives here once: agent
 order, rewards, infos, rendering, stacked deals and saved states, PettingZoo's
 `state()`, and the policy for illegal actions.
 """

@@ -1,9 +1,66 @@
-"""What the batched engines of every game share: random legal actions, seat arguments, held slots.
+"""The batched engines' one API, and what every game's batched engine shares (`BatchedEngine`).
 
-The engines themselves (`cardlab.envs.huit.batched.HuitBatch`,
-`cardlab.envs.switch.batched.SwitchBatch`) keep one API; these pieces of it
-do not depend on the game, so they are written once here, `BatchedEngine`
-among them (the ends of episodes and `step` around each game's own move).
+A batched engine plays B games of one game at once, its state in arrays,
+stepped by numba kernels: the game's rules engine stays the definition of the
+rules, and the differential tests (`tests/envs/test_*_batched.py`) check each
+batch against it step by step (legal sets, `state_dict`, observations, rewards,
+ends of hands). `GameSpec.batched_engine()` gives a game's engine class.
+
+```python
+from cardlab.envs import get_spec
+from cardlab.envs.batched import sample_legal
+
+spec = get_spec("huit")
+batch = spec.batched_engine()(spec.make({"num_players": 4}).rules, batch_size=4096, seed=0)
+rng = np.random.default_rng(0)
+while True:
+    mask = batch.legal_mask()                             # (B, num_actions) bool, the player to move
+    obs = batch.observe(batch.current_player())           # (B, obs_size) float32, as the game's observer
+    rewards, done, truncated = batch.step(sample_legal(mask, rng))
+    batch.reset(done | truncated)                         # finished slots wait for reset
+```
+
+## API (every batched engine)
+
+- `Engine(rules, batch_size, seed=None, episode="hand")` deals B games;
+  `batch_size` is an int or a numpy integer >= 1, `episode` one of
+  `cardlab.envs.aec.EPISODES`. Slot i's generator (`generators[i]`) is
+  `np.random.default_rng(np.random.SeedSequence(seed).spawn(B)[i])`, and a slot
+  deals exactly as the rules engine does with the same generator state (C2).
+- `reset(slots=None)`: a new episode (a new match: totals 0, dealer n-1) in
+  the given slots (indices, or a (B,) bool mask; all when None), each dealt
+  from its own generator, which runs on (it is not re-seeded). Finished slots
+  are not reset by `step`: they keep their final state (so it can be read and
+  compared) and ignore actions until `reset` deals them again.
+- `load(slot, state)`: put a rules-engine state (a stacked deal, a restored
+  saved state) into a slot, its generator copied; `to_state(slot)` gives a
+  slot back as an engine state (generator copied) and `state_dict(slot)` its
+  `state_dict()`, which the engine and the AEC env restore. A saved state goes
+  in through the engine, which checks it.
+- `current_player()` (B,) int64; `legal_mask()` (B, num_actions) bool for the
+  seat to move (all False in finished slots); `observe(seats)` (B, obs_size)
+  float32, the game's observer vector of `seats[b]` in slot b;
+  `score_changes()` (B, n) int64, each seat's points of the last finished
+  hand (what the AEC env's `reward="points"` pays, divided by -100).
+- `step(actions)` applies one action id per live slot and returns
+  `(rewards (B, n) float32, done (B,) bool, truncated (B,) bool)`. Rewards are
+  the AEC env's `reward="win"` rewards: zero-sum win rewards at the end of the
+  episode (a hand, or with `episode="match"` the match: hands follow each
+  other, the dealer moving on, and the lowest totals win at the end), 0
+  otherwise and when a hand is truncated (C1, `max_turns`), which ends the
+  episode in both modes. `done` and `truncated` are Gymnasium's terminated
+  and truncated (never both) and stay set until the slot is reset. An illegal
+  action in a live slot raises a `ValueError` naming the slot, before any slot
+  moves. `step(actions, active)` moves only the slots where the (B,) bool
+  `active` is true; the others wait, as finished slots do (self-play holds
+  the games where the learner is to move while the others catch up).
+- `sample_legal(mask, rng)` (here): a uniformly random legal action per row of
+  a mask (any game's), for random players and benchmarks.
+
+The arrays have the same names in every engine: `info` (B, columns) the
+scalar fields of each game, one column each; `seats` (B, rows, n) the
+per-seat fields; `hands` (B, n, cards); `generators`. Each game's module
+doc gives its columns, rows and card arrays.
 """
 
 from __future__ import annotations
@@ -11,10 +68,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from types import ModuleType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
+
+from cardlab.envs.aec import EPISODES
 
 
 @njit(cache=True)
@@ -81,9 +140,74 @@ class BatchedEngine:
     slot is refused by `_refuse` before any slot moves.
     """
 
-    RULES: ClassVar[ModuleType]
-    """the game's rules module (its `NUM_ACTIONS` and `action_to_str` name actions in errors)"""
+    RULES: ClassVar[ModuleType | Any]
+    """the game's rules module, or anything with its `NUM_ACTIONS` and `action_to_str` (they name actions
+    in errors)"""
+    RULES_CLASS: ClassVar[type]
+    """the game's rule options class: the rules a batch is built from"""
+    OBSERVER: ClassVar[type]
+    """the game's observer class (built from the rules): `observe` gives its vectors"""
     batch_size: int
+
+    def __init__(self, rules: Any, batch_size: int | np.integer, seed: int | None = None,
+                 episode: str = "hand") -> None:
+        if not issubclass(type(rules), self.RULES_CLASS):  # (no narrowing: rules keeps its game type)
+            raise ValueError(f"rules must be {self.RULES_CLASS.__name__}, got {type(rules).__name__}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+        if episode not in EPISODES:
+            accepted = ", ".join(map(repr, EPISODES))
+            raise ValueError(f"episode={episode!r} is not accepted: use one of {accepted}")
+        self.rules, self.batch_size, self.episode = rules, int(batch_size), episode
+        self.n: int = rules.num_players
+        self.num_actions: int = self.RULES.NUM_ACTIONS
+        self.observer = self.OBSERVER(rules)
+        self.layout = self.observer.layout
+        self.obs_size: int = self.layout.size
+        self.generators: Any = [
+            np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(self.batch_size)
+        ]
+
+    def _slots(self, slots: Any) -> np.ndarray:
+        """`reset`'s slots as sorted unique int64 indices: indices, a (B,) bool mask, or None for all."""
+        if slots is None:
+            return np.arange(self.batch_size, dtype=np.int64)
+        idx = np.asarray(slots)
+        if idx.dtype == np.bool_ and idx.shape == (self.batch_size,):
+            return np.flatnonzero(idx).astype(np.int64)
+        accepted = f"slot indices 0..{self.batch_size - 1} or a ({self.batch_size},) bool mask"
+        if idx.dtype == np.bool_ or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError(f"slots must be {accepted}, got {slots!r:.80}")
+        idx = idx.astype(np.int64).ravel()
+        if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size):
+            raise ValueError(f"slots must be {accepted}, got {slots!r:.80}")
+        return np.unique(idx)  # a slot named twice is dealt once
+
+    def _check_slot(self, slot: Any) -> int:
+        """One slot index (`load`, `to_state`, `state_dict`), as an int."""
+        whole = isinstance(slot, (int, np.integer)) and not isinstance(slot, bool)
+        if not whole or not 0 <= slot < self.batch_size:
+            raise ValueError(f"slot must be an index 0..{self.batch_size - 1}, got {slot!r}")
+        return int(slot)
+
+    def reset(self, slots: Any = None) -> None:
+        raise NotImplementedError
+
+    def load(self, slot: int, state: Any) -> None:
+        raise NotImplementedError
+
+    def to_state(self, slot: int) -> Any:
+        raise NotImplementedError
+
+    def state_dict(self, slot: int) -> dict[str, Any]:
+        """The rules engine's `state_dict()` of a slot."""
+        return self.to_state(slot).state_dict()
+
+    def score_changes(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def observe(self, seats: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     def _end_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """Views of the (B,) hand-over and truncated columns of the state (nonzero: set)."""

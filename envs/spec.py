@@ -24,13 +24,16 @@ import dataclasses
 import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from cardlab.envs.layout import Layout
 from cardlab.envs.match import Match
 from cardlab.envs.options import RuleOptions
+
+if TYPE_CHECKING:
+    from cardlab.envs.batched import BatchedEngine
 
 # ---------------------------------------------------------------- the engine and observer contracts
 
@@ -159,6 +162,9 @@ class GameSpec:
     """agent spec name -> agent class (or 'module:Class', imported when first asked for)"""
     version: int = 0
     """the env version: the PettingZoo name is '<id>_v<version>'"""
+    batched: str | None = None
+    """'module:Class' of the game's batched engine (a `cardlab.envs.batched.BatchedEngine`); None: the game
+    has none of its own, and `batched_engine()` gives the generic one built on its rules engine"""
     move_notes: Callable[[Any, Any, int], list[tuple[int, str]]] | None = None
     """what a move did to a seat beyond the move itself, for terminal play: (state before the move,
     state after it, action) -> [(seat, text)], each text with '{who}' for the seat's name ('you' or
@@ -182,6 +188,25 @@ class GameSpec:
     def make(self, rule_options: Mapping[str, Any] | None = None, **more: Any) -> Game:
         """The game with these rule options (unknown names and bad values are refused)."""
         return Game(self, self.rules.from_options({**(rule_options or {}), **more}))
+
+    def batched_engine(self, generic: bool = True) -> type[BatchedEngine]:
+        """The game's batched engine class, imported when first asked for.
+
+        A game without one (`batched` None) gets the generic batch of its rules
+        engine (`cardlab.envs.generic_batch`: same API, slower), so the lean
+        trainer runs every game; with `generic=False` it is refused instead with a
+        `ValueError` saying the game has no batched engine.
+        """
+        if self.batched is None:
+            if not generic:
+                raise ValueError(
+                    f"game {self.id!r} has no batched engine of its own (GameSpec.batched is None)"
+                )
+            from cardlab.envs.generic_batch import generic_batch
+
+            return generic_batch(self)
+        module, _, attr = self.batched.partition(":")
+        return getattr(importlib.import_module(module), attr)
 
     def heuristic(self, name: str) -> Callable[..., Any]:
         """The agent class registered under `name` for this game."""

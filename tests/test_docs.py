@@ -33,7 +33,7 @@ def test_readme_tables_are_the_generated_ones(game: str) -> None:
 
 @pytest.mark.parametrize("game", ["switch", "huit"])
 def test_env_doc_pages_end_with_the_generated_tables(game: str) -> None:
-    module = importlib.import_module(f"cardlab.envs.{game}_v0")
+    module = importlib.import_module(f"cardlab.envs.{game}_v1")
     assert (module.__doc__ or "").rstrip().endswith(make_game(game).markdown(level=3).rstrip())
 
 

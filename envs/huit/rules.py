@@ -394,7 +394,7 @@ class HuitState(HandState):
 
     # ------------------------------------------------------------ saved states
     def state_dict(self) -> dict[str, Any]:
-        """The full state as JSON-serialisable data (keys documented in `huit_v0`)."""
+        """The full state as JSON-serialisable data (keys documented in `huit_v1`)."""
         return {
             **self._saved_cards(),
             "current_player": self.current,

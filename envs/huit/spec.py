@@ -78,6 +78,8 @@ SPEC = GameSpec(
         ActionRange(R.PASS, R.PASS, "end the turn after drawing (B9)"),
     ),
     status=status,
+    version=1,
+    batched="cardlab.envs.huit.batched:HuitBatch",
     move_notes=move_notes,
     view=view,
     heuristics={

@@ -28,16 +28,7 @@ no gymnasium or PettingZoo. Rules by id:
 - C1 `max_turns` actions per hand, then the hand is truncated (no winner, no points).
 - C2 everything random comes from the generator given at reset.
 
-Action ids (`NUM_ACTIONS` = 71), chained constants:
-
-- `PLAY_PLAIN` + i: play `PLAIN_CARDS[i]`, the 49 kinds that are not Jacks
-  (48 suited cards and the Joker);
-- `PLAY_JACK` + 4*j + s: play the Jack of suit j and declare suit s (16);
-- `DRAW`: draw one card, or draw the pending run;
-- `PASS`: end the turn after drawing a playable card (A8);
-- `DECLARE` + s: the first player's suit choice after a Jack starter (A4).
-
-Text form: ``play 9S``, ``play JS declare H``, ``draw``, ``pass``, ``declare H``.
+Action ids and their text: `cardlab.envs.switch.actions` (re-exported here).
 """
 
 from __future__ import annotations
@@ -48,7 +39,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.action_text import split_action_text
 from cardlab.envs.hand import END_KEYS, HandState
 from cardlab.envs.options import RuleOptions, option
 from cardlab.envs.rng import rng_state
@@ -64,74 +54,24 @@ from cardlab.envs.saved import (
     saved_seat_or_none,
     shown,
 )
-
-# ---------------------------------------------------------------- action table
-PLAIN_CARDS: tuple[int, ...] = tuple(c for c in range(C.NUM_KINDS) if C.rank_of(c) != C.JACK)
-JACKS: tuple[int, ...] = tuple(C.make_card(C.JACK, s) for s in range(C.NUM_SUITS))
-
-PLAY_PLAIN = 0
-PLAY_JACK = PLAY_PLAIN + len(PLAIN_CARDS)
-DRAW = PLAY_JACK + len(JACKS) * C.NUM_SUITS
-PASS = DRAW + 1
-DECLARE = PASS + 1
-NUM_ACTIONS = DECLARE + C.NUM_SUITS
-
-NO_CARD = -1
-ACTION_CARD: list[int] = [NO_CARD] * NUM_ACTIONS
-ACTION_DECLARE: list[int] = [C.NO_SUIT] * NUM_ACTIONS
-PLAY_IDS: list[tuple[int, ...]] = [()] * C.NUM_KINDS
-for _i, _card in enumerate(PLAIN_CARDS):
-    ACTION_CARD[PLAY_PLAIN + _i] = _card
-    PLAY_IDS[_card] = (PLAY_PLAIN + _i,)
-for _j, _card in enumerate(JACKS):
-    _ids = tuple(PLAY_JACK + _j * C.NUM_SUITS + _s for _s in range(C.NUM_SUITS))
-    PLAY_IDS[_card] = _ids
-    for _s, _a in enumerate(_ids):
-        ACTION_CARD[_a] = _card
-        ACTION_DECLARE[_a] = _s
-for _s in range(C.NUM_SUITS):
-    ACTION_DECLARE[DECLARE + _s] = _s
-DECLARE_IDS: list[int] = [DECLARE + s for s in range(C.NUM_SUITS)]
-
-
-def action_to_str(action: int) -> str:
-    """Text of an action id, in the grammar of the issue (``play JS declare H``)."""
-    if not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action id {action} is out of range: Switch ids are 0..{NUM_ACTIONS - 1}")
-    if action == DRAW:
-        return "draw"
-    if action == PASS:
-        return "pass"
-    if action >= DECLARE:
-        return f"declare {C.suit_str(ACTION_DECLARE[action])}"
-    text = f"play {C.card_str(ACTION_CARD[action])}"
-    if ACTION_DECLARE[action] != C.NO_SUIT:
-        text += f" declare {C.suit_str(ACTION_DECLARE[action])}"
-    return text
-
-
-GRAMMAR = "'draw', 'pass', 'play CARD', 'play JX declare S' or 'declare S'"
-
-
-def str_to_action(text: str) -> int:
-    """Action id of a text such as ``play 9S``; a `ValueError` says what is wrong."""
-    parsed = split_action_text(text, GRAMMAR, ("draw", "pass", "declare", "play"))
-    if parsed.verb == "draw":
-        return DRAW
-    if parsed.verb == "pass":
-        return PASS
-    if parsed.verb == "declare":
-        return DECLARE + parsed.declare
-    if len(parsed.cards) != 1:
-        raise ValueError(f"{text!r}: Switch plays exactly one card per turn (A5)")
-    card = C.parse_card(parsed.cards[0])
-    if C.rank_of(card) == C.JACK:
-        if parsed.declare == C.NO_SUIT:
-            raise ValueError(f"{text!r}: a Jack names the new suit: 'play {C.card_str(card)} declare S'")
-        return PLAY_IDS[card][parsed.declare]
-    if parsed.declare != C.NO_SUIT:
-        raise ValueError(f"{text!r}: only a Jack declares a suit in Switch")
-    return PLAY_IDS[card][0]
+from cardlab.envs.switch.actions import (
+    ACTION_CARD,
+    ACTION_DECLARE,
+    DECLARE,
+    DECLARE_IDS,
+    DRAW,
+    GRAMMAR,
+    JACKS,
+    NO_CARD,
+    NUM_ACTIONS,
+    PASS,
+    PLAIN_CARDS,
+    PLAY_IDS,
+    PLAY_JACK,
+    PLAY_PLAIN,
+    action_to_str,
+    str_to_action,
+)
 
 
 # ---------------------------------------------------------------- scoring
@@ -408,7 +348,7 @@ class SwitchState(HandState):
 
     # ------------------------------------------------------------ saved states
     def state_dict(self) -> dict[str, Any]:
-        """The full state as JSON-serialisable data (keys documented in `switch_v0`)."""
+        """The full state as JSON-serialisable data (keys documented in `switch_v1`)."""
         return {
             **self._saved_cards(),
             "current_player": self.current,
@@ -519,3 +459,31 @@ class SwitchState(HandState):
                 f"saved state field 'first_out' is {out} but 'pending_draw' is 0: the hand goes on after a "
                 "player is out only until the run is drawn (A9)"
             )
+
+# The engine's names and its actions' (from `actions`), so `rules` stays the one module to import.
+__all__ = [
+    "ACTION_CARD",
+    "ACTION_DECLARE",
+    "DECLARE",
+    "DECLARE_IDS",
+    "DRAW",
+    "GRAMMAR",
+    "JACKS",
+    "NO_CARD",
+    "NUM_ACTIONS",
+    "PASS",
+    "PHASE_NAMES",
+    "PLAIN_CARDS",
+    "PLAY_IDS",
+    "PLAY_JACK",
+    "PLAY_PLAIN",
+    "POINTS",
+    "RUN_CARD",
+    "SAVED_KEYS",
+    "WILD",
+    "SwitchRules",
+    "SwitchState",
+    "action_to_str",
+    "card_points",
+    "str_to_action",
+]

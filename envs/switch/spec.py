@@ -82,6 +82,8 @@ SPEC = GameSpec(
                     f"{R.DECLARE} + s"),
     ),
     status=status,
+    version=1,
+    batched="cardlab.envs.switch.batched:SwitchBatch",
     move_notes=move_notes,
     view=view,
     heuristics={

@@ -15,7 +15,7 @@ from safetensors.torch import load_file, save_file
 
 from cardlab.agents.base import RandomAgent, make_agent
 from cardlab.agents.bot import BotAgent, bot_paths, export_bot, load_bot
-from cardlab.envs import env_class, huit_v0, switch_v0
+from cardlab.envs import env_class, huit_v1, switch_v1
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 
@@ -75,7 +75,7 @@ def collect(env: Any, decisions: int, seed: int) -> tuple[np.ndarray, np.ndarray
     return np.array(obs[:decisions]), np.array(masks[:decisions])
 
 
-GAMES = {"switch": (switch_v0, {"num_players": 3, "hand_size": 5}), "huit": (huit_v0, {"num_players": 2})}
+GAMES = {"switch": (switch_v1, {"num_players": 3, "hand_size": 5}), "huit": (huit_v1, {"num_players": 2})}
 
 
 @pytest.fixture(scope="module", params=sorted(GAMES))
@@ -172,7 +172,7 @@ def test_sampling_is_seeded_and_legal(exported: dict[str, Any]) -> None:
 
 
 def test_relu_and_no_hidden_layers_round_trip(tmp_path: pathlib.Path) -> None:
-    env = huit_v0.env(num_players=2)
+    env = huit_v1.env(num_players=2)
     obs, masks = collect(env, 100, seed=3)
     for arch, act in (([24], torch.nn.ReLU), ([], torch.nn.Tanh)):
         policy = make_policy(env, arch, seed=2, activation=act)
@@ -208,7 +208,7 @@ def _rehash(meta_path: pathlib.Path, weights_path: pathlib.Path) -> None:
 
 @pytest.fixture()
 def switch_bot(tmp_path: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
-    env = switch_v0.env(num_players=3, hand_size=5)
+    env = switch_v1.env(num_players=3, hand_size=5)
     path = export_bot(make_policy(env, [8], seed=0), tmp_path / "src", game="switch",
                       rules={"hand_size": 5}, num_players=3, summary={})
     return _copy_bot(path, tmp_path)
@@ -216,29 +216,29 @@ def switch_bot(tmp_path: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
 
 def test_refuses_env_of_another_game(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     with pytest.raises(ValueError, match="it plays switch, not huit"):
-        load_bot(switch_bot[0], game=huit_v0.env(num_players=3))
+        load_bot(switch_bot[0], game=huit_v1.env(num_players=3))
 
 
 def test_refuses_other_rule_options(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     with pytest.raises(ValueError, match=r"other rule options: hand_size=5 \(game: 7\)"):
-        load_bot(switch_bot[0], game=switch_v0.env(num_players=3))
+        load_bot(switch_bot[0], game=switch_v1.env(num_players=3))
 
 
 def test_refuses_other_num_players(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     with pytest.raises(ValueError, match="trained for 3 players, the game has 4"):
-        load_bot(switch_bot[0], game=switch_v0.env(num_players=4, hand_size=5))
+        load_bot(switch_bot[0], game=switch_v1.env(num_players=4, hand_size=5))
 
 
 def test_refuses_other_layout_version(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     _edit_meta(switch_bot[0], lambda m: m["observation"].update(version=99))
     with pytest.raises(ValueError, match="observation layout is version 99, the game's is 1"):
-        load_bot(switch_bot[0], game=switch_v0.env(num_players=3, hand_size=5))
+        load_bot(switch_bot[0], game=switch_v1.env(num_players=3, hand_size=5))
 
 
 def test_refuses_other_observation_size(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     _edit_meta(switch_bot[0], lambda m: m["observation"].update(size=12))
     with pytest.raises(ValueError, match="reads 12 observation numbers, the game gives 173"):
-        load_bot(switch_bot[0], game=switch_v0.env(num_players=3, hand_size=5))
+        load_bot(switch_bot[0], game=switch_v1.env(num_players=3, hand_size=5))
     with pytest.raises(ValueError, match="it reads 12 observation numbers, the game gives 173"):
         load_bot(switch_bot[0])
 
@@ -303,14 +303,14 @@ def test_refuses_missing_files(switch_bot: tuple[pathlib.Path, pathlib.Path], tm
     with pytest.raises(ValueError, match="file not found"):
         load_bot(tmp_path / "nowhere.json")
     with pytest.raises(ValueError, match="file not found"):
-        make_agent(f"bot:{tmp_path / 'nowhere'}", switch_v0.env())
+        make_agent(f"bot:{tmp_path / 'nowhere'}", switch_v1.env())
     switch_bot[1].unlink()
     with pytest.raises(ValueError, match=r"weights file .* is missing"):
         load_bot(switch_bot[0])
 
 
 def test_export_refuses_a_policy_for_other_rules(tmp_path: pathlib.Path) -> None:
-    policy = make_policy(switch_v0.env(num_players=3), [8], seed=0)
+    policy = make_policy(switch_v1.env(num_players=3), [8], seed=0)
     with pytest.raises(ValueError, match="reads 173 observation numbers but switch with these rules has 175"):
         export_bot(policy, tmp_path / "b", game="switch", rules={}, num_players=4, summary={})
     with pytest.raises(ValueError, match="rules say num_players=4 but num_players=3"):
@@ -323,13 +323,13 @@ def test_playing_a_bot_needs_torch_only(tmp_path: pathlib.Path) -> None:
     import subprocess
     import sys
 
-    path = export_bot(make_policy(huit_v0.env(num_players=2), [8], seed=0), tmp_path / "b", game="huit",
+    path = export_bot(make_policy(huit_v1.env(num_players=2), [8], seed=0), tmp_path / "b", game="huit",
                       rules={}, num_players=2, summary={})
     code = (
         "import sys\n"
         "from cardlab.agents.bot import load_bot\n"
-        "from cardlab.envs import huit_v0\n"
-        "env = huit_v0.env(num_players=2)\n"
+        "from cardlab.envs import huit_v1\n"
+        "env = huit_v1.env(num_players=2)\n"
         "env.reset(seed=0)\n"
         f"bot = load_bot({str(path)!r}, game=env)\n"
         "bot.act(env.observe(env.agent_selection))\n"
@@ -444,7 +444,7 @@ def test_refuses_bad_layer_sizes_before_reading_the_weights(switch_bot: Bot, siz
                                                             message: str) -> None:
     _edit_meta(switch_bot[0], lambda m: m["network"].update(layer_sizes=sizes))
     switch_bot[1].unlink()  # refused from the metadata alone: the weights are never read, nothing allocated
-    for env in (None, switch_v0.env(num_players=3, hand_size=5)):
+    for env in (None, switch_v1.env(num_players=3, hand_size=5)):
         with pytest.raises(ValueError, match=message):
             load_bot(switch_bot[0], game=env)
 

@@ -23,12 +23,12 @@ from cardlab.agents.heuristics import huit as H
 from cardlab.agents.heuristics import switch as S
 from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import huit_v1, switch_v1
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.rules import DECK_CARDS
 from cardlab.training.evaluate import evaluate
 
-GAMES = {"switch": switch_v0, "huit": huit_v0}
+GAMES = {"switch": switch_v1, "huit": huit_v1}
 SPECS = ("greedy", "expert")
 CLASSES = {("greedy", "switch"): SwitchGreedy, ("expert", "switch"): SwitchExpert,
            ("greedy", "huit"): HuitGreedy, ("expert", "huit"): HuitExpert}
@@ -88,7 +88,7 @@ def test_make_agent_builds_the_class_of_the_envs_game(spec: str, game: str) -> N
 
 def test_make_agent_names_the_specs_of_the_game() -> None:
     with pytest.raises(ValueError, match="unknown agent spec 'poker' for huit: use random, ") as err:
-        make_agent("poker", huit_v0.raw_env().game, seed=0)
+        make_agent("poker", huit_v1.raw_env().game, seed=0)
     assert all(name in str(err.value) for name in ("greedy", "expert", "bot:PATH"))
 
 
@@ -114,7 +114,7 @@ def test_an_agent_cannot_reach_the_other_hands(spec: str, game: str) -> None:
 
 
 def test_ties_are_broken_by_the_agents_own_seeded_generator() -> None:
-    env = huit_v0.raw_env()
+    env = huit_v1.raw_env()
     picks = {seed: make_agent("greedy", env, seed).best(range(10), lambda a: (1.0,)) for seed in range(30)}
     assert len(set(picks.values())) > 3  # ties are really drawn, not always the first id
     again = {seed: make_agent("greedy", env, seed).best(range(10), lambda a: (1.0,)) for seed in range(30)}
@@ -184,7 +184,7 @@ def test_a_seed_fixes_the_play_and_the_global_rngs_are_untouched(spec: str, game
 
 @pytest.mark.parametrize("seed", range(3))
 def test_switch_view_reads_the_observation_right(seed: int) -> None:
-    env = switch_v0.raw_env(num_players=4)
+    env = switch_v1.raw_env(num_players=4)
     env.reset(seed=seed)
     walker = np.random.default_rng(seed)
     agent = SwitchGreedy(env.game, seed)
@@ -206,7 +206,7 @@ def test_switch_view_reads_the_observation_right(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_huit_view_reads_the_observation_right(seed: int) -> None:
-    env = huit_v0.raw_env(num_players=3)
+    env = huit_v1.raw_env(num_players=3)
     env.reset(seed=seed)
     walker = np.random.default_rng(seed)
     agent = HuitGreedy(env.game, seed)

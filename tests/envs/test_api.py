@@ -16,10 +16,10 @@ import pytest
 from pettingzoo import AECEnv
 from pettingzoo.test import api_test, seed_test
 
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import huit_v1, switch_v1
 from tests.envs.helpers import dealt, play
 
-MODULES = [switch_v0, huit_v0]
+MODULES = [switch_v1, huit_v1]
 MODULE_IDS = ["switch", "huit"]
 
 # api_test notes that Dict observations (observation + action_mask) are unusual; they are the
@@ -60,13 +60,13 @@ HUIT_HANDS = [["AS", "9H", "10D"], ["7C", "KD"], ["QC", "JS", "JH", "8D"], ["9C"
 def switch_table(starter: str, render_mode: str = "ansi") -> AECEnv:
     """Seat 3 deals, so seat 0 moves first unless the starter says otherwise (A3, A4)."""
     deal = {"hands": SWITCH_HANDS, "starter": starter, "stock": ["2C", "3D"], "scores": SCORES}
-    return dealt(switch_v0.env, deal, render_mode=render_mode)
+    return dealt(switch_v1.env, deal, render_mode=render_mode)
 
 
 def huit_table(render_mode: str = "ansi") -> AECEnv:
     """Seat 0 has laid AS (B7): seat 1 faces a fresh Ace."""
     deal = {"hands": HUIT_HANDS, "bank": ["7H", "7D"], "scores": SCORES}
-    env = dealt(huit_v0.env, deal, render_mode=render_mode)
+    env = dealt(huit_v1.env, deal, render_mode=render_mode)
     play(env, "play AS")
     return env
 

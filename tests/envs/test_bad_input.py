@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from pettingzoo import AECEnv
 
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import huit_v1, switch_v1
 from tests.envs.helpers import play_random, snapshot
 
-MODULES = [switch_v0, huit_v0]
+MODULES = [switch_v1, huit_v1]
 MODULE_IDS = ["switch", "huit"]
 by_game = pytest.mark.parametrize("module", MODULES, ids=MODULE_IDS)
 
@@ -117,29 +117,29 @@ def test_penalize_ends_the_episode_with_minus_one(module: ModuleType, kind: str)
 
 # ---------------------------------------------------------------- action text
 BAD_TEXT = [
-    (switch_v0, "", "empty"),
-    (switch_v0, "   ", "empty"),
-    (switch_v0, "jump 9S", "unknown action 'jump'"),
-    (switch_v0, "play", "needs a card"),
-    (switch_v0, "play 9X", "unknown suit 'X'"),
-    (switch_v0, "play 1S", "unknown rank '1'"),
-    (switch_v0, "play JS", "play JS declare S"),
-    (switch_v0, "play JS declare X", "unknown suit 'X'"),
-    (switch_v0, "play 9S 9H", "exactly one card"),
-    (switch_v0, "play 9S declare H", "only a Jack"),
-    (switch_v0, "declare", "declare S"),
-    (switch_v0, "draw 2", "takes no arguments"),
-    (huit_v0, "", "empty"),
-    (huit_v0, "fold", "unknown action 'fold'"),
-    (huit_v0, "play", "needs a card"),
-    (huit_v0, "play 9S 10H", "one rank"),
-    (huit_v0, "play 8S", "declare S"),
-    (huit_v0, "play 9S 9S", "9S appears twice"),
-    (huit_v0, "play 2S", "2S is not in the 32-card deck"),
-    (huit_v0, "play JOKER", "JOKER is not in the 32-card deck"),
-    (huit_v0, "play 9S declare H", "only 8s"),
-    (huit_v0, "play 9Z", "unknown suit 'Z'"),
-    (huit_v0, "pass now", "takes no arguments"),
+    (switch_v1, "", "empty"),
+    (switch_v1, "   ", "empty"),
+    (switch_v1, "jump 9S", "unknown action 'jump'"),
+    (switch_v1, "play", "needs a card"),
+    (switch_v1, "play 9X", "unknown suit 'X'"),
+    (switch_v1, "play 1S", "unknown rank '1'"),
+    (switch_v1, "play JS", "play JS declare S"),
+    (switch_v1, "play JS declare X", "unknown suit 'X'"),
+    (switch_v1, "play 9S 9H", "exactly one card"),
+    (switch_v1, "play 9S declare H", "only a Jack"),
+    (switch_v1, "declare", "declare S"),
+    (switch_v1, "draw 2", "takes no arguments"),
+    (huit_v1, "", "empty"),
+    (huit_v1, "fold", "unknown action 'fold'"),
+    (huit_v1, "play", "needs a card"),
+    (huit_v1, "play 9S 10H", "one rank"),
+    (huit_v1, "play 8S", "declare S"),
+    (huit_v1, "play 9S 9S", "9S appears twice"),
+    (huit_v1, "play 2S", "2S is not in the 32-card deck"),
+    (huit_v1, "play JOKER", "JOKER is not in the 32-card deck"),
+    (huit_v1, "play 9S declare H", "only 8s"),
+    (huit_v1, "play 9Z", "unknown suit 'Z'"),
+    (huit_v1, "pass now", "takes no arguments"),
 ]
 
 
@@ -172,43 +172,43 @@ def test_every_action_text_reads_back(module: ModuleType) -> None:
 SWITCH_HANDS = [["9S", "9S", "3C"], ["4C"], ["5C"], ["6C"]]
 HUIT_HANDS = [["9S", "AS"], ["7C"], ["KD"], ["8H"]]
 BAD_DEALS = [
-    (switch_v0, {"hands": [["9S"] * 5, *SWITCH_HANDS[1:]], "starter": "5C"}, ["9S 5 times", "holds 4"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "9S", "stock": ["9S", "9S"]}, ["9S 5 times"]),
-    (switch_v0, {"hands": [["JOKER"] * 9, *SWITCH_HANDS[1:]], "starter": "7C"}, ["JOKER 9 times", "holds 8"]),
-    (switch_v0, {"hands": SWITCH_HANDS[:3], "starter": "5D"}, ["list of 4 lists"]),
-    (switch_v0, {"hands": "9S 3C", "starter": "5D"}, ["list of 4 lists"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", "bank": []}, ["unknown Switch deal key(s) bank"]),
-    (switch_v0, {"hands": SWITCH_HANDS}, ["missing starter"]),
-    (switch_v0, {"hands": [["9X"], ["4C"], ["5C"], ["6C"]], "starter": "5D"}, ["hands[0][0]", "9X"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "ZZ"}, ["starter", "ZZ"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", "dealer": 4}, ["dealer", "0..3"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", "dealer": -1}, ["dealer", "0..3"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", "dealer": True}, ["dealer", "0..3"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", "scores": [1, 2]}, ["scores", "4 whole numbers"]),
-    (huit_v0, {"hands": [["9S", "9S"], ["7C"], ["KD"], ["8H"]]}, ["9S 2 times", "holds 1"]),
-    (huit_v0, {"hands": HUIT_HANDS, "bank": ["AS"]}, ["AS 2 times"]),
-    (huit_v0, {"hands": [["2S"], ["7C"], ["KD"], ["8H"]]}, ["2S 1 times", "holds 0"]),
-    (huit_v0, {"hands": HUIT_HANDS[:2]}, ["list of 4 lists"]),
-    (huit_v0, {"hands": HUIT_HANDS, "starter": "7S"}, ["unknown Huit deal key(s) starter", "bank"]),
-    (huit_v0, {"bank": ["7S"]}, ["missing hands"]),
-    (huit_v0, {"hands": [["9S", 9], ["7C"], ["KD"], ["8H"]]}, ["hands[0][1]", "card string"]),
-    (huit_v0, {"hands": HUIT_HANDS, "dealer": "0"}, ["dealer", "0..3"]),
+    (switch_v1, {"hands": [["9S"] * 5, *SWITCH_HANDS[1:]], "starter": "5C"}, ["9S 5 times", "holds 4"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "9S", "stock": ["9S", "9S"]}, ["9S 5 times"]),
+    (switch_v1, {"hands": [["JOKER"] * 9, *SWITCH_HANDS[1:]], "starter": "7C"}, ["JOKER 9 times", "holds 8"]),
+    (switch_v1, {"hands": SWITCH_HANDS[:3], "starter": "5D"}, ["list of 4 lists"]),
+    (switch_v1, {"hands": "9S 3C", "starter": "5D"}, ["list of 4 lists"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", "bank": []}, ["unknown Switch deal key(s) bank"]),
+    (switch_v1, {"hands": SWITCH_HANDS}, ["missing starter"]),
+    (switch_v1, {"hands": [["9X"], ["4C"], ["5C"], ["6C"]], "starter": "5D"}, ["hands[0][0]", "9X"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "ZZ"}, ["starter", "ZZ"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", "dealer": 4}, ["dealer", "0..3"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", "dealer": -1}, ["dealer", "0..3"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", "dealer": True}, ["dealer", "0..3"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", "scores": [1, 2]}, ["scores", "4 whole numbers"]),
+    (huit_v1, {"hands": [["9S", "9S"], ["7C"], ["KD"], ["8H"]]}, ["9S 2 times", "holds 1"]),
+    (huit_v1, {"hands": HUIT_HANDS, "bank": ["AS"]}, ["AS 2 times"]),
+    (huit_v1, {"hands": [["2S"], ["7C"], ["KD"], ["8H"]]}, ["2S 1 times", "holds 0"]),
+    (huit_v1, {"hands": HUIT_HANDS[:2]}, ["list of 4 lists"]),
+    (huit_v1, {"hands": HUIT_HANDS, "starter": "7S"}, ["unknown Huit deal key(s) starter", "bank"]),
+    (huit_v1, {"bank": ["7S"]}, ["missing hands"]),
+    (huit_v1, {"hands": [["9S", 9], ["7C"], ["KD"], ["8H"]]}, ["hands[0][1]", "card string"]),
+    (huit_v1, {"hands": HUIT_HANDS, "dealer": "0"}, ["dealer", "0..3"]),
     # not a dict, card lists that are not lists, keys that are not strings
-    (switch_v0, None, ["Switch deal must be a dict with the keys hands, starter, stock, dealer", "got None"]),
-    (switch_v0, "9S 9H", ["Switch deal must be a dict", "got str '9S 9H'"]),
-    (huit_v0, 7, ["Huit deal must be a dict with the keys hands, bank, dealer, scores, got int 7"]),
-    (switch_v0, {"hands": [{"9S": 1}, *SWITCH_HANDS[1:]], "starter": "5D"},
+    (switch_v1, None, ["Switch deal must be a dict with the keys hands, starter, stock, dealer", "got None"]),
+    (switch_v1, "9S 9H", ["Switch deal must be a dict", "got str '9S 9H'"]),
+    (huit_v1, 7, ["Huit deal must be a dict with the keys hands, bank, dealer, scores, got int 7"]),
+    (switch_v1, {"hands": [{"9S": 1}, *SWITCH_HANDS[1:]], "starter": "5D"},
      ["hands[0]: expected a list of card strings such as ['9S', '10H'], got dict {'9S': 1}"]),
-    (huit_v0, {"hands": [{"9S", "AS"}, *HUIT_HANDS[1:]]}, ["hands[0]: expected a list of card", "got set"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", "stock": {"9H": 1}}, ["stock: expected", "dict"]),
-    (huit_v0, {"hands": HUIT_HANDS, "bank": None}, ["bank: expected a list of card strings", "got NoneType"]),
-    (huit_v0, {"hands": HUIT_HANDS, "bank": "7S 7H"}, ["bank: expected a list of card strings, got the"]),
-    (switch_v0, {"hands": None, "starter": "5D"}, ["'hands' must be a list of 4 lists", "got None"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": 5}, ["deal['starter'] must be one card string", "'7H'"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": ["5D"]}, ["deal['starter'] must be one card string"]),
-    (switch_v0, {"hands": SWITCH_HANDS, "starter": "5D", 1: 2}, ["deal key(s) 1:", "keys are strings"]),
-    (huit_v0, {"hands": HUIT_HANDS, None: []}, ["unknown Huit deal key(s) None:", "keys are strings"]),
-    (huit_v0, {"hands": [["9S"], [], ["KD"], []]}, ["no cards to seat(s) [1, 3]"]),
+    (huit_v1, {"hands": [{"9S", "AS"}, *HUIT_HANDS[1:]]}, ["hands[0]: expected a list of card", "got set"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", "stock": {"9H": 1}}, ["stock: expected", "dict"]),
+    (huit_v1, {"hands": HUIT_HANDS, "bank": None}, ["bank: expected a list of card strings", "got NoneType"]),
+    (huit_v1, {"hands": HUIT_HANDS, "bank": "7S 7H"}, ["bank: expected a list of card strings, got the"]),
+    (switch_v1, {"hands": None, "starter": "5D"}, ["'hands' must be a list of 4 lists", "got None"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": 5}, ["deal['starter'] must be one card string", "'7H'"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": ["5D"]}, ["deal['starter'] must be one card string"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", 1: 2}, ["deal key(s) 1:", "keys are strings"]),
+    (huit_v1, {"hands": HUIT_HANDS, None: []}, ["unknown Huit deal key(s) None:", "keys are strings"]),
+    (huit_v1, {"hands": [["9S"], [], ["KD"], []]}, ["no cards to seat(s) [1, 3]"]),
 ]
 
 
@@ -241,24 +241,24 @@ def test_deal_and_state_together_are_refused(module: ModuleType) -> None:
 
 # ---------------------------------------------------------------- options
 BAD_OPTIONS = [
-    (switch_v0, {"num_players": 1}, ["num_players=1", "2 to 10"]),
-    (switch_v0, {"num_players": 11}, ["num_players=11", "2 to 10"]),
-    (huit_v0, {"num_players": 1}, ["num_players=1", "2 to 6"]),
-    (huit_v0, {"num_players": 7}, ["num_players=7", "2 to 6"]),
-    (switch_v0, {"hand_size": 60}, ["hand_size=60", "deck holds 216"]),
-    (switch_v0, {"hand_size": 0}, ["hand_size=0", "at least 1"]),
-    (huit_v0, {"hand_size": 9}, ["hand_size=9", "1 to 8", "'all'"]),
-    (huit_v0, {"hand_size": "most"}, ["hand_size", "'most'", "'all'"]),
-    (switch_v0, {"num_players": "4"}, ["num_players", "whole number"]),
-    (switch_v0, {"match_rank": 1}, ["match_rank", "true or false"]),
-    (huit_v0, {"queen_skips_each": "yes"}, ["queen_skips_each", "true or false"]),
-    (huit_v0, {"max_turns": 0}, ["max_turns=0", "at least 1"]),
-    (switch_v0, {"foo": 1}, ["foo", "accepted", "num_players", "env options"]),
-    (huit_v0, {"num_decks": 2}, ["num_decks", "accepted", "hand_size"]),
-    (switch_v0, {"episode": "foo"}, ["episode='foo'", "'hand'", "'match'"]),
-    (huit_v0, {"reward": "x"}, ["reward='x'", "'win'", "'points'"]),
-    (switch_v0, {"illegal_action": "y"}, ["illegal_action='y'", "'raise'", "'penalize'"]),
-    (huit_v0, {"render_mode": "rgb"}, ["render_mode='rgb'", "'ansi'", "'human'"]),
+    (switch_v1, {"num_players": 1}, ["num_players=1", "2 to 10"]),
+    (switch_v1, {"num_players": 11}, ["num_players=11", "2 to 10"]),
+    (huit_v1, {"num_players": 1}, ["num_players=1", "2 to 6"]),
+    (huit_v1, {"num_players": 7}, ["num_players=7", "2 to 6"]),
+    (switch_v1, {"hand_size": 60}, ["hand_size=60", "deck holds 216"]),
+    (switch_v1, {"hand_size": 0}, ["hand_size=0", "at least 1"]),
+    (huit_v1, {"hand_size": 9}, ["hand_size=9", "1 to 8", "'all'"]),
+    (huit_v1, {"hand_size": "most"}, ["hand_size", "'most'", "'all'"]),
+    (switch_v1, {"num_players": "4"}, ["num_players", "whole number"]),
+    (switch_v1, {"match_rank": 1}, ["match_rank", "true or false"]),
+    (huit_v1, {"queen_skips_each": "yes"}, ["queen_skips_each", "true or false"]),
+    (huit_v1, {"max_turns": 0}, ["max_turns=0", "at least 1"]),
+    (switch_v1, {"foo": 1}, ["foo", "accepted", "num_players", "env options"]),
+    (huit_v1, {"num_decks": 2}, ["num_decks", "accepted", "hand_size"]),
+    (switch_v1, {"episode": "foo"}, ["episode='foo'", "'hand'", "'match'"]),
+    (huit_v1, {"reward": "x"}, ["reward='x'", "'win'", "'points'"]),
+    (switch_v1, {"illegal_action": "y"}, ["illegal_action='y'", "'raise'", "'penalize'"]),
+    (huit_v1, {"render_mode": "rgb"}, ["render_mode='rgb'", "'ansi'", "'human'"]),
 ]
 
 
@@ -278,21 +278,21 @@ def test_bad_option_is_refused_naming_what_is_accepted(
 
 # ---------------------------------------------------------------- saved states
 def test_state_of_the_other_game_is_refused() -> None:
-    switch_state = started(switch_v0, 0, 3).unwrapped.state_dict()
-    huit_state = started(huit_v0, 0, 3).unwrapped.state_dict()
+    switch_state = started(switch_v1, 0, 3).unwrapped.state_dict()
+    huit_state = started(huit_v1, 0, 3).unwrapped.state_dict()
     with pytest.raises(ValueError, match="for game 'switch', not 'huit'"):
-        huit_v0.env().reset(options={"state": switch_state})
+        huit_v1.env().reset(options={"state": switch_state})
     with pytest.raises(ValueError, match="for game 'huit', not 'switch'"):
-        switch_v0.env().reset(options={"state": huit_state})
+        switch_v1.env().reset(options={"state": huit_state})
 
 
 @pytest.mark.parametrize(
     ("module", "saved_with", "restored_with"),
     [
-        (switch_v0, {}, {"match_rank": False}),
-        (switch_v0, {"num_players": 4}, {"num_players": 5}),
-        (huit_v0, {"hand_size": 5}, {"hand_size": "all"}),
-        (huit_v0, {}, {"max_turns": 999}),
+        (switch_v1, {}, {"match_rank": False}),
+        (switch_v1, {"num_players": 4}, {"num_players": 5}),
+        (huit_v1, {"hand_size": 5}, {"hand_size": "all"}),
+        (huit_v1, {}, {"max_turns": 999}),
     ],
 )
 def test_state_with_other_rule_options_is_refused(

@@ -13,10 +13,10 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import huit_v1, switch_v1
 from tests.envs.helpers import play_random
 
-by_game = pytest.mark.parametrize("module", [switch_v0, huit_v0], ids=["switch", "huit"])
+by_game = pytest.mark.parametrize("module", [switch_v1, huit_v1], ids=["switch", "huit"])
 
 
 @by_game

@@ -1,7 +1,7 @@
 """The batched Huit engine plays the same games as the rules engine and the AEC env.
 
 Why: `HuitBatch` re-implements the rules in numba kernels for speed; the
-engine (`HuitState`) and the AEC env (`huit_v0.raw_env`) stay the definition.
+engine (`HuitState`) and the AEC env (`huit_v1.raw_env`) stay the definition.
 Each slot of a batch runs beside its own AEC env, fed the same random legal
 actions, and after every step the legal sets, `state_dict()` (so the next state
 and the generator), the observations of the mover and of another seat, the
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.envs import huit_v0
+from cardlab.envs import huit_v1
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.huit.batched import NUM_ACTIONS, HuitBatch
 from cardlab.envs.huit.observer import HuitObserver
@@ -41,7 +41,7 @@ class Differential:
         batch = HuitBatch(rules, batch_size, seed=seed, episode=episode)
         envs = []
         for child in np.random.SeedSequence(seed).spawn(batch_size):
-            env = huit_v0.raw_env(episode=episode, **rules.to_dict())
+            env = huit_v1.raw_env(episode=episode, **rules.to_dict())
             env.reset(options={"state": HuitState(rules, np.random.default_rng(child)).state_dict()})
             envs.append(env)
         return cls(batch, envs, seed)

@@ -16,7 +16,7 @@ import pytest
 from pettingzoo import AECEnv
 
 from cardlab.envs import cards as C
-from cardlab.envs import huit_v0
+from cardlab.envs import huit_v1
 from cardlab.envs.huit import rules as R
 from cardlab.envs.rng import rng_from_state
 from tests.envs.helpers import legal_strs, play, play_all
@@ -36,7 +36,7 @@ def stacked(
 ) -> AECEnv:
     """A Huit env (default num_players = len(hands)) reset to a stacked deal; bank top card first."""
     options.setdefault("num_players", len(hands))
-    env = huit_v0.env(**options)
+    env = huit_v1.env(**options)
     deal: dict[str, Any] = {"hands": hands, "bank": list(bank)}
     if dealer is not None:
         deal["dealer"] = dealer
@@ -121,7 +121,7 @@ def expected_deal(
 # ---------------------------------------------------------------- B1
 def test_B1_deck_is_the_32_cards_seven_to_ace() -> None:
     """B1: dealing every card gives 7 8 9 10 J Q K A of the four suits, each exactly once."""
-    env = huit_v0.env(num_players=4, hand_size="all")
+    env = huit_v1.env(num_players=4, hand_size="all")
     env.reset(seed=3)
     d = state(env)
     dealt = [card for hand in d["hands"] for card in hand] + d["bank"]
@@ -133,7 +133,7 @@ def test_B1_cards_outside_the_deck_are_refused(card: str) -> None:
     """B1: cards below 7 and jokers exist in neither actions nor deals."""
     with pytest.raises(ValueError, match="B1"):
         R.str_to_action(f"play {card}")
-    env = huit_v0.env(num_players=2)
+    env = huit_v1.env(num_players=2)
     with pytest.raises(ValueError, match="deck holds 0"):
         env.reset(options={"deal": {"hands": [[card], ["7S"]]}})
 
@@ -142,7 +142,7 @@ def test_B1_cards_outside_the_deck_are_refused(card: str) -> None:
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
 def test_B2_two_to_six_players_get_five_cards_and_the_rest_is_the_bank(n: int) -> None:
     """B2: num_players 2..6, hand_size 5 by default, the undealt cards form the bank; no card is turned up."""
-    env = huit_v0.env(num_players=n)
+    env = huit_v1.env(num_players=n)
     env.reset(seed=n)
     d = state(env)
     assert env.possible_agents == [f"player_{i}" for i in range(n)]
@@ -155,13 +155,13 @@ def test_B2_two_to_six_players_get_five_cards_and_the_rest_is_the_bank(n: int) -
 def test_B2_other_player_counts_are_refused(n: int) -> None:
     """B2: fewer than 2 or more than 6 players is a clear error."""
     with pytest.raises(ValueError, match="num_players"):
-        huit_v0.env(num_players=n)
+        huit_v1.env(num_players=n)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
 def test_B2_hand_size_all_deals_every_card_that_divides_equally(n: int) -> None:
     """B2: hand_size="all" gives everyone 32 // n cards; the remainder is the bank."""
-    env = huit_v0.env(num_players=n, hand_size="all")
+    env = huit_v1.env(num_players=n, hand_size="all")
     env.reset(seed=0)
     d = state(env)
     assert [len(h) for h in d["hands"]] == [32 // n] * n
@@ -172,13 +172,13 @@ def test_B2_hand_size_all_deals_every_card_that_divides_equally(n: int) -> None:
 def test_B2_impossible_hand_sizes_are_refused(n: int, hand_size: Any) -> None:
     """B2: the deal must be equal and fit in 32 cards."""
     with pytest.raises(ValueError, match="hand_size"):
-        huit_v0.env(num_players=n, hand_size=hand_size)
+        huit_v1.env(num_players=n, hand_size=hand_size)
 
 
 def test_B2_deal_one_card_at_a_time_from_the_dealers_next_seat() -> None:
     """B2: the i-th card off the shuffled pack goes to seat dealer+1+i; the bank keeps the pack's order."""
     seed = 11
-    env = huit_v0.env(num_players=3, hand_size=4)
+    env = huit_v1.env(num_players=3, hand_size=4)
     env.reset(seed=seed)
     d = state(env)
     hands, bank = expected_deal(np.random.default_rng(seed), dealer=2, num_players=3, each=4)
@@ -197,7 +197,7 @@ def test_B2_stacked_deal_refuses_an_empty_hand() -> None:
 # ---------------------------------------------------------------- B3
 def test_B3_the_first_to_receive_cards_plays_first() -> None:
     """B3: the dealer's next seat plays first, for a shuffled deal (dealer 3) and a stacked one."""
-    env = huit_v0.env()
+    env = huit_v1.env()
     env.reset(seed=5)
     assert state(env)["dealer"] == 3
     assert env.agent_selection == "player_0"
@@ -762,7 +762,7 @@ def test_C1_endless_drawing_is_cut_at_max_turns() -> None:
 # ---------------------------------------------------------------- C2
 def random_match(seed: int, **options: Any) -> list[dict[str, Any]]:
     """Every state of a match played with random legal actions (chooser seeded from `seed`)."""
-    env = huit_v0.env(episode="match", **options)
+    env = huit_v1.env(episode="match", **options)
     env.reset(seed=seed)
     chooser = np.random.default_rng(seed + 1000)
     states = [state(env)]
@@ -789,12 +789,12 @@ def test_action_text_round_trips_for_all_354_ids() -> None:
     assert [R.str_to_action(t) for t in texts] == list(range(R.NUM_ACTIONS))
     assert len(set(texts)) == R.NUM_ACTIONS
     assert texts[352:] == ["draw", "pass"]
-    env = huit_v0.env()
+    env = huit_v1.env()
     assert all(env.unwrapped.str_to_action(env.unwrapped.action_to_str(a)) == a for a in range(354))
 
 
 def test_action_ids_follow_the_documented_layout() -> None:
-    """huit_v0 doc: 32r + g for plain ranks (7 9 10 J Q K A), 224 + 4g + s for 8s."""
+    """huit_v1 doc: 32r + g for plain ranks (7 9 10 J Q K A), 224 + 4g + s for 8s."""
     assert R.str_to_action("play 7S") == 0
     assert R.str_to_action("play AC") == 32 * 6 + R.GROUPS.index((0b1000, C.CLUBS))
     assert R.str_to_action("play 8S declare S") == 224

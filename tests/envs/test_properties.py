@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo import AECEnv
 
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import huit_v1, switch_v1
 from tests.envs.helpers import dealt, play, play_random
 
-MODULES: dict[str, ModuleType] = {"switch": switch_v0, "huit": huit_v0}
+MODULES: dict[str, ModuleType] = {"switch": switch_v1, "huit": huit_v1}
 SUITS = ("S", "H", "D", "C")
 SWITCH_RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 HUIT_RANKS = ("7", "8", "9", "10", "J", "Q", "K", "A")
@@ -294,7 +294,7 @@ def test_mask_matches_reference_after_each_starter(seed: int, options: Options, 
     size, n = options["hand_size"], options["num_players"]
     hands = [pack[i * size:(i + 1) * size] for i in range(n)]
     deal = {"hands": hands, "starter": starter, "stock": pack[n * size:]}
-    env = dealt(switch_v0.env, deal, seed, **options)
+    env = dealt(switch_v1.env, deal, seed, **options)
     assert env.unwrapped.state_dict()["discard"] == [starter]
     play_checked(env, rng, 10_000, lambda e: check_mask(e, "switch", options))
 

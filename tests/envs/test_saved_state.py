@@ -26,13 +26,13 @@ from hypothesis import strategies as st
 from pettingzoo import AECEnv
 
 from cardlab.envs import cards as C
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import huit_v1, switch_v1
 from cardlab.envs.huit.rules import HuitRules, HuitState
 from cardlab.envs.rng import BIT_GENERATORS, rng_from_state
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
 from tests.envs.helpers import dealt, play_all, play_random, snapshot
 
-MODULES = {"switch": switch_v0, "huit": huit_v0}
+MODULES = {"switch": switch_v1, "huit": huit_v1}
 PILES = {"switch": ("stock", "discard"), "huit": ("bank", "table")}
 RULES = {"switch": SwitchRules, "huit": HuitRules}
 # A run of the hypothesis test by hand, looking for crashes: CARDLAB_STATE_EXAMPLES=5000 pytest ...

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.envs import switch_v0
+from cardlab.envs import switch_v1
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batched import (
-    STOCK_LEN,
     SwitchBatch,
 )
+from cardlab.envs.switch.kernels import STOCK_LEN
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
 
 
@@ -43,7 +43,7 @@ def reference_envs(rules: SwitchRules, batch: SwitchBatch, seed: int | None, epi
     """One raw AEC env per slot, dealt as `SwitchState(rules, generator)` from the batch's seed sequence."""
     envs = []
     for child in np.random.SeedSequence(seed).spawn(batch.batch_size):
-        env = switch_v0.raw_env(episode=episode, **rules.to_dict())
+        env = switch_v1.raw_env(episode=episode, **rules.to_dict())
         env.reset(options={"state": SwitchState(rules, np.random.default_rng(child)).state_dict()})
         envs.append(env)
     return envs
@@ -315,7 +315,7 @@ def test_shapes_and_dtypes() -> None:
     mask = batch.legal_mask()
     assert mask.shape == (6, R.NUM_ACTIONS) and mask.dtype == np.bool_
     obs = batch.observe(batch.current_player())
-    assert obs.shape == (6, switch_v0.raw_env(num_players=5).layout.size) and obs.dtype == np.float32
+    assert obs.shape == (6, switch_v1.raw_env(num_players=5).layout.size) and obs.dtype == np.float32
     assert batch.current_player().shape == (6,)
     rewards, done, truncated = batch.step(sample_legal(mask, np.random.default_rng(0)))
     assert rewards.shape == (6, 5) and rewards.dtype == np.float32
@@ -332,6 +332,6 @@ def test_to_state_round_trip() -> None:
     batch.step(sample_legal(batch.legal_mask(), np.random.default_rng(0)))
     state = batch.to_state(1)
     assert state.state_dict() == batch.state_dict(1)
-    env = switch_v0.raw_env()
+    env = switch_v1.raw_env()
     env.reset(options={"state": batch.state_dict(1)})
     assert env.legal_actions() == np.flatnonzero(batch.legal_mask()[1]).tolist()

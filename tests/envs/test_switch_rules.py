@@ -17,7 +17,7 @@ import pytest
 from pettingzoo import AECEnv
 
 from cardlab.envs import cards as C
-from cardlab.envs import switch_v0
+from cardlab.envs import switch_v1
 from tests.envs.helpers import assert_legal, dealt, obs_parts, play, play_all, play_random
 
 JACK_DECLARES = {f"play JS declare {s}" for s in "SHDC"}
@@ -40,7 +40,7 @@ def switch(
         deal["dealer"] = dealer
     if scores is not None:
         deal["scores"] = list(scores)
-    return dealt(switch_v0.env, deal, num_players=len(hands), **options)
+    return dealt(switch_v1.env, deal, num_players=len(hands), **options)
 
 
 def st(env: AECEnv) -> dict[str, Any]:
@@ -71,7 +71,7 @@ def rewards(env: AECEnv) -> list[float]:
 # ---------------------------------------------------------------- A1 players
 def test_A1_default_is_four_players() -> None:
     """A1: four players by default."""
-    env = switch_v0.env()
+    env = switch_v1.env()
     env.reset(seed=0)
     assert env.agents == ["player_0", "player_1", "player_2", "player_3"]
     assert len(st(env)["hands"]) == 4
@@ -80,7 +80,7 @@ def test_A1_default_is_four_players() -> None:
 @pytest.mark.parametrize("n", [2, 3, 10])
 def test_A1_num_players_option(n: int) -> None:
     """A1: `num_players` from 2 to 10 gives that many agents, each dealt a hand."""
-    env = switch_v0.env(num_players=n)
+    env = switch_v1.env(num_players=n)
     env.reset(seed=0)
     assert env.agents == [f"player_{i}" for i in range(n)]
     assert [len(h) for h in st(env)["hands"]] == [7] * n
@@ -90,13 +90,13 @@ def test_A1_num_players_option(n: int) -> None:
 def test_A1_num_players_out_of_range_refused(n: int) -> None:
     """A1: fewer than 2 or more than 10 players is refused with the accepted range."""
     with pytest.raises(ValueError, match=r"num_players.*2 to 10"):
-        switch_v0.env(num_players=n)
+        switch_v1.env(num_players=n)
 
 
 # ---------------------------------------------------------------- A2 cards
 def test_A2_four_decks_with_their_jokers() -> None:
     """A2: 4 decks of 52 plus 2 jokers each: 216 cards, 4 copies of each card, 8 jokers."""
-    env = switch_v0.env()
+    env = switch_v1.env()
     env.reset(seed=5)
     counts = all_cards(st(env))
     assert sum(counts.values()) == 216
@@ -108,7 +108,7 @@ def test_A2_four_decks_with_their_jokers() -> None:
 
 def test_A2_extra_jokers_and_twos() -> None:
     """A2: `extra_jokers` adds jokers, `extra_twos` adds 2s (spread S H D C)."""
-    env = switch_v0.env(extra_jokers=3, extra_twos=5)
+    env = switch_v1.env(extra_jokers=3, extra_twos=5)
     env.reset(seed=5)
     counts = all_cards(st(env))
     assert sum(counts.values()) == 216 + 8
@@ -132,7 +132,7 @@ def test_A2_duplicates_are_identical_but_limited_to_the_decks() -> None:
 @pytest.mark.parametrize("hand_size", [7, 9])
 def test_A3_deal_gives_hand_size_each_and_turns_up_a_starter(hand_size: int) -> None:
     """A3: `hand_size` cards each (default 7), one starter turned up, the rest is the stock."""
-    env = switch_v0.env(hand_size=hand_size)
+    env = switch_v1.env(hand_size=hand_size)
     env.reset(seed=11)
     state = st(env)
     assert [len(h) for h in state["hands"]] == [hand_size] * 4
@@ -158,7 +158,7 @@ def test_A3_stacked_deal_refuses_an_empty_hand() -> None:
 def test_A3_hand_size_larger_than_the_deck_refused() -> None:
     """A3: a deal that needs more cards than the deck holds is refused with the reason."""
     with pytest.raises(ValueError, match="hand_size=6 for 10 players needs 61 cards"):
-        switch_v0.env(num_players=10, num_decks=1, hand_size=6)
+        switch_v1.env(num_players=10, num_decks=1, hand_size=6)
 
 
 # ---------------------------------------------------------------- A4 starter
@@ -714,7 +714,7 @@ def test_C1_going_out_on_the_last_allowed_turn_is_a_win() -> None:
 # ---------------------------------------------------------------- C2 determinism
 def random_game(seed: int, steps: int) -> tuple[AECEnv, list[dict[str, Any]]]:
     """A match played with seeded random actions; returns the env and the state after each action."""
-    env = switch_v0.env(episode="match")
+    env = switch_v1.env(episode="match")
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     states = [st(env)]
@@ -739,13 +739,13 @@ def test_C2_same_seed_same_game() -> None:
 
 def test_C2_restored_state_replays_the_same_game() -> None:
     """C2: a saved state restores the generator too, so reshuffles and later deals replay identically."""
-    env = switch_v0.env(episode="match")
+    env = switch_v1.env(episode="match")
     env.reset(seed=3)
     rng = np.random.default_rng(3)
     play_random(env, rng, 40)
     saved = st(env)
     later = play_random(env, rng, 400)
-    copy = switch_v0.env(episode="match")
+    copy = switch_v1.env(episode="match")
     copy.reset(options={"state": saved})
     for action in later:
         copy.step(action)

@@ -20,7 +20,7 @@ from safetensors.torch import load_file
 
 from cardlab.agents import bot as bot_module
 from cardlab.agents.bot import load_bot
-from cardlab.envs import huit_v0
+from cardlab.envs import huit_v1
 from cardlab.training.checkpoints import checkpoint_path, record_checkpoint
 from cardlab.training.cli import COMMANDS, build_parser, main, parse_rule
 
@@ -120,7 +120,7 @@ def test_train_then_export(
         mine = load_file(str(tmp_path / f"{name}.safetensors"))
         runs = load_file(str(run_dir / "bot.safetensors"))
         assert mine.keys() == runs.keys() and all(np.array_equal(mine[k], runs[k]) for k in mine)
-    env = huit_v0.env(num_players=2, hand_size=6)
+    env = huit_v1.env(num_players=2, hand_size=6)
     env.reset(seed=0)
     obs = env.observe(env.agent_selection)
     assert obs["action_mask"][load_bot(tmp_path / "from_run.json", game=env).act(obs)] == 1

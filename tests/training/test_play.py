@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from cardlab.envs import huit_v0, switch_v0
+from cardlab.envs import huit_v1, switch_v1
 from cardlab.training.play import parse_move, play
 
 
@@ -98,7 +98,7 @@ def test_switch_notes_an_8_that_skips_and_a_run_that_makes_you_draw() -> None:
 
 
 def test_parse_move() -> None:
-    env = huit_v0.raw_env(num_players=2)
+    env = huit_v1.raw_env(num_players=2)
     legal = [env.str_to_action(text) for text in ("play 9S 9H", "play 8C declare D", "draw")]
     assert parse_move(" 2 \n", legal, env.game) == legal[1]
     assert parse_move("PLAY 9s 9H", legal, env.game) == legal[0]
@@ -109,6 +109,6 @@ def test_parse_move() -> None:
         parse_move("4", legal, env.game)
     with pytest.raises(ValueError, match="8s announce a suit"):
         parse_move("play 8C", legal, env.game)
-    switch = switch_v0.raw_env()
+    switch = switch_v1.raw_env()
     with pytest.raises(ValueError, match="exactly one card per turn"):
         parse_move("play 9S 9H", [65], switch.game)

@@ -23,9 +23,9 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 from cardlab.agents.bot import export_bot, load_bot
 from cardlab.envs import cards as C
 from cardlab.envs.huit.observer import DECK_IDS
-from cardlab.envs.huit_v0 import raw_env as huit_env
+from cardlab.envs.huit_v1 import raw_env as huit_env
 from cardlab.envs.layout import PEEK
-from cardlab.envs.switch_v0 import raw_env as switch_env
+from cardlab.envs.switch_v1 import raw_env as switch_env
 from cardlab.training.config import TrainConfig, load_config
 from cardlab.training.policy import PrivilegedCriticPolicy
 from cardlab.training.single_seat import SingleSeatEnv, make_game_env

@@ -1,0 +1,417 @@
+"""Switch's numba kernels over the batch's arrays: legal masks, moves, deals, observations.
+
+Each kernel replays a piece of `cardlab.envs.switch.rules` (named in its doc)
+for every slot b of the arrays that `cardlab.envs.switch.batched.SwitchBatch`
+holds (layout in that module's doc). The card and action tables are taken from
+`cards` and `rules` at import and passed to the kernels as arrays; the
+action-id constants are compiled in, so a change of the action layout in
+`rules.py` needs a touch of this file (the differential tests would catch a
+stale cache).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cardlab.envs import cards as C
+from cardlab.envs.switch import rules as R
+
+Arr = np.ndarray
+
+# ---------------------------------------------------------------- array layout
+STOCK, DISCARD = 0, 1
+SIZES, SCORES, HAND_POINTS, SCORE_CHANGES = range(4)
+(CURRENT, DIRECTION, SUIT, PENDING, PHASE, DRAWN, FIRST_OUT, TURN, OVER, TRUNCATED, WINNER,
+ MATCH_OVER, DEALER, HANDS_PLAYED, STOCK_LEN, DISCARD_LEN) = range(16)
+NUM_INFO = 16
+
+# Rule options as one int array, by index.
+P_N, P_MATCH_RANK, P_PLAY_AFTER_DRAW, P_VOLUNTARY, P_TARGET, P_MAX_TURNS, P_MATCH, P_HAND_SIZE = range(8)
+
+# ---------------------------------------------------------------- tables from the engine's definitions
+_K = C.NUM_KINDS
+# Rows of CARD_TABLE: rank, suit, wild (A5), run card (A6), points (A11); one column per card kind.
+T_RANK, T_SUIT, T_WILD, T_RUN, T_POINTS = range(5)
+CARD_TABLE = np.array([
+    [C.rank_of(c) for c in range(_K)],
+    [C.suit_of(c) for c in range(_K)],
+    [int(w) for w in R.WILD],
+    [int(r) for r in R.RUN_CARD],
+    R.POINTS.tolist(),
+], dtype=np.int32)
+# Rows of ACTION_TABLE: the card an action plays (-1: none), the suit it declares (-1: none).
+ACTION_TABLE = np.array([R.ACTION_CARD, R.ACTION_DECLARE], dtype=np.int32)
+# PLAY_TABLE[card]: the action ids that play `card` (one, or four for a Jack), -1 padded.
+PLAY_TABLE = np.full((_K, C.NUM_SUITS), -1, dtype=np.int32)
+for _card, _ids in enumerate(R.PLAY_IDS):
+    PLAY_TABLE[_card, : len(_ids)] = _ids
+
+_JOKER, _TWO, _EIGHT, _JACK, _KING = C.JOKER, C.TWO, C.EIGHT, C.JACK, C.KING
+_PLAY, _AFTER_DRAW, _DECLARE_START = R.PLAY, R.AFTER_DRAW, R.DECLARE_START
+_DRAW, _PASS, _DECLARE, _NUM_ACTIONS = R.DRAW, R.PASS, R.DECLARE, R.NUM_ACTIONS
+
+# step() status codes
+STEP_OK, NEEDS_REFILL = -1, -2
+
+
+# ---------------------------------------------------------------- kernels: queries
+@njit(cache=True)
+def _playable(b: int, card: int, info: Arr, piles: Arr, cards: Arr, match_rank: int) -> bool:
+    """A5 with no pending draw (the engine's `SwitchState.playable`)."""
+    if cards[T_WILD, card]:
+        return True
+    suit = info[b, SUIT]
+    if suit < 0 or cards[T_SUIT, card] == suit:
+        return True
+    top = piles[b, DISCARD, info[b, DISCARD_LEN] - 1]
+    return match_rank != 0 and top != _JOKER and cards[T_RANK, card] == cards[T_RANK, top]
+
+
+@njit(cache=True)
+def _set_plays(row: Arr, card: int, play_table: Arr) -> None:
+    for k in range(play_table.shape[1]):
+        a = play_table[card, k]
+        if a >= 0:
+            row[a] = True
+
+
+@njit(cache=True)
+def _legal_row(
+    b: int, row: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, params: Arr, cards: Arr, play_table: Arr
+) -> None:
+    """The legal actions of slot b as a mask row: the one definition the mask and step() share."""
+    row[:] = False
+    if info[b, OVER]:
+        return
+    phase = info[b, PHASE]
+    if phase == _DECLARE_START:
+        for s in range(4):
+            row[_DECLARE + s] = True
+        return
+    if phase == _AFTER_DRAW:
+        _set_plays(row, info[b, DRAWN], play_table)
+        row[_PASS] = True
+        return
+    hand = hands[b, info[b, CURRENT]]
+    if info[b, PENDING]:
+        if info[b, FIRST_OUT] >= 0:
+            holders = 0
+            for s in range(params[P_N]):
+                if seats[b, SIZES, s]:
+                    holders += 1
+            if holders == 1:  # A9, decision added later: the last holder draws the run
+                row[_DRAW] = True
+                return
+        for card in range(hand.shape[0]):
+            if hand[card] and cards[T_RUN, card]:
+                _set_plays(row, card, play_table)
+        row[_DRAW] = True
+        return
+    any_play = False
+    for card in range(hand.shape[0]):
+        if hand[card] and _playable(b, card, info, piles, cards, params[P_MATCH_RANK]):
+            _set_plays(row, card, play_table)
+            any_play = True
+    if not any_play or params[P_VOLUNTARY]:
+        row[_DRAW] = True
+
+
+@njit(cache=True)
+def legal_mask_kernel(
+    out: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, params: Arr, cards: Arr, play_table: Arr
+) -> None:
+    for b in range(out.shape[0]):
+        _legal_row(b, out[b], info, seats, hands, piles, params, cards, play_table)
+
+
+@njit(cache=True)
+def observe_kernel(
+    out: Arr, who: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
+    offsets: Arr, inv_copies: Arr, floats: Arr,
+) -> None:
+    """`SwitchObserver.observe` for every slot, with the same float64 arithmetic before the float32 store."""
+    n = params[P_N]
+    inv_deck, inv_target, low, high = floats[0], floats[1], floats[2], floats[3]
+    (o_hand, o_top, o_suit, o_pending, o_direction, o_phase, o_opponents, o_scores, o_played,
+     o_stock) = (offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], offsets[5], offsets[6],
+                 offsets[7], offsets[8], offsets[9])
+    for b in range(out.shape[0]):
+        row = out[b]
+        row[:] = 0.0
+        seat = who[b]
+        for k in range(inv_copies.shape[0]):
+            row[o_hand + k] = hands[b, seat, k] * inv_copies[k]
+            row[o_played + k] = played[b, k] * inv_copies[k]
+        row[o_top + piles[b, DISCARD, info[b, DISCARD_LEN] - 1]] = 1.0
+        if info[b, SUIT] >= 0:
+            row[o_suit + info[b, SUIT]] = 1.0
+        row[o_pending] = info[b, PENDING] / 10
+        row[o_direction] = 1.0 if info[b, DIRECTION] > 0 else 0.0
+        row[o_phase] = 1.0 if info[b, PHASE] == _AFTER_DRAW else 0.0
+        row[o_phase + 1] = 1.0 if info[b, PHASE] == _DECLARE_START else 0.0
+        for k in range(1, n):
+            row[o_opponents + k - 1] = seats[b, SIZES, (seat + k) % n] / 10
+        for k in range(n):
+            row[o_scores + k] = min(max(seats[b, SCORES, (seat + k) % n] * inv_target, low), high)
+        row[o_stock] = info[b, STOCK_LEN] * inv_deck
+
+
+# ---------------------------------------------------------------- kernels: moves
+@njit(cache=True)
+def _next_seat(b: int, seat: int, steps: int, info: Arr, seats: Arr, n: int) -> int:
+    """The seat `steps` turns on, passing over seats with no cards (A9)."""
+    direction = info[b, DIRECTION]
+    for _ in range(steps):
+        seat = (seat + direction + n) % n
+        while seats[b, SIZES, seat] == 0:
+            seat = (seat + direction + n) % n
+    return seat
+
+
+@njit(cache=True)
+def _end_turn(b: int, seat: int, info: Arr, seats: Arr, n: int) -> None:
+    info[b, PHASE] = _PLAY
+    info[b, DRAWN] = -1
+    info[b, CURRENT] = _next_seat(b, seat, 1, info, seats, n)
+
+
+@njit(cache=True)
+def _finish(b: int, winner: int, info: Arr, seats: Arr, hands: Arr, params: Arr, cards: Arr) -> None:
+    """End the hand (A11 scoring, A12 match end), as `HandState._finish` with `Match.record`."""
+    n = params[P_N]
+    info[b, OVER] = 1
+    info[b, WINNER] = winner
+    top = 0
+    for s in range(n):
+        points = 0
+        if s != winner:
+            for card in range(hands.shape[2]):
+                points += hands[b, s, card] * cards[T_POINTS, card]
+        seats[b, HAND_POINTS, s] = points
+        seats[b, SCORE_CHANGES, s] = points
+        seats[b, SCORES, s] += points
+        top = max(top, seats[b, SCORES, s])
+    info[b, HANDS_PLAYED] += 1
+    info[b, MATCH_OVER] = 1 if top >= params[P_TARGET] else 0
+
+
+@njit(cache=True)
+def _draw_cards(b: int, seat: int, count: int, info: Arr, seats: Arr, hands: Arr, piles: Arr) -> int:
+    """Up to `count` cards from the stock; the A10 refill was done before the kernel (see step)."""
+    last = -1
+    for _ in range(count):
+        if info[b, STOCK_LEN] == 0:
+            break
+        info[b, STOCK_LEN] -= 1
+        last = piles[b, STOCK, info[b, STOCK_LEN]]
+        hands[b, seat, last] += 1
+        seats[b, SIZES, seat] += 1
+    return last
+
+
+@njit(cache=True)
+def _apply_one(
+    b: int, action: int, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr, cards: Arr,
+    actions_table: Arr,
+) -> None:
+    """`SwitchState.apply` for slot b (its `_play`, `_draw`, `_end_turn` and `_count_turn`)."""
+    n = params[P_N]
+    seat = info[b, CURRENT]
+    if action == _DRAW:
+        if info[b, PENDING]:
+            _draw_cards(b, seat, info[b, PENDING], info, seats, hands, piles)
+            info[b, PENDING] = 0
+            if info[b, FIRST_OUT] >= 0:
+                _finish(b, info[b, FIRST_OUT], info, seats, hands, params, cards)
+            else:
+                _end_turn(b, seat, info, seats, n)
+        else:
+            card = _draw_cards(b, seat, 1, info, seats, hands, piles)
+            if card >= 0 and params[P_PLAY_AFTER_DRAW] and _playable(
+                b, card, info, piles, cards, params[P_MATCH_RANK]
+            ):
+                info[b, PHASE] = _AFTER_DRAW
+                info[b, DRAWN] = card
+            else:
+                _end_turn(b, seat, info, seats, n)
+    elif action == _PASS:
+        _end_turn(b, seat, info, seats, n)
+    elif action >= _DECLARE:
+        info[b, SUIT] = actions_table[1, action]
+        info[b, PHASE] = _PLAY
+    else:
+        card = actions_table[0, action]
+        hands[b, seat, card] -= 1
+        seats[b, SIZES, seat] -= 1
+        piles[b, DISCARD, info[b, DISCARD_LEN]] = card
+        info[b, DISCARD_LEN] += 1
+        played[b, card] += 1
+        info[b, PHASE] = _PLAY
+        info[b, DRAWN] = -1
+        rank = cards[T_RANK, card]
+        skip = 0
+        if card == _JOKER:
+            info[b, PENDING] += 5
+        elif rank == _TWO:
+            info[b, PENDING] += 2
+            info[b, SUIT] = cards[T_SUIT, card]
+        elif rank == _JACK:
+            info[b, SUIT] = actions_table[1, action]
+        else:
+            info[b, SUIT] = cards[T_SUIT, card]
+            if rank == _KING and n > 2:
+                info[b, DIRECTION] = -info[b, DIRECTION]
+            elif rank == _EIGHT:
+                skip = 1
+        out = False
+        if seats[b, SIZES, seat] == 0:
+            if not info[b, PENDING]:
+                _finish(b, seat, info, seats, hands, params, cards)
+                out = True
+            elif info[b, FIRST_OUT] < 0:
+                info[b, FIRST_OUT] = seat
+        if not out:
+            info[b, CURRENT] = _next_seat(b, seat, 1 + skip, info, seats, n)
+    # C1: after max_turns actions the hand is truncated: no winner, no points.
+    info[b, TURN] += 1
+    if not info[b, OVER] and info[b, TURN] >= params[P_MAX_TURNS]:
+        info[b, OVER] = 1
+        info[b, TRUNCATED] = 1
+        info[b, HANDS_PLAYED] += 1
+
+
+@njit(cache=True)
+def _win_rewards(row: Arr, n: int, winners_mask: Arr, count: int) -> None:
+    """`cardlab.envs.match.win_rewards`: winners share +1, the others -1 (all 0 when everyone wins)."""
+    if count == 0 or count == n:
+        return
+    up, down = 1.0 / count, -1.0 / (n - count)
+    for s in range(n):
+        row[s] = up if winners_mask[s] else down
+
+
+@njit(cache=True)
+def step_kernel(
+    actions: Arr, known: Arr, use_known: bool, rewards: Arr, next_deal: Arr, refill: Arr, info: Arr,
+    seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr, cards: Arr, actions_table: Arr,
+    play_table: Arr,
+) -> int:
+    """Check every live slot's action, then apply them all.
+
+    With `use_known`, `known` is the legal mask of this very state (the last
+    `legal_mask()`, nothing moved since): a look-up instead of a new `_legal_row`.
+
+    Returns the first slot with an illegal action, `NEEDS_REFILL` (nothing
+    applied, `refill` marks the slots whose draw empties the stock: the caller
+    shuffles them, A10, and calls again), or `STEP_OK`.
+    """
+    n = params[P_N]
+    row = np.zeros(_NUM_ACTIONS, dtype=np.bool_)
+    refills = False
+    for b in range(actions.shape[0]):
+        refill[b] = False
+        if info[b, OVER]:
+            continue
+        a = actions[b]
+        if a < 0 or a >= _NUM_ACTIONS:
+            return b
+        if use_known:
+            if not known[b, a]:
+                return b
+        else:
+            _legal_row(b, row, info, seats, hands, piles, params, cards, play_table)
+            if not row[a]:
+                return b
+        if a == _DRAW:
+            need = max(info[b, PENDING], 1)
+            if need > info[b, STOCK_LEN] and info[b, DISCARD_LEN] > 1:
+                refill[b] = True
+                refills = True
+    if refills:
+        return NEEDS_REFILL
+    winners = np.zeros(n, dtype=np.bool_)
+    for b in range(actions.shape[0]):
+        rewards[b, :] = 0.0
+        next_deal[b] = False
+        if info[b, OVER]:
+            continue
+        _apply_one(b, actions[b], info, seats, hands, piles, played, params, cards, actions_table)
+        if not info[b, OVER] or info[b, TRUNCATED]:
+            continue
+        if not params[P_MATCH]:
+            winners[:] = False
+            winners[info[b, WINNER]] = True
+            _win_rewards(rewards[b], n, winners, 1)
+        elif info[b, MATCH_OVER]:
+            low = seats[b, SCORES, 0]
+            for s in range(n):
+                low = min(low, seats[b, SCORES, s])
+            count = 0
+            for s in range(n):
+                winners[s] = seats[b, SCORES, s] == low
+                if winners[s]:
+                    count += 1
+            _win_rewards(rewards[b], n, winners, count)
+        else:
+            next_deal[b] = True
+    return STEP_OK
+
+
+@njit(cache=True)
+def deal_kernel(
+    slots: Arr, packs: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
+    cards: Arr,
+) -> None:
+    """`SwitchState.deal_shuffled` after its shuffle: deal from the dealer's next seat, starter (A3, A4)."""
+    n = params[P_N]
+    for i in range(slots.shape[0]):
+        b = slots[i]
+        pack = packs[i]
+        hands[b, :, :] = 0
+        played[b, :] = 0
+        for s in range(n):
+            seats[b, SIZES, s] = 0
+            seats[b, HAND_POINTS, s] = 0
+            seats[b, SCORE_CHANGES, s] = 0
+        dealer = info[b, DEALER]
+        p = pack.shape[0]
+        for k in range(params[P_HAND_SIZE] * n):
+            seat = (dealer + 1 + k) % n
+            p -= 1
+            hands[b, seat, pack[p]] += 1
+            seats[b, SIZES, seat] += 1
+        p -= 1
+        starter = pack[p]
+        piles[b, STOCK, :p] = pack[:p]
+        info[b, STOCK_LEN] = p
+        piles[b, DISCARD, 0] = starter
+        info[b, DISCARD_LEN] = 1
+        played[b, starter] = 1
+        info[b, DIRECTION] = 1
+        info[b, SUIT] = -1
+        info[b, PENDING] = 0
+        info[b, PHASE] = _PLAY
+        info[b, DRAWN] = -1
+        info[b, FIRST_OUT] = -1
+        info[b, TURN] = 0
+        info[b, OVER] = 0
+        info[b, TRUNCATED] = 0
+        info[b, WINNER] = -1
+        info[b, MATCH_OVER] = 0
+        # A4: the starter counts as the first card played.
+        info[b, CURRENT] = (dealer + 1) % n
+        if starter == _JOKER:
+            info[b, PENDING] = 5
+            continue
+        info[b, SUIT] = cards[T_SUIT, starter]
+        rank = cards[T_RANK, starter]
+        if rank == _KING and n > 2:
+            info[b, DIRECTION] = -1
+            info[b, CURRENT] = (dealer - 1 + n) % n
+        elif rank == _EIGHT:
+            info[b, CURRENT] = (dealer + 2) % n
+        elif rank == _JACK:
+            info[b, PHASE] = _DECLARE_START
+        elif rank == _TWO:
+            info[b, PENDING] = 2
