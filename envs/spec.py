@@ -156,7 +156,8 @@ class GameSpec:
     action_ranges: tuple[ActionRange, ...]
     """the action table, generated into the docs"""
     status: Callable[[Any], dict[str, str]]
-    """the game's own lines of the text view (top card, suit, ...) for a state"""
+    """the game's own lines of the text view (top card, suit, ...) for a state: public, as every player
+    sees them (terminal play and the web page show them)"""
     heuristics: Mapping[str, str | Callable[..., Any]] = dataclasses.field(default_factory=dict)
     """agent spec name -> agent class (or 'module:Class', imported when first asked for)"""
     version: int = 0
@@ -168,6 +169,10 @@ class GameSpec:
     """what a move did to a seat beyond the move itself, for terminal play: (state before the move,
     state after it, action) -> [(seat, text)], each text with '{who}' for the seat's name ('you' or
     'player_2'), e.g. (2, 'a Queen skipped {who} (B8)'); None: nothing to say"""
+    view: Callable[[Any, int], dict[str, Any]] | None = None
+    """the game's own public fields of a seat's view, for the web app: (state, seat) -> JSON values that
+    every player sees (suit to follow, flags, ...) plus what only this seat saw (a card it drew); hands,
+    pile sizes, the turn and the match's totals are added by the app; None: no fields of its own"""
 
     def __post_init__(self) -> None:
         covered = sorted(i for r in self.action_ranges for i in range(r.first, r.last + 1))

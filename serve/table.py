@@ -101,7 +101,7 @@ class Hand:
 
     def view(self, seat: int, players: Sequence[Player]) -> dict[str, Any]:
         """`seat_view` of the seat, plus the players, this hand's log, the seat's legal moves, the result."""
-        view = seat_view(self.game, self.env.state_dict(), seat)
+        view = seat_view(self.game, self.env.game_state, seat)
         view["players"] = [{"seat": s, "label": p.label, "you": s == seat} for s, p in enumerate(players)]
         view["hand_number"] = self.env.game_state.match.hands_played + (0 if self.over else 1)
         view["log"] = list(self.moves)

@@ -1,16 +1,19 @@
 """What one seat may know of a table, as JSON: the only game data the web app sends.
 
 `seat_view` is the one function that turns an engine state into what a
-browser gets. It starts from the saved-state data (`state_dict()`) and keeps
-only what the seat can see:
+browser gets, and it names no game: what is a game's own comes from its
+`GameSpec`. It keeps only what the seat can see:
 
-- the fields listed in `PUBLIC_FIELDS` (player to move, suit, flags, draw run,
-  direction, scores, the result of a finished hand), every other field being
-  left out by default, so a field a game adds later stays hidden until it is
-  listed here;
-- the seat's own hand, and the drawn card only when the seat itself drew it;
-- every hand's size, and the size of the face-down pile (never its cards);
-- the played pile, which lies face up on the table (the observation holds it too).
+- the fields every game saves (`COMMON_FIELDS`: player to move, turn, the
+  result of a finished hand, the match's totals), read from `state_dict()`;
+- the game's own public fields, from `GameSpec.view(state, seat)` (suit to
+  follow, flags, a card only this seat saw drawn); a field the game does not
+  return there is never sent;
+- the game's status lines, from `GameSpec.status(state)`, as [label, text]
+  pairs in order (what terminal play shows too, so the page does not
+  re-derive them);
+- the seat's own hand, every hand's size, the size of the face-down pile
+  (never its cards) and the played pile, which lies face up on the table.
 
 The random generator's state, the other hands, the face-down pile and the
 cards a stacked deal left out are never read into a view. Tests check it on
@@ -30,33 +33,35 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs import env_class
-from cardlab.envs.spec import Game, GameSpec, make_game
+from cardlab.envs.hand import END_KEYS
+from cardlab.envs.spec import Game, GameSpec, GameState, make_game
 
 VIEW_FORMAT = "cardlab-view"
 POSITION_FORMAT = "cardlab-position"
 FORMAT_VERSION = 1
 
-PUBLIC_FIELDS = (
-    "current_player", "current_suit", "direction", "pending_draw", "phase", "first_out", "announced",
-    "ace_penalty", "turn", "hand_over", "truncated", "winner", "hand_points", "score_changes", "match_over",
-    "scores", "streaks", "dealer", "hands_played",
-)
-"""`state_dict` fields that every player sees (the table's flags and the match's bookkeeping)."""
+COMMON_FIELDS = ("current_player", *END_KEYS)
+"""`state_dict` fields of every game, which every player sees: the player to move, the match's bookkeeping."""
 
 
-def seat_view(game: Game, state: Mapping[str, Any], seat: int) -> dict[str, Any]:
-    """The table as `seat` may know it, from `state_dict()` data (see the module doc)."""
-    face_down, face_up = game.spec.state.PILES  # type: ignore[attr-defined]
+def seat_view(game: Game, state: GameState, seat: int) -> dict[str, Any]:
+    """The table as `seat` may know it, from the engine state (see the module doc)."""
+    data = state.state_dict()
+    face_down, face_up = state.PILES
     view: dict[str, Any] = {"format": VIEW_FORMAT, "version": FORMAT_VERSION, "game": game.id,
                             "rules": game.rules.to_dict(), "seat": seat}
-    view.update({key: state[key] for key in PUBLIC_FIELDS if key in state})
-    view["hand"] = list(state["hands"][seat])
-    view["hand_sizes"] = [len(hand) for hand in state["hands"]]
-    view["pile"] = {"name": face_down, "size": len(state[face_down])}
-    view["played"] = {"name": face_up, "cards": list(state[face_up])}
-    view["top"] = state[face_up][-1] if state[face_up] else None
-    if state.get("drawn_card") is not None and state["current_player"] == seat:
-        view["drawn_card"] = state["drawn_card"]
+    view.update({key: data[key] for key in COMMON_FIELDS})
+    view["hand"] = list(data["hands"][seat])
+    view["hand_sizes"] = [len(hand) for hand in data["hands"]]
+    view["pile"] = {"name": face_down, "size": len(data[face_down])}
+    view["played"] = {"name": face_up, "cards": list(data[face_up])}
+    view["top"] = data[face_up][-1] if data[face_up] else None
+    view["status"] = [[label, text] for label, text in game.spec.status(state).items()]
+    own = {} if game.spec.view is None else game.spec.view(state, seat)
+    clash = sorted(set(own) & set(view))
+    if clash:
+        raise ValueError(f"game {game.id!r}: its view fields {', '.join(clash)} are the web app's own names")
+    view.update(own)
     return view
 
 

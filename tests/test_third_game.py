@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import textwrap
 from collections.abc import Iterator
 
 import numpy as np
@@ -19,9 +20,17 @@ from cardlab.agents.base import make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import games, make_env, make_game, register
+from cardlab.envs.batched import BatchedEngine
 from cardlab.envs.spec import unregister
 from cardlab.evaluation.evaluate import evaluate
-from cardlab.training.config import EvalConfig, OpponentConfig, PolicyConfig, PPOConfig, TrainConfig
+from cardlab.training.config import (
+    EvalConfig,
+    OpponentConfig,
+    PolicyConfig,
+    PPOConfig,
+    TrainConfig,
+    load_config,
+)
 from cardlab.training.train import train
 from tests.toygame.spec import SPEC
 
@@ -76,6 +85,40 @@ def test_a_quick_training_run_on_the_toy_game_exports_a_playable_bot(
     assert sum(row.hands.n for row in result.stats) == 40
     assert main(["rules", "toy", "--markdown"]) == 0
     assert "`Discrete(13)`" in capsys.readouterr().out
+
+
+LEAN = """
+    name: toy_lean
+    seed: 3
+    game: toy
+    num_players: 2
+    trainer: lean
+    opponents: [{spec: first_play, weight: 1}, {spec: random, weight: 1}]
+    self_play: {enabled: true, share: 0.5, snapshot_every: 1000, pool_size: 2, learner_share: 0.5}
+    ppo: {n_steps: 32, batch_size: 128, n_epochs: 1}
+    policy: {net_arch: [16, 16]}
+    num_envs: 8
+    total_timesteps: 1500
+    checkpoint_every: 1000
+    eval: {every_steps: 1000, hands: 4, final_hands: 20, opponents: [random, first_play]}
+    device: cpu
+"""
+"""A lean self-play config for the toy game, shrunk to seconds."""
+
+
+def test_the_toy_game_trains_with_the_lean_trainer_on_the_generic_batch(tmp_path: pathlib.Path) -> None:
+    """The toy game has no batched engine of its own: `batched_engine()` gives the generic batch."""
+    engine = SPEC.batched_engine()
+    assert issubclass(engine, BatchedEngine)
+    path = tmp_path / "toy_lean.yaml"
+    path.write_text(textwrap.dedent(LEAN))
+    cfg = load_config(path)
+    assert cfg.trainer == "lean" and cfg.game == "toy"
+    run = train(cfg, runs_dir=tmp_path / "runs", progress=False)
+    bot = load_bot(run / "bot.json")
+    assert bot.game == make_game("toy")
+    result = evaluate("toy", [f"bot:{run / 'bot.json'}", "random"], hands=20, seed=4)
+    assert sum(row.hands.n for row in result.stats) == 40
 
 
 def test_agents_for_the_toy_game_are_built_from_its_game_only() -> None:

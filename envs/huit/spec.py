@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.observer import OBSERVATION_VERSION, HuitObserver
@@ -22,6 +24,16 @@ def status(state: R.HuitState) -> dict[str, str]:
         lines["fresh Ace"] = "lay an Ace or 8s, or draw 2 (B7)"
     lines["bank"] = f"{len(state.bank)} cards"
     return lines
+
+
+def view(state: R.HuitState, seat: int) -> dict[str, Any]:
+    """Huit's public fields of the web view: the suit to follow, announced or not, a fresh Ace, the phase."""
+    return {
+        "current_suit": None if state.current_suit is None else C.suit_str(state.current_suit),
+        "announced": bool(state.announced),
+        "ace_penalty": bool(state.ace_penalty),
+        "phase": R.PHASE_NAMES[state.phase],
+    }
 
 
 def move_notes(before: R.HuitState, after: R.HuitState, action: int) -> list[tuple[int, str]]:
@@ -69,6 +81,7 @@ SPEC = GameSpec(
     version=1,
     batched="cardlab.envs.huit.batched:HuitBatch",
     move_notes=move_notes,
+    view=view,
     heuristics={
         "greedy": "cardlab.agents.heuristics.huit:HuitGreedy",
         "expert": "cardlab.agents.heuristics.huit:HuitExpert",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cardlab.envs import cards as C
 from cardlab.envs.spec import ActionRange, GameSpec
 from cardlab.envs.switch import rules as R
@@ -17,6 +19,21 @@ def status(state: R.SwitchState) -> dict[str, str]:
         "direction": "seat+1" if state.direction > 0 else "seat-1 (reversed)",
         "stock": f"{len(state.stock)} cards",
     }
+
+
+def view(state: R.SwitchState, seat: int) -> dict[str, Any]:
+    """Switch's public fields of the web view: suit, direction, draw run, phase, who went out first; and
+    the card just drawn, to the seat that drew it only."""
+    fields: dict[str, Any] = {
+        "current_suit": None if state.current_suit is None else C.suit_str(state.current_suit),
+        "direction": int(state.direction),
+        "pending_draw": int(state.pending),
+        "phase": R.PHASE_NAMES[state.phase],
+        "first_out": state.first_out,
+    }
+    if state.drawn != R.NO_CARD and state.current == seat:
+        fields["drawn_card"] = C.card_str(state.drawn)
+    return fields
 
 
 def move_notes(before: R.SwitchState, after: R.SwitchState, action: int) -> list[tuple[int, str]]:
@@ -68,6 +85,7 @@ SPEC = GameSpec(
     version=1,
     batched="cardlab.envs.switch.batched:SwitchBatch",
     move_notes=move_notes,
+    view=view,
     heuristics={
         "greedy": "cardlab.agents.heuristics.switch:SwitchGreedy",
         "expert": "cardlab.agents.heuristics.switch:SwitchExpert",

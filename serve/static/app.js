@@ -239,13 +239,8 @@ function renderCentre(view) {
   $("pile-size").textContent = `${view.pile.name}: ${view.pile.size}`;
   $("played-size").textContent = `${view.played.name}: ${view.played.cards.length}`;
   $("top").replaceChildren(view.top ? cardFace(view.top, { class: "top" }) : el("div", { class: "card empty", text: "empty" }));
-  const lines = [];
-  if (view.current_suit) lines.push(`Suit: ${SUIT_SIGNS[view.current_suit]} ${SUIT_NAMES[view.current_suit]}${view.announced ? " (announced)" : ""}`);
-  else if (!view.hand_over) lines.push("Suit: free");
-  if (view.pending_draw) lines.push(`Draw run: ${view.pending_draw} — add a 2 or Joker, or draw them all`);
-  if (view.ace_penalty) lines.push("Fresh Ace: lay an Ace or 8s, or draw 2");
-  if (view.direction !== undefined) lines.push(`Direction: ${view.direction > 0 ? "seat + 1 ↻" : "reversed ↺"}`);
-  if (view.phase === "after_draw" && view.current_player === view.seat) lines.push("You drew: lay a card or pass");
+  // the game's own status lines, as the server words them (GameSpec.status)
+  const lines = view.status.map(([label, text]) => `${label.charAt(0).toUpperCase()}${label.slice(1)}: ${text}`);
   lines.push(`Hand ${view.hand_number}, turn ${view.turn}${view.mode ? ` · ${view.mode} play` : ""}`);
   $("status").replaceChildren(...lines.map((line) => el("li", { text: line })));
   const last = view.log[view.log.length - 1];
@@ -397,7 +392,7 @@ async function init() {
   state.options = await api("GET", "/api/options");
   state.delay = params.has("delay") ? Math.max(0, +params.get("delay")) : state.options.delay_ms;
   $("game").replaceChildren(...state.options.games.map((g) => el("option", { value: g.id, text: g.title })));
-  const first = params.get("game") || "huit";  // Huit against its shipped bot: the quickest start
+  const first = params.get("game") || state.options.games[0].id;
   if (state.options.games.some((g) => g.id === first)) $("game").value = first;
   $("game").addEventListener("change", () => { $("num-players").value = ""; fillSetup(); });
   $("num-players").addEventListener("change", fillSeats);

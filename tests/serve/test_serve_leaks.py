@@ -7,7 +7,7 @@ import pytest
 
 from cardlab.envs import make_game
 from cardlab.serve.table import Hand, Table, first_deal
-from cardlab.serve.view import PUBLIC_FIELDS, seat_view
+from cardlab.serve.view import COMMON_FIELDS, seat_view
 
 from .helpers import assert_no_hidden_card, client, table_of
 
@@ -94,16 +94,39 @@ def test_the_checker_catches_a_leak() -> None:
         assert_no_hidden_card({"note": " ".join(state["bank"])}, table)
 
 
+APP_KEYS = {"format", "version", "game", "rules", "seat", "hand", "hand_sizes", "pile", "played", "top",
+            "status"}
+"""The keys `seat_view` itself adds, beside the common fields and the game's own."""
+
+
 @pytest.mark.parametrize("game", ["huit", "switch"])
 def test_seat_view_keeps_only_public_fields(game: str) -> None:
     table_game = make_game(game, num_players=3)
     hand = Hand(table_game, first_deal(table_game, 5))
-    state = hand.env.state_dict()
+    state = hand.env.game_state
+    data = state.state_dict()
     for seat in range(3):
         view = seat_view(table_game, state, seat)
-        assert view["hand"] == state["hands"][seat]
-        assert view["hand_sizes"] == [len(h) for h in state["hands"]]
-        extra = set(view) - set(PUBLIC_FIELDS) - {"format", "version", "game", "rules", "seat", "hand",
-                                                  "hand_sizes", "pile", "played", "top"}
-        assert not extra
+        assert view["hand"] == data["hands"][seat]
+        assert view["hand_sizes"] == [len(h) for h in data["hands"]]
+        assert table_game.spec.view is not None
+        own = table_game.spec.view(state, seat)
+        assert own and set(view) == APP_KEYS | set(COMMON_FIELDS) | set(own)
+        assert view["status"] == [list(line) for line in table_game.spec.status(state).items()]
         assert "rng" not in view and "hands" not in view
+
+
+def test_the_drawn_card_is_shown_to_the_seat_that_drew_it_only() -> None:
+    table_game = make_game("switch", num_players=3)
+    hand = Hand(table_game, first_deal(table_game, 5))
+    for _ in range(40):
+        if "drawn_card" in hand.env.state_dict() and hand.env.state_dict()["drawn_card"] is not None:
+            break
+        draw = table_game.str_to_action("draw")
+        legal = hand.env.legal_actions()
+        hand.apply(draw if draw in legal else legal[0])
+    data = hand.env.state_dict()
+    assert data["drawn_card"] is not None
+    views = [seat_view(table_game, hand.env.game_state, seat) for seat in range(3)]
+    assert [view.get("drawn_card") for view in views] == [
+        data["drawn_card"] if seat == data["current_player"] else None for seat in range(3)]

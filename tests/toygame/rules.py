@@ -125,4 +125,4 @@ class ToyState(HandState):
 
     @classmethod
     def from_state_dict(cls, data: dict[str, Any], rules: ToyRules) -> ToyState:
-        return cls._restored(data, rules)  # type: ignore[no-any-return]
+        return cls._restored(data, rules)

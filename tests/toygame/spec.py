@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from cardlab.agents.base import Agent
@@ -21,6 +23,11 @@ class FirstPlay(Agent):
         return int(legal[0])
 
 
+def view(state: R.ToyState, seat: int) -> dict[str, Any]:
+    """The toy game's own public field of the web view: the suit to follow."""
+    return {"current_suit": C.suit_str(state.current_suit) if state.current_suit is not None else None}
+
+
 SPEC = GameSpec(
     id="toy",
     title="Toy shedding",
@@ -38,4 +45,5 @@ SPEC = GameSpec(
     ),
     status=lambda state: {"top card": C.card_str(state.table[-1]), "stock": f"{len(state.stock)} cards"},
     heuristics={"first_play": FirstPlay},
+    view=view,
 )
