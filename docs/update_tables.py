@@ -1,8 +1,9 @@
-"""Rewrite the generated tables of README.md from the code (`cardlab rules GAME --markdown`).
+"""Rewrite the generated tables of the docs from the code (`cardlab rules GAME --markdown`).
 
 Each block between ``<!-- BEGIN GENERATED: cardlab rules GAME --markdown -->``
-and ``<!-- END GENERATED -->`` is replaced by what that command prints.
-tests/test_docs.py fails when the README and the code disagree; run
+and ``<!-- END GENERATED -->`` in README.md or a page of docs/ is replaced by
+what that command prints (`Game.markdown(level=3)` of the game with default
+rules). tests/test_docs.py fails when a page and the code disagree; run
 ``python docs/update_tables.py`` to mend it.
 """
 
@@ -14,13 +15,18 @@ import sys
 
 from cardlab.envs import make_game
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
     r"(<!-- BEGIN GENERATED: cardlab rules (?P<game>\w+) --markdown -->\n)"
     r"(?P<body>.*?)"
     r"(<!-- END GENERATED -->)",
     re.DOTALL,
 )
+
+
+def pages() -> list[pathlib.Path]:
+    """Every page that may hold generated blocks: the README and the pages of docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def generated(game: str) -> str:
@@ -37,5 +43,8 @@ def update(text: str) -> str:
 
 
 if __name__ == "__main__":
-    README.write_text(update(README.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"updated {README}", file=sys.stderr)
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        if BLOCK.search(text) and update(text) != text:
+            page.write_text(update(text), encoding="utf-8")
+            print(f"updated {page.relative_to(ROOT)}", file=sys.stderr)

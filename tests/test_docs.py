@@ -1,15 +1,18 @@
-"""The docs match the code: generated tables, commands that exist, a version written once.
+"""The docs match the code: generated tables, links, paths, commands and modules that exist.
 
-Why: a table copied by hand drifts from the layout it describes, and a README
-that names a command that does not exist sends a newcomer nowhere.
+Why: a table copied by hand drifts from the layout it describes, and a page
+that names a command, a config or a module that does not exist sends a
+newcomer nowhere. Every page is checked: README.md and each page of docs/.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import pathlib
 import re
 import sys
+from typing import Any
 
 import pytest
 
@@ -21,31 +24,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
 update_tables = importlib.import_module("update_tables")
 
+PAGES = sorted(str(p.relative_to(ROOT)) for p in update_tables.pages())
+OWN_PAGES = ["README.md", "docs/cluster.md", "docs/envs.md", "docs/results.md", "docs/training.md",
+             "docs/web.md"]  # the pages written for newcomers (docs/RULES.md is the rulebook)
+README_MAX_LINES = 250
 
-@pytest.mark.parametrize("game", ["switch", "huit"])
-def test_readme_tables_are_the_generated_ones(game: str) -> None:
-    found = update_tables.blocks((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert game in found, f"README.md has no generated block for {game}"
-    assert found[game] == update_tables.generated(game), (
-        "README tables drifted: run python docs/update_tables.py"
-    )
-
-
-@pytest.mark.parametrize("game", ["switch", "huit"])
-def test_env_doc_pages_end_with_the_generated_tables(game: str) -> None:
-    module = importlib.import_module(f"cardlab.envs.{game}_v1")
-    assert (module.__doc__ or "").rstrip().endswith(make_game(game).markdown(level=3).rstrip())
-
-
-def doc_texts() -> dict[str, str]:
-    """README, docs, configs and every module docstring, by name."""
-    texts = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
-             for pattern in ("*.md", "docs/*.md", "configs/*.yaml", "notebooks/*.ipynb")
-             for p in ROOT.glob(pattern)}
-    for folder in ("envs", "agents", "training", "serve", "benchmarks"):
-        for path in (ROOT / folder).rglob("*.py"):
-            texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
-    return texts
+def read(page: str) -> str:
+    return (ROOT / page).read_text(encoding="utf-8")
 
 
 def code_spans(text: str) -> list[str]:
@@ -55,19 +40,80 @@ def code_spans(text: str) -> list[str]:
     return [line.strip() for block in fenced for line in block.splitlines()] + inline
 
 
-def test_every_cardlab_command_named_in_the_docs_exists() -> None:
-    named = {(name, m.group(1)) for name, text in doc_texts().items() for span in code_spans(text)
-             if (m := re.match(r"(?:\$ )?cardlab ([a-z][a-z-]*)", span))}
-    assert len(named) > 5  # the README names train, eval, tournament, play, export, rules
-    unknown = sorted((name, cmd) for name, cmd in named if cmd not in COMMANDS)
-    assert not unknown, f"commands named in the docs but not in the CLI: {unknown}"
+# ---------------------------------------------------------------- the pages
+
+def test_every_page_is_checked_and_linked_from_the_readme() -> None:
+    assert set(OWN_PAGES) | {"docs/RULES.md"} <= set(PAGES)
+    readme = read("README.md")
+    for page in PAGES:
+        if page != "README.md":
+            assert f"]({page})" in readme, f"README.md does not link {page}"
 
 
-def test_the_version_is_written_once() -> None:
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'dynamic = ["version"]' in pyproject and 'attr = "cardlab.__version__"' in pyproject
-    assert re.fullmatch(r"\d+\.\d+\.\d+", cardlab.__version__)
-    assert f"## {cardlab.__version__}" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+def test_the_readme_is_short() -> None:
+    lines = read("README.md").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines: move detail into docs/"
+
+
+def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
+    """The README opens with two commands, each doing the whole set-up in a venv: the main job, the tests."""
+    readme = read("README.md")
+    block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
+    assert block is not None and readme.startswith("# cardlab\n\n```bash\n")
+    main_job, tests = (line.split("  #")[0].strip() for line in block.group(1).splitlines())
+    venv = "python -m venv .venv && . .venv/bin/activate && "
+    assert ".venv/" in read(".gitignore").splitlines()
+    install = "pip install torch==2.13.0 -e {} --config-settings editable_mode=strict"
+    assert main_job == f"{venv}{install.format('.')} && cardlab train configs/huit_ppo.yaml"  # no dev extras
+    assert tests == f"{venv}{install.format(chr(34) + '.[dev,ray]' + chr(34))} && python -m pytest"
+    ci = read(".ci/run")
+    assert install.format('".[dev,ray]"').replace("pip install", "pip install -q") in ci  # Ray tests run
+    pin = next(line for line in readme.splitlines() if line.startswith("The `torch==2.13.0` pin"))
+    assert "CPU" in pin and "GPU" in pin  # what the pin is for, what to do with a GPU: one line
+
+
+def test_the_readme_test_commands_are_the_ci_ones() -> None:
+    """The README's test command is .ci/run's, and its development block is .ci/run's last three lines."""
+    readme, ci = read("README.md"), read(".ci/run").rstrip().splitlines()
+    first = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
+    assert first is not None
+    test_command = first.group(1).splitlines()[1].split("  #")[0].split(" && ")[-1].strip()
+    assert test_command == ci[-1] == "python -m pytest"
+    blocks = [[line.split("#")[0].strip() for line in b.splitlines()]
+              for b in re.findall(r"```bash\n(.*?)```", readme, re.DOTALL)]
+    assert ci[-3:] in blocks, f"no README block lists .ci/run's checks {ci[-3:]}"
+
+
+@pytest.mark.parametrize("page", OWN_PAGES)
+def test_no_issue_numbers_commit_ids_or_notes_about_one_machine(page: str) -> None:
+    text = read(page)
+    for pattern, what in ((r"(?i)\bissues? #?\d+", "an issue number"),
+                          (r"(?<![\w`/])#\d+\b", "an issue number"),
+                          (r"(?i)\bcommit [0-9a-f]{6,}", "a commit id"),
+                          (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", "a commit id"),
+                          (r"(?i)\bth(is|ese) (\d-core )?machines?\b", "a note about one machine")):
+        found = re.search(pattern, text)
+        assert found is None, f"{page} names {what}: {found.group(0)!r}"
+
+
+# ---------------------------------------------------------------- generated tables
+
+def test_the_env_page_holds_both_games_tables() -> None:
+    found = update_tables.blocks(read("docs/envs.md"))
+    assert {"switch", "huit"} <= set(found), "docs/envs.md lacks a generated block"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_generated_tables_are_the_code_s(page: str) -> None:
+    for game, body in update_tables.blocks(read(page)).items():
+        assert body == update_tables.generated(game), (
+            f"{page}: the tables of {game} drifted from Game.markdown(): run python docs/update_tables.py")
+
+
+@pytest.mark.parametrize("game", ["switch", "huit"])
+def test_env_doc_pages_end_with_the_generated_tables(game: str) -> None:
+    module = importlib.import_module(f"cardlab.envs.{game}_v1")
+    assert (module.__doc__ or "").rstrip().endswith(make_game(game).markdown(level=3).rstrip())
 
 
 def test_rule_option_docs_cover_every_option() -> None:
@@ -76,30 +122,143 @@ def test_rule_option_docs_cover_every_option() -> None:
             assert option.doc and option.accepted, f"{game}.{option.name} lacks a doc or accepted values"
 
 
-def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
-    """The README opens with two commands, each doing the whole set-up in a venv: the main job, the tests."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
-    assert block is not None and readme.startswith("# cardlab\n\n```bash\n")
-    main_job, tests = (line.split("  #")[0].strip() for line in block.group(1).splitlines())
-    venv = "python -m venv .venv && . .venv/bin/activate && "
-    assert ".venv/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-    install = "pip install torch==2.13.0 -e {} --config-settings editable_mode=strict"
-    assert main_job == f"{venv}{install.format('.')} && cardlab train configs/huit_ppo.yaml"  # no dev extras
-    assert tests == f"{venv}{install.format(chr(34) + '.[dev,ray]' + chr(34))} && python -m pytest"
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert install.format('".[dev,ray]"').replace("pip install", "pip install -q") in ci  # Ray tests run
-    assert ci.rstrip().splitlines()[-3:] == ["ruff check .", "mypy", "python -m pytest"]
-    pin = next(line for line in readme.splitlines() if line.startswith("The `torch==2.13.0` pin"))
-    assert "CPU" in pin and "GPU" in pin  # what the pin is for, what to do with a GPU: one line
+# ---------------------------------------------------------------- links, paths, modules
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(text: str) -> set[str]:
+    body = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    return {slug(m.group(1)) for m in re.finditer(r"^#+ (.*)$", body, re.MULTILINE)}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_relative_link_resolves(page: str) -> None:
+    text = read(page)
+    links = re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", re.sub(r"```.*?```", "", text, flags=re.DOTALL))
+    assert links or page == "docs/RULES.md"
+    for link in links:
+        if re.match(r"[a-z]+:", link):
+            continue  # http(s):, mailto:
+        target, _, anchor = link.partition("#")
+        path = (ROOT / page).parent / target if target else ROOT / page
+        assert path.resolve().exists(), f"{page}: link {link} points to nothing"
+        if anchor:
+            assert path.suffix == ".md" and anchor in anchors(path.read_text(encoding="utf-8")), (
+                f"{page}: link {link}: no heading with that anchor")
+
+
+def exists(path: str) -> bool:
+    if "*" in path:
+        return any(ROOT.glob(path))
+    return (ROOT / path).exists()
+
+
+FOLDERS = (".ci", "agents", "benchmarks", "cluster", "configs", "docs", "envs", "evaluation", "notebooks",
+           "serve", "src", "tests", "training")
+PATH = re.compile(rf"(?<![\w./<-])((?:{'|'.join(map(re.escape, FOLDERS))})/[\w./*-]*)")
+
+
+def named_paths(text: str) -> set[str]:
+    """Repository paths named in code spans (placeholders such as runs/<run> are not paths)."""
+    found = set()
+    for span in code_spans(text):
+        for m in PATH.finditer(span):
+            if not re.match(r"[<>]", span[m.end():m.end() + 1]):
+                found.add(m.group(1).rstrip("."))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_config_and_file_named_exists(page: str) -> None:
+    named = named_paths(read(page))
+    missing = sorted(path for path in named if not exists(path))
+    assert not missing, f"{page} names paths that do not exist: {missing}"
+
+
+def test_the_readme_names_configs_that_exist() -> None:
+    named = {p for p in named_paths(read("README.md")) if p.startswith("configs/")}
+    assert {"configs/huit_ppo.yaml", "configs/huit_selfplay.yaml"} <= named and all(exists(p) for p in named)
+
+
+def resolves(dotted: str) -> bool:
+    """A dotted cardlab name is a module, or an attribute of the longest module prefix."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        name = ".".join(parts[:cut])
+        try:
+            obj: Any = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name is not None and name.startswith(err.name):
+                continue
+            raise
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_module_named_exists(page: str) -> None:
+    named = {m.group(0).rstrip(".") for span in code_spans(read(page))
+             for m in re.finditer(r"\bcardlab(?:\.\w+)+", span)}
+    missing = sorted(name for name in named if not resolves(name))
+    assert not missing, f"{page} names modules or objects that do not exist: {missing}"
+
+
+# ---------------------------------------------------------------- commands
+
+def cli_commands() -> set[str]:
+    """The commands of `cardlab`: the one list in `cardlab.cli`."""
+    return set(COMMANDS)
+
+
+def doc_texts() -> dict[str, str]:
+    """The pages, configs, notebooks and every module docstring, by name."""
+    texts = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+             for pattern in ("*.md", "docs/*.md", "configs/*.yaml", "configs/sweeps/*.yaml",
+                             "notebooks/*.ipynb")
+             for p in ROOT.glob(pattern)}
+    for folder in ("envs", "agents", "training", "evaluation", "serve", "cluster", "benchmarks", "src"):
+        for path in (ROOT / folder).rglob("*.py"):
+            texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+    return texts
+
+
+def test_every_cardlab_command_named_in_the_docs_exists() -> None:
+    named = {(name, m.group(1)) for name, text in doc_texts().items() for span in code_spans(text)
+             if (m := re.match(r"(?:\$ )?cardlab ([a-z][a-z-]*)", span))}
+    in_pages = {cmd for name, cmd in named if name in PAGES}
+    assert {"train", "eval", "tournament", "play", "serve", "advise", "export", "rules", "sweep",
+            "ship-bots"} <= in_pages
+    commands = cli_commands()
+    unknown = sorted((name, cmd) for name, cmd in named if cmd not in commands)
+    assert not unknown, f"commands named in the docs but not in the CLI: {unknown}"
+
+
+# ---------------------------------------------------------------- figures and the version
+
+def test_the_version_is_written_once() -> None:
+    pyproject = read("pyproject.toml")
+    assert 'dynamic = ["version"]' in pyproject and 'attr = "cardlab.__version__"' in pyproject
+    assert re.fullmatch(r"\d+\.\d+\.\d+", cardlab.__version__)
+    assert f"## {cardlab.__version__}" in read("CHANGELOG.md")
 
 
 def test_documented_strength_figures_say_where_they_come_from() -> None:
-    """The README and the configs quote rates as fractions, with the code that measured them."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "commit b03a9c0" in readme and "0.475" in readme  # the issue-11 re-run, attributed
+    """The results page names the script or command behind each section's figures; rates are fractions."""
+    results = read("docs/results.md")
+    sections = [s for s in re.split(r"^##+ ", results, flags=re.MULTILINE)[1:] if "|---" in s]
+    assert len(sections) >= 8  # speed: 3, strength: 4, headroom
+    for section in sections:  # each section with a table of figures
+        assert re.search(r"(python benchmarks/\w+\.py|cardlab \w+)", section), (
+            f"results.md, {section.splitlines()[0]}: no script or command for its figures")
+    assert "0.475" in results and "0.2.0" in results  # the re-run of huit_ppo.yaml on 0.2.0
     for name in ("huit_ppo.yaml", "switch_ppo.yaml"):
-        lines = (ROOT / "configs" / name).read_text(encoding="utf-8").splitlines()
-        comments = "\n".join(line for line in lines if line.startswith("#"))
-        assert "commit b03a9c0" in comments, name
-        assert not re.search(r"\d%", comments), f"{name}: rates as fractions, as the README shows them"
+        comments = "\n".join(line for line in read(f"configs/{name}").splitlines() if line.startswith("#"))
+        assert not re.search(r"\d%", comments), f"{name}: rates as fractions, as the docs show them"
