@@ -2,6 +2,11 @@
 
 The code lives in the top-level folders `envs/`, `agents/` and `training/` of the
 repository and is installed as `cardlab.envs`, `cardlab.agents` and `cardlab.training`.
+Importing cardlab registers its Gymnasium ids (`cardlab.registration`).
 """
 
+from cardlab.registration import register_envs
+
 __version__ = "0.2.0"
+
+register_envs()
