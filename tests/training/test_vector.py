@@ -1,0 +1,165 @@
+"""The Gymnasium ids over the batched engines, checked against the AEC env (a differential test)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from gymnasium.vector import AutoresetMode
+
+import cardlab  # noqa: F401 - registers the ids
+from cardlab.envs import env_class
+from cardlab.training.vector import CardVectorEnv
+
+
+def chooser(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """A deterministic policy of the observation: equal observations give equal moves."""
+    mask = mask.astype(bool)
+    key = (np.abs(obs).sum(axis=1) * 1000).astype(np.int64)
+    counts = mask.sum(axis=1)
+    k = key % np.maximum(counts, 1)
+    order = np.cumsum(mask, axis=1) - 1
+    return np.argmax(mask & (order == k[:, None]), axis=1)
+
+
+class Shadow:
+    """The AEC env of one vector env slot, played by the same seeds and moves."""
+
+    def __init__(self, game: str, seed: int, reward: str, **rules: Any) -> None:
+        self.env = env_class(game)(reward=reward, **rules)
+        self.env.reset(seed=seed)
+        self.seat = -1
+
+    def start(self, seat: int) -> None:
+        self.seat = seat
+        total, over = self.others()
+        assert not over and total == 0.0
+
+    def others(self) -> tuple[float, bool]:
+        """Play chooser for the other seats up to the learner's turn: its reward on the way, and the end."""
+        env, me = self.env, f"player_{self.seat}"
+        total = 0.0
+        while not (env.terminations[me] or env.truncations[me]) and env.agent_selection != me:
+            ob = env.observe(env.agent_selection)
+            env.step(int(chooser(ob["observation"][None], ob["action_mask"][None])[0]))
+            total += env.rewards[me]
+        return total, env.terminations[me] or env.truncations[me]
+
+    def move(self, action: int) -> tuple[float, bool, bool]:
+        env, me = self.env, f"player_{self.seat}"
+        env.step(action)
+        total = env.rewards[me]
+        more, _ = self.others()
+        return total + more, env.terminations[me], env.truncations[me]
+
+
+@pytest.mark.parametrize(("game", "players", "reward"), [("huit", 2, "win"), ("huit", 3, "points"),
+                                                         ("switch", 4, "win"), ("switch", 2, "points")])
+def test_same_rewards_ends_and_observations_as_the_aec_env(game: str, players: int, reward: str) -> None:
+    """Claim: slot b with reset(seed=s) plays as the AEC env reset(seed=s + b) with the same moves."""
+    B, seed = 6, 11
+    envs = CardVectorEnv(game, B, opponents=["self"], policy=chooser, reward=reward, num_players=players)
+    obs, infos = envs.reset(seed=seed)
+    shadows = [Shadow(game, seed + b, reward, num_players=players) for b in range(B)]
+    for b, shadow in enumerate(shadows):
+        shadow.start(int(infos["seat"][b]))
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(300):
+        for b, shadow in enumerate(shadows):
+            ob = shadow.env.observe(f"player_{shadow.seat}")
+            np.testing.assert_array_equal(ob["observation"], obs["observation"][b])
+            np.testing.assert_array_equal(ob["action_mask"], obs["action_mask"][b])
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+        obs, rewards, terminated, truncated, infos = envs.step(actions)
+        for b, shadow in enumerate(shadows):
+            want, term, trunc = shadow.move(int(actions[b]))
+            assert rewards[b] == pytest.approx(want, abs=1e-6)
+            assert (terminated[b], truncated[b]) == (term, trunc)
+            if term or trunc:
+                ends += 1
+                np.testing.assert_array_equal(infos["final_obs"][b]["observation"],
+                                              shadow.env.observe(f"player_{shadow.seat}")["observation"])
+                shadow.env.reset()  # the AEC env's next deal, from its running generator
+                shadow.start(int(infos["seat"][b]))
+    assert ends >= 10
+
+
+def test_make_vec_by_id_with_heuristic_and_bot_opponents() -> None:
+    """Claim: the id resolves to the vector env, with Gymnasium's autoreset metadata and Dict spaces."""
+    envs = gymnasium.make_vec("cardlab/Huit-v1", num_envs=8, vectorization_mode="vector_entry_point",
+                              num_players=2, opponents=["expert", "bot:huit-2p", "random"])
+    assert isinstance(envs.unwrapped, CardVectorEnv)
+    assert envs.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    obs, _ = envs.reset(seed=3)
+    assert envs.observation_space.contains(obs)
+    rng = np.random.default_rng(1)
+    returns = []
+    for _ in range(200):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+        obs, rewards, terminated, truncated, _ = envs.step(actions)
+        assert envs.observation_space.contains(obs)
+        assert obs["action_mask"].any(axis=1).all()  # the learner is to move in every game
+        returns += rewards[terminated | truncated].tolist()
+    assert returns and set(returns) <= {-1.0, 0.0, 1.0}
+    assert np.mean(returns) < 0  # a random learner loses to the expert and the bot more than it wins
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_another() -> None:
+    def run(seed: int) -> list[float]:
+        envs = CardVectorEnv("switch", 4, opponents=["random"], num_players=3)
+        obs, _ = envs.reset(seed=seed)
+        out = []
+        for _ in range(60):
+            obs, rewards, *_ = envs.step(np.argmax(obs["action_mask"], axis=1))
+            out += rewards.tolist() + obs["observation"][:, :8].ravel().tolist()
+        return out
+
+    assert run(5) == run(5)
+    assert run(5) != run(6)
+
+
+def test_one_game_env_passes_gymnasiums_checker_and_ends_like_an_episode() -> None:
+    env = gymnasium.make("cardlab/Switch-v1", num_players=3, illegal_action="penalize")
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, _ = env.reset(seed=0)
+    steps = 0
+    while True:
+        obs, _reward, terminated, truncated, _ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        steps += 1
+        if terminated or truncated:
+            break
+    assert steps > 1
+    assert obs["action_mask"].sum() == 0  # the ended game's last observation, not the next deal's
+    obs, _ = env.reset()
+    assert obs["action_mask"].sum() > 0
+
+
+def test_illegal_actions_raise_or_are_penalized() -> None:
+    envs = CardVectorEnv("huit", 3, num_players=2)
+    obs, _ = envs.reset(seed=0)
+    bad = np.argmin(obs["action_mask"], axis=1)
+    with pytest.raises(ValueError, match="illegal action"):
+        envs.step(bad)
+    envs = CardVectorEnv("huit", 3, num_players=2, illegal_action="penalize")
+    obs, _ = envs.reset(seed=0)
+    actions = np.argmax(obs["action_mask"], axis=1)
+    actions[1] = np.argmin(obs["action_mask"][1])
+    obs, rewards, terminated, _, infos = envs.step(actions)
+    assert rewards[1] == -1.0 and terminated[1] and infos["_final_obs"][1]
+    assert obs["action_mask"][1].any()  # dealt again, the learner to move
+
+
+def test_bad_arguments_say_what_is_accepted() -> None:
+    with pytest.raises(ValueError, match="opponents"):
+        CardVectorEnv("huit", 2, opponents="random")
+    with pytest.raises(ValueError, match="reward"):
+        CardVectorEnv("huit", 2, reward="money")
+    with pytest.raises(ValueError, match="unknown agent spec"):
+        CardVectorEnv("huit", 2, opponents=["nobody"])
+    envs = CardVectorEnv("huit", 8, opponents=["self"])
+    with pytest.raises(ValueError, match="no policy"):
+        envs.reset(seed=0)  # some game has the other seat first

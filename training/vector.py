@@ -1,0 +1,357 @@
+"""The batched engines as Gymnasium envs: one learner seat per game, the other seats played here.
+
+```python
+import cardlab, gymnasium        # importing cardlab registers the ids (or use "cardlab:cardlab/Huit-v1")
+envs = gymnasium.make_vec("cardlab/Huit-v1", num_envs=256, vectorization_mode="vector_entry_point",
+                          num_players=2, opponents=["expert"])
+obs, infos = envs.reset(seed=0)  # {"observation": (256, obs_size) float32, "action_mask": (256, A) int8}
+obs, rewards, terminations, truncations, infos = envs.step(actions)
+env = gymnasium.make("cardlab/Switch-v1", num_players=4)   # one game: the same, unbatched
+```
+
+Why a module of its own above the engines: Gymnasium's one-agent API needs
+someone to play the seats that are not the learner's, and those players are
+agents (heuristics, bots), which `envs` must not import. So the vector env
+lives in `training`, beside the self-play table it borrows from
+(`cardlab.training.selfplay.batched_engine`), and the ids name it by string
+(`cardlab.registration`), so that registering them imports none of this.
+
+What a step is, as the AEC env would play it: env b is game b; its learner
+seat is drawn per episode (``infos["seat"]``); a step applies the learner's
+action, then the other seats' moves until the learner is to move again or
+the hand ends. The reward is everything the learner's seat receives from its
+move until its next one (the AEC env's ``reward`` option: "win" or "points"),
+so when another seat ends the hand the learner still gets its result.
+Terminated is a win, truncated a hand cut by the turn limit (C1). An
+illegal learner action raises a `ValueError` (``illegal_action="raise"``) or,
+with ``illegal_action="penalize"``, ends the game with -1, as in the AEC env.
+
+Players of the other seats, each drawn per episode and seat from
+`opponents` (uniformly, a spec listed twice counts twice):
+
+- ``"random"``: a uniformly random legal action, for all its games at once;
+- bots (``"bot:..."``): one forward pass over all the games where that bot
+  is to move (masked argmax, or a masked sample for a sampling bot);
+- ``"self"``: `policy`, a function of batched (observations, masks) to
+  actions, such as a copy of the learner's current policy (set it, or
+  change it between rollouts, with `set_policy`);
+- heuristics: move by move through the AEC observation dicts (slow).
+
+Autoreset is Gymnasium's same-step mode (``metadata["autoreset_mode"]``): a
+step that ends a game returns the first observation of the next one, the last
+observation of the ended one in ``infos["final_obs"]`` (flagged by
+``infos["_final_obs"]``). Seeding: ``reset(seed=s)`` deals game b as the AEC
+env's ``reset(seed=s + b)`` does (Gymnasium's sync vector env convention),
+and the seats and random players draw from a generator seeded with `s`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+import torch
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.bot import BotAgent
+from cardlab.envs.base import ILLEGAL, REWARDS
+from cardlab.envs.batched import holding, sample_legal
+from cardlab.envs.common import points_reward
+from cardlab.envs.spec import Game, make_game
+from cardlab.training.selfplay import batched_engine
+
+Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""(observations (k, obs_size) float32, masks (k, A) bool) -> (k,) legal action ids"""
+LEARNER = -1
+"""the owner index of the learner's seat"""
+MAX_REDEALS = 100
+"""deals in a row allowed to end before the learner's first move (then the env gives up)"""
+SELF = "self"
+
+
+class CardVectorEnv(VectorEnv):
+    """`num_envs` games of a batched engine, the learner in one seat of each (see the module doc)."""
+
+    # Gymnasium declares metadata an instance attribute (so no ClassVar) and reads it from the class.
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}  # noqa: RUF012
+
+    def __init__(self, game: str, num_envs: int = 1, opponents: Sequence[str] = ("random",),
+                 policy: Policy | None = None, reward: str = "win", illegal_action: str = "raise",
+                 **rule_options: Any) -> None:
+        if illegal_action not in ILLEGAL:
+            raise ValueError(f"illegal_action={illegal_action!r} is not accepted: use one of "
+                             f"{', '.join(map(repr, ILLEGAL))}")
+        self.illegal_action = illegal_action
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r} is not accepted: use one of {', '.join(map(repr, REWARDS))}")
+        if isinstance(opponents, str) or not opponents:
+            raise ValueError(f"opponents must be a non-empty list of agent specs, got {opponents!r}")
+        self.game: Game = make_game(game, rule_options)
+        self.engine = batched_engine(self.game, num_envs)
+        self.reward = reward
+        self.num_envs = self.engine.batch_size
+        self.n = self.game.num_players
+        self.specs = [str(s).strip() for s in opponents]
+        self._policy = policy
+        self._random = np.array([i for i, s in enumerate(self.specs) if s == "random"], dtype=np.int64)
+        self._all_random = self._random.size == len(self.specs)
+        self._bots: dict[int, BotAgent] = {}
+        for i, spec in enumerate(self.specs):
+            if spec == SELF:
+                continue
+            agent = make_agent(spec, self.game)  # checks every spec now, not at the first deal
+            if isinstance(agent, BotAgent):
+                self._bots[i] = agent
+        self._agents: dict[tuple[int, int, int], Agent] = {}
+        layout = self.game.layout
+        self.single_observation_space = spaces.Dict({
+            "observation": spaces.Box(layout.low, layout.high, dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, shape=(self.game.num_actions,), dtype=np.int8),
+        })
+        self.single_action_space = spaces.Discrete(self.game.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.rng = np.random.default_rng()
+        self._rows = np.arange(self.num_envs)
+        self.seats = np.zeros(self.num_envs, dtype=np.int64)
+        """(B,) the learner's seat in each game"""
+        self.owners = np.zeros((self.num_envs, self.n), dtype=np.int64)
+        """(B, n) who plays each seat: an index into `specs`, or LEARNER"""
+        self._obs: dict[str, np.ndarray] | None = None
+
+    def set_policy(self, policy: Policy | None) -> None:
+        """The function that plays the ``"self"`` seats from now on."""
+        self._policy = policy
+
+    # ------------------------------------------------------------ episodes
+    def reset(self, *, seed: int | list[int] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Deal every game; with a seed, game b as the AEC env's ``reset(seed=seed + b)``."""
+        super().reset(seed=None if isinstance(seed, list) else seed)
+        everything = np.arange(self.num_envs)
+        if seed is None:
+            self.engine.reset(everything)
+        else:
+            seeds = list(seed) if isinstance(seed, list) else [seed + b for b in everything]
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"reset takes {self.num_envs} seeds, got {len(seeds)}")
+            for b, s in enumerate(seeds):  # dealt by the rules engine, as the AEC env deals
+                self.engine.load(b, self.game.new_state(np.random.default_rng(s)))
+            self.rng = np.random.default_rng(seeds[0])
+        self._seat(everything)
+        self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_))
+        self._obs = self._observe()
+        return self._obs, {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, dtype=np.bool_)}
+
+    def _seat(self, rows: np.ndarray) -> None:
+        """Draw the learner's seat and the other seats' players of these games."""
+        self.seats[rows] = self.rng.integers(self.n, size=rows.size)
+        self.owners[rows] = self.rng.integers(len(self.specs), size=(rows.size, self.n))
+        self.owners[rows, self.seats[rows]] = LEARNER
+        if self._agents:
+            for b in rows:
+                for seat in range(self.n):
+                    agent = self._agents.get((int(b), seat, int(self.owners[b, seat])))
+                    if agent is not None:
+                        agent.reset()
+
+    # ------------------------------------------------------------ moves
+    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
+                                          dict[str, Any]]:
+        """The learner's move in every game, then the others' up to its next turn (module doc)."""
+        if self._obs is None:
+            raise RuntimeError("step() before reset(): call reset() first")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions must be a ({self.num_envs},) integer array, "
+                             f"got {acts.dtype} {acts.shape}")
+        illegal = self._illegal(acts)
+        moving = None if illegal is None else ~illegal
+        rewards = self.engine.step(acts, moving)[0][self._rows, self.seats].astype(np.float64)
+        terminated, truncated, final = self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_))
+        if illegal is not None:
+            final = self._penalize(illegal, rewards, terminated, final)
+        infos: dict[str, Any] = {}
+        if final is not None:
+            infos = {"final_obs": final, "_final_obs": terminated | truncated}
+        infos["seat"], infos["_seat"] = self.seats.copy(), np.ones(self.num_envs, dtype=np.bool_)
+        self._obs = self._observe()
+        return self._obs, rewards.astype(np.float32), terminated, truncated, infos
+
+    def _illegal(self, acts: np.ndarray) -> np.ndarray | None:
+        """(B,) bool: the learner's illegal actions, when they are penalized (None: none, or raise)."""
+        if self.illegal_action == "raise":
+            return None  # the engine refuses them, naming the game and its legal actions
+        assert self._obs is not None
+        mask = self._obs["action_mask"]
+        inside = (acts >= 0) & (acts < mask.shape[1])
+        illegal = ~inside
+        illegal[inside] = mask[self._rows[inside], acts[inside]] == 0
+        return illegal if illegal.any() else None
+
+    def _penalize(self, illegal: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+                  final: np.ndarray | None) -> np.ndarray:
+        """End the games of illegal moves as the AEC env's ``illegal_action="penalize"``: -1, terminated."""
+        assert self._obs is not None
+        rows = np.flatnonzero(illegal)
+        rewards[rows], terminated[rows] = -1.0, True
+        if final is None:
+            final = np.full(self.num_envs, None, dtype=object)
+        for b in rows:
+            final[b] = {"observation": self._obs["observation"][b].copy(),
+                        "action_mask": np.zeros(self.game.num_actions, dtype=np.int8)}
+        self.engine.reset(rows)
+        self._seat(rows)
+        self._play_out(np.zeros(self.num_envs), illegal.copy())
+        return final
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        return {"observation": self.engine.observe(self.seats),
+                "action_mask": self.engine.legal_mask().view(np.int8)}
+
+    def _play_out(self, rewards: np.ndarray, fresh: np.ndarray) -> tuple[
+            np.ndarray, np.ndarray, np.ndarray | None]:
+        """Play the other seats until the learner is to move in every game, dealing ended games again.
+
+        `rewards` (B,) gathers the learner's rewards in place; `fresh` (B,)
+        marks the games dealt since the learner's last move (an end of one
+        of those is not the learner's episode: it is dealt again). Returns
+        (terminated, truncated, final observations or None) of the episodes
+        that ended. Why one loop for the moves and the new deals: its number
+        of rounds is the longest run of other seats' moves in any game, and
+        `holding` keeps the rounds where few games still wait cheap (no full
+        batch's mask per move).
+        """
+        over = self.engine._end_columns()[0]  # the hand-over column `holding` takes
+        terminated = np.zeros(self.num_envs, dtype=np.bool_)
+        truncated = np.zeros(self.num_envs, dtype=np.bool_)
+        final: np.ndarray | None = None
+        deals = np.zeros(self.num_envs, dtype=np.int64)
+        actions = np.zeros(self.num_envs, dtype=np.int64)
+        while True:
+            ended = np.flatnonzero(over)
+            if ended.size:
+                report = ended[~fresh[ended]]
+                if report.size:
+                    final = self._record_ends(report, rewards, terminated, truncated, final)
+                deals[ended] += 1
+                if deals[ended].max() > MAX_REDEALS:
+                    raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before the learner's first move")
+                self.engine.reset(ended)
+                self._seat(ended)
+                fresh[ended] = True
+            current = self.engine.current_player()
+            waiting = current != self.seats
+            rows = np.flatnonzero(waiting)
+            if rows.size == 0:
+                return terminated, truncated, final
+            with holding(over, waiting):
+                mask = self.engine.legal_mask()
+                if self._all_random:
+                    actions[rows] = sample_legal(mask[rows], self.rng)
+                else:
+                    self._choose(rows, current, mask, actions)
+                moved = self.engine.step(actions)[0]
+            kept = rows[~fresh[rows]]
+            rewards[kept] += moved[kept, self.seats[kept]]
+
+    def _record_ends(self, rows: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+                     truncated: np.ndarray, final: np.ndarray | None) -> np.ndarray:
+        """Note the ends of the learner's episodes in `rows` (before they are dealt again)."""
+        won = self.engine.done[rows]
+        terminated[rows], truncated[rows] = won, ~won
+        if self.reward == "points":
+            rewards[rows] = 0.0
+            rewards[rows[won]] = points_reward(self.engine.score_changes()[rows[won], self.seats[rows[won]]])
+        if final is None:
+            final = np.full(self.num_envs, None, dtype=object)
+        observations = self.engine.observe(self.seats)
+        no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
+        for b in rows:
+            final[b] = {"observation": observations[b], "action_mask": no_moves.copy()}
+        return final
+
+    def _choose(self, rows: np.ndarray, current: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> None:
+        """Fill `actions[rows]` with the moves of each game's player of the seat to move."""
+        owner = self.owners[rows, current[rows]]
+        players = np.unique(owner)
+        obs = self.engine.observe(current) if np.isin(players, self._random, invert=True).any() else None
+        for player in players:
+            chosen = rows[owner == player]
+            actions[chosen] = self._play(int(player), chosen, current, obs, mask)
+
+    def _play(self, player: int, rows: np.ndarray, current: np.ndarray, obs: np.ndarray | None,
+              mask: np.ndarray) -> np.ndarray:
+        """The moves of one player (an index into `specs`) in the games `rows`."""
+        spec = self.specs[player]
+        if spec == "random":
+            return sample_legal(mask[rows], self.rng)
+        assert obs is not None
+        if spec == SELF:
+            if self._policy is None:
+                raise ValueError("an opponent is 'self' but no policy was given: "
+                                 "pass policy= or call set_policy()")
+            return np.asarray(self._policy(obs[rows], mask[rows]), dtype=np.int64)
+        bot = self._bots.get(player)
+        if bot is not None:
+            with torch.inference_mode():
+                logits = bot.network(torch.as_tensor(obs[rows])).double().numpy()
+            logits[~mask[rows]] = -np.inf
+            if bot.sample:
+                logits += -np.log(-np.log(self.rng.random(logits.shape)))
+            return logits.argmax(axis=1)
+        out = np.empty(rows.size, dtype=np.int64)
+        for i, b in enumerate(rows):
+            key = (int(b), int(current[b]), player)
+            if key not in self._agents:
+                self._agents[key] = make_agent(spec, self.game, seed=int(self.rng.integers(2**63)))
+            out[i] = self._agents[key].act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
+        return out
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release: the games live in this process."""
+
+
+class CardEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
+    """One game of `CardVectorEnv`: what ``gymnasium.make("cardlab/Huit-v1", ...)`` gives.
+
+    After a game ends, `reset()` without a seed starts the next deal of the
+    game's generator, as the AEC env's does.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - as CardVectorEnv's
+
+    def __init__(self, game: str, **options: Any) -> None:
+        self.vector = CardVectorEnv(game, 1, **options)
+        self.observation_space = self.vector.single_observation_space
+        self.action_space = self.vector.single_action_space
+        self._pending: dict[str, np.ndarray] | None = None
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        pending = self._pending if seed is None else None
+        obs = pending if pending is not None else self.vector.reset(seed=seed)[0]
+        self._pending = None
+        return _one(obs), {"seat": int(self.vector.seats[0])}
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        obs, rewards, terminated, truncated, infos = self.vector.step(np.array([int(action)]))
+        if terminated[0] or truncated[0]:
+            self._pending = obs
+            obs = {k: v[None] for k, v in infos["final_obs"][0].items()}
+        return _one(obs), float(rewards[0]), bool(terminated[0]), bool(truncated[0]), {}
+
+
+def _one(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: v[0].copy() for k, v in obs.items()}
+
+
+def make_vector_env(game: str, num_envs: int = 1, **options: Any) -> CardVectorEnv:
+    """The `vector_entry_point` of the ids (`cardlab.registration`)."""
+    return CardVectorEnv(game, num_envs, **options)
