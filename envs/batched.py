@@ -224,6 +224,15 @@ class BatchedEngine:
         raise NotImplementedError
 
     @property
+    def over(self) -> np.ndarray:
+        """(B,) bool: the episode ended, by a win or a truncation (a copy: reading it changes nothing)."""
+        return self._end_columns()[0] != 0
+
+    def hold(self, active: np.ndarray | None) -> contextlib.AbstractContextManager[None]:
+        """While the block runs, the live slots outside `active` are held: a step leaves them as they are."""
+        return holding(self._end_columns()[0], active)
+
+    @property
     def done(self) -> np.ndarray:
         """(B,) bool: the episode ended by a win (terminated)."""
         over, truncated = self._end_columns()
@@ -246,7 +255,7 @@ class BatchedEngine:
         if acts.shape != (self.batch_size,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be a ({self.batch_size},) integer array of action ids, "
                              f"got {acts.dtype} {acts.shape}")
-        with holding(self._end_columns()[0], active):
+        with self.hold(active):
             rewards = self._apply(acts.astype(np.int64))
         return rewards, self.done, self.truncated
 

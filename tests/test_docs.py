@@ -7,7 +7,6 @@ newcomer nowhere. Every page is checked: README.md and each page of docs/.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import pathlib
 import re

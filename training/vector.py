@@ -59,9 +59,9 @@ from gymnasium.vector.utils import batch_space
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.bot import BotAgent
-from cardlab.envs.base import ILLEGAL, REWARDS
-from cardlab.envs.batched import holding, sample_legal
-from cardlab.envs.common import points_reward
+from cardlab.envs.aec import ILLEGAL, REWARDS
+from cardlab.envs.batched import sample_legal
+from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game, make_game
 from cardlab.training.selfplay import batched_engine
 
@@ -224,17 +224,16 @@ class CardVectorEnv(VectorEnv):
         (terminated, truncated, final observations or None) of the episodes
         that ended. Why one loop for the moves and the new deals: its number
         of rounds is the longest run of other seats' moves in any game, and
-        `holding` keeps the rounds where few games still wait cheap (no full
+        `hold` keeps the rounds where few games still wait cheap (no full
         batch's mask per move).
         """
-        over = self.engine._end_columns()[0]  # the hand-over column `holding` takes
         terminated = np.zeros(self.num_envs, dtype=np.bool_)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
         final: np.ndarray | None = None
         deals = np.zeros(self.num_envs, dtype=np.int64)
         actions = np.zeros(self.num_envs, dtype=np.int64)
         while True:
-            ended = np.flatnonzero(over)
+            ended = np.flatnonzero(self.engine.over)
             if ended.size:
                 report = ended[~fresh[ended]]
                 if report.size:
@@ -250,7 +249,7 @@ class CardVectorEnv(VectorEnv):
             rows = np.flatnonzero(waiting)
             if rows.size == 0:
                 return terminated, truncated, final
-            with holding(over, waiting):
+            with self.engine.hold(waiting):
                 mask = self.engine.legal_mask()
                 if self._all_random:
                     actions[rows] = sample_legal(mask[rows], self.rng)

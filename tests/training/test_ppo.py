@@ -13,6 +13,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.agents.bot import load_bot
+from cardlab.cli import main
 from cardlab.envs import make_game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.training.checkpoints import list_checkpoints
