@@ -18,10 +18,10 @@ from cardlab.cluster.sweep import (
     TrialOutcome,
     best_point,
     format_table,
-    load_sweep,
     param_space,
     run_sweep,
 )
+from cardlab.cluster.sweep_file import load_sweep
 from cardlab.evaluation.stats import wilson_interval
 from cardlab.training.config import load_config
 

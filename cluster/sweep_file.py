@@ -1,0 +1,240 @@
+"""The sweep file of `cardlab sweep`: a base training config, what to vary, and the seeds.
+
+Read and checked here, before Ray starts, so that a wrong key or value is
+refused with a message that names it (the format: `cardlab.cluster.sweep`).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pathlib
+import re
+from typing import Any
+
+from cardlab.training.config import (
+    TrainConfig,
+    config_from_dict,
+    config_to_dict,
+    load_config,
+    parse_dataclass,
+    read_yaml,
+)
+
+KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
+FIXED_KEYS = ("name", "seed")
+
+
+# ---------------------------------------------------------------- the sweep file
+@dataclasses.dataclass
+class SchedulerConfig:
+    """How trials are stopped early."""
+
+    type: str = "asha"
+    """'asha' (stop trials that trail at ASHA's rungs) or 'fifo' (run every trial to the end)"""
+    grace_period: int = 0
+    """env steps every trial runs before it may be stopped (0: the base config's eval.every_steps)"""
+    reduction_factor: float = 2.0
+    """ASHA keeps the best 1/reduction_factor of the trials at each rung"""
+    max_t: int = 0
+    """env steps of ASHA's last rung (0: the base config's total_timesteps)"""
+
+
+@dataclasses.dataclass
+class PopulationSweepConfig:
+    """The trials as a population: each also plays the others' self-play snapshots."""
+
+    enabled: bool = False
+    """draw opponents from the other trials' snapshots (needs self_play.enabled in the base config)"""
+    store: str = "ray"
+    """'ray': the snapshots travel through Ray's object store (no shared file system needed);
+    'folder': one folder in the sweep's folder (on a shared file system across machines)"""
+    share: float = 0.2
+    """probability that an opponent seat not taken by an own snapshot gets another trial's snapshot"""
+    pool_size: int = 10
+    """how many of the other trials' newest snapshots are in play"""
+
+
+@dataclasses.dataclass
+class SweepConfig:
+    """One sweep: a base training config, a search space, seeds, a metric and a scheduler."""
+
+    name: str = "sweep"
+    """the sweep's name: its folder under --sweeps-dir (letters, digits, '-', '_', '.')"""
+    base: str = ""
+    """the training config swept over, relative to the sweep file"""
+    overrides: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """fixed changes to the base config, nested like it (e.g. {total_timesteps: 4096})"""
+    search: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """dotted config key -> {grid: [...]}, {choice: [...]}, {uniform: [lo, hi]}, {loguniform: [lo, hi]}
+    or {randint: [lo, hi]} (both ends included)"""
+    num_samples: int = 1
+    """draws of the random keys (uniform, loguniform, choice, randint), each crossed with the grid"""
+    seeds: list[int] = dataclasses.field(default_factory=lambda: [1, 2])
+    """training seeds: every point is trained once per seed"""
+    opponent: str = ""
+    """the eval opponent whose win rate is the metric ('' : the first of the base config's eval.opponents)"""
+    scheduler: SchedulerConfig = dataclasses.field(default_factory=SchedulerConfig)
+    """early stopping"""
+    cpus_per_trial: float = 0.0
+    """CPUs Ray reserves for each trial (0: num_envs with vec_env 'subproc', else 1)"""
+    max_concurrent_trials: int = 0
+    """trials run at once at most (0: as many as the CPUs allow)"""
+    max_failures: int = 1
+    """times a failed trial is started again (it continues from its run folder's last checkpoint)"""
+    search_seed: int = 0
+    """seed of the random draws of the search space"""
+    population: PopulationSweepConfig = dataclasses.field(default_factory=PopulationSweepConfig)
+    """the trials as a population training against each other"""
+
+
+def nested(key: str, value: Any) -> dict[str, Any]:
+    """``a.b.c`` -> {a: {b: {c: value}}}."""
+    out: Any = value
+    for part in reversed(key.split(".")):
+        out = {part: out}
+    return out
+
+
+def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `changes` laid over it: mappings merge key by key, anything else is replaced."""
+    out = copy.deepcopy(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{a: {b: 1}} -> {'a.b': 1}: a point as the dotted keys the sweep file gives."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """A checked sweep file with its base config (as plain data, overrides applied)."""
+
+    config: SweepConfig
+    base: dict[str, Any]
+    path: pathlib.Path
+    text: str
+
+    @property
+    def opponent(self) -> str:
+        return self.config.opponent or self.base["eval"]["opponents"][0]
+
+    def cpus_per_trial(self) -> float:
+        if self.config.cpus_per_trial:
+            return self.config.cpus_per_trial
+        return float(self.base["num_envs"]) if self.base["vec_env"] == "subproc" else 1.0
+
+    def trial_config(self, point: dict[str, Any], seed: int, name: str | None = None) -> TrainConfig:
+        data = merge(self.base, point)
+        data["seed"] = seed
+        if name is not None:
+            data["name"] = name
+        return config_from_dict(data)
+
+
+def _absolute_paths(base: dict[str, Any]) -> dict[str, Any]:
+    """The base config with its bot paths and population folder made absolute.
+
+    Trials run in Ray Tune's own folders: a path the config gives relative to
+    where `cardlab sweep` was started must still name the same file there.
+    """
+    def spec(text: str) -> str:
+        if not text.strip().startswith("bot:"):
+            return text
+        return f"bot:{pathlib.Path(text.strip()[4:].strip()).expanduser().resolve()}"
+
+    out = copy.deepcopy(base)
+    for opponent in out["opponents"]:
+        opponent["spec"] = spec(opponent["spec"])
+    out["eval"]["opponents"] = [spec(s) for s in out["eval"]["opponents"]]
+    out["imitation"]["teacher"] = spec(out["imitation"]["teacher"])
+    if out["population"]["dir"]:
+        out["population"]["dir"] = str(pathlib.Path(out["population"]["dir"]).resolve())
+    return out
+
+
+def _check(ok: bool, key: str, value: Any, accepted: str) -> None:
+    if not ok:
+        raise ValueError(f"sweep key {key}={value!r} is not accepted: {accepted}")
+
+
+def load_sweep(path: str | pathlib.Path) -> Sweep:
+    """Read and check a sweep file; every searched value is checked by building its config."""
+    path = pathlib.Path(path)
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    sweep = parse_dataclass(SweepConfig, read_yaml(path, "sweep file") or {})
+    _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", sweep.name)), "name", sweep.name,
+           "use letters, digits, '-', '_' and '.' (it names the sweep's folder)")
+    _check(bool(sweep.base), "base", sweep.base,
+           "name the training config to sweep over, e.g. ../huit_ppo.yaml")
+    base_path = (path.parent / sweep.base).resolve()
+    try:
+        base = config_to_dict(load_config(base_path))
+        base = _absolute_paths(config_to_dict(config_from_dict(merge(base, sweep.overrides))))
+    except ValueError as err:
+        raise ValueError(f"base config {base_path} with the sweep's overrides: {err}") from None
+    seeds = sweep.seeds
+    _check(len(seeds) > 0 and all(s >= 0 for s in seeds) and len(set(seeds)) == len(seeds), "seeds", seeds,
+           "list distinct whole numbers >= 0")
+    _check(sweep.num_samples >= 1, "num_samples", sweep.num_samples, "use 1 or more")
+    opponents = base["eval"]["opponents"]
+    _check(not sweep.opponent or sweep.opponent in opponents, "opponent", sweep.opponent,
+           f"use one of the base config's eval.opponents: {', '.join(opponents)}")
+    _check(base["eval"]["final_hands"] > 0, "base eval.final_hands", base["eval"]["final_hands"],
+           "the sweep ranks points by the final evaluation: use eval.final_hands > 0")
+    sch = sweep.scheduler
+    _check(sch.type in ("asha", "fifo"), "scheduler.type", sch.type, "use 'asha' or 'fifo'")
+    _check(sch.reduction_factor > 1, "scheduler.reduction_factor", sch.reduction_factor, "use a value > 1")
+    for key in ("grace_period", "max_t"):
+        _check(getattr(sch, key) >= 0, f"scheduler.{key}", getattr(sch, key),
+               "use env steps >= 0 (0: the default)")
+    _check(sweep.cpus_per_trial >= 0, "cpus_per_trial", sweep.cpus_per_trial, "use a number > 0 (0: default)")
+    for key in ("max_concurrent_trials", "search_seed"):
+        _check(getattr(sweep, key) >= 0, key, getattr(sweep, key), "use a whole number >= 0")
+    _check(sweep.max_failures >= 0, "max_failures", sweep.max_failures, "use a whole number >= 0")
+    pop = sweep.population
+    _check(pop.store in ("ray", "folder"), "population.store", pop.store, "use 'ray' or 'folder'")
+    _check(0 <= pop.share <= 1, "population.share", pop.share, "use a probability between 0 and 1")
+    _check(pop.pool_size >= 1, "population.pool_size", pop.pool_size, "use 1 or more")
+    _check(not pop.enabled or base["self_play"]["enabled"], "population.enabled", pop.enabled,
+           "a population shares self-play snapshots: set self_play.enabled: true in the base config")
+    checked = Sweep(sweep, base, path, text)
+    for key, spec in sweep.search.items():
+        _check_search(checked, key, spec)
+    return checked
+
+
+def _check_search(sweep: Sweep, key: str, spec: Any) -> None:
+    """One search entry: a known kind with sound values, each of which makes a valid config."""
+    where = f"search.{key}"
+    _check(isinstance(key, str) and key.split(".")[0] not in FIXED_KEYS, where, spec,
+           "search config keys other than name and seed (the seeds are the sweep's seeds list)")
+    _check(isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in KINDS, where, spec,
+           f"give one of {', '.join(k + ': [...]' for k in KINDS)}")
+    ((kind, values),) = spec.items()
+    _check(isinstance(values, list) and len(values) > 0, where, spec, f"{kind} takes a non-empty list")
+    if kind in ("uniform", "loguniform", "randint"):
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        _check(len(values) == 2 and numbers and values[0] < values[1], where, spec,
+               f"{kind} takes [low, high] with low < high")
+        _check(kind != "loguniform" or values[0] > 0, where, spec, "loguniform takes bounds > 0")
+        _check(kind != "randint" or all(isinstance(v, int) for v in values), where, spec,
+               "randint takes whole-number bounds")
+    for value in values:
+        try:
+            sweep.trial_config(nested(key, value), sweep.config.seeds[0])
+        except ValueError as err:
+            raise ValueError(f"sweep key {where}: the value {value!r} makes a bad config: {err}") from None
