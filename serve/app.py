@@ -31,6 +31,8 @@ import dataclasses
 import json
 import pathlib
 import secrets
+import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from importlib import resources
@@ -45,6 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from cardlab.agents.base import shipped_bots
 from cardlab.agents.bot import bot_paths
 from cardlab.envs.spec import Game, games, get_spec, make_game
+from cardlab.serve.guard import LOOPBACK_NAMES, SiteGuard, allowed_hosts, public_host_warning, without_paths
 from cardlab.serve.table import MODES, Player, Replay, Table
 from cardlab.serve.view import rule_fields
 
@@ -67,16 +70,31 @@ class Settings:
     """extra bots by spec (``bot:NAME``) -> metadata file, from the command line"""
     delay_ms: int = 600
     """the page's pause between two opponents' moves"""
+    game: str = "huit"
+    """the game the page opens on (`cardlab serve --game`; the README's table)"""
+    opponent: str = "bot:huit-2p"
+    """the opponent the page seats when it fits the table (else the first shipped bot that fits)"""
+    hosts: frozenset[str] | None = LOOPBACK_NAMES
+    """the names a request's Host header may give (DNS rebinding); None: any (a non-loopback --host)"""
+
+
+RUN_BOT = "bot"
+"""the file name (without suffix) of the bot every training run writes: such a bot is named after its run"""
 
 
 def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
-    """``bot:NAME`` for each bot file given on the command line (NAME: its file name without suffix)."""
+    """``bot:NAME`` for each bot file given on the command line.
+
+    NAME is the file name without suffix, or for a run's ``bot.json`` (or
+    the run folder) the run folder's name: every run's file is ``bot.json``.
+    """
     out: dict[str, pathlib.Path] = {}
     for path in paths:
         meta_path = bot_paths(path)[0].resolve()
         if not meta_path.is_file():
             raise ValueError(f"bot {path}: file not found")
-        name = f"bot:{meta_path.stem}"
+        stem = meta_path.stem
+        name = f"bot:{meta_path.parent.name if stem == RUN_BOT and meta_path.parent.name else stem}"
         if name in out or name in shipped_bots():
             raise ValueError(f"two bots are named {name}: rename one of the files")
         out[name] = meta_path
@@ -93,15 +111,24 @@ class AgentChoice:
     game: str | None = None
     num_players: int | None = None
     about: str = ""
+    rules: Mapping[str, Any] | None = None
+    """the rule options it was trained with (a bot plays only those); None: any"""
 
     def public(self) -> dict[str, Any]:
-        return {"name": self.name, "game": self.game, "num_players": self.num_players, "about": self.about}
+        rules = None if self.rules is None else dict(self.rules)
+        return {"name": self.name, "game": self.game, "num_players": self.num_players, "about": self.about,
+                "rules": rules}
+
+    def fits(self, game: Game) -> bool:
+        return (self.game in (None, game.id) and self.num_players in (None, game.num_players)
+                and (self.rules is None or dict(self.rules) == game.rules.to_dict()))
 
 
 def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     about = str(meta.get("summary", {}).get("shipped", {}).get("about", "a trained bot"))
-    return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about)
+    rules = meta.get("rules") if isinstance(meta.get("rules"), Mapping) else {}
+    return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
 
 
 class Catalogue:
@@ -112,12 +139,12 @@ class Catalogue:
         for game_id in games():
             for name in get_spec(game_id).heuristics:
                 self.choices.append(AgentChoice(name, name, game_id, about=f"the {name} heuristic"))
-        self.choices += [_bot_choice(name, path, name) for name, path in shipped_bots().items()]
+        self.choices += [_bot_choice(name, path, name) for name, path in sorted(shipped_bots().items())]
         self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
 
     def for_game(self, game: Game) -> list[AgentChoice]:
-        return [c for c in self.choices
-                if c.game in (None, game.id) and c.num_players in (None, game.num_players)]
+        """The agents that may play `game`: a bot only with the rule options it was trained with."""
+        return [c for c in self.choices if c.fits(game)]
 
     def spec(self, name: str, game: Game) -> str:
         """The spec behind a name, if it may play `game` (a ValueError lists the names that may)."""
@@ -125,7 +152,8 @@ class Catalogue:
             if choice.name == name:
                 return choice.spec
         names = ", ".join(c.name for c in self.for_game(game))
-        raise ValueError(f"unknown agent {name!r} for {game.id} with {game.num_players} players: use {names}")
+        raise ValueError(f"unknown agent {name!r} for {game.id} with {game.num_players} players and these "
+                         f"rule options: use {names}")
 
 
 # ---------------------------------------------------------------- the store
@@ -135,13 +163,20 @@ class Store:
     def __init__(self, cap: int, idle: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.cap, self.idle, self.clock = cap, idle, clock
         self.items: dict[str, tuple[float, Any]] = {}
+        self.lock = threading.RLock()
+        """requests run on several threads (a slow bot does not hold up the other games)"""
 
     def purge(self) -> None:
-        now = self.clock()
-        for key in [k for k, (used, _) in self.items.items() if now - used > self.idle]:
-            del self.items[key]
+        with self.lock:
+            now = self.clock()
+            for key in [k for k, (used, _) in self.items.items() if now - used > self.idle]:
+                del self.items[key]
 
     def add(self, item: Any) -> str:
+        with self.lock:
+            return self._add(item)
+
+    def _add(self, item: Any) -> str:
         self.purge()
         if len(self.items) >= self.cap:
             raise HTTPException(429, f"too many games and replays open ({self.cap}): finish or delete one, "
@@ -151,6 +186,10 @@ class Store:
         return key
 
     def get(self, key: str, kind: type) -> Any:
+        with self.lock:
+            return self._get(key, kind)
+
+    def _get(self, key: str, kind: type) -> Any:
         self.purge()
         found = self.items.get(key)
         if found is None or not isinstance(found[1], kind):
@@ -160,7 +199,8 @@ class Store:
         return found[1]
 
     def delete(self, key: str) -> None:
-        self.items.pop(key, None)
+        with self.lock:
+            self.items.pop(key, None)
 
 
 # ---------------------------------------------------------------- requests
@@ -247,16 +287,20 @@ def _validation_message(err: RequestValidationError) -> tuple[int, str]:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The web app; every game lives in this app's store.
 
-    Handlers are coroutines on purpose: they run one at a time on the event
-    loop, so two requests never change a game at once (each takes a few
-    milliseconds).
+    The handlers of games are plain functions, run on a thread pool, so a
+    bot's slow move does not hold up the other games; each `Table` takes its
+    own lock (a second move of one game while one is applied is refused). The
+    handlers of loaded replays are coroutines: they run one at a time.
     """
     settings = settings or Settings()
+    if settings.game not in games():
+        raise ValueError(f"unknown game {settings.game!r} to open the page on: use {', '.join(games())}")
     app = FastAPI(title="cardlab", docs_url=None, redoc_url=None, openapi_url=None)
     store = Store(settings.max_games, settings.idle_seconds)
     catalogue = Catalogue(settings.bots)
     app.state.store, app.state.catalogue, app.state.settings = store, catalogue, settings
     app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(SiteGuard, hosts=settings.hosts)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
@@ -264,15 +308,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"detail": message}, status_code=status)
 
     def checked(call: Callable[[], Any]) -> Any:
-        """Run a game call; its refusals become 4xx answers (the game is unchanged)."""
+        """Run a game call; its refusals become 4xx answers (the game is unchanged, no server path shown)."""
         try:
             return call()
         except PermissionError as err:
-            raise HTTPException(409, str(err)) from None
+            raise HTTPException(409, without_paths(str(err))) from None
         except LookupError as err:
-            raise HTTPException(404, str(err)) from None
+            raise HTTPException(404, without_paths(str(err))) from None
         except ValueError as err:
-            raise HTTPException(400, str(err)) from None
+            raise HTTPException(400, without_paths(str(err))) from None
 
     static = resources.files("cardlab.serve") / "static"
 
@@ -294,10 +338,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             out.append({"id": spec.id, "title": spec.title, "summary": spec.summary,
                         "rules": rule_fields(spec)})
         return {"games": out, "agents": [c.public() for c in catalogue.choices], "modes": list(MODES),
-                "delay_ms": settings.delay_ms}
+                "delay_ms": settings.delay_ms,
+                "default": {"game": settings.game, "opponent": settings.opponent}}
 
     @app.post("/api/games")
-    async def new_game(body: NewGame) -> dict[str, Any]:
+    def new_game(body: NewGame) -> dict[str, Any]:
         def build() -> Table:
             rules = dict(body.rules)
             if body.num_players is not None:
@@ -321,28 +366,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return {"id": key, "frames": table.start()}
 
     @app.get("/api/games/{key}")
-    async def get_game(key: str) -> dict[str, Any]:
+    def get_game(key: str) -> dict[str, Any]:
         table: Table = store.get(key, Table)
         return table.view()
 
     @app.delete("/api/games/{key}", status_code=204)
-    async def delete_game(key: str) -> Response:
+    def delete_game(key: str) -> Response:
         store.get(key, Table)
         store.delete(key)
         return Response(status_code=204)
 
     @app.post("/api/games/{key}/move")
-    async def move(key: str, body: Move) -> dict[str, Any]:
+    def move(key: str, body: Move) -> dict[str, Any]:
         table: Table = store.get(key, Table)
         return {"frames": checked(lambda: table.move(body.move, body.turn))}
 
     @app.post("/api/games/{key}/next")
-    async def next_hand(key: str) -> dict[str, Any]:
+    def next_hand(key: str) -> dict[str, Any]:
         table: Table = store.get(key, Table)
         return {"frames": checked(table.next_hand)}
 
     @app.get("/api/games/{key}/advice")
-    async def advice(key: str, advisor: str = Query(max_length=80), top: int = Query(3, ge=1, le=10)
+    def advice(key: str, advisor: str = Query(max_length=80), top: int = Query(3, ge=1, le=10)
                      ) -> dict[str, Any]:
         table: Table = store.get(key, Table)
         moves = checked(lambda: table.advice(catalogue.spec(advisor, table.game), top))
@@ -350,13 +395,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "moves": [m._asdict() for m in moves]}
 
     @app.get("/api/games/{key}/position")
-    async def position(key: str) -> JSONResponse:
+    def position(key: str) -> JSONResponse:
         table: Table = store.get(key, Table)
         data = checked(table.position)
         return _download(data, f"{table.game.id}-position-turn{data['turn']}.json")
 
     @app.get("/api/games/{key}/hands/{number}/replay")
-    async def replay(key: str, number: int) -> JSONResponse:
+    def replay(key: str, number: int) -> JSONResponse:
         table: Table = store.get(key, Table)
         data = checked(lambda: table.replay(number))
         return _download(data, f"{table.game.id}-hand{number}-replay.json")
@@ -390,6 +435,10 @@ def serve(host: str, port: int, settings: Settings) -> None:
     """Run the app with uvicorn until interrupted."""
     import uvicorn
 
+    warning = public_host_warning(host)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    settings = dataclasses.replace(settings, hosts=allowed_hosts(host))
     shown = f"[{host}]" if ":" in host else host
     print(f"cardlab serve: open http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Mapping, Sequence
-from typing import Any
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -34,6 +35,8 @@ REPLAY_FORMAT = "cardlab-replay"
 REPLAY_VERSION = 1
 REPLAY_KEYS = ("game", "rules", "seat", "players", "start", "moves", "result")
 MAX_LABEL = 60
+MAX_HANDS = 10**9
+"""the largest hand number a replay may carry"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +59,50 @@ def next_deal(game: Game, finished: Mapping[str, Any], seed: int) -> dict[str, A
     state = game.restore({**finished, "rng": rng_state(np.random.default_rng(seed))})
     state.next_hand()
     return state.state_dict()
+
+
+@dataclasses.dataclass(frozen=True)
+class FinishedHand:
+    """What a table keeps of a finished hand: what its replay needs (the deal, the moves, the result).
+
+    Not the env: a table may see thousands of hands, and an env is tens of kilobytes.
+    """
+
+    start: dict[str, Any]
+    moves: tuple[dict[str, Any], ...]
+    result: dict[str, Any]
+
+
+class Busy(PermissionError):
+    """A move or deal of a game while another one of the same game is being applied."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def changes_table(method: F) -> F:
+    """A call that changes the table: refused with `Busy` while another one of the same table runs.
+
+    Refused, not queued: two copies of one click sent at once (a double
+    click, a retried request) must not both be played, turn number or not.
+    """
+    def guarded(self: Table, *args: Any, **kwargs: Any) -> Any:
+        if not self.lock.acquire(blocking=False):
+            raise Busy("another move of this game is being applied: wait for its answer, then reload "
+                       "the table")
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self.lock.release()
+    return guarded  # type: ignore[return-value]
+
+
+def reads_table(method: F) -> F:
+    """A call that reads the table: it waits for a move being applied to finish."""
+    def guarded(self: Table, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+    return guarded  # type: ignore[return-value]
 
 
 class Hand:
@@ -154,7 +201,9 @@ class Table:
             for s, p in enumerate(players) if p.spec is not None
         }
         self.advisors = Advisors(game)
-        self.finished: list[Hand] = []
+        self.lock = threading.RLock()
+        """held by every call that reads or changes the table: requests run on several threads"""
+        self.finished: list[FinishedHand] = []
         self.wins = [0] * game.num_players
         self.hand = self._deal(None)
 
@@ -173,8 +222,10 @@ class Table:
         return Hand(self.game, start)
 
     # ------------------------------------------------------------ play
+    @reads_table
     def view(self) -> dict[str, Any]:
         view = self.hand.view(self.seat, self.players)
+        view["hand_number"] = len(self.finished) + (0 if self.hand.over else 1)  # of this table, either mode
         view["mode"] = self.mode
         view["hands_finished"] = len(self.finished)
         view["wins"] = list(self.wins)
@@ -194,15 +245,17 @@ class Table:
     def _after_move(self) -> dict[str, Any]:
         if self.hand.over:
             result = self.hand.result()
-            if result is not None and result["winner"] is not None:
+            assert result is not None
+            if result["winner"] is not None:
                 self.wins[result["winner"]] += 1
-            self.finished.append(self.hand)
+            self.finished.append(FinishedHand(dict(self.hand.start), tuple(self.hand.moves), result))
         return self.view()
 
     def start(self) -> list[dict[str, Any]]:
         """The first frames of the table: the deal, then the agents' moves up to the person's turn."""
         return [self.view(), *self.advance()]
 
+    @changes_table
     def move(self, text: str, turn: int | None = None) -> list[dict[str, Any]]:
         """The person's move (its text), then the agents' moves; refused moves change nothing.
 
@@ -229,6 +282,7 @@ class Table:
             raise PermissionError(f"the move was chosen at turn {turn}, the table is at turn {current}: "
                                   "reload the table")
 
+    @changes_table
     def next_hand(self) -> list[dict[str, Any]]:
         """Deal the next hand (of the match, or a new one in hand play) once this one is over."""
         if not self.hand.over:
@@ -242,14 +296,17 @@ class Table:
         return self.mode == "match" and bool(self.hand.env.game_state.match_over)
 
     # ------------------------------------------------------------ advice, positions, replays
+    @reads_table
     def advice(self, spec: str, top: int = 3) -> list[Advice]:
         return self.hand.advice(self.seat, self.advisors.get(spec), top)
 
+    @reads_table
     def position(self) -> dict[str, Any]:
         """The person's position for `cardlab advise`: on their turn only."""
         self._check_turn(None)
         return position(self.game, self.view(), self.hand.observe(self.seat))
 
+    @reads_table
     def replay(self, number: int) -> dict[str, Any]:
         """The replay of finished hand `number` (1 = the first of this table)."""
         if not 1 <= number <= len(self.finished):
@@ -259,7 +316,7 @@ class Table:
         return {
             "format": REPLAY_FORMAT, "version": REPLAY_VERSION, "game": self.game.id,
             "rules": self.game.rules.to_dict(), "seat": self.seat, "players": [p.label for p in self.players],
-            "hand_number": number, "start": hand.start, "moves": list(hand.moves), "result": hand.result(),
+            "hand_number": number, "start": hand.start, "moves": list(hand.moves), "result": hand.result,
         }
 
 
@@ -292,12 +349,20 @@ class Replay:
         if not isinstance(data["start"], Mapping):
             raise ValueError("the replay's 'start' must be a saved state (state_dict() data)")
         self.hand = Hand(self.game, data["start"])
-        self.hand_number = self.hand.env.game_state.match.hands_played + 1
+        self.hand_number = self._hand_number(data.get("hand_number"))
         self.actions = self._read_moves(data["moves"])
         self._goto(len(self.actions))
         if self.hand.result() != data["result"]:
             raise ValueError("the replay's 'result' is not what its moves give: the file was changed")
         self.advisors = Advisors(self.game)
+
+    def _hand_number(self, number: Any) -> int:
+        """The hand's number at its table (saved since a game's hand 3 in hand play starts like hand 1)."""
+        if number is None:  # a file from before the field: count the hands of the match
+            return int(self.hand.env.game_state.match.hands_played) + 1
+        if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_HANDS:
+            raise ValueError(f"the replay's 'hand_number' must be a whole number 1..{MAX_HANDS}")
+        return number
 
     def _read_moves(self, moves: Any) -> list[int]:
         """Check every move (seat, text, legality) by playing it; returns the action ids."""

@@ -18,7 +18,7 @@ HIDDEN_KEYS = {"hands", "stock", "bank", "left_out", "rng", "bit_generator"}
 
 
 def client(**settings: Any) -> TestClient:
-    return TestClient(create_app(Settings(**settings)))
+    return TestClient(create_app(Settings(**settings)), base_url="http://127.0.0.1")
 
 
 def table_of(api: TestClient, game_id: str) -> Table:

@@ -3,7 +3,6 @@ refused with a 4xx and a message while the game stays as it was."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from cardlab.serve.table import next_deal
 
 from .helpers import client, table_of
 
+JSON = {"content-type": "application/json"}
 HUIT = {"game": "huit", "num_players": 2, "seat": 0, "opponents": ["greedy"], "seed": 11}
 
 
@@ -135,7 +135,7 @@ def test_hand_play_deals_fresh_hands(api: TestClient) -> None:
     last = play_out(api, key, view)
     assert last["can_deal"] and last["hands_finished"] == 1 and sum(last["wins"]) == 1
     view = api.post(f"/api/games/{key}/next").json()["frames"][-1]
-    assert view["hand_number"] == 1 and view["scores"] == [0, 0]
+    assert view["hand_number"] == 2 and view["scores"] == [0, 0]  # the table's second hand, totals fresh
     assert view["log"] == [] or view["log"][0]["seat"] == 1  # each hand alone: player_0 starts
 
 
@@ -234,7 +234,7 @@ def test_replay_download_and_stepping(api: TestClient) -> None:
     _, replay = finished_replay(api)
     assert replay["format"] == "cardlab-replay" and replay["players"] == ["you", "greedy"]
     assert replay["start"]["hands"][1] and replay["result"]["winner"] in (0, 1)  # the deal: the hand is over
-    loaded = api.post("/api/replays", content=json.dumps(replay)).json()
+    loaded = api.post("/api/replays", json=replay).json()
     assert loaded["steps"] == len(replay["moves"]) and loaded["seat"] == 0 and loaded["hand_number"] == 1
     start = api.get(f"/api/replays/{loaded['id']}/0", params={"advisor": "expert"}).json()
     assert start["log"] == [] and start["next_move"] == replay["moves"][0] and start["advice"]
@@ -267,7 +267,7 @@ def test_replay_download_and_stepping(api: TestClient) -> None:
 def test_damaged_replays_are_refused(api: TestClient, damage: Any, words: str) -> None:
     _, replay = finished_replay(api)
     damage(replay)
-    refused(api.post("/api/replays", content=json.dumps(replay)), 400, words)
+    refused(api.post("/api/replays", json=replay), 400, words)
 
 
 def test_replay_of_a_match_hand_tells_nothing_of_the_next(api: TestClient) -> None:
@@ -281,7 +281,7 @@ def test_replay_of_a_match_hand_tells_nothing_of_the_next(api: TestClient) -> No
     for move in replay["moves"]:
         hand.apply(table.game.str_to_action(move["move"]))
     finished = hand.env.state_dict()
-    assert finished == table.finished[0].env.state_dict()
+    assert hand.result() == table.finished[0].result  # the table keeps the result, not the env (#18)
     guessed = hand.env.game_state
     guessed.next_hand()
     assert guessed.state_dict()["hands"] != table.hand.start["hands"]
@@ -293,8 +293,8 @@ def test_replay_of_a_match_hand_tells_nothing_of_the_next(api: TestClient) -> No
 
 
 def test_malformed_replay_upload(api: TestClient) -> None:
-    refused(api.post("/api/replays", content=b"\xff\xfe"), 400, "malformed JSON")
-    refused(api.post("/api/replays", content=b"[]"), 400, "not a replay")
+    refused(api.post("/api/replays", content=b"\xff\xfe", headers=JSON), 400, "malformed JSON")
+    refused(api.post("/api/replays", content=b"[]", headers=JSON), 400, "not a replay")
 
 
 # ---------------------------------------------------------------- the server's own bots

@@ -8,7 +8,6 @@ Why: the web app may know a game only through its `GameSpec` (rule options, heur
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 from collections.abc import Iterator
 from typing import Any
@@ -58,7 +57,7 @@ def test_the_toy_game_is_offered_with_its_rules_and_heuristic(api: TestClient) -
     toy = next(g for g in data["games"] if g["id"] == "toy")
     assert toy["title"] == "Toy shedding"
     assert [r["name"] for r in toy["rules"]] == ["num_players", "target_score", "max_turns"]
-    heuristic = {"name": "first_play", "game": "toy", "num_players": None,
+    heuristic = {"name": "first_play", "game": "toy", "num_players": None, "rules": None,
                  "about": "the first_play heuristic"}
     assert heuristic in data["agents"]
 
@@ -92,7 +91,7 @@ def test_a_toy_hand_is_played_replayed_and_advised_over_http(api: TestClient) ->
     assert 'filename="toy-hand1-replay.json"' in replay.headers["content-disposition"]
     data = replay.json()
     assert data["game"] == "toy" and data["players"] == ["first_play", "you", "random"]
-    loaded = api.post("/api/replays", content=json.dumps(data)).json()
+    loaded = api.post("/api/replays", json=data).json()
     assert loaded["game"] == "toy" and loaded["steps"] == len(data["moves"]) > 0
     end = api.get(f"/api/replays/{loaded['id']}/{loaded['steps']}").json()
     assert end["result"] == result and end["next_move"] is None

@@ -15,7 +15,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=whole(1), default=8000, metavar="P",
                    help="port to listen on (default 8000)")
     p.add_argument("--bot", action="append", type=pathlib.Path, default=[], metavar="PATH",
-                   help="also offer this bot file, as bot:NAME after its file name (repeatable)")
+                   help="also offer this bot file, as bot:NAME after its file name, or after its run "
+                        "folder for a run's bot.json (repeatable)")
+    p.add_argument("--game", default="huit", metavar="GAME",
+                   help="the game the page opens on (default huit, against bot:huit-2p)")
     p.add_argument("--max-games", type=whole(1), default=100, metavar="N",
                    help="games and replays open at once (default 100)")
     p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
@@ -37,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--max-games and --max-body must be at least 1, --delay-ms at least 0 and "
                          "--idle-minutes above 0")
     settings = Settings(max_games=args.max_games, idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
-                        bots=named_bots(args.bot), delay_ms=args.delay_ms)
+                        bots=named_bots(args.bot), delay_ms=args.delay_ms, game=args.game)
     serve(args.host, args.port, settings)
     return 0
 
