@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cardlab.agents.base import shipped_bots
-from cardlab.agents.bot import bot_paths
+from cardlab.agents.bot import RUN_BOT, bot_paths
 from cardlab.envs.spec import Game, games, get_spec, make_game
 from cardlab.serve.guard import LOOPBACK_NAMES, SiteGuard, allowed_hosts, public_host_warning, without_paths
 from cardlab.serve.table import MODES, Player, Replay, Table
@@ -70,16 +70,12 @@ class Settings:
     """extra bots by spec (``bot:NAME``) -> metadata file, from the command line"""
     delay_ms: int = 600
     """the page's pause between two opponents' moves"""
-    game: str = "huit"
-    """the game the page opens on (`cardlab serve --game`; the README's table)"""
-    opponent: str = "bot:huit-2p"
-    """the opponent the page seats when it fits the table (else the first shipped bot that fits)"""
+    game: str | None = None
+    """the game the page opens on (`cardlab serve --game`); None: the first registered one"""
+    opponent: str | None = None
+    """the opponent the page seats when it fits the table (`--opponent`); else the first bot that fits"""
     hosts: frozenset[str] | None = LOOPBACK_NAMES
     """the names a request's Host header may give (DNS rebinding); None: any (a non-loopback --host)"""
-
-
-RUN_BOT = "bot"
-"""the file name (without suffix) of the bot every training run writes: such a bot is named after its run"""
 
 
 def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
@@ -293,7 +289,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     handlers of loaded replays are coroutines: they run one at a time.
     """
     settings = settings or Settings()
-    if settings.game not in games():
+    if settings.game is not None and settings.game not in games():
         raise ValueError(f"unknown game {settings.game!r} to open the page on: use {', '.join(games())}")
     app = FastAPI(title="cardlab", docs_url=None, redoc_url=None, openapi_url=None)
     store = Store(settings.max_games, settings.idle_seconds)

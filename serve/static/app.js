@@ -60,9 +60,19 @@ function cardFace(card, extra = {}) {
 function gameOptions() { return state.options.games.find((g) => g.id === $("game").value); }
 function ruleField(name) { return gameOptions().rules.find((r) => r.name === name); }
 
-function agentsFor(gameId, players) {
+// the agents that may sit at this table: a bot only with the rule options it was trained with
+function agentsFor(gameId, players, rules) {
+  const fits = (a) => a.rules === null || Object.entries(a.rules).every(([name, value]) =>
+    (name === "num_players" ? players : rules[name]) === value);
   return state.options.agents.filter((a) => (a.game === null || a.game === gameId)
-    && (a.num_players === null || a.num_players === players));
+    && (a.num_players === null || a.num_players === players) && fits(a));
+}
+
+// the opponent the page seats: the server's default when it fits, else the first bot, the expert, any
+function preferred(agents) {
+  const wanted = state.options.default.opponent;
+  return agents.find((a) => a.name === wanted) || agents.find((a) => a.name.startsWith("bot:"))
+    || agents.find((a) => a.name === "expert") || agents[0];
 }
 
 function fillSetup() {
@@ -71,12 +81,12 @@ function fillSetup() {
   const players = ruleField("num_players");
   const count = $("num-players");
   count.min = players.low; count.max = players.high;
-  // a new game starts at the table of its shipped bot, when it has one
-  const shipped = state.options.agents.find((a) => a.game === game.id && a.name.startsWith("bot:"));
+  // a new game starts at the table of its preferred bot, when it has one
+  const bots = state.options.agents.filter((a) => a.game === game.id && a.name.startsWith("bot:"));
+  const shipped = bots.find((a) => a.name === state.options.default.opponent) || bots[0];
   if (!count.value || +count.value < players.low || +count.value > players.high) {
     count.value = shipped ? shipped.num_players : players.default;
   }
-  fillSeats();
   const rules = $("rules");
   rules.replaceChildren();
   for (const rule of game.rules) {
@@ -86,8 +96,21 @@ function fillSetup() {
       : el("input", { type: rule.kind === "int" ? "number" : "text", "data-rule": rule.name, value: String(rule.default),
         min: rule.low ?? null, max: rule.high ?? null });
     input.dataset.kind = rule.kind;
+    input.addEventListener("change", fillSeats);
     rules.append(el("label", { title: `${rule.doc} (${rule.accepted})` }, `${rule.name} `, input));
   }
+  fillSeats();
+}
+
+function formRules() {
+  const rules = {};
+  for (const input of $("rules").querySelectorAll("[data-rule]")) {
+    const rule = input.dataset.rule;
+    if (input.dataset.kind === "bool") rules[rule] = input.checked;
+    else if (input.dataset.kind === "int") rules[rule] = Number(input.value);
+    else rules[rule] = /^\d+$/.test(input.value) ? Number(input.value) : input.value;
+  }
+  return rules;
 }
 
 function fillSeats() {
@@ -97,15 +120,16 @@ function fillSeats() {
   const chosen = Math.min(+seat.value || 0, n - 1);
   seat.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i, text: `player_${i}${i === 0 ? " (plays first)" : ""}` })));
   seat.value = chosen;
-  const agents = agentsFor(game, n);
-  const strongest = agents.find((a) => a.name.startsWith("bot:")) || agents.find((a) => a.name === "expert") || agents[0];
+  const agents = agentsFor(game, n, formRules());
+  const strongest = preferred(agents);
   const box = $("opponents");
+  const kept = Object.fromEntries([...box.querySelectorAll("select")].map((s) => [s.dataset.seat, s.value]));
   box.replaceChildren();
   for (let i = 0; i < n; i++) {
     if (i === chosen) continue;
     const select = el("select", { "data-seat": i });
     for (const a of agents) select.append(el("option", { value: a.name, text: a.name, title: a.about }));
-    select.value = strongest.name;
+    select.value = agents.some((a) => a.name === kept[i]) ? kept[i] : strongest.name;
     box.append(el("label", {}, `player_${i} `, select));
   }
   const advisor = $("advisor");
@@ -115,13 +139,7 @@ function fillSeats() {
 }
 
 function setupRequest() {
-  const rules = {};
-  for (const input of $("rules").querySelectorAll("[data-rule]")) {
-    const rule = input.dataset.rule;
-    if (input.dataset.kind === "bool") rules[rule] = input.checked;
-    else if (input.dataset.kind === "int") rules[rule] = Number(input.value);
-    else rules[rule] = /^\d+$/.test(input.value) ? Number(input.value) : input.value;
-  }
+  const rules = formRules();
   return {
     game: $("game").value, num_players: +$("num-players").value, seat: +$("seat").value, mode: $("mode").value,
     opponents: [...$("opponents").querySelectorAll("select")].map((s) => s.value), rules,
@@ -334,7 +352,12 @@ async function refreshAdvice() {
     try { moves = (await api("GET", `/api/games/${state.gameId}/advice?advisor=${encodeURIComponent(advisor)}`)).moves; }
     catch (err) { showError(err); }
   }
-  if (!moves) { list.append(el("li", { class: "muted", text: "Advice shows on your turns." })); render(state.view); return; }
+  if (!moves) {
+    const why = myTurn() || (state.replay && state.view.next_move && state.view.next_move.seat === state.view.seat)
+      ? `No advice from ${advisor} here.` : "Advice shows on your turns.";
+    list.append(el("li", { class: "muted", text: why }));
+    render(state.view); return;
+  }
   state.advice = moves;
   for (const m of moves) list.append(el("li", { text: `${m.text} — ${(100 * m.probability).toFixed(1)}%` }));
   render(state.view);
@@ -392,7 +415,7 @@ async function init() {
   state.options = await api("GET", "/api/options");
   state.delay = params.has("delay") ? Math.max(0, +params.get("delay")) : state.options.delay_ms;
   $("game").replaceChildren(...state.options.games.map((g) => el("option", { value: g.id, text: g.title })));
-  const first = params.get("game") || state.options.games[0].id;
+  const first = params.get("game") || state.options.default.game || state.options.games[0].id;
   if (state.options.games.some((g) => g.id === first)) $("game").value = first;
   $("game").addEventListener("change", () => { $("num-players").value = ""; fillSetup(); });
   $("num-players").addEventListener("change", fillSeats);

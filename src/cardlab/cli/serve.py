@@ -7,6 +7,10 @@ import pathlib
 
 from cardlab.cli.common import Command, add_threads, whole
 
+DEFAULT_GAME = "huit"
+DEFAULT_OPPONENT = "bot:huit-2p"
+"""The page opens on Huit américain, 2 players, against the shipped bot: the README's table."""
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Address, port, extra bots, the app's limits and the page's pause."""
@@ -17,8 +21,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bot", action="append", type=pathlib.Path, default=[], metavar="PATH",
                    help="also offer this bot file, as bot:NAME after its file name, or after its run "
                         "folder for a run's bot.json (repeatable)")
-    p.add_argument("--game", default="huit", metavar="GAME",
-                   help="the game the page opens on (default huit, against bot:huit-2p)")
+    p.add_argument("--game", default=DEFAULT_GAME, metavar="GAME",
+                   help=f"the game the page opens on (default {DEFAULT_GAME})")
+    p.add_argument("--opponent", default=DEFAULT_OPPONENT, metavar="NAME",
+                   help=f"the opponent the page seats when it fits the table (default {DEFAULT_OPPONENT}; "
+                        "else the first bot that fits)")
     p.add_argument("--max-games", type=whole(1), default=100, metavar="N",
                    help="games and replays open at once (default 100)")
     p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
@@ -40,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--max-games and --max-body must be at least 1, --delay-ms at least 0 and "
                          "--idle-minutes above 0")
     settings = Settings(max_games=args.max_games, idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
-                        bots=named_bots(args.bot), delay_ms=args.delay_ms, game=args.game)
+                        bots=named_bots(args.bot), delay_ms=args.delay_ms, game=args.game,
+                        opponent=args.opponent)
     serve(args.host, args.port, settings)
     return 0
 

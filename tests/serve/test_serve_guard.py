@@ -1,0 +1,201 @@
+"""The web app against other sites, concurrent moves, what a table keeps, its defaults (issue 18, 6-13)."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from cardlab.agents.base import SHIPPED_BOTS
+from cardlab.envs import env_class
+from cardlab.envs.spec import make_game
+from cardlab.serve.app import Settings, create_app, named_bots
+from cardlab.serve.guard import allowed_hosts, public_host_warning, without_paths
+from cardlab.serve.view import seat_view
+
+from .helpers import client, table_of
+
+HUIT = {"game": "huit", "num_players": 2, "seat": 0, "opponents": ["greedy"], "seed": 11}
+
+
+def refused(response: Any, status: int, words: str) -> None:
+    assert response.status_code == status, response.text
+    assert words in response.json()["detail"], response.json()
+
+
+# ---------------------------------------------------------------- 6: other sites
+def test_a_text_plain_post_stores_no_replay() -> None:
+    api = client()
+    response = api.post("/api/replays", content=b'{"format": "cardlab-replay"}',
+                        headers={"content-type": "text/plain"})
+    refused(response, 415, "application/json")
+    refused(api.post("/api/games", content=b"{}", headers={"content-type": "text/plain"}), 415, "JSON")
+    assert api.app.state.store.items == {}  # type: ignore[attr-defined]
+
+
+def test_host_and_origin_of_another_site_are_refused() -> None:
+    api = client()
+    refused(api.get("/api/options", headers={"host": "rebound.example:8000"}), 421, "127.0.0.1")
+    for host in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000"):
+        assert api.get("/api/options", headers={"host": host}).status_code == 200, host
+    evil = {"origin": "http://evil.example", "host": "127.0.0.1:8000"}
+    refused(api.post("/api/games", json=HUIT, headers=evil), 403, "another site")
+    assert api.app.state.store.items == {}  # type: ignore[attr-defined]
+    same = {"origin": "http://127.0.0.1:8000", "host": "127.0.0.1:8000"}
+    assert api.post("/api/games", json=HUIT, headers=same).status_code == 200
+
+
+def test_every_answer_has_the_security_headers() -> None:
+    api = client()
+    for response in (api.get("/"), api.get("/static/app.js"), api.get("/api/games/nope"),
+                     api.post("/api/replays", content=b"x", headers={"content-type": "text/plain"})):
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["x-frame-options"] == "DENY"
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+
+
+def test_a_non_loopback_host_is_warned_about() -> None:
+    assert public_host_warning("127.0.0.1") is None and public_host_warning("::1") is None
+    assert public_host_warning("localhost") is None
+    warning = public_host_warning("0.0.0.0")
+    assert warning is not None and "not a loopback address" in warning and "127.0.0.1" in warning
+    assert allowed_hosts("0.0.0.0") is None  # any name: the warning says so
+    assert allowed_hosts("192.168.1.5") == frozenset({"192.168.1.5"})
+
+
+# ---------------------------------------------------------------- 7: concurrent moves
+def test_concurrent_moves_without_turn_are_played_once() -> None:
+    """20 threads send `draw` at once (no `turn`): one is played, the others are refused."""
+    api = client()
+    rules = {"voluntary_draw": True, "play_after_draw": False}  # a draw is legal and ends the turn
+    body = {"game": "switch", "num_players": 2, "seat": 0, "opponents": ["random"], "seed": 5, "rules": rules}
+    key = api.post("/api/games", json=body).json()["id"]
+    table = table_of(api, key)
+    agent = table.agents[1]
+    act = agent.act
+
+    def slow_act(observation: Any) -> int:
+        time.sleep(1.0)  # the opponent thinks: the other requests arrive while the first is applied
+        return act(observation)
+
+    agent.act = slow_act  # type: ignore[method-assign]
+    barrier = threading.Barrier(20)
+    statuses: list[int] = []
+
+    def send() -> None:
+        barrier.wait()
+        statuses.append(api.post(f"/api/games/{key}/move", json={"move": "draw"}).status_code)
+
+    threads = [threading.Thread(target=send) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    draws = [m for m in table.hand.moves if m["seat"] == 0]
+    assert statuses.count(200) == 1 and statuses.count(409) == 19, statuses
+    assert draws == [{"seat": 0, "move": "draw"}]
+
+
+# ---------------------------------------------------------------- 8: memory per finished hand
+def test_finished_hands_keep_the_replay_not_the_env() -> None:
+    api = client()
+    key = api.post("/api/games", json=HUIT).json()["id"]
+    table = table_of(api, key)
+    for number in range(1, 4):
+        view = table.view()
+        while view["legal"]:
+            view = api.post(f"/api/games/{key}/move", json={"move": view["legal"][0]["text"]}).json()["frames"][-1]
+        assert len(table.finished) == number
+        if number < 3:
+            api.post(f"/api/games/{key}/next")
+    for number, hand in enumerate(table.finished, 1):
+        assert not hasattr(hand, "env"), "a finished hand keeps its whole env"
+        replay = api.get(f"/api/games/{key}/hands/{number}/replay").json()
+        assert api.post("/api/replays", json=replay).status_code == 200  # still replays, moves checked
+
+
+# ---------------------------------------------------------------- 9: the after_draw phase
+@pytest.mark.parametrize("game_id, players", [("switch", 3), ("huit", 2)])
+def test_after_draw_view_and_observation_agree_for_every_seat(game_id: str, players: int) -> None:
+    """C3: the phase of the player to move is public; each seat's view and observation both say it."""
+    game = make_game(game_id, {"num_players": players})
+    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
+    flag = game.layout.slices["after_draw" if game_id == "huit" else "phase"].start  # Switch: phase[0]
+    rng = np.random.default_rng(0)
+    seen = 0
+    for seed in range(6):
+        env.reset(seed=seed)
+        while not env.game_state.hand_over:
+            env.step(int(rng.choice(env.legal_actions())))
+            for seat in range(players):
+                view = seat_view(game, env.game_state, seat)
+                after_draw = bool(env.observe(env.possible_agents[seat])["observation"][flag])
+                assert (view["phase"] == "after_draw") == after_draw
+                if after_draw and seat != env.game_state.current:
+                    seen += 1
+                    assert "drawn_card" not in view  # the card itself stays the drawer's
+    assert seen > 0
+
+
+# ---------------------------------------------------------------- 11: defaults, fitting agents, no paths
+def test_the_default_table_and_only_fitting_bots() -> None:
+    from cardlab.cli import serve as serve_cli
+
+    api = TestClient(create_app(Settings(game=serve_cli.DEFAULT_GAME, opponent=serve_cli.DEFAULT_OPPONENT)),
+                     base_url="http://127.0.0.1")
+    options = api.get("/api/options").json()
+    assert options["default"] == {"game": "huit", "opponent": "bot:huit-2p"}
+    bot = next(a for a in options["agents"] if a["name"] == "bot:switch-4p")
+    assert bot["rules"]["hand_size"] == 7
+    body = {"game": "switch", "num_players": 4, "seat": 0, "opponents": ["bot:switch-4p"] * 3,
+            "rules": {"hand_size": 20}}
+    response = api.post("/api/games", json=body)
+    refused(response, 400, "unknown agent 'bot:switch-4p'")
+    assert "/" not in response.json()["detail"].replace("rule options", "")
+    assert "bot:switch-4p" not in response.json()["detail"].split("use ")[1]  # not offered as a choice
+
+
+def test_error_messages_name_no_server_path() -> None:
+    message = "bot /home/me/cardlab/agents/bots/switch-4p.json: it was trained with other rule options"
+    assert without_paths(message) == "bot switch-4p.json: it was trained with other rule options"
+    assert without_paths("a 1/2 chance, play 10H") == "a 1/2 chance, play 10H"
+
+
+# ---------------------------------------------------------------- 12: the hand number of a replay
+def test_a_replay_of_hand_3_says_hand_3() -> None:
+    api = client()
+    key = api.post("/api/games", json=HUIT).json()["id"]
+    table = table_of(api, key)
+    for _ in range(3):
+        view = table.view()
+        while view["legal"]:
+            view = api.post(f"/api/games/{key}/move", json={"move": view["legal"][0]["text"]}).json()["frames"][-1]
+        if len(table.finished) < 3:
+            assert api.post(f"/api/games/{key}/next").json()["frames"][0]["hand_number"] == len(table.finished) + 1
+    replay = api.get(f"/api/games/{key}/hands/3/replay").json()
+    loaded = api.post("/api/replays", json=replay).json()
+    assert loaded["hand_number"] == 3
+    assert api.get(f"/api/replays/{loaded['id']}/0").json()["hand_number"] == 3
+    refused(api.post("/api/replays", json={**replay, "hand_number": "3"}), 400, "'hand_number'")
+
+
+# ---------------------------------------------------------------- 13: bots named after their run
+def test_a_run_bot_is_named_after_its_run(tmp_path: pathlib.Path) -> None:
+    run = tmp_path / "runs" / "huit-try-3"
+    run.mkdir(parents=True)
+    for suffix in (".json", ".safetensors"):
+        shutil.copyfile(SHIPPED_BOTS / f"huit-2p{suffix}", run / f"bot{suffix}")
+    assert list(named_bots([run / "bot.json"])) == ["bot:huit-try-3"]
+    assert list(named_bots([run])) == ["bot:huit-try-3"]
+    api = client(bots=named_bots([run]))
+    names = [a["name"] for a in api.get("/api/options").json()["agents"]]
+    assert "bot:huit-try-3" in names and "bot:bot" not in names
+    response = api.post("/api/games", json={**HUIT, "opponents": ["bot:huit-try-3"]})
+    assert response.status_code == 200, response.text
