@@ -144,6 +144,12 @@ def step_through_the_replay(page: Any, tmp_path: pathlib.Path) -> None:
     page.set_input_files("#replay-file", str(replay))
     page.wait_for_selector("body[data-phase='replay']")
     page.wait_for_function("document.querySelector('#step').textContent.startsWith('step 0 of')")
+    assert "Replay of hand 1" in page.inner_text("#message")
+    for button in ("first", "back", "forward", "last"):  # drawn in SVG: no font has the step signs
+        box = page.eval_on_selector(f"#{button} svg path", "p => { const r = p.getBoundingClientRect(); "
+                                    "return [r.width, r.height]; }")
+        assert box[0] > 4 and box[1] > 4, (button, box)
+        assert page.inner_text(f"#{button}").strip() == "", button
     for _ in range(40):
         if page.inner_text("#next-move").startswith("next: you"):
             break
@@ -190,3 +196,22 @@ def test_phone_width_and_keyboard(server: str, browser: Any, tmp_path: pathlib.P
     page.keyboard.press("a")
     assert page.is_checked("#hint")
     page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
+
+
+def test_the_page_opens_on_the_readme_table_and_offers_only_fitting_bots(server: str, browser: Any) -> None:
+    """Huit, 2 players, against bot:huit-2p (the README's table); rules a bot was not trained with drop it."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{server}/?delay=20")
+    page.wait_for_selector("#opponents select")
+    assert page.input_value("#game") == "huit" and page.input_value("#num-players") == "2"
+    assert page.input_value("#opponents select") == "bot:huit-2p"
+    page.select_option("#game", "switch")
+    page.wait_for_function("document.querySelector('#opponents select').value === 'bot:switch-4p'")
+    page.click("details:has(#rules) > summary")
+    page.fill("[data-rule='hand_size']", "20")
+    page.dispatch_event("[data-rule='hand_size']", "change")
+    offered = page.eval_on_selector_all("#opponents option, #advisor option", "els => els.map(e => e.value)")
+    assert offered and not [name for name in offered if name.startswith("bot:")], offered
+    page.click("#start")
+    assert wait_for_turn(page) in ("your-turn", "hand-over")
+    assert page.is_hidden("#error") and "/" not in page.inner_text("#error")

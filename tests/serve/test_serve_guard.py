@@ -29,6 +29,13 @@ def refused(response: Any, status: int, words: str) -> None:
     assert words in response.json()["detail"], response.json()
 
 
+def play_to_end(api: TestClient, key: str, view: dict[str, Any]) -> None:
+    """The person plays their first legal move (no `turn`) until the hand is over."""
+    while view["legal"]:
+        move = {"move": view["legal"][0]["text"]}
+        view = api.post(f"/api/games/{key}/move", json=move).json()["frames"][-1]
+
+
 # ---------------------------------------------------------------- 6: other sites
 def test_a_text_plain_post_stores_no_replay() -> None:
     api = client()
@@ -78,20 +85,23 @@ def test_concurrent_moves_without_turn_are_played_once() -> None:
     body = {"game": "switch", "num_players": 2, "seat": 0, "opponents": ["random"], "seed": 5, "rules": rules}
     key = api.post("/api/games", json=body).json()["id"]
     table = table_of(api, key)
-    agent = table.agents[1]
-    act = agent.act
+    env = table.hand.env
+    legal_actions = env.legal_actions
 
-    def slow_act(observation: Any) -> int:
-        time.sleep(1.0)  # the opponent thinks: the other requests arrive while the first is applied
-        return act(observation)
+    def slow_legal_actions() -> Any:
+        time.sleep(0.5)  # between the turn check and the move: where two requests used to interleave
+        return legal_actions()
 
-    agent.act = slow_act  # type: ignore[method-assign]
+    env.legal_actions = slow_legal_actions  # type: ignore[method-assign]
     barrier = threading.Barrier(20)
     statuses: list[int] = []
+    details: list[str] = []
 
     def send() -> None:
         barrier.wait()
-        statuses.append(api.post(f"/api/games/{key}/move", json={"move": "draw"}).status_code)
+        response = api.post(f"/api/games/{key}/move", json={"move": "draw"})
+        statuses.append(response.status_code)
+        details.append(response.json().get("detail", ""))
 
     threads = [threading.Thread(target=send) for _ in range(20)]
     for thread in threads:
@@ -99,8 +109,9 @@ def test_concurrent_moves_without_turn_are_played_once() -> None:
     for thread in threads:
         thread.join()
     draws = [m for m in table.hand.moves if m["seat"] == 0]
+    assert draws == [{"seat": 0, "move": "draw"}], table.hand.moves
     assert statuses.count(200) == 1 and statuses.count(409) == 19, statuses
-    assert draws == [{"seat": 0, "move": "draw"}]
+    assert sum("being applied" in d for d in details) == 19
 
 
 # ---------------------------------------------------------------- 8: memory per finished hand
@@ -109,9 +120,7 @@ def test_finished_hands_keep_the_replay_not_the_env() -> None:
     key = api.post("/api/games", json=HUIT).json()["id"]
     table = table_of(api, key)
     for number in range(1, 4):
-        view = table.view()
-        while view["legal"]:
-            view = api.post(f"/api/games/{key}/move", json={"move": view["legal"][0]["text"]}).json()["frames"][-1]
+        play_to_end(api, key, table.view())
         assert len(table.finished) == number
         if number < 3:
             api.post(f"/api/games/{key}/next")
@@ -174,11 +183,10 @@ def test_a_replay_of_hand_3_says_hand_3() -> None:
     key = api.post("/api/games", json=HUIT).json()["id"]
     table = table_of(api, key)
     for _ in range(3):
-        view = table.view()
-        while view["legal"]:
-            view = api.post(f"/api/games/{key}/move", json={"move": view["legal"][0]["text"]}).json()["frames"][-1]
+        play_to_end(api, key, table.view())
         if len(table.finished) < 3:
-            assert api.post(f"/api/games/{key}/next").json()["frames"][0]["hand_number"] == len(table.finished) + 1
+            dealt = api.post(f"/api/games/{key}/next").json()["frames"][0]
+            assert dealt["hand_number"] == len(table.finished) + 1
     replay = api.get(f"/api/games/{key}/hands/3/replay").json()
     loaded = api.post("/api/replays", json=replay).json()
     assert loaded["hand_number"] == 3
