@@ -143,6 +143,30 @@ def shipped_bots(game: Game | None = None) -> dict[str, pathlib.Path]:
     return found
 
 
+def default_bot(game_id: str, rules: dict[str, Any]) -> tuple[str, int]:
+    """(spec, players) of the shipped bot that fits a table of `game_id` with these rule options.
+
+    Why: a newcomer's first ``cardlab play huit`` should meet the trained bot, at
+    the table size it was trained for (``num_players`` in `rules` picks one size).
+    ``bot:GAME-Np`` is preferred among the bots of that size.
+    """
+    from cardlab.envs import make_game
+
+    sizes = [rules["num_players"]] if "num_players" in rules else range(2, 9)
+    for n in sizes:
+        try:
+            game = make_game(game_id, {**rules, "num_players": n})
+        except ValueError:
+            continue
+        fits = list(shipped_bots(game))
+        if fits:
+            plain = f"bot:{game_id}-{n}p"
+            return (plain if plain in fits else fits[0]), n
+    players = f"a {rules['num_players']}-player " if "num_players" in rules else "a "
+    raise ValueError(f"no shipped bot fits {players}{game_id} table: give the opponents, e.g. "
+                     f"--opponents expert (shipped bots: {', '.join(shipped_bots())})")
+
+
 def check_bot_name(path: str) -> None:
     """Refuse a plain name (no folder, no suffix) that is neither a shipped bot nor a file: a typo's hint.
 

@@ -50,3 +50,13 @@ def test_advise_on_json_that_is_not_a_state_says_so(tmp_path: pathlib.Path) -> N
     code, err = cardlab("advise", "huit", "--state", str(path), "--agent", "random")
     assert code == 2 and len(err) == 1
     assert "not a saved state" in err[0] and "None" not in err[0]
+
+
+def test_play_without_opponents_meets_the_shipped_bot_that_fits() -> None:
+    done = subprocess.run([*CARDLAB, "play", "huit"], input="", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "opponents: player_1 = bot:huit-2p\n" in done.stdout
+    done = subprocess.run([*CARDLAB, "play", "switch"], input="", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.count("= bot:switch-4p") == 3, done.stderr
+    code, err = cardlab("play", "huit", "--rule", "num_players=3")
+    assert code == 2 and "no shipped bot fits a 3-player huit table" in err[0] and "--opponents" in err[0]

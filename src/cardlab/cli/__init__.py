@@ -8,7 +8,7 @@ cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rul
                    as eval]
 cardlab sweep SWEEP.yaml [--sweeps-dir DIR] [--workers N] [--ray-address ADDR]   # Ray Tune (the ray extra)
 cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this machine's runs
-cardlab play GAME --opponents SPEC [SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
+cardlab play GAME [--opponents SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
              [--torch-threads N]
 cardlab rules GAME [--rule k=v ...] [--markdown]
 cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
