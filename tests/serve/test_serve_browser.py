@@ -1,7 +1,7 @@
 """End to end in a real browser: `cardlab serve` on a free port, headless Chromium (Debian's package)
 driven by Playwright, a whole hand of each game played by clicking, the hint turned on, a screenshot.
 
-Never skipped: without Chromium the test fails and says how to install it (`.ci/run` does).
+Never skipped: without Chromium the test fails and says how to install it (`.ci/setup` does).
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def server() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not pathlib.Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium)")
+        pytest.fail(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium, "
+                    "or run .ci/setup)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
