@@ -291,3 +291,10 @@ def test_the_test_set_up_installs_chromium_only_when_missing(tmp_path: pathlib.P
     pip = 'pip install -q torch==2.13.0 -e .[dev,ray] --config-settings editable_mode=strict'
     apt = ["apt-get update -q", "apt-get install -y -q chromium"]
     assert [line.removeprefix("sudo ") for line in log] == ([pip] if chromium else [*apt, pip])
+
+
+def test_the_notebook_extra_installs_jupyter_and_is_documented() -> None:
+    """notebooks/quickstart.ipynb runs by hand after one documented install: the notebook extra's Jupyter."""
+    extra = re.search(r"^notebook = \[(.*)\]$", read("pyproject.toml"), re.MULTILINE)
+    assert extra is not None and re.search(r'"(jupyterlab|notebook)\b', extra.group(1))
+    assert 'pip install -e ".[notebook]"' in read("README.md")
