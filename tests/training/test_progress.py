@@ -52,8 +52,8 @@ def test_the_bar_counts_to_the_deadline_when_it_comes_first() -> None:
 @pytest.mark.slow
 def test_a_run_capped_by_minutes_shows_a_short_eta_and_done_at_100(tmp_path: pathlib.Path) -> None:
     config = write(tmp_path)  # 6 seconds of training, a ceiling of 10^9 steps
-    status, _out, screen = run_in_terminal([*CARDLAB, "train", str(config), "--runs-dir", str(tmp_path / "r")],
-                                          environment(tmp_path / "tmp"), lambda: False)
+    argv = [*CARDLAB, "train", str(config), "--runs-dir", str(tmp_path / "r")]
+    status, _out, screen = run_in_terminal(argv, environment(tmp_path / "tmp"), lambda: False)
     assert status == 0, screen[-2000:]
     updates = [u for u in re.split(r"[\r\n]+", screen) if u.startswith("lean:")]
     etas = [seconds(m) for u in updates for m in re.findall(r"<(\d+(?::\d+)+)", u)]
