@@ -21,6 +21,7 @@ likeliest moves. The web app's hints and `cardlab advise` use it.
 
 from __future__ import annotations
 
+import difflib
 import json
 import pathlib
 from abc import ABC, abstractmethod
@@ -142,6 +143,48 @@ def shipped_bots(game: Game | None = None) -> dict[str, pathlib.Path]:
     return found
 
 
+def default_bot(game_id: str, rules: dict[str, Any]) -> tuple[str, int]:
+    """(spec, players) of the shipped bot that fits a table of `game_id` with these rule options.
+
+    Why: a newcomer's first ``cardlab play huit`` should meet the trained bot, at
+    the table size it was trained for (``num_players`` in `rules` picks one size).
+    ``bot:GAME-Np`` is preferred among the bots of that size.
+    """
+    from cardlab.envs import make_game
+
+    sizes = [rules["num_players"]] if "num_players" in rules else range(2, 9)
+    for n in sizes:
+        try:
+            game = make_game(game_id, {**rules, "num_players": n})
+        except ValueError:
+            continue
+        fits = list(shipped_bots(game))
+        if fits:
+            plain = f"bot:{game_id}-{n}p"
+            return (plain if plain in fits else fits[0]), n
+    players = f"a {rules['num_players']}-player " if "num_players" in rules else "a "
+    raise ValueError(f"no shipped bot fits {players}{game_id} table: give the opponents, e.g. "
+                     f"--opponents expert (shipped bots: {', '.join(shipped_bots())})")
+
+
+def check_bot_name(path: str) -> None:
+    """Refuse a plain name (no folder, no suffix) that is neither a shipped bot nor a file: a typo's hint.
+
+    Why: ``bot:huit-2`` would otherwise be read as the file ``huit-2.json`` and
+    fail with "file not found", saying nothing of the shipped bots.
+    """
+    from cardlab.agents.bot.format import bot_paths
+
+    plain = pathlib.Path(path)
+    if len(plain.parts) != 1 or plain.suffix or plain.exists() or bot_paths(path)[0].exists():
+        return
+    names = [spec[4:] for spec in shipped_bots()]
+    close = difflib.get_close_matches(path, names, n=1, cutoff=0.6)
+    hint = f"did you mean bot:{close[0]}? " if close else ""
+    raise ValueError(f"no shipped bot named {path[:60]!r}: {hint}the shipped bots are "
+                     f"{', '.join('bot:' + n for n in names)} (or give bot:PATH, a bot file or a run folder)")
+
+
 def spec_names(game: Game) -> list[str]:
     """The agent specs accepted for `game`, as help text lists them."""
     return [*_REGISTRY, *game.spec.heuristics, *shipped_bots(game), "bot:PATH"]
@@ -163,6 +206,8 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
                 "folder, e.g. bot:huit-2p, bot:runs/RUN/bot.json or bot:runs/RUN"
             )
         shipped = shipped_bots().get(f"bot:{path}")
+        if shipped is None:
+            check_bot_name(path)
         return load_bot(shipped or path, game, seed=seed)
     if spec in game.spec.heuristics:
         return game.spec.heuristic(spec)(game, seed)

@@ -70,8 +70,12 @@ def parse_suit(text: str) -> int:
     return SUITS.index(s)
 
 
-def parse_card(text: str) -> int:
-    """Parse one card such as ``10H``, ``TH``, ``qs`` or ``JOKER``."""
+def parse_card(text: str, ranks: Sequence[str] = RANKS) -> int:
+    """Parse one card such as ``10H``, ``TH``, ``qs`` or ``JOKER``.
+
+    `ranks`: the ranks an unknown rank's error lists (a game's own deck, e.g.
+    Huit's 7 to A), so the hint names only cards that game has.
+    """
     s = text.strip().upper()
     if s == "JOKER":
         return JOKER
@@ -84,8 +88,8 @@ def parse_card(text: str) -> int:
         rank_txt = "10"
     if rank_txt not in RANKS:
         raise ValueError(
-            f"cannot read card {text!r}: unknown rank {rank_txt!r}, expected one of "
-            f"{' '.join(RANKS)} (or T for 10)"
+            f"cannot read card {text[:20]!r}: unknown rank {rank_txt[:20]!r}, expected one of "
+            f"{' '.join(ranks)} (or T for 10)"
         )
     if suit_txt not in SUITS:
         raise ValueError(

@@ -146,6 +146,9 @@ def read_position(game_id: str, data: Any) -> tuple[Game, int, dict[str, np.ndar
     """
     if not isinstance(data, Mapping):
         raise ValueError("expected a JSON object: a saved state (state_dict()) or a web app position")
+    if "game" not in data:
+        raise ValueError("this JSON object is not a saved state nor a position (it has no 'game' field): "
+                         "give env.unwrapped.state_dict() as JSON, or a position saved by the web app")
     if data.get("game") != game_id:
         raise ValueError(f"this file is for the game {data.get('game')!r}, not {game_id!r}")
     if data.get("format") == VIEW_FORMAT:

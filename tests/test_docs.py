@@ -8,8 +8,10 @@ newcomer nowhere. Every page is checked: README.md and each page of docs/.
 from __future__ import annotations
 
 import importlib
+import os
 import pathlib
 import re
+import subprocess
 import sys
 from typing import Any
 
@@ -64,9 +66,12 @@ def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
     assert ".venv/" in read(".gitignore").splitlines()
     install = "pip install torch==2.13.0 -e {} --config-settings editable_mode=strict"
     assert main_job == f"{venv}{install.format('.')} && cardlab train configs/huit_ppo.yaml"  # no dev extras
-    assert tests == f"{venv}{install.format(chr(34) + '.[dev,ray]' + chr(34))} && python -m pytest"
-    ci = read(".ci/run")
-    assert install.format('".[dev,ray]"').replace("pip install", "pip install -q") in ci  # Ray tests run
+    # The tests' set-up is one script, .ci/setup, which CI runs too: what the tests need (Chromium included).
+    assert tests == f"{venv}.ci/setup && python -m pytest"
+    setup = read(".ci/setup")
+    assert install.format('".[dev,ray]"').replace("pip install", "pip install -q") in setup  # Ray tests run
+    assert "apt-get install -y -q chromium" in setup
+    assert ".ci/setup" in read(".ci/run").splitlines()
     pin = next(line for line in readme.splitlines() if line.startswith("The `torch==2.13.0` pin"))
     assert "CPU" in pin and "GPU" in pin  # what the pin is for, what to do with a GPU: one line
 
@@ -261,3 +266,35 @@ def test_documented_strength_figures_say_where_they_come_from() -> None:
     for name in ("huit_ppo.yaml", "switch_ppo.yaml"):
         comments = "\n".join(line for line in read(f"configs/{name}").splitlines() if line.startswith("#"))
         assert not re.search(r"\d%", comments), f"{name}: rates as fractions, as the docs show them"
+
+
+def stub(folder: pathlib.Path, name: str) -> None:
+    """A command on the PATH that only logs its arguments (to see what .ci/setup runs)."""
+    path = folder / name
+    path.write_text(f'#!/bin/sh\necho "{name} $*" >> "{folder}/log"\n')
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("chromium", [False, True])
+def test_the_test_set_up_installs_chromium_only_when_missing(tmp_path: pathlib.Path, chromium: bool) -> None:
+    """The README's test command on a fresh machine: .ci/setup gets Debian's Chromium, then the extras."""
+    for name in ("apt-get", "sudo", "pip"):
+        stub(tmp_path, name)
+    browser = tmp_path / "chromium"
+    if chromium:
+        stub(tmp_path, "chromium")
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}", CARDLAB_CHROMIUM=str(browser))
+    done = subprocess.run(["bash", str(ROOT / ".ci/setup")], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    pip = 'pip install -q torch==2.13.0 -e .[dev,ray] --config-settings editable_mode=strict'
+    apt = ["apt-get update -q", "apt-get install -y -q chromium"]
+    assert [line.removeprefix("sudo ") for line in log] == ([pip] if chromium else [*apt, pip])
+
+
+def test_the_notebook_extra_installs_jupyter_and_is_documented() -> None:
+    """notebooks/quickstart.ipynb runs by hand after one documented install: the notebook extra's Jupyter."""
+    extra = re.search(r"^notebook = \[(.*)\]$", read("pyproject.toml"), re.MULTILINE)
+    assert extra is not None and re.search(r'"(jupyterlab|notebook)\b', extra.group(1))
+    assert 'pip install -e ".[notebook]"' in read("README.md")

@@ -214,7 +214,9 @@ class TrainConfig:
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
     """evaluation during and after training"""
     checkpoint_every: int = 100_000
-    """save a MaskablePPO checkpoint every this many env steps (and at the end)"""
+    """save a checkpoint every this many env steps (and at the end, and when interrupted)"""
+    checkpoint_minutes: float = 5.0
+    """also save one this many minutes of training after the last (0: by checkpoint_every alone)"""
     device: str = "cpu"
     """torch device; only 'cpu' is supported"""
     torch_threads: int = 1
@@ -376,7 +378,7 @@ def _one_of(value: Any, path: str, accepted: tuple[str, ...]) -> None:
 def _validate(cfg: TrainConfig) -> None:
     _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name)), "name", cfg.name,
            "use letters, digits, '-', '_' and '.' (it names the run folder)")
-    _at_least(cfg, "", 0, "seed", "max_minutes")
+    _at_least(cfg, "", 0, "seed", "max_minutes", "checkpoint_minutes")
     _one_of(cfg.game, "game", games())
     _one_of(cfg.reward, "reward", REWARDS)
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)

@@ -47,7 +47,7 @@ from cardlab.envs.spec import make_game
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig
 from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
-from cardlab.training.progress import Deadline, Progress, next_multiple
+from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
 from cardlab.training.records import (
     EvalHistory,
     EvalReporter,
@@ -163,12 +163,11 @@ class LeanRun:
         cfg = self.cfg
         next_eval = next_multiple(self.steps, cfg.eval.every_steps)
         next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
-        next_checkpoint = next_multiple(self.steps, cfg.checkpoint_every)
+        checkpoints = CheckpointClock(self.steps, cfg.checkpoint_every, cfg.checkpoint_minutes)
         if cfg.self_play.enabled and not list_snapshots(self.league_dir):
             self.snapshot()
-        bar = self.progress.bar(total=cfg.total_timesteps, initial=self.steps, unit="step", unit_scale=True,
-                                desc=cfg.name)
         deadline = Deadline(cfg.max_minutes)
+        bar = TrainingBar(self.progress, cfg.total_timesteps, self.steps, deadline, cfg.name)
         try:
             while self.steps < cfg.total_timesteps and not deadline.passed():
                 start, before = time.perf_counter(), self.steps
@@ -177,7 +176,7 @@ class LeanRun:
                 stats["charts/SPS"] = (self.steps - before) / (time.perf_counter() - start)
                 for key, value in stats.items():
                     self.logger.record(key, value)
-                bar.update(self.steps - before)
+                bar.update(self.steps)
                 if cfg.self_play.enabled and self.steps >= next_snapshot:
                     self.snapshot()
                     next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
@@ -188,12 +187,16 @@ class LeanRun:
                     bar.set_postfix_str(f"last eval ({self.steps:,} steps): "
                                         + ", ".join(f"{tag(r.opponent)} {r.win_rate:.3f}" for r in results))
                     next_eval = next_multiple(self.steps, cfg.eval.every_steps)
-                if self.steps >= next_checkpoint:
+                if checkpoints.due(self.steps):
                     self.checkpoint()
-                    next_checkpoint = next_multiple(self.steps, cfg.checkpoint_every)
+                    checkpoints.reset(self.steps)
                 self.logger.dump(self.steps)
-        finally:
+        except BaseException as err:
             bar.close()
+            if isinstance(err, KeyboardInterrupt) and self.steps > 0:  # what Ctrl-C leaves to resume from
+                self.checkpoint()
+            raise
+        bar.finish()
         self.checkpoint(final=True)
         results = self.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
         self.logger.dump(self.steps)

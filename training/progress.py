@@ -44,3 +44,72 @@ class Deadline:
 
 def next_multiple(steps: int, every: int) -> int:
     return (steps // every + 1) * every
+
+
+class TrainingBar:
+    """The bar of PPO training: it counts to whichever limit comes first, `total_timesteps` or the deadline.
+
+    Why: a run capped by `max_minutes` stops long before its step ceiling, so a
+    bar to the ceiling shows an ETA of hours. With a deadline the bar's total is
+    the steps the average rate so far reaches by then (never past the ceiling),
+    which makes the ETA the time left. `finish` labels the full bar "done", not
+    with the last evaluation, which is older than the bar's end.
+    """
+
+    def __init__(self, progress: Progress, total: int, initial: int, deadline: Deadline, desc: str) -> None:
+        self.ceiling, self.initial, self.deadline = total, initial, deadline
+        self.start = time.monotonic()
+        self.steps = initial
+        self.bar = progress.bar(total=total, initial=initial, unit="step", unit_scale=True, desc=desc)
+
+    @property
+    def total(self) -> int:
+        """The steps the bar counts to now: the ceiling, or fewer if the deadline comes first at this rate."""
+        if self.deadline.end is None or self.steps <= self.initial:
+            return self.ceiling
+        now = time.monotonic()
+        rate = (self.steps - self.initial) / max(now - self.start, 1e-9)
+        reach = self.steps + rate * max(0.0, self.deadline.end - now)
+        return max(self.steps, min(self.ceiling, int(reach)))
+
+    def update(self, steps: int) -> None:
+        """Move the bar to `steps` (the run's step count), its total re-estimated."""
+        added, self.steps = steps - self.steps, steps
+        self.bar.total = self.total
+        self.bar.update(added)
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        self.bar.set_postfix_str(text, refresh=refresh)
+
+    def finish(self) -> str:
+        """Fill the bar at the steps reached (whichever limit came), label it done, close it; the label."""
+        label = f"done: {self.steps:,} steps"
+        self.bar.total = self.steps
+        self.bar.n = self.steps
+        self.bar.set_postfix_str(label, refresh=False)
+        self.bar.close()
+        return label
+
+    def close(self) -> None:
+        """Close the bar as it is (an interrupted run: not done)."""
+        self.bar.close()
+
+
+class CheckpointClock:
+    """When a checkpoint is due: every `checkpoint_every` steps, or `checkpoint_minutes` after the last one.
+
+    Why: a fast run's step interval can be many minutes long; the clock keeps
+    what Ctrl-C or a crash loses to a few minutes of training.
+    """
+
+    def __init__(self, steps: int, every: int, minutes: float) -> None:
+        self.every, self.minutes = every, minutes
+        self.reset(steps)
+
+    def reset(self, steps: int) -> None:
+        """A checkpoint was saved at `steps`: count again from here."""
+        self.next = next_multiple(steps, self.every)
+        self.clock = Deadline(self.minutes)
+
+    def due(self, steps: int) -> bool:
+        return steps >= self.next or self.clock.passed()

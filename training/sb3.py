@@ -13,7 +13,6 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
-from tqdm import tqdm
 
 from cardlab.agents.bot import ACTIVATIONS, export_bot
 from cardlab.training.checkpoints import (
@@ -31,7 +30,7 @@ from cardlab.training.league import (
     save_snapshot,
 )
 from cardlab.training.policy import PrivilegedCriticPolicy
-from cardlab.training.progress import Deadline, Progress, next_multiple
+from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
 from cardlab.training.records import (
     EvalHistory,
     EvalReporter,
@@ -87,15 +86,14 @@ class RunCallback(BaseCallback):
         self.progress = progress
         self.history = EvalHistory(run_dir / "eval.csv")
         self.league_dir = league_folder(run_dir)
-        self.bar: tqdm | None = None
+        self.bar: TrainingBar | None = None
         self.hands: list[tuple[bool, bool, int]] = []  # (won, truncated, hand points) since the last dump
 
     def _on_training_start(self) -> None:
         steps = self.model.num_timesteps
-        self.last_steps = steps
         self.next_eval = next_multiple(steps, self.cfg.eval.every_steps)
         self.next_snapshot = next_multiple(steps, self.cfg.self_play.snapshot_every)
-        self.next_checkpoint = next_multiple(steps, self.cfg.checkpoint_every)
+        self.checkpoints = CheckpointClock(steps, self.cfg.checkpoint_every, self.cfg.checkpoint_minutes)
         if self.cfg.self_play.enabled and not list_snapshots(self.league_dir):
             self.snapshot()
         if steps == 0 and self.cfg.imitation.enabled:  # what imitation alone achieved
@@ -103,8 +101,7 @@ class RunCallback(BaseCallback):
             self.model.logger.dump(0)
         self.deadline = Deadline(self.cfg.max_minutes)
         # The bar starts when training does, after the work above: its ETA is the rate of training alone.
-        self.bar = self.progress.bar(total=self.cfg.total_timesteps, initial=steps, unit="step",
-                                     unit_scale=True, desc=self.cfg.name)
+        self.bar = TrainingBar(self.progress, self.cfg.total_timesteps, steps, self.deadline, self.cfg.name)
         rows = self.history.rows()
         if rows:
             last = int(rows[-1]["steps"])
@@ -124,8 +121,7 @@ class RunCallback(BaseCallback):
     def _on_step(self) -> bool:
         steps = self.model.num_timesteps
         if self.bar is not None:
-            self.bar.update(steps - self.last_steps)
-        self.last_steps = steps
+            self.bar.update(steps)
         for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
             if done and "won" in info:
                 self.hands.append((info["won"], info["truncated"], info["hand_points"]))
@@ -150,12 +146,14 @@ class RunCallback(BaseCallback):
         if steps >= self.next_eval and not final_eval_here:
             self.evaluate(self.cfg.eval.hands)
             self.next_eval = next_multiple(steps, self.cfg.eval.every_steps)
-        if steps >= self.next_checkpoint:
+        if self.checkpoints.due(steps):
             self.checkpoint()
-            self.next_checkpoint = next_multiple(steps, self.cfg.checkpoint_every)
+            self.checkpoints.reset(steps)
 
     def _on_training_end(self) -> None:
-        self.close_bar()
+        if self.bar is not None:
+            self.bar.finish()
+            self.bar = None
 
     def snapshot(self) -> None:
         path = save_snapshot(self.model.policy, self.league_dir, self.model.num_timesteps, game=self.cfg.game,
@@ -231,6 +229,10 @@ def train_sb3(cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress
     except KeyboardInterrupt:
         if env is not None:
             stop_workers(env)
+        trained = getattr(callback, "model", None)
+        if callback is not None and trained is not None and trained.num_timesteps > 0:  # what Ctrl-C leaves
+            callback.close_bar()
+            callback.checkpoint()
         raise
     finally:
         if callback is not None:

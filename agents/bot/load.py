@@ -16,7 +16,7 @@ from torch import nn
 
 from cardlab.agents.base import as_game
 from cardlab.agents.bot.agent import BotAgent
-from cardlab.agents.bot.format import ACTIVATIONS, RUN_BOT, bot_paths, layer_names
+from cardlab.agents.bot.format import ACTIVATIONS, RUN_BOT, SUFFIXES, bot_paths, layer_names
 from cardlab.agents.bot.threads import inference_threads
 from cardlab.agents.bot.validate import check_game, check_network, read_metadata, read_weights, refuse
 from cardlab.envs.spec import get_spec
@@ -60,6 +60,9 @@ def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None
     if folder.is_dir() and not meta_path.is_file():
         raise ValueError(f"the run folder {folder} has no {meta_path.name} (did the run finish?): write its "
                          f"bot from its last checkpoint with `cardlab export {folder} -o {folder / RUN_BOT}`")
+    if not meta_path.is_file() and folder.suffix not in SUFFIXES and not folder.exists():
+        raise ValueError(f"bot {folder}: no such bot file or run folder (give NAME.json, with "
+                         "NAME.safetensors beside it, or a training run's folder)")
     meta = read_metadata(meta_path)
     if game is None:
         try:

@@ -78,6 +78,8 @@ from cardlab.envs.saved import (
 # ---------------------------------------------------------------- cards and points
 RANKS: tuple[int, ...] = (C.SEVEN, C.EIGHT, C.NINE, C.TEN, C.JACK, C.QUEEN, C.KING, C.ACE)
 DECK_CARDS: tuple[int, ...] = tuple(C.make_card(r, s) for r in RANKS for s in range(C.NUM_SUITS))
+DECK_RANKS: tuple[str, ...] = tuple(C.RANKS[r] for r in RANKS)
+"""the rank names of the 32-card deck, as a bad card's error lists them"""
 PLAIN_RANKS: tuple[int, ...] = tuple(r for r in RANKS if r != C.EIGHT)
 _RANK_POINTS = {C.EIGHT: 32, C.ACE: 11, C.TEN: 10, C.NINE: 9, C.SEVEN: 7, C.KING: 4, C.QUEEN: 3, C.JACK: 2}
 POINTS = np.zeros(C.NUM_KINDS, dtype=np.int64)
@@ -165,7 +167,7 @@ def str_to_action(text: str) -> int:
     if parsed.verb == "pass":
         return PASS
     declare = parsed.declare
-    cards = [C.parse_card(t) for t in parsed.cards]
+    cards = [C.parse_card(t, DECK_RANKS) for t in parsed.cards]
     for card in cards:
         if card not in DECK_CARDS:
             raise ValueError(f"{text!r}: {C.card_str(card)} is not in the 32-card deck (B1: 7 to A)")

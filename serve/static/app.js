@@ -97,7 +97,9 @@ function fillSetup() {
         min: rule.low ?? null, max: rule.high ?? null });
     input.dataset.kind = rule.kind;
     input.addEventListener("change", fillSeats);
-    rules.append(el("label", { title: `${rule.doc} (${rule.accepted})` }, `${rule.name} `, input));
+    // A readable name, and the help as text (a phone has no hover for a title).
+    rules.append(el("label", { title: `${rule.doc} (${rule.accepted})` }, `${rule.name.replaceAll("_", " ")} `, input,
+      el("small", { class: "rule-help", text: `${rule.doc} (${rule.accepted})` })));
   }
   fillSeats();
 }
@@ -327,10 +329,14 @@ function renderResult(view) {
   if (!result) return;
   const head = result.truncated ? "The hand ran past the turn limit: no winner, no points."
     : `${result.winner === view.seat ? "You win" : `player_${result.winner} wins`} the hand.`;
+  // One hand at a time: points, change and total are one number, so only a match shows all three.
+  const match = view.mode === "match";
+  const heads = match ? ["player", "points", "change", "total", "hands won"] : ["player", "points this hand", "hands won"];
   const rows = view.players.map((p, seat) => el("tr", {}, el("td", { text: `player_${seat} · ${p.label}` }),
-    el("td", { text: String(result.hand_points[seat]) }), el("td", { text: String(result.score_changes[seat]) }),
-    el("td", { text: String(result.scores[seat]) }), el("td", { text: String(view.wins ? view.wins[seat] : "") })));
-  const table = el("table", {}, el("thead", {}, el("tr", {}, ...["player", "points", "change", "total", "hands won"].map((h) => el("th", { text: h })))), el("tbody", {}, ...rows));
+    el("td", { text: String(result.hand_points[seat]) }),
+    ...(match ? [el("td", { text: String(result.score_changes[seat]) }), el("td", { text: String(result.scores[seat]) })] : []),
+    el("td", { text: String(view.wins ? view.wins[seat] : "") })));
+  const table = el("table", {}, el("thead", {}, el("tr", {}, ...heads.map((h) => el("th", { text: h })))), el("tbody", {}, ...rows));
   const parts = [el("p", { class: "big", text: head }), table];
   if (result.match_over && view.mode === "match") {
     const winners = result.match_winners.map((s) => (s === view.seat ? "you" : `player_${s}`)).join(" and ");

@@ -5,8 +5,8 @@ specs and plays `hands` hands of one match (totals carry over, the dealer
 moves on), one hand by default. On the person's turn it shows the table
 (`table_text` of their seat: the top card, the suit, every hand size, their
 own cards) and the legal moves, numbered; the person types a number or the
-move's text (any case; for Huit the cards below the top may come in any
-order). Bad input is explained and asked again. Every opponent move is shown
+move's text (any case; the cards of a group in any order: when only one
+order is legal, that one is played). Bad input is explained and asked again. Every opponent move is shown
 as text, with what it did to someone beyond the move itself (a Queen or an 8
 that skipped a player, an Ace or a draw run that made them draw: the game's
 `GameSpec.move_notes`), the cards the person drew, and each hand's result at
@@ -61,11 +61,22 @@ def parse_move(text: str, legal: list[int], game: Game) -> int:
         action = game.str_to_action(text)
     except ValueError as err:
         raise ValueError(f"cannot read that move: {err}") from None
-    if action not in legal:
-        raise ValueError(
-            f"{game.action_to_str(action)!r} is not legal now: choose one of the moves listed above"
-        )
-    return action
+    if action in legal:
+        return action
+    same = [a for a in legal if _cards_of(game, a) == _cards_of(game, action)]
+    if len(same) == 1:  # the same group in the one order the rules allow (Huit: a matching card first)
+        return same[0]
+    typed = game.action_to_str(action)
+    if same:
+        orders = " or ".join(repr(game.action_to_str(a)) for a in same)
+        raise ValueError(f"{typed!r} is not legal now: the first card must match the top card and the last "
+                         f"one is left on top; these cards can be laid as {orders}")
+    raise ValueError(f"{typed!r} is not legal now: choose one of the moves listed above")
+
+
+def _cards_of(game: Game, action: int) -> list[str]:
+    """The words of a move's text in sorted order: two orders of one group of cards give the same list."""
+    return sorted(game.action_to_str(action).upper().split())
 
 
 class HumanAgent(Agent):

@@ -314,7 +314,7 @@ def test_refuses_wrong_tensor_shapes(switch_bot: tuple[pathlib.Path, pathlib.Pat
 def test_refuses_missing_files(switch_bot: tuple[pathlib.Path, pathlib.Path], tmp_path: pathlib.Path) -> None:
     with pytest.raises(ValueError, match="file not found"):
         load_bot(tmp_path / "nowhere.json")
-    with pytest.raises(ValueError, match="file not found"):
+    with pytest.raises(ValueError, match="nowhere: no such bot file or run folder"):  # no '.json' appended
         make_agent(f"bot:{tmp_path / 'nowhere'}", switch_v1.env())
     switch_bot[1].unlink()
     with pytest.raises(ValueError, match=r"weights file .* is missing"):

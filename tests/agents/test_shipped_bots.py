@@ -55,5 +55,7 @@ def test_measured_strength_is_in_the_metadata_and_the_readme(name: str) -> None:
 def test_a_path_still_works_and_unknown_names_are_paths() -> None:
     game = make_game("huit", num_players=2)
     assert isinstance(make_agent(f"bot:{SHIPPED_BOTS / 'huit-2p.json'}", game), BotAgent)
-    with pytest.raises(ValueError, match=r"bot huit-9p\.json: file not found"):
+    with pytest.raises(ValueError, match=r"no shipped bot named 'huit-9p': did you mean bot:huit-2p\?"):
         make_agent("bot:huit-9p", game)
+    with pytest.raises(ValueError, match=r"bot huit-9p\.json: file not found"):
+        make_agent("bot:huit-9p.json", game)

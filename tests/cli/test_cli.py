@@ -145,7 +145,7 @@ def test_export_and_train_refusals(run_dir: pathlib.Path, tmp_path: pathlib.Path
     (["--agents", "random", "random", "--rule", "hand_size=99"], "hand_size=99 is out of range"),
     (["--agents", "random", "random", "--rule", "hand_size"], "expected key=value"),
     (["--agents", "random", "random", "--rule", "colour=red"], "unknown rule option(s) colour"),
-    (["--agents", "random", "bot:/no/such/bot"], "bot /no/such/bot.json: file not found"),
+    (["--agents", "random", "bot:/no/such/bot"], "bot /no/such/bot: no such bot file or run folder"),
     (["--agents", "random", "random", "--json", "/no/such/folder/r.json"],
      "folder /no/such/folder does not exist"),
     (["--agents", "random", "random", "--plot", "r.svg"], "give a .png file name"),

@@ -103,8 +103,9 @@ def test_parse_move() -> None:
     assert parse_move(" 2 \n", legal, env.game) == legal[1]
     assert parse_move("PLAY 9s 9H", legal, env.game) == legal[0]
     assert parse_move("play 8c declare d", legal, env.game) == legal[1]
-    with pytest.raises(ValueError, match="'play 9H 9S' is not legal now"):
-        parse_move("play 9H 9S", legal, env.game)  # another top card: another action
+    assert parse_move("play 9H 9S", legal, env.game) == legal[0]  # the one legal order of these cards
+    with pytest.raises(ValueError, match="'play 7S' is not legal now: choose one of the moves listed"):
+        parse_move("play 7S", legal, env.game)
     with pytest.raises(ValueError, match="4 is not a move number: choose 1 to 3"):
         parse_move("4", legal, env.game)
     with pytest.raises(ValueError, match="8s announce a suit"):
@@ -112,3 +113,15 @@ def test_parse_move() -> None:
     switch = switch_v1.raw_env()
     with pytest.raises(ValueError, match="exactly one card per turn"):
         parse_move("play 9S 9H", [65], switch.game)
+
+
+def test_a_group_in_any_order_and_the_game_s_own_ranks() -> None:
+    game = huit_v1.raw_env(num_players=2).game
+    orders = [game.str_to_action(text) for text in ("play AC AH AS", "play AC AS AH")]
+    legal = [game.str_to_action("play AC AS"), *orders, game.str_to_action("draw")]
+    assert parse_move("play AS AC", legal, game) == legal[0]  # the top card's suit first: the one legal order
+    with pytest.raises(ValueError, match=r"the first card must match the top card .* as 'play AH AC AS' or "
+                                         r"'play AS AC AH'"):
+        parse_move("play AS AH AC", legal, game)  # two legal orders of these cards, the typed one is not
+    with pytest.raises(ValueError, match=r"unknown rank 'Z', expected one of 7 8 9 10 J Q K A \(or T"):
+        parse_move("play ZZ", legal, game)

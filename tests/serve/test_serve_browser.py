@@ -1,7 +1,7 @@
 """End to end in a real browser: `cardlab serve` on a free port, headless Chromium (Debian's package)
 driven by Playwright, a whole hand of each game played by clicking, the hint turned on, a screenshot.
 
-Never skipped: without Chromium the test fails and says how to install it (`.ci/run` does).
+Never skipped: without Chromium the test fails and says how to install it (`.ci/setup` does).
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def server() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not pathlib.Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium)")
+        pytest.fail(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium, "
+                    "or run .ci/setup)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -130,7 +131,8 @@ def play_hand(page: Any, game: str, players: int, seat: int, opponent: str, shot
         assert turns < 400, "the hand does not end"
     result = page.inner_text("#result")
     assert page.is_visible("#result") and re.search(r"(You win|player_\d wins) the hand|turn limit", result)
-    assert re.search(r"points\s+change\s+total", result)
+    # One hand at a time: points, change and total would be one number thrice; the table shows it once.
+    assert re.search(r"points this hand\s+hands won", result) and "change" not in result, result
     assert page.is_visible("#replay-link")
     return turns
 
@@ -215,3 +217,20 @@ def test_the_page_opens_on_the_readme_table_and_offers_only_fitting_bots(server:
     page.click("#start")
     assert wait_for_turn(page) in ("your-turn", "hand-over")
     assert page.is_hidden("#error") and "/" not in page.inner_text("#error")
+
+
+def test_the_set_up_form_reads_on_a_phone(server: str, browser: Any) -> None:
+    """Rule options by readable names with their help as text (no hover on a phone), no option cut off."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(f"{server}/?game=huit")
+    page.click("#setup summary")
+    label = page.inner_text("#rules label:has([data-rule='target_score'])")
+    assert "target score" in label and "target_score" not in label
+    assert page.is_visible("#rules label:has([data-rule='target_score']) .rule-help")
+    page.select_option("#mode", "match")
+    # The select is at least as wide as its chosen option's text (plus its arrow), and within the phone.
+    text, width = page.evaluate("""() => { const s = document.querySelector('#mode');
+        const c = document.createElement('canvas').getContext('2d'); c.font = getComputedStyle(s).font;
+        return [c.measureText(s.options[s.selectedIndex].text).width, s.clientWidth]; }""")
+    assert width >= text + 16, (text, width)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390

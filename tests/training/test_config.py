@@ -155,7 +155,8 @@ def test_switch_rules_are_checked_against_switch() -> None:
 @pytest.mark.parametrize(("data", "expected"), [
     (small(opponents=["random", "grandmaster"]),
      ["opponents[1].spec", "grandmaster", "use random, ", "expert", "bot:PATH"]),
-    (small(opponents=[{"spec": "bot:/no/such/bot"}]), ["opponents[0].spec", "not found"]),
+    (small(opponents=[{"spec": "bot:/no/such/bot"}]),
+     ["opponents[0].spec", "no such bot file or run folder"]),
     (small(eval={"opponents": ["random", ""]}), ["eval.opponents[1]", "non-empty"]),
 ])
 def test_bad_agent_specs_are_named(data: dict[str, Any], expected: list[str]) -> None:

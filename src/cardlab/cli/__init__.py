@@ -8,7 +8,7 @@ cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rul
                    as eval]
 cardlab sweep SWEEP.yaml [--sweeps-dir DIR] [--workers N] [--ray-address ADDR]   # Ray Tune (the ray extra)
 cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this machine's runs
-cardlab play GAME --opponents SPEC [SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
+cardlab play GAME [--opponents SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
              [--torch-threads N]
 cardlab rules GAME [--rule k=v ...] [--markdown]
 cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import NoReturn
 
 from cardlab.cli import (
     advise,
@@ -75,13 +76,21 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
 """Every `cardlab` command by name: adding a command is a module and a line here."""
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, as every other bad input (see the README)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print `PROG: error: MESSAGE (see PROG --help)` on stderr and exit with status 2."""
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of `cardlab` and of each of its `COMMANDS`."""
     epilog = f"agent specs: {specs_text()}"
-    parser = argparse.ArgumentParser(prog="cardlab",
+    parser = Parser(prog="cardlab",
                                      description="RL environments and agents for Switch and Huit américain.",
                                      epilog=epilog)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS.values():
         p = sub.add_parser(command.name, help=command.help, epilog=epilog if command.lists_specs else None)
         command.add_arguments(p)

@@ -21,9 +21,10 @@ from cardlab.cli.common import (
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The game, the opponents, hands, seed, the person's seat, rules and threads."""
     add_game(p)
-    p.add_argument("--opponents", required=True, nargs="+", metavar="SPEC",
+    p.add_argument("--opponents", nargs="+", metavar="SPEC",
                    help=f"the other players, space- or comma-separated: {specs_text()}; one seat each, or "
-                        "repeated in order to fill --rule num_players=N")
+                        "repeated in order to fill --rule num_players=N (default: the shipped bot that fits "
+                        "the table, e.g. bot:huit-2p, in every other seat)")
     p.add_argument("--hands", type=whole(1), default=1, metavar="N",
                    help="hands to play, one match (default 1)")
     add_seed(p, "the deals and the opponents")
@@ -35,12 +36,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play on stdin/stdout until the hands are played or the input ends."""
+    from cardlab.agents.base import default_bot
     from cardlab.terminal import play
 
-    opponents = agent_list(args.opponents, "--opponents")
+    rules = rule_options(args.rule)
+    if args.opponents is None:
+        spec, players = default_bot(args.game, rules)
+        opponents = [spec] * (players - 1)
+    else:
+        opponents = agent_list(args.opponents, "--opponents")
     with bot_threads(opponents):
-        return play(args.game, opponents, seed=args.seed, rule_options=rule_options(args.rule),
-                    hands=args.hands, seat=args.seat)
+        return play(args.game, opponents, seed=args.seed, rule_options=rules, hands=args.hands,
+                    seat=args.seat)
 
 
 COMMAND = Command("play", "play against agents in the terminal", add_arguments, run)
