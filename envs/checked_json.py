@@ -18,6 +18,7 @@ import json
 import pathlib
 import re
 import reprlib
+from collections.abc import Iterable
 from typing import Any
 
 MAX_DEPTH = 32
@@ -57,6 +58,18 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
         text = _EXCERPT.repr(value)
     except Exception:  # a value's own __repr__ may fail; the message must not
         text = f"<{type(value).__name__}>"
+    return _cut(text, limit)
+
+
+def key_names(keys: Iterable[Any], most: int = 5) -> str:
+    """Keys for a message: the first `most`, sorted, each cut short; a key that is not a string has quotes."""
+    listed = sorted(keys, key=excerpt)
+    names = [_cut(k, 40) if isinstance(k, str) else excerpt(k, 40) for k in listed[:most]]
+    more = f" and {len(listed) - most} more" if len(listed) > most else ""
+    return ", ".join(names) + more
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
+from cardlab.envs.checked_json import excerpt, key_names
+
 R = TypeVar("R", bound="RuleOptions")
 
 
@@ -64,11 +66,10 @@ class RuleOptions:
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"rule options must be a mapping of name to value, got {type(options).__name__}")
         options = dict(options or {})
-        bad_keys = [k for k in options if not isinstance(k, str)]
-        unknown = sorted(str(k) for k in set(options) - set(cls.names()))
-        if unknown or bad_keys:
+        unknown = [k for k in options if not isinstance(k, str) or k not in cls.names()]
+        if unknown:
             raise ValueError(
-                f"unknown rule option(s) {', '.join(unknown)} for {cls.GAME}; "
+                f"unknown rule option(s) {key_names(unknown)} for {cls.GAME}; "
                 f"accepted: {', '.join(cls.names())}"
             )
         return cls(**options)
@@ -78,9 +79,9 @@ class RuleOptions:
             value = getattr(self, f.name)
             expected = f.type if isinstance(f.type, type) else {"bool": bool, "int": int}.get(str(f.type))
             if expected is bool and not isinstance(value, bool):
-                raise ValueError(f"rule option {f.name} must be true or false, got {value!r}")
+                raise ValueError(f"rule option {f.name} must be true or false, got {excerpt(value)}")
             if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ValueError(f"rule option {f.name} must be a whole number, got {value!r}")
+                raise ValueError(f"rule option {f.name} must be a whole number, got {excerpt(value)}")
             low, high = f.metadata.get("low"), f.metadata.get("high")
             if expected is int and low is not None:
                 self.check_range(f.name, low, high)

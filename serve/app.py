@@ -44,6 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cardlab.agents.base import shipped_bots
 from cardlab.agents.bot import bot_paths
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game, games, get_spec, make_game
 from cardlab.serve.table import MODES, Player, Replay, Table
 from cardlab.serve.view import rule_fields
@@ -125,7 +126,8 @@ class Catalogue:
             if choice.name == name:
                 return choice.spec
         names = ", ".join(c.name for c in self.for_game(game))
-        raise ValueError(f"unknown agent {name!r} for {game.id} with {game.num_players} players: use {names}")
+        raise ValueError(f"unknown agent {excerpt(name)} for {game.id} with {game.num_players} players: "
+                         f"use {names}")
 
 
 # ---------------------------------------------------------------- the store

@@ -146,7 +146,7 @@ def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> Non
         )
     game_rules = game.rules.to_dict()
     diffs = [
-        f"{k}={meta['rules'].get(k, '(missing)')!r} (game: {game_rules.get(k, '(missing)')!r})"
+        f"{k}={excerpt(meta['rules'].get(k, '(missing)'))} (game: {excerpt(game_rules.get(k, '(missing)'))})"
         for k in sorted(set(game_rules) | set(meta["rules"]))
         if meta["rules"].get(k, "(missing)") != game_rules.get(k, "(missing)")
     ]
