@@ -11,14 +11,25 @@ from cardlab.envs.checked_json import excerpt, key_names
 R = TypeVar("R", bound="RuleOptions")
 
 
+COUNT_HIGH = 1_000_000
+"""The upper bound of a whole-number option given no `high` (target scores, turns, streaks): the
+batched engines keep counts in int32 arrays, and the observers divide by them as floats."""
+TOTAL_HIGH = 1_000_000_000
+"""The largest magnitude of a saved total (scores, hand points, hands played): int32 holds it with room
+for many hands' points."""
+
+
 def option(
     default: Any, doc: str, low: int | None = None, high: int | None = None, accepted: str = ""
 ) -> Any:
     """A rule option field: its default, what it means and its range, written once.
 
-    `low`/`high` bound a whole number (checked on construction); `accepted`
+    `low`/`high` bound a whole number (checked on construction; `high` is
+    `COUNT_HIGH` unless given, so no count is unbounded); `accepted`
     describes other values for the docs (its checks then live in `validate`).
     """
+    if low is not None and high is None:
+        high = COUNT_HIGH
     meta = {"doc": doc, "low": low, "high": high, "accepted": accepted}
     return dataclasses.field(default=default, metadata=meta)
 
@@ -93,7 +104,8 @@ class RuleOptions:
     def check_range(self, name: str, low: int, high: int | None = None) -> None:
         value = getattr(self, name)
         if value < low or (high is not None and value > high):
-            raise ValueError(f"rule option {name}={value} is out of range: accepted {_range_text(low, high)}")
+            raise ValueError(f"rule option {name}={excerpt(value)} is out of range: "
+                             f"accepted {_range_text(low, high)}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -102,4 +114,4 @@ class RuleOptions:
 def _range_text(low: int | None, high: int | None) -> str:
     if low is None:
         return ""
-    return f"{low} to {high}" if high is not None else f"at least {low}"
+    return f"{low} to {high:,}" if high is not None else f"at least {low}"

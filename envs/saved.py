@@ -21,7 +21,7 @@ from cardlab.envs.cards import (
 )
 from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.envs.match import Match
-from cardlab.envs.options import RuleOptions
+from cardlab.envs.options import TOTAL_HIGH, RuleOptions
 
 
 def check_deal(
@@ -73,9 +73,10 @@ def match_from_deal(deal: Mapping[str, Any], num_players: int) -> Match:
     if "scores" in deal:
         scores = deal["scores"]
         if not isinstance(scores, (list, tuple)) or len(scores) != n or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in scores
+            isinstance(s, int) and not isinstance(s, bool) and -TOTAL_HIGH <= s <= TOTAL_HIGH for s in scores
         ):
-            raise ValueError(f"deal['scores'] must be a list of {n} whole numbers, got {excerpt(scores)}")
+            raise ValueError(f"deal['scores'] must be a list of {n} whole numbers from {-TOTAL_HIGH:,} to "
+                             f"{TOTAL_HIGH:,}, got {excerpt(scores)}")
         match.scores = list(scores)
     return match
 

@@ -113,7 +113,7 @@ def action_id(action: Any, num_actions: int) -> int:
         )
     value = int(value)
     if not 0 <= value < num_actions:
-        raise ValueError(f"action id {value} is out of range: ids are 0..{num_actions - 1}")
+        raise ValueError(f"action id {excerpt(value)} is out of range: ids are 0..{num_actions - 1}")
     return value
 
 

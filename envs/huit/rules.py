@@ -144,7 +144,7 @@ def group_cards(action: int) -> list[int]:
 def action_to_str(action: int) -> str:
     """Text of an action id, e.g. ``play 9S 9H`` or ``play 8C 8D declare S``."""
     if not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action id {action} is out of range: Huit ids are 0..{NUM_ACTIONS - 1}")
+        raise ValueError(f"action id {excerpt(action)} is out of range: Huit ids are 0..{NUM_ACTIONS - 1}")
     if action == DRAW:
         return "draw"
     if action == PASS:
@@ -222,7 +222,7 @@ class HuitRules(RuleOptions):
         most = len(DECK_CARDS) // self.num_players
         if not 1 <= self.hand_size <= most:
             raise ValueError(
-                f"rule option hand_size={self.hand_size} is out of range: accepted 1 to {most} "
+                f"rule option hand_size={excerpt(self.hand_size)} is out of range: accepted 1 to {most} "
                 f"for {self.num_players} players, or 'all'"
             )
 

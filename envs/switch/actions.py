@@ -50,7 +50,7 @@ DECLARE_IDS: list[int] = [DECLARE + s for s in range(C.NUM_SUITS)]
 def action_to_str(action: int) -> str:
     """Text of an action id, in the grammar of the issue (``play JS declare H``)."""
     if not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action id {action} is out of range: Switch ids are 0..{NUM_ACTIONS - 1}")
+        raise ValueError(f"action id {excerpt(action)} is out of range: Switch ids are 0..{NUM_ACTIONS - 1}")
     if action == DRAW:
         return "draw"
     if action == PASS:
