@@ -21,7 +21,6 @@ likeliest moves. The web app's hints and `cardlab advise` use it.
 
 from __future__ import annotations
 
-import json
 import pathlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from cardlab.envs.checked_json import excerpt
+from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.envs.spec import Game
 
 THREADS_ENV = "CARDLAB_TORCH_THREADS"
@@ -136,7 +135,7 @@ def shipped_bots(game: Game | None = None) -> dict[str, pathlib.Path]:
     found = {}
     for path in sorted(SHIPPED_BOTS.glob("*.json")):
         if game is not None:
-            meta = json.loads(path.read_text(encoding="utf-8"))
+            meta = read_json_file(path)
             if meta.get("game") != game.id or meta.get("num_players") != game.num_players:
                 continue
         found[f"bot:{path.stem}"] = path

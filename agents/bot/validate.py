@@ -82,6 +82,7 @@ _FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("network.layer_sizes", lambda v: isinstance(v, list), "a list of layer widths"),
     ("network.activation", lambda v: isinstance(v, str) and v in ACTIVATIONS,
      f"one of {', '.join(ACTIVATIONS)}"),
+    ("summary", lambda v: isinstance(v, dict), "an object (the training summary export writes)"),
     ("weights", lambda v: isinstance(v, dict), "an object with the weights file's sha256"),
     ("weights.sha256", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) is not None,
      "64 lowercase hex digits"),
