@@ -124,11 +124,6 @@ def read_json(data: bytes | str, what: str, max_bytes: int = MAX_BYTES, max_dept
 def read_json_file(path: pathlib.Path, what: str = "", max_bytes: int = MAX_BYTES) -> Any:
     """`read_json` of a file, reading at most `max_bytes` + 1 bytes of it (a huge file is not read whole)."""
     what = what or f"the file {path}"
-    try:
-        with path.open("rb") as f:
-            data = f.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise ValueError(f"{path} is a folder, not a JSON file") from None
+    with path.open("rb") as f:  # an OSError (no such file) is the caller's to word
+        data = f.read(max_bytes + 1)
     return read_json(data, what, max_bytes)

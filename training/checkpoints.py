@@ -149,8 +149,8 @@ def save_checkpoint(model: Saveable, path: Path) -> str:
         tmp.unlink(missing_ok=True)
         if _disk_full(err, path.parent):
             free = shutil.disk_usage(path.parent).free
-            raise OSError(errno.ENOSPC, f"the disk is full ({free:,} bytes free), the checkpoint is not saved",
-                          str(path)) from None
+            raise OSError(errno.ENOSPC, f"the disk is full ({free:,} bytes free): the checkpoint is not "
+                          "saved", str(path)) from None
         raise
     return digest
 

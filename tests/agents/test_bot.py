@@ -605,7 +605,7 @@ def test_refuses_finite_weights_whose_logits_overflow(switch_bot: Bot) -> None:
     (lambda p: p.write_text("[" * 100_000), "nests arrays/objects more than 32 deep"),
     (lambda p: _edit_meta(p, lambda m: m.update(summary=[1])), "the metadata field summary is [1]"),
     (lambda p: p.write_bytes(b" " * (MAX_METADATA_BYTES + 1)), "larger than 1,048,576 bytes"),
-])
+], ids=["deep", "summary-list", "huge-file"])
 def test_cardlab_serve_refuses_bad_bot_files_at_start_up(switch_bot: Bot, damage: Any, words: str) -> None:
     from cardlab.serve.app import named_bots
 

@@ -251,7 +251,7 @@ def test_eval_refuses_a_huge_rule_option_in_one_line(tmp_path: pathlib.Path) -> 
 @pytest.mark.parametrize(("content", "words"), [
     ("[" * 3000 + "]" * 3000, "nests arrays/objects more than 32 deep"),
     ("SCORES", "saved state field 'scores'[0] must be a whole number -1000000000..1000000000"),
-])
+], ids=["deep", "huge-scores"])
 def test_advise_refuses_deep_or_huge_state_files_in_one_line(tmp_path: pathlib.Path, content: str,
                                                              words: str) -> None:
     import json

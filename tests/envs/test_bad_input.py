@@ -246,7 +246,7 @@ BAD_OPTIONS = [
     (huit_v1, {"num_players": 1}, ["num_players=1", "2 to 6"]),
     (huit_v1, {"num_players": 7}, ["num_players=7", "2 to 6"]),
     (switch_v1, {"hand_size": 60}, ["hand_size=60", "deck holds 216"]),
-    (switch_v1, {"hand_size": 0}, ["hand_size=0", "at least 1"]),
+    (switch_v1, {"hand_size": 0}, ["hand_size=0", "1 to 279"]),
     (huit_v1, {"hand_size": 9}, ["hand_size=9", "1 to 8", "'all'"]),
     (huit_v1, {"hand_size": "most"}, ["hand_size", "'most'", "'all'"]),
     (switch_v1, {"num_players": "4"}, ["num_players", "whole number"]),

@@ -71,7 +71,7 @@ def test_huge_scores_of_a_stacked_deal_are_refused() -> None:
     ('{"a": NaN}', "NaN is not a JSON number"),
     (b"\xff\xfe", "is not UTF-8 text"),
     ("[1,", "is not valid JSON"),
-])
+], ids=["deep", "long-int", "long-float", "nan", "not-utf8", "truncated"])
 def test_the_checked_reader_refuses_with_one_short_value_error(text: Any, words: str) -> None:
     with pytest.raises(ValueError, match="the thing") as info:
         read_json(text, "the thing")

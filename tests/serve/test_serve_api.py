@@ -332,7 +332,7 @@ def test_bots_from_the_command_line_are_offered_by_name(tmp_path: Any,
     ("/api/replays", b"1" * 5_000, "a number of 5,000 characters"),
     ("/api/games", b"[" * 100_000, "nests arrays/objects more than 32 deep"),
     ("/api/games", b'{"seed": ' + b"1" * 5_000 + b"}", "a number of 5,000 characters"),
-])
+], ids=["replay-deep", "replay-number", "game-deep", "game-number"])
 def test_deep_or_huge_json_bodies_are_a_400(api: TestClient, path: str, body: bytes, words: str) -> None:
     refused(api.post(path, content=body, headers={"content-type": "application/json"}), 400, words)
     assert api.post("/api/games", json=HUIT).status_code == 200  # the next request is served
