@@ -252,7 +252,7 @@ BAD_OPTIONS = [
     (switch_v1, {"num_players": "4"}, ["num_players", "whole number"]),
     (switch_v1, {"match_rank": 1}, ["match_rank", "true or false"]),
     (huit_v1, {"queen_skips_each": "yes"}, ["queen_skips_each", "true or false"]),
-    (huit_v1, {"max_turns": 0}, ["max_turns=0", "at least 1"]),
+    (huit_v1, {"max_turns": 0}, ["max_turns=0", "1 to 1,000,000"]),
     (switch_v1, {"foo": 1}, ["foo", "accepted", "num_players", "env options"]),
     (huit_v1, {"num_decks": 2}, ["num_decks", "accepted", "hand_size"]),
     (switch_v1, {"episode": "foo"}, ["episode='foo'", "'hand'", "'match'"]),
