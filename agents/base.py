@@ -22,7 +22,6 @@ likeliest moves. The web app's hints and `cardlab advise` use it.
 from __future__ import annotations
 
 import difflib
-import json
 import pathlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.envs.spec import Game
 
 THREADS_ENV = "CARDLAB_TORCH_THREADS"
@@ -121,7 +121,7 @@ def advise(agent: Agent, observation: dict[str, np.ndarray], top: int = 3) -> li
 def register(name: str, factory: AgentFactory) -> None:
     """Add an agent spec for every game (a game's own heuristics are in its `GameSpec`)."""
     if not isinstance(name, str) or not name or name.startswith("bot:") or ":" in name:
-        raise ValueError(f"agent spec names are plain words (no ':'), got {name!r}")
+        raise ValueError(f"agent spec names are plain words (no ':'), got {excerpt(name)}")
     _REGISTRY[name] = factory
 
 
@@ -136,7 +136,7 @@ def shipped_bots(game: Game | None = None) -> dict[str, pathlib.Path]:
     found = {}
     for path in sorted(SHIPPED_BOTS.glob("*.json")):
         if game is not None:
-            meta = json.loads(path.read_text(encoding="utf-8"))
+            meta = read_json_file(path)
             if meta.get("game") != game.id or meta.get("num_players") != game.num_players:
                 continue
         found[f"bot:{path.stem}"] = path
@@ -213,4 +213,4 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
         return game.spec.heuristic(spec)(game, seed)
     if spec in _REGISTRY:
         return _REGISTRY[spec](game, seed)
-    raise ValueError(f"unknown agent spec {spec!r} for {game.id}: use {', '.join(spec_names(game))}")
+    raise ValueError(f"unknown agent spec {excerpt(spec)} for {game.id}: use {', '.join(spec_names(game))}")

@@ -32,6 +32,7 @@ from cardlab.agents.base import Agent, make_agent
 from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.runtime import import_ray, ray_session, task_error
 from cardlab.envs import make_game
+from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import HAND, MATCH, check_seed, players_for, seat_slots, table_rules
 from cardlab.evaluation.evaluate import play_deals
 from cardlab.evaluation.results import EpisodeRecord, EvalResult
@@ -72,7 +73,7 @@ def _plan(game: str, specs: Sequence[str], hands: int, matches: int,
     """What `evaluate` would play, checked the same way (the same messages for bad arguments)."""
     for name, value in (("hands", hands), ("matches", matches)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+            raise ValueError(f"{name} must be a whole number >= 0, got {excerpt(value)}")
     if hands == 0 and matches == 0:
         raise ValueError("nothing to play: give hands > 0 or matches > 0")
     rules = dict(rule_options or {})

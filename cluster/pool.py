@@ -22,6 +22,7 @@ from typing import Any
 
 from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.runtime import import_ray
+from cardlab.envs.checked_json import excerpt
 from cardlab.training.league import POPULATION_SEPARATOR, SNAPSHOT_PREFIX
 
 SNAPSHOT_NAME = re.compile(rf"[A-Za-z0-9_.-]+{POPULATION_SEPARATOR}{SNAPSHOT_PREFIX}[0-9]+")
@@ -38,7 +39,7 @@ class BotPool:
 
     def publish(self, name: str, bot: BotFile) -> None:
         if not SNAPSHOT_NAME.fullmatch(name):
-            raise ValueError(f"{name!r} is not a snapshot's name (<learner>__snapshot_<steps>)")
+            raise ValueError(f"{excerpt(name)} is not a snapshot's name (<learner>__snapshot_<steps>)")
         self.bots[name] = bot
         learner = name.rpartition(POPULATION_SEPARATOR)[0]
         mine = sorted((n for n in self.bots if n.rpartition(POPULATION_SEPARATOR)[0] == learner),

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from cardlab.envs.checked_json import excerpt
+
 INSTALL_HINT = 'pip install -e ".[ray]"'
 # Ray reads this when it picks a node's address: "0" keeps a local Ray on 127.0.0.1 instead of the
 # machine's network address (nothing outside this machine is needed or reachable).
@@ -38,7 +40,7 @@ def import_ray() -> ModuleType:
 
 def check_workers(workers: int | None) -> int | None:
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+        raise ValueError(f"workers must be a whole number >= 1, got {excerpt(workers)}")
     return workers
 
 

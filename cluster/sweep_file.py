@@ -12,6 +12,7 @@ import pathlib
 import re
 from typing import Any
 
+from cardlab.envs.checked_json import excerpt
 from cardlab.training.config import (
     TrainConfig,
     config_from_dict,
@@ -168,7 +169,7 @@ def _absolute_paths(base: dict[str, Any]) -> dict[str, Any]:
 
 def _check(ok: bool, key: str, value: Any, accepted: str) -> None:
     if not ok:
-        raise ValueError(f"sweep key {key}={value!r} is not accepted: {accepted}")
+        raise ValueError(f"sweep key {key}={excerpt(value)} is not accepted: {accepted}")
 
 
 def load_sweep(path: str | pathlib.Path) -> Sweep:
@@ -237,4 +238,5 @@ def _check_search(sweep: Sweep, key: str, spec: Any) -> None:
         try:
             sweep.trial_config(nested(key, value), sweep.config.seeds[0])
         except ValueError as err:
-            raise ValueError(f"sweep key {where}: the value {value!r} makes a bad config: {err}") from None
+            raise ValueError(f"sweep key {where}: the value {excerpt(value)} makes a bad config: "
+                             f"{err}") from None

@@ -23,6 +23,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from cardlab.envs import cards as C
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.layout import Layout
 from cardlab.envs.match import points_reward, win_rewards
 from cardlab.envs.spec import Game, GameSpec, action_id, get_spec
@@ -36,7 +37,7 @@ RENDER_MODES = (None, "ansi", "human")
 def _choice(name: str, value: Any, accepted: tuple[Any, ...]) -> Any:
     if value not in accepted:
         shown = ", ".join(repr(a) for a in accepted)
-        raise ValueError(f"option {name}={value!r} is not accepted: use one of {shown}")
+        raise ValueError(f"option {name}={excerpt(value)} is not accepted: use one of {shown}")
     return value
 
 
@@ -196,7 +197,7 @@ class CardGameEnv(AECEnv):
             number = action_id(action, self.NUM_ACTIONS)
             what = f"{number} ({self.action_to_str(number)})"
         except ValueError:
-            what = f"{action!r} (not an action id 0..{self.NUM_ACTIONS - 1})"
+            what = f"{excerpt(action)} (not an action id 0..{self.NUM_ACTIONS - 1})"
         message = f"illegal action {what} for {agent}; legal actions: {legal}"
         if self.illegal_action == "raise":
             raise ValueError(message)

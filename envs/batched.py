@@ -74,6 +74,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.aec import EPISODES
+from cardlab.envs.checked_json import excerpt
 
 
 @njit(cache=True)
@@ -154,10 +155,10 @@ class BatchedEngine:
         if not issubclass(type(rules), self.RULES_CLASS):  # (no narrowing: rules keeps its game type)
             raise ValueError(f"rules must be {self.RULES_CLASS.__name__}, got {type(rules).__name__}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+            raise ValueError(f"batch_size must be a whole number >= 1, got {excerpt(batch_size)}")
         if episode not in EPISODES:
             accepted = ", ".join(map(repr, EPISODES))
-            raise ValueError(f"episode={episode!r} is not accepted: use one of {accepted}")
+            raise ValueError(f"episode={excerpt(episode)} is not accepted: use one of {accepted}")
         self.rules, self.batch_size, self.episode = rules, int(batch_size), episode
         self.n: int = rules.num_players
         self.num_actions: int = self.RULES.NUM_ACTIONS
@@ -177,17 +178,17 @@ class BatchedEngine:
             return np.flatnonzero(idx).astype(np.int64)
         accepted = f"slot indices 0..{self.batch_size - 1} or a ({self.batch_size},) bool mask"
         if idx.dtype == np.bool_ or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
-            raise ValueError(f"slots must be {accepted}, got {slots!r:.80}")
+            raise ValueError(f"slots must be {accepted}, got {excerpt(slots)}")
         idx = idx.astype(np.int64).ravel()
         if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size):
-            raise ValueError(f"slots must be {accepted}, got {slots!r:.80}")
+            raise ValueError(f"slots must be {accepted}, got {excerpt(slots)}")
         return np.unique(idx)  # a slot named twice is dealt once
 
     def _check_slot(self, slot: Any) -> int:
         """One slot index (`load`, `to_state`, `state_dict`), as an int."""
         whole = isinstance(slot, (int, np.integer)) and not isinstance(slot, bool)
         if not whole or not 0 <= slot < self.batch_size:
-            raise ValueError(f"slot must be an index 0..{self.batch_size - 1}, got {slot!r}")
+            raise ValueError(f"slot must be an index 0..{self.batch_size - 1}, got {excerpt(slot)}")
         return int(slot)
 
     def reset(self, slots: Any = None) -> None:

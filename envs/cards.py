@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from cardlab.envs.checked_json import excerpt
+
 RANKS: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS: tuple[str, ...] = ("S", "H", "D", "C")
 SUIT_NAMES: tuple[str, ...] = ("spades", "hearts", "diamonds", "clubs")
@@ -66,7 +68,7 @@ def parse_suit(text: str) -> int:
     """Parse a suit letter (``S H D C``, any case)."""
     s = text.strip().upper()
     if s not in SUITS:
-        raise ValueError(f"unknown suit {text!r}: expected one of {' '.join(SUITS)}")
+        raise ValueError(f"unknown suit {excerpt(text)}: expected one of {' '.join(SUITS)}")
     return SUITS.index(s)
 
 
@@ -81,19 +83,20 @@ def parse_card(text: str, ranks: Sequence[str] = RANKS) -> int:
         return JOKER
     if len(s) < 2:
         raise ValueError(
-            f"cannot read card {text!r}: expected rank then suit, e.g. 10H, QS, 8D, or JOKER"
+            f"cannot read card {excerpt(text)}: expected rank then suit, e.g. 10H, QS, 8D, or JOKER"
         )
     rank_txt, suit_txt = s[:-1], s[-1]
     if rank_txt == "T":
         rank_txt = "10"
     if rank_txt not in RANKS:
         raise ValueError(
-            f"cannot read card {text[:20]!r}: unknown rank {rank_txt[:20]!r}, expected one of "
+            f"cannot read card {excerpt(text)}: unknown rank {excerpt(rank_txt)}, expected one of "
             f"{' '.join(ranks)} (or T for 10)"
         )
     if suit_txt not in SUITS:
         raise ValueError(
-            f"cannot read card {text!r}: unknown suit {suit_txt!r}, expected one of {' '.join(SUITS)}"
+            f"cannot read card {excerpt(text)}: unknown suit {excerpt(suit_txt)}, expected one of "
+            f"{' '.join(SUITS)}"
         )
     return make_card(RANKS.index(rank_txt), SUITS.index(suit_txt))
 
@@ -121,16 +124,16 @@ def parse_card_list(items: Sequence[str], where: str) -> list[int]:
     (a dict by its keys, a set in no fixed order), hiding the mistake.
     """
     if isinstance(items, str):
-        raise ValueError(f"{where}: expected a list of card strings, got the string {items!r}")
+        raise ValueError(f"{where}: expected a list of card strings, got the string {excerpt(items)}")
     if not isinstance(items, (list, tuple)):
         raise ValueError(
             f"{where}: expected a list of card strings such as ['9S', '10H'], "
-            f"got {type(items).__name__} {items!r:.60}"
+            f"got {type(items).__name__} {excerpt(items)}"
         )
     out = []
     for i, item in enumerate(items):
         if not isinstance(item, str):
-            raise ValueError(f"{where}[{i}]: expected a card string such as '10H', got {item!r}")
+            raise ValueError(f"{where}[{i}]: expected a card string such as '10H', got {excerpt(item)}")
         try:
             out.append(parse_card(item))
         except ValueError as err:

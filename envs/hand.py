@@ -12,6 +12,7 @@ import numpy as np
 
 from cardlab.envs.cards import NUM_KINDS, card_str, cards_to_counts, counts_to_cards
 from cardlab.envs.match import Match
+from cardlab.envs.options import TOTAL_HIGH
 from cardlab.envs.rng import rng_from_state
 from cardlab.envs.saved import (
     check_deal,
@@ -219,17 +220,17 @@ class HandState:
         most_streak = self.rules.streak_length - 1 if self.STREAK else 0
         self.match = Match(
             n,
-            saved_int_list(data, "scores", n),
+            saved_int_list(data, "scores", n, -TOTAL_HIGH, TOTAL_HIGH),
             saved_seat(data, "dealer", n),
             saved_int_list(data, "streaks", n, 0, most_streak),
-            saved_int(data, "hands_played", 0),
+            saved_int(data, "hands_played", 0, TOTAL_HIGH),
         )
         self.turn = saved_int(data, "turn", 0, self.rules.max_turns)
         self.hand_over = saved_bool(data, "hand_over")
         self.truncated = saved_bool(data, "truncated")
         self.winner = saved_seat_or_none(data, "winner", n)
-        self.hand_points = saved_int_list(data, "hand_points", n, 0)
-        self.score_changes = saved_int_list(data, "score_changes", n)
+        self.hand_points = saved_int_list(data, "hand_points", n, 0, TOTAL_HIGH)
+        self.score_changes = saved_int_list(data, "score_changes", n, -TOTAL_HIGH, TOTAL_HIGH)
         self.match_over = saved_bool(data, "match_over")
 
     def _check_end(self) -> None:

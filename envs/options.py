@@ -6,7 +6,17 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
+from cardlab.envs.checked_json import excerpt, key_names
+
 R = TypeVar("R", bound="RuleOptions")
+
+
+COUNT_HIGH = 1_000_000
+"""The upper bound of a whole-number option given no `high` (target scores, turns, streaks): the
+batched engines keep counts in int32 arrays, and the observers divide by them as floats."""
+TOTAL_HIGH = 1_000_000_000
+"""The largest magnitude of a saved total (scores, hand points, hands played): int32 holds it with room
+for many hands' points."""
 
 
 def option(
@@ -14,9 +24,12 @@ def option(
 ) -> Any:
     """A rule option field: its default, what it means and its range, written once.
 
-    `low`/`high` bound a whole number (checked on construction); `accepted`
+    `low`/`high` bound a whole number (checked on construction; `high` is
+    `COUNT_HIGH` unless given, so no count is unbounded); `accepted`
     describes other values for the docs (its checks then live in `validate`).
     """
+    if low is not None and high is None:
+        high = COUNT_HIGH
     meta = {"doc": doc, "low": low, "high": high, "accepted": accepted}
     return dataclasses.field(default=default, metadata=meta)
 
@@ -64,11 +77,10 @@ class RuleOptions:
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"rule options must be a mapping of name to value, got {type(options).__name__}")
         options = dict(options or {})
-        bad_keys = [k for k in options if not isinstance(k, str)]
-        unknown = sorted(str(k) for k in set(options) - set(cls.names()))
-        if unknown or bad_keys:
+        unknown = [k for k in options if not isinstance(k, str) or k not in cls.names()]
+        if unknown:
             raise ValueError(
-                f"unknown rule option(s) {', '.join(unknown)} for {cls.GAME}; "
+                f"unknown rule option(s) {key_names(unknown)} for {cls.GAME}; "
                 f"accepted: {', '.join(cls.names())}"
             )
         return cls(**options)
@@ -78,9 +90,9 @@ class RuleOptions:
             value = getattr(self, f.name)
             expected = f.type if isinstance(f.type, type) else {"bool": bool, "int": int}.get(str(f.type))
             if expected is bool and not isinstance(value, bool):
-                raise ValueError(f"rule option {f.name} must be true or false, got {value!r}")
+                raise ValueError(f"rule option {f.name} must be true or false, got {excerpt(value)}")
             if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ValueError(f"rule option {f.name} must be a whole number, got {value!r}")
+                raise ValueError(f"rule option {f.name} must be a whole number, got {excerpt(value)}")
             low, high = f.metadata.get("low"), f.metadata.get("high")
             if expected is int and low is not None:
                 self.check_range(f.name, low, high)
@@ -92,7 +104,8 @@ class RuleOptions:
     def check_range(self, name: str, low: int, high: int | None = None) -> None:
         value = getattr(self, name)
         if value < low or (high is not None and value > high):
-            raise ValueError(f"rule option {name}={value} is out of range: accepted {_range_text(low, high)}")
+            raise ValueError(f"rule option {name}={excerpt(value)} is out of range: "
+                             f"accepted {_range_text(low, high)}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -101,4 +114,4 @@ class RuleOptions:
 def _range_text(low: int | None, high: int | None) -> str:
     if low is None:
         return ""
-    return f"{low} to {high}" if high is not None else f"at least {low}"
+    return f"{low} to {high:,}" if high is not None else f"at least {low}"

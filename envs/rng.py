@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.envs.saved import is_whole, key_names, shown
+from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.envs.saved import is_whole, shown
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def _check_rng_layout(given: Mapping[str, Any], model: Mapping[str, Any], where:
     if set(given) != set(model):
         raise ValueError(f"{where} must have the keys {key_names(model)}, got {key_names(given)}")
     for key, example in model.items():
-        value, path = given[key], f"{where}[{key!r}]"
+        value, path = given[key], f"{where}[{excerpt(key)}]"
         if isinstance(example, str):
             continue
         if isinstance(example, Mapping):

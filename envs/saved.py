@@ -5,7 +5,7 @@ Each refusal is a `ValueError` that names the field, what is accepted and an exc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,8 +19,9 @@ from cardlab.envs.cards import (
     parse_card_list,
     parse_suit,
 )
+from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.envs.match import Match
-from cardlab.envs.options import RuleOptions
+from cardlab.envs.options import TOTAL_HIGH, RuleOptions
 
 
 def check_deal(
@@ -39,7 +40,7 @@ def check_deal(
     if not isinstance(hands, (list, tuple)) or len(hands) != num_players:
         raise ValueError(
             f"{prefix}'hands' must be a list of {num_players} lists of card strings (one per seat), "
-            f"got {hands!r:.80}"
+            f"got {excerpt(hands)}"
         )
     parsed_hands = [parse_card_list(h, f"{prefix}hands[{i}]") for i, h in enumerate(hands)]
     parsed_piles = {name: parse_card_list(pile, f"{prefix}{name}") for name, pile in piles.items()}
@@ -67,27 +68,22 @@ def match_from_deal(deal: Mapping[str, Any], num_players: int) -> Match:
     n = num_players
     dealer = deal.get("dealer", n - 1)
     if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < n:
-        raise ValueError(f"deal['dealer'] must be a seat index 0..{n - 1}, got {dealer!r}")
+        raise ValueError(f"deal['dealer'] must be a seat index 0..{n - 1}, got {excerpt(dealer)}")
     match = Match.new(n, dealer)
     if "scores" in deal:
         scores = deal["scores"]
         if not isinstance(scores, (list, tuple)) or len(scores) != n or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in scores
+            isinstance(s, int) and not isinstance(s, bool) and -TOTAL_HIGH <= s <= TOTAL_HIGH for s in scores
         ):
-            raise ValueError(f"deal['scores'] must be a list of {n} whole numbers, got {scores!r}")
+            raise ValueError(f"deal['scores'] must be a list of {n} whole numbers from {-TOTAL_HIGH:,} to "
+                             f"{TOTAL_HIGH:,}, got {excerpt(scores)}")
         match.scores = list(scores)
     return match
 
 
-def key_names(keys: Iterable[Any]) -> str:
-    """Keys for a message, sorted; a key that is not a string is shown with its quotes or type."""
-    return ", ".join(k if isinstance(k, str) else repr(k) for k in sorted(keys, key=repr))
-
-
 def shown(value: Any) -> str:
-    """A value in a message, cut short."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    """A value in a message, cut short (`excerpt`: never a whole deal, never a deep repr)."""
+    return excerpt(value)
 
 
 def check_keys(data: Mapping[str, Any], required: Sequence[str], optional: Sequence[str], what: str) -> None:
@@ -111,7 +107,7 @@ def check_saved(
     """Refuse a saved state of another game, other rule options, or with missing or unknown keys."""
     # The game first: another game's state also has other keys, and that error would hide the cause.
     if isinstance(data, Mapping) and isinstance(data.get("game"), str) and data["game"] != game:
-        raise ValueError(f"this saved state is for game {data['game']!r}, not {game!r}")
+        raise ValueError(f"this saved state is for game {excerpt(data['game'])}, not {excerpt(game)}")
     check_keys(data, keys, optional, "saved state")
     saved_choice(data, "game", (game,))
     saved, wanted = data["rules"], rules.to_dict()
@@ -120,7 +116,8 @@ def check_saved(
     differ = [k for k in {*saved, *wanted} if not (k in saved and k in wanted and _same(saved[k], wanted[k]))]
     if differ:
         listed = ", ".join(
-            f"{k}={shown(saved.get(k))} (env: {wanted.get(k)!r})" for k in sorted(differ, key=repr)
+            f"{key_names([k])}={shown(saved.get(k))} (env: {excerpt(wanted.get(k))})"
+            for k in sorted(differ, key=excerpt)[:5]
         )
         raise ValueError(
             f"this saved state was made with other rule options: {listed}; "
@@ -136,7 +133,7 @@ def _same(saved: Any, wanted: Any) -> bool:
 # ---------------------------------------------------------------- saved-state fields
 def field_error(key: str, wanted: str, value: Any) -> ValueError:
     """The one message shape of a bad saved field: which field, what is accepted, what was given."""
-    return ValueError(f"saved state field {key!r} must be {wanted}, got {shown(value)}")
+    return ValueError(f"saved state field {excerpt(key)} must be {wanted}, got {shown(value)}")
 
 
 def is_whole(value: Any) -> bool:
@@ -211,7 +208,8 @@ def saved_int_list(
     for seat, item in enumerate(value):
         if not _in_range(item, low, high):
             raise ValueError(
-                f"saved state field {key!r}[{seat}] must be {_saved_range_text(low, high)}, got {shown(item)}"
+                f"saved state field {excerpt(key)}[{seat}] must be {_saved_range_text(low, high)}, got "
+                f"{shown(item)}"
             )
     return [int(v) for v in value]
 
@@ -232,4 +230,4 @@ def saved_card(data: Mapping[str, Any], key: str) -> int | None:
     try:
         return parse_card(value)
     except ValueError as err:
-        raise ValueError(f"saved state field {key!r}: {err}") from None
+        raise ValueError(f"saved state field {excerpt(key)}: {err}") from None

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.layout import Layout
 from cardlab.envs.match import Match
 from cardlab.envs.options import RuleOptions
@@ -106,13 +107,13 @@ def action_id(action: Any, num_actions: int) -> int:
         value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(
-            f"action {action!r} ({type(action).__name__}) is not an action id: "
+            f"action {excerpt(action)} ({type(action).__name__}) is not an action id: "
             f"give an int 0..{num_actions - 1} "
             "(a numpy integer or 0-d integer array is accepted too; floats, strings and bools are not)"
         )
     value = int(value)
     if not 0 <= value < num_actions:
-        raise ValueError(f"action id {value} is out of range: ids are 0..{num_actions - 1}")
+        raise ValueError(f"action id {excerpt(value)} is out of range: ids are 0..{num_actions - 1}")
     return value
 
 
@@ -366,7 +367,7 @@ def get_spec(game: str | GameSpec) -> GameSpec:
         return game
     _load_builtin()
     if not isinstance(game, str) or game not in _REGISTRY:
-        raise ValueError(f"unknown game {game!r}: use one of {', '.join(_REGISTRY)}")
+        raise ValueError(f"unknown game {excerpt(game)}: use one of {', '.join(_REGISTRY)}")
     return _REGISTRY[game]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from cardlab.agents.base import Agent
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
+from cardlab.envs.checked_json import excerpt
 
 HAND, MATCH, AGENT = 0, 1, 2  # first key of derived seeds, so the streams never overlap
 ENV_OPTIONS = tuple(name for name in inspect.signature(CardGameEnv.__init__).parameters
@@ -80,7 +81,7 @@ def derive_seed(*keys: int) -> int:
 
 def check_seed(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+        raise ValueError(f"seed must be a whole number >= 0, got {excerpt(seed)}")
     return int(seed)
 
 

@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.envs import make_env
+from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import (
     AGENT,
     HAND,
@@ -118,7 +119,7 @@ def evaluate(
     seed = check_seed(seed)
     for name, value in (("hands", hands), ("matches", matches)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+            raise ValueError(f"{name} must be a whole number >= 0, got {excerpt(value)}")
     if hands == 0 and matches == 0:
         raise ValueError("nothing to play: give hands > 0 or matches > 0")
     rules = dict(rule_options or {})

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import trueskill
 
+from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import check_seed, table_rules
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.results import EpisodeRecord, EvalResult, Rate, csv_text, new_figure, text_table
@@ -165,7 +166,7 @@ def tournament(
     """
     seed = check_seed(seed)
     if isinstance(hands_per_pair, bool) or not isinstance(hands_per_pair, int) or hands_per_pair < 1:
-        raise ValueError(f"hands per pairing must be a whole number >= 1, got {hands_per_pair!r}")
+        raise ValueError(f"hands per pairing must be a whole number >= 1, got {excerpt(hands_per_pair)}")
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {len(specs)}")
     if len(set(specs)) != len(specs):

@@ -36,16 +36,18 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cardlab.agents.base import shipped_bots
-from cardlab.agents.bot import RUN_BOT, bot_paths
+from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot, read_metadata
+from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.spec import Game, games, get_spec, make_game
 from cardlab.serve.guard import LOOPBACK_NAMES, SiteGuard, allowed_hosts, public_host_warning, without_paths
 from cardlab.serve.table import MODES, Player, Replay, Table
@@ -89,6 +91,7 @@ def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
         meta_path = bot_paths(path)[0].resolve()
         if not meta_path.is_file():
             raise ValueError(f"bot {path}: file not found")
+        load_bot(meta_path)  # every check of load_bot now, so a bad file stops the start-up with one line
         stem = meta_path.stem
         name = f"bot:{meta_path.parent.name if stem == RUN_BOT and meta_path.parent.name else stem}"
         if name in out or name in shipped_bots():
@@ -121,8 +124,9 @@ class AgentChoice:
 
 
 def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    about = str(meta.get("summary", {}).get("shipped", {}).get("about", "a trained bot"))
+    meta = read_metadata(meta_path)  # load_bot's checked reader: bounded, fields typed
+    shipped = meta["summary"].get("shipped")
+    about = str(shipped.get("about", "a trained bot") if isinstance(shipped, dict) else "a trained bot")
     rules = meta.get("rules") if isinstance(meta.get("rules"), Mapping) else {}
     return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
 
@@ -148,7 +152,7 @@ class Catalogue:
             if choice.name == name:
                 return choice.spec
         names = ", ".join(c.name for c in self.for_game(game))
-        raise ValueError(f"unknown agent {name!r} for {game.id} with {game.num_players} players and these "
+        raise ValueError(f"unknown agent {excerpt(name)} for {game.id} with {game.num_players} players and these "
                          f"rule options: use {names}")
 
 
@@ -217,6 +221,26 @@ class NewGame(Strict):
 class Move(Strict):
     move: str = Field(max_length=200)
     turn: int | None = Field(None, ge=0)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def json_body(request: Request) -> Any:
+    """The request body through the one checked JSON reader: too deep, huge numbers or bad JSON are a 400."""
+    try:
+        return read_json(await request.body(), "it")
+    except ValueError as err:
+        raise HTTPException(400, f"malformed JSON in the request body: {err}") from None
+
+
+async def model_body(request: Request, model: type[M]) -> M:
+    """`json_body`, then the model's checks (a 422 through the app's `RequestValidationError` handler)."""
+    data = await json_body(request)
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise RequestValidationError(err.errors()) from None
 
 
 class BodyLimit:
@@ -338,7 +362,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "default": {"game": settings.game, "opponent": settings.opponent}}
 
     @app.post("/api/games")
-    def new_game(body: NewGame) -> dict[str, Any]:
+    async def new_game(request: Request) -> dict[str, Any]:
+        body = await model_body(request, NewGame)
+
         def build() -> Table:
             rules = dict(body.rules)
             if body.num_players is not None:
@@ -357,9 +383,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 players.append(Player(name, None if seat == body.seat else catalogue.spec(name, game)))
             return Table(game, body.seat, players, body.mode, body.seed)
 
-        table = checked(build)
+        table = await run_in_threadpool(checked, build)  # a move's work runs off the event loop (B2's lock)
         key = store.add(table)
-        return {"id": key, "frames": table.start()}
+        return {"id": key, "frames": await run_in_threadpool(table.start)}
 
     @app.get("/api/games/{key}")
     def get_game(key: str) -> dict[str, Any]:
@@ -373,9 +399,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(status_code=204)
 
     @app.post("/api/games/{key}/move")
-    def move(key: str, body: Move) -> dict[str, Any]:
+    async def move(key: str, request: Request) -> dict[str, Any]:
         table: Table = store.get(key, Table)
-        return {"frames": checked(lambda: table.move(body.move, body.turn))}
+        body = await model_body(request, Move)
+        return {"frames": await run_in_threadpool(checked, lambda: table.move(body.move, body.turn))}
 
     @app.post("/api/games/{key}/next")
     def next_hand(key: str) -> dict[str, Any]:
@@ -404,10 +431,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.post("/api/replays")
     async def load_replay(request: Request) -> dict[str, Any]:
-        try:
-            data = json.loads(await request.body())
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise HTTPException(400, f"malformed JSON in the request body: {err}") from None
+        data = await json_body(request)
         loaded: Replay = checked(lambda: Replay(data))
         key = store.add(loaded)
         return {"id": key, "game": loaded.game.id, "seat": loaded.seat, "steps": loaded.steps,

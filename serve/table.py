@@ -25,6 +25,7 @@ import numpy as np
 
 from cardlab.agents.base import Advice, Agent, advise, make_agent
 from cardlab.envs import env_class
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.rng import rng_state
 from cardlab.envs.spec import Game, get_spec
 from cardlab.evaluation.episodes import AGENT, HAND, derive_seed
@@ -189,7 +190,7 @@ class Table:
     def __init__(self, game: Game, seat: int, players: Sequence[Player], mode: str = "hand",
                  seed: int | None = None) -> None:
         if mode not in MODES:
-            raise ValueError(f"mode {mode!r} is not known: use {' or '.join(MODES)}")
+            raise ValueError(f"mode {excerpt(mode)} is not known: use {' or '.join(MODES)}")
         if len(players) != game.num_players:
             raise ValueError(f"{len(players)} players for a {game.num_players}-player table")
         if not 0 <= seat < game.num_players or players[seat].spec is not None:
@@ -327,7 +328,7 @@ class Replay:
         if not isinstance(data, Mapping) or data.get("format") != REPLAY_FORMAT:
             raise ValueError(f"not a replay: a replay is a JSON object with \"format\": \"{REPLAY_FORMAT}\"")
         if data.get("version") != REPLAY_VERSION:
-            raise ValueError(f"replay version {data.get('version')!r}: "
+            raise ValueError(f"replay version {excerpt(data.get('version'))}: "
                              f"this cardlab reads version {REPLAY_VERSION}")
         missing = [k for k in REPLAY_KEYS if k not in data]
         if missing:
@@ -373,13 +374,13 @@ class Replay:
             if not isinstance(entry, Mapping) or not isinstance(entry.get("move"), str):
                 raise ValueError(f"move {i} of the replay must be {{\"seat\": s, \"move\": text}}")
             if entry.get("seat") != self.hand.to_move:
-                raise ValueError(f"move {i} of the replay is by seat {entry.get('seat')!r}, but "
+                raise ValueError(f"move {i} of the replay is by seat {excerpt(entry.get('seat'))}, but "
                                  f"{'nobody' if self.hand.over else f'seat {self.hand.to_move}'} is to move")
             try:
                 action = self.game.str_to_action(entry["move"])
                 self.hand.apply(action)
             except ValueError as err:
-                raise ValueError(f"move {i} of the replay ({entry['move']!r:.40}): {err}") from None
+                raise ValueError(f"move {i} of the replay ({excerpt(entry['move'])}): {err}") from None
             actions.append(action)
         if not self.hand.over:
             raise ValueError("the replay ends before the hand does: only finished hands are replays")

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs import env_class
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.hand import END_KEYS
 from cardlab.envs.spec import Game, GameSpec, GameState, make_game
 
@@ -95,7 +96,8 @@ def position(game: Game, view: Mapping[str, Any], observation: Mapping[str, np.n
 def observation_of_position(game: Game, data: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """The observation dict stored in a `position` (checked against the game's layout)."""
     if data.get("observation_version") != game.spec.observation_version:
-        raise ValueError(f"the position's observation layout is version {data.get('observation_version')!r}, "
+        raise ValueError(f"the position's observation layout is version "
+                         f"{excerpt(data.get('observation_version'))}, "
                          f"{game.id}'s is {game.spec.observation_version}")
     values, legal = data.get("observation"), data.get("legal")
     if not isinstance(values, list) or len(values) != game.layout.size or not all(
@@ -108,7 +110,7 @@ def observation_of_position(game: Game, data: Mapping[str, Any]) -> dict[str, np
     for move in legal:
         text = move.get("text") if isinstance(move, Mapping) else None
         if not isinstance(text, str):
-            raise ValueError(f"each of the position's legal moves needs its 'text', got {move!r:.60}")
+            raise ValueError(f"each of the position's legal moves needs its 'text', got {excerpt(move)}")
         mask[game.str_to_action(text)] = 1
     return {"observation": np.asarray(values, dtype=np.float32), "action_mask": mask}
 
@@ -150,7 +152,7 @@ def read_position(game_id: str, data: Any) -> tuple[Game, int, dict[str, np.ndar
         raise ValueError("this JSON object is not a saved state nor a position (it has no 'game' field): "
                          "give env.unwrapped.state_dict() as JSON, or a position saved by the web app")
     if data.get("game") != game_id:
-        raise ValueError(f"this file is for the game {data.get('game')!r}, not {game_id!r}")
+        raise ValueError(f"this file is for the game {excerpt(data.get('game'))}, not {excerpt(game_id)}")
     if data.get("format") == VIEW_FORMAT:
         raise ValueError("a view holds no observation: save the position instead "
                          "(the page's 'Save position', or GET /api/games/ID/position)")

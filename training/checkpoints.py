@@ -22,11 +22,13 @@ never checkpoints or run folders.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
 import re
 import secrets
+import shutil
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -138,11 +140,26 @@ def save_checkpoint(model: Saveable, path: Path) -> str:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".tmp-{path.name}")
-    model.save(tmp)
-    digest = _sha256(tmp)
-    _record(path.parent, path.name, digest)
-    os.replace(tmp, path)
+    try:
+        model.save(tmp)
+        digest = _sha256(tmp)
+        _record(path.parent, path.name, digest)
+        os.replace(tmp, path)
+    except (OSError, RuntimeError) as err:
+        tmp.unlink(missing_ok=True)
+        if _disk_full(err, path.parent):
+            free = shutil.disk_usage(path.parent).free
+            raise OSError(errno.ENOSPC, f"the disk is full ({free:,} bytes free): the checkpoint is not "
+                          "saved", str(path)) from None
+        raise
     return digest
+
+
+def _disk_full(err: BaseException, folder: Path) -> bool:
+    """ENOSPC, or torch's zip writer failing (a RuntimeError without errno) on a disk with no space left."""
+    if isinstance(err, OSError):
+        return err.errno in (errno.ENOSPC, errno.EDQUOT)
+    return "write" in str(err) and shutil.disk_usage(folder).free < 1 << 20
 
 
 def run_of_checkpoint(path: Path) -> Path:

@@ -26,6 +26,7 @@ import yaml
 from cardlab.agents.base import make_agent
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import REWARDS
+from cardlab.envs.checked_json import excerpt
 from cardlab.training.single_seat import make_game_env
 
 TRAINED_ACTIVATIONS = ("tanh", "relu")
@@ -309,7 +310,7 @@ def _parse(cls: type[T], data: Any, path: str) -> T:
     if cls is OpponentConfig and isinstance(data, str):
         data = {"spec": data}
     if not isinstance(data, dict):
-        raise ValueError(f"{_name(path)} must be a mapping of keys to values, got {data!r}")
+        raise ValueError(f"{_name(path)} must be a mapping of keys to values, got {excerpt(data)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in data if k not in names]
@@ -328,27 +329,27 @@ def _value(hint: Any, value: Any, path: str) -> Any:
     if origin is list:
         (item,) = typing.get_args(hint)
         if not isinstance(value, (list, tuple)):
-            raise ValueError(f"{path} must be a list, got {value!r}")
+            raise ValueError(f"{path} must be a list, got {excerpt(value)}")
         return [_value(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-            raise ValueError(f"{path} must be a mapping with string keys, got {value!r}")
+            raise ValueError(f"{path} must be a mapping with string keys, got {excerpt(value)}")
         return dict(value)
     if hint is bool:
         if not isinstance(value, bool):
-            raise ValueError(f"{path} must be true or false, got {value!r}")
+            raise ValueError(f"{path} must be true or false, got {excerpt(value)}")
         return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{path} must be a whole number, got {value!r}")
+            raise ValueError(f"{path} must be a whole number, got {excerpt(value)}")
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{path} must be a number, got {value!r}")
+            raise ValueError(f"{path} must be a number, got {excerpt(value)}")
         return float(value)
     if hint is str:
         if not isinstance(value, str):
-            raise ValueError(f"{path} must be a string, got {value!r}")
+            raise ValueError(f"{path} must be a string, got {excerpt(value)}")
         return value
     raise TypeError(f"config field {path} has an unsupported type {hint}")  # a bug in this module
 
@@ -356,7 +357,7 @@ def _value(hint: Any, value: Any, path: str) -> Any:
 # ---------------------------------------------------------------- values
 def _check(ok: bool, path: str, value: Any, accepted: str) -> None:
     if not ok:
-        raise ValueError(f"{path}={value!r} is not accepted: {accepted}")
+        raise ValueError(f"{path}={excerpt(value)} is not accepted: {accepted}")
 
 
 def _at_least(section: Any, prefix: str, low: float, *names: str) -> None:

@@ -35,6 +35,7 @@ import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
 from cardlab.agents.bot import bot_paths, export_bot, load_bot
+from cardlab.envs.checked_json import excerpt
 
 SNAPSHOT_PREFIX = "snapshot_"
 
@@ -126,7 +127,8 @@ class LeagueSettings:
             return opponents
         if isinstance(opponents, str) or not opponents:
             raise ValueError(
-                f"opponents must be LeagueSettings or a non-empty list of agent specs, got {opponents!r}"
+                f"opponents must be LeagueSettings or a non-empty list of agent specs, got "
+                f"{excerpt(opponents)}"
             )
         return cls(tuple((spec, 1.0) for spec in opponents))
 

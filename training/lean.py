@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import itertools
+import pickle
 import time
 from pathlib import Path
 
@@ -117,7 +118,11 @@ class _Checkpoint:
 
 def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer | None) -> int:
     """Restore a recorded lean checkpoint (checked by `verify_checkpoint`); returns its steps."""
-    data = torch.load(io.BytesIO(verify_checkpoint(path, run_dir)), weights_only=True)
+    try:
+        data = torch.load(io.BytesIO(verify_checkpoint(path, run_dir)), weights_only=True)
+    except pickle.UnpicklingError:
+        raise ValueError(f"checkpoint {path} holds Python objects beyond tensors and numbers, so it is not "
+                         "one of cardlab's lean checkpoints and is refused (it is never unpickled)") from None
     if not isinstance(data, dict) or set(data) != {"model", "optimizer", "steps"}:
         raise ValueError(f"checkpoint {path} is not a lean PPO checkpoint (trainer: lean); was the run "
                          "trained with trainer: maskable_ppo?")

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cardlab.envs.checked_json import excerpt
 from cardlab.training.checkpoints import (
     CHECKPOINT_PREFIX,
     checkpoint_steps,
@@ -93,7 +94,8 @@ def _resumed_config(cfg: TrainConfig, run_dir: Path) -> TrainConfig:
     """The run's own config; `cfg` may only change `RESUMABLE` keys."""
     saved = load_config(run_dir / "config.yaml")
     mine, theirs = dict(_flatten(config_to_dict(cfg))), dict(_flatten(config_to_dict(saved)))
-    diffs = [f"{k} (run: {theirs.get(k)!r}, given: {mine.get(k)!r})" for k in sorted(set(mine) | set(theirs))
+    diffs = [f"{k} (run: {excerpt(theirs.get(k))}, given: {excerpt(mine.get(k))})"
+             for k in sorted(set(mine) | set(theirs))
              if k not in RESUMABLE and mine.get(k) != theirs.get(k)]
     if diffs:
         raise ValueError(f"--resume continues {run_dir} with its own config.yaml; the given config differs "

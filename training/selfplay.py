@@ -55,6 +55,7 @@ from torch import nn
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.envs.aec import REWARDS
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
 from cardlab.training.league import LeagueSettings, list_population, list_snapshots
@@ -74,13 +75,15 @@ class SelfPlayBatch:
     def __init__(self, game: Game, num_games: int, league: LeagueSettings, learner_share: float = 1.0,
                  seed: int | None = None, reward: str = "win") -> None:
         if not 0.0 <= learner_share <= 1.0:
-            raise ValueError(f"learner_share must be between 0 and 1, got {learner_share!r}")
+            raise ValueError(f"learner_share must be between 0 and 1, got {excerpt(learner_share)}")
         if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r} is not accepted: use one of {', '.join(map(repr, REWARDS))}")
+            raise ValueError(f"reward={excerpt(reward)} is not accepted: use one of "
+                             f"{', '.join(map(repr, REWARDS))}")
         self.reward = reward
         weights = np.array([w for _, w in league.opponents], dtype=np.float64)
         if not league.opponents or (weights <= 0).any():
-            raise ValueError(f"the league needs opponent specs with weights > 0, got {league.opponents!r}")
+            raise ValueError(f"the league needs opponent specs with weights > 0, got "
+                             f"{excerpt(league.opponents)}")
         self.game, self.league, self.learner_share = game, league, learner_share
         self.n = game.num_players
         self.num_games = num_games
@@ -332,7 +335,7 @@ class SelfPlayVecEnv(VecEnv):
                    **method_kwargs: Any) -> list[Any]:
         if method_name == "action_masks":  # sb3-contrib's get_action_masks asks each env for its mask
             return [self._view[1][b] for b in self._get_indices(indices)]
-        raise AttributeError(f"SelfPlayVecEnv has no per-env method {method_name!r}")
+        raise AttributeError(f"SelfPlayVecEnv has no per-env method {excerpt(method_name)}")
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         return [False for _ in self._get_indices(indices)]

@@ -15,6 +15,8 @@ import pathlib
 import shutil
 from typing import Any
 
+from cardlab.envs.checked_json import excerpt
+
 SHIPPED = {
     "huit-2p": "configs/huit_ppo.yaml",
     "switch-4p": "configs/switch_ppo.yaml",
@@ -37,7 +39,8 @@ def ship_bot(name: str, source: pathlib.Path, out_dir: pathlib.Path = OUT_DIR, h
     from cardlab.evaluation.evaluate import evaluate
 
     if not name.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"bot name {name!r}: use letters, digits, '-' and '_' (it becomes bot:{name})")
+        raise ValueError(f"bot name {excerpt(name)}: use letters, digits, '-' and '_' (it becomes "
+                         f"bot:{name})")
     if source.is_dir():
         run_dir = source
     elif source.is_file():

@@ -40,6 +40,7 @@ from gymnasium import spaces
 from cardlab.agents.base import make_agent
 from cardlab.envs import env_class
 from cardlab.envs.aec import CardGameEnv
+from cardlab.envs.checked_json import excerpt
 from cardlab.training.league import League, LeagueSettings
 
 MAX_REDEALS = 100
@@ -120,7 +121,7 @@ class SingleSeatEnv(gymnasium.Env):
         seat = options.pop("seat", None)
         if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
                                  or not 0 <= seat < self.num_players):
-            raise ValueError(f"options['seat'] must be a seat 0..{self.num_players - 1}, got {seat!r}")
+            raise ValueError(f"options['seat'] must be a seat 0..{self.num_players - 1}, got {excerpt(seat)}")
         game_seed = None
         if seed is not None or not self._game_seeded:
             game_seed = int(self.np_random.integers(2**63))

@@ -61,6 +61,7 @@ from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.bot import BotAgent
 from cardlab.envs.aec import ILLEGAL, REWARDS
 from cardlab.envs.batched import sample_legal
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game, make_game
 from cardlab.training.selfplay import batched_engine
@@ -84,13 +85,14 @@ class CardVectorEnv(VectorEnv):
                  policy: Policy | None = None, reward: str = "win", illegal_action: str = "raise",
                  **rule_options: Any) -> None:
         if illegal_action not in ILLEGAL:
-            raise ValueError(f"illegal_action={illegal_action!r} is not accepted: use one of "
+            raise ValueError(f"illegal_action={excerpt(illegal_action)} is not accepted: use one of "
                              f"{', '.join(map(repr, ILLEGAL))}")
         self.illegal_action = illegal_action
         if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r} is not accepted: use one of {', '.join(map(repr, REWARDS))}")
+            raise ValueError(f"reward={excerpt(reward)} is not accepted: use one of "
+                             f"{', '.join(map(repr, REWARDS))}")
         if isinstance(opponents, str) or not opponents:
-            raise ValueError(f"opponents must be a non-empty list of agent specs, got {opponents!r}")
+            raise ValueError(f"opponents must be a non-empty list of agent specs, got {excerpt(opponents)}")
         self.game: Game = make_game(game, rule_options)
         self.engine = batched_engine(self.game, num_envs)
         self.reward = reward

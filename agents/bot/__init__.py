@@ -43,7 +43,7 @@ from cardlab.agents.bot.format import (
 )
 from cardlab.agents.bot.load import build_network, load_bot
 from cardlab.agents.bot.threads import inference_threads, torch_threads
-from cardlab.agents.bot.validate import LAYER_LIMITS, WEIGHTS_ACCEPTED
+from cardlab.agents.bot.validate import LAYER_LIMITS, WEIGHTS_ACCEPTED, read_metadata
 
 __all__ = [
     "ACTIVATIONS",
@@ -66,6 +66,7 @@ __all__ = [
     "inference_threads",
     "layer_names",
     "load_bot",
+    "read_metadata",
     "tensor_shapes",
     "torch_threads",
 ]

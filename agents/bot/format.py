@@ -27,6 +27,8 @@ import pathlib
 
 from torch import nn
 
+from cardlab.envs.checked_json import MAX_DEPTH
+
 FORMAT = "cardlab-bot"
 FORMAT_VERSION = 1
 ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -41,7 +43,7 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
 # Caps on what a bot file may make the loader read or allocate; export writes far less (metadata of a few
 # KiB nested 4 deep, a header under 4 KiB, a few hidden layers of hundreds of units, < 1M parameters).
 MAX_METADATA_BYTES = 1 << 20
-MAX_JSON_DEPTH = 32
+MAX_JSON_DEPTH = MAX_DEPTH  # the one checked JSON reader's depth cap
 MAX_HEADER_BYTES = 1 << 16
 MAX_HIDDEN_LAYERS = 16
 MAX_LAYER_UNITS = 65_536

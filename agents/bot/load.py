@@ -74,4 +74,16 @@ def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None
     check_game(meta_path, meta, table)
     check_network(meta_path, meta)
     tensors = read_weights(meta_path, meta, weights_path)
-    return BotAgent(table, build_network(meta, tensors), meta, seed=seed, sample=sample, threads=threads)
+    network = build_network(meta, tensors)
+    _check_finite(meta_path, network, meta["observation"]["size"])
+    return BotAgent(table, network, meta, seed=seed, sample=sample, threads=threads)
+
+
+def _check_finite(meta_path: pathlib.Path, network: nn.Module, size: int) -> None:
+    """Refuse finite but huge weights (3e38) whose logits overflow: their probabilities would be NaN."""
+    probe = torch.stack([torch.zeros(size), torch.ones(size), torch.full((size,), 0.5)])
+    with torch.no_grad():
+        logits = network(probe)
+    if not bool(torch.isfinite(logits).all()):
+        raise refuse(meta_path, "its network's logits are NaN or infinite on a probe observation (weights "
+                                "too large?); a bot's forward pass must give finite numbers")

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import torch
 
 from cardlab.agents.base import THREADS_ENV
+from cardlab.envs.checked_json import excerpt
 
 
 def inference_threads(threads: int | None = None) -> int:
@@ -30,13 +31,15 @@ def inference_threads(threads: int | None = None) -> int:
         try:
             threads = int(text)
         except ValueError:
-            raise ValueError(f"the environment variable {THREADS_ENV}={text!r} is not a whole number: set it "
+            raise ValueError(f"the environment variable {THREADS_ENV}={excerpt(text)} is not a whole "
+                             f"number: set it "
                              f"to the torch threads of bot inference, e.g. {THREADS_ENV}=1") from None
         where = f"the environment variable {THREADS_ENV}"
     else:
         where = "torch threads"
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"{where}={threads!r}: give a whole number >= 1 (1 is fastest for a bot on a busy "
+        raise ValueError(f"{where}={excerpt(threads)}: give a whole number >= 1 (1 is fastest for a bot "
+                         f"on a busy "
                          "machine)")
     return threads
 

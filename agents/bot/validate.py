@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import math
 import pathlib
 import re
@@ -40,11 +39,8 @@ from cardlab.agents.bot.format import (
     MAX_PARAMETERS,
     tensor_shapes,
 )
+from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.spec import Game, games
-
-# A JSON string (an unterminated one runs to the end: a failed match would be retried at every later
-# quote, quadratic time), or a bracket.
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
 
 def refuse(path: pathlib.Path, reason: str) -> ValueError:
@@ -53,9 +49,8 @@ def refuse(path: pathlib.Path, reason: str) -> ValueError:
 
 
 def _show(value: Any, limit: int = 60) -> str:
-    """A bounded repr: a refusal quotes the bad value, never a whole file."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
+    """A bounded excerpt: a refusal quotes the bad value, never a whole file."""
+    return excerpt(value, limit)
 
 
 def _is_int(value: Any) -> bool:
@@ -67,38 +62,12 @@ def _is_size(value: Any) -> bool:
     return _is_int(value) and 1 <= value <= MAX_LAYER_UNITS
 
 
-def _too_deep(text: str) -> bool:
-    """Whether arrays/objects nest deeper than `MAX_JSON_DEPTH` (json.loads would recurse, not refuse)."""
-    depth = 0
-    for match in _JSON_TOKENS.finditer(text):
-        token = match.group()
-        if token in ("[", "{"):
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return True
-        elif token in ("]", "}"):
-            depth -= 1
-    return False
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def _parse_json(path: pathlib.Path, data: bytes, what: str) -> Any:
-    """Strict JSON (no NaN/Infinity), refused with a ValueError when it is not text, too deep or invalid."""
+    """The checked JSON reader (`cardlab.envs.checked_json`), its refusal naming the bot file."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise refuse(path, f"{what} is not UTF-8 text (byte {err.start}); {what} is UTF-8 JSON") from None
-    if _too_deep(text):
-        raise refuse(path, f"{what} nests arrays/objects more than {MAX_JSON_DEPTH} deep; "
-                            "export writes a handful of levels")
-    try:
-        return json.loads(text, parse_constant=_no_constant)
+        return read_json(data, what, max_bytes=len(data), max_depth=MAX_JSON_DEPTH)
     except ValueError as err:
-        raise refuse(path, f"{what} is not valid JSON (truncated or corrupted?): {str(err)[:200]}; "
-                            f"{what} is the JSON export writes") from None
+        raise refuse(path, f"{err}; {what} is the JSON export writes") from None
 
 
 _FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
@@ -113,6 +82,7 @@ _FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("network.layer_sizes", lambda v: isinstance(v, list), "a list of layer widths"),
     ("network.activation", lambda v: isinstance(v, str) and v in ACTIVATIONS,
      f"one of {', '.join(ACTIVATIONS)}"),
+    ("summary", lambda v: isinstance(v, dict), "an object (the training summary export writes)"),
     ("weights", lambda v: isinstance(v, dict), "an object with the weights file's sha256"),
     ("weights.sha256", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) is not None,
      "64 lowercase hex digits"),
@@ -177,7 +147,7 @@ def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> Non
         )
     game_rules = game.rules.to_dict()
     diffs = [
-        f"{k}={meta['rules'].get(k, '(missing)')!r} (game: {game_rules.get(k, '(missing)')!r})"
+        f"{k}={excerpt(meta['rules'].get(k, '(missing)'))} (game: {excerpt(game_rules.get(k, '(missing)'))})"
         for k in sorted(set(game_rules) | set(meta["rules"]))
         if meta["rules"].get(k, "(missing)") != game_rules.get(k, "(missing)")
     ]

@@ -62,6 +62,7 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.action_text import split_action_text
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.hand import END_KEYS, HandState
 from cardlab.envs.options import RuleOptions, option
 from cardlab.envs.rng import rng_state
@@ -145,7 +146,7 @@ def group_cards(action: int) -> list[int]:
 def action_to_str(action: int) -> str:
     """Text of an action id, e.g. ``play 9S 9H`` or ``play 8C 8D declare S``."""
     if not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action id {action} is out of range: Huit ids are 0..{NUM_ACTIONS - 1}")
+        raise ValueError(f"action id {excerpt(action)} is out of range: Huit ids are 0..{NUM_ACTIONS - 1}")
     if action == DRAW:
         return "draw"
     if action == PASS:
@@ -170,20 +171,20 @@ def str_to_action(text: str) -> int:
     cards = [C.parse_card(t, DECK_RANKS) for t in parsed.cards]
     for card in cards:
         if card not in DECK_CARDS:
-            raise ValueError(f"{text!r}: {C.card_str(card)} is not in the 32-card deck (B1: 7 to A)")
+            raise ValueError(f"{excerpt(text)}: {C.card_str(card)} is not in the 32-card deck (B1: 7 to A)")
     rank = C.rank_of(cards[0])
     if any(C.rank_of(c) != rank for c in cards):
-        raise ValueError(f"{text!r}: the cards laid together must share one rank (B5)")
+        raise ValueError(f"{excerpt(text)}: the cards laid together must share one rank (B5)")
     mask = 0
     for card in cards:
         bit = 1 << C.suit_of(card)
         if mask & bit:
-            raise ValueError(f"{text!r}: {C.card_str(card)} appears twice")
+            raise ValueError(f"{excerpt(text)}: {C.card_str(card)} appears twice")
         mask |= bit
     if rank == C.EIGHT and declare == C.NO_SUIT:
-        raise ValueError(f"{text!r}: 8s announce a suit (B6): add 'declare S' (S, H, D or C)")
+        raise ValueError(f"{excerpt(text)}: 8s announce a suit (B6): add 'declare S' (S, H, D or C)")
     if rank != C.EIGHT and declare != C.NO_SUIT:
-        raise ValueError(f"{text!r}: only 8s announce a suit (B6)")
+        raise ValueError(f"{excerpt(text)}: only 8s announce a suit (B6)")
     return _GROUP_ACTION[(rank, mask, C.suit_of(cards[-1]), declare)]
 
 
@@ -218,11 +219,12 @@ class HuitRules(RuleOptions):
         if self.hand_size == "all":
             return
         if isinstance(self.hand_size, bool) or not isinstance(self.hand_size, int):
-            raise ValueError(f"rule option hand_size must be a whole number or 'all', got {self.hand_size!r}")
+            raise ValueError(f"rule option hand_size must be a whole number or 'all', got "
+                             f"{excerpt(self.hand_size)}")
         most = len(DECK_CARDS) // self.num_players
         if not 1 <= self.hand_size <= most:
             raise ValueError(
-                f"rule option hand_size={self.hand_size} is out of range: accepted 1 to {most} "
+                f"rule option hand_size={excerpt(self.hand_size)} is out of range: accepted 1 to {most} "
                 f"for {self.num_players} players, or 'all'"
             )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from cardlab.envs import cards as C
 from cardlab.envs.action_text import split_action_text
+from cardlab.envs.checked_json import excerpt
 
 # ---------------------------------------------------------------- action table
 PLAIN_CARDS: tuple[int, ...] = tuple(c for c in range(C.NUM_KINDS) if C.rank_of(c) != C.JACK)
@@ -49,7 +50,7 @@ DECLARE_IDS: list[int] = [DECLARE + s for s in range(C.NUM_SUITS)]
 def action_to_str(action: int) -> str:
     """Text of an action id, in the grammar of the issue (``play JS declare H``)."""
     if not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action id {action} is out of range: Switch ids are 0..{NUM_ACTIONS - 1}")
+        raise ValueError(f"action id {excerpt(action)} is out of range: Switch ids are 0..{NUM_ACTIONS - 1}")
     if action == DRAW:
         return "draw"
     if action == PASS:
@@ -75,12 +76,13 @@ def str_to_action(text: str) -> int:
     if parsed.verb == "declare":
         return DECLARE + parsed.declare
     if len(parsed.cards) != 1:
-        raise ValueError(f"{text!r}: Switch plays exactly one card per turn (A5)")
+        raise ValueError(f"{excerpt(text)}: Switch plays exactly one card per turn (A5)")
     card = C.parse_card(parsed.cards[0])
     if C.rank_of(card) == C.JACK:
         if parsed.declare == C.NO_SUIT:
-            raise ValueError(f"{text!r}: a Jack names the new suit: 'play {C.card_str(card)} declare S'")
+            raise ValueError(f"{excerpt(text)}: a Jack names the new suit: 'play {C.card_str(card)} "
+                             f"declare S'")
         return PLAY_IDS[card][parsed.declare]
     if parsed.declare != C.NO_SUIT:
-        raise ValueError(f"{text!r}: only a Jack declares a suit in Switch")
+        raise ValueError(f"{excerpt(text)}: only a Jack declares a suit in Switch")
     return PLAY_IDS[card][0]

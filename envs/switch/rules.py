@@ -100,6 +100,10 @@ PLAY, AFTER_DRAW, DECLARE_START = 0, 1, 2
 PHASE_NAMES = ("play", "after_draw", "declare")
 
 
+MOST_HAND = (8 * 54 + 64 + 64 - 1) // 2
+"""hand_size's bound: 2 players and the largest deck (8 decks, 64 extra Jokers and 2s) with its starter"""
+
+
 @dataclasses.dataclass(frozen=True)
 class SwitchRules(RuleOptions):
     """Switch rule options, defaults as in RULES.md."""
@@ -111,7 +115,7 @@ class SwitchRules(RuleOptions):
     extra_jokers: int = option(0, "Jokers added to the decks (A2)", 0, 64)
     extra_twos: int = option(0, "2s added to the decks, suits in S H D C order (A2)", 0, 64)
     hand_size: int = option(
-        7, "cards dealt to each player (A3); the deck must hold them all plus the starter", 1
+        7, "cards dealt to each player (A3); the deck must hold them all plus the starter", 1, MOST_HAND
     )
     match_rank: bool = option(True, "a card may follow the top card's rank as well as the suit (A5)")
     play_after_draw: bool = option(True, "a drawn card that can be played may be played at once (A8)")

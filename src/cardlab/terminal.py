@@ -26,6 +26,7 @@ import numpy as np
 from cardlab.agents.base import Agent, make_agent
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
 from cardlab.evaluation.episodes import (
     AGENT,
@@ -132,7 +133,7 @@ def play(
     """
     seed = check_seed(seed)
     if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
-        raise ValueError(f"hands must be a whole number >= 1, got {hands!r}")
+        raise ValueError(f"hands must be a whole number >= 1, got {excerpt(hands)}")
     rules = dict(rule_options or {})
     rules["num_players"] = players_for(game, rules, opponents, noun="opponent", other_seats=1)
     env = make_env(game, **table_rules(game, rules), episode="match", render_mode="ansi")

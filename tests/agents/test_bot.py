@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from cardlab.agents.base import RandomAgent, make_agent
-from cardlab.agents.bot import BotAgent, bot_paths, export_bot, load_bot, tensor_shapes
+from cardlab.agents.bot import MAX_METADATA_BYTES, BotAgent, bot_paths, export_bot, load_bot, tensor_shapes
 from cardlab.envs import env_class, huit_v1, switch_v1
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
@@ -463,7 +463,7 @@ def test_refuses_bad_layer_sizes_before_reading_the_weights(switch_bot: Bot, siz
 
 def test_refuses_deeply_nested_metadata(switch_bot: Bot) -> None:
     switch_bot[0].write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(ValueError, match="the metadata nests arrays/objects more than 32 deep; export"):
+    with pytest.raises(ValueError, match="the metadata nests arrays/objects more than 32 deep; at most 32"):
         load_bot(switch_bot[0])
 
 
@@ -575,3 +575,41 @@ def test_refuses_bad_safetensors_headers(switch_bot: Bot, build: Any, message: s
     _write_weights(switch_bot, build(header, data))
     with pytest.raises(ValueError, match=rf"bot {switch_bot[0]}: .*{message}"):
         load_bot(switch_bot[0])
+
+
+# ---------------------------------------------------------------- issue 18: bounds, serve --bot, probe
+def test_refuses_metadata_rules_out_of_range_naming_the_range(switch_bot: Bot) -> None:
+    _edit_meta(switch_bot[0], lambda m: m["rules"].update(target_score=10**50))
+    with pytest.raises(ValueError, match="target_score=<a number of about 50 digits> is out of range: "
+                                         "accepted 1 to 1,000,000"):
+        load_bot(switch_bot[0])
+
+
+def test_refuses_a_summary_that_is_not_an_object(switch_bot: Bot) -> None:
+    _edit_meta(switch_bot[0], lambda m: m.update(summary=[1, 2]))
+    with pytest.raises(ValueError, match="the metadata field summary is \\[1, 2\\]; it must be an object"):
+        load_bot(switch_bot[0])
+
+
+def test_refuses_finite_weights_whose_logits_overflow(switch_bot: Bot) -> None:
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(switch_bot[1])
+    save_file({name: torch.full_like(t, 3e38) for name, t in tensors.items()}, switch_bot[1])
+    _rehash(*switch_bot)
+    with pytest.raises(ValueError, match="logits are NaN or infinite on a probe observation"):
+        load_bot(switch_bot[0])
+
+
+@pytest.mark.parametrize(("damage", "words"), [
+    (lambda p: p.write_text("[" * 100_000), "nests arrays/objects more than 32 deep"),
+    (lambda p: _edit_meta(p, lambda m: m.update(summary=[1])), "the metadata field summary is [1]"),
+    (lambda p: p.write_bytes(b" " * (MAX_METADATA_BYTES + 1)), "larger than 1,048,576 bytes"),
+], ids=["deep", "summary-list", "huge-file"])
+def test_cardlab_serve_refuses_bad_bot_files_at_start_up(switch_bot: Bot, damage: Any, words: str) -> None:
+    from cardlab.serve.app import named_bots
+
+    damage(switch_bot[0])
+    with pytest.raises(ValueError) as info:
+        named_bots([switch_bot[0]])
+    assert words in str(info.value) and len(str(info.value).splitlines()) == 1

@@ -230,3 +230,39 @@ def test_tests_keep_temp_files_in_pytests_folder(tmp_path_factory: pytest.TempPa
     base = str(tmp_path_factory.getbasetemp())
     for folder in (tempfile.gettempdir(), os.environ["TMPDIR"], os.environ["SB3_LOGDIR"]):
         assert folder.startswith(base), folder
+
+
+def one_line_refusal(argv: list[str], tmp_path: pathlib.Path) -> str:
+    """A command that must refuse its input: status 2, one line on stderr, no traceback."""
+    done = subprocess.run([*CARDLAB, *argv], capture_output=True, text=True, timeout=TIMEOUT,
+                          env=environment(tmp_path / "tmp"), check=False)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+def test_eval_refuses_a_huge_rule_option_in_one_line(tmp_path: pathlib.Path) -> None:
+    line = one_line_refusal(["eval", "--game", "huit", "--agents", "random", "random", "--hands", "1",
+                             "--rule", "target_score=" + "9" * 400], tmp_path)
+    assert "target_score=<a number of about 400 digits> is out of range: accepted 1 to 1,000,000" in line
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    ("[" * 3000 + "]" * 3000, "nests arrays/objects more than 32 deep"),
+    ("SCORES", "saved state field 'scores'[0] must be a whole number -1000000000..1000000000"),
+], ids=["deep", "huge-scores"])
+def test_advise_refuses_deep_or_huge_state_files_in_one_line(tmp_path: pathlib.Path, content: str,
+                                                             words: str) -> None:
+    import json
+
+    from cardlab.envs import huit_v1
+
+    env = huit_v1.env(num_players=2)
+    env.reset(seed=1)
+    state = env.state_dict()
+    state["scores"] = [10**80, 0]
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state) if content == "SCORES" else content)
+    line = one_line_refusal(["advise", "huit", "--state", str(path), "--agent", "greedy"], tmp_path)
+    assert words in line and len(line) < 300

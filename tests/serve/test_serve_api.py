@@ -263,6 +263,7 @@ def test_replay_download_and_stepping(api: TestClient) -> None:
     (lambda r: r.update(game="poker"), "unknown game"),
     (lambda r: r.update(players=["<script>"] * 7), "'players' must be 2 names"),
     (lambda r: r.pop("start"), "the replay lacks start"),
+    (lambda r: r["start"].update(scores=[10**30, 0]), "saved state field 'scores'[0] must be a whole number"),
 ])
 def test_damaged_replays_are_refused(api: TestClient, damage: Any, words: str) -> None:
     _, replay = finished_replay(api)
@@ -323,3 +324,31 @@ def test_bots_from_the_command_line_are_offered_by_name(tmp_path: Any,
                         (["--idle-minutes", "0"], "--idle-minutes above 0")):
         assert main(["serve", *argv]) == 2
         assert words in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- issue 18: bounds, nesting, excerpts
+@pytest.mark.parametrize(("path", "body", "words"), [
+    ("/api/replays", b"[" * 100_000, "nests arrays/objects more than 32 deep"),
+    ("/api/replays", b"1" * 5_000, "a number of 5,000 characters"),
+    ("/api/games", b"[" * 100_000, "nests arrays/objects more than 32 deep"),
+    ("/api/games", b'{"seed": ' + b"1" * 5_000 + b"}", "a number of 5,000 characters"),
+], ids=["replay-deep", "replay-number", "game-deep", "game-number"])
+def test_deep_or_huge_json_bodies_are_a_400(api: TestClient, path: str, body: bytes, words: str) -> None:
+    refused(api.post(path, content=body, headers={"content-type": "application/json"}), 400, words)
+    assert api.post("/api/games", json=HUIT).status_code == 200  # the next request is served
+
+
+def test_huge_rule_options_are_a_400_naming_the_range(api: TestClient) -> None:
+    body = json.dumps({**HUIT, "rules": {"target_score": 10**60}})
+    refused(api.post("/api/games", content=body, headers={"content-type": "application/json"}), 400,
+            "target_score=<a number of about 60 digits> is out of range: accepted 1 to 1,000,000")
+    response = api.post("/api/games", json={**HUIT, "rules": {"x" * 100_000: 1}})
+    assert response.status_code == 400 and len(response.json()["detail"]) < 300
+    assert not api.app.state.store.items  # type: ignore[attr-defined]
+
+
+def test_a_move_body_goes_through_the_checked_reader(api: TestClient) -> None:
+    key, _ = new_game(api)
+    refused(api.post(f"/api/games/{key}/move", content=b"[" * 1000,
+                     headers={"content-type": "application/json"}), 400, "more than 32 deep")
+    refused(api.post(f"/api/games/{key}/move", json={"move": "draw", "extra": 1}), 422, "extra")

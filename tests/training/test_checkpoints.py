@@ -228,3 +228,48 @@ def test_a_checkpoint_copied_out_of_its_run_is_refused(run: pathlib.Path, tmp_pa
     with pytest.raises(ValueError, match=rf"checkpoint .* is outside its run's checkpoints folder {folder} "
                                          rf"\(it is .*other_run.*\): {NEVER}"):
         verify_checkpoint(other / _last(run).name, run)
+
+
+# ---------------------------------------------------------------- issue 18: a full disk, a pickled lean file
+@pytest.mark.parametrize("error", [
+    OSError(28, "No space left on device"),
+    RuntimeError("[enforce fail at inline_container.cc:778] . PytorchStreamWriter failed writing file "
+                 "data/0: file write failed"),
+])
+def test_a_full_disk_is_one_line_and_leaves_no_temp_file(tmp_path: pathlib.Path, error: Exception,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno as errno_module
+
+    from cardlab.training import checkpoints
+
+    class Full:
+        def save(self, path: pathlib.Path) -> None:
+            pathlib.Path(path).write_bytes(b"half a checkpoint")
+            raise error
+
+    monkeypatch.setattr(checkpoints.shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(10, 10, 0))
+    path = tmp_path / "checkpoints" / "model_64.zip"
+    with pytest.raises(OSError) as info:
+        checkpoints.save_checkpoint(Full(), path)
+    assert info.value.errno == errno_module.ENOSPC and info.value.filename == str(path)
+    assert "the disk is full (0 bytes free)" in str(info.value) and "\n" not in str(info.value)
+    assert not list(path.parent.iterdir())  # neither the temporary file nor a record
+
+
+def test_a_lean_checkpoint_holding_a_pickle_is_refused_as_not_cardlabs(tmp_path: pathlib.Path) -> None:
+    import argparse
+
+    import torch
+
+    from cardlab.training.checkpoints import record_checkpoint
+    from cardlab.training.lean import load_actor
+
+    cfg = load_config(CONFIGS / "huit_selfplay.yaml")
+    run_dir = tmp_path / "run"
+    path = run_dir / "checkpoints" / "model_64.zip"
+    path.parent.mkdir(parents=True)
+    torch.save({"model": argparse.Namespace(x=1), "optimizer": {}, "steps": 64}, path)
+    record_checkpoint(path)
+    with pytest.raises(ValueError, match="not one of cardlab's lean checkpoints and is refused") as info:
+        load_actor(path, run_dir, cfg)
+    assert "weights_only" not in str(info.value)

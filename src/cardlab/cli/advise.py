@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 
 from cardlab.cli.common import Command, add_game, add_seed, add_threads, specs_text, whole
+from cardlab.envs.checked_json import read_json_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,10 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from cardlab.agents.base import advise, make_agent
     from cardlab.serve.view import read_position
 
-    try:
-        data = json.loads(args.state.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{args.state} is not valid JSON: {err}") from None
+    data = read_json_file(args.state, f"the state file {args.state}")
     game, seat, observation = read_position(args.game, data)
     agent = make_agent(args.agent, game, seed=args.seed)
     print(f"{game.spec.title}, {game.num_players} players: player_{seat} to move; advisor {args.agent}")

@@ -22,6 +22,7 @@ import yaml
 from cardlab.agents.base import THREADS_ENV, shipped_bots
 from cardlab.cluster.runtime import import_ray
 from cardlab.envs import games
+from cardlab.envs.checked_json import excerpt
 
 USAGE_ERROR = 2
 INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command stopped by Ctrl-C
@@ -52,13 +53,13 @@ def parse_rule(text: str) -> tuple[str, Any]:
     """``k=v`` -> (k, v) with v a YAML scalar."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise ValueError(f"--rule {text!r}: expected key=value, e.g. --rule hand_size=7")
+        raise ValueError(f"--rule {excerpt(text)}: expected key=value, e.g. --rule hand_size=7")
     try:
         parsed = yaml.safe_load(value) if value.strip() else value
     except yaml.YAMLError as err:
-        raise ValueError(f"--rule {text!r}: cannot read the value: {err}") from None
+        raise ValueError(f"--rule {excerpt(text)}: cannot read the value: {err}") from None
     if isinstance(parsed, (list, dict)):
-        raise ValueError(f"--rule {text!r}: the value must be a single number, true/false or a word")
+        raise ValueError(f"--rule {excerpt(text)}: the value must be a single number, true/false or a word")
     return key.strip(), parsed
 
 
@@ -82,7 +83,8 @@ def whole(low: int) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number >= {low}, got {excerpt(text)}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {value}")
         return value

@@ -6,6 +6,7 @@ import argparse
 import pathlib
 
 from cardlab.cli.common import Command, add_threads, whole
+from cardlab.envs.checked_json import excerpt
 from cardlab.training.ship import OUT_DIR, SHIPPED
 
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     items = [item.partition("=") for item in args.items] or [(k, "=", v) for k, v in SHIPPED.items()]
     for name, sep, source in items:
         if not sep or not name or not source:
-            raise ValueError(f"{name}{sep}{source!r}: expected NAME=CONFIG_OR_RUN_DIR, "
+            raise ValueError(f"{name}{sep}{excerpt(source)}: expected NAME=CONFIG_OR_RUN_DIR, "
                              "e.g. huit-2p=configs/huit_ppo.yaml")
     for name, _, source in items:
         shipped = ship_bot(name, pathlib.Path(source), args.out, hands=args.hands, seed=args.seed,
