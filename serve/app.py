@@ -152,8 +152,8 @@ class Catalogue:
             if choice.name == name:
                 return choice.spec
         names = ", ".join(c.name for c in self.for_game(game))
-        raise ValueError(f"unknown agent {excerpt(name)} for {game.id} with {game.num_players} players and these "
-                         f"rule options: use {names}")
+        raise ValueError(f"unknown agent {excerpt(name)} for {game.id} with {game.num_players} players "
+                         f"and these rule options: use {names}")
 
 
 # ---------------------------------------------------------------- the store

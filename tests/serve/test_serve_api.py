@@ -3,6 +3,7 @@ refused with a 4xx and a message while the game stays as it was."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
