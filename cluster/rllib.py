@@ -41,6 +41,7 @@ POLICY = "shared"
 """the id of the one RLModule every seat plays"""
 ENV_NAME = "cardlab_aec"
 ALGORITHM = "RLlib multi-agent PPO (shared policy)"
+INSTALL_HINT = 'pip install -e ".[rllib]"'
 SUPPORTED_TRAINER = "maskable_ppo"
 """the `trainer` key is the other trainers'; left at its default it is ignored here"""
 
@@ -62,6 +63,19 @@ def check_rllib_config(cfg: TrainConfig) -> None:
     if refused:
         raise ValueError(f"cardlab rllib does not take {', '.join(refused)}: leave these keys at their "
                          "defaults (or use cardlab train)")
+
+
+def import_rllib() -> None:
+    """Check that RLlib imports, or a ValueError that says how to install it (the CLI prints it as one line).
+
+    The ray extra (Ray Tune) is not enough: RLlib needs more (dm_tree, lz4, a pinned gymnasium).
+    """
+    import_ray()
+    try:
+        import ray.rllib  # noqa: F401
+    except ImportError as err:
+        raise ValueError(f"RLlib is not installed ({err}); install cardlab's rllib extra: {INSTALL_HINT}") \
+            from None
 
 
 def make_env(env_config: dict[str, Any]) -> Any:
@@ -99,7 +113,7 @@ def algorithm_config(cfg: TrainConfig) -> Any:
         PPOConfig()
         .environment(ENV_NAME, env_config={"game": cfg.game, "num_players": cfg.num_players,
                                            "rules": dict(cfg.rules), "reward": cfg.reward},
-                     disable_env_checking=True)  # its check plays random actions: the env refuses illegal ones
+                     disable_env_checking=True)  # its check plays random moves, which the env refuses
         .multi_agent(policies={POLICY}, policy_mapping_fn=shared_policy)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={POLICY: module}))
         .env_runners(num_env_runners=runners, num_envs_per_env_runner=cfg.num_envs,
@@ -137,9 +151,9 @@ def sampled_steps(result: dict[str, Any]) -> int:
 
 def train_rllib(cfg: TrainConfig, runs_dir: str | Path = "runs", address: str | None = None,
                 progress: bool = True) -> RLlibRun:
-    """Train until `total_timesteps` env steps, export ``bot.json``, evaluate it; on a local Ray or `address`."""
+    """Train to `total_timesteps` env steps, export ``bot.json``, evaluate it; on a local Ray or `address`."""
     check_rllib_config(cfg)
-    import_ray()  # says how to install the extra before anything else happens
+    import_rllib()  # says how to install the extra before anything else happens
     import torch
 
     run_dir = new_run_dir(Path(runs_dir), cfg)

@@ -30,13 +30,14 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc] 
     """Masked logits of the actor MLP, values of the critic MLP; ``model_config``: net_arch, activation."""
 
     def setup(self) -> None:
-        """Build both networks (the critic too when `inference_only`: env runners get the learner's weights)."""
+        """Both networks (the critic even if `inference_only`: env runners get all the learner's weights)."""
         space = self.observation_space
         if not hasattr(space, "spaces") or set(space.spaces) != {"observation", "action_mask"}:
-            raise ValueError(f"MaskedActorCritic needs a Dict of 'observation' and 'action_mask', got {space}")
+            raise ValueError(f"this module reads a Dict of 'observation' and 'action_mask', not {space}")
         config = self.model_config or {}
         self.model = ActorCritic(int(space["observation"].shape[0]), int(self.action_space.n),
-                                 list(config.get("net_arch", [256, 256])), str(config.get("activation", "tanh")))
+                                 list(config.get("net_arch", [256, 256])),
+                                 str(config.get("activation", "tanh")))
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]
