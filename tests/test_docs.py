@@ -64,9 +64,9 @@ def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
     assert ".venv/" in read(".gitignore").splitlines()
     install = "pip install torch==2.13.0 -e {} --config-settings editable_mode=strict"
     assert main_job == f"{venv}{install.format('.')} && cardlab train configs/huit_ppo.yaml"  # no dev extras
-    assert tests == f"{venv}{install.format(chr(34) + '.[dev,ray]' + chr(34))} && python -m pytest"
+    assert tests == f"{venv}{install.format(chr(34) + '.[dev,ray,rllib]' + chr(34))} && python -m pytest"
     ci = read(".ci/run")
-    assert install.format('".[dev,ray]"').replace("pip install", "pip install -q") in ci  # Ray tests run
+    assert install.format('".[dev,ray,rllib]"').replace("pip install", "pip install -q") in ci  # Ray tests
     pin = next(line for line in readme.splitlines() if line.startswith("The `torch==2.13.0` pin"))
     assert "CPU" in pin and "GPU" in pin  # what the pin is for, what to do with a GPU: one line
 

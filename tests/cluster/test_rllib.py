@@ -41,7 +41,8 @@ def test_one_iteration_on_a_local_ray_writes_a_bot_that_plays(ray_local: Any, tm
     assert main(["rllib", str(config), "--runs-dir", str(tmp_path / "runs")]) == 0
     (run_dir,) = (tmp_path / "runs").iterdir()
     rows = [json.loads(line) for line in (run_dir / "progress.jsonl").read_text().splitlines()]
-    assert [r["iteration"] for r in rows] == [1] and rows[0]["steps"] >= 32 and rows[0]["steps_per_second"] > 0
+    assert [r["iteration"] for r in rows] == [1]
+    assert rows[0]["steps"] >= 32 and rows[0]["steps_per_second"] > 0
     assert "Final evaluation" in capsys.readouterr().out
     bot = load_bot(run_dir / "bot.json")
     assert bot.game.num_players == 3 and bot.metadata["summary"]["algorithm"].startswith("RLlib")
