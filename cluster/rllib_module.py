@@ -26,16 +26,17 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from cardlab.training.lean import ILLEGAL_LOGIT, ActorCritic
 
 
-class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc]  # Ray has no type hints
+class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc, unused-ignore]
     """Masked logits of the actor MLP, values of the critic MLP; ``model_config``: net_arch, activation."""
 
     def setup(self) -> None:
         """Both networks (the critic even if `inference_only`: env runners get all the learner's weights)."""
-        space = self.observation_space
+        space: Any = self.observation_space  # set by RLlib before setup, so never None here
+        actions: Any = self.action_space
         if not hasattr(space, "spaces") or set(space.spaces) != {"observation", "action_mask"}:
             raise ValueError(f"this module reads a Dict of 'observation' and 'action_mask', not {space}")
-        config = self.model_config or {}
-        self.model = ActorCritic(int(space["observation"].shape[0]), int(self.action_space.n),
+        config: Any = self.model_config or {}  # a dict: RLModuleSpec's model_config as given
+        self.model = ActorCritic(int(space["observation"].shape[0]), int(actions.n),
                                  list(config.get("net_arch", [256, 256])),
                                  str(config.get("activation", "tanh")))
 
