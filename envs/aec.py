@@ -92,7 +92,9 @@ class CardGameEnv(AECEnv):
             "action_mask": spaces.Box(0, 1, shape=(self.NUM_ACTIONS,), dtype=np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(self.NUM_ACTIONS) for a in self.possible_agents}
+        # Annotated: gymnasium's own hints differ across versions (1.2 and 1.4 infer different types).
+        self.action_spaces: dict[str, spaces.Space] = {a: spaces.Discrete(self.NUM_ACTIONS)
+                                                       for a in self.possible_agents}
         state_layout = self.game.state_layout
         self.state_space = spaces.Box(state_layout.low, state_layout.high, dtype=np.float32)
         self._rng: np.random.Generator | None = None

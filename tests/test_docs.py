@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "docs"))
 update_tables = importlib.import_module("update_tables")
 
 PAGES = sorted(str(p.relative_to(ROOT)) for p in update_tables.pages())
-OWN_PAGES = ["README.md", "docs/cluster.md", "docs/envs.md", "docs/results.md", "docs/training.md",
-             "docs/web.md"]  # the pages written for newcomers (docs/RULES.md is the rulebook)
+OWN_PAGES = ["README.md", "docs/cluster.md", "docs/envs.md", "docs/own-algorithm.md", "docs/results.md",
+             "docs/training.md", "docs/web.md"]  # written for newcomers (docs/RULES.md is the rulebook)
 README_MAX_LINES = 250
 
 def read(page: str) -> str:
@@ -69,7 +69,7 @@ def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
     # The tests' set-up is one script, .ci/setup, which CI runs too: what the tests need (Chromium included).
     assert tests == f"{venv}.ci/setup && python -m pytest"
     setup = read(".ci/setup")
-    assert install.format('".[dev,ray]"').replace("pip install", "pip install -q") in setup  # Ray tests run
+    assert install.format('".[dev,ray,rllib]"').replace("pip install", "pip install -q") in setup  # Ray tests run
     assert "apt-get install -y -q chromium" in setup
     assert ".ci/setup" in read(".ci/run").splitlines()
     pin = next(line for line in readme.splitlines() if line.startswith("The `torch==2.13.0` pin"))

@@ -169,6 +169,14 @@ class EvalConfig:
 
 
 @dataclasses.dataclass
+class RLlibConfig:
+    """`cardlab rllib` only: how RLlib spreads the run (`cardlab.cluster.rllib`)."""
+
+    num_env_runners: int = 1
+    """Ray actors that play games (each runs num_envs envs); 0: sample in the driver process"""
+
+
+@dataclasses.dataclass
 class TrainConfig:
     """One training run of a PPO learner in a card game, against a league."""
 
@@ -222,6 +230,8 @@ class TrainConfig:
     """torch device; only 'cpu' is supported"""
     torch_threads: int = 1
     """torch threads of the trainer process (more than 1 only helps on an otherwise idle machine)"""
+    rllib: RLlibConfig = dataclasses.field(default_factory=RLlibConfig)
+    """settings of `cardlab rllib` (RLlib's multi-agent PPO); the other trainers ignore them"""
 
 
 # ---------------------------------------------------------------- loading
@@ -386,6 +396,7 @@ def _validate(cfg: TrainConfig) -> None:
     _one_of(cfg.device, "device", DEVICES)
     _one_of(cfg.trainer, "trainer", TRAINERS)
     _at_least(cfg, "", 1, "num_envs", "total_timesteps", "checkpoint_every", "torch_threads")
+    _at_least(cfg.rllib, "rllib.", 0, "num_env_runners")
     env = _validate_game(cfg)
 
     _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")

@@ -7,6 +7,7 @@ cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S
 cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs, threads
                    as eval]
 cardlab sweep SWEEP.yaml [--sweeps-dir DIR] [--workers N] [--ray-address ADDR]   # Ray Tune (the ray extra)
+cardlab rllib CONFIG.yaml [--runs-dir DIR] [--env-runners N] [--ray-address ADDR]   # the rllib extra
 cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this machine's runs
 cardlab play GAME [--opponents SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
              [--torch-threads N]
@@ -52,6 +53,7 @@ from cardlab.cli import (
     evaluate,
     export,
     play,
+    rllib,
     rules,
     serve,
     ship_bots,
@@ -70,8 +72,8 @@ from cardlab.cli.common import (
 )
 
 COMMANDS: dict[str, Command] = {command.name: command for command in (
-    train.COMMAND, evaluate.COMMAND, tournament.COMMAND, sweep.COMMAND, export.COMMAND, play.COMMAND,
-    rules.COMMAND, serve.COMMAND, advise.COMMAND, ship_bots.COMMAND,
+    train.COMMAND, evaluate.COMMAND, tournament.COMMAND, sweep.COMMAND, rllib.COMMAND, export.COMMAND,
+    play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND, ship_bots.COMMAND,
 )}
 """Every `cardlab` command by name: adding a command is a module and a line here."""
 
