@@ -37,6 +37,8 @@ def test_parallel_equals_serial(ray_local: Any, game: str, specs: list[str], han
     assert parallel.hand_records == serial.hand_records  # every hand's record, in the same order
     assert parallel.match_records == serial.match_records
     assert parallel.to_json() == serial.to_json() and parallel.format_table() == serial.format_table()
+    paired = [(s.hands.paired_interval, s.matches.paired_interval) for s in serial.stats]
+    assert [(s.hands.paired_interval, s.matches.paired_interval) for s in parallel.stats] == paired
 
 
 def test_tournament_equals_serial(ray_local: Any) -> None:
@@ -44,6 +46,8 @@ def test_tournament_equals_serial(ray_local: Any) -> None:
     serial = tournament("huit", specs, 30, seed=2)
     parallel = tournament_parallel("huit", specs, 30, seed=2, workers=2)
     assert parallel.to_json() == serial.to_json()
+    assert [parallel.overall(i).paired_interval for i in range(3)] == [serial.overall(i).paired_interval
+                                                                      for i in range(3)]
     four = {"num_players": 4}
     assert (tournament_parallel("switch", ["random", "greedy"], 8, seed=1, rule_options=four).to_json()
             == tournament("switch", ["random", "greedy"], 8, seed=1, rule_options=four).to_json())
