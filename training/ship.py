@@ -4,7 +4,8 @@
 root): it trains the config (or takes a finished run folder), plays the bot
 against the `expert` heuristic in every other seat (seats rotated, 2000
 hands, seed 123 by default) and writes ``NAME.json`` + ``NAME.safetensors``
-into ``agents/bots/``, with the measured win rate and its 95% interval under
+into ``agents/bots/``, with the measured win rate and its 95% intervals
+(``paired_ci95``, clustered by deal, and Wilson's ``ci95``) under
 ``summary.shipped`` of the metadata. `make_agent` then resolves ``bot:NAME``.
 """
 
@@ -52,13 +53,14 @@ def ship_bot(name: str, source: pathlib.Path, out_dir: pathlib.Path = OUT_DIR, h
     result = evaluate(bot.game.id, [f"bot:{meta_path}", *[OPPONENT] * (n - 1)], hands, seed=seed,
                       rule_options=bot.game.rules.to_dict())
     stats = result.stats[0]
-    low, high = stats.hands.interval
+    (low, high), (paired_low, paired_high) = stats.hands.interval, stats.hands.paired_interval
     shipped = {
         "name": name, "opponent": OPPONENT, "hands": stats.hands.n, "seed": seed,
-        "win_rate": stats.hands.rate, "ci95": [low, high], "fair_share": 1 / n,
-        "steps": bot.metadata.get("summary", {}).get("steps"),
-        "about": f"{stats.hands.rate:.3f} [{low:.3f}, {high:.3f}] of hands against {n - 1} x {OPPONENT} "
-                 f"({stats.hands.n} hands, seats rotated, seed {seed}; fair share {1 / n:.2f})",
+        "win_rate": stats.hands.rate, "ci95": [low, high], "paired_ci95": [paired_low, paired_high],
+        "fair_share": 1 / n, "steps": bot.metadata.get("summary", {}).get("steps"),
+        "about": f"{stats.hands.rate:.3f} [{paired_low:.3f}, {paired_high:.3f}] of hands against "
+                 f"{n - 1} x {OPPONENT} ({stats.hands.n} hands, seats rotated, seed {seed}, 95% interval "
+                 f"clustered by deal; Wilson's [{low:.3f}, {high:.3f}]; fair share {1 / n:.2f})",
     }
     meta = dict(bot.metadata)
     meta["summary"] = {**meta.get("summary", {}), "shipped": shipped}

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
+import pathlib
 
 import pytest
 
@@ -13,6 +15,8 @@ from cardlab.evaluation.paired import paired_interval, slot_paired_interval, t_q
 from cardlab.evaluation.results import Rate, combined
 from cardlab.evaluation.stats import mean_interval, wilson_interval
 from cardlab.evaluation.tournament import tournament
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 
 
 def test_eval_json_csv_and_table_carry_the_paired_interval() -> None:
@@ -82,3 +86,39 @@ def test_mean_interval_uses_students_t() -> None:
     mean, _, high = mean_interval([0.4, 0.5])
     assert mean == pytest.approx(0.45) and high - mean == pytest.approx(12.706 * 0.05, abs=1e-3)
     assert high - mean == pytest.approx(t_quantile(1.96, 1) * 0.05)
+
+
+def test_a_training_evaluation_carries_the_paired_intervals(tmp_path: pathlib.Path) -> None:
+    """`evaluate_bot` (every trainer's evaluation) reports what `evaluate` measures, matches included."""
+    from cardlab.training.config import load_config
+    from cardlab.training.records import evaluate_bot, format_rate, format_results
+    from tests.cluster.conftest import make_bot
+
+    bot = make_bot(tmp_path, rules={"target_score": 30})
+    cfg = dataclasses.replace(load_config(CONFIGS / "huit_quick.yaml"), rules={"target_score": 30})
+    got = evaluate_bot(bot, cfg, "greedy", 20, seed=4, steps=7, matches=2)
+    result = evaluate("huit", [f"bot:{bot}", "greedy"], 20, seed=4, matches=2,
+                      rule_options={"target_score": 30})
+    hands, matches = result.stats[0].hands, result.stats[0].matches
+    assert (got.paired_ci_low, got.paired_ci_high) == hands.paired_interval
+    assert (got.match_paired_ci_low, got.match_paired_ci_high) == matches.paired_interval
+    assert (got.ci_low, got.ci_high) == hands.interval
+    low, high = hands.paired_interval
+    text = f"[{low:.3f}, {high:.3f}]"
+    assert text in format_rate(got) and text in format_results([got])
+
+
+def test_an_older_eval_csv_gains_the_new_columns(tmp_path: pathlib.Path) -> None:
+    """A resumed run whose eval.csv predates the paired columns: rewritten with them, rows kept."""
+    from cardlab.training.records import EVAL_FIELDS, EvalHistory, LearnerEval
+
+    path = tmp_path / "eval.csv"
+    old_fields = [f for f in EVAL_FIELDS if "paired" not in f]
+    path.write_text(",".join(old_fields) + "\n" + ",".join(["512", "random", "10", "0.5", "0.2", "0.8", "3.0"]
+                                                        + ["0"] * (len(old_fields) - 7)) + "\n")
+    history = EvalHistory(path)
+    history.append([LearnerEval(1024, "random", 10, 0.6, 0.3, 0.85, 0.35, 0.8, 2.5)])
+    rows = history.rows()
+    assert list(rows[0]) == list(EVAL_FIELDS)
+    assert (rows[0]["steps"], rows[0]["ci_low"], rows[0]["paired_ci_low"]) == ("512", "0.2", "")
+    assert (rows[1]["steps"], rows[1]["paired_ci_low"]) == ("1024", "0.35")
