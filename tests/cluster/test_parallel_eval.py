@@ -139,3 +139,18 @@ def test_cli_ray_flag_without_ray_says_how_to_install(monkeypatch: pytest.Monkey
     assert main(serial) == 0  # the serial command runs without Ray
     assert main([*serial, "--workers", "0"]) == 2
     assert "expected a whole number >= 1" in capsys.readouterr().err
+
+
+def test_compare_on_ray_equals_the_serial_comparison(ray_local: Any, tmp_path: pathlib.Path) -> None:
+    """Batches of deals split over Ray workers: the same records, so the same decision and LLR."""
+    from cardlab.cluster.evaluate import deal_player
+    from cardlab.evaluation.compare import Contest, compare_agents
+    from cardlab.evaluation.sequential import Hypotheses
+
+    bot = make_bot(tmp_path)
+    contest = Contest.seat("huit", f"bot:{bot}", "greedy", seed=3)
+    hypotheses = Hypotheses.from_delta(0.05)
+    serial = compare_agents(contest, hypotheses, max_hands=120, batch=15)
+    with deal_player(contest, workers=2) as play:
+        parallel = compare_agents(contest, hypotheses, max_hands=120, batch=15, play=play)
+    assert parallel.records == serial.records and parallel.as_dict() == serial.as_dict()
