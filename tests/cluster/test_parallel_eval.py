@@ -154,3 +154,12 @@ def test_compare_on_ray_equals_the_serial_comparison(ray_local: Any, tmp_path: p
     with deal_player(contest, workers=2) as play:
         parallel = compare_agents(contest, hypotheses, max_hands=120, batch=15, play=play)
     assert parallel.records == serial.records and parallel.as_dict() == serial.as_dict()
+
+
+def test_cli_compare_with_workers_writes_what_the_serial_run_does(ray_local: Any,
+                                                                  tmp_path: pathlib.Path) -> None:
+    argv = ["compare", "--game", "huit", "expert", "greedy", "--max-hands", "200", "--batch", "20"]
+    assert main([*argv, "--json", str(tmp_path / "serial.json")]) == 0
+    assert main([*argv, "--workers", "2", "--json", str(tmp_path / "ray.json")]) == 0
+    serial, parallel = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("serial", "ray"))
+    assert parallel == serial
