@@ -1,4 +1,8 @@
-"""Learning curves over wall clock: win rate against `expert` (95% Wilson intervals) by minutes of run.
+"""Learning curves over wall clock: win rate against `expert` (95% intervals) by minutes of run.
+
+The band is the interval clustered by deal (eval.csv's ``paired_ci_low/high``)
+where the rows have it, Wilson's (``ci_low/high``) for rows of older runs; the
+legend says which.
 
 Reads run folders (their eval.csv rows and the wall time TensorBoard
 recorded for each evaluation, counted from the creation of the run's event
@@ -46,6 +50,8 @@ class Curve:
     rate: list[float]
     low: list[float]
     high: list[float]
+    paired: bool = True
+    """whether every band is the paired interval (False: some rows predate it and show Wilson's)"""
 
 
 def read_curve(run_dir: Path) -> Curve:
@@ -72,9 +78,17 @@ def read_curve(run_dir: Path) -> Curve:
         if steps in times:
             curve.minutes.append((times[steps] - start) / 60.0)
             curve.rate.append(float(row["win_rate"]))
-            curve.low.append(float(row["ci_low"]))
-            curve.high.append(float(row["ci_high"]))
+            low, high = band(row)
+            curve.paired &= low is not None
+            curve.low.append(float(low if low is not None else row["ci_low"]))
+            curve.high.append(float(high if high is not None else row["ci_high"]))
     return curve
+
+
+def band(row: dict[str, str]) -> tuple[str | None, str | None]:
+    """The row's paired interval, or (None, None) for a row written before eval.csv had one."""
+    low, high = row.get("paired_ci_low") or None, row.get("paired_ci_high") or None
+    return (low, high) if low is not None and high is not None else (None, None)
 
 
 def plot(curves: list[Curve], out: Path) -> Path:
@@ -83,12 +97,13 @@ def plot(curves: list[Curve], out: Path) -> Path:
     axes = fig.subplots(1, len(games), squeeze=False)[0]
     for ax, (game, n) in zip(axes, games, strict=True):
         for c in (c for c in curves if (c.game, c.num_players) == (game, n)):
-            line = ax.plot(c.minutes, c.rate, marker="o", markersize=3, label=c.label)[0]
+            label = c.label if c.paired else f"{c.label}, Wilson band"
+            line = ax.plot(c.minutes, c.rate, marker="o", markersize=3, label=label)[0]
             ax.fill_between(c.minutes, c.low, c.high, color=line.get_color(), alpha=0.2)
         ax.axhline(1.0 / n, color="grey", linestyle=":", label=f"fair share 1/{n}")
         ax.set_title(f"{game}, {n} players: one bot against {n - 1} x {OPPONENT}")
         ax.set_xlabel("wall clock (minutes from the start of the run)")
-        ax.set_ylabel(f"hands won against {OPPONENT} (95% CI)")
+        ax.set_ylabel(f"hands won against {OPPONENT} (95% CI, clustered by deal)")
         ax.set_ylim(0.0, max(0.6, *(max(c.high) for c in curves if c.game == game)))
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize="small")

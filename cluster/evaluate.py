@@ -1,4 +1,4 @@
-"""Evaluation and tournaments on Ray: blocks of deals as Ray tasks, merged back in deal order.
+"""Evaluation, tournaments and comparisons on Ray: blocks of deals as Ray tasks, merged back in deal order.
 
 `evaluate` (`cardlab.evaluation.evaluate`) plays every seat rotation of each
 deal with `play_deals`, and a record depends only on (seed, kind, deal,
@@ -20,10 +20,11 @@ record, whatever the number of workers or the order they finish in.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tqdm import tqdm
@@ -33,6 +34,7 @@ from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.runtime import import_ray, ray_session, task_error
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
+from cardlab.evaluation.compare import Contest, PlayDeals
 from cardlab.evaluation.episodes import HAND, MATCH, check_seed, players_for, seat_slots, table_rules
 from cardlab.evaluation.evaluate import play_deals
 from cardlab.evaluation.results import EpisodeRecord, EvalResult
@@ -245,3 +247,35 @@ def tournament_parallel(
 
     return tournament(game, specs, hands_per_pair, seed, rule_options, progress,
                       evaluate_tables=evaluate_tables)
+
+
+@contextlib.contextmanager
+def deal_player(contest: Contest, *, workers: int | None = None,
+                address: str | None = None) -> Iterator[PlayDeals]:
+    """A `PlayDeals` for `compare_agents` on Ray: each call's deals split into one block per worker.
+
+    Ray starts (or is joined) once for the whole comparison, and each bot's
+    bytes go through the object store once; the records are `contest.play`'s.
+    """
+    plan = _plan(contest.game, contest.slots, contest.num_players, 0, contest.rules)
+    bots = _read_bots([plan])
+    with ray_session(workers, address) as parallel:
+        ray = import_ray()
+        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(play_block)
+        refs = {spec: ray.put(bot) for spec, bot in bots.items()}
+        shipped = ray.put([refs.get(spec, spec) for spec in plan.slots])
+
+        def play(deals: range) -> list[EpisodeRecord]:
+            size = max(1, math.ceil(len(deals) / parallel))
+            starts = range(deals.start, deals.stop, size)
+            blocks = [range(first, min(first + size, deals.stop)) for first in starts]
+
+            def submit(index: int) -> Any:
+                block = blocks[index]
+                return remote.remote(contest.game, plan.rules, shipped, HAND, block.start, block.stop,
+                                     contest.seed, index)
+
+            done = _run(ray, len(blocks), submit, parallel, False, 0, f"{contest.game} compare")
+            return [record for part in done for record in part]
+
+        yield play

@@ -14,7 +14,9 @@ Reported: only what was played (no hand columns for ``hands=0``, no match
 columns without matches). Each episode reseeds every agent from (seed, deal,
 rotation, slot), so results depend on the seed only, not on the order of play.
 
-Per slot: hands, hand wins and win rate with a 95% Wilson interval,
+Per slot: hands, hand wins and win rate with two 95% intervals, the one
+clustered by deal (`cardlab.evaluation.paired`: a deal's rotations are one
+unit, which is what the duplicate deals earn) and Wilson's (every hand independent),
 mean points per non-truncated hand (fewer is better), truncated hands (C1,
 counted as non-wins); with ``matches`` > 0 also matches played to the target
 score (episode="match") and the match win rate, tied winners sharing a win.

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.evaluation.episodes import plural
+from cardlab.evaluation.paired import deal_totals, paired_interval
 from cardlab.evaluation.stats import wilson_interval
 
 
@@ -35,10 +36,24 @@ class EpisodeRecord:
 
 @dataclass(frozen=True)
 class Rate:
-    """A win count out of n, with its 95% Wilson interval."""
+    """A win count out of n, with its 95% Wilson interval and its 95% interval clustered by deal.
+
+    `deal_wins` and `deal_episodes` are the per-deal totals (deal d at index d,
+    as `evaluate` numbers them) that the paired interval needs; without them a
+    Rate has only its Wilson interval.
+    """
 
     wins: float
     n: int
+    deal_wins: tuple[float, ...] = ()
+    deal_episodes: tuple[int, ...] = ()
+
+    @classmethod
+    def of_slot(cls, records: Sequence[EpisodeRecord], slot: int) -> Rate:
+        """A slot's wins over records (tied winners share a win), with the per-deal totals."""
+        wins, episodes = deal_totals(records, slot)
+        total = math.fsum(wins)
+        return cls(int(total) if total.is_integer() else total, len(records), tuple(wins), tuple(episodes))
 
     @property
     def rate(self) -> float:
@@ -46,11 +61,42 @@ class Rate:
 
     @property
     def interval(self) -> tuple[float, float]:
+        """Wilson's: every hand counted as independent."""
         return wilson_interval(self.wins, self.n)
 
+    @property
+    def paired_interval(self) -> tuple[float, float]:
+        """Clustered by deal (`cardlab.evaluation.paired`): the interval to trust for seat-rotated deals."""
+        if sum(self.deal_episodes) != self.n:
+            raise ValueError(f"this rate of {self.n} episodes has no per-deal totals for a paired interval "
+                             f"(they cover {sum(self.deal_episodes)}): build it with Rate.of_slot")
+        return paired_interval(self.deal_wins, self.deal_episodes)
+
     def cells(self) -> list[str]:
-        low, high = self.interval
-        return [f"{self.rate:.3f}", f"[{low:.3f}, {high:.3f}]"]
+        """The rate, the paired interval and Wilson's, for tables."""
+        return [f"{self.rate:.3f}", *(f"[{low:.3f}, {high:.3f}]" for low, high in
+                                      (self.paired_interval, self.interval))]
+
+    def fields(self, prefix: str) -> dict[str, float]:
+        """``PREFIXci_low/high`` (Wilson) and ``PREFIXpaired_ci_low/high``, for CSV and JSON rows."""
+        (low, high), (paired_low, paired_high) = self.interval, self.paired_interval
+        return {f"{prefix}ci_low": low, f"{prefix}ci_high": high,
+                f"{prefix}paired_ci_low": paired_low, f"{prefix}paired_ci_high": paired_high}
+
+
+def combined(rates: Sequence[Rate]) -> Rate:
+    """Several rates as one, per-deal totals added deal by deal.
+
+    For tables played on the same deals (one seed, as a tournament's): an
+    agent's results on one deal's cards stay one cluster across its tables.
+    """
+    deals = max((len(r.deal_episodes) for r in rates), default=0)
+    wins, episodes = [0.0] * deals, [0] * deals
+    for r in rates:
+        for d, (w, e) in enumerate(zip(r.deal_wins, r.deal_episodes, strict=True)):
+            wins[d] += w
+            episodes[d] += e
+    return Rate(sum(r.wins for r in rates), sum(r.n for r in rates), tuple(wins), tuple(episodes))
 
 
 @dataclass(frozen=True)
@@ -70,14 +116,12 @@ class SlotStats:
         """
         out: dict[str, Any] = {"slot": self.slot, "agent": self.spec}
         if self.hands.n:
-            low, high = self.hands.interval
             out |= {"hands": self.hands.n, "hand_wins": self.hands.wins, "hand_win_rate": self.hands.rate,
-                    "hand_ci_low": low, "hand_ci_high": high,
+                    **self.hands.fields("hand_"),
                     "mean_points": self.mean_points, "truncated_hands": self.truncated_hands}
         if self.matches.n:
-            low, high = self.matches.interval
             out |= {"matches": self.matches.n, "match_wins": self.matches.wins,
-                    "match_win_rate": self.matches.rate, "match_ci_low": low, "match_ci_high": high,
+                    "match_win_rate": self.matches.rate, **self.matches.fields("match_"),
                     "truncated_matches": self.truncated_matches}
         return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
 
@@ -91,10 +135,10 @@ def slot_stats(
         out.append(SlotStats(
             slot=i,
             spec=spec,
-            hands=Rate(sum(i in r.winners for r in hands), len(hands)),
+            hands=Rate.of_slot(hands, i),
             mean_points=float(np.mean(scored)) if scored else math.nan,
             truncated_hands=sum(r.truncated for r in hands),
-            matches=Rate(float(sum(1 / len(r.winners) for r in matches if i in r.winners)), len(matches)),
+            matches=Rate.of_slot(matches, i),
             truncated_matches=sum(r.truncated for r in matches),
         ))
     return out
@@ -168,9 +212,9 @@ class EvalResult:
     def format_table(self) -> str:
         headers = ["slot", "agent"]
         if self.hand_records:
-            headers += ["hands", "wins", "win rate", "95% CI", "pts/hand", "truncated"]
+            headers += ["hands", "wins", "win rate", "95% CI (paired)", "Wilson", "pts/hand", "truncated"]
         if self.match_records:
-            headers += ["matches", "match wins", "match rate", "95% CI"]
+            headers += ["matches", "match wins", "match rate", "95% CI (paired)", "Wilson"]
         rows = []
         for s in self.stats:
             row: list[Any] = [s.slot, s.spec]
@@ -197,7 +241,7 @@ class EvalResult:
         return csv_text([s.row() for s in self.stats])
 
     def plot(self, path: str | pathlib.Path) -> pathlib.Path:
-        """Bar plot of win rates with their 95% intervals and the chance level."""
+        """Bar plot of win rates with their paired 95% intervals and the chance level."""
         kinds = ([("hands", "hand")] if self.hand_records else []) + (
             [("matches", "match")] if self.match_records else [])
         fig = new_figure(1.5 + 1.2 * len(self.slots) * len(kinds), 4)
@@ -207,14 +251,14 @@ class EvalResult:
         for k, (attr, label) in enumerate(kinds):
             rates = [getattr(s, attr) for s in self.stats]
             values = np.array([r.rate for r in rates])
-            bounds = np.array([r.interval for r in rates])
+            bounds = np.array([r.paired_interval for r in rates])
             errors = np.abs(bounds.T - values)
             ax.bar(x + (k - (len(kinds) - 1) / 2) * width, values, width, yerr=errors, capsize=4,
                    label=f"{label} win rate")
         ax.axhline(1 / self.num_players, color="grey", linestyle="--", label="chance")
         ax.set_xticks(x, [f"{i}: {s}" for i, s in enumerate(self.slots)], rotation=15)
         ax.set_ylim(0, 1)
-        ax.set_ylabel("win rate (95% Wilson interval)")
+        ax.set_ylabel("win rate (95% interval clustered by deal)")
         kinds_played = ((self.hand_records, "hand"), (self.match_records, "match"))
         played = [plural(len(records), what) for records, what in kinds_played if records]
         ax.set_title(f"{self.game}, {self.num_players} players, {', '.join(played)}")

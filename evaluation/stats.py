@@ -1,8 +1,10 @@
-"""Small statistics for win rates."""
+"""Small statistics for win rates; the formulas themselves live once, in `paired`."""
 
 from __future__ import annotations
 
 import math
+
+from cardlab.evaluation.paired import t_quantile, wilson_rate_interval
 
 
 def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -16,19 +18,7 @@ def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]
         raise ValueError(f"wilson_interval needs 0 <= wins <= n, got wins={wins}, n={n}")
     if z <= 0:
         raise ValueError(f"wilson_interval needs z > 0, got {z}")
-    if n == 0:
-        return 0.0, 1.0
-    p = wins / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-# Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042)
+    return wilson_rate_interval(wins / n if n else 0.0, n, z)
 
 
 def mean_interval(values: list[float]) -> tuple[float, float, float]:
@@ -45,7 +35,6 @@ def mean_interval(values: list[float]) -> tuple[float, float, float]:
     if n == 1:
         return mean, math.nan, math.nan
     df = n - 1
-    # Past the table, the first correction term of the t quantile to the normal one is within 0.003.
-    t = _T975[df - 1] if df <= len(_T975) else 1.96 + (1.96**3 + 1.96) / (4 * df)
+    t = t_quantile(1.96, df)
     half = t * math.sqrt(sum((v - mean) ** 2 for v in values) / df / n)
     return mean, mean - half, mean + half

@@ -1,7 +1,9 @@
 """Round-robin tournaments: a cross-table of win rates and TrueSkill ratings.
 
 Every pairing plays `evaluate`'s seat-rotated hands, all on the same deals
-(one `seed`), so the cells are comparable.
+(one `seed`), so the cells are comparable. Each cell's interval is clustered
+by deal (the deal's seat rotations are one unit, `cardlab.evaluation.paired`)
+beside Wilson's; an agent's overall rate clusters its tables' hands by deal too.
 
 - 2 players (the default): each pair (A, B) plays `hands_per_pair` hands head
   to head; cell [A][B] is A's hand win rate against B (chance 0.5).
@@ -33,7 +35,15 @@ import trueskill
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import check_seed, table_rules
 from cardlab.evaluation.evaluate import evaluate
-from cardlab.evaluation.results import EpisodeRecord, EvalResult, Rate, csv_text, new_figure, text_table
+from cardlab.evaluation.results import (
+    EpisodeRecord,
+    EvalResult,
+    Rate,
+    combined,
+    csv_text,
+    new_figure,
+    text_table,
+)
 
 EvaluateTables = Callable[[str, list[list[str]], int, int, dict[str, Any], bool], list[EvalResult]]
 """Plays every table of a tournament at once: (game, tables' specs, hands, seed, rules, progress) -> results,
@@ -70,9 +80,8 @@ class TournamentResult:
         return sorted(range(len(self.specs)), key=lambda i: -self.ratings[i].conservative)
 
     def overall(self, i: int) -> Rate:
-        """Agent i's wins over all its games."""
-        row = [c for c in self.cells[i] if c is not None]
-        return Rate(sum(c.wins for c in row), sum(c.n for c in row))
+        """Agent i's wins over all its games, clustered by deal across its tables (all on the same deals)."""
+        return combined([c for c in self.cells[i] if c is not None])
 
     def format_table(self) -> str:
         k = len(self.specs)
@@ -94,7 +103,8 @@ class TournamentResult:
             r, total = self.ratings[i], self.overall(i)
             ranked.append([place, i, r.spec, f"{r.mu:.2f}", f"{r.sigma:.2f}", f"{r.conservative:.2f}",
                            *total.cells()])
-        ratings = text_table(["rank", "#", "agent", "mu", "sigma", "mu-3sigma", "win rate", "95% CI"], ranked)
+        ratings = text_table(["rank", "#", "agent", "mu", "sigma", "mu-3sigma", "win rate", "95% CI (paired)",
+                              "Wilson"], ranked)
         return (f"{head}\nwin rate of the row agent against the column agent:\n{cross}\n\n"
                 f"TrueSkill ratings:\n{ratings}")
 
@@ -104,10 +114,9 @@ class TournamentResult:
         for i, j in permutations(range(len(self.specs)), 2):
             cell, r = self.cells[i][j], self.ratings[i]
             assert cell is not None
-            low, high = cell.interval
             out.append({"agent": self.specs[i], "opponent": self.specs[j],
                         "hands": cell.n, "wins": cell.wins,
-                        "win_rate": cell.rate, "ci_low": low, "ci_high": high,
+                        "win_rate": cell.rate, **cell.fields(""),
                         "agent_mu": r.mu, "agent_sigma": r.sigma})
         return out
 
@@ -118,7 +127,8 @@ class TournamentResult:
             "cross_table": [[None if c is None else c.rate for c in row] for row in self.cells],
             "pairs": self.rows(),
             "ratings": [{"agent": self.ratings[i].spec, "mu": self.ratings[i].mu,
-                         "sigma": self.ratings[i].sigma, "conservative": self.ratings[i].conservative}
+                         "sigma": self.ratings[i].sigma, "conservative": self.ratings[i].conservative,
+                         "win_rate": self.overall(i).rate, **self.overall(i).fields("")}
                         for i in self.ranking()],
         }
 

@@ -48,7 +48,11 @@ class LearnerEval:
     hands: int
     win_rate: float
     ci_low: float
+    """Wilson's interval (every hand independent) ..."""
     ci_high: float
+    paired_ci_low: float
+    """... and the one clustered by deal (a deal's seat rotations one unit): the one to trust"""
+    paired_ci_high: float
     mean_points: float
     """the learner's mean hand points (cards left when another seat wins; lower is better)"""
     matches: int = 0
@@ -56,6 +60,8 @@ class LearnerEval:
     match_win_rate: float = 0.0
     match_ci_low: float = 0.0
     match_ci_high: float = 0.0
+    match_paired_ci_low: float = 0.0
+    match_paired_ci_high: float = 0.0
 
     def row(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -78,11 +84,11 @@ def evaluate_bot(
                       rule_options={**cfg.rules, "num_players": n}, matches=matches, progress=bar,
                       desc=f"eval vs {spec}")
     learner = result.stats[0]
-    low, high = learner.hands.interval
-    match_low, match_high = learner.matches.interval if learner.matches.n else (0.0, 0.0)
-    return LearnerEval(steps, spec, learner.hands.n, learner.hands.rate, low, high, learner.mean_points,
-                       learner.matches.n, learner.matches.rate if learner.matches.n else 0.0,
-                       match_low, match_high)
+    hand_rate, matched = learner.hands, learner.matches
+    match_fields = {"match_win_rate": matched.rate, **matched.fields("match_")} if matched.n else {}
+    return LearnerEval(steps=steps, opponent=spec, hands=hand_rate.n, win_rate=hand_rate.rate,
+                       **hand_rate.fields(""),
+                       mean_points=learner.mean_points, matches=matched.n, **match_fields)
 
 
 def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int,
@@ -105,27 +111,35 @@ def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int,
     return results
 
 
+def interval_text(low: float, high: float) -> str:
+    return f"[{low:.3f}, {high:.3f}]"
+
+
 def format_rate(r: LearnerEval) -> str:
-    """A win rate with its 95% interval, as fractions (as `cardlab eval` prints them); matches beside."""
-    text = f"{r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+    """A win rate with its paired 95% interval, as `cardlab eval` prints them; matches beside."""
+    text = f"{r.win_rate:.3f} {interval_text(r.paired_ci_low, r.paired_ci_high)}"
     if r.matches:
-        text += f", matches {r.match_win_rate:.3f} [{r.match_ci_low:.3f}, {r.match_ci_high:.3f}]"
+        matches = interval_text(r.match_paired_ci_low, r.match_paired_ci_high)
+        text += f", matches {r.match_win_rate:.3f} {matches}"
     return text
 
 
 def format_results(results: Sequence[LearnerEval]) -> str:
     """The evaluation table printed at the end of a run (fractions, as `cardlab eval` prints them)."""
     with_matches = any(r.matches for r in results)
-    head = f"{'opponent':<24}{'hands':>7}  {'win rate':>8}  {'95% CI (Wilson)':<17}{'mean points':>11}"
+    head = (f"{'opponent':<24}{'hands':>7}  {'win rate':>8}  {'95% CI (paired)':<17}{'Wilson':<16}"
+            f"{'mean points':>11}")
     if with_matches:
-        head += f"{'matches':>9}  {'match rate':>10}  95% CI (Wilson)"
+        head += f"{'matches':>9}  {'match rate':>10}  {'95% CI (paired)':<17}Wilson"
     lines = [head]
     for r in results:
-        ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
-        line = f"{r.opponent:<24}{r.hands:>7}  {r.win_rate:>8.3f}  {ci:<17}{r.mean_points:>11.2f}"
+        paired, wilson = interval_text(r.paired_ci_low, r.paired_ci_high), interval_text(r.ci_low, r.ci_high)
+        line = f"{r.opponent:<24}{r.hands:>7}  {r.win_rate:>8.3f}  {paired:<17}{wilson:<16}"
+        line += f"{r.mean_points:>11.2f}"
         if with_matches:
-            match_ci = f"[{r.match_ci_low:.3f}, {r.match_ci_high:.3f}]"
-            line += f"{r.matches:>9}  {r.match_win_rate:>10.3f}  {match_ci}"
+            match_paired = interval_text(r.match_paired_ci_low, r.match_paired_ci_high)
+            line += f"{r.matches:>9}  {r.match_win_rate:>10.3f}  {match_paired:<17}"
+            line += interval_text(r.match_ci_low, r.match_ci_high)
         lines.append(line)
     return "\n".join(lines)
 
@@ -140,10 +154,13 @@ def record_results(logger: Logger, results: Sequence[LearnerEval], prefix: str =
         name = tag(r.opponent)
         logger.record(f"eval/{prefix}win_rate_{name}", r.win_rate)
         logger.record(f"eval/{prefix}ci_low_{name}", r.ci_low)
+        logger.record(f"eval/{prefix}paired_ci_low_{name}", r.paired_ci_low)
+        logger.record(f"eval/{prefix}paired_ci_high_{name}", r.paired_ci_high)
         logger.record(f"eval/{prefix}mean_points_{name}", r.mean_points)
         if r.matches:
             logger.record(f"eval/{prefix}match_win_rate_{name}", r.match_win_rate)
             logger.record(f"eval/{prefix}match_ci_low_{name}", r.match_ci_low)
+            logger.record(f"eval/{prefix}match_paired_ci_low_{name}", r.match_paired_ci_low)
 
 
 class EvalHistory:
@@ -159,6 +176,11 @@ class EvalHistory:
             return list(csv.DictReader(f))
 
     def append(self, results: Sequence[LearnerEval]) -> None:
+        """Add rows; a file written before a column was added (a resumed older run) is rewritten first."""
+        old = self.rows()
+        if old and list(old[0]) != list(EVAL_FIELDS):
+            self.path.unlink()
+            self._write(old, "w")  # the new columns empty in the old rows
         self._write([r.row() for r in results], "a")
 
     def truncate(self, steps: int) -> None:

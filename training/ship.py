@@ -4,7 +4,8 @@
 root): it trains the config (or takes a finished run folder), plays the bot
 against the `expert` heuristic in every other seat (seats rotated, 2000
 hands, seed 123 by default) and writes ``NAME.json`` + ``NAME.safetensors``
-into ``agents/bots/``, with the measured win rate and its 95% interval under
+into ``agents/bots/``, with the measured win rate and its 95% intervals
+(``paired_ci95``, clustered by deal, and Wilson's ``ci95``) under
 ``summary.shipped`` of the metadata. `make_agent` then resolves ``bot:NAME``.
 """
 
@@ -13,7 +14,10 @@ from __future__ import annotations
 import json
 import pathlib
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cardlab.evaluation.results import Rate
 
 from cardlab.envs.checked_json import excerpt
 
@@ -54,15 +58,8 @@ def ship_bot(name: str, source: pathlib.Path, out_dir: pathlib.Path = OUT_DIR, h
     n = bot.game.num_players
     result = evaluate(bot.game.id, [f"bot:{meta_path}", *[OPPONENT] * (n - 1)], hands, seed=seed,
                       rule_options=bot.game.rules.to_dict())
-    stats = result.stats[0]
-    low, high = stats.hands.interval
-    shipped = {
-        "name": name, "opponent": OPPONENT, "hands": stats.hands.n, "seed": seed,
-        "win_rate": stats.hands.rate, "ci95": [low, high], "fair_share": 1 / n,
-        "steps": bot.metadata.get("summary", {}).get("steps"),
-        "about": f"{stats.hands.rate:.3f} [{low:.3f}, {high:.3f}] of hands against {n - 1} x {OPPONENT} "
-                 f"({stats.hands.n} hands, seats rotated, seed {seed}; fair share {1 / n:.2f})",
-    }
+    steps = bot.metadata.get("summary", {}).get("steps")
+    shipped = shipped_summary(name, result.stats[0].hands, seed, n, steps)
     meta = dict(bot.metadata)
     meta["summary"] = {**meta.get("summary", {}), "shipped": shipped}
     meta["weights"] = {**meta["weights"], "file": f"{name}.safetensors"}
@@ -71,3 +68,16 @@ def ship_bot(name: str, source: pathlib.Path, out_dir: pathlib.Path = OUT_DIR, h
     (out_dir / f"{name}.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     load_bot(out_dir / f"{name}.json")  # the written pair loads
     return shipped
+
+
+def shipped_summary(name: str, hands: Rate, seed: int, players: int, steps: int | None) -> dict[str, Any]:
+    """The `summary.shipped` entry of a bot measured over `hands` against the expert in the other seats."""
+    (low, high), (paired_low, paired_high) = hands.interval, hands.paired_interval
+    return {
+        "name": name, "opponent": OPPONENT, "hands": hands.n, "seed": seed,
+        "win_rate": hands.rate, "ci95": [low, high], "paired_ci95": [paired_low, paired_high],
+        "fair_share": 1 / players, "steps": steps,
+        "about": f"{hands.rate:.3f} [{paired_low:.3f}, {paired_high:.3f}] of hands against "
+                 f"{players - 1} x {OPPONENT} ({hands.n} hands, seats rotated, seed {seed}, 95% interval "
+                 f"clustered by deal; Wilson's [{low:.3f}, {high:.3f}]; fair share {1 / players:.2f})",
+    }

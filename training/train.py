@@ -17,7 +17,7 @@ evaluated at step 0, then PPO trains it. A run writes
 - ``config.yaml``: the resolved config (every key, defaults filled in);
 - TensorBoard events: ``charts/`` (training win rate, episode return and
   length, steps/s, learning rate), ``losses/`` (SB3's ``train/*`` renamed),
-  ``eval/`` (win rate, Wilson bounds and mean points per eval opponent),
+  ``eval/`` (win rate, Wilson and paired bounds and mean points per eval opponent),
   ``imitation/`` (per epoch of the warm start);
 - ``checkpoints/model_<steps>.zip``: MaskablePPO checkpoints, every
   `checkpoint_every` steps and at the end, each recorded with its sha256 in
@@ -25,7 +25,8 @@ evaluated at step 0, then PPO trains it. A run writes
   are loaded (`cardlab.training.checkpoints`); ``checkpoints/league/``: the
   self-play snapshots (bot files);
 - ``eval.csv``: the evaluation history (`EVAL_FIELDS`: steps, opponent, hands,
-  win_rate, ci_low, ci_high, mean_points, and the match columns, filled when
+  win_rate, ci_low, ci_high (Wilson), paired_ci_low, paired_ci_high (clustered
+  by deal), mean_points, and the match columns, filled when
   the final evaluation plays `eval.final_matches`), the final evaluation last;
 - ``bot.json`` + ``bot.safetensors``: the trained bot (`cardlab.agents.bot`).
 

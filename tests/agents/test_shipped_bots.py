@@ -50,6 +50,10 @@ def test_measured_strength_is_in_the_metadata_and_the_readme(name: str) -> None:
     assert row in readme, f"the README's table of shipped bots lacks {name}"
     line = next(line for line in readme.splitlines() if line.startswith(row))
     assert f"{shipped['win_rate']:.3f}" in line and f"[{low:.3f}, {high:.3f}]" in line
+    paired_low, paired_high = shipped["paired_ci95"]  # clustered by deal: narrower than Wilson's here
+    assert low < paired_low < shipped["win_rate"] < paired_high < high
+    cells = f"| {shipped['win_rate']:.3f} | [{paired_low:.3f}, {paired_high:.3f}] | [{low:.3f}, {high:.3f}] |"
+    assert cells in line
 
 
 def test_a_path_still_works_and_unknown_names_are_paths() -> None:

@@ -404,6 +404,9 @@ def test_ship_bots_from_a_run_and_from_a_config(run_dir: pathlib.Path, tmp_path:
         meta = json.loads((out / f"{name}.json").read_text())
         shipped = meta["summary"]["shipped"]
         assert shipped["hands"] == 6 and shipped["seed"] == 5 and shipped["opponent"] == "expert"
+        paired_low, paired_high = shipped["paired_ci95"]
+        assert paired_low <= shipped["win_rate"] <= paired_high and shipped["paired_ci95"] != shipped["ci95"]
+        assert f"[{paired_low:.3f}, {paired_high:.3f}]" in shipped["about"]
         assert meta["weights"]["file"] == f"{name}.safetensors"
         assert load_bot(out / f"{name}.json").game.num_players == 2
     assert len(list((tmp_path / "runs").iterdir())) == 1  # the config was trained, the run was not

@@ -100,8 +100,9 @@ def test_a_logged_run_prints_lines_not_a_bar_and_leaves_no_temp_files(tmp_path: 
     assert any(re.fullmatch(rf"  against greedy: {rate}", line) for line in lines)  # the final eval goes on
     # One format for rates: fractions, as `cardlab eval` prints them, in the lines and in the final table.
     assert not re.search(r"\d%", done.stdout.replace("95% CI", ""))
-    table = lines[lines.index("opponent                  hands  win rate  95% CI (Wilson)  mean points") + 1]
-    assert re.fullmatch(rf"random +6 +{rate} +\d+\.\d\d", table)
+    head = "opponent                  hands  win rate  95% CI (paired)  Wilson          mean points"
+    table = lines[lines.index(head) + 1]
+    assert re.fullmatch(rf"random +6 +{rate} +\[\d\.\d{{3}}, \d\.\d{{3}}\] +\d+\.\d\d", table)
     assert lines[-2:] == [f"run folder: {run}", f"bot: {run / 'bot.json'}"]
     # Nothing left in the temp folder: no SB3-*, pymp-* or cardlab-eval-* folders.
     assert left_behind(tmp) == []

@@ -37,6 +37,8 @@ def test_parallel_equals_serial(ray_local: Any, game: str, specs: list[str], han
     assert parallel.hand_records == serial.hand_records  # every hand's record, in the same order
     assert parallel.match_records == serial.match_records
     assert parallel.to_json() == serial.to_json() and parallel.format_table() == serial.format_table()
+    paired = [(s.hands.paired_interval, s.matches.paired_interval) for s in serial.stats]
+    assert [(s.hands.paired_interval, s.matches.paired_interval) for s in parallel.stats] == paired
 
 
 def test_tournament_equals_serial(ray_local: Any) -> None:
@@ -44,6 +46,8 @@ def test_tournament_equals_serial(ray_local: Any) -> None:
     serial = tournament("huit", specs, 30, seed=2)
     parallel = tournament_parallel("huit", specs, 30, seed=2, workers=2)
     assert parallel.to_json() == serial.to_json()
+    assert [parallel.overall(i).paired_interval for i in range(3)] == [serial.overall(i).paired_interval
+                                                                      for i in range(3)]
     four = {"num_players": 4}
     assert (tournament_parallel("switch", ["random", "greedy"], 8, seed=1, rule_options=four).to_json()
             == tournament("switch", ["random", "greedy"], 8, seed=1, rule_options=four).to_json())
@@ -135,3 +139,27 @@ def test_cli_ray_flag_without_ray_says_how_to_install(monkeypatch: pytest.Monkey
     assert main(serial) == 0  # the serial command runs without Ray
     assert main([*serial, "--workers", "0"]) == 2
     assert "expected a whole number >= 1" in capsys.readouterr().err
+
+
+def test_compare_on_ray_equals_the_serial_comparison(ray_local: Any, tmp_path: pathlib.Path) -> None:
+    """Batches of deals split over Ray workers: the same records, so the same decision and LLR."""
+    from cardlab.cluster.evaluate import deal_player
+    from cardlab.evaluation.compare import Contest, compare_agents
+    from cardlab.evaluation.sequential import Hypotheses
+
+    bot = make_bot(tmp_path)
+    contest = Contest.seat("huit", f"bot:{bot}", "greedy", seed=3)
+    hypotheses = Hypotheses.from_delta(0.05)
+    serial = compare_agents(contest, hypotheses, max_hands=120, batch=15)
+    with deal_player(contest, workers=2) as play:
+        parallel = compare_agents(contest, hypotheses, max_hands=120, batch=15, play=play)
+    assert parallel.records == serial.records and parallel.as_dict() == serial.as_dict()
+
+
+def test_cli_compare_with_workers_writes_what_the_serial_run_does(ray_local: Any,
+                                                                  tmp_path: pathlib.Path) -> None:
+    argv = ["compare", "--game", "huit", "expert", "greedy", "--max-hands", "200", "--batch", "20"]
+    assert main([*argv, "--json", str(tmp_path / "serial.json")]) == 0
+    assert main([*argv, "--workers", "2", "--json", str(tmp_path / "ray.json")]) == 0
+    serial, parallel = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("serial", "ray"))
+    assert parallel == serial

@@ -115,6 +115,7 @@ def test_final_matches_are_played_and_reported(tmp_path: pathlib.Path) -> None:
     final = load_bot(run_dir).metadata["summary"]["final_eval"]["random"]
     assert final["matches"] == 4 and 0.0 <= final["match_ci_low"] <= final["match_win_rate"] <= 1.0
     assert final["match_ci_high"] > final["match_ci_low"]
+    assert final["match_paired_ci_low"] <= final["match_win_rate"] <= final["match_paired_ci_high"]
     with (run_dir / "eval.csv").open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows[-1]["matches"] == "4" and all(r["matches"] == "0" for r in rows[:-1])

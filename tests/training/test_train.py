@@ -94,6 +94,7 @@ def test_eval_history(run: pathlib.Path) -> None:
         wins = round(rate * hands)
         assert rate == pytest.approx(wins / hands)
         assert (float(r["ci_low"]), float(r["ci_high"])) == pytest.approx(wilson_interval(wins, hands))
+        assert 0 <= float(r["paired_ci_low"]) <= rate <= float(r["paired_ci_high"]) <= 1
         assert float(r["mean_points"]) >= 0
 
 
@@ -101,7 +102,9 @@ def test_tensorboard_scalars_are_namespaced(run: pathlib.Path) -> None:
     tags = scalars(run)
     for tag in ("charts/win_rate", "charts/SPS", "charts/ep_rew_mean", "charts/learning_rate",
                 "losses/value_loss", "losses/policy_gradient_loss", "losses/entropy_loss", "losses/approx_kl",
-                "eval/win_rate_random", "eval/ci_low_random", "eval/final_win_rate_random"):
+                "eval/win_rate_random", "eval/ci_low_random", "eval/paired_ci_low_random",
+                "eval/paired_ci_high_random", "eval/final_win_rate_random",
+                "eval/final_paired_ci_low_random"):
         assert tag in tags, tag
     assert {t.split("/")[0] for t in tags} == {"charts", "losses", "eval"}
     assert [step for step, _ in tags["eval/win_rate_random"]] == [512]
@@ -119,6 +122,8 @@ def test_bot_file_plays_legal_moves(run: pathlib.Path) -> None:
     bot = make_agent(f"bot:{run / 'bot.json'}", env, seed=0)
     assert bot.metadata["summary"]["steps"] == STEPS
     assert bot.metadata["summary"]["final_eval"]["random"]["hands"] == 30
+    final = bot.metadata["summary"]["final_eval"]["random"]
+    assert final["paired_ci_low"] <= final["win_rate"] <= final["paired_ci_high"]
     env.reset(seed=0)
     for _ in range(200):
         agent = env.agent_selection

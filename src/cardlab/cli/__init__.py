@@ -4,6 +4,8 @@
 cardlab train CONFIG.yaml [--resume RUN_DIR] [--runs-dir DIR] [--torch-threads N]
 cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S] [--rule k=v ...]
              [--json F] [--csv F] [--plot F.png] [--torch-threads N]
+cardlab compare --game G A B [--delta D | --elo0 E --elo1 E] [--alpha P] [--beta P] [--max-hands N]
+                [--batch DEALS] [--players N] [--seed S] [--rule k=v ...] [--json F] [--workers N]
 cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs, threads
                    as eval]
 cardlab sweep SWEEP.yaml [--sweeps-dir DIR] [--workers N] [--ray-address ADDR]   # Ray Tune (the ray extra)
@@ -25,7 +27,7 @@ run folder for the bot it wrote). Lists of agents (``--agents``,
 rule option, v read as a YAML scalar (``true``, ``7``, ``all``);
 `cardlab rules GAME` lists them.
 
-eval and tournament also take ``--workers N`` and ``--ray-address ADDR``: the
+eval, compare and tournament also take ``--workers N`` and ``--ray-address ADDR``: the
 same results, played by Ray workers (`cardlab.cluster`, the ray extra).
 
 Bots run their network on one torch thread (`cardlab.agents.bot`), or on
@@ -50,6 +52,7 @@ from typing import NoReturn
 
 from cardlab.cli import (
     advise,
+    compare,
     evaluate,
     export,
     play,
@@ -72,7 +75,8 @@ from cardlab.cli.common import (
 )
 
 COMMANDS: dict[str, Command] = {command.name: command for command in (
-    train.COMMAND, evaluate.COMMAND, tournament.COMMAND, sweep.COMMAND, rllib.COMMAND, export.COMMAND,
+    train.COMMAND, evaluate.COMMAND, compare.COMMAND, tournament.COMMAND, sweep.COMMAND, rllib.COMMAND,
+    export.COMMAND,
     play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND, ship_bots.COMMAND,
 )}
 """Every `cardlab` command by name: adding a command is a module and a line here."""

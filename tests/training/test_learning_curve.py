@@ -1,0 +1,56 @@
+"""`benchmarks/learning_curve.py` draws the paired band where eval.csv has it (not otherwise tested)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import pathlib
+import sys
+from typing import Any
+
+import pytest
+import yaml
+
+from cardlab.training.records import EVAL_FIELDS
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def load_benchmark(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    spec = importlib.util.spec_from_file_location("learning_curve", ROOT / "benchmarks" / "learning_curve.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "learning_curve", module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def fake_run(folder: pathlib.Path, rows: list[dict[str, Any]], fields: list[str]) -> pathlib.Path:
+    """A run folder with eval.csv rows against expert, their TensorBoard scalars and config.yaml."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    folder.mkdir()
+    (folder / "config.yaml").write_text(yaml.safe_dump({"name": "x", "game": "huit", "num_players": 2}))
+    with (folder / "eval.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    with SummaryWriter(str(folder)) as tb:
+        for row in rows:
+            tb.add_scalar("eval/win_rate_expert", row["win_rate"], row["steps"])
+    return folder
+
+
+def test_the_band_is_the_paired_interval_where_rows_have_it(monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: pathlib.Path) -> None:
+    bench = load_benchmark(monkeypatch)
+    rows = [{"steps": s, "opponent": "expert", "hands": 100, "win_rate": 0.4, "ci_low": 0.30, "ci_high": 0.50,
+             "paired_ci_low": 0.32 + s / 1e4, "paired_ci_high": 0.48, "mean_points": 3.0} for s in (10, 20)]
+    curve = bench.read_curve(fake_run(tmp_path / "new", rows, list(EVAL_FIELDS)))
+    assert curve.paired and curve.low == [0.321, 0.322] and curve.high == [0.48, 0.48]
+    old = [f for f in EVAL_FIELDS if "paired" not in f]
+    older = bench.read_curve(fake_run(tmp_path / "old", rows, old))
+    assert not older.paired and older.low == [0.30, 0.30]
+    png = bench.plot([curve, older], tmp_path / "curve.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
