@@ -69,7 +69,7 @@ def test_readme_set_up_works_in_a_fresh_virtual_environment() -> None:
     # The tests' set-up is one script, .ci/setup, which CI runs too: what the tests need (Chromium included).
     assert tests == f"{venv}.ci/setup && python -m pytest"
     setup = read(".ci/setup")
-    assert install.format('".[dev,ray,rllib]"').replace("pip install", "pip install -q") in setup  # Ray, RLlib
+    assert install.format('".[dev,ray,rllib]"').replace("pip install", "pip install -q") in setup
     assert "apt-get install -y -q chromium" in setup
     assert ".ci/setup" in read(".ci/run").splitlines()
     pin = next(line for line in readme.splitlines() if line.startswith("The `torch==2.13.0` pin"))
