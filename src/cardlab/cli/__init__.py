@@ -14,6 +14,8 @@ cardlab rules GAME [--rule k=v ...] [--markdown]
 cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
 cardlab advise GAME --state STATE.json --agent SPEC [--top N] [--seed S]
 cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
+cardlab exploit AGENT --game G (--minutes M | --steps N) [--points K] [--hands N] [--final-hands N]
+                [--seed S] [--rule k=v ...] [--json F] [--csv F] [--plot F.png] [--torch-threads N]
 ```
 
 Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
@@ -49,6 +51,7 @@ import sys
 from cardlab.cli import (
     advise,
     evaluate,
+    exploit,
     export,
     play,
     rules,
@@ -70,7 +73,7 @@ from cardlab.cli.common import (
 
 COMMANDS: dict[str, Command] = {command.name: command for command in (
     train.COMMAND, evaluate.COMMAND, tournament.COMMAND, sweep.COMMAND, export.COMMAND, play.COMMAND,
-    rules.COMMAND, serve.COMMAND, advise.COMMAND, ship_bots.COMMAND,
+    rules.COMMAND, serve.COMMAND, advise.COMMAND, ship_bots.COMMAND, exploit.COMMAND,
 )}
 """Every `cardlab` command by name: adding a command is a module and a line here."""
 
