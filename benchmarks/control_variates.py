@@ -93,7 +93,8 @@ def main() -> None:
     parser.add_argument("--bias-seeds", type=int, default=100)
     parser.add_argument("--bias-deals", type=int, default=50)
     args = parser.parse_args()
-    print("| table | run | hands | rate | Wilson half-width | paired half-width | per-deal t half-width | controlled rate | "
+    print("| table | run | hands | rate | Wilson half-width | paired half-width | per-deal t half-width | "
+          "controlled rate | "
           "controlled half-width | corr(y, x) | paired / controlled |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     real_run("huit", 2, "bot:huit-2p", args.deals, 0)
