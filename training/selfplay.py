@@ -12,8 +12,9 @@ Why one move per game per call: the batched engines (`HuitBatch`,
 `SwitchBatch`) apply one action in every live game at each `step`, so a game
 cannot wait while others catch up. Each call therefore plays one move in
 every game: the learner's (given) where a learner seat is to move, a
-snapshot's or a heuristic's (chosen here) elsewhere. Snapshots act for all
-their games in one batched forward pass per call; heuristics act move by move
+snapshot's, a bot's or a heuristic's (chosen here) elsewhere. Snapshots and
+``bot:`` specs act for all their games in one batched forward pass per call
+(a bot spec as its `BotAgent` would: masked argmax); heuristics act move by move
 through the AEC observation dicts (`Agent.act`), which is what makes them
 slow (see the README, "Training speed").
 
@@ -53,7 +54,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvO
 from torch import nn
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.bot import load_bot
+from cardlab.agents.bot import BotAgent, load_bot
 from cardlab.envs.aec import REWARDS
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
@@ -95,6 +96,8 @@ class SelfPlayBatch:
         """policy index -> name: 'learner', a spec string, or a snapshot's file stem"""
         self._index: dict[str, int] = {"learner": LEARNER}
         self._networks: dict[int, nn.Module] = {}
+        self._sampled: dict[int, bool] = {}
+        """network policy index -> whether it samples its masked distribution (else masked argmax)"""
         self._agents: dict[tuple[int, int, int], Agent] = {}
         self._pool: list[Path] = []
         self._population: list[Path] = []
@@ -107,9 +110,14 @@ class SelfPlayBatch:
         if name not in self._index:
             self._index[name] = len(self.policies)
             self.policies.append(name)
+            index = self._index[name]
             if path is not None:
-                bot = load_bot(path, self.game)
-                self._networks[self._index[name]] = bot.network
+                self._networks[index] = load_bot(path, self.game).network
+                self._sampled[index] = not self.league.snapshot_deterministic
+            elif name.startswith("bot:"):  # a bot spec plays as its BotAgent would, for all its games at once
+                agent = make_agent(name, self.game)
+                if isinstance(agent, BotAgent):
+                    self._networks[index], self._sampled[index] = agent.network, agent.sample
         return self._index[name]
 
     def _refresh_pool(self) -> None:
@@ -182,7 +190,8 @@ class SelfPlayBatch:
             games = np.flatnonzero((owner == policy) & moving)
             network = self._networks.get(int(policy))
             if network is not None:
-                actions[games] = self._network_actions(network, obs[games], mask[games])
+                actions[games] = self._network_actions(network, obs[games], mask[games],
+                                                       self._sampled[int(policy)])
             else:
                 for b in games:
                     agent = self._agent(int(b), int(seats[b]), int(policy))
@@ -199,12 +208,14 @@ class SelfPlayBatch:
             self._seat_games(games)
         return rewards, ended
 
-    def _network_actions(self, network: nn.Module, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """A snapshot's moves in its games: one forward pass, masked argmax or masked sample."""
+    def _network_actions(self, network: nn.Module, obs: np.ndarray, mask: np.ndarray,
+                         sampled: bool) -> np.ndarray:
+        """A network's moves in its games (a snapshot's or a bot's): one forward pass, masked argmax or
+        masked sample."""
         with torch.inference_mode():
             logits = network(torch.as_tensor(obs))
             logits = logits.masked_fill(~torch.as_tensor(mask), -torch.inf)
-            if self.league.snapshot_deterministic:
+            if not sampled:
                 return logits.argmax(dim=1).numpy()
             gumbel = -np.log(-np.log(self.rng.random(logits.shape)))
             return (logits.double().numpy() + gumbel).argmax(axis=1)

@@ -213,3 +213,22 @@ def test_the_table_plays_on_the_engine_its_game_spec_names(game: str) -> None:
     assert type(table.engine) is rules.spec.batched_engine()
     assert type(table.engine).__name__ == {"huit": "HuitBatch", "switch": "SwitchBatch"}[game]
 
+
+
+def test_a_bot_spec_plays_batched_as_its_bot_agent() -> None:
+    """A ``bot:`` opponent spec moves all its games in one forward pass, each move its BotAgent's argmax."""
+    game = make_game("huit", num_players=2)
+    table = SelfPlayBatch(game, 16, LeagueSettings((("bot:huit-2p", 1.0),)), learner_share=0.0, seed=0)
+    bot = load_bot(Path(__file__).resolve().parents[2] / "agents" / "bots" / "huit-2p.json", game)
+    moved = 0
+    for _ in range(30):
+        obs, mask, _, learner = table.observe()
+        before = [table.engine.to_state(b) for b in range(16)]
+        _, ended = table.step(np.where(mask, 1.0, 0.0).argmax(axis=1))
+        for b in np.flatnonzero(~learner & ~ended):
+            before[b].apply(bot.act({"observation": obs[b], "action_mask": mask[b]}))
+            assert json.dumps(before[b].state_dict(), default=str) == json.dumps(
+                table.engine.state_dict(int(b)), default=str)
+            moved += 1
+    assert moved > 100
+    assert not table._agents  # no per-game agent was built: the bot played batched

@@ -17,6 +17,8 @@ cardlab rules GAME [--rule k=v ...] [--markdown]
 cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
 cardlab advise GAME --state STATE.json --agent SPEC [--top N] [--seed S]
 cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
+cardlab exploit AGENT --game G (--minutes M | --steps N) [--points K] [--hands N] [--final-hands N]
+                [--seed S] [--rule k=v ...] [--json F] [--csv F] [--plot F.png] [--torch-threads N]
 ```
 
 Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
@@ -54,6 +56,7 @@ from cardlab.cli import (
     advise,
     compare,
     evaluate,
+    exploit,
     export,
     play,
     rllib,
@@ -75,9 +78,8 @@ from cardlab.cli.common import (
 )
 
 COMMANDS: dict[str, Command] = {command.name: command for command in (
-    train.COMMAND, evaluate.COMMAND, compare.COMMAND, tournament.COMMAND, sweep.COMMAND, rllib.COMMAND,
-    export.COMMAND,
-    play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND, ship_bots.COMMAND,
+    train.COMMAND, evaluate.COMMAND, compare.COMMAND, exploit.COMMAND, tournament.COMMAND, sweep.COMMAND,
+    rllib.COMMAND, export.COMMAND, play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND, ship_bots.COMMAND,
 )}
 """Every `cardlab` command by name: adding a command is a module and a line here."""
 
