@@ -288,7 +288,7 @@ def test_the_test_set_up_installs_chromium_only_when_missing(tmp_path: pathlib.P
                           timeout=60)
     assert done.returncode == 0, done.stderr
     log = (tmp_path / "log").read_text().splitlines()
-    pip = 'pip install -q torch==2.13.0 -e .[dev,ray] --config-settings editable_mode=strict'
+    pip = 'pip install -q torch==2.13.0 -e .[dev,ray,rllib] --config-settings editable_mode=strict'
     apt = ["apt-get update -q", "apt-get install -y -q chromium"]
     assert [line.removeprefix("sudo ") for line in log] == ([pip] if chromium else [*apt, pip])
 
