@@ -383,7 +383,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 players.append(Player(name, None if seat == body.seat else catalogue.spec(name, game)))
             return Table(game, body.seat, players, body.mode, body.seed)
 
-        table = await run_in_threadpool(checked, build)  # a move's work runs off the event loop (B2's lock)
+        table = await run_in_threadpool(checked, build)  # off the event loop: a table's lock may wait
         key = store.add(table)
         return {"id": key, "frames": await run_in_threadpool(table.start)}
 
