@@ -19,9 +19,8 @@ from cardlab.envs import make_game, register
 from cardlab.envs.spec import Game, unregister
 from cardlab.serve.table import Hand, first_deal
 from cardlab.serve.view import seat_view
-from tests.toygame.spec import SPEC
-
 from tests.serve.helpers import assert_no_hidden_card, client, table_of
+from tests.toygame.spec import SPEC
 
 SERVE = pathlib.Path(__file__).resolve().parents[2] / "serve"
 TOY = {"game": "toy", "num_players": 3, "seat": 1, "opponents": ["first_play", "random"], "seed": 4}
