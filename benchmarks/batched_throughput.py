@@ -49,9 +49,10 @@ def batch_class(game: str) -> Any | None:
         return None
 
 
-def batched_loop(cls: Any, game: str, batch_size: int, steps: int, seed: int) -> tuple[float, float]:
+def batched_loop(cls: Any, game: str, batch_size: int, steps: int, seed: int,
+                 num_players: int = NUM_PLAYERS) -> tuple[float, float]:
     """Random legal play on a batch: returns (steps/s, steps per hand)."""
-    batch = cls(make_game(game, num_players=NUM_PLAYERS).rules, batch_size, seed=seed)
+    batch = cls(make_game(game, num_players=num_players).rules, batch_size, seed=seed)
     rng = np.random.default_rng(seed)
     rounds = max(1, steps // batch_size)
     hands = 0

@@ -24,15 +24,18 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # read when numba is imported: 
 
 import argparse
 import statistics
+import sys
 import time
 
 import gymnasium
 import numpy as np
 
 import cardlab  # noqa: F401 - registers the ids
-from cardlab.envs import make_game
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.huit.batched import HuitBatch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from batched_throughput import batched_loop
 
 NUM_PLAYERS = 2
 
@@ -51,19 +54,8 @@ def vector_loop(num_envs: int, steps: int, seed: int) -> float:
 
 
 def engine_loop(num_envs: int, steps: int, seed: int) -> float:
-    """Moves per second of the raw engine: mask, observation of the seat to move, random step, resets."""
-    batch = HuitBatch(make_game("huit", num_players=NUM_PLAYERS).rules, num_envs, seed=seed)
-    rng = np.random.default_rng(seed)
-    rounds = max(1, steps // num_envs)
-    start = time.perf_counter()
-    for _ in range(rounds):
-        mask = batch.legal_mask()
-        batch.observe(batch.current_player())
-        _, done, truncated = batch.step(sample_legal(mask, rng))
-        finished = np.flatnonzero(done | truncated)
-        if finished.size:
-            batch.reset(finished)
-    return rounds * num_envs / (time.perf_counter() - start)
+    """Moves per second of the raw engine, as `batched_throughput.batched_loop` plays it at this table."""
+    return batched_loop(HuitBatch, "huit", num_envs, steps, seed, num_players=NUM_PLAYERS)[0]
 
 
 def main() -> None:
