@@ -268,13 +268,51 @@ def load_config(path: str | Path) -> TrainConfig:
     An empty file is refused rather than read as every default (a 500k-step
     run nobody asked for); so is a file without ``game``.
     """
-    data = read_yaml(path)
+    data = _read_extended(Path(path), ())
     example = f"e.g. `game: huit` (games: {', '.join(games())}); configs/huit_quick.yaml is a small example"
     if data is None:
         raise ValueError(f"config file {path} is empty: a config must at least name its game, {example}")
     if isinstance(data, dict) and "game" not in data:
         raise ValueError(f"config file {path} does not name its game: add the key game, {example}")
     return config_from_dict(data)
+
+
+EXTENDS = "extends"
+"""the config key naming a base config (a path relative to the file) whose keys this file overrides"""
+
+
+def _read_extended(path: Path, chain: tuple[Path, ...]) -> Any:
+    """A config file's data with its ``extends`` chain merged in: the file's keys over its base's.
+
+    Why: the shipped table configs share one recipe and differ in a few keys; a
+    base file holds the recipe once. Nested sections merge key by key; lists
+    and plain values are replaced.
+    """
+    data = read_yaml(path)
+    if not isinstance(data, dict) or EXTENDS not in data:
+        return data
+    base_name = data.pop(EXTENDS)
+    if not isinstance(base_name, str) or not base_name:
+        raise ValueError(f"config file {path}: {EXTENDS} must name a base config file (a path relative to "
+                         f"{path.parent}), got {excerpt(base_name)}")
+    base_path = (path.parent / base_name).resolve()
+    if base_path in chain or base_path == path.resolve():
+        raise ValueError(f"config file {path}: {EXTENDS} makes a cycle ("
+                         + " -> ".join(str(p) for p in (*chain, path.resolve(), base_path)) + ")")
+    base = _read_extended(base_path, (*chain, path.resolve()))
+    if base is None:
+        base = {}
+    if not isinstance(base, dict):
+        raise ValueError(f"config file {base_path} (the base of {path}) must be a mapping of keys")
+    return _merge(base, data)
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        old = merged.get(key)
+        merged[key] = _merge(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+    return merged
 
 
 def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:

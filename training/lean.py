@@ -157,6 +157,9 @@ class LeanRun:
         torch.manual_seed(cfg.seed + self.steps)
         self.league_dir = league_folder(run_dir)
         self.history = EvalHistory(run_dir / "eval.csv")
+        done = self.history.rows()  # a resumed run's learning curve goes on from its last evaluation's minutes
+        self.minutes_before = float(done[-1].get("minutes") or 0.0) if checkpoint is not None and done else 0.0
+        self.started = time.perf_counter()
         self.logger = make_logger(run_dir)
         self.table = SelfPlayBatch(self.game, cfg.num_envs, league_settings(cfg, self.league_dir),
                                    learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps,
@@ -172,6 +175,7 @@ class LeanRun:
         if cfg.self_play.enabled and not list_snapshots(self.league_dir):
             self.snapshot()
         deadline = Deadline(cfg.max_minutes)
+        self.started = time.perf_counter()
         bar = TrainingBar(self.progress, cfg.total_timesteps, self.steps, deadline, cfg.name)
         try:
             while self.steps < cfg.total_timesteps and not deadline.passed():
@@ -314,6 +318,8 @@ class LeanRun:
         shown = self.progress if final and self.progress.enabled else None
         results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown,
                                   matches=self.cfg.eval.final_matches if final else 0)
+        minutes = self.minutes_before + (time.perf_counter() - self.started) / 60
+        results = [dataclasses.replace(r, minutes=round(minutes, 3)) for r in results]
         self.history.append(results)
         record_results(self.logger, results, "final_" if final else "")
         if not final:

@@ -62,6 +62,9 @@ class LearnerEval:
     match_ci_high: float = 0.0
     match_paired_ci_low: float = 0.0
     match_paired_ci_high: float = 0.0
+    minutes: float = 0.0
+    """minutes of training (wall clock, imitation excluded) when measured: the x of a learning curve over
+    time (0 where the trainer does not record it)"""
 
     def row(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

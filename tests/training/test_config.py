@@ -20,6 +20,8 @@ from cardlab.training.config import (
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 SHIPPED = sorted(p.name for p in CONFIGS.glob("*.yaml"))
+TABLES = sorted(p.name for p in (CONFIGS / "tables").glob("*_*p.yaml"))
+"""the table bots' configs, each extending configs/tables/base.yaml"""
 
 
 def small(**changes: Any) -> dict[str, Any]:
@@ -194,3 +196,36 @@ def test_unreadable_files_raise_value_errors(tmp_path: pathlib.Path) -> None:
     bad.write_text("ppo: [unclosed\n")
     with pytest.raises(ValueError, match=r"not valid YAML: .* in \"\S*bad\.yaml\", line 1"):
         load_config(bad)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_table_configs_are_the_base_recipe_with_their_table(name: str) -> None:
+    cfg = load_config(CONFIGS / "tables" / name)
+    base = yaml.safe_load((CONFIGS / "tables" / "base.yaml").read_text(encoding="utf-8"))
+    game, players = name.removesuffix("p.yaml").split("_")
+    assert (cfg.game, cfg.num_players, cfg.name) == (game, int(players), name.removesuffix(".yaml"))
+    assert (cfg.trainer, cfg.max_minutes, cfg.eval.final_hands) == (base["trainer"], base["max_minutes"], 4000)
+    assert cfg.ppo.learning_rate == base["ppo"]["learning_rate"]
+
+
+def test_extends_merges_sections_key_by_key_and_replaces_lists(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(small(ppo={"n_steps": 64, "batch_size": 32,
+                                                                  "learning_rate": 0.01})))
+    (tmp_path / "run.yaml").write_text("extends: base.yaml\nname: child\nppo: {batch_size: 16}\n"
+                                       "eval: {opponents: [greedy]}\n")
+    cfg = load_config(tmp_path / "run.yaml")
+    assert (cfg.name, cfg.ppo.n_steps, cfg.ppo.batch_size, cfg.ppo.learning_rate) == ("child", 64, 16, 0.01)
+    assert cfg.eval.opponents == ["greedy"]
+
+
+def test_extends_refuses_cycles_missing_bases_and_non_strings(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\ngame: huit\n")
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
+    with pytest.raises(ValueError, match="cycle"):
+        load_config(tmp_path / "a.yaml")
+    (tmp_path / "c.yaml").write_text("extends: nowhere.yaml\ngame: huit\n")
+    with pytest.raises(ValueError, match="nowhere.yaml does not exist"):
+        load_config(tmp_path / "c.yaml")
+    (tmp_path / "d.yaml").write_text("extends: [a.yaml]\ngame: huit\n")
+    with pytest.raises(ValueError, match="extends must name a base config file"):
+        load_config(tmp_path / "d.yaml")
