@@ -157,8 +157,8 @@ class LeanRun:
         torch.manual_seed(cfg.seed + self.steps)
         self.league_dir = league_folder(run_dir)
         self.history = EvalHistory(run_dir / "eval.csv")
-        done = self.history.rows()  # a resumed run's learning curve goes on from its last evaluation's minutes
-        self.minutes_before = float(done[-1].get("minutes") or 0.0) if checkpoint is not None and done else 0.0
+        done = self.history.rows() if checkpoint is not None else []
+        self.minutes_before = float(done[-1].get("minutes") or 0.0) if done else 0.0  # a resume goes on
         self.started = time.perf_counter()
         self.logger = make_logger(run_dir)
         self.table = SelfPlayBatch(self.game, cfg.num_envs, league_settings(cfg, self.league_dir),

@@ -204,7 +204,8 @@ def test_table_configs_are_the_base_recipe_with_their_table(name: str) -> None:
     base = yaml.safe_load((CONFIGS / "tables" / "base.yaml").read_text(encoding="utf-8"))
     game, players = name.removesuffix("p.yaml").split("_")
     assert (cfg.game, cfg.num_players, cfg.name) == (game, int(players), name.removesuffix(".yaml"))
-    assert (cfg.trainer, cfg.max_minutes, cfg.eval.final_hands) == (base["trainer"], base["max_minutes"], 4000)
+    assert (cfg.trainer, cfg.max_minutes) == (base["trainer"], base["max_minutes"])
+    assert cfg.eval.final_hands == 4000
     assert cfg.ppo.learning_rate == base["ppo"]["learning_rate"]
 
 
@@ -224,7 +225,7 @@ def test_extends_refuses_cycles_missing_bases_and_non_strings(tmp_path: pathlib.
     with pytest.raises(ValueError, match="cycle"):
         load_config(tmp_path / "a.yaml")
     (tmp_path / "c.yaml").write_text("extends: nowhere.yaml\ngame: huit\n")
-    with pytest.raises(ValueError, match="nowhere.yaml does not exist"):
+    with pytest.raises(ValueError, match=r"nowhere\.yaml does not exist"):
         load_config(tmp_path / "c.yaml")
     (tmp_path / "d.yaml").write_text("extends: [a.yaml]\ngame: huit\n")
     with pytest.raises(ValueError, match="extends must name a base config file"):
