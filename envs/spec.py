@@ -174,6 +174,11 @@ class GameSpec:
     """the game's own public fields of a seat's view, for the web app: (state, seat) -> JSON values that
     every player sees (suit to follow, flags, ...) plus what only this seat saw (a card it drew); hands,
     pile sizes, the turn and the match's totals are added by the app; None: no fields of its own"""
+    determinize: Callable[[Any, Mapping[str, np.ndarray], np.random.Generator, int], Any] | None = None
+    """a whole engine state sampled to agree with one seat's observation, for search agents: (rules,
+    observation dict, rng, seat) -> a state with `seat` to move whose observation and legal mask for `seat`
+    are the given ones, the unseen cards dealt at random (`cardlab.envs.determinize`); None: the game has
+    none, and search agents refuse it"""
 
     def __post_init__(self) -> None:
         covered = sorted(i for r in self.action_ranges for i in range(r.first, r.last + 1))
@@ -285,6 +290,15 @@ class Game:
     def restore(self, data: Mapping[str, Any]) -> Any:
         """A state from `state_dict()` data, every field checked (a `ValueError` names the bad one)."""
         return self.spec.state.from_state_dict(data, self.rules)  # type: ignore[attr-defined]
+
+    def determinize(self, observation: Mapping[str, np.ndarray], rng: np.random.Generator,
+                    seat: int = 0) -> Any:
+        """A state agreeing with `seat`'s observation dict, the unseen cards dealt from `rng` (see
+        `GameSpec.determinize`)."""
+        if self.spec.determinize is None:
+            raise ValueError(f"game {self.id!r} has no determinization (GameSpec.determinize is None): "
+                             "search agents cannot sample its hidden cards")
+        return self.spec.determinize(self.rules, observation, rng, seat)
 
     def markdown(self, level: int = 2) -> str:
         """Rule options, observation and action tables of this game, generated from the code.
