@@ -10,7 +10,8 @@ So it can see what a player sees and nothing more. It owns a seeded
 Spec strings name agents everywhere (configs, CLI): ``random``, the game's
 heuristics (``greedy``, ``expert``: `GameSpec.heuristics`), ``bot:NAME`` (a
 bot shipped with cardlab, in ``agents/bots/``: ``bot:huit-2p``,
-``bot:switch-4p``) and ``bot:PATH`` (a trained bot file).
+``bot:switch-4p``), ``bot:PATH`` (a trained bot file) and ``search:BASE``
+(decision-time search over any of those, with options: `cardlab.agents.search`).
 `make_agent(spec, game, seed)` builds one.
 
 Advice: `action_probabilities(observation)` is what an agent would play, as
@@ -64,6 +65,17 @@ class Agent(ABC):
     @abstractmethod
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """A legal action id for the seat whose observation this is."""
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """(B,) int64: `act` for each row of (B, obs_size) observations and (B, num_actions) masks.
+
+        Why a batch: a search agent (`cardlab.agents.search`) plays many
+        rollouts at once, and a bot does all their moves in one forward pass
+        (it overrides this); other agents act row by row.
+        """
+        masks = np.asarray(masks).astype(np.int8)
+        return np.array([self.act({"observation": obs, "action_mask": mask})
+                         for obs, mask in zip(observations, masks, strict=True)], dtype=np.int64)
 
     def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """Probabilities over all action ids of what this agent plays here (0 off the legal ones).
@@ -187,7 +199,7 @@ def check_bot_name(path: str) -> None:
 
 def spec_names(game: Game) -> list[str]:
     """The agent specs accepted for `game`, as help text lists them."""
-    return [*_REGISTRY, *game.spec.heuristics, *shipped_bots(game), "bot:PATH"]
+    return [*_REGISTRY, *game.spec.heuristics, *shipped_bots(game), "bot:PATH", "search:BASE"]
 
 
 def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
@@ -209,6 +221,10 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
         if shipped is None:
             check_bot_name(path)
         return load_bot(shipped or path, game, seed=seed)
+    if spec.startswith("search:") or spec == "search":
+        from cardlab.agents.search import make_search_agent
+
+        return make_search_agent(spec, game, seed)
     if spec in game.spec.heuristics:
         return game.spec.heuristic(spec)(game, seed)
     if spec in _REGISTRY:

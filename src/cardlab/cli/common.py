@@ -97,7 +97,8 @@ def whole(low: int) -> Callable[[str], int]:
 def specs_text() -> str:
     """The agent specs a person may give, with the shipped bots of this install."""
     return (f"random, greedy, expert, {', '.join(shipped_bots())} (shipped bots), "
-            "bot:PATH (a bot's .json, or a run folder)")
+            "bot:PATH (a bot's .json, or a run folder), search:BASE (decision-time search over any of those, "
+            "e.g. search:bot:huit-2p or search:worlds=128:ms=0:bot:huit-2p)")
 
 
 def agents_help() -> str:
@@ -189,7 +190,7 @@ def write_outputs(result: Any, args: argparse.Namespace) -> None:
 @contextlib.contextmanager
 def bot_threads(specs: Sequence[str]) -> Iterator[None]:
     """Hold torch at the bots' thread count for a whole command (no switching per move) when a bot plays."""
-    if not any(spec.startswith("bot:") for spec in specs):
+    if not any("bot:" in spec for spec in specs):  # a bot, or a search over one
         yield
         return
     from cardlab.agents.bot import inference_threads, torch_threads
