@@ -3,7 +3,7 @@
 Why: a bot plays each move from its observation alone; looking ahead when it
 must decide makes the same bot stronger without any training. At a decision
 with more than one legal move the agent samples `worlds` determinizations
-(whole states that agree with its observation: `Game.determinize`), plays
+(whole states that agree with its observation: `Game.determinization`), plays
 every legal candidate in every world and rolls the hand out to its end with
 the base agent playing every seat, in the game's batched engine
 (`GameSpec.batched_engine`): all candidates x worlds are slots of one batch,
@@ -11,21 +11,25 @@ so a bot base plays all of them in one forward pass per move
 (`Agent.act_batch`); other bases act slot by slot (slow). A candidate's
 value is its mean result over the worlds, the same worlds for every
 candidate (common random numbers: each world's slots start from one state
-and one generator state). The best value is played, ties going to the base's
-own choice: with ``worlds=0`` the agent plays as its base.
+and one generator state). The best one is played when it beats the base's
+own choice by more than ``z`` standard errors of their paired differences
+over the worlds, else the base's choice is (with ``worlds=0`` the agent
+plays as its base): among many candidates the luckiest estimate would
+otherwise often displace a good base's move, and with a few dozen worlds
+that costs more than search gains.
 
 Spec strings: ``search:BASE``, options as ``key=value`` parts between
 ``search:`` and the base (colons, so that no shell quoting is needed and the
 commas of ``--agents`` still separate agents):
 
     search:bot:huit-2p                      the defaults
-    search:worlds=64:ms=0:bot:huit-2p       64 worlds, no time cap
+    search:worlds=128:ms=0:bot:huit-2p      128 worlds, no time cap
     search:value=points:bot:huit-2p-match   minus the seat's points, for match play
     search:worlds=8:expert                  any base agent spec (not another search)
 
 Options (`SearchOptions`, defaults in brackets):
 
-- ``worlds`` [32]: worlds sampled per decision, 0 to `MOST_WORLDS`;
+- ``worlds`` [64]: worlds sampled per decision, 0 to `MOST_WORLDS`;
 - ``ms`` [80]: wall-clock cap per decision in milliseconds, 0 for none. With
   a cap the worlds are played in rounds, each as large as the time left
   allows at the pace of the agent's earlier rounds (usually one round holds
@@ -35,7 +39,10 @@ Options (`SearchOptions`, defaults in brackets):
 - ``value`` [win]: ``win``, the seat's hand win reward (+1 for a win, the
   loss shared out as in `cardlab.envs.match.win_rewards`, 0 when C1 cuts the
   hand), or ``points``, minus the seat's score change over 100 (what the
-  points reward pays: match play cares by how much a hand is lost).
+  points reward pays: match play cares by how much a hand is lost);
+- ``z`` [1]: the margin, in standard errors, by which the best candidate
+  must beat the base's choice to be played (0 to `MOST_Z`; 0: the best mean,
+  ties to the base).
 
 Reproducible (C2): the same seed and observations give the same moves as long
 as the cap does not cut a decision (each decision draws its worlds from its
@@ -70,15 +77,18 @@ FIRST_SHARE = 0.7
 PACE_WEIGHT = 0.3
 """weight of the latest round in the running pace (seconds per candidate and world) that sizes rounds"""
 SMALLEST_BATCH = 64
+MOST_Z = 10.0
+"""the largest margin `z` a spec may ask for"""
 
 
 @dataclasses.dataclass(frozen=True)
 class SearchOptions:
     """The budget and the value of a search (see the module doc)."""
 
-    worlds: int = 32
+    worlds: int = 64
     ms: int = 80
     value: str = "win"
+    z: float = 1.0
 
     def __post_init__(self) -> None:
         for name, high in (("worlds", MOST_WORLDS), ("ms", None)):
@@ -89,12 +99,16 @@ class SearchOptions:
                 raise ValueError(f"search option {name}={excerpt(number)}: give a whole number 0{top}")
         if self.value not in VALUES:
             raise ValueError(f"search option value={excerpt(self.value)}: give value=win or value=points")
+        if isinstance(self.z, bool) or not isinstance(self.z, (int, float)) or not 0 <= self.z <= MOST_Z:
+            raise ValueError(f"search option z={excerpt(self.z)}: give a number from 0 to {MOST_Z}")
 
 
 _FIELDS = tuple(field.name for field in dataclasses.fields(SearchOptions))
 ACCEPTED = (f"worlds=N (worlds per decision, 0..{MOST_WORLDS}, default {SearchOptions.worlds}), "
             f"ms=N (time cap per decision in ms, 0 for none, default {SearchOptions.ms}), "
-            f"value=win|points (default {SearchOptions.value})")
+            f"value=win|points (default {SearchOptions.value}), "
+            f"z=X (standard errors a move must beat the base's choice by, 0..{MOST_Z}, "
+            f"default {SearchOptions.z})")
 
 
 def parse_spec(spec: str) -> tuple[SearchOptions, str]:
@@ -124,10 +138,11 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
             values[key] = text
             continue
         try:
-            values[key] = int(text)
+            values[key] = float(text) if key == "z" else int(text)
         except ValueError:
+            kind = "number" if key == "z" else "whole number"
             raise ValueError(f"agent spec {excerpt(spec)}: search option {key}={excerpt(text)} is not a "
-                             f"whole number; accepted: {ACCEPTED}") from None
+                             f"{kind}; accepted: {ACCEPTED}") from None
     try:
         return SearchOptions(**values), base
     except ValueError as err:
@@ -191,11 +206,25 @@ class SearchAgent(Agent):
         results = self._search(observation, legal, rng)
         worlds = results.shape[1]
         values = results.mean(axis=1) if worlds else np.zeros(legal.size)
-        action = choice
-        if worlds and values[np.searchsorted(legal, choice)] < values.max():
-            action = int(legal[int(np.argmax(values))])
+        best = int(np.argmax(values))
+        beats = self._beats(results, best, int(np.searchsorted(legal, choice)))
+        action = int(legal[best]) if beats else choice
         self.last_decision = Decision(legal, values, worlds, choice, action)
         return action
+
+    def _beats(self, results: np.ndarray, best: int, base: int) -> bool:
+        """Whether candidate `best` beats the base's choice by more than `z` standard errors.
+
+        The error is that of the paired differences over the worlds (common
+        random numbers): without this margin the noisiest of many candidates
+        would often displace a good base's choice.
+        """
+        diff = results[best] - results[base]
+        if diff.size == 0 or diff.mean() <= 0:
+            return False
+        if diff.size == 1:
+            return self.options.z == 0
+        return bool(diff.mean() > self.options.z * diff.std(ddof=1) / np.sqrt(diff.size))
 
     # ------------------------------------------------------------ the search
     def _search(self, observation: dict[str, np.ndarray], legal: np.ndarray,
@@ -209,6 +238,7 @@ class SearchAgent(Agent):
         """
         wanted, ms, k = self.options.worlds, self.options.ms, legal.size
         deadline = time.perf_counter() + ms / 1000 if ms else None
+        known = self.game.determinization(observation)
         rounds = [np.zeros((k, 0))]
         played = 0
         share = FIRST_SHARE
@@ -223,7 +253,7 @@ class SearchAgent(Agent):
                     break
             share = 1.0
             start = time.perf_counter()
-            worlds = [self.game.determinize(observation, rng) for _ in range(size)]
+            worlds = [known.sample(rng) for _ in range(size)]
             results = self._rollouts(worlds, legal, deadline)
             if results is None:
                 break

@@ -1,4 +1,4 @@
-"""Huit américain determinization: a `HuitState` sampled to agree with one seat's observation.
+"""Huit américain determinization: what one seat's observation fixes of a `HuitState`, the rest sampled.
 
 The shared method and choices are in `cardlab.envs.determinize`. From the
 observation (`cardlab.envs.huit.observer`) come exactly: the seat's hand, the
@@ -30,31 +30,24 @@ def _layout(rules: HuitRules) -> Layout:
     return make_layout(rules)
 
 
-def determinize(rules: HuitRules, observation: Mapping[str, np.ndarray], rng: np.random.Generator,
-                seat: int = 0) -> HuitState:
-    """A state, `seat` to move, whose observation for `seat` is `observation["observation"]` exactly.
+def determinize(rules: HuitRules, observation: Mapping[str, np.ndarray], seat: int = 0) -> D.Determinization:
+    """What the observation dict fixes of a state with `seat` to move; its `sample(rng)` deals the rest.
 
-    The unseen cards are dealt from `rng` (see the module doc); a `ValueError`
-    says why an observation fits no state of `rules`.
+    A `ValueError` says why an observation fits no state of `rules`.
     """
     parts = _layout(rules).split(np.asarray(observation["observation"]))
     hand = D.kind_counts(parts["hand"], _ONES, DECK_IDS, "hand")
     table = D.kind_counts(parts["played"], _ONES, DECK_IDS, "played")
     top_index = D.one_hot(parts["top"], "top")
-    sizes = D.absolute([int(hand.sum()), *(D.whole(v, 8, "opponents") for v in parts["opponents"])], seat)
-    hands, bank = D.deal_unseen(D.unseen(rules.deck(), hand, table), sizes, seat,
-                                D.whole(parts["bank"][0], NUM_CARDS, "bank"), rng)
-    hands[seat] = np.repeat(np.arange(hand.size), hand).tolist()
-    if top_index is None:
-        if table.any():
-            raise D.unfit("cards are on the table but no top card is shown")
-        played: list[int] = []
-    else:
-        played = D.played_pile(table, int(DECK_IDS[top_index]), rng)
-    match = D.observed_match(parts["scores"], rules.target_score, parts["streaks"], rules.streak_length, seat)
-    state: HuitState = HuitState.assembled(rules, D.own_generator(rng), hands, bank, played, match, seat)
-    state.current_suit = D.one_hot(parts["suit"], "suit")
-    state.announced = bool(parts["announced"][0])
-    state.ace_penalty = bool(parts["ace_penalty"][0])
-    state.phase = AFTER_DRAW if parts["after_draw"][0] else PLAY
-    return state
+    top = None if top_index is None else int(DECK_IDS[top_index])
+    return D.Determinization(
+        state=HuitState, rules=rules, seat=seat, own=D.cards(hand).tolist(),
+        sizes=D.absolute([int(hand.sum()), *(D.whole(v, 8, "opponents") for v in parts["opponents"])], seat),
+        pile=D.whole(parts["bank"][0], NUM_CARDS, "bank"), unseen=D.unseen(rules.deck(), hand, table),
+        under=D.under_top(table, top), top=top,
+        match=D.observed_match(parts["scores"], rules.target_score, parts["streaks"], rules.streak_length,
+                               seat),
+        fields={"current_suit": D.one_hot(parts["suit"], "suit"), "announced": bool(parts["announced"][0]),
+                "ace_penalty": bool(parts["ace_penalty"][0]),
+                "phase": AFTER_DRAW if parts["after_draw"][0] else PLAY},
+    )

@@ -1,4 +1,4 @@
-"""Switch determinization: a `SwitchState` sampled to agree with one seat's observation.
+"""Switch determinization: what one seat's observation fixes of a `SwitchState`, the rest sampled.
 
 The shared method and choices are in `cardlab.envs.determinize`. From the
 observation (`cardlab.envs.switch.observer`) come exactly: the seat's hand, the
@@ -42,12 +42,11 @@ def _layout(rules: SwitchRules) -> Layout:
     return make_layout(rules)
 
 
-def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], rng: np.random.Generator,
-                seat: int = 0) -> SwitchState:
-    """A state, `seat` to move, whose observation and legal mask for `seat` are the given ones.
+def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray],
+                seat: int = 0) -> D.Determinization:
+    """What the observation dict fixes of a state with `seat` to move; its `sample(rng)` deals the rest.
 
-    The unseen cards are dealt from `rng` (see the module doc); a `ValueError`
-    says why an observation fits no state of `rules`.
+    A `ValueError` says why an observation fits no state of `rules`.
     """
     parts = _layout(rules).split(np.asarray(observation["observation"]))
     copies = np.asarray(rules.deck(), dtype=np.float64)
@@ -57,25 +56,23 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], rng: 
     if top is None:
         raise D.unfit("no top card is shown (a Switch discard pile always has one, A3)")
     sizes = D.absolute([int(hand.sum()), *(D.whole(v, 10, "opponents") for v in parts["opponents"])], seat)
-    stock_size = D.whole(parts["stock"][0], rules.deck_size(), "stock")
-    hands, stock = D.deal_unseen(D.unseen(rules.deck(), hand, discard), sizes, seat, stock_size, rng)
-    hands[seat] = np.repeat(_KINDS, hand).tolist()
-    played = D.played_pile(discard, top, rng)
-    match = D.observed_match(parts["scores"], rules.target_score, None, 1, seat)
-    state: SwitchState = SwitchState.assembled(rules, D.own_generator(rng), hands, stock, played, match, seat)
-    state.current_suit = D.one_hot(parts["suit"], "suit")
-    state.pending = D.whole(parts["pending"][0], 10, "pending")
-    state.direction = 1 if parts["direction"][0] else -1
     after_draw, declare = parts["phase"]
-    state.phase = AFTER_DRAW if after_draw else DECLARE_START if declare else PLAY
-    if state.phase == AFTER_DRAW:
-        state.drawn = _drawn_card(observation)
+    phase = AFTER_DRAW if after_draw else DECLARE_START if declare else PLAY
+    pending = D.whole(parts["pending"][0], 10, "pending")
     out = [s for s in range(rules.num_players) if not sizes[s]]
-    if out:
-        if not state.pending:
-            raise D.unfit(f"seat(s) {out} hold no cards, yet no A9 run is pending")
-        state.first_out = int(out[rng.integers(len(out))])
-    return state
+    if out and not pending:
+        raise D.unfit(f"seat(s) {out} hold no cards, yet no A9 run is pending")
+    return D.Determinization(
+        state=SwitchState, rules=rules, seat=seat, own=D.cards(hand).tolist(), sizes=sizes,
+        pile=D.whole(parts["stock"][0], rules.deck_size(), "stock"),
+        unseen=D.unseen(rules.deck(), hand, discard),
+        under=D.under_top(discard, top), top=top,
+        match=D.observed_match(parts["scores"], rules.target_score, None, 1, seat),
+        fields={"current_suit": D.one_hot(parts["suit"], "suit"), "pending": pending,
+                "direction": 1 if parts["direction"][0] else -1, "phase": phase,
+                "drawn": _drawn_card(observation) if phase == AFTER_DRAW else NO_CARD},
+        picks={"first_out": out} if out else {},
+    )
 
 
 def _drawn_card(observation: Mapping[str, np.ndarray]) -> int:

@@ -142,6 +142,17 @@ def test_a_time_cap_cut_plays_the_base_s_choice() -> None:
         assert decision is not None and decision.worlds < FIRST_ROUND
 
 
+@pytest.mark.parametrize("z, switches", [(0.0, True), (0.5, True), (1.0, False)])
+def test_a_move_must_beat_the_base_s_choice_by_z_standard_errors(z: float, switches: bool) -> None:
+    """Paired differences 0, 2, 0, 0 over four worlds: mean 0.5, standard error 0.5."""
+    agent = make_agent(f"search:z={z}:random", make_game("huit", num_players=2), seed=0)
+    assert isinstance(agent, SearchAgent)
+    results = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, 1.0]])
+    assert agent._beats(results, best=0, base=1) is switches
+    assert agent._beats(results[:, :0], best=0, base=1) is False
+    assert agent._beats(results[:, 1:2], best=0, base=1) is (z == 0)
+
+
 def test_one_legal_move_is_played_without_search() -> None:
     game = make_game("huit", num_players=2)
     state = huit_position(game, [["7S"], ["7H"]], "AD")  # an Ace: only Aces, 8s or the 2-card draw (B7)
@@ -153,8 +164,8 @@ def test_one_legal_move_is_played_without_search() -> None:
 
 def test_spec_options_are_read() -> None:
     assert parse_spec("search:bot:huit-2p") == (SearchOptions(), "bot:huit-2p")
-    assert parse_spec("search:ms=0:worlds=8:value=points:bot:runs/lr=3/bot.json") == (
-        SearchOptions(worlds=8, ms=0, value="points"), "bot:runs/lr=3/bot.json")
+    assert parse_spec("search:ms=0:worlds=8:value=points:z=0.5:bot:runs/lr=3/bot.json") == (
+        SearchOptions(worlds=8, ms=0, value="points", z=0.5), "bot:runs/lr=3/bot.json")
     agent = make_agent("search:worlds=5:expert", make_game("huit", num_players=2), seed=0)
     assert isinstance(agent, SearchAgent) and agent.options.worlds == 5 and agent.base.name == "expert"
 
@@ -170,6 +181,8 @@ def test_spec_options_are_read() -> None:
     ("search:worlds=5000:expert", "give a whole number 0 to 4096"),
     ("search:ms=fast:expert", "ms='fast' is not a whole number"),
     ("search:value=score:expert", "give value=win or value=points"),
+    ("search:z=-1:expert", "z=-1.0: give a number from 0 to 10"),
+    ("search:z=sure:expert", "z='sure' is not a number; accepted"),
     ("search:worlds=4:worlds=8:expert", "given twice"),
     ("search:search:expert", "cannot be another search"),
     ("search:wizard", "its base agent: unknown agent spec 'wizard'"),
