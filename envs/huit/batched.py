@@ -92,7 +92,7 @@ from cardlab.envs.huit.kernels import (
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
 from cardlab.envs.huit.rules import HuitRules, HuitState
 from cardlab.envs.match import Match, win_rewards
-from cardlab.envs.rng import rng_from_state, rng_state
+from cardlab.envs.rng import copied_into, rng_from_state, rng_state
 
 
 # ---------------------------------------------------------------- the batch
@@ -162,12 +162,9 @@ class HuitBatch(BatchedEngine):
         self.bank[b, : len(state.bank)] = LOCAL_INDEX[state.bank]
         self.table[b, : len(state.table)] = LOCAL_INDEX[state.table]
         held = self.generators[b]
-        if type(held.bit_generator) is type(state.rng.bit_generator):
-            # The state copied into the slot's own generator: putting a new Generator object into the
-            # numba typed list costs about 1.6 ms, setting a state about 4 us (search loads many slots).
-            held.bit_generator.state = state.rng.bit_generator.state
-        else:
-            self.generators[b] = rng_from_state(rng_state(state.rng))
+        copied = copied_into(held, state.rng)
+        if copied is not held:
+            self.generators[b] = copied
 
     def to_state(self, slot: int) -> HuitState:
         """The engine state of a slot (its generator copied): what `load` takes."""
