@@ -157,7 +157,8 @@ def base_seed(seed: int | None) -> int | None:
 
 
 class Decision(NamedTuple):
-    """What one search found: the candidates, their mean values, the worlds played, the base's choice."""
+    """What one search found: the candidates, their mean values, the worlds played, the base's choice and
+    the move played."""
 
     candidates: np.ndarray
     values: np.ndarray
@@ -167,7 +168,8 @@ class Decision(NamedTuple):
 
 
 class SearchAgent(Agent):
-    """PIMC over a base agent: sampled worlds, every candidate rolled out, the best mean played."""
+    """PIMC over a base agent: sampled worlds, every candidate rolled out, the best mean played when it
+    beats the base's own choice by the margin (see the module doc)."""
 
     name = "search"
 
@@ -273,7 +275,7 @@ class SearchAgent(Agent):
     def _rollouts(self, worlds: list[Any], legal: np.ndarray, deadline: float | None) -> np.ndarray | None:
         """(candidates, worlds): the seat's result of each candidate played in each world, then the base.
 
-        The seat is seat 0 of the worlds (`Game.determinize`'s default); slot
+        The seat is seat 0 of the worlds (`Game.determinization`'s default); slot
         w * K + k plays candidate k in world w. None when `deadline` passed first.
         """
         k = legal.size
