@@ -81,9 +81,11 @@ def test_relative_paths_of_the_base_config_are_made_absolute(tmp_path: pathlib.P
 
     monkeypatch.chdir(tmp_path)  # trials run in Ray Tune's folders: relative paths would name other files
     make_bot(tmp_path, "opponent")
-    overrides = {**TINY, "eval": {**TINY["eval"], "opponents": ["random", "bot:opponent.json"]}}
+    opponents = ["random", "bot:opponent.json", "search:worlds=2:bot:opponent.json"]
+    overrides = {**TINY, "eval": {**TINY["eval"], "opponents": opponents}}
     sweep = load_sweep(write_sweep(tmp_path, overrides=overrides))
-    assert sweep.base["eval"]["opponents"] == ["random", f"bot:{tmp_path / 'opponent.json'}"]
+    assert sweep.base["eval"]["opponents"] == ["random", f"bot:{tmp_path / 'opponent.json'}",
+                                               f"search:worlds=2:bot:{tmp_path / 'opponent.json'}"]
 
 
 def test_search_space_becomes_tune_domains(tmp_path: pathlib.Path) -> None:
