@@ -31,14 +31,23 @@ def view(game: Game, state: Any) -> dict[str, np.ndarray]:
     return {"observation": game.observer.observe(state, state.current), "action_mask": mask}
 
 
-def huit_position(game: Game, hands: list[list[str]], top: str) -> Any:
-    """A Huit hand in play: these hands, `top` alone on the table, the rest of the deck in the bank, seat 0
-    to move."""
-    saved = game.new_state(np.random.default_rng(0)).state_dict()
-    held = {card for hand in hands for card in hand} | {top}
-    deck = [*saved["bank"], *itertools.chain.from_iterable(saved["hands"])]
-    saved.update(hands=hands, table=[top], bank=[c for c in deck if c not in held], left_out=[],
-                 current_player=0, current_suit=top[-1])
+PLAIN = {
+    "huit": {"announced": False, "ace_penalty": False, "phase": "play"},
+    "switch": {"pending_draw": 0, "phase": "play", "drawn_card": None, "direction": 1, "first_out": None},
+}
+"""the game's own saved fields of a plain position (no run, no draw, no announcement)"""
+
+
+def position(game: Game, hands: list[list[str]], top: str) -> Any:
+    """A hand in play: these hands, `top` alone face up, the rest of the deck face down, seat 0 to move."""
+    fresh = game.new_state(np.random.default_rng(0))
+    down, played = fresh.PILES
+    saved = fresh.state_dict()
+    deck = [*saved[down], *saved[played], *itertools.chain.from_iterable(saved["hands"])]
+    for card in [top, *itertools.chain.from_iterable(hands)]:
+        deck.remove(card)
+    saved.update({"hands": hands, played: [top], down: deck, "left_out": [], "current_player": 0,
+                  "current_suit": top[-1], **PLAIN[game.id]})
     return game.restore(saved)
 
 
@@ -65,7 +74,7 @@ def test_it_lays_the_three_nines_that_end_the_hand(players: int, value: str) -> 
     never (from the seat's own point of view, at every table size)."""
     game = make_game("huit", num_players=players)
     hands = [["9S", "9H", "9C"], ["8C"], ["7C", "KC"], ["QC", "JC"]][:players]
-    state = huit_position(game, hands, "9D")
+    state = position(game, hands, "9D")
     observation = view(game, state)
     winning = {a for a in state.legal_actions() if len(game.action_to_str(a).split()) == 4}
     assert len(winning) == 3 and len(state.legal_actions()) == 13
@@ -79,6 +88,23 @@ def test_it_lays_the_three_nines_that_end_the_hand(players: int, value: str) -> 
         best = {int(a) for a, v in zip(decision.candidates, decision.values, strict=True)
                 if v == decision.values.max()}
         assert best <= winning
+
+
+def test_it_skips_the_opponent_to_go_out_in_switch() -> None:
+    """Switch, 2 players, 8H 9H on 3H: the 8 skips the opponent (A7), so 8H then 9H goes out for sure; 9H
+    first gives the opponent, one card left, a turn to go out. A random base plays 9H half the time, the
+    search never."""
+    game = make_game("switch", num_players=2)
+    state = position(game, [["8H", "9H"], ["4C"]], "3H")
+    observation = view(game, state)
+    eight, nine = game.str_to_action("play 8H"), game.str_to_action("play 9H")
+    assert state.legal_actions() == sorted([eight, nine])
+    assert {make_agent("random", game, seed=s).act(observation) for s in range(10)} == {eight, nine}
+    for seed in range(5):
+        agent = make_agent("search:worlds=16:ms=0:random", game, seed=seed)
+        assert agent.act(observation) == eight
+        decision = agent.last_decision
+        assert decision is not None and decision.values[list(decision.candidates).index(eight)] == 1.0
 
 
 @pytest.mark.parametrize("game_id, players, base", [("huit", 2, "bot:huit-2p"), ("huit", 3, "greedy"),
@@ -155,7 +181,7 @@ def test_a_move_must_beat_the_base_s_choice_by_z_standard_errors(z: float, switc
 
 def test_one_legal_move_is_played_without_search() -> None:
     game = make_game("huit", num_players=2)
-    state = huit_position(game, [["7S"], ["7H"]], "AD")  # an Ace: only Aces, 8s or the 2-card draw (B7)
+    state = position(game, [["7S"], ["7H"]], "AD")  # an Ace: only Aces, 8s or the 2-card draw (B7)
     state.ace_penalty = True
     agent = make_agent("search:bot:huit-2p", game, seed=0)
     assert agent.act(view(game, state)) == game.str_to_action("draw")
