@@ -236,7 +236,7 @@ def test_the_latency_benchmark_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     bot = bench.measure("bot:huit-2p", 6, warmup=2)
     search = bench.measure("search:worlds=2:ms=0:bot:huit-2p", 6, warmup=2)
     assert len(bot.times_ms) == len(search.times_ms) == 6 and bot.worlds is None
-    assert search.worlds is not None and 0 < search.worlds <= 2
+    assert search.worlds is not None and 0 < search.worlds <= 2 and 0 <= search.forced < 1
     cells = search.row().split("|")
     assert cells[1].strip() == "`search:worlds=2:ms=0:bot:huit-2p`" and cells[2].strip() == "huit 2p"
 
