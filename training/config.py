@@ -493,8 +493,6 @@ def _check_lean(cfg: TrainConfig) -> None:
         batched = False
     _check(batched, "game (with trainer: lean)", cfg.game,
            "this game has no batched engine (GameSpec.batched): use trainer: maskable_ppo")
-    _check(not cfg.imitation.enabled, "imitation.enabled (with trainer: lean)", cfg.imitation.enabled,
-           "use false, or trainer: maskable_ppo")
     _check(not cfg.policy.privileged_critic, "policy.privileged_critic (with trainer: lean)",
            cfg.policy.privileged_critic, "use false, or trainer: maskable_ppo")
     _check(not cfg.skip_forced_moves, "skip_forced_moves (with trainer: lean)", cfg.skip_forced_moves,

@@ -48,6 +48,7 @@ from cardlab.envs.spec import make_game
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig
 from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
+from cardlab.training.lean_imitation import imitate
 from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
 from cardlab.training.records import (
     EvalHistory,
@@ -172,6 +173,12 @@ class LeanRun:
         next_eval = next_multiple(self.steps, cfg.eval.every_steps)
         next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
         checkpoints = CheckpointClock(self.steps, cfg.checkpoint_every, cfg.checkpoint_minutes)
+        if self.steps == 0 and cfg.imitation.enabled:
+            imitate(self.model.actor, self.model.critic, self.model.masked_logits, cfg, self.game,
+                    self.progress, self.logger)
+            self.started = time.perf_counter()
+            self.evaluate(cfg.eval.hands)  # what imitation alone achieved (0 steps)
+            self.logger.dump(0)
         if cfg.self_play.enabled and not list_snapshots(self.league_dir):
             self.snapshot()
         deadline = Deadline(cfg.max_minutes)

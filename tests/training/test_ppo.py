@@ -58,7 +58,6 @@ def test_other_configs_keep_maskable_ppo() -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "expected"), [
-    ("imitation", {"enabled": True}, "imitation.enabled (with trainer: lean)"),
     ("trainer", "sb3", "trainer='sb3'"),
 ])
 def test_lean_refuses_what_it_does_not_do(key: str, value: Any, expected: str) -> None:
