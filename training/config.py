@@ -25,7 +25,7 @@ import yaml
 
 from cardlab.agents.base import make_agent
 from cardlab.envs import games, get_spec, rule_names
-from cardlab.envs.aec import REWARDS
+from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt
 from cardlab.training.single_seat import make_game_env
 from cardlab.training.yaml_files import read_extended
@@ -148,8 +148,10 @@ class PolicyConfig:
     activation: str = "tanh"
     """activation between layers: 'tanh' or 'relu'"""
     privileged_critic: bool = False
-    """the critic (used in training only) also reads the hidden cards: other hands and the next cards of the
-    pile; the actor, the only part a bot file keeps, reads the learner's observation alone"""
+    """the critic (used in training only) also reads the hidden cards; the actor, the only part a bot file
+    keeps, reads the learner's observation alone. trainer maskable_ppo: the critic reads the observation
+    followed by the other hands and the next cards of the pile; trainer lean: every seat's observation, the
+    acting seat's first, then the next seats' in turn order (every hand, not the pile's order)"""
 
 
 @dataclasses.dataclass
@@ -162,6 +164,9 @@ class EvalConfig:
     """hands per opponent at each evaluation, the learner's seat rotating"""
     final_hands: int = 1000
     """hands per opponent of the final evaluation (0: none)"""
+    matches: int = 0
+    """matches per opponent at each evaluation along the run, besides the hands (0: none); worth setting
+    with episode: match, whose objective they measure"""
     final_matches: int = 0
     """matches per opponent of the final evaluation, each played to the game's target score with the
     points left in hand counting (0: none; needs final_hands > 0)"""
@@ -195,7 +200,12 @@ class TrainConfig:
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     """rule options of the game (see the game module's doc); num_players is the key above"""
     reward: str = "win"
-    """the game env's reward: 'win' (+1 / -1/(n-1) per hand) or 'points' (-points/100 per hand)"""
+    """the game env's reward: 'win' (+1 / -1/(n-1) per episode) or 'points' (-points/100 per hand; hand
+    episodes only)"""
+    episode: str = "hand"
+    """what one training game is: 'hand' or 'match' (trainer lean only): hands follow each other with running
+    totals (which the observation holds) and the win reward comes at the match's end, the lowest total
+    winning; the seats are drawn again per match. A match is many moves: consider ppo.gamma closer to 1"""
     skip_forced_moves: bool = False
     """play the learner's moves that have a single legal action for it, so that PPO's steps (and
     total_timesteps) count real decisions only"""
@@ -366,6 +376,9 @@ def _validate(cfg: TrainConfig) -> None:
     _at_least(cfg, "", 0, "seed", "max_minutes", "checkpoint_minutes")
     _one_of(cfg.game, "game", games())
     _one_of(cfg.reward, "reward", REWARDS)
+    _one_of(cfg.episode, "episode", EPISODES)
+    _check(cfg.episode == "hand" or cfg.reward == "win", "reward (with episode: match)", cfg.reward,
+           "use 'win' (the match's win reward); 'points' pays each hand's points, as hand episodes do")
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
     _one_of(cfg.device, "device", DEVICES)
     _one_of(cfg.trainer, "trainer", TRAINERS)
@@ -385,6 +398,9 @@ def _validate(cfg: TrainConfig) -> None:
            "use a probability between 0 and 1")
     if cfg.trainer == "lean":
         _check_lean(cfg)
+    else:
+        _check(cfg.episode == "hand", f"episode (with trainer: {cfg.trainer})", cfg.episode,
+               "use 'hand', or trainer: lean")
     pop = cfg.population
     _check(0.0 <= pop.share <= 1.0, "population.share", pop.share, "use a probability between 0 and 1")
     _at_least(pop, "population.", 1, "pool_size")
@@ -413,7 +429,7 @@ def _validate(cfg: TrainConfig) -> None:
 
     ev = cfg.eval
     _at_least(ev, "eval.", 1, "every_steps", "hands")
-    _at_least(ev, "eval.", 0, "final_hands", "final_matches")
+    _at_least(ev, "eval.", 0, "matches", "final_hands", "final_matches")
     _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
            "matches are played in the final evaluation: set eval.final_hands > 0 too")
     _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")
@@ -431,8 +447,6 @@ def _check_lean(cfg: TrainConfig) -> None:
            "this game has no batched engine (GameSpec.batched): use trainer: maskable_ppo")
     _check(not cfg.imitation.enabled, "imitation.enabled (with trainer: lean)", cfg.imitation.enabled,
            "use false, or trainer: maskable_ppo")
-    _check(not cfg.policy.privileged_critic, "policy.privileged_critic (with trainer: lean)",
-           cfg.policy.privileged_critic, "use false, or trainer: maskable_ppo")
     _check(not cfg.skip_forced_moves, "skip_forced_moves (with trainer: lean)", cfg.skip_forced_moves,
            "use false, or trainer: maskable_ppo")
 
