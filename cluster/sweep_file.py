@@ -19,8 +19,8 @@ from cardlab.training.config import (
     config_to_dict,
     load_config,
     parse_dataclass,
-    read_yaml,
 )
+from cardlab.training.yaml_files import read_yaml
 
 KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
 FIXED_KEYS = ("name", "seed")
