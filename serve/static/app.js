@@ -68,11 +68,17 @@ function agentsFor(gameId, players, rules) {
     && (a.num_players === null || a.num_players === players) && fits(a));
 }
 
-// the opponent the page seats: the server's default when it fits, else the first bot, the expert, any
-function preferred(agents) {
-  const wanted = state.options.default.opponent;
-  return agents.find((a) => a.name === wanted) || agents.find((a) => a.name.startsWith("bot:"))
-    || agents.find((a) => a.name === "expert") || agents[0];
+// the shipped bot of a table of this size (the server's choice, bot:GAME-Np), if there is one
+function tableBot(gameId, players) { return (state.options.table_bots[gameId] || {})[players]; }
+
+// the opponent the page seats: the server's default when it fits (bot:GAME: the table's bot), else the
+// table's shipped bot, else the first bot, the expert, any
+function preferred(agents, gameId, players) {
+  const table = tableBot(gameId, players);
+  const asked = state.options.default.opponent;
+  const wanted = asked === `bot:${gameId}` ? table : asked;
+  return agents.find((a) => a.name === wanted) || agents.find((a) => a.name === table)
+    || agents.find((a) => a.name.startsWith("bot:")) || agents.find((a) => a.name === "expert") || agents[0];
 }
 
 function fillSetup() {
@@ -81,11 +87,13 @@ function fillSetup() {
   const players = ruleField("num_players");
   const count = $("num-players");
   count.min = players.low; count.max = players.high;
-  // a new game starts at the table of its preferred bot, when it has one
+  // a new game starts at the table of its preferred bot, else the smallest table with a shipped bot
   const bots = state.options.agents.filter((a) => a.game === game.id && a.name.startsWith("bot:"));
-  const shipped = bots.find((a) => a.name === state.options.default.opponent) || bots[0];
+  const asked = bots.find((a) => a.name === state.options.default.opponent);
+  const sizes = Object.keys(state.options.table_bots[game.id] || {}).map(Number);
   if (!count.value || +count.value < players.low || +count.value > players.high) {
-    count.value = shipped ? shipped.num_players : players.default;
+    count.value = asked ? asked.num_players : sizes.length ? Math.min(...sizes) : bots.length ? bots[0].num_players
+      : players.default;
   }
   const rules = $("rules");
   rules.replaceChildren();
@@ -123,7 +131,7 @@ function fillSeats() {
   seat.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i, text: `player_${i}${i === 0 ? " (plays first)" : ""}` })));
   seat.value = chosen;
   const agents = agentsFor(game, n, formRules());
-  const strongest = preferred(agents);
+  const strongest = preferred(agents, game, n);
   const box = $("opponents");
   const kept = Object.fromEntries([...box.querySelectorAll("select")].map((s) => [s.dataset.seat, s.value]));
   box.replaceChildren();
