@@ -167,7 +167,11 @@ class Catalogue:
         return [c for c in self.choices if c.fits(game)]
 
     def spec(self, name: str, game: Game) -> str:
-        """The spec behind a name, if it may play `game` (a ValueError lists the names that may).
+        """The spec behind a name, if it may play `game` (see `choose`)."""
+        return self.choose(name, game).spec
+
+    def choose(self, name: str, game: Game) -> AgentChoice:
+        """The agent a name stands for, if it may play `game` (a ValueError lists the names that may).
 
         ``bot:GAME`` names the shipped bot of the table's size (`fitting_bot`).
         """
@@ -175,7 +179,7 @@ class Catalogue:
         name = resolve_spec(name, game)
         for choice in fits:
             if choice.name == name:
-                return choice.spec
+                return choice
         table = f"{game.id} with {game.num_players} players and these rule options"
         names = ", ".join(c.name for c in fits)
         known = next((c for c in self.choices if c.name == name), None)
@@ -409,8 +413,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             names = iter(body.opponents)
             players = []
             for seat in range(n):
-                name = "you" if seat == body.seat else next(names)
-                players.append(Player(name, None if seat == body.seat else catalogue.spec(name, game)))
+                choice = None if seat == body.seat else catalogue.choose(next(names), game)
+                players.append(Player("you", None) if choice is None else Player(choice.name, choice.spec))
             return Table(game, body.seat, players, body.mode, body.seed)
 
         table = await run_in_threadpool(checked, build)  # off the event loop: a table's lock may wait

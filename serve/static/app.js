@@ -133,20 +133,25 @@ function fillSeats() {
   const agents = agentsFor(game, n, formRules());
   const strongest = preferred(agents, game, n);
   const box = $("opponents");
-  const kept = Object.fromEntries([...box.querySelectorAll("select")].map((s) => [s.dataset.seat, s.value]));
+  // what the person picked stays where it fits; a default follows the table (its own bot at every size)
+  const kept = Object.fromEntries([...box.querySelectorAll("select[data-picked]")].map((s) => [s.dataset.seat, s.value]));
   box.replaceChildren();
   for (let i = 0; i < n; i++) {
     if (i === chosen) continue;
-    const select = el("select", { "data-seat": i });
+    const keep = agents.some((a) => a.name === kept[i]);
+    const select = el("select", { "data-seat": i, "data-picked": keep ? "" : null, onchange: picked });
     for (const a of agents) select.append(el("option", { value: a.name, text: a.name, title: a.about }));
-    select.value = agents.some((a) => a.name === kept[i]) ? kept[i] : strongest.name;
+    select.value = keep ? kept[i] : strongest.name;
     box.append(el("label", {}, `player_${i} `, select));
   }
   const advisor = $("advisor");
-  const keep = advisor.value;
+  const keep = "picked" in advisor.dataset && agents.some((a) => a.name === advisor.value) ? advisor.value : null;
   advisor.replaceChildren(...agents.filter((a) => a.name !== "random").map((a) => el("option", { value: a.name, text: a.name, title: a.about })));
-  advisor.value = agents.some((a) => a.name === keep) ? keep : strongest.name;
+  advisor.value = keep || strongest.name;
+  if (!keep) delete advisor.dataset.picked;
 }
+
+function picked(event) { event.target.dataset.picked = ""; }
 
 function setupRequest() {
   const rules = formRules();
@@ -444,6 +449,7 @@ async function init() {
   $("next").addEventListener("click", nextHand);
   $("hint").addEventListener("change", onHint);
   $("advisor").addEventListener("change", onHint);
+  $("advisor").addEventListener("change", picked);
   $("first").addEventListener("click", () => showStep(0));
   $("back").addEventListener("click", () => showStep(state.step - 1));
   $("forward").addEventListener("click", () => showStep(state.step + 1));
