@@ -109,7 +109,9 @@ def measure(meta_path: pathlib.Path, game: Game, opponent: str, hands: int, seed
             evaluate: Evaluate | None, show: Progress) -> Rate:
     """The hand wins of the bot (of `game`) in one seat against `opponent` in every other, seats rotated."""
     if evaluate is None:
-        from cardlab.evaluation.evaluate import evaluate
+        from cardlab.evaluation.evaluate import evaluate as serial
+
+        evaluate = serial
     result = evaluate(game.id, [f"bot:{meta_path}", *[opponent] * (game.num_players - 1)], hands, seed=seed,
                       rule_options=game.rules.to_dict(), progress=show.bars, desc=f"vs {opponent}")
     rate: Rate = result.stats[0].hands

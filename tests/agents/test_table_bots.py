@@ -22,6 +22,7 @@ from cardlab.agents.base import (
 )
 from cardlab.agents.bot import BotAgent
 from cardlab.envs import make_game
+from cardlab.envs.spec import Game
 from cardlab.evaluation.compare import Contest
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.tournament import tournament
@@ -30,7 +31,7 @@ from cardlab.training.config import OpponentConfig, load_config, validate_config
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def table(game_id: str, players: int) -> object:
+def table(game_id: str, players: int) -> Game:
     return make_game(game_id, {"num_players": players})
 
 
@@ -41,11 +42,11 @@ def table(game_id: str, players: int) -> object:
 def test_the_alias_is_the_bot_of_the_table_s_size(table_bots: pathlib.Path, game_id: str, players: int,
                                                   bot: str) -> None:
     game = table(game_id, players)
-    assert fitting_bot(game) == resolve_spec(f" bot:{game_id} ", game) == bot  # type: ignore[arg-type]
+    assert fitting_bot(game) == resolve_spec(f" bot:{game_id} ", game) == bot
     agent = make_agent(f"bot:{game_id}", game, seed=0)
     assert isinstance(agent, BotAgent) and agent.game.num_players == players
     assert bot_source(f"bot:{game_id}", game) == table_bots / f"{bot[4:]}.json"
-    assert f"bot:{game_id}" in spec_names(game) and bot in spec_names(game)  # type: ignore[arg-type]
+    assert f"bot:{game_id}" in spec_names(game) and bot in spec_names(game)
 
 
 def test_a_table_without_a_bot_is_refused_naming_the_sizes_that_have_one(table_bots: pathlib.Path) -> None:
