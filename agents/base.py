@@ -276,8 +276,9 @@ def is_shipped_name(spec: str) -> bool:
 
 def spec_names(game: Game) -> list[str]:
     """The agent specs accepted for `game`, as help text lists them."""
-    alias = [f"bot:{game.id}"] if shipped_bots(game) else []
-    return [*_REGISTRY, *game.spec.heuristics, *alias, *shipped_bots(game), "bot:PATH"]
+    bots = list(shipped_bots(game))
+    alias = [f"bot:{game.id}"] if bots else []
+    return [*_REGISTRY, *game.spec.heuristics, *alias, *bots, "bot:PATH"]
 
 
 def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
