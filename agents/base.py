@@ -181,6 +181,12 @@ def fitting_bot(game: Game) -> str:
                      f"{game.id} bots are for {_and(sizes)} players ({listed})")
 
 
+def table_bots() -> dict[str, dict[int, str]]:
+    """Game -> table size -> its shipped bot (`fitting_bot`, default rules), for every table that has one."""
+    return {game_id: {n: fitting_bot(make_game(game_id, {"num_players": n})) for n in tables}
+            for game_id in games() if (tables := bot_tables(game_id))}
+
+
 def _and(numbers: list[int]) -> str:
     words = [str(n) for n in numbers]
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"

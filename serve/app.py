@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cardlab.agents.base import fitting_bot, resolve_spec, shipped_bots
+from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
 from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot, read_metadata
 from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.spec import Game, games, get_spec, make_game
@@ -78,7 +78,7 @@ class Settings:
     """the game the page opens on (`cardlab serve --game`); None: the first registered one"""
     opponent: str | None = None
     """the opponent the page seats when it fits the table (`--opponent`; ``bot:GAME``: the shipped bot of the
-    table's size); else the table's shipped bot (`Catalogue.table_bots`), else the first bot that fits"""
+    table's size); else the table's shipped bot (`table_bots`), else the first bot that fits"""
     hosts: frozenset[str] | None = LOOPBACK_NAMES
     """the names a request's Host header may give (DNS rebinding); None: any (a non-loopback --host)"""
 
@@ -136,19 +136,6 @@ def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
     return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
 
 
-def _table_bots() -> dict[str, dict[int, str]]:
-    """Game -> table size -> the shipped bot of that table with default rules (`fitting_bot`)."""
-    out: dict[str, dict[int, str]] = {}
-    for game_id in games():
-        low, high = get_spec(game_id).rules.limits("num_players")
-        for n in range(low or 1, (high or 10) + 1):
-            try:
-                out.setdefault(game_id, {})[n] = fitting_bot(make_game(game_id, {"num_players": n}))
-            except ValueError:
-                continue
-    return out
-
-
 class Catalogue:
     """The agents of this server: random, each game's heuristics, shipped bots, command-line bots."""
 
@@ -159,7 +146,7 @@ class Catalogue:
                 self.choices.append(AgentChoice(name, name, game_id, about=f"the {name} heuristic"))
         self.choices += [_bot_choice(name, path, name) for name, path in sorted(shipped_bots().items())]
         self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
-        self.table_bots = _table_bots()
+        self.table_bots = table_bots()
         """game -> table size -> its shipped bot (default rules), the page's default opponent there"""
 
     def for_game(self, game: Game) -> list[AgentChoice]:
@@ -189,6 +176,7 @@ class Catalogue:
             raise ValueError(f"{name} does not fit this table ({table}): it plays {made} tables{rules} only; "
                              f"use {names}")
         raise ValueError(f"unknown agent {excerpt(name)} for {table}: use {names}")
+
 
 # ---------------------------------------------------------------- the store
 class Store:
