@@ -12,6 +12,7 @@ import pathlib
 import re
 from typing import Any
 
+from cardlab.agents.base import is_shipped_name
 from cardlab.envs.checked_json import excerpt
 from cardlab.training.config import (
     TrainConfig,
@@ -153,7 +154,7 @@ def _absolute_paths(base: dict[str, Any]) -> dict[str, Any]:
     where `cardlab sweep` was started must still name the same file there.
     """
     def spec(text: str) -> str:
-        if not text.strip().startswith("bot:"):
+        if not text.strip().startswith("bot:") or is_shipped_name(text):  # bot:huit-2p, bot:huit: no paths
             return text
         return f"bot:{pathlib.Path(text.strip()[4:].strip()).expanduser().resolve()}"
 

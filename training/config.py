@@ -47,8 +47,8 @@ class OpponentConfig:
     """One kind of opponent of the league, with its weight."""
 
     spec: str = "random"
-    """agent spec string: 'random', 'greedy', 'expert' or 'bot:PATH'
-    (a plain string in YAML means weight 1)"""
+    """agent spec string: 'random', 'greedy', 'expert', a shipped 'bot:NAME', 'bot:GAME' (the shipped
+    bot of the table's size) or 'bot:PATH' (a plain string in YAML means weight 1)"""
     weight: float = 1.0
     """relative chance that an opponent seat not taken by a snapshot gets this agent"""
 
