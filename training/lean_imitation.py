@@ -28,7 +28,7 @@ from cardlab.agents.base import Agent, make_agent
 from cardlab.envs.spec import Game
 from cardlab.training.config import TrainConfig
 from cardlab.training.progress import Progress
-from cardlab.training.selfplay import advantages, batched_engine, credit
+from cardlab.training.selfplay import advantages, batched_engine, credit, table_view
 
 IMITATION_SEED_OFFSET = 2_000_003
 """the demonstrations' seed is the run's plus this (the same offset as the MaskablePPO imitation's)"""
@@ -37,8 +37,9 @@ COLLECT_STEPS = 64
 
 
 def demonstrations(game: Game, teacher: str, hands: int, num_games: int, gamma: float, seed: int,
-                   progress: Progress) -> dict[str, torch.Tensor]:
-    """At least `hands` finished hands of `teacher` play: obs, mask, actions, returns (flat tensors)."""
+                   progress: Progress, privileged: bool = False) -> dict[str, torch.Tensor]:
+    """At least `hands` finished hands of `teacher` play: obs, mask, actions, returns (flat tensors), and
+    with `privileged` the critic's input, every seat's observation from the mover's on (`table_view`)."""
     seeds = np.random.SeedSequence(seed)
     engine = batched_engine(game, num_games, seed=int(seeds.generate_state(1)[0]))
     agent_seeds = seeds.spawn(num_games * game.num_players)
@@ -49,14 +50,15 @@ def demonstrations(game: Game, teacher: str, hands: int, num_games: int, gamma: 
     finished = 0
     with progress.bar(total=hands, desc=f"collecting {teacher} hands", unit="hand") as bar:
         while finished < hands:
-            part, ended = _collect(engine, agents, gamma)
+            part, ended = _collect(engine, agents, gamma, privileged)
             parts.append(part)
             bar.update(min(finished + ended, hands) - finished)
             finished += ended
     return {key: torch.cat([p[key] for p in parts]) for key in parts[0]}
 
 
-def _collect(eng: Any, agents: list[list[Agent]], gamma: float) -> tuple[dict[str, torch.Tensor], int]:
+def _collect(eng: Any, agents: list[list[Agent]], gamma: float,
+             privileged: bool) -> tuple[dict[str, torch.Tensor], int]:
     """`COLLECT_STEPS` teacher moves in every game; the moves whose outcome is known, and the hands ended."""
     B, n = len(agents), len(agents[0])
     obs_t: list[np.ndarray] = []
@@ -65,9 +67,12 @@ def _collect(eng: Any, agents: list[list[Agent]], gamma: float) -> tuple[dict[st
     seats_t: list[np.ndarray] = []
     rewards_t: list[np.ndarray] = []
     ended_t: list[np.ndarray] = []
+    critic_t: list[np.ndarray] = []
     for _ in range(COLLECT_STEPS):
         seats, mask = eng.current_player(), eng.legal_mask()
         obs = eng.observe(seats)
+        if privileged:
+            critic_t.append(table_view(eng, seats, n))
         actions = np.array([agents[b][int(seats[b])].act({"observation": obs[b],
                                                            "action_mask": mask[b].astype(np.int8)})
                             for b in range(B)], dtype=np.int64)
@@ -93,6 +98,8 @@ def _collect(eng: Any, agents: list[list[Agent]], gamma: float) -> tuple[dict[st
             "mask": torch.from_numpy(mask_all.reshape(T * B, -1))[known],
             "actions": torch.from_numpy(np.stack(act_t)).reshape(-1)[known],
             "returns": returns.reshape(-1)[known]}
+    critic = torch.from_numpy(np.stack(critic_t).reshape(T * B, -1))[known] if privileged else part["obs"]
+    part["critic"] = critic
     return part, int(np.stack(ended_t).sum())
 
 
@@ -114,7 +121,7 @@ def imitate(actor: nn.Module, critic: nn.Module, masked_logits: Any, cfg: TrainC
     im = cfg.imitation
     progress.say(f"imitation: collecting {im.hands:,} hands of {im.teacher} play in {cfg.num_envs} games")
     data = demonstrations(game, im.teacher, im.hands, cfg.num_envs, cfg.ppo.gamma,
-                          cfg.seed + IMITATION_SEED_OFFSET, progress)
+                          cfg.seed + IMITATION_SEED_OFFSET, progress, cfg.policy.privileged_critic)
     size = len(data["actions"])
     params = [*actor.parameters(), *critic.parameters()]
     optimizer = torch.optim.Adam(params, lr=im.learning_rate)
@@ -125,7 +132,7 @@ def imitate(actor: nn.Module, critic: nn.Module, masked_logits: Any, cfg: TrainC
         for idx in torch.randperm(size, generator=generator).split(im.batch_size):
             logits = masked_logits(data["obs"][idx], data["mask"][idx])
             policy_loss = nn.functional.cross_entropy(logits, data["actions"][idx])
-            value_loss = nn.functional.mse_loss(critic(data["obs"][idx]).squeeze(-1), data["returns"][idx])
+            value_loss = nn.functional.mse_loss(critic(data["critic"][idx]).squeeze(-1), data["returns"][idx])
             optimizer.zero_grad()
             (policy_loss + cfg.ppo.vf_coef * value_loss).backward()
             nn.utils.clip_grad_norm_(params, cfg.ppo.max_grad_norm)

@@ -250,11 +250,17 @@ class SelfPlayBatch:
         (B, k, n * obs_size): in game b the observations of seats first, first + 1,
         ..., first + n - 1 (mod n), concatenated. Costs n engine calls.
         """
-        seat_obs = self.observe_seats()
-        first = np.asarray(first, dtype=np.int64)
-        order = (first[..., None] + np.arange(self.n)) % self.n
-        rows = np.arange(self.num_games).reshape((-1,) + (1,) * (order.ndim - 1))
-        return seat_obs[rows, order].reshape(*first.shape, -1)
+        return table_view(self.engine, first, self.n)
+
+
+def table_view(engine: Any, first: np.ndarray, num_players: int) -> np.ndarray:
+    """`SelfPlayBatch.observe_table` of any batched engine (also what imitation's critic learns from)."""
+    seat_obs = np.stack([engine.observe(np.full(len(first), s, dtype=np.int64)) for s in range(num_players)],
+                        axis=1)
+    first = np.asarray(first, dtype=np.int64)
+    order = (first[..., None] + np.arange(num_players)) % num_players
+    rows = np.arange(len(first)).reshape((-1,) + (1,) * (order.ndim - 1))
+    return seat_obs[rows, order].reshape(*first.shape, -1)
 
 
 def credit(rewards: np.ndarray, ended: np.ndarray, seats: np.ndarray,

@@ -49,3 +49,12 @@ def test_a_lean_run_with_imitation_starts_from_the_teacher(tmp_path: pathlib.Pat
     assert int(first["steps"]) == 0  # evaluated right after imitation, before any PPO step
     assert float(first["win_rate"]) > 0.75  # greedy's level against random (an untrained actor: about 0.5)
     assert (run_dir / "bot.json").exists()
+
+
+def test_privileged_demonstrations_give_the_critic_every_seat_from_the_movers_on() -> None:
+    game = make_game("huit", num_players=3)
+    data = demonstrations(game, "greedy", hands=5, num_games=4, gamma=1.0, seed=1,
+                          progress=Progress(enabled=False), privileged=True)
+    size = game.layout.size
+    assert data["critic"].shape == (len(data["actions"]), 3 * size)
+    assert torch.equal(data["critic"][:, :size], data["obs"])  # the mover's own observation comes first
