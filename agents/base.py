@@ -11,9 +11,11 @@ Spec strings name agents everywhere (configs, CLI): ``random``, the game's
 heuristics (``greedy``, ``expert``: `GameSpec.heuristics`), ``bot:NAME`` (a
 bot shipped with cardlab, in ``agents/bots/``: ``bot:huit-2p``,
 ``bot:switch-4p``, one per table size), ``bot:GAME`` (``bot:huit``,
-``bot:switch``: the shipped bot of the table's size, `fitting_bot`) and
-``bot:PATH`` (a trained bot file). `make_agent(spec, game, seed)` builds one;
-`resolve_spec` turns an alias into the bot it stands for at a table.
+``bot:switch``: the shipped bot of the table's size, `fitting_bot`),
+``bot:PATH`` (a trained bot file) and ``search:BASE`` (decision-time search
+over any of those, with options: `cardlab.agents.search`).
+`make_agent(spec, game, seed)` builds one; `resolve_spec` turns an alias into
+the bot it stands for at a table.
 
 Advice: `action_probabilities(observation)` is what an agent would play, as
 probabilities over the legal actions (a bot: its masked softmax; random:
@@ -67,6 +69,17 @@ class Agent(ABC):
     @abstractmethod
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """A legal action id for the seat whose observation this is."""
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """(B,) int64: `act` for each row of (B, obs_size) observations and (B, num_actions) masks.
+
+        Why a batch: a search agent (`cardlab.agents.search`) plays many
+        rollouts at once, and a bot does all their moves in one forward pass
+        (it overrides this); other agents act row by row.
+        """
+        masks = np.asarray(masks).astype(np.int8)
+        return np.array([self.act({"observation": obs, "action_mask": mask})
+                         for obs, mask in zip(observations, masks, strict=True)], dtype=np.int64)
 
     def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """Probabilities over all action ids of what this agent plays here (0 off the legal ones).
@@ -284,7 +297,7 @@ def spec_names(game: Game) -> list[str]:
     """The agent specs accepted for `game`, as help text lists them."""
     bots = list(shipped_bots(game))
     alias = [f"bot:{game.id}"] if bots else []
-    return [*_REGISTRY, *game.spec.heuristics, *alias, *bots, "bot:PATH"]
+    return [*_REGISTRY, *game.spec.heuristics, *alias, *bots, "bot:PATH", "search:BASE"]
 
 
 def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
@@ -297,6 +310,10 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
         from cardlab.agents.bot import load_bot  # torch only when a bot is asked for
 
         return load_bot(bot_source(spec, game), game, seed=seed)
+    if spec.startswith("search:") or spec == "search":
+        from cardlab.agents.search import make_search_agent
+
+        return make_search_agent(spec, game, seed)
     if spec in game.spec.heuristics:
         return game.spec.heuristic(spec)(game, seed)
     if spec in _REGISTRY:

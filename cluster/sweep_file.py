@@ -154,9 +154,10 @@ def _absolute_paths(base: dict[str, Any]) -> dict[str, Any]:
     where `cardlab sweep` was started must still name the same file there.
     """
     def spec(text: str) -> str:
-        if not text.strip().startswith("bot:") or is_shipped_name(text):  # bot:huit-2p, bot:huit: no paths
+        head, sep, path = text.strip().partition("bot:")  # a bot, or a search over one (search:...:bot:PATH)
+        if not sep or (head and not head.startswith("search:")) or is_shipped_name(f"bot:{path}"):
             return text
-        return f"bot:{pathlib.Path(text.strip()[4:].strip()).expanduser().resolve()}"
+        return f"{head}bot:{pathlib.Path(path.strip()).expanduser().resolve()}"
 
     out = copy.deepcopy(base)
     for opponent in out["opponents"]:

@@ -62,6 +62,22 @@ class HandState:
         self.match = Match.new(self.n)
         self.deal_shuffled()
 
+    @classmethod
+    def assembled(cls, rules: Any, rng: np.random.Generator, hands: list[list[int]], face_down: list[int],
+                  played: list[int], match: Match, current: int) -> Any:
+        """A hand in play put together from its cards (a determinization, `cardlab.envs.determinize`).
+
+        `face_down` is given top first, `played` bottom first; the turn counter
+        and the end-of-hand fields start as at a deal, the game's own fields
+        (suit, flags, phase) as `_reset_hand` sets them, for the caller to set.
+        """
+        self = cls.__new__(cls)
+        self.rules, self.n, self.deck, self.rng = rules, rules.num_players, rules.deck(), rng
+        self._reset_hand()
+        self._set_cards(hands, face_down, played)
+        self.match, self.current = match, current
+        return self
+
     def _reset_hand(self) -> None:
         raise NotImplementedError
 

@@ -16,6 +16,20 @@ def rng_state(rng: np.random.Generator) -> dict[str, Any]:
     return _plain(rng.bit_generator.state)
 
 
+def copied_into(held: np.random.Generator, source: np.random.Generator) -> np.random.Generator:
+    """A copy of `source`: `held` itself given `source`'s state when both are of one kind, else a new one.
+
+    Why: the batched engines' `load` copies a state's generator into a slot, and
+    a search loads hundreds of slots per move; setting a state costs about 4 us,
+    a deep copy about 60 us, and putting a new Generator into a numba typed list
+    about 1.6 ms.
+    """
+    if type(held.bit_generator) is type(source.bit_generator):
+        held.bit_generator.state = source.bit_generator.state
+        return held
+    return rng_from_state(rng_state(source))
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}

@@ -66,7 +66,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvO
 from torch import nn
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.bot import BotAgent, load_bot
+from cardlab.agents.bot import BotAgent, load_bot, network_actions
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
@@ -230,13 +230,7 @@ class SelfPlayBatch:
                          sampled: bool) -> np.ndarray:
         """A network's moves in its games (a snapshot's or a bot's): one forward pass, masked argmax or
         masked sample."""
-        with torch.inference_mode():
-            logits = network(torch.as_tensor(obs))
-            logits = logits.masked_fill(~torch.as_tensor(mask), -torch.inf)
-            if not sampled:
-                return logits.argmax(dim=1).numpy()
-            gumbel = -np.log(-np.log(self.rng.random(logits.shape)))
-            return (logits.double().numpy() + gumbel).argmax(axis=1)
+        return network_actions(network, obs, mask, self.rng if sampled else None)
 
     def observe_seats(self) -> np.ndarray:
         """(B, n, obs_size): every seat's observation (to bootstrap values at a rollout's end)."""

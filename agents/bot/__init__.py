@@ -23,7 +23,7 @@ The modules, one concept each:
 Everything public is re-exported here: import from ``cardlab.agents.bot``.
 """
 
-from cardlab.agents.bot.agent import BotAgent
+from cardlab.agents.bot.agent import BotAgent, network_actions
 from cardlab.agents.bot.export import export_bot, write_bot_files
 from cardlab.agents.bot.format import (
     ACTIVATIONS,
@@ -66,6 +66,7 @@ __all__ = [
     "inference_threads",
     "layer_names",
     "load_bot",
+    "network_actions",
     "read_metadata",
     "tensor_shapes",
     "torch_threads",

@@ -92,7 +92,7 @@ from cardlab.envs.huit.kernels import (
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
 from cardlab.envs.huit.rules import HuitRules, HuitState
 from cardlab.envs.match import Match, win_rewards
-from cardlab.envs.rng import rng_from_state, rng_state
+from cardlab.envs.rng import copied_into, rng_from_state, rng_state
 
 
 # ---------------------------------------------------------------- the batch
@@ -161,7 +161,10 @@ class HuitBatch(BatchedEngine):
         self.hands[b] = np.stack([h[DECK_IDS] for h in state.hands])
         self.bank[b, : len(state.bank)] = LOCAL_INDEX[state.bank]
         self.table[b, : len(state.table)] = LOCAL_INDEX[state.table]
-        self.generators[b] = rng_from_state(rng_state(state.rng))
+        held = self.generators[b]
+        copied = copied_into(held, state.rng)
+        if copied is not held:
+            self.generators[b] = copied
 
     def to_state(self, slot: int) -> HuitState:
         """The engine state of a slot (its generator copied): what `load` takes."""

@@ -6,6 +6,7 @@ from typing import Any
 
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.determinize import determinize
 from cardlab.envs.huit.observer import OBSERVATION_VERSION, HuitObserver
 from cardlab.envs.spec import ActionRange, GameSpec
 
@@ -82,6 +83,7 @@ SPEC = GameSpec(
     batched="cardlab.envs.huit.batched:HuitBatch",
     move_notes=move_notes,
     view=view,
+    determinize=determinize,
     heuristics={
         "greedy": "cardlab.agents.heuristics.huit:HuitGreedy",
         "expert": "cardlab.agents.heuristics.huit:HuitExpert",

@@ -52,6 +52,7 @@ import numpy as np
 from cardlab.envs import cards as C
 from cardlab.envs.batched import BatchedEngine, seat_indices
 from cardlab.envs.match import Match
+from cardlab.envs.rng import copied_into
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.kernels import (
     ACTION_TABLE,
@@ -183,7 +184,7 @@ class SwitchBatch(BatchedEngine):
         }
         for column, value in values.items():
             self.info[b, column] = int(value)
-        self.generators[b] = copy.deepcopy(state.rng)
+        self.generators[b] = copied_into(self.generators[b], state.rng)
         self._known_fresh = False
 
     def to_state(self, slot: int) -> SwitchState:

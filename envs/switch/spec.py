@@ -7,6 +7,7 @@ from typing import Any
 from cardlab.envs import cards as C
 from cardlab.envs.spec import ActionRange, GameSpec
 from cardlab.envs.switch import rules as R
+from cardlab.envs.switch.determinize import determinize
 from cardlab.envs.switch.observer import OBSERVATION_VERSION, SwitchObserver
 
 
@@ -86,6 +87,7 @@ SPEC = GameSpec(
     batched="cardlab.envs.switch.batched:SwitchBatch",
     move_notes=move_notes,
     view=view,
+    determinize=determinize,
     heuristics={
         "greedy": "cardlab.agents.heuristics.switch:SwitchGreedy",
         "expert": "cardlab.agents.heuristics.switch:SwitchExpert",

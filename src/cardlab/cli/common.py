@@ -99,7 +99,8 @@ def specs_text() -> str:
     aliases = table_aliases()
     tables = f"{', '.join(aliases)} (the shipped bot of the table's size), " if aliases else ""
     return (f"random, greedy, expert, {tables}{', '.join(shipped_bots())} (shipped bots), "
-            "bot:PATH (a bot's .json, or a run folder)")
+            "bot:PATH (a bot's .json, or a run folder), search:BASE (decision-time search over any of those, "
+            "e.g. search:bot:huit-2p or search:worlds=128:ms=0:bot:huit-2p)")
 
 
 def table_default(game_id: str, rules: dict[str, Any], instead: str) -> tuple[str, int]:
@@ -201,7 +202,7 @@ def write_outputs(result: Any, args: argparse.Namespace) -> None:
 @contextlib.contextmanager
 def bot_threads(specs: Sequence[str]) -> Iterator[None]:
     """Hold torch at the bots' thread count for a whole command (no switching per move) when a bot plays."""
-    if not any(spec.startswith("bot:") for spec in specs):
+    if not any("bot:" in spec for spec in specs):  # a bot, or a search over one
         yield
         return
     from cardlab.agents.bot import inference_threads, torch_threads

@@ -1,0 +1,114 @@
+"""How long does an agent take to decide? Per-move latency of the shipped bots and of search over them.
+
+Each agent plays every seat of real hands of its own table (a shipped bot's
+game and players, from its metadata) through the AEC env, and every call of
+`act` is timed (moves with one legal move included: that is what a player
+waits for); the first `--warmup` calls are left out (numba kernels load, a
+search builds its batched engine). One core: torch at one thread and
+`NUMBA_NUM_THREADS=1`. A search agent's "worlds" is the mean number of worlds
+its searches finished (below its budget when the time cap cut them).
+
+    python benchmarks/decision_latency.py                       # every bot, and search over two
+    python benchmarks/decision_latency.py --decisions 100 --agents search:bot:huit-2p
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # read when numba is imported: before cardlab
+
+import argparse
+import statistics
+import time
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from cardlab.agents.base import make_agent, shipped_bots
+from cardlab.agents.search import SearchAgent
+from cardlab.envs import make_env
+from cardlab.envs.checked_json import read_json_file
+
+SEARCHED = ("search:bot:huit-2p", "search:bot:switch-4p")
+"""the search agents measured by default (their default budget)"""
+LIMIT_MS = 100.0
+
+
+class Latency(NamedTuple):
+    """One agent's timed decisions at its table."""
+
+    spec: str
+    game: str
+    players: int
+    times_ms: list[float]
+    worlds: float | None
+    """mean worlds per search (search agents only)"""
+
+    def row(self) -> str:
+        times = np.asarray(self.times_ms)
+        p99 = float(np.percentile(times, 99))
+        worlds = "-" if self.worlds is None else f"{self.worlds:.1f}"
+        return (f"| `{self.spec}` | {self.game} {self.players}p | {times.size} | "
+                f"{statistics.median(times):.2f} | {p99:.2f} | {times.max():.2f} | {worlds} | "
+                f"{'yes' if p99 <= LIMIT_MS else 'no'} |")
+
+
+def table_of(spec: str) -> tuple[str, int]:
+    """(game, players) of a bot spec, or of the bot a search spec searches over (its last ``bot:`` part)."""
+    name = spec[spec.rindex("bot:"):]
+    meta = read_json_file(shipped_bots()[name])
+    return meta["game"], int(meta["num_players"])
+
+
+def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Latency:
+    """Time `decisions` calls of `act` of the agent `spec` playing every seat of seeded hands."""
+    game, players = table_of(spec)
+    env = make_env(game, num_players=players)
+    agents = [make_agent(spec, env.game, seed=seed + seat) for seat in range(players)]
+    times: list[float] = []
+    worlds: list[int] = []
+    hand = 0
+    while len(times) < warmup + decisions:
+        env.reset(seed=seed + hand)
+        hand += 1
+        for agent in agents:
+            agent.reset()
+        for name in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            agent = agents[env.agent_seat[name]]
+            start = time.perf_counter()
+            action = agent.act(observation)
+            times.append((time.perf_counter() - start) * 1000)
+            decision = agent.last_decision if isinstance(agent, SearchAgent) else None
+            if decision is not None and len(times) > warmup:
+                worlds.append(decision.worlds)
+            env.step(action)
+    searched = any(isinstance(agent, SearchAgent) for agent in agents)
+    return Latency(spec, game, players, times[warmup:warmup + decisions],
+                   float(np.mean(worlds)) if searched and worlds else None)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--decisions", type=int, default=400, help="timed decisions per agent (default 400)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed first decisions (default 20)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--agents", nargs="+", metavar="SPEC",
+                        help="the agents (bot:NAME, or search options over one); default: every shipped bot, "
+                             f"then {' '.join(SEARCHED)}")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    specs = args.agents or [*shipped_bots(), *SEARCHED]
+    print(f"| agent | table | decisions | median ms | p99 ms | max ms | worlds | p99 <= {LIMIT_MS:.0f} ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for spec in specs:
+        print(measure(spec, args.decisions, args.seed, args.warmup).row(), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Determinization: whole engine states sampled to agree with what one seat observes.
+
+A search agent (`cardlab.agents.search`) sees only its observation dict; to look
+ahead it needs whole states ("worlds"). Each game's determinize function
+(`GameSpec.determinize`, in the game's folder) reads an observation once into a
+`Determinization`: every public field exactly, and which cards are unseen (the
+deck minus the seat's hand and the played cards). Its `sample(rng)` then deals
+the unseen cards uniformly at random to the other hands, at their observed
+sizes, and to the face-down pile, from the injected generator; a search reads
+once and samples many worlds. `Game.determinize` does both for one state. The
+sampled state's observation and legal mask for that seat equal the given ones
+(`tests/envs/test_determinize.py`).
+
+What no observation tells is chosen the same way in both games (each game's
+module adds its own):
+
+- the turn counter starts at 0 (C1's cut comes `max_turns` actions later);
+- the order of the played cards under the top card is random (it only shapes
+  a pile turned over, Huit's B10);
+- the dealer is the seat before the observing one, `hands_played` is 0 and
+  the end-of-hand fields are those of a hand in play;
+- unseen cards beyond the hands and the pile (a stacked deal's unused cards)
+  are left out, drawn at random like the others;
+- each state's own generator is seeded from the injected one.
+
+The helpers here work on per-kind counts of the global card ids
+(`cardlab.envs.cards`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from cardlab.envs.cards import NUM_KINDS, card_str
+from cardlab.envs.match import Match
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Determinization:
+    """What one seat's observation fixes of a state; `sample` deals the rest (see the module doc)."""
+
+    state: Any
+    """the engine state class (a `cardlab.envs.hand.HandState`)"""
+    rules: Any
+    seat: int
+    """the observing seat, to move in every sample"""
+    own: list[int]
+    """the seat's cards"""
+    sizes: list[int]
+    """cards held, per seat"""
+    pile: int
+    """cards in the face-down pile"""
+    unseen: np.ndarray
+    """the cards to deal, one entry per copy"""
+    under: np.ndarray
+    """the played cards under the top card, one entry per copy"""
+    top: int | None
+    """the top played card (None: nothing played)"""
+    match: Match
+    """the totals and streaks observed (copied into each sample)"""
+    fields: Mapping[str, Any]
+    """the game's own attributes of the state, as observed (current_suit, phase, ...)"""
+    picks: Mapping[str, Sequence[Any]] = dataclasses.field(default_factory=dict)
+    """attributes no observation tells, each drawn per sample from its options"""
+
+    def __post_init__(self) -> None:
+        needed = sum(size for s, size in enumerate(self.sizes) if s != self.seat) + self.pile
+        if needed > self.unseen.size:
+            raise unfit(f"the other hands and the pile hold {needed} cards but only {self.unseen.size} are "
+                        "unseen")
+
+    def sample(self, rng: np.random.Generator) -> Any:
+        """A whole state: the unseen cards dealt from `rng`, the table's order under the top card drawn."""
+        cards = rng.permutation(self.unseen)
+        hands: list[list[int]] = []
+        start = 0
+        for s, size in enumerate(self.sizes):
+            if s == self.seat:
+                hands.append(list(self.own))
+                continue
+            hands.append(cards[start:start + size].tolist())
+            start += size
+        played = [] if self.top is None else [*rng.permutation(self.under).tolist(), self.top]
+        m = self.match
+        match = Match(m.num_players, list(m.scores), m.dealer, list(m.streaks), m.hands_played)
+        state = self.state.assembled(self.rules, np.random.default_rng(int(rng.integers(2**63))), hands,
+                                     cards[start:start + self.pile].tolist(), played, match, self.seat)
+        for name, value in self.fields.items():
+            setattr(state, name, value)
+        for name, options in self.picks.items():
+            setattr(state, name, options[int(rng.integers(len(options)))])
+        return state
+
+
+def unfit(what: str) -> ValueError:
+    """The error of an observation that no state of these rules could give."""
+    return ValueError(f"the observation fits no state of these rules: {what} (is it this game's observation "
+                      "vector, with these rule options, of the seat to move?)")
+
+
+def whole(value: Any, scale: float, field: str) -> int:
+    """The count an observed number stands for (`value * scale`, nearly whole and >= 0), else `unfit`."""
+    count = float(value) * scale
+    rounded = round(count)
+    if rounded < 0 or abs(count - rounded) > 1e-3:
+        raise unfit(f"field {field!r} holds {float(value)!r}, which is no count of cards or points")
+    return int(rounded)
+
+
+def kind_counts(part: np.ndarray, copies: np.ndarray, kinds: np.ndarray, field: str) -> np.ndarray:
+    """(NUM_KINDS,) int64 counts of an observed per-kind slice (entry i: card `kinds[i]`, times 1/copies)."""
+    scaled = np.asarray(part, dtype=np.float64) * copies
+    rounded = np.rint(scaled)
+    if (rounded < 0).any() or (np.abs(scaled - rounded) > 1e-3).any() or (rounded > copies).any():
+        raise unfit(f"field {field!r} holds values that are no card counts of the deck")
+    out = np.zeros(NUM_KINDS, dtype=np.int64)
+    out[kinds] = rounded.astype(np.int64)
+    return out
+
+
+def one_hot(part: np.ndarray, field: str) -> int | None:
+    """The index set in an observed one-hot slice, None when all zero."""
+    hot = np.flatnonzero(np.asarray(part) != 0)
+    if hot.size == 0:
+        return None
+    if hot.size > 1 or part[hot[0]] != 1:
+        raise unfit(f"field {field!r} must be one-hot or all zero")
+    return int(hot[0])
+
+
+def absolute(relative: Sequence[T], seat: int) -> list[T]:
+    """Per-seat values given from `seat` (`seat` first, then seat order) back in seat order."""
+    n = len(relative)
+    return [relative[(s - seat) % n] for s in range(n)]
+
+
+def cards(counts: np.ndarray) -> np.ndarray:
+    """Card ids, one entry per copy, of (NUM_KINDS,) counts."""
+    return np.repeat(np.arange(NUM_KINDS), counts)
+
+
+def unseen(deck: Sequence[int], *seen: np.ndarray) -> np.ndarray:
+    """The deck's cards (one entry per copy) that are in none of the `seen` counts."""
+    rest = np.asarray(deck, dtype=np.int64) - sum(seen)
+    if (rest < 0).any():
+        extra = ", ".join(card_str(int(c)) for c in np.flatnonzero(rest < 0)[:8])
+        raise unfit(f"more copies of {extra} are seen than the deck holds")
+    return cards(rest)
+
+
+def under_top(counts: np.ndarray, top: int | None) -> np.ndarray:
+    """The played cards but one copy of the top card (none played: no top card, else `unfit`)."""
+    if top is None:
+        if counts.any():
+            raise unfit("cards are played but no top card is shown")
+        return cards(counts)
+    if counts[top] < 1:
+        raise unfit(f"the top card {card_str(top)} is not among the played cards")
+    rest = counts.copy()
+    rest[top] -= 1
+    return cards(rest)
+
+
+def observed_match(scores: np.ndarray, target: int, streaks: np.ndarray | None, streak_length: int,
+                   seat: int) -> Match:
+    """The match as observed from `seat`: totals (and B12 streaks), the dealer the seat before `seat`."""
+    n = len(scores)
+    totals = absolute([round(float(v) * target) for v in scores], seat)
+    runs = [0] * n if streaks is None else [whole(v, streak_length, "streaks") for v in streaks]
+    return Match(n, totals, (seat - 1) % n, absolute(runs, seat))

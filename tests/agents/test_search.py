@@ -1,0 +1,257 @@
+"""The search agent (`search:BASE`): it finds a winning move its base misses, plays only legal moves,
+repeats itself under one seed, plays as its base with no worlds, and refuses bad specs saying why."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import pathlib
+from typing import Any
+
+import numpy as np
+import pytest
+from pettingzoo import AECEnv
+
+from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.search import FIRST_ROUND, SearchAgent, SearchOptions, parse_spec
+from cardlab.envs import make_env, make_game
+from cardlab.envs.spec import Game
+from tests.agents.test_heuristics import GAMES as MODULES
+from tests.agents.test_heuristics import play_hand, reachable
+from tests.toygame.spec import SPEC as TOY_SPEC
+
+FAST = "search:worlds=4:ms=0:"
+"""a small budget without a time cap: fast, and reproducible on any machine"""
+
+
+def view(game: Game, state: Any) -> dict[str, np.ndarray]:
+    """The observation dict of the seat to move."""
+    mask = np.zeros(game.num_actions, dtype=np.int8)
+    mask[state.legal_actions()] = 1
+    return {"observation": game.observer.observe(state, state.current), "action_mask": mask}
+
+
+PLAIN = {
+    "huit": {"announced": False, "ace_penalty": False, "phase": "play"},
+    "switch": {"pending_draw": 0, "phase": "play", "drawn_card": None, "direction": 1, "first_out": None},
+}
+"""the game's own saved fields of a plain position (no run, no draw, no announcement)"""
+
+
+def position(game: Game, hands: list[list[str]], top: str) -> Any:
+    """A hand in play: these hands, `top` alone face up, the rest of the deck face down, seat 0 to move."""
+    fresh = game.new_state(np.random.default_rng(0))
+    down, played = fresh.PILES
+    saved = fresh.state_dict()
+    deck = [*saved[down], *saved[played], *itertools.chain.from_iterable(saved["hands"])]
+    for card in [top, *itertools.chain.from_iterable(hands)]:
+        deck.remove(card)
+    saved.update({"hands": hands, played: [top], down: deck, "left_out": [], "current_player": 0,
+                  "current_suit": top[-1], **PLAIN[game.id]})
+    return game.restore(saved)
+
+
+def decisions(game: Game, count: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """Observation dicts of the players to move (with a choice) in seeded random play."""
+    rng = np.random.default_rng(seed)
+    found = []
+    state = game.new_state(rng)
+    while len(found) < count:
+        if state.hand_over:
+            state = game.new_state(rng)
+            continue
+        legal = state.legal_actions()
+        if len(legal) > 1:
+            found.append(view(game, state))
+        state.apply(int(legal[rng.integers(len(legal))]))
+    return found
+
+
+@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("value", ["win", "points"])
+def test_it_lays_the_three_nines_that_end_the_hand(players: int, value: str) -> None:
+    """9S 9H 9C on 9D: laying all three wins at once; a random base mostly plays something else, the search
+    never (from the seat's own point of view, at every table size)."""
+    game = make_game("huit", num_players=players)
+    hands = [["9S", "9H", "9C"], ["8C"], ["7C", "KC"], ["QC", "JC"]][:players]
+    state = position(game, hands, "9D")
+    observation = view(game, state)
+    winning = {a for a in state.legal_actions() if len(game.action_to_str(a).split()) == 4}
+    assert len(winning) == 3 and len(state.legal_actions()) == 13
+    base_moves = [make_agent("random", game, seed=s).act(observation) for s in range(20)]
+    assert sum(move in winning for move in base_moves) < 10
+    for seed in range(5):
+        agent = make_agent(f"search:worlds=16:ms=0:value={value}:random", game, seed=seed)
+        assert agent.act(observation) in winning
+        decision = agent.last_decision
+        assert decision is not None and decision.worlds == 16
+        best = {int(a) for a, v in zip(decision.candidates, decision.values, strict=True)
+                if v == decision.values.max()}
+        assert best <= winning
+
+
+def test_it_skips_the_opponent_to_go_out_in_switch() -> None:
+    """Switch, 2 players, 8H 9H on 3H: the 8 skips the opponent (A7), so 8H then 9H goes out for sure; 9H
+    first gives the opponent, one card left, a turn to go out. A random base plays 9H half the time, the
+    search never."""
+    game = make_game("switch", num_players=2)
+    state = position(game, [["8H", "9H"], ["4C"]], "3H")
+    observation = view(game, state)
+    eight, nine = game.str_to_action("play 8H"), game.str_to_action("play 9H")
+    assert state.legal_actions() == sorted([eight, nine])
+    assert {make_agent("random", game, seed=s).act(observation) for s in range(10)} == {eight, nine}
+    for seed in range(5):
+        agent = make_agent("search:worlds=16:ms=0:random", game, seed=seed)
+        assert agent.act(observation) == eight
+        decision = agent.last_decision
+        assert decision is not None and decision.values[list(decision.candidates).index(eight)] == 1.0
+
+
+@pytest.mark.parametrize("game_id, players, base", [("huit", 2, "bot:huit-2p"), ("huit", 3, "greedy"),
+                                                     ("switch", 4, "bot:switch-4p")])
+def test_it_plays_only_legal_moves_through_whole_hands(game_id: str, players: int, base: str) -> None:
+    env = make_env(game_id, num_players=players)
+    agents = [make_agent(FAST + base, env.game, seed=1), *(make_agent("random", env.game, seed=s)
+                                                            for s in range(2, players + 1))]
+    for hand in range(2):
+        env.reset(seed=hand)
+        for agent in agents:
+            agent.reset()
+        for name in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            action = agents[env.agent_seat[name]].act(obs)
+            assert obs["action_mask"][action] == 1
+            env.step(action)
+
+
+def test_the_same_seed_gives_the_same_moves() -> None:
+    game = make_game("huit", num_players=2)
+    observations = decisions(game, 12, seed=3)
+    first, second = (make_agent(FAST + "bot:huit-2p", game, seed=7) for _ in range(2))
+    moves = [first.act(o) for o in observations]
+    assert [second.act(o) for o in observations] == moves
+    first.seed(7)
+    assert [first.act(o) for o in observations] == moves
+
+
+def test_no_worlds_plays_as_the_base() -> None:
+    game = make_game("switch", num_players=4)
+    base = make_agent("bot:switch-4p", game)
+    search = make_agent("search:worlds=0:bot:switch-4p", game, seed=0)
+    for observation in decisions(game, 30, seed=1):
+        assert search.act(observation) == base.act(observation)
+
+
+def test_a_bot_acts_on_a_batch_as_on_each_observation() -> None:
+    """`act_batch` (one forward pass) plays what `act` plays row by row: the rollouts play the bot itself."""
+    game = make_game("huit", num_players=2)
+    bot = make_agent("bot:huit-2p", game)
+    observations = decisions(game, 40, seed=2)
+    batch = bot.act_batch(np.stack([o["observation"] for o in observations]),
+                          np.stack([o["action_mask"] for o in observations]))
+    assert batch.tolist() == [bot.act(o) for o in observations]
+    assert Agent.act_batch(bot, np.stack([o["observation"] for o in observations]),
+                           np.stack([o["action_mask"] for o in observations])).tolist() == batch.tolist()
+
+
+def test_a_time_cap_cut_plays_the_base_s_choice() -> None:
+    """ms=1 ends the first round before any world is finished: the base's own move is played."""
+    game = make_game("huit", num_players=2)
+    agent = make_agent("search:worlds=64:ms=1:bot:huit-2p", game, seed=0)
+    base = make_agent("bot:huit-2p", game)
+    for observation in decisions(game, 5, seed=4):
+        assert agent.act(observation) == base.act(observation)
+        decision = agent.last_decision
+        assert decision is not None and decision.worlds < FIRST_ROUND
+
+
+@pytest.mark.parametrize("z, switches", [(0.0, True), (0.5, True), (1.0, False)])
+def test_a_move_must_beat_the_base_s_choice_by_z_standard_errors(z: float, switches: bool) -> None:
+    """Paired differences 0, 2, 0, 0 over four worlds: mean 0.5, standard error 0.5."""
+    agent = make_agent(f"search:z={z}:random", make_game("huit", num_players=2), seed=0)
+    assert isinstance(agent, SearchAgent)
+    results = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, 1.0]])
+    assert agent._beats(results, best=0, base=1) is switches
+    assert agent._beats(results[:, :0], best=0, base=1) is False
+    assert agent._beats(results[:, 1:2], best=0, base=1) is (z == 0)
+
+
+def test_one_legal_move_is_played_without_search() -> None:
+    game = make_game("huit", num_players=2)
+    state = position(game, [["7S"], ["7H"]], "AD")  # an Ace: only Aces, 8s or the 2-card draw (B7)
+    state.ace_penalty = True
+    agent = make_agent("search:bot:huit-2p", game, seed=0)
+    assert agent.act(view(game, state)) == game.str_to_action("draw")
+    assert agent.last_decision is None
+
+
+def test_spec_options_are_read() -> None:
+    assert parse_spec("search:bot:huit-2p") == (SearchOptions(), "bot:huit-2p")
+    assert parse_spec("search:ms=0:worlds=8:value=points:z=0.5:bot:runs/lr=3/bot.json") == (
+        SearchOptions(worlds=8, ms=0, value="points", z=0.5), "bot:runs/lr=3/bot.json")
+    agent = make_agent("search:worlds=5:expert", make_game("huit", num_players=2), seed=0)
+    assert isinstance(agent, SearchAgent) and agent.options.worlds == 5 and agent.base.name == "expert"
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("search", "names no base agent"),
+    ("search:", "names no base agent"),
+    ("search:worlds=8", "names no base agent"),
+    ("search:world=8:expert", "'world=8' is not a search option; accepted: worlds=N"),
+    ("search:worlds:expert", "'worlds' is not a search option"),
+    ("search:worlds=many:expert", "worlds='many' is not a whole number; accepted"),
+    ("search:worlds=-1:expert", "worlds=-1: give a whole number 0 to 4096"),
+    ("search:worlds=5000:expert", "give a whole number 0 to 4096"),
+    ("search:ms=fast:expert", "ms='fast' is not a whole number"),
+    ("search:value=score:expert", "give value=win or value=points"),
+    ("search:z=-1:expert", "z=-1.0: give a number from 0 to 10"),
+    ("search:z=sure:expert", "z='sure' is not a number; accepted"),
+    ("search:worlds=4:worlds=8:expert", "given twice"),
+    ("search:search:expert", "cannot be another search"),
+    ("search:wizard", "its base agent: unknown agent spec 'wizard'"),
+    ("search:bot:huit-3p", "its base agent: no shipped bot named 'huit-3p'"),
+])
+def test_bad_specs_are_refused_saying_why(spec: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says.replace("(", r"\(")):
+        make_agent(spec, make_game("huit", num_players=2))
+
+
+def test_a_game_without_determinization_is_refused() -> None:
+    with pytest.raises(ValueError, match="no determinization"):
+        make_agent("search:random", TOY_SPEC.make())
+
+
+def test_the_latency_benchmark_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`benchmarks/decision_latency.py` stays runnable (the test suite does not run it otherwise)."""
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # the module sets it; restored after the test
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "decision_latency.py"
+    spec = importlib.util.spec_from_file_location("decision_latency", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.table_of("search:worlds=2:bot:switch-4p") == ("switch", 4)
+    bot = bench.measure("bot:huit-2p", 6, warmup=2)
+    search = bench.measure("search:worlds=2:ms=0:bot:huit-2p", 6, warmup=2)
+    assert len(bot.times_ms) == len(search.times_ms) == 6 and bot.worlds is None
+    assert search.worlds is not None and 0 < search.worlds <= 2
+    cells = search.row().split("|")
+    assert cells[1].strip() == "`search:worlds=2:ms=0:bot:huit-2p`" and cells[2].strip() == "huit 2p"
+
+
+@pytest.mark.parametrize("game_id, base", [("huit", "greedy"), ("switch", "random")])
+def test_a_search_cannot_reach_the_other_hands(game_id: str, base: str) -> None:
+    """After a whole hand the search holds no env, no engine state and no card list of the table: its
+    worlds are sampled from its observations and dropped after each decision."""
+    env = MODULES[game_id].raw_env(num_players=3)
+    agents = [make_agent(FAST + base, env.game, seed=s) for s in range(3)]
+    play_hand(env, agents, seed=4)
+    state = env.game_state
+    hidden = {id(state), id(env), *(id(h) for h in state.hands),
+              *(id(getattr(state, pile)) for pile in state.PILES)}
+    for agent in agents:
+        found = reachable(agent)
+        assert not [o for o in found if id(o) in hidden]
+        assert not [o for o in found if isinstance(o, (AECEnv, type(state)))]
