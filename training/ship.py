@@ -40,7 +40,7 @@ SHIPPED = {
     "huit-2p": "configs/huit_ppo.yaml",
     "switch-4p": "configs/switch_ppo.yaml",
     "huit-2p-selfplay": "configs/huit_selfplay.yaml",
-    "huit-2p-match": "configs/huit_selfplay_match.yaml",
+    "huit-2p-match": "configs/tables/huit_2p_match.yaml",
     "switch-4p-selfplay": "configs/switch_selfplay.yaml",
     **{f"huit-{n}p": f"configs/tables/huit_{n}p.yaml" for n in (3, 4, 5, 6)},
     **{f"switch-{n}p": f"configs/tables/switch_{n}p.yaml" for n in (5, 6)},
