@@ -22,6 +22,8 @@ from cardlab.envs import make_game
 
 TABLES = (("huit", 3), ("huit", 4), ("switch", 5))
 """the fake table bots of the `table_bots` fixture (beside the real huit-2p and switch-4p)"""
+REAL = ("huit-2p", "switch-4p")
+"""the shipped bots' names the folder keeps (with their variants: huit-2p-match, ...)"""
 
 
 def fake_bot(folder: pathlib.Path, name: str, game_id: str, players: int, seed: int = 0,
@@ -41,9 +43,10 @@ def shipped_folder(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
     """A folder of shipped bots for this test: the real ones (if `real`) and a fake ``GAME-Np`` per table."""
     folder = tmp_path / "shipped"
     folder.mkdir()
-    if real:
+    if real:  # the real bots of huit 2p and switch 4p: the fakes stand for the other sizes
         for path in base.SHIPPED_BOTS.iterdir():
-            shutil.copyfile(path, folder / path.name)
+            if path.name.startswith(REAL):
+                shutil.copyfile(path, folder / path.name)
     for i, (game_id, players) in enumerate(tables):
         fake_bot(folder, f"{game_id}-{players}p", game_id, players, seed=i)
     monkeypatch.setattr(base, "SHIPPED_BOTS", folder)
