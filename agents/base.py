@@ -10,9 +10,12 @@ So it can see what a player sees and nothing more. It owns a seeded
 Spec strings name agents everywhere (configs, CLI): ``random``, the game's
 heuristics (``greedy``, ``expert``: `GameSpec.heuristics`), ``bot:NAME`` (a
 bot shipped with cardlab, in ``agents/bots/``: ``bot:huit-2p``,
-``bot:switch-4p``), ``bot:PATH`` (a trained bot file) and ``search:BASE``
-(decision-time search over any of those, with options: `cardlab.agents.search`).
-`make_agent(spec, game, seed)` builds one.
+``bot:switch-4p``, one per table size), ``bot:GAME`` (``bot:huit``,
+``bot:switch``: the shipped bot of the table's size, `fitting_bot`),
+``bot:PATH`` (a trained bot file) and ``search:BASE`` (decision-time search
+over any of those, with options: `cardlab.agents.search`).
+`make_agent(spec, game, seed)` builds one; `resolve_spec` turns an alias into
+the bot it stands for at a table.
 
 Advice: `action_probabilities(observation)` is what an agent would play, as
 probabilities over the legal actions (a bot: its masked softmax; random:
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import pathlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -31,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, read_json_file
-from cardlab.envs.spec import Game
+from cardlab.envs.spec import Game, games, make_game
 
 THREADS_ENV = "CARDLAB_TORCH_THREADS"
 """environment variable: torch threads of a bot's network (default 1; see `cardlab.agents.bot`)"""
@@ -146,7 +150,7 @@ SHIPPED_BOTS = pathlib.Path(__file__).resolve().parent / "bots"
 def shipped_bots(game: Game | None = None) -> dict[str, pathlib.Path]:
     """Spec -> metadata file of each shipped bot (only those made for `game`'s id and players, if given)."""
     found = {}
-    for path in sorted(SHIPPED_BOTS.glob("*.json")):
+    for path in sorted(SHIPPED_BOTS.glob("*.json"), key=lambda found: found.stem):
         if game is not None:
             meta = read_json_file(path)
             if meta.get("game") != game.id or meta.get("num_players") != game.num_players:
@@ -155,28 +159,82 @@ def shipped_bots(game: Game | None = None) -> dict[str, pathlib.Path]:
     return found
 
 
+def bot_tables(game_id: str) -> dict[int, list[str]]:
+    """Table size -> the shipped bots of `game_id` made for it (smallest table first)."""
+    sizes: dict[int, list[str]] = {}
+    for spec, path in shipped_bots().items():
+        meta = read_json_file(path)
+        if meta.get("game") == game_id and isinstance(meta.get("num_players"), int):
+            sizes.setdefault(meta["num_players"], []).append(spec)
+    return dict(sorted(sizes.items()))
+
+
+def table_aliases() -> list[str]:
+    """``bot:GAME`` for each game with a shipped bot: the spec of the shipped bot of the table's size."""
+    return [f"bot:{game_id}" for game_id in games() if bot_tables(game_id)]
+
+
+def fitting_bot(game: Game) -> str:
+    """The spec of the shipped bot made for `game`'s table: ``bot:GAME-Np`` if there is one, else the first.
+
+    Why: ``bot:huit`` (and the default opponents of `cardlab play`, `cardlab eval`
+    and the web app) should mean the trained bot at whatever table is played.
+    A ValueError names the table sizes that have a bot.
+    """
+    fits = list(shipped_bots(game))
+    plain = f"bot:{game.id}-{game.num_players}p"
+    if fits:
+        return plain if plain in fits else fits[0]
+    tables = bot_tables(game.id)
+    if not tables:
+        raise ValueError(f"no {game.id} bot is shipped (the shipped bots: {', '.join(shipped_bots())})")
+    sizes = list(tables)
+    listed = ", ".join(spec for specs in tables.values() for spec in specs)
+    raise ValueError(f"no shipped bot fits a {game.num_players}-player {game.id} table: the shipped "
+                     f"{game.id} bots are for {_and(sizes)} players ({listed})")
+
+
+def table_bots() -> dict[str, dict[int, str]]:
+    """Game -> table size -> its shipped bot (`fitting_bot`, default rules), for every table that has one."""
+    return {game_id: {n: fitting_bot(make_game(game_id, {"num_players": n})) for n in tables}
+            for game_id in games() if (tables := bot_tables(game_id))}
+
+
+def _and(numbers: list[int]) -> str:
+    words = [str(n) for n in numbers]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def resolve_spec(spec: str, game: Any) -> str:
+    """`spec`, with a table alias (``bot:huit``) replaced by the shipped bot fitting `game`'s table.
+
+    Shipped names come first, then the aliases, then paths: a bot file named
+    like a game is ``bot:./huit``. An alias of another game is refused.
+    """
+    text = spec.strip() if isinstance(spec, str) else spec
+    if not isinstance(text, str) or not text.startswith("bot:"):
+        return text
+    name = text[4:].strip()
+    if f"bot:{name}" in shipped_bots() or name not in games():
+        return text
+    game = as_game(game)
+    if name != game.id:
+        raise ValueError(f"bot:{name} is the shipped {name} bot of the table's size, but this table plays "
+                         f"{game.id}: use bot:{game.id}")
+    return fitting_bot(game)
+
+
 def default_bot(game_id: str, rules: dict[str, Any]) -> tuple[str, int]:
     """(spec, players) of the shipped bot that fits a table of `game_id` with these rule options.
 
     Why: a newcomer's first ``cardlab play huit`` should meet the trained bot, at
-    the table size it was trained for (``num_players`` in `rules` picks one size).
-    ``bot:GAME-Np`` is preferred among the bots of that size.
+    the table size it was trained for (``num_players`` in `rules` picks one size;
+    without it the smallest table with a bot). `fitting_bot` picks among the bots of that size.
     """
-    from cardlab.envs import make_game
-
-    sizes = [rules["num_players"]] if "num_players" in rules else range(2, 9)
-    for n in sizes:
-        try:
-            game = make_game(game_id, {**rules, "num_players": n})
-        except ValueError:
-            continue
-        fits = list(shipped_bots(game))
-        if fits:
-            plain = f"bot:{game_id}-{n}p"
-            return (plain if plain in fits else fits[0]), n
-    players = f"a {rules['num_players']}-player " if "num_players" in rules else "a "
-    raise ValueError(f"no shipped bot fits {players}{game_id} table: give the opponents, e.g. "
-                     f"--opponents expert (shipped bots: {', '.join(shipped_bots())})")
+    smallest = next(iter(bot_tables(game_id)), None)
+    size = {} if "num_players" in rules or smallest is None else {"num_players": smallest}
+    game = make_game(game_id, {**rules, **size})
+    return fitting_bot(game), game.num_players  # no bot at all: fitting_bot says so
 
 
 def check_bot_name(path: str) -> None:
@@ -191,15 +249,55 @@ def check_bot_name(path: str) -> None:
     if len(plain.parts) != 1 or plain.suffix or plain.exists() or bot_paths(path)[0].exists():
         return
     names = [spec[4:] for spec in shipped_bots()]
-    close = difflib.get_close_matches(path, names, n=1, cutoff=0.6)
-    hint = f"did you mean bot:{close[0]}? " if close else ""
+    aliases = [spec[4:] for spec in table_aliases()]
+    table = re.fullmatch(r"(\w+)-(\d+)p", path)
+    if table and table[1] in games() and bot_tables(table[1]):
+        sizes = _and(list(bot_tables(table[1])))
+        hint = f"there is no {table[2]}-player {table[1]} bot (the {table[1]} bots are for {sizes} players); "
+    else:
+        close = difflib.get_close_matches(path, names + aliases, n=1, cutoff=0.6)
+        hint = f"did you mean bot:{close[0]}? " if close else ""
+    tables = f"; {', '.join('bot:' + a for a in aliases)} name the one of the table's size" if aliases else ""
     raise ValueError(f"no shipped bot named {path[:60]!r}: {hint}the shipped bots are "
-                     f"{', '.join('bot:' + n for n in names)} (or give bot:PATH, a bot file or a run folder)")
+                     f"{', '.join('bot:' + n for n in names)}{tables}; or give bot:PATH (a bot file or a run "
+                     "folder)")
+
+
+def bot_source(spec: str, game: Any = None) -> str | pathlib.Path:
+    """What a ``bot:`` spec loads: a shipped bot's metadata file (an alias: the one fitting `game`), a path.
+
+    A plain name that is neither shipped nor a file is refused with a hint (`check_bot_name`).
+    """
+    path = spec.strip()[4:].strip()
+    if not path:
+        raise ValueError(
+            "agent spec 'bot:' is missing the bot: give a shipped bot's name, a bot file or a run "
+            "folder, e.g. bot:huit-2p, bot:huit (the shipped bot of the table's size), bot:runs/RUN/bot.json "
+            "or bot:runs/RUN"
+        )
+    if game is not None:
+        path = resolve_spec(f"bot:{path}", game)[4:]
+    elif path in games() and f"bot:{path}" not in shipped_bots():
+        raise ValueError(f"bot:{path} stands for the shipped {path} bot of a table's size: give the table "
+                         f"(the game with its num_players), or name the bot, e.g. bot:{path}-2p")
+    shipped = shipped_bots().get(f"bot:{path}")
+    if shipped is not None:
+        return shipped
+    check_bot_name(path)
+    return path
+
+
+def is_shipped_name(spec: str) -> bool:
+    """Whether a ``bot:`` spec names a shipped bot or a table alias (not a path to make absolute)."""
+    name = spec.strip()[4:].strip() if spec.strip().startswith("bot:") else None
+    return name is not None and (f"bot:{name}" in shipped_bots() or name in games())
 
 
 def spec_names(game: Game) -> list[str]:
     """The agent specs accepted for `game`, as help text lists them."""
-    return [*_REGISTRY, *game.spec.heuristics, *shipped_bots(game), "bot:PATH", "search:BASE"]
+    bots = list(shipped_bots(game))
+    alias = [f"bot:{game.id}"] if bots else []
+    return [*_REGISTRY, *game.spec.heuristics, *alias, *bots, "bot:PATH", "search:BASE"]
 
 
 def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
@@ -211,16 +309,7 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
     if spec.startswith("bot:"):
         from cardlab.agents.bot import load_bot  # torch only when a bot is asked for
 
-        path = spec[4:].strip()
-        if not path:
-            raise ValueError(
-                "agent spec 'bot:' is missing the bot: give a shipped bot's name, a bot file or a run "
-                "folder, e.g. bot:huit-2p, bot:runs/RUN/bot.json or bot:runs/RUN"
-            )
-        shipped = shipped_bots().get(f"bot:{path}")
-        if shipped is None:
-            check_bot_name(path)
-        return load_bot(shipped or path, game, seed=seed)
+        return load_bot(bot_source(spec, game), game, seed=seed)
     if spec.startswith("search:") or spec == "search":
         from cardlab.agents.search import make_search_agent
 

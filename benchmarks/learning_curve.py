@@ -1,13 +1,15 @@
-"""Learning curves over wall clock: win rate against `expert` (95% intervals) by minutes of run.
+"""Learning curves over time: win rate against `expert` (95% intervals) by minutes of run.
 
 The band is the interval clustered by deal (eval.csv's ``paired_ci_low/high``)
 where the rows have it, Wilson's (``ci_low/high``) for rows of older runs; the
-legend says which.
+legend says which. The minutes are eval.csv's ``minutes`` column (the lean
+trainer's minutes of training at each evaluation, wall clock, evaluations
+included) where every row has them, else the wall time TensorBoard recorded
+for each evaluation, counted from the creation of the run's event file (the
+start of the run).
 
-Reads run folders (their eval.csv rows and the wall time TensorBoard
-recorded for each evaluation, counted from the creation of the run's event
-file, which is the start of the run) and draws one panel per game, a curve
-per run. The README's figure is made by:
+Reads run folders and draws one panel per table (game and number of
+players), a curve per run, into one PNG. The README's figure is made by:
 
     python benchmarks/learning_curve.py old --minutes 50 --runs-dir runs/curves
     python benchmarks/learning_curve.py plot runs/curves/huit_ppo_no_imitation__* \\
@@ -19,6 +21,12 @@ where the three self-play runs are ``cardlab train configs/<name>.yaml``.
 (MaskablePPO, single-seat envs, heuristics move by move) with imitation off,
 evaluated against `expert` every 262,144 steps (400 hands), for `--minutes`
 of wall clock.
+
+The table bots' curves (``cardlab train configs/tables/GAME_Np.yaml``, one
+panel per table) are made by:
+
+    python benchmarks/learning_curve.py plot runs/huit_3p__* runs/huit_4p__* runs/huit_5p__* \\
+        runs/huit_6p__* runs/switch_5p__* runs/switch_6p__* --out docs/table_bots_curve.png
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import math
 from pathlib import Path
 
 import yaml
@@ -52,13 +61,41 @@ class Curve:
     high: list[float]
     paired: bool = True
     """whether every band is the paired interval (False: some rows predate it and show Wilson's)"""
+    trained: bool = False
+    """whether the minutes are eval.csv's minutes of training (False: TensorBoard's wall clock)"""
 
 
 def read_curve(run_dir: Path) -> Curve:
-    """The run's evaluations against `OPPONENT` (the final one included) on its wall clock."""
+    """The run's evaluations against `OPPONENT` (the final one included) over its minutes."""
+    if not (run_dir / "eval.csv").is_file() or not (run_dir / "config.yaml").is_file():
+        raise SystemExit(f"{run_dir} has no eval.csv or config.yaml: is it a run folder?")
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    trainer = "new: lean self-play" if cfg.get("trainer") == "lean" else "old: MaskablePPO"
+    label = f"{trainer}, {cfg['name']} (reward: {cfg.get('reward', 'win')})"
+    with (run_dir / "eval.csv").open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
+    by_step = {int(r["steps"]): r for r in rows}  # the final evaluation, written last, wins a shared step
+    trained = {steps: float(r["minutes"]) for steps, r in by_step.items() if float(r.get("minutes") or 0) > 0}
+    times = trained if by_step and len(trained) == len(by_step) else wall_minutes(run_dir)
+    curve = Curve(label, cfg["game"], cfg["num_players"], [], [], [], [], trained=times is trained)
+    for steps, row in sorted(by_step.items()):
+        if steps in times:
+            curve.minutes.append(times[steps])
+            curve.rate.append(float(row["win_rate"]))
+            low, high = band(row)
+            curve.paired &= low is not None
+            curve.low.append(float(low if low is not None else row["ci_low"]))
+            curve.high.append(float(high if high is not None else row["ci_high"]))
+    if not curve.minutes:
+        raise SystemExit(f"{run_dir}: no evaluation against {OPPONENT} with a time yet")
+    return curve
+
+
+def wall_minutes(run_dir: Path) -> dict[int, float]:
+    """Steps -> minutes from the start of the run at which TensorBoard recorded each evaluation."""
     events = sorted(run_dir.glob("events.out.tfevents.*"))
     if not events:
-        raise SystemExit(f"{run_dir} has no TensorBoard event file: is it a run folder?")
+        raise SystemExit(f"{run_dir} has no minutes in eval.csv and no TensorBoard event file")
     start = float(events[0].name.split(".")[3])  # events.out.tfevents.<unix time>.<host>...
     times: dict[int, float] = {}
     for path in events:
@@ -66,23 +103,8 @@ def read_curve(run_dir: Path) -> Curve:
         acc.Reload()
         for tag in (f"eval/win_rate_{OPPONENT}", f"eval/final_win_rate_{OPPONENT}"):
             if tag in acc.Tags()["scalars"]:
-                times |= {e.step: e.wall_time for e in acc.Scalars(tag)}
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
-    trainer = "new: lean self-play" if cfg.get("trainer") == "lean" else "old: MaskablePPO"
-    label = f"{trainer}, {cfg['name']} (reward: {cfg.get('reward', 'win')})"
-    curve = Curve(label, cfg["game"], cfg["num_players"], [], [], [], [])
-    with (run_dir / "eval.csv").open(newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
-    by_step = {int(r["steps"]): r for r in rows}  # the final evaluation, written last, wins a shared step
-    for steps, row in sorted(by_step.items()):
-        if steps in times:
-            curve.minutes.append((times[steps] - start) / 60.0)
-            curve.rate.append(float(row["win_rate"]))
-            low, high = band(row)
-            curve.paired &= low is not None
-            curve.low.append(float(low if low is not None else row["ci_low"]))
-            curve.high.append(float(high if high is not None else row["ci_high"]))
-    return curve
+                times |= {e.step: (e.wall_time - start) / 60.0 for e in acc.Scalars(tag)}
+    return times
 
 
 def band(row: dict[str, str]) -> tuple[str | None, str | None]:
@@ -92,21 +114,30 @@ def band(row: dict[str, str]) -> tuple[str | None, str | None]:
 
 
 def plot(curves: list[Curve], out: Path) -> Path:
-    games = sorted({(c.game, c.num_players) for c in curves})
-    fig = new_figure(6.0 * len(games), 4.2)
-    axes = fig.subplots(1, len(games), squeeze=False)[0]
-    for ax, (game, n) in zip(axes, games, strict=True):
-        for c in (c for c in curves if (c.game, c.num_players) == (game, n)):
+    """One panel per table (up to 3 in a row), a curve per run, with its band and the fair share."""
+    tables = sorted({(c.game, c.num_players) for c in curves})
+    columns = min(3, len(tables))
+    rows = math.ceil(len(tables) / columns)
+    fig = new_figure(6.0 * columns, 4.2 * rows)
+    axes = fig.subplots(rows, columns, squeeze=False).flatten()
+    for ax, (game, n) in zip(axes, tables, strict=False):
+        shown = [c for c in curves if (c.game, c.num_players) == (game, n)]
+        for c in shown:
             label = c.label if c.paired else f"{c.label}, Wilson band"
             line = ax.plot(c.minutes, c.rate, marker="o", markersize=3, label=label)[0]
             ax.fill_between(c.minutes, c.low, c.high, color=line.get_color(), alpha=0.2)
         ax.axhline(1.0 / n, color="grey", linestyle=":", label=f"fair share 1/{n}")
         ax.set_title(f"{game}, {n} players: one bot against {n - 1} x {OPPONENT}")
-        ax.set_xlabel("wall clock (minutes from the start of the run)")
+        trained = all(c.trained for c in shown)
+        ax.set_xlabel("minutes of training (eval.csv)" if trained else
+                      "wall clock (minutes from the start of the run)")
         ax.set_ylabel(f"hands won against {OPPONENT} (95% CI, clustered by deal)")
-        ax.set_ylim(0.0, max(0.6, *(max(c.high) for c in curves if c.game == game)))
+        ax.set_xlim(left=0.0)
+        ax.set_ylim(0.0, max(0.6, *(max(c.high) for c in shown)))
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize="small")
+    for ax in axes[len(tables):]:
+        ax.set_visible(False)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     return out

@@ -12,13 +12,19 @@ a file damaged in transit is refused with `load_bot`'s message.
 from __future__ import annotations
 
 import dataclasses
-import os
 import pathlib
 import re
 import tempfile
 
 from cardlab.agents.base import Agent
-from cardlab.agents.bot import MAX_HEADER_BYTES, MAX_METADATA_BYTES, MAX_PARAMETERS, bot_paths, load_bot
+from cardlab.agents.bot import (
+    MAX_HEADER_BYTES,
+    MAX_METADATA_BYTES,
+    MAX_PARAMETERS,
+    bot_paths,
+    load_bot,
+    write_bot_files,
+)
 
 # Nothing larger is read: load_bot refuses metadata over MAX_METADATA_BYTES and weights over what the
 # largest network it accepts takes (header length, header, float32 parameters), so one byte more is enough.
@@ -53,15 +59,7 @@ class BotFile:
 
         A reader that lists ``*.json`` (a league) never sees half a bot; returns the metadata path.
         """
-        folder = pathlib.Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        meta_path, weights_path = bot_paths(folder / stem)
-        for data, final in ((self.weights, weights_path), (self.metadata, meta_path)):
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, final)
-        return meta_path
+        return write_bot_files(pathlib.Path(folder) / stem, self.metadata, self.weights)
 
     def load(self, game: object = None, seed: int | None = None, sample: bool = False) -> Agent:
         """The bot as an agent, through `load_bot` on a private copy (all its checks run)."""

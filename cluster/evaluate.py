@@ -29,7 +29,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.base import Agent, bot_source, make_agent
 from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.runtime import import_ray, ray_session, task_error
 from cardlab.envs import make_game
@@ -82,9 +82,10 @@ def _plan(game: str, specs: Sequence[str], hands: int, matches: int,
     rules["num_players"] = players_for(game, rules, specs)
     full_rules = table_rules(game, rules)
     n = full_rules["num_players"]
-    slots = seat_slots(list(specs), n)
+    table = make_game(game, full_rules)
+    slots = seat_slots(list(specs), n, table)
     deals = {HAND: math.ceil(hands / n), MATCH: math.ceil(matches / n)}
-    return _Table(hands, matches, rules, full_rules, slots, make_game(game, full_rules), deals)
+    return _Table(hands, matches, rules, full_rules, slots, table, deals)
 
 
 def _blocks(tables: Sequence[_Table], parallel: int) -> list[_Block]:
@@ -108,7 +109,7 @@ def _read_bots(tables: Sequence[_Table]) -> dict[str, BotFile]:
             if _is_bot(spec):
                 make_agent(spec, table.game)  # a wrong or damaged file is refused here, naming its path
                 if spec not in bots:
-                    bots[spec] = BotFile.read(spec.strip()[4:].strip(), source=spec)
+                    bots[spec] = BotFile.read(bot_source(spec, table.game), source=spec)
     return bots
 
 

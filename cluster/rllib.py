@@ -58,6 +58,7 @@ def check_rllib_config(cfg: TrainConfig) -> None:
         "skip_forced_moves": (cfg.skip_forced_moves, "RLlib plays every move"),
         "trainer": (cfg.trainer != SUPPORTED_TRAINER, "cardlab rllib is its own trainer"),
         "eval.final_matches": (cfg.eval.final_matches > 0, "the final evaluation plays hands"),
+        "eval.matches": (cfg.eval.matches > 0, "the bot is evaluated at the end only"),
     }
     refused = [f"{key} ({why})" for key, (bad, why) in unsupported.items() if bad]
     if refused:

@@ -12,6 +12,7 @@ import pathlib
 import re
 from typing import Any
 
+from cardlab.agents.base import is_shipped_name
 from cardlab.envs.checked_json import excerpt
 from cardlab.training.config import (
     TrainConfig,
@@ -19,8 +20,8 @@ from cardlab.training.config import (
     config_to_dict,
     load_config,
     parse_dataclass,
-    read_yaml,
 )
+from cardlab.training.yaml_files import read_yaml
 
 KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
 FIXED_KEYS = ("name", "seed")
@@ -154,7 +155,7 @@ def _absolute_paths(base: dict[str, Any]) -> dict[str, Any]:
     """
     def spec(text: str) -> str:
         head, sep, path = text.strip().partition("bot:")  # a bot, or a search over one (search:...:bot:PATH)
-        if not sep or (head and not head.startswith("search:")):
+        if not sep or (head and not head.startswith("search:")) or is_shipped_name(f"bot:{path}"):
             return text
         return f"{head}bot:{pathlib.Path(path.strip()).expanduser().resolve()}"
 

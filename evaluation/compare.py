@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cardlab.agents.base import resolve_spec
+from cardlab.envs import make_game
 from cardlab.evaluation.episodes import HAND, check_seed, players_for, table_rules
 from cardlab.evaluation.evaluate import play_deals
 from cardlab.evaluation.paired import (
@@ -55,7 +57,9 @@ class Contest:
                              f"{rules['num_players']}: give one of them")
         rules["num_players"] = players if players is not None else rules.get("num_players", 2)
         rules["num_players"] = players_for(game, rules, [a, b])
-        return cls(game, a, b, rules, table_rules(game, rules), seed)
+        full_rules = table_rules(game, rules)
+        table = make_game(game, full_rules)
+        return cls(game, resolve_spec(a, table), resolve_spec(b, table), rules, full_rules, seed)
 
     @property
     def num_players(self) -> int:

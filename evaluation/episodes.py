@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.base import Agent
+from cardlab.agents.base import Agent, resolve_spec
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.spec import Game
 
 HAND, MATCH, AGENT = 0, 1, 2  # first key of derived seeds, so the streams never overlap
 ENV_OPTIONS = tuple(name for name in inspect.signature(CardGameEnv.__init__).parameters
@@ -118,11 +119,16 @@ def run_episode(
     return final
 
 
-def seat_slots(specs: Sequence[str], num_players: int) -> list[str]:
-    """The spec of each of the n slots: `specs` repeated in order."""
+def seat_slots(specs: Sequence[str], num_players: int, game: Game | None = None) -> list[str]:
+    """The spec of each of the n slots: `specs` repeated in order.
+
+    With `game` (the table), an alias ``bot:GAME`` becomes the shipped bot it stands
+    for there (`resolve_spec`), so results name the bot that played.
+    """
     if not specs:
         raise ValueError("give at least one agent spec")
     if len(specs) > num_players:
         raise ValueError(f"{plural(len(specs), 'agent')} given for {plural(num_players, 'seat')}: "
                          f"give at most {num_players}")
-    return [specs[i % len(specs)] for i in range(num_players)]
+    slots = [specs[i % len(specs)] for i in range(num_players)]
+    return slots if game is None else [resolve_spec(spec, game) for spec in slots]

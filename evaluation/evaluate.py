@@ -32,7 +32,7 @@ from typing import Any
 from tqdm import tqdm
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.envs import make_env
+from cardlab.envs import make_env, make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import (
     AGENT,
@@ -128,7 +128,7 @@ def evaluate(
     rules["num_players"] = players_for(game, rules, agent_specs)
     full_rules = table_rules(game, rules)
     n = full_rules["num_players"]
-    slots = seat_slots(agent_specs, n)
+    slots = seat_slots(agent_specs, n, make_game(game, full_rules))
     total = n * (math.ceil(hands / n) + math.ceil(matches / n))
     with tqdm(total=total, disable=not progress, desc=desc or f"{game} eval", unit="episode",
               file=sys.stderr) as bar:

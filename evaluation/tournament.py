@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import trueskill
 
+from cardlab.agents.base import resolve_spec
+from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import check_seed, table_rules
 from cardlab.evaluation.evaluate import evaluate
@@ -179,12 +181,15 @@ def tournament(
         raise ValueError(f"hands per pairing must be a whole number >= 1, got {excerpt(hands_per_pair)}")
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {len(specs)}")
-    if len(set(specs)) != len(specs):
-        repeated = sorted({s for s in specs if specs.count(s) > 1})
-        raise ValueError(f"each agent may enter once; repeated: {repeated}")
     rules = dict(rule_options or {})
     rules.setdefault("num_players", 2)
     full_rules = table_rules(game, rules)
+    given, specs = specs, [resolve_spec(spec, make_game(game, full_rules)) for spec in specs]
+    if len(set(specs)) != len(specs):
+        repeated = sorted({s for s in specs if specs.count(s) > 1})
+        aliases = "".join(f" ({a.strip()} is {s} at this table)"
+                          for a, s in zip(given, specs, strict=True) if a.strip() != s)
+        raise ValueError(f"each agent may enter once; repeated: {repeated}{aliases}")
     n = full_rules["num_players"]
     k = len(specs)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)] if n == 2 else list(permutations(range(k), 2))

@@ -4,9 +4,11 @@ The HTTP API (JSON in and out; every error is a 4xx with ``{"detail": message}``
 and leaves the game as it was):
 
 - ``GET /``: the page (``/static/app.js``, ``/static/style.css``);
-- ``GET /api/options``: games, rule options, the agents that may sit at a table or advise;
+- ``GET /api/options``: games, rule options, the agents that may sit at a table or advise, and
+  ``table_bots`` (game -> table size -> its shipped bot, the page's default opponent there);
 - ``POST /api/games``: a new game, ``{game, num_players, seat, opponents, rules, mode, seed?}``
-  -> ``{id, frames}`` (a view after each move, the agents' first moves included);
+  -> ``{id, frames}`` (a view after each move, the agents' first moves included; an opponent
+  ``bot:GAME`` is the shipped bot of the table's size);
 - ``GET /api/games/{id}``: the person's view of the table;
 - ``POST /api/games/{id}/move``: ``{move: "play 9S", turn?}`` -> ``{frames}``;
 - ``POST /api/games/{id}/next``: deal the next hand -> ``{frames}``;
@@ -45,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cardlab.agents.base import shipped_bots
+from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
 from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot, read_metadata
 from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.spec import Game, games, get_spec, make_game
@@ -75,7 +77,8 @@ class Settings:
     game: str | None = None
     """the game the page opens on (`cardlab serve --game`); None: the first registered one"""
     opponent: str | None = None
-    """the opponent the page seats when it fits the table (`--opponent`); else the first bot that fits"""
+    """the opponent the page seats when it fits the table (`--opponent`; ``bot:GAME``: the shipped bot of the
+    table's size); else the table's shipped bot (`table_bots`), else the first bot that fits"""
     hosts: frozenset[str] | None = LOOPBACK_NAMES
     """the names a request's Host header may give (DNS rebinding); None: any (a non-loopback --host)"""
 
@@ -96,6 +99,8 @@ def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
         name = f"bot:{meta_path.parent.name if stem == RUN_BOT and meta_path.parent.name else stem}"
         if name in out or name in shipped_bots():
             raise ValueError(f"two bots are named {name}: rename one of the files")
+        if name[4:] in games():
+            raise ValueError(f"bot {path}: {name} names the shipped bot of a table's size: rename the file")
         out[name] = meta_path
     return out
 
@@ -141,19 +146,36 @@ class Catalogue:
                 self.choices.append(AgentChoice(name, name, game_id, about=f"the {name} heuristic"))
         self.choices += [_bot_choice(name, path, name) for name, path in sorted(shipped_bots().items())]
         self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
+        self.table_bots = table_bots()
+        """game -> table size -> its shipped bot (default rules), the page's default opponent there"""
 
     def for_game(self, game: Game) -> list[AgentChoice]:
         """The agents that may play `game`: a bot only with the rule options it was trained with."""
         return [c for c in self.choices if c.fits(game)]
 
     def spec(self, name: str, game: Game) -> str:
-        """The spec behind a name, if it may play `game` (a ValueError lists the names that may)."""
-        for choice in self.for_game(game):
+        """The spec behind a name, if it may play `game` (see `choose`)."""
+        return self.choose(name, game).spec
+
+    def choose(self, name: str, game: Game) -> AgentChoice:
+        """The agent a name stands for, if it may play `game` (a ValueError lists the names that may).
+
+        ``bot:GAME`` names the shipped bot of the table's size (`fitting_bot`).
+        """
+        fits = self.for_game(game)
+        name = resolve_spec(name, game)
+        for choice in fits:
             if choice.name == name:
-                return choice.spec
-        names = ", ".join(c.name for c in self.for_game(game))
-        raise ValueError(f"unknown agent {excerpt(name)} for {game.id} with {game.num_players} players "
-                         f"and these rule options: use {names}")
+                return choice
+        table = f"{game.id} with {game.num_players} players and these rule options"
+        names = ", ".join(c.name for c in fits)
+        known = next((c for c in self.choices if c.name == name), None)
+        if known is not None:
+            made = f"{known.num_players}-player {known.game}" if known.num_players else str(known.game)
+            rules = " with the rule options it was trained with" if known.rules is not None else ""
+            raise ValueError(f"{name} does not fit this table ({table}): it plays {made} tables{rules} only; "
+                             f"use {names}")
+        raise ValueError(f"unknown agent {excerpt(name)} for {table}: use {names}")
 
 
 # ---------------------------------------------------------------- the store
@@ -358,7 +380,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             out.append({"id": spec.id, "title": spec.title, "summary": spec.summary,
                         "rules": rule_fields(spec)})
         return {"games": out, "agents": [c.public() for c in catalogue.choices], "modes": list(MODES),
-                "delay_ms": settings.delay_ms,
+                "table_bots": catalogue.table_bots, "delay_ms": settings.delay_ms,
                 "default": {"game": settings.game, "opponent": settings.opponent}}
 
     @app.post("/api/games")
@@ -379,8 +401,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             names = iter(body.opponents)
             players = []
             for seat in range(n):
-                name = "you" if seat == body.seat else next(names)
-                players.append(Player(name, None if seat == body.seat else catalogue.spec(name, game)))
+                choice = None if seat == body.seat else catalogue.choose(next(names), game)
+                players.append(Player("you", None) if choice is None else Player(choice.name, choice.spec))
             return Table(game, body.seat, players, body.mode, body.seed)
 
         table = await run_in_threadpool(checked, build)  # off the event loop: a table's lock may wait

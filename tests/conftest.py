@@ -11,6 +11,7 @@ their temp folder from ``TMPDIR`` / `tempfile.tempdir`.
 from __future__ import annotations
 
 import os
+import pathlib
 import tempfile
 from collections.abc import Iterator
 
@@ -32,3 +33,11 @@ def temp_inside_pytest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture
+def table_bots(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    """The shipped bots with fake table bots beside them (`tests.fakebots.TABLES`), for this test only."""
+    from tests.fakebots import shipped_folder
+
+    return shipped_folder(tmp_path, monkeypatch)

@@ -104,14 +104,22 @@ def test_no_issue_numbers_commit_ids_or_notes_about_one_machine(page: str) -> No
 
 def test_the_env_page_holds_both_games_tables() -> None:
     found = update_tables.blocks(read("docs/envs.md"))
-    assert {"switch", "huit"} <= set(found), "docs/envs.md lacks a generated block"
+    assert {f"cardlab rules {game} --markdown" for game in ("switch", "huit")} <= set(found), (
+        "docs/envs.md lacks a generated block")
+
+
+def test_the_results_and_the_readme_hold_the_shipped_bots_tables() -> None:
+    assert "shipped bots" in update_tables.blocks(read("docs/results.md"))
+    assert "shipped bots, brief" in update_tables.blocks(read("README.md"))
+    with pytest.raises(ValueError, match="unknown generated block 'shipped robots'"):
+        update_tables.generated("shipped robots")
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_generated_tables_are_the_code_s(page: str) -> None:
-    for game, body in update_tables.blocks(read(page)).items():
-        assert body == update_tables.generated(game), (
-            f"{page}: the tables of {game} drifted from Game.markdown(): run python docs/update_tables.py")
+    for what, body in update_tables.blocks(read(page)).items():
+        assert body == update_tables.generated(what), (
+            f"{page}: the generated block {what!r} drifted from the code: run python docs/update_tables.py")
 
 
 @pytest.mark.parametrize("game", ["switch", "huit"])

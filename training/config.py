@@ -25,9 +25,10 @@ import yaml
 
 from cardlab.agents.base import make_agent
 from cardlab.envs import games, get_spec, rule_names
-from cardlab.envs.aec import REWARDS
+from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt
 from cardlab.training.single_seat import make_game_env
+from cardlab.training.yaml_files import read_extended
 
 TRAINED_ACTIVATIONS = ("tanh", "relu")
 """what `policy.activation` accepts: the ones trained and tested here (bot files may hold more,
@@ -46,8 +47,8 @@ class OpponentConfig:
     """One kind of opponent of the league, with its weight."""
 
     spec: str = "random"
-    """agent spec string: 'random', 'greedy', 'expert' or 'bot:PATH'
-    (a plain string in YAML means weight 1)"""
+    """agent spec string: 'random', 'greedy', 'expert', a shipped 'bot:NAME', 'bot:GAME' (the shipped
+    bot of the table's size) or 'bot:PATH' (a plain string in YAML means weight 1)"""
     weight: float = 1.0
     """relative chance that an opponent seat not taken by a snapshot gets this agent"""
 
@@ -147,8 +148,10 @@ class PolicyConfig:
     activation: str = "tanh"
     """activation between layers: 'tanh' or 'relu'"""
     privileged_critic: bool = False
-    """the critic (used in training only) also reads the hidden cards: other hands and the next cards of the
-    pile; the actor, the only part a bot file keeps, reads the learner's observation alone"""
+    """the critic (used in training only) also reads the hidden cards; the actor, the only part a bot file
+    keeps, reads the learner's observation alone. trainer maskable_ppo: the critic reads the observation
+    followed by the other hands and the next cards of the pile; trainer lean: every seat's observation, the
+    acting seat's first, then the next seats' in turn order (every hand, not the pile's order)"""
 
 
 @dataclasses.dataclass
@@ -161,6 +164,9 @@ class EvalConfig:
     """hands per opponent at each evaluation, the learner's seat rotating"""
     final_hands: int = 1000
     """hands per opponent of the final evaluation (0: none)"""
+    matches: int = 0
+    """matches per opponent at each evaluation along the run, besides the hands (0: none); worth setting
+    with episode: match, whose objective they measure"""
     final_matches: int = 0
     """matches per opponent of the final evaluation, each played to the game's target score with the
     points left in hand counting (0: none; needs final_hands > 0)"""
@@ -194,7 +200,12 @@ class TrainConfig:
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     """rule options of the game (see the game module's doc); num_players is the key above"""
     reward: str = "win"
-    """the game env's reward: 'win' (+1 / -1/(n-1) per hand) or 'points' (-points/100 per hand)"""
+    """the game env's reward: 'win' (+1 / -1/(n-1) per episode) or 'points' (-points/100 per hand; hand
+    episodes only)"""
+    episode: str = "hand"
+    """what one training game is: 'hand' or 'match' (trainer lean only): hands follow each other with running
+    totals (which the observation holds) and the win reward comes at the match's end, the lowest total
+    winning; the seats are drawn again per match. A match is many moves: consider ppo.gamma closer to 1"""
     skip_forced_moves: bool = False
     """play the learner's moves that have a single legal action for it, so that PPO's steps (and
     total_timesteps) count real decisions only"""
@@ -235,84 +246,19 @@ class TrainConfig:
 
 
 # ---------------------------------------------------------------- loading
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads ``3e-4`` as a float (YAML 1.1 wants ``3.0e-4``)."""
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-                  |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                  |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-                  |[-+]?\.(?:inf|Inf|INF)
-                  |\.(?:nan|NaN|NAN))$""", re.VERBOSE),
-    list("-+0123456789."),
-)
-
-
-def read_yaml(path: str | Path, what: str = "config file") -> Any:
-    """The plain data of a YAML file read as configs are (``3e-4`` is a float); None when it is empty."""
-    path = Path(path)
-    try:
-        with path.open(encoding="utf-8") as f:  # read from the file, so YAML errors name it and the line
-            return yaml.load(f, Loader=_Loader)
-    except FileNotFoundError:
-        raise ValueError(f"{what} {path} does not exist") from None
-    except yaml.YAMLError as err:
-        raise ValueError(f"{what} {path} is not valid YAML: {' '.join(str(err).split())}") from None
-
-
 def load_config(path: str | Path) -> TrainConfig:
     """Read and validate a YAML training config; it must at least name its game.
 
     An empty file is refused rather than read as every default (a 500k-step
     run nobody asked for); so is a file without ``game``.
     """
-    data = _read_extended(Path(path), ())
+    data = read_extended(Path(path))
     example = f"e.g. `game: huit` (games: {', '.join(games())}); configs/huit_quick.yaml is a small example"
     if data is None:
         raise ValueError(f"config file {path} is empty: a config must at least name its game, {example}")
     if isinstance(data, dict) and "game" not in data:
         raise ValueError(f"config file {path} does not name its game: add the key game, {example}")
     return config_from_dict(data)
-
-
-EXTENDS = "extends"
-"""the config key naming a base config (a path relative to the file) whose keys this file overrides"""
-
-
-def _read_extended(path: Path, chain: tuple[Path, ...]) -> Any:
-    """A config file's data with its ``extends`` chain merged in: the file's keys over its base's.
-
-    Why: the shipped table configs share one recipe and differ in a few keys; a
-    base file holds the recipe once. Nested sections merge key by key; lists
-    and plain values are replaced.
-    """
-    data = read_yaml(path)
-    if not isinstance(data, dict) or EXTENDS not in data:
-        return data
-    base_name = data.pop(EXTENDS)
-    if not isinstance(base_name, str) or not base_name:
-        raise ValueError(f"config file {path}: {EXTENDS} must name a base config file (a path relative to "
-                         f"{path.parent}), got {excerpt(base_name)}")
-    base_path = (path.parent / base_name).resolve()
-    if base_path in chain or base_path == path.resolve():
-        raise ValueError(f"config file {path}: {EXTENDS} makes a cycle ("
-                         + " -> ".join(str(p) for p in (*chain, path.resolve(), base_path)) + ")")
-    base = _read_extended(base_path, (*chain, path.resolve()))
-    if base is None:
-        base = {}
-    if not isinstance(base, dict):
-        raise ValueError(f"config file {base_path} (the base of {path}) must be a mapping of keys")
-    return _merge(base, data)
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in over.items():
-        old = merged.get(key)
-        merged[key] = _merge(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
-    return merged
 
 
 def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:
@@ -430,6 +376,9 @@ def _validate(cfg: TrainConfig) -> None:
     _at_least(cfg, "", 0, "seed", "max_minutes", "checkpoint_minutes")
     _one_of(cfg.game, "game", games())
     _one_of(cfg.reward, "reward", REWARDS)
+    _one_of(cfg.episode, "episode", EPISODES)
+    _check(cfg.episode == "hand" or cfg.reward == "win", "reward (with episode: match)", cfg.reward,
+           "use 'win' (the match's win reward); 'points' pays each hand's points, as hand episodes do")
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
     _one_of(cfg.device, "device", DEVICES)
     _one_of(cfg.trainer, "trainer", TRAINERS)
@@ -449,6 +398,9 @@ def _validate(cfg: TrainConfig) -> None:
            "use a probability between 0 and 1")
     if cfg.trainer == "lean":
         _check_lean(cfg)
+    else:
+        _check(cfg.episode == "hand", f"episode (with trainer: {cfg.trainer})", cfg.episode,
+               "use 'hand', or trainer: lean")
     pop = cfg.population
     _check(0.0 <= pop.share <= 1.0, "population.share", pop.share, "use a probability between 0 and 1")
     _at_least(pop, "population.", 1, "pool_size")
@@ -477,7 +429,7 @@ def _validate(cfg: TrainConfig) -> None:
 
     ev = cfg.eval
     _at_least(ev, "eval.", 1, "every_steps", "hands")
-    _at_least(ev, "eval.", 0, "final_hands", "final_matches")
+    _at_least(ev, "eval.", 0, "matches", "final_hands", "final_matches")
     _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
            "matches are played in the final evaluation: set eval.final_hands > 0 too")
     _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")
@@ -493,10 +445,6 @@ def _check_lean(cfg: TrainConfig) -> None:
         batched = False
     _check(batched, "game (with trainer: lean)", cfg.game,
            "this game has no batched engine (GameSpec.batched): use trainer: maskable_ppo")
-    _check(not cfg.imitation.enabled, "imitation.enabled (with trainer: lean)", cfg.imitation.enabled,
-           "use false, or trainer: maskable_ppo")
-    _check(not cfg.policy.privileged_critic, "policy.privileged_critic (with trainer: lean)",
-           cfg.policy.privileged_critic, "use false, or trainer: maskable_ppo")
     _check(not cfg.skip_forced_moves, "skip_forced_moves (with trainer: lean)", cfg.skip_forced_moves,
            "use false, or trainer: maskable_ppo")
 

@@ -2,7 +2,7 @@
 
 Chosen with ``trainer: lean`` in a config (`cardlab.training.train.train`
 dispatches here); it reads the same keys as the MaskablePPO trainer (`cardlab.training.sb3`)
-(``ppo.*``, ``policy.net_arch``/``activation``, ``eval.*``, ``reward``,
+(``ppo.*``, ``policy.*``, ``eval.*``, ``reward``, ``episode``,
 ``max_minutes``, ``checkpoint_every``, ``self_play.*``, ``opponents``) and writes the same
 run folder: config.yaml, TensorBoard ``charts/``, ``losses/``, ``eval/``,
 eval.csv, checkpoints recorded in SHA256SUMS, league snapshots and bot.json.
@@ -19,14 +19,26 @@ when every seat is the learner's). Rewards (``reward: win`` or ``points``, as
 the AEC env pays them) and terminal flags come from
 `selfplay.credit`, advantages from `selfplay.advantages` (GAE along each
 seat's chain); a hand truncated at max_turns ends its chains with reward 0,
-like a drawn hand. Illegal actions get a logit of `ILLEGAL_LOGIT`, so their
-probability is exactly 0 and the entropy stays finite. The actor and the
-critic are separate MLPs (`policy.net_arch` each); the actor is an
-`nn.Sequential` exported as a bot file with `export_bot`, like SB3's.
+like a drawn hand. With ``episode: match`` a game is a whole match (the
+engines' match episodes): the win reward comes at the match's end, and
+``charts/win_rate`` is the learner seats' match win rate. Illegal actions
+get a logit of `ILLEGAL_LOGIT`, so their probability is exactly 0 and the
+entropy stays finite. The actor and the critic are separate MLPs
+(`policy.net_arch` each); the actor is an `nn.Sequential` exported as a bot
+file with `export_bot`, like SB3's.
+
+With ``policy.privileged_critic: true`` the critic reads every seat's
+observation, the acting seat's first, then the next seats' in turn order
+(`SelfPlayBatch.observe_table`, (B, n * obs_size)): every hand is in it, only
+the order of the face-down cards is not. A transition's value is its seat's,
+and the bootstrap at a rollout's end reads each seat's view. The actor, so
+the bot, is unchanged. It costs n more engine calls per move and a critic
+whose first layer is n times wider.
 
 Checkpoints are `torch.save` files (model, optimizer, steps), named and
 recorded as the MaskablePPO ones (`cardlab.training.checkpoints`) and loaded
-with ``weights_only=True``. A resumed run restarts its games from new deals.
+with ``weights_only=True``; one whose critic is of the other kind than the
+config's (privileged or not) is refused, naming both. A resumed run restarts its games from new deals.
 """
 
 from __future__ import annotations
@@ -48,6 +60,7 @@ from cardlab.envs.spec import make_game
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig
 from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
+from cardlab.training.lean_imitation import imitate
 from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
 from cardlab.training.records import (
     EvalHistory,
@@ -65,6 +78,8 @@ from cardlab.training.selfplay import SelfPlayBatch, advantages, credit
 ILLEGAL_LOGIT = -1e9
 """the logit of an illegal action: probability 0, entropy finite (-inf would give 0 * inf = nan)"""
 ALGORITHM = "lean masked PPO"
+CRITIC_WEIGHT = "critic.0.weight"
+"""the state-dict key of the critic's first layer, whose width tells a privileged critic from a plain one"""
 
 
 def _mlp(sizes: list[int], activation: str, out_gain: float) -> nn.Sequential:
@@ -82,12 +97,17 @@ def _mlp(sizes: list[int], activation: str, out_gain: float) -> nn.Sequential:
 
 
 class ActorCritic(nn.Module):
-    """Separate actor (exported as the bot) and critic MLPs over the flat observation."""
+    """Separate actor (exported as the bot) and critic MLPs.
 
-    def __init__(self, obs_size: int, num_actions: int, net_arch: list[int], activation: str) -> None:
+    The actor reads the flat observation; the critic the same, or with
+    `critic_size` another input (a privileged critic's: every seat's observation).
+    """
+
+    def __init__(self, obs_size: int, num_actions: int, net_arch: list[int], activation: str,
+                 critic_size: int | None = None) -> None:
         super().__init__()
         self.actor = _mlp([obs_size, *net_arch, num_actions], activation, 0.01)
-        self.critic = _mlp([obs_size, *net_arch, 1], activation, 1.0)
+        self.critic = _mlp([critic_size or obs_size, *net_arch, 1], activation, 1.0)
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.actor(obs).masked_fill(~mask, ILLEGAL_LOGIT)
@@ -116,7 +136,8 @@ class _Checkpoint:
                     "steps": self.steps}, path)
 
 
-def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer | None) -> int:
+def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer | None,
+          num_players: int) -> int:
     """Restore a recorded lean checkpoint (checked by `verify_checkpoint`); returns its steps."""
     try:
         data = torch.load(io.BytesIO(verify_checkpoint(path, run_dir)), weights_only=True)
@@ -126,22 +147,52 @@ def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.
     if not isinstance(data, dict) or set(data) != {"model", "optimizer", "steps"}:
         raise ValueError(f"checkpoint {path} is not a lean PPO checkpoint (trainer: lean); was the run "
                          "trained with trainer: maskable_ppo?")
+    _check_critic(path, data["model"], model, num_players)
     model.load_state_dict(data["model"])
     if optimizer is not None:
         optimizer.load_state_dict(data["optimizer"])
     return int(data["steps"])
 
 
+def _check_critic(path: Path, state: object, model: ActorCritic, num_players: int) -> None:
+    """Refuse a checkpoint whose critic is of the other kind (privileged or not) than the model's."""
+    weight = state.get(CRITIC_WEIGHT) if isinstance(state, dict) else None
+    wanted = _critic_inputs(model)
+    if not isinstance(weight, torch.Tensor) or weight.ndim != 2 or weight.shape[1] == wanted:
+        return  # anything else wrong is load_state_dict's to report
+    obs_size = _inputs(model.actor)
+    kinds = {obs_size: "a critic reading the observation (policy.privileged_critic: false)",
+             obs_size * num_players: "a privileged critic reading every seat's observation "
+                                     "(policy.privileged_critic: true)"}
+    found = kinds.get(weight.shape[1], f"a critic reading {weight.shape[1]} numbers")
+    raise ValueError(f"checkpoint {path} holds {found}, but the config asks for {kinds[wanted]}: load it "
+                     "with the config it was trained with (the run's config.yaml)")
+
+
+def _critic_inputs(model: ActorCritic) -> int:
+    return _inputs(model.critic)
+
+
+def _inputs(network: nn.Sequential) -> int:
+    """How many numbers an MLP of `_mlp` reads (its first layer's inputs)."""
+    first = network[0]
+    if not isinstance(first, nn.Linear):
+        raise TypeError(f"expected an MLP starting with a Linear layer, got {type(first).__name__}")
+    return first.in_features
+
+
 def new_model(cfg: TrainConfig) -> ActorCritic:
-    """The actor-critic a config describes (its game's observation and action sizes)."""
+    """The actor-critic a config describes (its game's observation and action sizes, its kind of critic)."""
     game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
-    return ActorCritic(game.layout.size, game.num_actions, list(cfg.policy.net_arch), cfg.policy.activation)
+    size = game.layout.size
+    return ActorCritic(size, game.num_actions, list(cfg.policy.net_arch), cfg.policy.activation,
+                       size * cfg.num_players if cfg.policy.privileged_critic else size)
 
 
 def load_actor(path: Path, run_dir: Path, cfg: TrainConfig) -> tuple[nn.Sequential, int]:
     """(actor, steps) of a lean run's recorded checkpoint, for `cardlab export`."""
     model = new_model(cfg)
-    return model.actor, _load(path, run_dir, model, None)
+    return model.actor, _load(path, run_dir, model, None, cfg.num_players)
 
 
 class LeanRun:
@@ -153,7 +204,8 @@ class LeanRun:
         self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
         self.model = new_model(cfg)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
-        self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer)
+        self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer,
+                                                               cfg.num_players)
         torch.manual_seed(cfg.seed + self.steps)
         self.league_dir = league_folder(run_dir)
         self.history = EvalHistory(run_dir / "eval.csv")
@@ -163,7 +215,7 @@ class LeanRun:
         self.logger = make_logger(run_dir)
         self.table = SelfPlayBatch(self.game, cfg.num_envs, league_settings(cfg, self.league_dir),
                                    learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps,
-                                   reward=cfg.reward)
+                                   reward=cfg.reward, episode=cfg.episode)
 
     # ------------------------------------------------------------ the loop
     def learn(self) -> list[LearnerEval]:
@@ -172,6 +224,12 @@ class LeanRun:
         next_eval = next_multiple(self.steps, cfg.eval.every_steps)
         next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
         checkpoints = CheckpointClock(self.steps, cfg.checkpoint_every, cfg.checkpoint_minutes)
+        if self.steps == 0 and cfg.imitation.enabled:
+            imitate(self.model.actor, self.model.critic, self.model.masked_logits, cfg, self.game,
+                    self.progress, self.logger)
+            self.started = time.perf_counter()
+            self.evaluate(cfg.eval.hands)  # what imitation alone achieved (0 steps)
+            self.logger.dump(0)
         if cfg.self_play.enabled and not list_snapshots(self.league_dir):
             self.snapshot()
         deadline = Deadline(cfg.max_minutes)
@@ -217,7 +275,9 @@ class LeanRun:
     def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
         """`ppo.n_steps` moves in every game; the learner's moves as flat tensors, with advantages."""
         T, B, n = self.cfg.ppo.n_steps, self.cfg.num_envs, self.game.num_players
+        privileged = self.cfg.policy.privileged_critic
         obs_b = torch.empty(T, B, self.game.layout.size)
+        critic_b = torch.empty(T, B, _critic_inputs(self.model)) if privileged else obs_b
         mask_b = torch.empty(T, B, self.game.num_actions, dtype=torch.bool)
         act_b = torch.empty(T, B, dtype=torch.long)
         logp_b = torch.empty(T, B)
@@ -231,14 +291,18 @@ class LeanRun:
                 view = self.table.observe()
                 obs, mask, seats, learner = view
                 obs_b[t], mask_b[t] = torch.from_numpy(obs), torch.from_numpy(mask)
+                if privileged:
+                    critic_b[t] = torch.from_numpy(self.table.observe_table(seats))
                 logits = self.model.masked_logits(obs_b[t], mask_b[t])
                 action = sample(logits)
                 act_b[t] = action
                 logp_b[t] = torch.log_softmax(logits, dim=-1).gather(1, action[:, None]).squeeze(1)
-                value_b[t] = self.model.value(obs_b[t])
+                value_b[t] = self.model.value(critic_b[t])
                 seats_b[t], learner_b[t] = seats, learner
                 rewards_b[t], ended_b[t] = self.table.step(action.numpy(), view)
-            last = self.model.value(torch.from_numpy(self.table.observe_seats()))
+            every_seat = np.broadcast_to(np.arange(n), (B, n))
+            last = self.model.value(torch.from_numpy(
+                self.table.observe_table(every_seat) if privileged else self.table.observe_seats()))
         reward, terminal, next_index = credit(rewards_b, ended_b, seats_b, learner_b)
         adv = advantages(torch.from_numpy(reward), torch.from_numpy(terminal),
                          torch.from_numpy(next_index), value_b, last, torch.from_numpy(seats_b),
@@ -247,6 +311,7 @@ class LeanRun:
         batch = {"obs": obs_b.reshape(T * B, -1)[keep], "mask": mask_b.reshape(T * B, -1)[keep],
                  "actions": act_b.reshape(-1)[keep], "logp": logp_b.reshape(-1)[keep],
                  "advantages": adv.reshape(-1)[keep], "returns": (adv + value_b).reshape(-1)[keep]}
+        batch["critic"] = critic_b.reshape(T * B, -1)[keep] if privileged else batch["obs"]
         self.steps += int(keep.sum())
         outcomes = reward[terminal]
         stats = {"charts/learner_share_of_moves": float(learner_b.mean())}
@@ -255,7 +320,7 @@ class LeanRun:
                 stats["charts/hand_points"] = float(-outcomes.mean() * POINTS_PER_REWARD)
             else:
                 stats["charts/win_rate"] = float((outcomes > 0).mean())
-            stats["charts/hands"] = float(ended_b.sum())
+            stats["charts/matches" if self.cfg.episode == "match" else "charts/hands"] = float(ended_b.sum())
         return batch, stats
 
     def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
@@ -280,7 +345,7 @@ class LeanRun:
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 policy_loss = torch.max(-adv * ratio,
                                         -adv * ratio.clamp(1 - ppo.clip_range, 1 + ppo.clip_range)).mean()
-                value_loss = ((self.model.value(batch["obs"][idx]) - batch["returns"][idx]) ** 2).mean()
+                value_loss = ((self.model.value(batch["critic"][idx]) - batch["returns"][idx]) ** 2).mean()
                 loss = policy_loss - ppo.ent_coef * entropy + ppo.vf_coef * value_loss
                 self.optimizer.zero_grad()
                 loss.backward()
@@ -317,7 +382,7 @@ class LeanRun:
                               f"{', '.join(self.cfg.eval.opponents)}")
         shown = self.progress if final and self.progress.enabled else None
         results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown,
-                                  matches=self.cfg.eval.final_matches if final else 0)
+                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches)
         minutes = self.minutes_before + (time.perf_counter() - self.started) / 60
         results = [dataclasses.replace(r, minutes=round(minutes, 3)) for r in results]
         self.history.append(results)

@@ -142,13 +142,15 @@ def and_matches(cfg: TrainConfig) -> str:
 
 def bot_summary(cfg: TrainConfig, run_dir: Path, steps: int,
                 results: Sequence[LearnerEval]) -> dict[str, Any]:
-    """What the bot file says about its training."""
+    """What the bot file says about its training (``minutes``: the run's wall clock at its last evaluation,
+    None where the trainer does not record it)."""
     return {
         "algorithm": "MaskablePPO",
         "run": run_dir.name,
         "config": cfg.name,
         "seed": cfg.seed,
         "steps": steps,
+        "minutes": max((r.minutes for r in results), default=0.0) or None,
         "opponents": [dataclasses.asdict(o) for o in cfg.opponents],
         "self_play": cfg.self_play.enabled,
         "final_eval": {r.opponent: {k: v for k, v in r.row().items() if k not in ("opponent", "steps")}

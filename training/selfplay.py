@@ -5,7 +5,7 @@ from cardlab.training.selfplay import SelfPlayBatch, credit
 table = SelfPlayBatch(game, num_games=256, league=settings, learner_share=1.0, seed=0)
 obs, mask, seats, learner = table.observe()      # the seat to move in each game, from its point of view
 actions = my_policy(obs, mask)                   # used in the games where `learner` is True
-rewards, ended = table.step(actions)             # (B, n) win rewards, (B,) hands over (new deals follow)
+rewards, ended = table.step(actions)             # (B, n) win rewards, (B,) episodes over (new ones follow)
 ```
 
 Why one move per game per call: the batched engines (`HuitBatch`,
@@ -18,7 +18,8 @@ snapshot's, a bot's or a heuristic's (chosen here) elsewhere. Snapshots and
 through the AEC observation dicts (`Agent.act`), which is what makes them
 slow (see the README, "Training speed").
 
-Who sits where is drawn per game at every deal from the config's league: one
+Who sits where is drawn per game at every episode (a deal, or with
+``episode="match"`` a match) from the config's league: one
 random seat is always the learner's; each other seat is the learner's too
 with probability `learner_share` (self-play: the learner plays itself, and
 every one of its seats yields transitions from its own point of view),
@@ -26,11 +27,22 @@ otherwise a snapshot (bot file in the league folder, newest `pool_size`) with
 probability `snapshot_share` once one exists, otherwise a fixed spec drawn by
 weight (`LeagueSettings`, as the single-seat env's league).
 
+With ``episode="match"`` a game is a whole match: hands follow each other
+with running totals, the win rewards come at the match's end (`ended`), and
+the seats are drawn per match. ``reward="points"`` is refused with it (it
+pays each hand's points, which hand episodes already do).
+
+`observe_table` is the input of a privileged critic (the lean trainer's
+``policy.privileged_critic``): every seat's observation, the given seat's
+first and then the next seats' in turn order, so a critic reads every hand
+(not the order of the face-down cards) from the point of view of the seat
+whose value it estimates.
+
 Credit (`credit`): a learner transition is (its seat's observation, mask,
 action); its reward is everything its seat receives from its move until its
-next move in the same hand, and it is terminal when the hand ends before
-that. So when another seat ends the hand, every learner seat still gets its
-win reward, on its own last transition. The chain of one seat's transitions
+next move in the same episode, and it is terminal when the episode ends
+before that. So when another seat ends the hand (the match), every learner
+seat still gets its win reward, on its own last transition. The chain of one seat's transitions
 (`next_index`) is what GAE follows, never the interleaved moves of the other
 seats of its game.
 
@@ -55,7 +67,7 @@ from torch import nn
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.bot import BotAgent, load_bot, network_actions
-from cardlab.envs.aec import REWARDS
+from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
@@ -65,22 +77,26 @@ LEARNER = 0
 """the policy index of the learner in `SelfPlayBatch.owners`"""
 
 
-def batched_engine(game: Game, batch_size: int, seed: int | None = None) -> Any:
-    """The batched engine of `game` (`GameSpec.batched_engine()`: hand episodes, win rewards), B games."""
-    return game.spec.batched_engine()(game.rules, batch_size, seed=seed)
+def batched_engine(game: Game, batch_size: int, seed: int | None = None, episode: str = "hand") -> Any:
+    """The batched engine of `game` (`GameSpec.batched_engine()`: win rewards), B games of `episode`s."""
+    return game.spec.batched_engine()(game.rules, batch_size, seed=seed, episode=episode)
 
 
 class SelfPlayBatch:
     """`num_games` games, each seat owned by the learner, a snapshot or a heuristic (see the module doc)."""
 
     def __init__(self, game: Game, num_games: int, league: LeagueSettings, learner_share: float = 1.0,
-                 seed: int | None = None, reward: str = "win") -> None:
+                 seed: int | None = None, reward: str = "win", episode: str = "hand") -> None:
         if not 0.0 <= learner_share <= 1.0:
             raise ValueError(f"learner_share must be between 0 and 1, got {excerpt(learner_share)}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward={excerpt(reward)} is not accepted: use one of "
-                             f"{', '.join(map(repr, REWARDS))}")
-        self.reward = reward
+        for name, value, accepted in (("reward", reward, REWARDS), ("episode", episode, EPISODES)):
+            if value not in accepted:
+                raise ValueError(f"{name}={excerpt(value)} is not accepted: use one of "
+                                 f"{', '.join(map(repr, accepted))}")
+        if reward == "points" and episode == "match":
+            raise ValueError("reward='points' pays each hand's points, which only hand episodes do: with "
+                             "episode='match' use reward='win' (the match's win reward)")
+        self.reward, self.episode = reward, episode
         weights = np.array([w for _, w in league.opponents], dtype=np.float64)
         if not league.opponents or (weights <= 0).any():
             raise ValueError(f"the league needs opponent specs with weights > 0, got "
@@ -91,7 +107,8 @@ class SelfPlayBatch:
         self._spec_probs = weights / weights.sum()
         seeds = np.random.SeedSequence(seed).spawn(2)
         self.rng = np.random.default_rng(seeds[0])
-        self.engine = batched_engine(game, num_games, seed=int(seeds[1].generate_state(1)[0]))
+        self.engine = batched_engine(game, num_games, seed=int(seeds[1].generate_state(1)[0]),
+                                     episode=episode)
         self.policies: list[str] = ["learner"]
         """policy index -> name: 'learner', a spec string, or a snapshot's file stem"""
         self._index: dict[str, int] = {"learner": LEARNER}
@@ -142,7 +159,7 @@ class SelfPlayBatch:
         return self._policy(spec)
 
     def _seat_games(self, games: np.ndarray) -> None:
-        """Draw the owners of every seat of these games (at each new deal)."""
+        """Draw the owners of every seat of these games (at each new episode: a deal, or a match's first)."""
         if games.size == 0:
             return
         self._refresh_pool()
@@ -177,10 +194,11 @@ class SelfPlayBatch:
 
         `view`: what `observe()` just returned (saves computing it again);
         `active`: (B,) bool, the games that move (default all; the others wait).
-        Returns (rewards (B, n) float32 for every seat, ended (B,) bool); an
-        ended game is dealt again at once, its seats drawn again. Rewards are
-        the AEC env's of the same ``reward`` option: with "points", a won
-        hand pays each seat minus its points over 100 (a truncated one 0).
+        Returns (rewards (B, n) float32 for every seat, ended (B,) bool: the
+        episode is over); an ended game starts a new one at once, its seats
+        drawn again. Rewards are the AEC env's of the same ``reward`` and
+        ``episode`` options: with "points", a won hand pays each seat minus its
+        points over 100 (a truncated one 0).
         """
         obs, mask, seats, learner = self.observe() if view is None else view
         actions = np.asarray(learner_actions, dtype=np.int64).copy()
@@ -219,6 +237,25 @@ class SelfPlayBatch:
         return np.stack([self.engine.observe(np.full(self.num_games, s, dtype=np.int64))
                          for s in range(self.n)], axis=1)
 
+    def observe_table(self, first: np.ndarray) -> np.ndarray:
+        """A privileged critic's input (module doc): every seat's observation from seat `first` on.
+
+        `first` is (B,) or (B, k) seat indices; returns (B, n * obs_size) or
+        (B, k, n * obs_size): in game b the observations of seats first, first + 1,
+        ..., first + n - 1 (mod n), concatenated. Costs n engine calls.
+        """
+        return table_view(self.engine, first, self.n)
+
+
+def table_view(engine: Any, first: np.ndarray, num_players: int) -> np.ndarray:
+    """`SelfPlayBatch.observe_table` of any batched engine (also what imitation's critic learns from)."""
+    seat_obs = np.stack([engine.observe(np.full(len(first), s, dtype=np.int64)) for s in range(num_players)],
+                        axis=1)
+    first = np.asarray(first, dtype=np.int64)
+    order = (first[..., None] + np.arange(num_players)) % num_players
+    rows = np.arange(len(first)).reshape((-1,) + (1,) * (order.ndim - 1))
+    return seat_obs[rows, order].reshape(*first.shape, -1)
+
 
 def credit(rewards: np.ndarray, ended: np.ndarray, seats: np.ndarray,
            learner: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -228,7 +265,7 @@ def credit(rewards: np.ndarray, ended: np.ndarray, seats: np.ndarray,
     rewards (T, B, n), ended (T, B), seats (T, B) (seat that moved), learner
     (T, B) (whether it was the learner's). Returns (reward (T, B) float32,
     terminal (T, B) bool, next_index (T, B) int64: the step of the same seat's
-    next move in the same hand, -1 if none in the rollout); zero / False / -1
+    next move in the same episode, -1 if none in the rollout); zero / False / -1
     where `learner` is False.
     """
     T, B, n = rewards.shape
@@ -240,7 +277,7 @@ def credit(rewards: np.ndarray, ended: np.ndarray, seats: np.ndarray,
     nxt = np.full((B, n), -1, dtype=np.int64)
     for t in range(T - 1, -1, -1):
         over = ended[t]
-        acc[over], term[over], nxt[over] = 0.0, True, -1  # later steps belong to the next hand
+        acc[over], term[over], nxt[over] = 0.0, True, -1  # later steps belong to the next episode
         acc += rewards[t]
         rows = np.flatnonzero(learner[t])
         s = seats[t, rows]

@@ -11,7 +11,7 @@ The modules, one concept each:
 
 - `format`: the format constants, the loader's caps (``MAX_*``),
   `ACTIVATIONS`, file names and tensor names;
-- `export`: `export_bot`;
+- `export`: `export_bot`, `write_bot_files` (a pair written whole or not at all);
 - `validate`: the checks of untrusted files (bounded JSON, fields, game,
   network, weights header and values), each refusal a ValueError that says
   what is accepted;
@@ -24,7 +24,7 @@ Everything public is re-exported here: import from ``cardlab.agents.bot``.
 """
 
 from cardlab.agents.bot.agent import BotAgent, network_actions
-from cardlab.agents.bot.export import export_bot
+from cardlab.agents.bot.export import export_bot, write_bot_files
 from cardlab.agents.bot.format import (
     ACTIVATIONS,
     FORMAT,
@@ -70,4 +70,5 @@ __all__ = [
     "read_metadata",
     "tensor_shapes",
     "torch_threads",
+    "write_bot_files",
 ]

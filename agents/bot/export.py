@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pathlib
+import secrets
 from typing import Any
 
 import torch
@@ -98,10 +100,7 @@ def export_bot(
         tensors[f"{name}.weight"], tensors[f"{name}.bias"] = layer.weight, layer.bias
     tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in tensors.items()}
     meta_path, weights_path = bot_paths(path)
-    meta_path.parent.mkdir(parents=True, exist_ok=True)
     weights = save_bytes(tensors)
-    # Written like the .json, so both files follow the umask (safetensors' save_file makes its file 0600).
-    weights_path.write_bytes(weights)
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -118,5 +117,27 @@ def export_bot(
         "summary": summary,
         "weights": {"file": weights_path.name, "sha256": hashlib.sha256(weights).hexdigest()},
     }
-    meta_path.write_text(json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+    text = json.dumps(meta, indent=2, sort_keys=False, default=str) + "\n"
+    return write_bot_files(meta_path, text.encode("utf-8"), weights)
+
+
+def write_bot_files(path: str | pathlib.Path, metadata: bytes, weights: bytes) -> pathlib.Path:
+    """Write a bot's two files, each whole or not at all: the weights first, the metadata renamed in last.
+
+    Why: readers list ``*.json`` (a league's snapshots, the shipped bots) while
+    another process writes, and must never see half a bot. Each file is written
+    under a unique temporary name beside it, then renamed over the old one; both
+    follow the umask (safetensors' own save_file makes its file 0600). Returns
+    the metadata path.
+    """
+    meta_path, weights_path = bot_paths(path)
+    meta_path.parent.mkdir(parents=True, exist_ok=True)
+    for data, final in ((weights, weights_path), (metadata, meta_path)):
+        temporary = final.with_name(f".tmp-{final.name}-{os.getpid()}-{secrets.token_hex(4)}")
+        try:
+            with temporary.open("xb") as f:
+                f.write(data)
+            os.replace(temporary, final)
+        finally:
+            temporary.unlink(missing_ok=True)
     return meta_path

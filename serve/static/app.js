@@ -68,11 +68,17 @@ function agentsFor(gameId, players, rules) {
     && (a.num_players === null || a.num_players === players) && fits(a));
 }
 
-// the opponent the page seats: the server's default when it fits, else the first bot, the expert, any
-function preferred(agents) {
-  const wanted = state.options.default.opponent;
-  return agents.find((a) => a.name === wanted) || agents.find((a) => a.name.startsWith("bot:"))
-    || agents.find((a) => a.name === "expert") || agents[0];
+// the shipped bot of a table of this size (the server's choice, bot:GAME-Np), if there is one
+function tableBot(gameId, players) { return (state.options.table_bots[gameId] || {})[players]; }
+
+// the opponent the page seats: the server's default when it fits (bot:GAME: the table's bot), else the
+// table's shipped bot, else the first bot, the expert, any
+function preferred(agents, gameId, players) {
+  const table = tableBot(gameId, players);
+  const asked = state.options.default.opponent;
+  const wanted = asked === `bot:${gameId}` ? table : asked;
+  return agents.find((a) => a.name === wanted) || agents.find((a) => a.name === table)
+    || agents.find((a) => a.name.startsWith("bot:")) || agents.find((a) => a.name === "expert") || agents[0];
 }
 
 function fillSetup() {
@@ -81,11 +87,13 @@ function fillSetup() {
   const players = ruleField("num_players");
   const count = $("num-players");
   count.min = players.low; count.max = players.high;
-  // a new game starts at the table of its preferred bot, when it has one
+  // a new game starts at the table of its preferred bot, else the smallest table with a shipped bot
   const bots = state.options.agents.filter((a) => a.game === game.id && a.name.startsWith("bot:"));
-  const shipped = bots.find((a) => a.name === state.options.default.opponent) || bots[0];
+  const asked = bots.find((a) => a.name === state.options.default.opponent);
+  const sizes = Object.keys(state.options.table_bots[game.id] || {}).map(Number);
   if (!count.value || +count.value < players.low || +count.value > players.high) {
-    count.value = shipped ? shipped.num_players : players.default;
+    count.value = asked ? asked.num_players : sizes.length ? Math.min(...sizes) : bots.length ? bots[0].num_players
+      : players.default;
   }
   const rules = $("rules");
   rules.replaceChildren();
@@ -123,22 +131,27 @@ function fillSeats() {
   seat.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i, text: `player_${i}${i === 0 ? " (plays first)" : ""}` })));
   seat.value = chosen;
   const agents = agentsFor(game, n, formRules());
-  const strongest = preferred(agents);
+  const strongest = preferred(agents, game, n);
   const box = $("opponents");
-  const kept = Object.fromEntries([...box.querySelectorAll("select")].map((s) => [s.dataset.seat, s.value]));
+  // what the person picked stays where it fits; a default follows the table (its own bot at every size)
+  const kept = Object.fromEntries([...box.querySelectorAll("select[data-picked]")].map((s) => [s.dataset.seat, s.value]));
   box.replaceChildren();
   for (let i = 0; i < n; i++) {
     if (i === chosen) continue;
-    const select = el("select", { "data-seat": i });
+    const keep = agents.some((a) => a.name === kept[i]);
+    const select = el("select", { "data-seat": i, "data-picked": keep ? "" : null, onchange: picked });
     for (const a of agents) select.append(el("option", { value: a.name, text: a.name, title: a.about }));
-    select.value = agents.some((a) => a.name === kept[i]) ? kept[i] : strongest.name;
+    select.value = keep ? kept[i] : strongest.name;
     box.append(el("label", {}, `player_${i} `, select));
   }
   const advisor = $("advisor");
-  const keep = advisor.value;
+  const keep = "picked" in advisor.dataset && agents.some((a) => a.name === advisor.value) ? advisor.value : null;
   advisor.replaceChildren(...agents.filter((a) => a.name !== "random").map((a) => el("option", { value: a.name, text: a.name, title: a.about })));
-  advisor.value = agents.some((a) => a.name === keep) ? keep : strongest.name;
+  advisor.value = keep || strongest.name;
+  if (!keep) delete advisor.dataset.picked;
 }
+
+function picked(event) { event.target.dataset.picked = ""; }
 
 function setupRequest() {
   const rules = formRules();
@@ -436,6 +449,7 @@ async function init() {
   $("next").addEventListener("click", nextHand);
   $("hint").addEventListener("change", onHint);
   $("advisor").addEventListener("change", onHint);
+  $("advisor").addEventListener("change", picked);
   $("first").addEventListener("click", () => showStep(0));
   $("back").addEventListener("click", () => showStep(state.step - 1));
   $("forward").addEventListener("click", () => showStep(state.step + 1));

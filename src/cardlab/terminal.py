@@ -140,7 +140,7 @@ def play(
     n = env.rules.num_players
     if not 0 <= seat < n:
         raise ValueError(f"seat {seat} is not at a {n}-player table: choose 0 to {n - 1}")
-    specs = dict(zip([s for s in range(n) if s != seat], seat_slots(opponents, n - 1), strict=True))
+    specs = dict(zip([s for s in range(n) if s != seat], seat_slots(opponents, n - 1, env.game), strict=True))
     human = HumanAgent(
         env.game, seat, lambda: env.table_text(seat=seat), input or sys.stdin, output or sys.stdout
     )

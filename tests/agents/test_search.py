@@ -212,7 +212,7 @@ def test_spec_options_are_read() -> None:
     ("search:worlds=4:worlds=8:expert", "given twice"),
     ("search:search:expert", "cannot be another search"),
     ("search:wizard", "its base agent: unknown agent spec 'wizard'"),
-    ("search:bot:huit-3p", "its base agent: no shipped bot named 'huit-3p'"),
+    ("search:bot:huit-9p", "its base agent: no shipped bot named 'huit-9p'"),
 ])
 def test_bad_specs_are_refused_saying_why(spec: str, says: str) -> None:
     with pytest.raises(ValueError, match=says.replace("(", r"\(")):

@@ -401,16 +401,29 @@ def test_ship_bots_from_a_run_and_from_a_config(run_dir: pathlib.Path, tmp_path:
     printed = capsys.readouterr().out
     for name in ("tiny-run", "tiny-new"):
         assert f"wrote {out / name}.json and .safetensors: bot:{name} wins" in printed
+        assert f"measuring {name}" in printed and "  against greedy: " in printed  # a line per opponent
         meta = json.loads((out / f"{name}.json").read_text())
         shipped = meta["summary"]["shipped"]
         assert shipped["hands"] == 6 and shipped["seed"] == 5 and shipped["opponent"] == "expert"
+        assert list(shipped["against"]) == ["expert", "greedy", "random"]
+        assert shipped["against"]["expert"]["win_rate"] == shipped["win_rate"]  # the old keys: the expert's
         paired_low, paired_high = shipped["paired_ci95"]
         assert paired_low <= shipped["win_rate"] <= paired_high and shipped["paired_ci95"] != shipped["ci95"]
         assert f"[{paired_low:.3f}, {paired_high:.3f}]" in shipped["about"]
         assert meta["weights"]["file"] == f"{name}.safetensors"
         assert load_bot(out / f"{name}.json").game.num_players == 2
     assert len(list((tmp_path / "runs").iterdir())) == 1  # the config was trained, the run was not
-    assert "expected NAME=CONFIG_OR_RUN_DIR" in fail(["ship-bots", "huit-2p"], capsys)
+    weights = (out / "tiny-run.safetensors").read_bytes()
+    remeasure = ["ship-bots", "--remeasure", "tiny-run", "--out", str(out), "--hands", "4", "--seed", "6"]
+    assert main(remeasure) == 0
+    again = json.loads((out / "tiny-run.json").read_text())["summary"]["shipped"]
+    assert (again["hands"], again["seed"]) == (4, 6)
+    assert (out / "tiny-run.safetensors").read_bytes() == weights  # measured again, not trained
+    capsys.readouterr()
+    assert "expected NAME=SOURCE" in fail(["ship-bots", "huit-2p"], capsys)
     missing = ["ship-bots", f"x={tmp_path / 'no'}"]
-    assert "expected a YAML config or a finished run folder" in fail(missing, capsys)
+    assert "no such file or folder (give a YAML config, a finished run folder" in fail(missing, capsys)
+    assert "expected a YAML config, a finished run folder or a bot's .json" in fail(
+        ["ship-bots", f"x={tmp_path / 'bots'}/tiny-run.safetensors"], capsys)
+    assert "--remeasure: no bot in" in fail(["ship-bots", "--remeasure", "--out", str(tmp_path)], capsys)
     assert "bot name 'a b'" in fail(["ship-bots", f"a b={run_dir}"], capsys)

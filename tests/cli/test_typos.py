@@ -58,5 +58,5 @@ def test_play_without_opponents_meets_the_shipped_bot_that_fits() -> None:
     assert "opponents: player_1 = bot:huit-2p\n" in done.stdout
     done = subprocess.run([*CARDLAB, "play", "switch"], input="", capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.count("= bot:switch-4p") == 3, done.stderr
-    code, err = cardlab("play", "huit", "--rule", "num_players=3")
-    assert code == 2 and "no shipped bot fits a 3-player huit table" in err[0] and "--opponents" in err[0]
+    code, err = cardlab("play", "switch", "--rule", "num_players=3")  # every Huit table has its bot
+    assert code == 2 and "no shipped bot fits a 3-player switch table" in err[0] and "--opponents" in err[0]

@@ -95,6 +95,7 @@ def test_the_module_masks_illegal_actions_and_its_actor_is_the_bot(tmp_path: pat
     ({"opponents": ["greedy"]}, "opponents"),
     ({"trainer": "lean"}, "trainer"),
     ({"imitation": {"enabled": True}}, "imitation.enabled"),
+    ({"eval": {"matches": 2}}, "eval.matches"),
 ])
 def test_what_rllib_does_not_do_is_refused_by_name(change: dict[str, Any], named: str) -> None:
     cfg = config_from_dict({**TINY, **change})

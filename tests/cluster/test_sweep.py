@@ -81,11 +81,14 @@ def test_relative_paths_of_the_base_config_are_made_absolute(tmp_path: pathlib.P
 
     monkeypatch.chdir(tmp_path)  # trials run in Ray Tune's folders: relative paths would name other files
     make_bot(tmp_path, "opponent")
-    opponents = ["random", "bot:opponent.json", "search:worlds=2:bot:opponent.json"]
+    opponents = ["random", "bot:opponent.json", "bot:huit-2p", "bot:huit",
+                 "search:worlds=2:bot:opponent.json", "search:bot:huit"]
     overrides = {**TINY, "eval": {**TINY["eval"], "opponents": opponents}}
     sweep = load_sweep(write_sweep(tmp_path, overrides=overrides))
-    assert sweep.base["eval"]["opponents"] == ["random", f"bot:{tmp_path / 'opponent.json'}",
-                                               f"search:worlds=2:bot:{tmp_path / 'opponent.json'}"]
+    shipped = ["bot:huit-2p", "bot:huit"]  # names, not paths: they stay as they are
+    assert sweep.base["eval"]["opponents"] == ["random", f"bot:{tmp_path / 'opponent.json'}", *shipped,
+                                               f"search:worlds=2:bot:{tmp_path / 'opponent.json'}",
+                                               "search:bot:huit"]
 
 
 def test_search_space_becomes_tune_domains(tmp_path: pathlib.Path) -> None:

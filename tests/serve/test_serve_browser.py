@@ -219,6 +219,58 @@ def test_the_page_opens_on_the_readme_table_and_offers_only_fitting_bots(server:
     assert page.is_hidden("#error") and "/" not in page.inner_text("#error")
 
 
+@pytest.fixture
+def table_server(table_bots: pathlib.Path) -> Iterator[str]:
+    """The app in this process (so that it sees the stand-in table bots, `tests.fakebots`), on a free port."""
+    import threading
+
+    import uvicorn
+
+    from cardlab.serve.app import Settings, create_app
+
+    port = free_port()
+    app = create_app(Settings(delay_ms=20, game="huit"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+TABLE_BOTS = [("huit", 2, "bot:huit-2p"), ("huit", 3, "bot:huit-3p"), ("huit", 4, "bot:huit-4p"),
+              ("huit", 5, "expert"), ("switch", 4, "bot:switch-4p"), ("switch", 5, "bot:switch-5p")]
+"""(game, players, the default opponent the page should seat) with the `table_bots` fixture's bots"""
+
+
+def test_every_table_size_seats_its_own_bot(table_server: str, browser: Any) -> None:
+    """At each size the table's shipped bot is the default opponent and only bots of that size are offered;
+    none at a size without one (the expert then)."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{table_server}/?delay=20")
+    page.wait_for_selector("#opponents select")
+    assert page.input_value("#num-players") == "2"
+    for game, players, bot in TABLE_BOTS:
+        if page.input_value("#game") != game:
+            page.select_option("#game", game)
+        page.fill("#num-players", str(players))
+        page.dispatch_event("#num-players", "change")
+        chosen = page.eval_on_selector_all("#opponents select", "els => els.map(e => e.value)")
+        assert chosen == [bot] * (players - 1), (game, players, chosen)
+        offered = page.eval_on_selector_all("#opponents option, #advisor option",
+                                            "els => els.map(e => e.value)")
+        bots = {name for name in offered if name.startswith("bot:")}
+        assert all(name.startswith(f"bot:{game}-{players}p") for name in bots), (game, players, bots)
+        assert bot in bots or not bot.startswith("bot:")
+    page.click("#start")
+    assert wait_for_turn(page) in ("your-turn", "hand-over")
+    assert "player_1 · bot:switch-5p" in page.inner_text("#table")
+
+
 def test_the_set_up_form_reads_on_a_phone(server: str, browser: Any) -> None:
     """Rule options by readable names with their help as text (no hover on a phone), no option cut off."""
     page = browser.new_page(viewport={"width": 390, "height": 844})

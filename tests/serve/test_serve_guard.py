@@ -157,16 +157,16 @@ def test_after_draw_view_and_observation_agree_for_every_seat(game_id: str, play
 def test_the_default_table_and_only_fitting_bots() -> None:
     from cardlab.cli import serve as serve_cli
 
-    api = TestClient(create_app(Settings(game=serve_cli.DEFAULT_GAME, opponent=serve_cli.DEFAULT_OPPONENT)),
-                     base_url="http://127.0.0.1")
+    api = TestClient(create_app(Settings(game=serve_cli.DEFAULT_GAME)), base_url="http://127.0.0.1")
     options = api.get("/api/options").json()
-    assert options["default"] == {"game": "huit", "opponent": "bot:huit-2p"}
+    assert options["default"] == {"game": "huit", "opponent": None}  # the page seats each table's own bot
+    assert options["table_bots"]["huit"]["2"] == "bot:huit-2p"
     bot = next(a for a in options["agents"] if a["name"] == "bot:switch-4p")
     assert bot["rules"]["hand_size"] == 7
     body = {"game": "switch", "num_players": 4, "seat": 0, "opponents": ["bot:switch-4p"] * 3,
             "rules": {"hand_size": 20}}
     response = api.post("/api/games", json=body)
-    refused(response, 400, "unknown agent 'bot:switch-4p'")
+    refused(response, 400, "bot:switch-4p does not fit this table")
     assert "/" not in response.json()["detail"].replace("rule options", "")
     assert "bot:switch-4p" not in response.json()["detail"].split("use ")[1]  # not offered as a choice
 

@@ -1,4 +1,5 @@
-"""`benchmarks/learning_curve.py` draws the paired band where eval.csv has it (not otherwise tested)."""
+"""`benchmarks/learning_curve.py` draws the paired band where eval.csv has it, over eval.csv's minutes of
+training where it has them, one panel per table (not otherwise tested)."""
 
 from __future__ import annotations
 
@@ -26,16 +27,19 @@ def load_benchmark(monkeypatch: pytest.MonkeyPatch) -> Any:
     return module
 
 
-def fake_run(folder: pathlib.Path, rows: list[dict[str, Any]], fields: list[str]) -> pathlib.Path:
+def fake_run(folder: pathlib.Path, rows: list[dict[str, Any]], fields: list[str], players: int = 2,
+             tensorboard: bool = True) -> pathlib.Path:
     """A run folder with eval.csv rows against expert, their TensorBoard scalars and config.yaml."""
     from torch.utils.tensorboard import SummaryWriter
 
     folder.mkdir()
-    (folder / "config.yaml").write_text(yaml.safe_dump({"name": "x", "game": "huit", "num_players": 2}))
+    (folder / "config.yaml").write_text(yaml.safe_dump({"name": "x", "game": "huit", "num_players": players}))
     with (folder / "eval.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+    if not tensorboard:
+        return folder
     with SummaryWriter(str(folder)) as tb:
         for row in rows:
             tb.add_scalar("eval/win_rate_expert", row["win_rate"], row["steps"])
@@ -54,3 +58,19 @@ def test_the_band_is_the_paired_interval_where_rows_have_it(monkeypatch: pytest.
     assert not older.paired and older.low == [0.30, 0.30]
     png = bench.plot([curve, older], tmp_path / "curve.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_minutes_of_eval_csv_make_the_clock_one_panel_per_table(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: pathlib.Path) -> None:
+    bench = load_benchmark(monkeypatch)
+    rows = [{"steps": s, "opponent": o, "hands": 400, "win_rate": 0.2, "ci_low": 0.15, "ci_high": 0.25,
+             "paired_ci_low": 0.16, "paired_ci_high": 0.24, "mean_points": 9.0, "minutes": s / 10}
+            for s in (30, 60, 90) for o in ("expert", "greedy")]
+    curves = [bench.read_curve(fake_run(tmp_path / f"t{n}", rows, list(EVAL_FIELDS), n, tensorboard=False))
+              for n in (3, 4, 5, 6)]
+    assert curves[0].trained and curves[0].minutes == [3.0, 6.0, 9.0] and curves[0].rate == [0.2] * 3
+    png = bench.plot(curves, tmp_path / "tables.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit, match=r"no minutes in eval\.csv and no TensorBoard event file"):
+        bench.read_curve(fake_run(tmp_path / "old", rows[:1], [f for f in EVAL_FIELDS if f != "minutes"],
+                                  tensorboard=False))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import pathlib
+import re
 import time
 from typing import Any
 
@@ -16,10 +17,11 @@ from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import make_game
 from cardlab.evaluation.evaluate import evaluate
-from cardlab.training.checkpoints import list_checkpoints
+from cardlab.training.checkpoints import list_checkpoints, record_checkpoint
 from cardlab.training.config import TrainConfig, config_from_dict, config_to_dict, load_config
 from cardlab.training.league import LeagueSettings, list_population, list_snapshots
-from cardlab.training.lean import ILLEGAL_LOGIT, ActorCritic, sample
+from cardlab.training.lean import ILLEGAL_LOGIT, ActorCritic, LeanRun, load_actor, new_model, sample
+from cardlab.training.progress import Progress
 from cardlab.training.selfplay import SelfPlayBatch
 from cardlab.training.train import train
 
@@ -57,15 +59,28 @@ def test_other_configs_keep_maskable_ppo() -> None:
     assert load_config(CONFIGS / "huit_ppo.yaml").trainer == "maskable_ppo"
 
 
-@pytest.mark.parametrize(("key", "value", "expected"), [
-    ("imitation", {"enabled": True}, "imitation.enabled (with trainer: lean)"),
-    ("trainer", "sb3", "trainer='sb3'"),
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"trainer": "sb3"}, "trainer='sb3' is not accepted: use one of 'maskable_ppo', 'lean'"),
+    ({"episode": "round"}, "episode='round' is not accepted: use one of 'hand', 'match'"),
+    ({"episode": "match", "reward": "points"},
+     "reward (with episode: match)='points' is not accepted: use 'win'"),
+    ({"episode": "match", "trainer": "maskable_ppo"},
+     "episode (with trainer: maskable_ppo)='match' is not accepted: use 'hand', or trainer: lean"),
+    ({"eval": {"matches": -1}}, "eval.matches=-1 is not accepted: use a value >= 0"),
 ])
-def test_lean_refuses_what_it_does_not_do(key: str, value: Any, expected: str) -> None:
+def test_lean_refuses_what_it_does_not_do(changes: dict[str, Any], expected: str) -> None:
     data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
-    data[key] = {**data[key], **value} if isinstance(value, dict) else value
-    with pytest.raises(ValueError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+    for key, value in changes.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) else value
+    with pytest.raises(ValueError, match=re.escape(expected)):
         config_from_dict(data)
+
+
+def test_lean_takes_the_privileged_critic_and_match_episodes() -> None:
+    data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
+    data["policy"]["privileged_critic"], data["episode"] = True, "match"
+    cfg = config_from_dict(data)
+    assert cfg.policy.privileged_critic and cfg.episode == "match"
 
 
 def test_masked_sampling_never_picks_an_illegal_action() -> None:
@@ -175,3 +190,66 @@ def test_a_lean_run_publishes_its_snapshots_to_its_population_and_draws_the_othe
     table = SelfPlayBatch(game, 8, league, learner_share=0.0, seed=0)
     drawn = set(table.policies) - {"learner"}
     assert drawn and drawn <= {p.stem for p in list_population(population)}
+
+
+def _privileged(cfg: TrainConfig, on: bool = True) -> TrainConfig:
+    return dataclasses.replace(cfg, policy=dataclasses.replace(cfg.policy, privileged_critic=on))
+
+
+def test_a_privileged_critic_run_trains_resumes_and_exports_its_actor(tmp_path: pathlib.Path) -> None:
+    cfg = _privileged(tiny(num_players=3))
+    run_dir = train(cfg, runs_dir=tmp_path, progress=False)
+    train(dataclasses.replace(cfg, total_timesteps=3000), resume=run_dir, progress=False)
+    checkpoint = list_checkpoints(run_dir)[-1]
+    actor, steps = load_actor(checkpoint, run_dir, cfg)
+    assert steps >= 3000
+    game = make_game("huit", num_players=3)
+    critic = torch.load(checkpoint, weights_only=True)["model"]["critic.0.weight"]
+    assert critic.shape[1] == 3 * game.layout.size  # every seat's observation
+    bot = load_bot(run_dir)  # the actor alone, reading the learner's observation
+    assert bot.metadata["network"]["layer_sizes"][0] == game.layout.size
+    obs = torch.randn(8, game.layout.size)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.as_tensor(bot.logits(obs.numpy())), actor(obs))
+    result = evaluate("huit", [f"bot:{run_dir}", "random", "random"], 3, seed=0)
+    assert result.stats[0].hands.n == 3
+
+
+def test_the_privileged_critic_reads_each_transition_from_its_acting_seat_on(tmp_path: pathlib.Path) -> None:
+    run = LeanRun(_privileged(tiny(num_players=3)), tmp_path, None, Progress(False))
+    batch, _ = run.rollout()
+    size = run.game.layout.size
+    assert batch["critic"].shape == (len(batch["obs"]), 3 * size)
+    assert torch.equal(batch["critic"][:, :size], batch["obs"])  # the acting seat's own observation first
+    assert not torch.equal(batch["critic"][:, size:2 * size], batch["obs"])
+
+
+@pytest.mark.parametrize("trained_privileged", [False, True])
+def test_a_checkpoint_with_the_other_kind_of_critic_is_refused(tmp_path: pathlib.Path,
+                                                                trained_privileged: bool) -> None:
+    cfg = tiny()
+    run_dir = tmp_path / "run"
+    path = run_dir / "checkpoints" / "model_64.zip"
+    path.parent.mkdir(parents=True)
+    torch.save({"model": new_model(_privileged(cfg, trained_privileged)).state_dict(), "optimizer": {},
+                "steps": 64}, path)
+    record_checkpoint(path)
+    kinds = ["privileged_critic: false", "a privileged critic"]
+    trained, asked = kinds[::-1] if trained_privileged else kinds
+    with pytest.raises(ValueError, match=f"holds .*{trained}.* but the config asks for .*{asked}"):
+        load_actor(path, run_dir, _privileged(cfg, not trained_privileged))
+    assert load_actor(path, run_dir, _privileged(cfg, trained_privileged))[1] == 64
+
+
+def test_a_match_episode_run_trains_and_evaluates_matches_along_the_run(tmp_path: pathlib.Path) -> None:
+    cfg = tiny(episode="match", rules={"target_score": 30})
+    cfg = dataclasses.replace(cfg, eval=dataclasses.replace(cfg.eval, matches=2))
+    run_dir = train(cfg, runs_dir=tmp_path, progress=False)
+    assert load_bot(run_dir).metadata["summary"]["steps"] >= 1500
+    acc = EventAccumulator(str(next(run_dir.glob("events.out.tfevents.*"))))
+    acc.Reload()
+    assert sum(e.value for e in acc.Scalars("charts/matches")) > 0
+    assert "charts/win_rate" in acc.Tags()["scalars"] and "charts/hands" not in acc.Tags()["scalars"]
+    with (run_dir / "eval.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) >= 2 and all(int(r["matches"]) >= 2 for r in rows[:-1])  # along the run

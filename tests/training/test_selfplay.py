@@ -48,10 +48,9 @@ def test_observation_is_the_seat_to_move_point_of_view(game_id: str, n: int) -> 
         table.step(np.where(mask, 1.0, 0.0).argmax(axis=1))
 
 
-@pytest.mark.parametrize(("game_id", "n"), CASES)
-def test_hand_end_rewards_reach_every_learner_seat(game_id: str, n: int) -> None:
-    table = SelfPlayBatch(make_game(game_id, num_players=n), 16, RANDOM, learner_share=1.0, seed=1)
-    data = _rollout(table, 300, seed=2)
+def _assert_episode_ends_reach_every_seat(data: dict[str, np.ndarray], n: int) -> None:
+    """Each seat's last move of an episode carries the seat's reward at its end and is terminal; its other
+    moves are not, and chain to its next move of the same episode."""
     rewards, ended, seats, learner = data["rewards"], data["ended"], data["seats"], data["learner"]
     assert learner.all()  # every seat is the learner's
     np.testing.assert_allclose(rewards.sum(axis=2), 0.0, atol=1e-6)  # zero-sum
@@ -72,6 +71,62 @@ def test_hand_end_rewards_reach_every_learner_seat(game_id: str, n: int) -> None
                     assert seats[next_index[t, b], b] == seats[t, b] and t < next_index[t, b] <= end
             start = end + 1
         assert (next_index[start:, b] == -1).sum() <= n and not terminal[start:, b].any()
+
+
+@pytest.mark.parametrize(("game_id", "n"), CASES)
+def test_hand_end_rewards_reach_every_learner_seat(game_id: str, n: int) -> None:
+    table = SelfPlayBatch(make_game(game_id, num_players=n), 16, RANDOM, learner_share=1.0, seed=1)
+    _assert_episode_ends_reach_every_seat(_rollout(table, 300, seed=2), n)
+
+
+SHORT_MATCH = {"huit": 40, "switch": 60}
+"""target scores that end a match of random play in a few hands"""
+
+
+@pytest.mark.parametrize(("game_id", "n"), CASES)
+def test_match_win_rewards_reach_every_learner_seat_at_the_match_end(game_id: str, n: int) -> None:
+    """With match episodes a hand's end inside a match pays nothing and ends no chain; the match's win
+    reward comes at its end, on every seat's last transition of the match."""
+    game = make_game(game_id, num_players=n, target_score=SHORT_MATCH[game_id])
+    table = SelfPlayBatch(game, 16, RANDOM, learner_share=1.0, seed=1, episode="match")
+    data = _rollout(table, 600, seed=2)
+    went_on = (data["obs"][..., game.layout.slices["scores"]] != 0).any(axis=2)
+    assert went_on.sum() > 100  # moves after a hand's end inside a match: scores in the observation
+    assert not data["rewards"][~data["ended"]].any()  # no reward at a hand's end inside a match
+    won = data["rewards"][data["ended"]]
+    assert (won.max(axis=1) > 0).sum() >= 5  # matches won (a truncated hand ends one with 0)
+    _assert_episode_ends_reach_every_seat(data, n)
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"episode": "round"}, "episode='round' is not accepted: use one of 'hand', 'match'"),
+    ({"episode": "match", "reward": "points"}, "with episode='match' use reward='win'"),
+])
+def test_the_table_refuses_what_it_does_not_play(changes: dict[str, str], expected: str) -> None:
+    with pytest.raises(ValueError, match=expected):
+        SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, **changes)
+
+
+@pytest.mark.parametrize(("game_id", "n"), [("huit", 3), ("switch", 4)])
+def test_the_table_view_is_every_seat_observation_from_the_given_seat_on(game_id: str, n: int) -> None:
+    game = make_game(game_id, num_players=n)
+    table = SelfPlayBatch(game, 3, RANDOM, seed=2)
+    _rollout(table, 7, seed=3)
+    size = game.layout.size
+    first = np.array([0, 1, n - 1])
+    view = table.observe_table(first)
+    assert view.shape == (3, n * size)
+    for b in range(3):
+        state = table.engine.to_state(b)
+        for k in range(n):  # block k: seat first + k (mod n), as the game's observer sees it
+            np.testing.assert_array_equal(view[b, k * size:(k + 1) * size],
+                                          game.observer.observe(state, int(first[b] + k) % n))
+    obs, _, seats, _ = table.observe()
+    np.testing.assert_array_equal(table.observe_table(seats)[:, :size], obs)  # the acting seat's own first
+    every = table.observe_table(np.broadcast_to(np.arange(n), (3, n)))
+    assert every.shape == (3, n, n * size)
+    for s in range(n):
+        np.testing.assert_array_equal(every[:, s], table.observe_table(np.full(3, s)))
 
 
 @pytest.mark.parametrize(("game_id", "n"), CASES)

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from cardlab.agents.base import THREADS_ENV, shipped_bots
+from cardlab.agents.base import THREADS_ENV, shipped_bots, table_aliases
 from cardlab.cluster.runtime import import_ray
 from cardlab.envs import games
 from cardlab.envs.checked_json import excerpt
@@ -96,9 +96,21 @@ def whole(low: int) -> Callable[[str], int]:
 # ---------------------------------------------------------------- shared options
 def specs_text() -> str:
     """The agent specs a person may give, with the shipped bots of this install."""
-    return (f"random, greedy, expert, {', '.join(shipped_bots())} (shipped bots), "
+    aliases = table_aliases()
+    tables = f"{', '.join(aliases)} (the shipped bot of the table's size), " if aliases else ""
+    return (f"random, greedy, expert, {tables}{', '.join(shipped_bots())} (shipped bots), "
             "bot:PATH (a bot's .json, or a run folder), search:BASE (decision-time search over any of those, "
             "e.g. search:bot:huit-2p or search:worlds=128:ms=0:bot:huit-2p)")
+
+
+def table_default(game_id: str, rules: dict[str, Any], instead: str) -> tuple[str, int]:
+    """(spec, players) of the table's shipped bot (`default_bot`); its error says what to give `instead`."""
+    from cardlab.agents.base import default_bot
+
+    try:
+        return default_bot(game_id, rules)
+    except ValueError as err:
+        raise ValueError(f"{err}; give the agents, e.g. {instead}") from None
 
 
 def agents_help() -> str:

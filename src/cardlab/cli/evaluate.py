@@ -22,16 +22,22 @@ from cardlab.cli.common import (
     check_outputs,
     on_ray,
     rule_options,
+    table_default,
     whole,
     write_outputs,
 )
+
+DEFAULT_OPPONENT = "expert"
+"""without --agents: the shipped bot against this heuristic in every other seat"""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The game, the agents, hands and matches, seed, rules, result files, threads and Ray options."""
     add_game(p, option=True)
-    p.add_argument("--agents", required=True, nargs="+", metavar="SPEC",
-                   help=f"{agents_help()}; one seat each, or repeated in order to fill --rule num_players=N")
+    p.add_argument("--agents", nargs="+", metavar="SPEC",
+                   help=f"{agents_help()}; one seat each, or repeated in order to fill --rule num_players=N "
+                        f"(default: the shipped bot of the table's size in one seat, {DEFAULT_OPPONENT} in "
+                        "every other; without num_players the smallest table with a bot)")
     p.add_argument("--hands", required=True, type=whole(0), metavar="N",
                    help="hands to play (rounded up to whole seat rotations; 0 with --matches)")
     p.add_argument("--matches", type=whole(0), default=0, metavar="N",
@@ -54,13 +60,28 @@ def evaluator(args: argparse.Namespace) -> Callable[..., Any]:
     return functools.partial(evaluate_parallel, workers=args.workers, address=args.ray_address)
 
 
+def table_agents(args: argparse.Namespace, rules: dict[str, Any]) -> list[str]:
+    """``--agents``; without it the table's shipped bot in one seat, `DEFAULT_OPPONENT` in every other.
+
+    The default is printed, and `rules` gets its num_players.
+    """
+    if args.agents is not None:
+        return agent_list(args.agents, "--agents")
+    spec, players = table_default(args.game, rules, f"--agents bot:PATH {DEFAULT_OPPONENT}")
+    rules["num_players"] = players
+    print(f"no --agents: {spec} (the shipped bot of a {players}-player {args.game} table) against "
+          f"{players - 1} x {DEFAULT_OPPONENT}", flush=True)
+    return [spec] + [DEFAULT_OPPONENT] * (players - 1)
+
+
 def run(args: argparse.Namespace) -> int:
     """Evaluate serially or on Ray, then print the table and write the result files."""
     evaluate = evaluator(args)
-    agents = agent_list(args.agents, "--agents")
+    rules = rule_options(args.rule)
     check_outputs(args)
+    agents = table_agents(args, rules)
     with bot_threads(agents):
-        result = evaluate(args.game, agents, args.hands, seed=args.seed, rule_options=rule_options(args.rule),
+        result = evaluate(args.game, agents, args.hands, seed=args.seed, rule_options=rules,
                           matches=args.matches, progress=sys.stderr.isatty())
     write_outputs(result, args)
     return 0

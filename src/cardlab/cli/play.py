@@ -14,6 +14,7 @@ from cardlab.cli.common import (
     bot_threads,
     rule_options,
     specs_text,
+    table_default,
     whole,
 )
 
@@ -23,8 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_game(p)
     p.add_argument("--opponents", nargs="+", metavar="SPEC",
                    help=f"the other players, space- or comma-separated: {specs_text()}; one seat each, or "
-                        "repeated in order to fill --rule num_players=N (default: the shipped bot that fits "
-                        "the table, e.g. bot:huit-2p, in every other seat)")
+                        "repeated in order to fill --rule num_players=N (default: the shipped bot of the "
+                        "table's size, bot:GAME-Np, in every other seat; without num_players the smallest "
+                        "table with a bot)")
     p.add_argument("--hands", type=whole(1), default=1, metavar="N",
                    help="hands to play, one match (default 1)")
     add_seed(p, "the deals and the opponents")
@@ -36,12 +38,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play on stdin/stdout until the hands are played or the input ends."""
-    from cardlab.agents.base import default_bot
     from cardlab.terminal import play
 
     rules = rule_options(args.rule)
     if args.opponents is None:
-        spec, players = default_bot(args.game, rules)
+        spec, players = table_default(args.game, rules, "--opponents expert")
+        rules["num_players"] = players
         opponents = [spec] * (players - 1)
     else:
         opponents = agent_list(args.opponents, "--opponents")

@@ -8,8 +8,7 @@ import pathlib
 from cardlab.cli.common import Command, add_threads, whole
 
 DEFAULT_GAME = "huit"
-DEFAULT_OPPONENT = "bot:huit-2p"
-"""The page opens on Huit américain, 2 players, against the shipped bot: the README's table."""
+"""The page opens on Huit américain, at its smallest table with a shipped bot (2 players), against it."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,9 +22,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "folder for a run's bot.json (repeatable)")
     p.add_argument("--game", default=DEFAULT_GAME, metavar="GAME",
                    help=f"the game the page opens on (default {DEFAULT_GAME})")
-    p.add_argument("--opponent", default=DEFAULT_OPPONENT, metavar="NAME",
-                   help=f"the opponent the page seats when it fits the table (default {DEFAULT_OPPONENT}; "
-                        "else the first bot that fits)")
+    p.add_argument("--opponent", metavar="NAME",
+                   help="the opponent the page seats when it fits the table, e.g. bot:huit-2p-match "
+                        "(default: the shipped bot of the table's size, bot:GAME-Np; else the first bot that "
+                        "fits)")
     p.add_argument("--max-games", type=whole(1), default=100, metavar="N",
                    help="games and replays open at once (default 100)")
     p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",

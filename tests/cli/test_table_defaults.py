@@ -1,0 +1,46 @@
+"""The commands' default opponents at every table size: `cardlab play` and `cardlab eval` (without
+--agents) seat the shipped bot of the table's size and say so; `bot:GAME` works in every command. The
+table bots are stand-ins (`tests.fakebots`)."""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+
+import pytest
+
+from cardlab.cli import main
+from cardlab.cli.common import specs_text
+
+
+def test_eval_without_agents_plays_the_table_s_bot_against_the_expert(
+        table_bots: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "e.json"
+    argv = ["eval", "--game", "huit", "--rule", "num_players=4", "--hands", "4", "--json", str(out)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("no --agents: bot:huit-4p (the shipped bot of a 4-player huit table) against "
+                              "3 x expert\n")
+    assert [a["agent"] for a in json.loads(out.read_text())["agents"]] == ["bot:huit-4p"] + ["expert"] * 3
+    assert main(["eval", "--game", "huit", "--hands", "2"]) == 0  # no num_players: the smallest table's bot
+    assert "no --agents: bot:huit-2p" in capsys.readouterr().out
+    assert main(["eval", "--game", "huit", "--rule", "num_players=5", "--hands", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "the shipped huit bots are for 2, 3 and 4 players" in err
+    assert "give the agents, e.g. --agents bot:PATH expert" in err
+
+
+def test_play_seats_the_table_s_bot_and_bot_game_works_everywhere(table_bots: pathlib.Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["play", "huit", "--rule", "num_players=3"]) == 0
+    assert "player_1 = bot:huit-3p, player_2 = bot:huit-3p" in capsys.readouterr().out
+    assert main(["tournament", "--game", "huit", "--agents", "bot:huit", "random", "--hands", "2",
+                 "--rule", "num_players=3"]) == 0
+    assert "bot:huit-3p" in capsys.readouterr().out
+    assert main(["compare", "--game", "switch", "bot:switch", "random", "--players", "5", "--max-hands", "10",
+                 "--batch", "2"]) == 0
+    assert "A = bot:switch-5p in one seat" in capsys.readouterr().out
+    assert "bot:switch, bot:huit (the shipped bot of the table's size)" in specs_text()
