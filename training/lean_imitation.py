@@ -70,9 +70,11 @@ def _collect(eng: Any, agents: list[list[Agent]], gamma: float,
     critic_t: list[np.ndarray] = []
     for _ in range(COLLECT_STEPS):
         seats, mask = eng.current_player(), eng.legal_mask()
-        obs = eng.observe(seats)
-        if privileged:
+        if privileged:  # the mover's own observation leads the table view: not observed twice
             critic_t.append(table_view(eng, seats, n))
+            obs = critic_t[-1][:, :critic_t[-1].shape[1] // n]
+        else:
+            obs = eng.observe(seats)
         actions = np.array([agents[b][int(seats[b])].act({"observation": obs[b],
                                                            "action_mask": mask[b].astype(np.int8)})
                             for b in range(B)], dtype=np.int64)
@@ -85,9 +87,9 @@ def _collect(eng: Any, agents: list[list[Agent]], gamma: float,
         for store, value in zip((obs_t, mask_t, act_t, seats_t, rewards_t, ended_t),
                                 (obs, mask, actions, seats, rewards, ended), strict=True):
             store.append(value)
-    seats_all = np.stack(seats_t)
+    seats_all, ended_all = np.stack(seats_t), np.stack(ended_t)
     T = len(seats_t)
-    reward, terminal, next_index = credit(np.stack(rewards_t), np.stack(ended_t), seats_all,
+    reward, terminal, next_index = credit(np.stack(rewards_t), ended_all, seats_all,
                                           np.ones_like(seats_all, dtype=np.bool_))
     zeros = torch.zeros(reward.shape)
     returns = advantages(torch.from_numpy(reward), torch.from_numpy(terminal), torch.from_numpy(next_index),
@@ -100,7 +102,7 @@ def _collect(eng: Any, agents: list[list[Agent]], gamma: float,
             "returns": returns.reshape(-1)[known]}
     critic = torch.from_numpy(np.stack(critic_t).reshape(T * B, -1))[known] if privileged else part["obs"]
     part["critic"] = critic
-    return part, int(np.stack(ended_t).sum())
+    return part, int(ended_all.sum())
 
 
 def _outcome_known(terminal: np.ndarray, next_index: np.ndarray) -> torch.Tensor:

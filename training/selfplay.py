@@ -234,8 +234,7 @@ class SelfPlayBatch:
 
     def observe_seats(self) -> np.ndarray:
         """(B, n, obs_size): every seat's observation (to bootstrap values at a rollout's end)."""
-        return np.stack([self.engine.observe(np.full(self.num_games, s, dtype=np.int64))
-                         for s in range(self.n)], axis=1)
+        return seat_views(self.engine, self.num_games, self.n)
 
     def observe_table(self, first: np.ndarray) -> np.ndarray:
         """A privileged critic's input (module doc): every seat's observation from seat `first` on.
@@ -247,10 +246,15 @@ class SelfPlayBatch:
         return table_view(self.engine, first, self.n)
 
 
+def seat_views(engine: Any, batch_size: int, num_players: int) -> np.ndarray:
+    """(B, n, obs_size): every seat's observation in every game of a batched engine (n engine calls)."""
+    return np.stack([engine.observe(np.full(batch_size, s, dtype=np.int64)) for s in range(num_players)],
+                    axis=1)
+
+
 def table_view(engine: Any, first: np.ndarray, num_players: int) -> np.ndarray:
     """`SelfPlayBatch.observe_table` of any batched engine (also what imitation's critic learns from)."""
-    seat_obs = np.stack([engine.observe(np.full(len(first), s, dtype=np.int64)) for s in range(num_players)],
-                        axis=1)
+    seat_obs = seat_views(engine, len(first), num_players)
     first = np.asarray(first, dtype=np.int64)
     order = (first[..., None] + np.arange(num_players)) % num_players
     rows = np.arange(len(first)).reshape((-1,) + (1,) * (order.ndim - 1))

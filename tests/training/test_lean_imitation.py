@@ -53,8 +53,10 @@ def test_a_lean_run_with_imitation_starts_from_the_teacher(tmp_path: pathlib.Pat
 
 def test_privileged_demonstrations_give_the_critic_every_seat_from_the_movers_on() -> None:
     game = make_game("huit", num_players=3)
-    data = demonstrations(game, "greedy", hands=5, num_games=4, gamma=1.0, seed=1,
-                          progress=Progress(enabled=False), privileged=True)
+    data, plain = (demonstrations(game, "greedy", hands=5, num_games=4, gamma=1.0, seed=1,
+                                  progress=Progress(enabled=False), privileged=privileged)
+                   for privileged in (True, False))
     size = game.layout.size
     assert data["critic"].shape == (len(data["actions"]), 3 * size)
-    assert torch.equal(data["critic"][:, :size], data["obs"])  # the mover's own observation comes first
+    assert torch.equal(data["obs"], plain["obs"]) and torch.equal(data["actions"], plain["actions"])
+    assert torch.equal(data["critic"][:, :size], plain["obs"])  # the mover's own observation comes first
