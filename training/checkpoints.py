@@ -29,7 +29,11 @@ import os
 import re
 import secrets
 import shutil
+import signal
+import threading
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -141,10 +145,11 @@ def save_checkpoint(model: Saveable, path: Path) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".tmp-{path.name}")
     try:
-        model.save(tmp)
-        digest = _sha256(tmp)
-        _record(path.parent, path.name, digest)
-        os.replace(tmp, path)
+        with _interrupt_after():
+            model.save(tmp)
+            digest = _sha256(tmp)
+            _record(path.parent, path.name, digest)
+            os.replace(tmp, path)
     except (OSError, RuntimeError) as err:
         tmp.unlink(missing_ok=True)
         if _disk_full(err, path.parent):
@@ -153,6 +158,29 @@ def save_checkpoint(model: Saveable, path: Path) -> str:
                           "saved", str(path)) from None
         raise
     return digest
+
+
+@contextmanager
+def _interrupt_after() -> Iterator[None]:
+    """Hold a Ctrl-C that comes while a checkpoint is written until it is written.
+
+    torch turns a KeyboardInterrupt raised inside its zip writer into a RuntimeError
+    ("unexpected pos"), so a Ctrl-C in the middle of a save would end the run with a
+    traceback instead of the resume command, and with no checkpoint of that step.
+    Outside the main thread (where Python runs signal handlers) nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    caught: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _disk_full(err: BaseException, folder: Path) -> bool:

@@ -124,7 +124,7 @@ def test_ctrl_c_stops_training_with_the_resume_command(tmp_path: pathlib.Path) -
             os.killpg(process.pid, signal.SIGKILL)
     run = first_run(runs)
     assert run is not None
-    assert process.returncode == 130
+    assert process.returncode == 130, err
     assert out.splitlines()[0] == f"run folder: {run}"
     (line,) = err.splitlines()  # one line: no traceback from the trainer or its worker processes
     resume = shlex.join(["cardlab", "train", str(config), "--resume", str(run)])

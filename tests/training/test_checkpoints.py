@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
+import io
 import pathlib
 import re
 import shutil
@@ -254,6 +255,44 @@ def test_a_full_disk_is_one_line_and_leaves_no_temp_file(tmp_path: pathlib.Path,
     assert info.value.errno == errno_module.ENOSPC and info.value.filename == str(path)
     assert "the disk is full (0 bytes free)" in str(info.value) and "\n" not in str(info.value)
     assert not list(path.parent.iterdir())  # neither the temporary file nor a record
+
+
+def test_ctrl_c_while_a_checkpoint_is_written_comes_after_it_is_written_and_recorded(
+        tmp_path: pathlib.Path) -> None:
+    """torch's zip writer turns a KeyboardInterrupt raised inside it into a RuntimeError: the save holds
+    Ctrl-C until the checkpoint is whole and recorded, then raises it (what `train` turns into the resume
+    command)."""
+    import os
+    import signal
+
+    import torch
+
+    from cardlab.training import checkpoints
+
+    class Interrupted(io.BytesIO):
+        """A file that Ctrl-C reaches in the middle of torch's writing."""
+
+        writes = 0
+
+        def write(self, data: Any) -> int:
+            self.writes += 1
+            if self.writes == 3:
+                os.kill(os.getpid(), signal.SIGINT)
+            return super().write(data)
+
+    class Model:
+        def save(self, path: pathlib.Path) -> None:
+            out = Interrupted()
+            torch.save({"weights": torch.arange(50_000)}, out)
+            pathlib.Path(path).write_bytes(out.getvalue())
+
+    path = tmp_path / "checkpoints" / "model_000000000064.zip"
+    with pytest.raises(KeyboardInterrupt):
+        checkpoints.save_checkpoint(Model(), path)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C is Ctrl-C again
+    assert verify_checkpoint(path, tmp_path) == path.read_bytes()  # whole, and recorded
+    assert torch.equal(torch.load(path)["weights"], torch.arange(50_000))
+    assert sorted(p.name for p in path.parent.iterdir()) == [RECORD_NAME, path.name]
 
 
 def test_a_lean_checkpoint_holding_a_pickle_is_refused_as_not_cardlabs(tmp_path: pathlib.Path) -> None:
