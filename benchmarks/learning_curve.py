@@ -36,6 +36,7 @@ import csv
 import dataclasses
 import math
 from pathlib import Path
+from typing import Any
 
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -65,13 +66,28 @@ class Curve:
     """whether the minutes are eval.csv's minutes of training (False: TensorBoard's wall clock)"""
 
 
+def method(cfg: dict[str, Any]) -> str:
+    """How a run trained, from its saved config: the trainer, then each method key it turned on."""
+    parts = ["lean PPO" if cfg.get("trainer") == "lean" else "MaskablePPO"]
+    if cfg.get("imitation", {}).get("enabled"):
+        parts.append("after imitation")
+    if cfg.get("self_play", {}).get("enabled"):
+        parts.append("self-play league")
+    if cfg.get("policy", {}).get("privileged_critic"):
+        parts.append("privileged critic")
+    if cfg.get("episode") == "match":
+        parts.append("match episodes")
+    if (cfg.get("rules") or {}).get("memory"):
+        parts.append("memory")
+    return ", ".join(parts)
+
+
 def read_curve(run_dir: Path) -> Curve:
     """The run's evaluations against `OPPONENT` (the final one included) over its minutes."""
     if not (run_dir / "eval.csv").is_file() or not (run_dir / "config.yaml").is_file():
         raise SystemExit(f"{run_dir} has no eval.csv or config.yaml: is it a run folder?")
     cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
-    trainer = "new: lean self-play" if cfg.get("trainer") == "lean" else "old: MaskablePPO"
-    label = f"{trainer}, {cfg['name']} (reward: {cfg.get('reward', 'win')})"
+    label = f"{method(cfg)}, {cfg['name']} (reward: {cfg.get('reward', 'win')})"
     with (run_dir / "eval.csv").open(newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
     by_step = {int(r["steps"]): r for r in rows}  # the final evaluation, written last, wins a shared step

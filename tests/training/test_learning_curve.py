@@ -74,3 +74,13 @@ def test_the_minutes_of_eval_csv_make_the_clock_one_panel_per_table(monkeypatch:
     with pytest.raises(SystemExit, match=r"no minutes in eval\.csv and no TensorBoard event file"):
         bench.read_curve(fake_run(tmp_path / "old", rows[:1], [f for f in EVAL_FIELDS if f != "minutes"],
                                   tensorboard=False))
+
+
+def test_the_legend_names_each_method_the_run_turned_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = load_benchmark(monkeypatch)
+    recipe = yaml.safe_load((ROOT / "configs" / "tables" / "base.yaml").read_text())
+    assert bench.method(recipe) == "lean PPO, after imitation, self-play league"
+    every = {**recipe, "imitation": {"enabled": False}, "episode": "match", "rules": {"memory": True},
+             "policy": {"privileged_critic": True}}
+    assert bench.method(every) == "lean PPO, self-play league, privileged critic, match episodes, memory"
+    assert bench.method({"trainer": "sb3", "rules": None}) == "MaskablePPO"
