@@ -113,6 +113,7 @@ def check_saved(
     saved, wanted = data["rules"], rules.to_dict()
     if not isinstance(saved, Mapping):
         raise field_error("rules", "a dict of rule options, as state_dict() writes it", saved)
+    saved = type(rules).completed(saved)
     differ = [k for k in {*saved, *wanted} if not (k in saved and k in wanted and _same(saved[k], wanted[k]))]
     if differ:
         listed = ", ".join(

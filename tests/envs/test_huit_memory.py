@@ -11,12 +11,16 @@ engine in their own files, with `memory` among the options.
 
 from __future__ import annotations
 
+import json
+import pathlib
+import re
 from typing import Any
 
 import numpy as np
 import pytest
 from pettingzoo import AECEnv
 
+from cardlab.agents.base import make_agent
 from cardlab.envs import huit_v1, make_game
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.observer import HuitObserver, make_layout
@@ -24,6 +28,7 @@ from cardlab.envs.huit.rules import HuitRules, HuitState
 from tests.envs.helpers import dealt, obs_parts, play, play_all
 
 S, H, D, C = range(4)
+BOTS = pathlib.Path(__file__).resolve().parents[2] / "agents" / "bots"
 
 
 def memory_env(hands: list[list[str]], bank: list[str], **options: Any) -> AECEnv:
@@ -153,6 +158,17 @@ def test_a_saved_memory_restores_and_a_state_without_it_restores_with_none() -> 
     assert HuitState.from_state_dict(saved, rules).state_dict() == saved
     older = {k: v for k, v in saved.items() if k != "drew_on"}
     assert HuitState.from_state_dict(older, rules).drew_on == [0, 0, 0]
+    before_memory = {**saved, "rules": {k: v for k, v in saved["rules"].items() if k != "memory"}}
+    assert HuitState.from_state_dict(before_memory, HuitRules(num_players=3)).drew_on == [0, 1 << H, 0]
+    with pytest.raises(ValueError, match=re.escape("other rule options: memory=False (env: True)")):
+        HuitState.from_state_dict(before_memory, rules)  # it was saved without memory: memory false
+
+
+def test_a_shipped_bot_written_before_the_option_plays_without_memory_and_is_refused_with_it() -> None:
+    assert "memory" not in json.loads((BOTS / "huit-2p.json").read_text())["rules"]
+    make_agent("bot:huit-2p", make_game("huit", {"num_players": 2}))
+    with pytest.raises(ValueError, match=r"other rule options: memory=False \(game: True\)"):
+        make_agent("bot:huit-2p", make_game("huit", {"num_players": 2, "memory": True}))
 
 
 def test_the_batch_and_a_sampled_world_keep_and_show_the_memory() -> None:
