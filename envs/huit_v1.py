@@ -36,7 +36,9 @@ card first). `env.unwrapped.state_dict()` keys: `game`, `rules`, `hands`,
 `announced`, `ace_penalty`, `phase` ("play", "after_draw"), `turn`,
 `hand_over`, `truncated`, `winner`, `hand_points`, `score_changes`,
 `match_over`, `scores`, `streaks`, `dealer`, `hands_played`, `rng`, `left_out`
-(the cards a stacked deal left out of play); `env.reset(options={"state": d})`
+(the cards a stacked deal left out of play), `drew_on` (per seat the suits it
+drew on and has not laid since, the memory the option `memory` observes; a
+state without it has none); `env.reset(options={"state": d})`
 restores it exactly, after checking every field: a bad one is refused with a
 `ValueError` that names it and what is accepted, and the env is left as it
 was. A state saved after the hand (or match) ended restores ended.

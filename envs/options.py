@@ -110,6 +110,15 @@ class RuleOptions:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def completed(cls, saved: Mapping[str, Any]) -> dict[str, Any]:
+        """Rule options saved in a file (bot, saved state), with the default of each option it lacks.
+
+        An option added after the file was written (such as `memory`) defaults to the play it had, so
+        older bots and states stay usable; the result compares with `to_dict()`.
+        """
+        return {**{o.name: o.default for o in cls.describe()}, **saved}
+
 
 def _range_text(low: int | None, high: int | None) -> str:
     if low is None:

@@ -113,6 +113,7 @@ def check_saved(
     saved, wanted = data["rules"], rules.to_dict()
     if not isinstance(saved, Mapping):
         raise field_error("rules", "a dict of rule options, as state_dict() writes it", saved)
+    saved = type(rules).completed(saved)
     differ = [k for k in {*saved, *wanted} if not (k in saved and k in wanted and _same(saved[k], wanted[k]))]
     if differ:
         listed = ", ".join(
@@ -231,3 +232,28 @@ def saved_card(data: Mapping[str, Any], key: str) -> int | None:
         return parse_card(value)
     except ValueError as err:
         raise ValueError(f"saved state field {excerpt(key)}: {err}") from None
+
+
+def suit_letters(mask: int) -> list[str]:
+    """A 4-bit suit mask (bit s: suit s, S H D C order) as its suit letters, in that order."""
+    return [letter for s, letter in enumerate(SUITS) if mask >> s & 1]
+
+
+def saved_suit_masks(data: Mapping[str, Any], key: str, n: int) -> list[int]:
+    """Per seat a list of distinct suit letters (`suit_letters`), as masks; a state without the key: all 0.
+
+    The key came later than the others (the `memory` of the hand): older saved states lack it.
+    """
+    if key not in data:
+        return [0] * n
+    value = data[key]
+    wanted = f"a list of {n} lists of distinct suit letters S, H, D, C (one list per seat)"
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        raise field_error(key, wanted, value)
+    masks = []
+    for seat, letters in enumerate(value):
+        suits = isinstance(letters, (list, tuple)) and all(isinstance(x, str) and x in SUITS for x in letters)
+        if not suits or len(set(letters)) != len(letters):
+            raise field_error(f"{key}[{seat}]", "a list of distinct suit letters S, H, D, C", letters)
+        masks.append(sum(1 << parse_suit(x) for x in letters))
+    return masks

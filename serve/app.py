@@ -125,7 +125,7 @@ class AgentChoice:
 
     def fits(self, game: Game) -> bool:
         return (self.game in (None, game.id) and self.num_players in (None, game.num_players)
-                and (self.rules is None or dict(self.rules) == game.rules.to_dict()))
+                and (self.rules is None or game.spec.rules.completed(self.rules) == game.rules.to_dict()))
 
 
 def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:

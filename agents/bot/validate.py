@@ -145,11 +145,11 @@ def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> Non
             meta_path, f"it was trained for {meta['num_players']} players, the game has "
                        f"{game.num_players}; play it with {meta['num_players']} players"
         )
-    game_rules = game.rules.to_dict()
+    game_rules, bot_rules = game.rules.to_dict(), spec.rules.completed(meta["rules"])
     diffs = [
-        f"{k}={excerpt(meta['rules'].get(k, '(missing)'))} (game: {excerpt(game_rules.get(k, '(missing)'))})"
-        for k in sorted(set(game_rules) | set(meta["rules"]))
-        if meta["rules"].get(k, "(missing)") != game_rules.get(k, "(missing)")
+        f"{k}={excerpt(bot_rules.get(k, '(missing)'))} (game: {excerpt(game_rules.get(k, '(missing)'))})"
+        for k in sorted(set(game_rules) | set(bot_rules))
+        if bot_rules.get(k, "(missing)") != game_rules.get(k, "(missing)")
     ]
     if diffs:
         raise refuse(meta_path, f"it was trained with other rule options: {', '.join(diffs)}; "

@@ -24,9 +24,10 @@ processes load them in about 1 s.
   current suit (-1: none), `ANNOUNCED`, `ACE_PENALTY`, `PHASE` (0 play,
   1 after_draw), `TURN`, `BANK_LEN`, `TABLE_LEN`, `HAND_OVER`, `TRUNCATED`,
   `WINNER` (-1: none), `MATCH_OVER`, `DEALER`, `HANDS_PLAYED`;
-- `seats` (B, 5, n) int64, per game and seat, by row: `SIZES` cards held,
+- `seats` (B, 6, n) int64, per game and seat, by row: `SIZES` cards held,
   `SCORES` match totals, `STREAKS` (B12), `HAND_POINTS` and `SCORE_CHANGES`
-  of the last hand;
+  of the last hand, `DREW_ON` the engine's `drew_on` suit masks (kept
+  whatever the option `memory`, observed only with it);
 - `hands` (B, n, 32) int8: 1 for each card a seat holds;
 - `bank` (B, 32) int8: the face-down bank in `bank[:BANK_LEN]`, next card
   last (as the engine's list);
@@ -58,6 +59,7 @@ from cardlab.envs.huit.kernels import (
     BANK_LEN,
     CUR,
     DEALER,
+    DREW_ON,
     HAND_OVER,
     HAND_POINTS,
     HANDS_PLAYED,
@@ -126,8 +128,9 @@ class HuitBatch(BatchedEngine):
             self.reward_table[k] = (shares[0], shares[-1])
         s = self.layout.slices
         self._offsets = np.array(
-            [s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
-                                        "streaks", "played", "bank")], dtype=np.int64)
+            [*(s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
+                                          "streaks", "played", "bank")),
+             s["drew_on"].start if "drew_on" in s else -1], dtype=np.int64)
         # The observer's scale factors and score bounds, computed as it computes them.
         scores = s["scores"].start
         self._scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,
@@ -158,6 +161,7 @@ class HuitBatch(BatchedEngine):
         row[DEALER], row[HANDS_PLAYED] = state.match.dealer, state.match.hands_played
         seat[SIZES], seat[SCORES], seat[STREAKS] = state.sizes, state.match.scores, state.match.streaks
         seat[HAND_POINTS], seat[SCORE_CHANGES] = state.hand_points, state.score_changes
+        seat[DREW_ON] = state.drew_on
         self.hands[b] = np.stack([h[DECK_IDS] for h in state.hands])
         self.bank[b, : len(state.bank)] = LOCAL_INDEX[state.bank]
         self.table[b, : len(state.table)] = LOCAL_INDEX[state.table]
@@ -180,6 +184,7 @@ class HuitBatch(BatchedEngine):
         state.current_suit = None if row[SUIT] < 0 else int(row[SUIT])
         state.announced, state.ace_penalty = bool(row[ANNOUNCED]), bool(row[ACE_PENALTY])
         state.phase = int(row[PHASE])
+        state.drew_on = seat[DREW_ON].tolist()
         state.match = Match(self.n, seat[SCORES].tolist(), int(row[DEALER]), seat[STREAKS].tolist(),
                             int(row[HANDS_PLAYED]))
         state.turn, state.hand_over = int(row[TURN]), bool(row[HAND_OVER])

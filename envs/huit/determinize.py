@@ -4,7 +4,9 @@ The shared method and choices are in `cardlab.envs.determinize`. From the
 observation (`cardlab.envs.huit.observer`) come exactly: the seat's hand, the
 table's cards and its top card, the suit, the announced / Ace-penalty /
 after-draw flags, every hand size, the bank's size, the match totals and the
-B12 streaks. Not observed, and chosen: the bank's order and the other hands
+B12 streaks, and with the option `memory` the other seats' `drew_on` (the
+seat's own is not observed: 0). The hands are dealt without regard to
+`drew_on`. Not observed, and chosen: the bank's order and the other hands
 (dealt at random from the unseen cards: neither in the hand nor on the table;
 cards an earlier refill took from the table are among them), the table's
 order under the top card, and the fields the shared module lists.
@@ -17,12 +19,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from cardlab.envs import cards as C
 from cardlab.envs import determinize as D
 from cardlab.envs.huit.observer import DECK_IDS, NUM_CARDS, make_layout
 from cardlab.envs.huit.rules import AFTER_DRAW, PLAY, HuitRules, HuitState
 from cardlab.envs.layout import Layout
 
 _ONES = np.ones(NUM_CARDS, dtype=np.float64)
+_SUIT_BITS = np.array([1 << s for s in range(C.NUM_SUITS)], dtype=np.int64)
 
 
 @functools.cache
@@ -49,5 +53,16 @@ def determinize(rules: HuitRules, observation: Mapping[str, np.ndarray], seat: i
                                seat),
         fields={"current_suit": D.one_hot(parts["suit"], "suit"), "announced": bool(parts["announced"][0]),
                 "ace_penalty": bool(parts["ace_penalty"][0]),
-                "phase": AFTER_DRAW if parts["after_draw"][0] else PLAY},
+                "phase": AFTER_DRAW if parts["after_draw"][0] else PLAY,
+                "drew_on": _drew_on(parts, rules.num_players, seat)},
     )
+
+
+def _drew_on(parts: Mapping[str, np.ndarray], n: int, seat: int) -> list[int]:
+    """The seats' `drew_on` masks: observed for the others with `memory`, else 0."""
+    if "drew_on" not in parts:
+        return [0] * n
+    bits = np.asarray(parts["drew_on"]).reshape(n - 1, C.NUM_SUITS)
+    if not np.isin(bits, (0, 1)).all():
+        raise D.unfit("field 'drew_on' holds values other than 0 and 1")
+    return D.absolute([0, *(bits.astype(np.int64) @ _SUIT_BITS).tolist()], seat)

@@ -23,8 +23,8 @@ NUM_ACTIONS = R.NUM_ACTIONS
 (CUR, SUIT, ANNOUNCED, ACE_PENALTY, PHASE, TURN, BANK_LEN, TABLE_LEN, HAND_OVER, TRUNCATED, WINNER,
  MATCH_OVER, DEALER, HANDS_PLAYED) = range(14)
 INFO_COLUMNS = 14
-SIZES, SCORES, STREAKS, HAND_POINTS, SCORE_CHANGES = range(5)
-SEAT_ROWS = 5
+SIZES, SCORES, STREAKS, HAND_POINTS, SCORE_CHANGES, DREW_ON = range(6)
+SEAT_ROWS = 6
 # Rule options as one int64 array for the kernels.
 P_N, P_EACH, P_QUEEN_EACH, P_SHUFFLE, P_TARGET, P_STREAK_LEN, P_STREAK_BONUS, P_MAX_TURNS, P_MATCH = range(9)
 
@@ -190,6 +190,7 @@ def _play(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, table: np.ndar
         order += 1
     info[b, TABLE_LEN] = n_table + size
     seats[b, SIZES, seat] -= size
+    seats[b, DREW_ON, seat] &= ~A_MASK[a]
     if seats[b, SIZES, seat] == 0:  # B11
         info[b, HAND_OVER] = 1
         _record(info, seats, hands, b, seat, params)
@@ -215,6 +216,8 @@ def _draw(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarr
     """`HuitState._draw` and `HandState._draw_cards`: B9, B7's two cards, B10's refill."""
     seat = info[b, CUR]
     penalty = info[b, ACE_PENALTY]
+    if not penalty and info[b, SUIT] >= 0:  # a draw of its own accord
+        seats[b, DREW_ON, seat] |= 1 << info[b, SUIT]
     for _ in range(2 if penalty else 1):
         if info[b, BANK_LEN] == 0:
             n_table = info[b, TABLE_LEN]
@@ -248,6 +251,7 @@ def _deal(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarr
         info[b, col] = 0
     seats[b, HAND_POINTS, :] = 0
     seats[b, SCORE_CHANGES, :] = 0
+    seats[b, DREW_ON, :] = 0
     hands[b, :, :] = 0
     pack = np.arange(NUM_CARDS).astype(np.int8)
     gen.shuffle(pack)
@@ -327,9 +331,12 @@ def step_kernel(actions: np.ndarray, info: np.ndarray, seats: np.ndarray, hands:
 def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
                     table: np.ndarray, who: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
                     out: np.ndarray) -> None:
-    """`HuitObserver.observe` of seat who[b] in each info b (offsets: the layout's field starts)."""
+    """`HuitObserver.observe` of seat who[b] in each info b.
+
+    offsets: the layout's field starts, the last one -1 when the layout has no `drew_on` (memory off).
+    """
     hand0, top0, suit0, flags0, opp0 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]
-    score0, streak0, played0, bank0 = offsets[5], offsets[6], offsets[7], offsets[8]
+    score0, streak0, played0, bank0, drew0 = offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
     inv_target, inv_streak, low, high = scales[0], scales[1], scales[2], scales[3]
     n = seats.shape[2]
     for b in range(out.shape[0]):
@@ -351,6 +358,9 @@ def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank:
             other = (seat + k) % n
             if k:
                 out[b, opp0 + k - 1] = seats[b, SIZES, other] / 8
+                if drew0 >= 0:
+                    for s in range(4):
+                        out[b, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
             out[b, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
             out[b, streak0 + k] = seats[b, STREAKS, other] * inv_streak
         out[b, bank0] = info[b, BANK_LEN] / NUM_CARDS

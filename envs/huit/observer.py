@@ -1,7 +1,10 @@
 """Huit américain observations: one flat float32 vector from the acting seat's point of view.
 
 The layout (fields, sizes, meanings) is written once, in `make_layout`
-below; `cardlab rules huit --markdown` and the docs print it from there.
+below; `cardlab rules huit --markdown` and the docs print it from there. It
+depends on the rule options (the seat fields on `num_players`, the last field
+`drew_on` on `memory`) under one `OBSERVATION_VERSION`: with `memory` false
+the vector is the one it always was.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ LOCAL_INDEX = np.full(C.NUM_KINDS, -1, dtype=np.int64)
 LOCAL_INDEX[list(DECK_CARDS)] = np.arange(NUM_CARDS)
 DECK_IDS = np.array(DECK_CARDS, dtype=np.int64)
 _ONES = np.ones(C.NUM_KINDS, dtype=np.float32)
+# MASK_BITS[m]: the 4 bits of a suit mask m, in suit order (a `drew_on` entry per seat).
+MASK_BITS = np.array([[m >> s & 1 for s in range(C.NUM_SUITS)] for m in range(1 << C.NUM_SUITS)],
+                     dtype=np.float32)
 
 
 def make_layout(rules: HuitRules) -> Layout:
@@ -44,6 +50,10 @@ def make_layout(rules: HuitRules) -> Layout:
         Field("streaks", n, 0, 1, "current win streaks / streak_length (B12), same order"),
         Field("played", NUM_CARDS, 0, 1, "1 for each card on the table"),
         Field("bank", 1, 0, 1, "cards in the bank / 32"),
+        *([Field("drew_on", (n - 1) * C.NUM_SUITS, 0, 1,
+                 "only with the option memory: 4 per seat me+1, me+2, ..., in suit order S H D C: 1 where "
+                 "that suit was current when the seat drew of its own accord (not B7's penalty) and it has "
+                 "laid no card of that suit since this hand began")] if rules.memory else []),
     ])
 
 
@@ -60,6 +70,7 @@ class HuitObserver:
         self._top0, self._suit0, self._bank = s["top"].start, s["suit"].start, s["bank"].start
         self._flags = self.layout.span("announced", "after_draw")
         self._seats = self.layout.span("opponents", "streaks")
+        self._drew_on = s.get("drew_on")
         self._inv_target = 1.0 / rules.target_score
         self._inv_streak = 1.0 / rules.streak_length
         self._scores_low = float(self.layout.low[s["scores"].start])
@@ -83,6 +94,8 @@ class HuitObserver:
             + [v * self._inv_streak for v in rotated(match.streaks, seat)]
         )
         obs[self._bank] = len(state.bank) / NUM_CARDS
+        if self._drew_on is not None:
+            obs[self._drew_on] = MASK_BITS[rotated(state.drew_on, seat)[1:]].ravel()
         return obs
 
     def observe_hidden(self, state: HuitState, seat: int) -> np.ndarray:

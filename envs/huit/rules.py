@@ -40,6 +40,12 @@ no gymnasium or PettingZoo. Rules by id:
 - C1 `max_turns` actions per hand, then the hand is truncated (no winner, no points).
 - C2 everything random comes from the generator given at reset.
 
+Memory of the hand (public, not a rule of play): `drew_on[seat]`, a 4-bit suit
+mask, gets the bit of the current suit when the seat draws of its own accord
+(not B7's penalty; nothing on an empty table) and loses the bits of the suits
+it lays; every hand starts with none. The engine always keeps it; the observer
+shows it only with the option `memory`.
+
 Action ids (`NUM_ACTIONS` = 354), chained constants. A *group* is a rank, a
 non-empty set of its suits (a 4-bit mask in S H D C order) and the suit of the
 card laid last (the new top); 32 groups per rank.
@@ -74,6 +80,8 @@ from cardlab.envs.saved import (
     refuse_empty_hands,
     saved_bool,
     saved_choice,
+    saved_suit_masks,
+    suit_letters,
 )
 
 # ---------------------------------------------------------------- cards and points
@@ -214,6 +222,8 @@ class HuitRules(RuleOptions):
     streak_length: int = option(3, "hand wins in a row that earn the bonus (B12)", 1)
     streak_bonus: int = option(10, "points taken off the total for a streak (B12)", 0)
     max_turns: int = option(1000, "actions in a hand before it is truncated (C1)", 1)
+    memory: bool = option(False, "no rule of play, play is unchanged: the observation adds the field "
+                          "drew_on, a memory of the hand (the suits each other player drew on)")
 
     def validate(self) -> None:
         if self.hand_size == "all":
@@ -262,6 +272,7 @@ class HuitState(HandState):
         self.announced = False
         self.ace_penalty = False
         self.phase = PLAY
+        self.drew_on: list[int] = [0] * self.n
         self._reset_end()
 
     def deal_shuffled(self) -> None:
@@ -344,6 +355,7 @@ class HuitState(HandState):
         for card in cards:
             hand[card] -= 1
         self.sizes[seat] -= len(cards)
+        self.drew_on[seat] &= ~ACTION_MASK[action]
         self._lay(cards)
         if self.sizes[seat] == 0:  # B11
             self._finish(seat)
@@ -375,6 +387,8 @@ class HuitState(HandState):
         return [first, *(c for c in cards if c != first)]
 
     def _draw(self, seat: int) -> None:
+        if not self.ace_penalty and self.current_suit is not None:  # a draw of its own accord
+            self.drew_on[seat] |= 1 << self.current_suit
         count = 2 if self.ace_penalty else 1
         self._draw_cards(seat, count)
         if self.ace_penalty:  # B7: the 2-card penalty ends the turn
@@ -406,6 +420,7 @@ class HuitState(HandState):
             "announced": self.announced,
             "ace_penalty": self.ace_penalty,
             "phase": PHASE_NAMES[self.phase],
+            "drew_on": [suit_letters(mask) for mask in self.drew_on],
             **self._end_fields(),
             "rng": rng_state(self.rng),
         }
@@ -421,6 +436,7 @@ class HuitState(HandState):
         self.announced = saved_bool(data, "announced")
         self.ace_penalty = saved_bool(data, "ace_penalty")
         self.phase = PHASE_NAMES.index(saved_choice(data, "phase", PHASE_NAMES))
+        self.drew_on = saved_suit_masks(data, "drew_on", self.n)
         if self.ace_penalty and not self.table:
             raise ValueError("saved state field 'ace_penalty' is true on an empty table: "
                              "it needs an Ace (B7)")

@@ -100,6 +100,9 @@ CASES = [
     ({"num_players": 4, "max_turns": 25}, "hand", 12, 120),
     ({"num_players": 3, "target_score": 40, "streak_length": 2, "streak_bonus": 7}, "match", 12, 250),
     ({"num_players": 2, "target_score": 60, "shuffle_on_refill": True, "max_turns": 60}, "match", 12, 200),
+    ({"num_players": 2, "memory": True}, "hand", 12, 150),
+    ({"num_players": 6, "memory": True, "hand_size": 3}, "hand", 12, 150),
+    ({"num_players": 4, "memory": True, "target_score": 40}, "match", 12, 200),
 ]
 CASE_IDS = [f"{ep}-" + "-".join(f"{k}={v}" for k, v in kw.items()) for kw, ep, _b, _r in CASES]
 

@@ -64,13 +64,14 @@ def switch_options(draw: st.DrawFn) -> Options:
 
 @st.composite
 def huit_options(draw: st.DrawFn) -> Options:
-    """Huit rule options (B2, B8, B10), including hand_size 'all' (no bank at all)."""
+    """Huit rule options (B2, B8, B10, and `memory`), including hand_size 'all' (no bank at all)."""
     num_players = draw(st.integers(2, 6))
     return {
         "num_players": num_players,
         "hand_size": draw(st.one_of(st.just("all"), st.integers(1, 32 // num_players))),
         "queen_skips_each": draw(st.booleans()),
         "shuffle_on_refill": draw(st.booleans()),
+        "memory": draw(st.booleans()),
         "max_turns": FAST_MAX_TURNS,
     }
 

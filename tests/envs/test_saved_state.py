@@ -274,6 +274,11 @@ BAD_FIELDS: list[tuple[str, str, Any, str]] = [
         "other rule options: match_rank=1 (env: True)",
     ),
     ("huit", "no_such_key", 1, "unknown saved state key(s) no_such_key"),
+    # the memory of the hand (optional: a state without it has none)
+    ("huit", "drew_on", [[], [], []], "'drew_on' must be a list of 4 lists of distinct suit letters"),
+    ("huit", "drew_on", [0, 0, 0, 0], "'drew_on[0]' must be a list of distinct suit letters S, H, D, C, got"),
+    ("huit", "drew_on", [[], ["H", "H"], [], []], "'drew_on[1]' must be a list of distinct suit letters"),
+    ("huit", "drew_on", [[], [], ["h"], []], "'drew_on[2]' must be a list of distinct suit letters"),
     ("huit", 3, 1, "unknown saved state key(s) 3:"),
     # consistency with the cards and the other fields
     (
