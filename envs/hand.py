@@ -321,5 +321,6 @@ _END_FIELDS: dict[str, Callable[[HandState], Any]] = {
     "hands_played": lambda s: s.match.hands_played,
 }
 END_KEYS = tuple(_END_FIELDS)
-# Saved-state keys a state may lack: `left_out` came later; without it the state used the whole deck.
-OPTIONAL_KEYS = ("left_out",)
+# Saved-state keys a state may lack, both added later: without `left_out` the state used the whole deck,
+# without `drew_on` (the memory of the hand) nothing is remembered.
+OPTIONAL_KEYS = ("left_out", "drew_on")

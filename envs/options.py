@@ -20,17 +20,21 @@ for many hands' points."""
 
 
 def option(
-    default: Any, doc: str, low: int | None = None, high: int | None = None, accepted: str = ""
+    default: Any, doc: str, low: int | None = None, high: int | None = None, accepted: str = "",
+    added_later: bool = False,
 ) -> Any:
     """A rule option field: its default, what it means and its range, written once.
 
     `low`/`high` bound a whole number (checked on construction; `high` is
     `COUNT_HIGH` unless given, so no count is unbounded); `accepted`
     describes other values for the docs (its checks then live in `validate`).
+    `added_later` marks an option that bots and saved states written before it
+    lack: `to_dict` leaves it out while it has its default, so those files still
+    match the rules they were made with.
     """
     if low is not None and high is None:
         high = COUNT_HIGH
-    meta = {"doc": doc, "low": low, "high": high, "accepted": accepted}
+    meta = {"doc": doc, "low": low, "high": high, "accepted": accepted, "added_later": added_later}
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -108,7 +112,11 @@ class RuleOptions:
                              f"accepted {_range_text(low, high)}")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every option, but an `added_later` one at its default (files from before it lack it)."""
+        return {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+            if not (f.metadata.get("added_later") and getattr(self, f.name) == f.default)
+        }
 
 
 def _range_text(low: int | None, high: int | None) -> str:

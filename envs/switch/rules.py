@@ -28,6 +28,12 @@ no gymnasium or PettingZoo. Rules by id:
 - C1 `max_turns` actions per hand, then the hand is truncated (no winner, no points).
 - C2 everything random comes from the generator given at reset.
 
+Memory of the hand (public, whatever the options): `drew_on[seat]` is a 4-bit
+suit mask, bit s set when suit s was current as the seat drew of its own accord
+(A8; drawing a run, A6, is a penalty and sets nothing) and cleared when the seat
+lays a card of suit s (Jokers have none); reset at each deal. The `memory`
+option only shows it in the observation.
+
 Action ids and their text: `cardlab.envs.switch.actions` (re-exported here).
 """
 
@@ -51,6 +57,7 @@ from cardlab.envs.saved import (
     saved_card,
     saved_choice,
     saved_int,
+    saved_int_list,
     saved_seat_or_none,
     shown,
 )
@@ -122,6 +129,10 @@ class SwitchRules(RuleOptions):
     voluntary_draw: bool = option(False, "a player may draw although they could play (A8)")
     target_score: int = option(500, "a match ends after a hand in which a total reaches this (A12)", 1)
     max_turns: int = option(3000, "actions in a hand before it is truncated (C1)", 1)
+    memory: bool = option(
+        False, "not a rule of play: adds the observation field drew_on, a memory of the hand (which suits "
+        "each other player drew on and has not laid since); play is unchanged", added_later=True,
+    )
 
     def validate(self) -> None:
         if self.hand_size * self.num_players >= self.deck_size():
@@ -151,6 +162,8 @@ SAVED_KEYS = (
     "game", "rules", "hands", "stock", "discard", "current_player", "direction", "current_suit",
     "pending_draw", "phase", "drawn_card", "first_out", *END_KEYS, "rng",
 )
+ALL_SUITS = (1 << C.NUM_SUITS) - 1
+"""`drew_on` with every suit's bit set"""
 
 
 class SwitchState(HandState):
@@ -172,6 +185,7 @@ class SwitchState(HandState):
         self.phase = PLAY
         self.drawn = NO_CARD
         self.first_out: int | None = None
+        self.drew_on = [0] * self.n
         self._reset_end()
 
     def deal_shuffled(self) -> None:
@@ -285,6 +299,8 @@ class SwitchState(HandState):
         self.hands[seat][card] -= 1
         self.sizes[seat] -= 1
         self._lay((card,))
+        if card != C.JOKER:
+            self.drew_on[seat] &= ALL_SUITS ^ (1 << C.suit_of(card))
         self.phase = PLAY
         self.drawn = NO_CARD
         rank = C.rank_of(card)
@@ -320,6 +336,8 @@ class SwitchState(HandState):
                 return
             self._end_turn(seat)
             return
+        if self.current_suit is not None:
+            self.drew_on[seat] |= 1 << self.current_suit
         card = self._draw_cards(seat, 1)
         if card is not None and self.rules.play_after_draw and self.playable(card):
             self.phase = AFTER_DRAW
@@ -362,6 +380,7 @@ class SwitchState(HandState):
             "phase": PHASE_NAMES[self.phase],
             "drawn_card": None if self.drawn == NO_CARD else C.card_str(self.drawn),
             "first_out": self.first_out,
+            "drew_on": list(self.drew_on),
             **self._end_fields(),
             "rng": rng_state(self.rng),
         }
@@ -382,6 +401,9 @@ class SwitchState(HandState):
         drawn = saved_card(data, "drawn_card")
         self.drawn = NO_CARD if drawn is None else drawn
         self.first_out = saved_seat_or_none(data, "first_out", self.n)
+        # Saved before the memory of the hand existed: nothing remembered.
+        self.drew_on = [0] * self.n if "drew_on" not in data else saved_int_list(data, "drew_on", self.n, 0,
+                                                                                   ALL_SUITS)
         self._check_play()
         return self
 
@@ -466,28 +488,8 @@ class SwitchState(HandState):
 
 # The engine's names and its actions' (from `actions`), so `rules` stays the one module to import.
 __all__ = [
-    "ACTION_CARD",
-    "ACTION_DECLARE",
-    "DECLARE",
-    "DECLARE_IDS",
-    "DRAW",
-    "GRAMMAR",
-    "JACKS",
-    "NO_CARD",
-    "NUM_ACTIONS",
-    "PASS",
-    "PHASE_NAMES",
-    "PLAIN_CARDS",
-    "PLAY_IDS",
-    "PLAY_JACK",
-    "PLAY_PLAIN",
-    "POINTS",
-    "RUN_CARD",
-    "SAVED_KEYS",
-    "WILD",
-    "SwitchRules",
-    "SwitchState",
-    "action_to_str",
-    "card_points",
+    "ACTION_CARD", "ACTION_DECLARE", "ALL_SUITS", "DECLARE", "DECLARE_IDS", "DRAW", "GRAMMAR", "JACKS",
+    "NO_CARD", "NUM_ACTIONS", "PASS", "PHASE_NAMES", "PLAIN_CARDS", "PLAY_IDS", "PLAY_JACK", "PLAY_PLAIN",
+    "POINTS", "RUN_CARD", "SAVED_KEYS", "WILD", "SwitchRules", "SwitchState", "action_to_str", "card_points",
     "str_to_action",
 ]
