@@ -147,7 +147,8 @@ def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> Non
         )
     game_rules = game.rules.to_dict()
     diffs = [
-        f"{k}={excerpt(meta['rules'].get(k, '(missing)'))} (game: {excerpt(game_rules.get(k, '(missing)'))})"
+        f"{k}={excerpt(meta['rules'].get(k, '(missing)'))} "
+        f"(game: {excerpt(getattr(game.rules, k, '(missing)'))})"
         for k in sorted(set(game_rules) | set(meta["rules"]))
         if meta["rules"].get(k, "(missing)") != game_rules.get(k, "(missing)")
     ]

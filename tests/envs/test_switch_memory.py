@@ -166,3 +166,12 @@ def test_a_restored_state_keeps_the_memory_and_an_older_one_has_none() -> None:
     older = {k: v for k, v in saved.items() if k != "drew_on"}
     again.reset(options={"state": older})
     assert drew_on(again) == [0, 0, 0, 0]
+
+
+def test_a_state_saved_with_the_memory_shown_is_refused_by_a_table_without_it() -> None:
+    """The option changes the observation: saved states (and bots) made with it need it."""
+    saved = switch_v1.env(memory=True)
+    saved.reset(seed=0)
+    plain = switch_v1.env()
+    with pytest.raises(ValueError, match=r"other rule options: memory=True \(env: False\)"):
+        plain.reset(options={"state": saved.unwrapped.state_dict()})
