@@ -29,6 +29,7 @@ The helpers here work on per-kind counts of the global card ids
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
@@ -92,7 +93,7 @@ class Determinization:
         state = self.state.assembled(self.rules, np.random.default_rng(int(rng.integers(2**63))), hands,
                                      cards[start:start + self.pile].tolist(), played, match, self.seat)
         for name, value in self.fields.items():
-            setattr(state, name, value)
+            setattr(state, name, copy.copy(value))  # a list field is the state's own, not shared by samples
         for name, options in self.picks.items():
             setattr(state, name, options[int(rng.integers(len(options)))])
         return state

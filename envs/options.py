@@ -17,6 +17,9 @@ batched engines keep counts in int32 arrays, and the observers divide by them as
 TOTAL_HIGH = 1_000_000_000
 """The largest magnitude of a saved total (scores, hand points, hands played): int32 holds it with room
 for many hands' points."""
+MEMORY_DOC = ("not a rule of play (play is unchanged): adds the observation field drew_on, a memory of "
+              "the hand: the suits each other player drew on and has laid none of since")
+"""The doc of each game's `memory` option, which the game's engine and observer implement."""
 
 
 def option(

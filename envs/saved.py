@@ -117,7 +117,7 @@ def check_saved(
     differ = [k for k in {*saved, *wanted} if not (k in saved and k in wanted and _same(saved[k], wanted[k]))]
     if differ:
         listed = ", ".join(
-            f"{key_names([k])}={shown(saved.get(k))} (env: {excerpt(wanted.get(k))})"
+            f"{key_names([k])}={shown(saved.get(k))} (env: {excerpt(getattr(rules, k, None))})"
             for k in sorted(differ, key=excerpt)[:5]
         )
         raise ValueError(

@@ -38,7 +38,10 @@ first), `discard` (bottom first), `current_player`, `direction`,
 "after_draw", "declare"), `drawn_card`, `first_out` (A9), `turn`, `hand_over`,
 `truncated`, `winner`, `hand_points`, `score_changes`, `match_over`, `scores`,
 `streaks`, `dealer`, `hands_played`, `rng` (the generator's state),
-`left_out` (the cards a stacked deal left out of play);
+`left_out` (the cards a stacked deal left out of play), `drew_on` (the memory
+of the hand: per seat a suit mask, bit s for suit s of S H D C, set when the
+seat drew of its own accord on suit s and has laid no card of it since; shown in
+the observation with the `memory` option; 0s when absent);
 `env.reset(options={"state": d})` restores it exactly, after checking every
 field: a bad one is refused with a `ValueError` that names it and what is
 accepted, and the env is left as it was. A state saved after the hand (or

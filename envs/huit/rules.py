@@ -70,7 +70,7 @@ from cardlab.envs import cards as C
 from cardlab.envs.action_text import split_action_text
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.hand import END_KEYS, HandState
-from cardlab.envs.options import RuleOptions, option
+from cardlab.envs.options import MEMORY_DOC, RuleOptions, option
 from cardlab.envs.rng import rng_state
 from cardlab.envs.saved import (
     check_deal,
@@ -222,8 +222,7 @@ class HuitRules(RuleOptions):
     streak_length: int = option(3, "hand wins in a row that earn the bonus (B12)", 1)
     streak_bonus: int = option(10, "points taken off the total for a streak (B12)", 0)
     max_turns: int = option(1000, "actions in a hand before it is truncated (C1)", 1)
-    memory: bool = option(False, "no rule of play, play is unchanged: the observation adds the field "
-                          "drew_on, a memory of the hand (the suits each other player drew on)")
+    memory: bool = option(False, MEMORY_DOC)
 
     def validate(self) -> None:
         if self.hand_size == "all":

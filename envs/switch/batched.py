@@ -12,9 +12,12 @@ Array layout (B games, n = num_players, D = deck size of the rules, 53 kinds):
 | `hands` | (B, n, 53) | int32 | copies of each card kind held by each seat |
 | `piles` | (B, 2, D) | int32 | `piles[:, STOCK]` stock, `piles[:, DISCARD]` discard pile; bottom first |
 | `played` | (B, 53) | int32 | copies of each kind in the discard pile (the observation's `played`) |
-| `seats` | (B, 4, n) | int32 | rows `SIZES` (cards held), `SCORES` (totals), `HAND_POINTS`, `SCORE_CHANGES` |
+| `seats` | (B, SEAT_ROWS, n) | int32 | one row per per-seat field, named below |
 | `info` | (B, NUM_INFO) | int32 | one column per scalar field, named below |
 
+`seats` rows: `SIZES` cards held, `SCORES` totals, `HAND_POINTS` and
+`SCORE_CHANGES` of the last hand, `DREW_ON` the memory of the hand (suit masks,
+`SwitchState.drew_on`, kept whatever the `memory` option).
 `info` columns: `CURRENT` seat to move, `DIRECTION` +1/-1, `SUIT` current suit
 (-1: free, A4), `PENDING` draw run (A6), `PHASE` (`PLAY`, `AFTER_DRAW`,
 `DECLARE_START`), `DRAWN` card kept after a draw (-1: none, A8), `FIRST_OUT`
@@ -63,6 +66,7 @@ from cardlab.envs.switch.kernels import (
     DISCARD,
     DISCARD_LEN,
     DRAWN,
+    DREW_ON,
     FIRST_OUT,
     HAND_POINTS,
     HANDS_PLAYED,
@@ -75,6 +79,7 @@ from cardlab.envs.switch.kernels import (
     PLAY_TABLE,
     SCORE_CHANGES,
     SCORES,
+    SEAT_ROWS,
     SIZES,
     STOCK,
     STOCK_LEN,
@@ -110,7 +115,7 @@ class SwitchBatch(BatchedEngine):
         self.hands = np.zeros((B, n, C.NUM_KINDS), dtype=np.int32)
         self.piles = np.zeros((B, 2, size), dtype=np.int32)
         self.played = np.zeros((B, C.NUM_KINDS), dtype=np.int32)
-        self.seats = np.zeros((B, 4, n), dtype=np.int32)
+        self.seats = np.zeros((B, SEAT_ROWS, n), dtype=np.int32)
         self.info = np.zeros((B, NUM_INFO), dtype=np.int32)
         self.params = np.array([
             n, rules.match_rank, rules.play_after_draw, rules.voluntary_draw, rules.target_score,
@@ -119,7 +124,8 @@ class SwitchBatch(BatchedEngine):
         slices = self.observer.layout.slices
         names = ("hand", "top", "suit", "pending", "direction", "phase", "opponents", "scores", "played",
                  "stock")
-        self._offsets = np.array([slices[name].start for name in names], dtype=np.int64)
+        memory = slices["drew_on"].start if rules.memory else -1
+        self._offsets = np.array([*(slices[name].start for name in names), memory], dtype=np.int64)
         # The observer's float32 factors, widened exactly as numpy widens them (int64 * float32 -> float64).
         self._inv_copies = self.observer._inv_copies.astype(np.float64)
         self._floats = np.array([self.observer._inv_deck, self.observer._inv_target,
@@ -171,6 +177,7 @@ class SwitchBatch(BatchedEngine):
         self.seats[b, SCORES] = state.match.scores
         self.seats[b, HAND_POINTS] = state.hand_points
         self.seats[b, SCORE_CHANGES] = state.score_changes
+        self.seats[b, DREW_ON] = state.drew_on
         none = -1
         values = {
             CURRENT: state.current, DIRECTION: state.direction,
@@ -210,6 +217,7 @@ class SwitchBatch(BatchedEngine):
         state.current_suit = None if info[SUIT] < 0 else int(info[SUIT])
         state.phase, state.drawn = int(info[PHASE]), int(info[DRAWN])
         state.first_out = None if info[FIRST_OUT] < 0 else int(info[FIRST_OUT])
+        state.drew_on = self.seats[b, DREW_ON].tolist()
         state.turn, state.hand_over = int(info[TURN]), bool(info[OVER])
         state.truncated = bool(info[TRUNCATED])
         state.winner = None if info[WINNER] < 0 else int(info[WINNER])

@@ -4,7 +4,8 @@ The shared method and choices are in `cardlab.envs.determinize`. From the
 observation (`cardlab.envs.switch.observer`) come exactly: the seat's hand, the
 discard pile's cards and its top card, the suit (none: free, A4), the pending
 run, the direction, the phase, every hand size, the stock's size and the match
-totals; in phase `after_draw` the drawn card is the one the legal mask lets
+totals, with the `memory` option the other seats' `drew_on` (the seat's own is
+not in its observation: 0); in phase `after_draw` the drawn card is the one the legal mask lets
 the seat play (A8). Not observed, and chosen: the stock's order and the other
 hands (dealt at random from the unseen cards), the discard pile's order under
 the top card (A10 shuffles it anyway), and during an A9 run with several seats
@@ -69,10 +70,21 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray],
         under=D.under_top(discard, top), top=top,
         match=D.observed_match(parts["scores"], rules.target_score, None, 1, seat),
         fields={"current_suit": D.one_hot(parts["suit"], "suit"), "pending": pending,
+                "drew_on": D.absolute([0, *_suit_masks(parts.get("drew_on"), rules.num_players)], seat),
                 "direction": 1 if parts["direction"][0] else -1, "phase": phase,
                 "drawn": _drawn_card(observation) if phase == AFTER_DRAW else NO_CARD},
         picks={"first_out": out} if out else {},
     )
+
+
+def _suit_masks(part: np.ndarray | None, n: int) -> list[int]:
+    """The other seats' `drew_on` masks from the observed field (all 0 without the `memory` option)."""
+    if part is None:
+        return [0] * (n - 1)
+    bits = np.asarray(part).reshape(n - 1, C.NUM_SUITS)
+    if not np.isin(bits, (0, 1)).all():
+        raise D.unfit("field 'drew_on' must hold only 0 and 1")
+    return [int(row @ (1 << np.arange(C.NUM_SUITS))) for row in bits.astype(np.int64)]
 
 
 def _drawn_card(observation: Mapping[str, np.ndarray]) -> int:

@@ -21,7 +21,8 @@ Arr = np.ndarray
 
 # ---------------------------------------------------------------- array layout
 STOCK, DISCARD = 0, 1
-SIZES, SCORES, HAND_POINTS, SCORE_CHANGES = range(4)
+SIZES, SCORES, HAND_POINTS, SCORE_CHANGES, DREW_ON = range(5)
+SEAT_ROWS = 5
 (CURRENT, DIRECTION, SUIT, PENDING, PHASE, DRAWN, FIRST_OUT, TURN, OVER, TRUNCATED, WINNER,
  MATCH_OVER, DEALER, HANDS_PLAYED, STOCK_LEN, DISCARD_LEN) = range(16)
 NUM_INFO = 16
@@ -50,6 +51,7 @@ for _card, _ids in enumerate(R.PLAY_IDS):
 _JOKER, _TWO, _EIGHT, _JACK, _KING = C.JOKER, C.TWO, C.EIGHT, C.JACK, C.KING
 _PLAY, _AFTER_DRAW, _DECLARE_START = R.PLAY, R.AFTER_DRAW, R.DECLARE_START
 _DRAW, _PASS, _DECLARE, _NUM_ACTIONS = R.DRAW, R.PASS, R.DECLARE, R.NUM_ACTIONS
+_ALL_SUITS = R.ALL_SUITS
 
 # step() status codes
 STEP_OK, NEEDS_REFILL = -1, -2
@@ -130,12 +132,15 @@ def observe_kernel(
     out: Arr, who: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
     offsets: Arr, inv_copies: Arr, floats: Arr,
 ) -> None:
-    """`SwitchObserver.observe` for every slot, with the same float64 arithmetic before the float32 store."""
+    """`SwitchObserver.observe` for every slot, with the same float64 arithmetic before the float32 store.
+
+    `offsets[10]` is the start of `drew_on`, -1 without the `memory` option.
+    """
     n = params[P_N]
     inv_deck, inv_target, low, high = floats[0], floats[1], floats[2], floats[3]
     (o_hand, o_top, o_suit, o_pending, o_direction, o_phase, o_opponents, o_scores, o_played,
-     o_stock) = (offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], offsets[5], offsets[6],
-                 offsets[7], offsets[8], offsets[9])
+     o_stock, o_drew_on) = (offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], offsets[5],
+                            offsets[6], offsets[7], offsets[8], offsets[9], offsets[10])
     for b in range(out.shape[0]):
         row = out[b]
         row[:] = 0.0
@@ -155,6 +160,11 @@ def observe_kernel(
         for k in range(n):
             row[o_scores + k] = min(max(seats[b, SCORES, (seat + k) % n] * inv_target, low), high)
         row[o_stock] = info[b, STOCK_LEN] * inv_deck
+        if o_drew_on >= 0:
+            for k in range(1, n):
+                mask = seats[b, DREW_ON, (seat + k) % n]
+                for suit in range(4):
+                    row[o_drew_on + 4 * (k - 1) + suit] = (mask >> suit) & 1
 
 
 # ---------------------------------------------------------------- kernels: moves
@@ -227,6 +237,8 @@ def _apply_one(
             else:
                 _end_turn(b, seat, info, seats, n)
         else:
+            if info[b, SUIT] >= 0:  # the memory of the hand: drew of its own accord on this suit
+                seats[b, DREW_ON, seat] |= 1 << info[b, SUIT]
             card = _draw_cards(b, seat, 1, info, seats, hands, piles)
             if card >= 0 and params[P_PLAY_AFTER_DRAW] and _playable(
                 b, card, info, piles, cards, params[P_MATCH_RANK]
@@ -247,6 +259,8 @@ def _apply_one(
         piles[b, DISCARD, info[b, DISCARD_LEN]] = card
         info[b, DISCARD_LEN] += 1
         played[b, card] += 1
+        if card != _JOKER:
+            seats[b, DREW_ON, seat] &= _ALL_SUITS ^ (1 << cards[T_SUIT, card])
         info[b, PHASE] = _PLAY
         info[b, DRAWN] = -1
         rank = cards[T_RANK, card]
@@ -374,6 +388,7 @@ def deal_kernel(
             seats[b, SIZES, s] = 0
             seats[b, HAND_POINTS, s] = 0
             seats[b, SCORE_CHANGES, s] = 0
+            seats[b, DREW_ON, s] = 0
         dealer = info[b, DEALER]
         p = pack.shape[0]
         for k in range(params[P_HAND_SIZE] * n):

@@ -28,6 +28,12 @@ no gymnasium or PettingZoo. Rules by id:
 - C1 `max_turns` actions per hand, then the hand is truncated (no winner, no points).
 - C2 everything random comes from the generator given at reset.
 
+Memory of the hand (public, whatever the options): `drew_on[seat]` is a 4-bit
+suit mask, bit s set when suit s was current as the seat drew of its own accord
+(A8; drawing a run, A6, is a penalty and sets nothing) and cleared when the seat
+lays a card of suit s (Jokers have none); reset at each deal. The `memory`
+option only shows it in the observation.
+
 Action ids and their text: `cardlab.envs.switch.actions` (re-exported here).
 """
 
@@ -40,7 +46,7 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.hand import END_KEYS, HandState
-from cardlab.envs.options import RuleOptions, option
+from cardlab.envs.options import MEMORY_DOC, RuleOptions, option
 from cardlab.envs.rng import rng_state
 from cardlab.envs.saved import (
     check_deal,
@@ -51,6 +57,7 @@ from cardlab.envs.saved import (
     saved_card,
     saved_choice,
     saved_int,
+    saved_int_list,
     saved_seat_or_none,
     shown,
 )
@@ -122,6 +129,7 @@ class SwitchRules(RuleOptions):
     voluntary_draw: bool = option(False, "a player may draw although they could play (A8)")
     target_score: int = option(500, "a match ends after a hand in which a total reaches this (A12)", 1)
     max_turns: int = option(3000, "actions in a hand before it is truncated (C1)", 1)
+    memory: bool = option(False, MEMORY_DOC)
 
     def validate(self) -> None:
         if self.hand_size * self.num_players >= self.deck_size():
@@ -151,6 +159,8 @@ SAVED_KEYS = (
     "game", "rules", "hands", "stock", "discard", "current_player", "direction", "current_suit",
     "pending_draw", "phase", "drawn_card", "first_out", *END_KEYS, "rng",
 )
+ALL_SUITS = (1 << C.NUM_SUITS) - 1
+"""`drew_on` with every suit's bit set"""
 
 
 class SwitchState(HandState):
@@ -172,6 +182,7 @@ class SwitchState(HandState):
         self.phase = PLAY
         self.drawn = NO_CARD
         self.first_out: int | None = None
+        self.drew_on = [0] * self.n
         self._reset_end()
 
     def deal_shuffled(self) -> None:
@@ -285,6 +296,8 @@ class SwitchState(HandState):
         self.hands[seat][card] -= 1
         self.sizes[seat] -= 1
         self._lay((card,))
+        if card != C.JOKER:
+            self.drew_on[seat] &= ALL_SUITS ^ (1 << C.suit_of(card))
         self.phase = PLAY
         self.drawn = NO_CARD
         rank = C.rank_of(card)
@@ -320,6 +333,8 @@ class SwitchState(HandState):
                 return
             self._end_turn(seat)
             return
+        if self.current_suit is not None:
+            self.drew_on[seat] |= 1 << self.current_suit
         card = self._draw_cards(seat, 1)
         if card is not None and self.rules.play_after_draw and self.playable(card):
             self.phase = AFTER_DRAW
@@ -362,6 +377,7 @@ class SwitchState(HandState):
             "phase": PHASE_NAMES[self.phase],
             "drawn_card": None if self.drawn == NO_CARD else C.card_str(self.drawn),
             "first_out": self.first_out,
+            "drew_on": list(self.drew_on),
             **self._end_fields(),
             "rng": rng_state(self.rng),
         }
@@ -382,6 +398,9 @@ class SwitchState(HandState):
         drawn = saved_card(data, "drawn_card")
         self.drawn = NO_CARD if drawn is None else drawn
         self.first_out = saved_seat_or_none(data, "first_out", self.n)
+        # Saved before the memory of the hand existed: nothing remembered.
+        self.drew_on = [0] * self.n if "drew_on" not in data else saved_int_list(data, "drew_on", self.n, 0,
+                                                                                   ALL_SUITS)
         self._check_play()
         return self
 
@@ -466,28 +485,8 @@ class SwitchState(HandState):
 
 # The engine's names and its actions' (from `actions`), so `rules` stays the one module to import.
 __all__ = [
-    "ACTION_CARD",
-    "ACTION_DECLARE",
-    "DECLARE",
-    "DECLARE_IDS",
-    "DRAW",
-    "GRAMMAR",
-    "JACKS",
-    "NO_CARD",
-    "NUM_ACTIONS",
-    "PASS",
-    "PHASE_NAMES",
-    "PLAIN_CARDS",
-    "PLAY_IDS",
-    "PLAY_JACK",
-    "PLAY_PLAIN",
-    "POINTS",
-    "RUN_CARD",
-    "SAVED_KEYS",
-    "WILD",
-    "SwitchRules",
-    "SwitchState",
-    "action_to_str",
-    "card_points",
+    "ACTION_CARD", "ACTION_DECLARE", "ALL_SUITS", "DECLARE", "DECLARE_IDS", "DRAW", "GRAMMAR", "JACKS",
+    "NO_CARD", "NUM_ACTIONS", "PASS", "PHASE_NAMES", "PLAIN_CARDS", "PLAY_IDS", "PLAY_JACK", "PLAY_PLAIN",
+    "POINTS", "RUN_CARD", "SAVED_KEYS", "WILD", "SwitchRules", "SwitchState", "action_to_str", "card_points",
     "str_to_action",
 ]

@@ -43,7 +43,7 @@ Move = tuple[Any, ...]
 # ---------------------------------------------------------------- option strategies
 @st.composite
 def switch_options(draw: st.DrawFn) -> Options:
-    """Switch rule options (A1, A2, A3, A5, A8), small decks included so the stock runs out (A10)."""
+    """Switch rule options (A1, A2, A3, A5, A8, memory), small decks included so the stock runs out (A10)."""
     num_players = draw(st.integers(2, 10))
     num_decks = draw(st.integers(1, 4))
     extra_jokers = draw(st.integers(0, 6))
@@ -58,6 +58,7 @@ def switch_options(draw: st.DrawFn) -> Options:
         "match_rank": draw(st.booleans()),
         "play_after_draw": draw(st.booleans()),
         "voluntary_draw": draw(st.booleans()),
+        "memory": draw(st.booleans()),
         "max_turns": FAST_MAX_TURNS,
     }
 

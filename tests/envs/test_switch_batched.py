@@ -139,8 +139,10 @@ def test_one_deck_many_players_runs_dry() -> None:
     {"play_after_draw": False},
     {"voluntary_draw": True, "num_players": 3},
     {"extra_jokers": 6, "extra_twos": 9, "num_players": 5},
-    {"match_rank": False, "play_after_draw": False, "voluntary_draw": True, "num_decks": 2, "hand_size": 3},
-], ids=["no-rank", "no-play-after-draw", "voluntary-draw", "extra-cards", "all-options"])
+    {"memory": True, "num_players": 5, "num_decks": 1},
+    {"match_rank": False, "play_after_draw": False, "voluntary_draw": True, "num_decks": 2, "hand_size": 3,
+     "memory": True},
+], ids=["no-rank", "no-play-after-draw", "voluntary-draw", "extra-cards", "memory", "all-options"])
 def test_rule_options(options: dict[str, Any]) -> None:
     cov = run_differential(options, batch_size=4, steps=300, seed=len(str(options)))
     assert cov.won > 0
@@ -154,7 +156,7 @@ def test_small_max_turns_truncates() -> None:
 @pytest.mark.parametrize("players", [2, 3, 6])
 def test_match_episodes(players: int) -> None:
     """Hands follow each other (the dealer moves on) and the win rewards come at the match end (A12)."""
-    options = {"num_players": players, "target_score": 60, "hand_size": 5}
+    options = {"num_players": players, "target_score": 60, "hand_size": 5, "memory": players != 3}
     cov = run_differential(options, batch_size=4, steps=400, seed=30 + players, episode="match")
     assert cov.next_hands > 0 and cov.match_ends > 0
 
@@ -172,7 +174,7 @@ SLOW_CONFIGS = [
     ({"num_players": 4}, "hand"),
     ({"num_players": 2, "num_decks": 1, "voluntary_draw": True}, "hand"),
     ({"num_players": 7, "match_rank": False, "play_after_draw": False, "max_turns": 120}, "hand"),
-    ({"num_players": 10, "extra_jokers": 5, "extra_twos": 7, "target_score": 200}, "match"),
+    ({"num_players": 10, "extra_jokers": 5, "extra_twos": 7, "target_score": 200, "memory": True}, "match"),
 ]
 
 

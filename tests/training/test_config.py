@@ -17,6 +17,7 @@ from cardlab.training.config import (
     save_config,
     validate_config,
 )
+from cardlab.training.single_seat import make_game_env
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 SHIPPED = sorted(p.name for p in CONFIGS.glob("*.yaml"))
@@ -64,6 +65,13 @@ def test_defaults_fill_missing_keys_and_round_trip(tmp_path: pathlib.Path) -> No
     assert config_from_dict(config_to_dict(cfg)) == cfg
     save_config(cfg, tmp_path / "c.yaml")
     assert load_config(tmp_path / "c.yaml") == cfg
+
+
+def test_the_memory_of_the_hand_is_a_rules_key() -> None:
+    """`rules: {memory: true}` reaches the env the trainer builds: its observation gains `drew_on`."""
+    cfg = config_from_dict(small(game="switch", num_players=4, rules={"memory": True}))
+    env = make_game_env(cfg.game, cfg.num_players, cfg.rules)
+    assert env.layout.slices["drew_on"] == slice(175, 187)
 
 
 def test_scientific_notation_without_a_dot_is_a_float(tmp_path: pathlib.Path) -> None:
