@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cardlab.envs.cards import NUM_KINDS, card_str
+from cardlab.envs.cards import NUM_KINDS, NUM_SUITS, card_str
 from cardlab.envs.match import Match
 
 T = TypeVar("T")
@@ -139,6 +139,19 @@ def absolute(relative: Sequence[T], seat: int) -> list[T]:
     """Per-seat values given from `seat` (`seat` first, then seat order) back in seat order."""
     n = len(relative)
     return [relative[(s - seat) % n] for s in range(n)]
+
+
+def observed_memory(part: np.ndarray | None, num_players: int, seat: int) -> list[int]:
+    """Every seat's `drew_on` suit mask from `seat`'s `drew_on` field (`cardlab.envs.layout.memory_fields`).
+
+    The seat's own is not observed: 0; without the field (no `memory` option) all are 0.
+    """
+    if part is None:
+        return [0] * num_players
+    bits = np.asarray(part).reshape(num_players - 1, NUM_SUITS)
+    if not np.isin(bits, (0, 1)).all():
+        raise unfit("field 'drew_on' holds values other than 0 and 1")
+    return absolute([0, *(bits.astype(np.int64) @ (1 << np.arange(NUM_SUITS))).tolist()], seat)
 
 
 def cards(counts: np.ndarray) -> np.ndarray:

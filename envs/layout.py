@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cardlab.envs.cards import NUM_SUITS
+
 
 @dataclass(frozen=True)
 class Field:
@@ -55,6 +57,30 @@ def rotated(values: list, seat: int) -> list:
 def clipped(values: list, scale: float, low: float, high: float) -> list[float]:
     """`values` times `scale`, clipped to a field's bounds (a plain loop: np.clip is slow on tiny lists)."""
     return [min(max(v * scale, low), high) for v in values]
+
+
+MASK_BITS = np.array([[m >> s & 1 for s in range(NUM_SUITS)] for m in range(1 << NUM_SUITS)],
+                     dtype=np.float32)
+"""MASK_BITS[m]: the 4 bits of a suit mask m, in suit order S H D C (one `drew_on` entry)."""
+
+
+def memory_fields(memory: bool, num_players: int, draw: str) -> list[Field]:
+    """The `memory` option's field, last in every game's layout (none without the option).
+
+    `draw` names the game's draw of one's own accord, the one that marks a suit.
+    """
+    if not memory:
+        return []
+    return [Field("drew_on", (num_players - 1) * NUM_SUITS, 0, 1,
+                  "memory of the hand (option memory): seats me+1, me+2, ..., 4 each in suit order S H D C: "
+                  f"1 where that suit was current when the seat drew of its own accord ({draw}) and it has "
+                  "laid no card of it since the hand began")]
+
+
+def fill_memory(obs: np.ndarray, where: slice | None, drew_on: list[int], seat: int) -> None:
+    """Write the other seats' `drew_on` masks into the field at `where` (None: no memory field)."""
+    if where is not None:
+        obs[where] = MASK_BITS[rotated(drew_on, seat)[1:]].ravel()
 
 
 PEEK = 3

@@ -54,15 +54,5 @@ def determinize(rules: HuitRules, observation: Mapping[str, np.ndarray], seat: i
         fields={"current_suit": D.one_hot(parts["suit"], "suit"), "announced": bool(parts["announced"][0]),
                 "ace_penalty": bool(parts["ace_penalty"][0]),
                 "phase": AFTER_DRAW if parts["after_draw"][0] else PLAY,
-                "drew_on": _drew_on(parts, rules.num_players, seat)},
+                "drew_on": D.observed_memory(parts.get("drew_on"), rules.num_players, seat)},
     )
-
-
-def _drew_on(parts: Mapping[str, np.ndarray], n: int, seat: int) -> list[int]:
-    """The seats' `drew_on` masks: observed for the others with `memory`, else 0."""
-    if "drew_on" not in parts:
-        return [0] * n
-    bits = np.asarray(parts["drew_on"]).reshape(n - 1, C.NUM_SUITS)
-    if not np.isin(bits, (0, 1)).all():
-        raise D.unfit("field 'drew_on' holds values other than 0 and 1")
-    return D.absolute([0, *(bits.astype(np.int64) @ _SUIT_BITS).tolist()], seat)

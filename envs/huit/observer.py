@@ -18,8 +18,10 @@ from cardlab.envs.layout import (
     Layout,
     clipped,
     fill_hidden,
+    fill_memory,
     fill_state,
     hidden_layout,
+    memory_fields,
     rotated,
     state_layout,
 )
@@ -31,9 +33,6 @@ LOCAL_INDEX = np.full(C.NUM_KINDS, -1, dtype=np.int64)
 LOCAL_INDEX[list(DECK_CARDS)] = np.arange(NUM_CARDS)
 DECK_IDS = np.array(DECK_CARDS, dtype=np.int64)
 _ONES = np.ones(C.NUM_KINDS, dtype=np.float32)
-# MASK_BITS[m]: the 4 bits of a suit mask m, in suit order (a `drew_on` entry per seat).
-MASK_BITS = np.array([[m >> s & 1 for s in range(C.NUM_SUITS)] for m in range(1 << C.NUM_SUITS)],
-                     dtype=np.float32)
 
 
 def make_layout(rules: HuitRules) -> Layout:
@@ -50,10 +49,7 @@ def make_layout(rules: HuitRules) -> Layout:
         Field("streaks", n, 0, 1, "current win streaks / streak_length (B12), same order"),
         Field("played", NUM_CARDS, 0, 1, "1 for each card on the table"),
         Field("bank", 1, 0, 1, "cards in the bank / 32"),
-        *([Field("drew_on", (n - 1) * C.NUM_SUITS, 0, 1,
-                 "only with the option memory: 4 per seat me+1, me+2, ..., in suit order S H D C: 1 where "
-                 "that suit was current when the seat drew of its own accord (not B7's penalty) and it has "
-                 "laid no card of that suit since this hand began")] if rules.memory else []),
+        *memory_fields(rules.memory, n, "B9, not B7's penalty"),
     ])
 
 
@@ -94,8 +90,7 @@ class HuitObserver:
             + [v * self._inv_streak for v in rotated(match.streaks, seat)]
         )
         obs[self._bank] = len(state.bank) / NUM_CARDS
-        if self._drew_on is not None:
-            obs[self._drew_on] = MASK_BITS[rotated(state.drew_on, seat)[1:]].ravel()
+        fill_memory(obs, self._drew_on, state.drew_on, seat)
         return obs
 
     def observe_hidden(self, state: HuitState, seat: int) -> np.ndarray:

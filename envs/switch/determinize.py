@@ -70,21 +70,11 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray],
         under=D.under_top(discard, top), top=top,
         match=D.observed_match(parts["scores"], rules.target_score, None, 1, seat),
         fields={"current_suit": D.one_hot(parts["suit"], "suit"), "pending": pending,
-                "drew_on": D.absolute([0, *_suit_masks(parts.get("drew_on"), rules.num_players)], seat),
+                "drew_on": D.observed_memory(parts.get("drew_on"), rules.num_players, seat),
                 "direction": 1 if parts["direction"][0] else -1, "phase": phase,
                 "drawn": _drawn_card(observation) if phase == AFTER_DRAW else NO_CARD},
         picks={"first_out": out} if out else {},
     )
-
-
-def _suit_masks(part: np.ndarray | None, n: int) -> list[int]:
-    """The other seats' `drew_on` masks from the observed field (all 0 without the `memory` option)."""
-    if part is None:
-        return [0] * (n - 1)
-    bits = np.asarray(part).reshape(n - 1, C.NUM_SUITS)
-    if not np.isin(bits, (0, 1)).all():
-        raise D.unfit("field 'drew_on' must hold only 0 and 1")
-    return [int(row @ (1 << np.arange(C.NUM_SUITS))) for row in bits.astype(np.int64)]
 
 
 def _drawn_card(observation: Mapping[str, np.ndarray]) -> int:

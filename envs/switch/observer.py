@@ -17,8 +17,10 @@ from cardlab.envs.layout import (
     Layout,
     clipped,
     fill_hidden,
+    fill_memory,
     fill_state,
     hidden_layout,
+    memory_fields,
     rotated,
     state_layout,
 )
@@ -32,11 +34,6 @@ def make_layout(rules: SwitchRules) -> Layout:
     n, size = rules.num_players, rules.deck_size()
     deck = rules.deck()
     most_pending = 2 * sum(deck[C.make_card(C.TWO, s)] for s in range(C.NUM_SUITS)) + 5 * deck[C.JOKER]
-    memory = [Field(
-        "drew_on", (n - 1) * C.NUM_SUITS, 0, 1,
-        "memory of the hand (option memory): seats me+1, me+2, ..., 4 each in suit order S H D C: 1 where "
-        "that suit was current when the seat drew of its own accord (A8) and it has laid no card of it since",
-    )] if rules.memory else []
     return Layout([
         Field("hand", C.NUM_KINDS, 0, 1, "my cards: copies held / copies in the deck, per kind"),
         Field("top", C.NUM_KINDS, 0, 1, "one-hot top card of the discard pile"),
@@ -49,7 +46,7 @@ def make_layout(rules: SwitchRules) -> Layout:
         Field("scores", n, -10, 10, "totals / target_score (clipped to -10..10), me first, then seat order"),
         Field("played", C.NUM_KINDS, 0, 1, "cards in the discard pile: copies / copies in the deck"),
         Field("stock", 1, 0, 1, "cards in the stock / deck size"),
-        *memory,
+        *memory_fields(rules.memory, n, "A8, not the draw of a 2/Joker run"),
     ])
 
 
@@ -70,7 +67,7 @@ class SwitchObserver:
         self._flags = self.layout.span("pending", "phase")
         self._seats = self.layout.span("opponents", "scores")
         self._stock = s["stock"].start
-        self._drew_on = s["drew_on"].start if rules.memory else -1
+        self._drew_on = s.get("drew_on")
         self._inv_target = 1.0 / rules.target_score
         self._scores_low = float(self.layout.low[s["scores"].start])
         self._scores_high = float(self.layout.high[s["scores"].start])
@@ -92,12 +89,7 @@ class SwitchObserver:
         )
         obs[self._played] = state.played_counts * self._inv_copies
         obs[self._stock] = len(state.stock) * self._inv_deck
-        if self._drew_on >= 0:
-            at = self._drew_on
-            for mask in rotated(state.drew_on, seat)[1:]:
-                for suit in range(C.NUM_SUITS):
-                    obs[at + suit] = mask >> suit & 1
-                at += C.NUM_SUITS
+        fill_memory(obs, self._drew_on, state.drew_on, seat)
         return obs
 
     def observe_hidden(self, state: SwitchState, seat: int) -> np.ndarray:

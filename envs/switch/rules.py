@@ -57,9 +57,10 @@ from cardlab.envs.saved import (
     saved_card,
     saved_choice,
     saved_int,
-    saved_int_list,
     saved_seat_or_none,
+    saved_suit_masks,
     shown,
+    suit_letters,
 )
 from cardlab.envs.switch.actions import (
     ACTION_CARD,
@@ -377,7 +378,7 @@ class SwitchState(HandState):
             "phase": PHASE_NAMES[self.phase],
             "drawn_card": None if self.drawn == NO_CARD else C.card_str(self.drawn),
             "first_out": self.first_out,
-            "drew_on": list(self.drew_on),
+            "drew_on": [suit_letters(mask) for mask in self.drew_on],
             **self._end_fields(),
             "rng": rng_state(self.rng),
         }
@@ -398,9 +399,7 @@ class SwitchState(HandState):
         drawn = saved_card(data, "drawn_card")
         self.drawn = NO_CARD if drawn is None else drawn
         self.first_out = saved_seat_or_none(data, "first_out", self.n)
-        # Saved before the memory of the hand existed: nothing remembered.
-        self.drew_on = [0] * self.n if "drew_on" not in data else saved_int_list(data, "drew_on", self.n, 0,
-                                                                                   ALL_SUITS)
+        self.drew_on = saved_suit_masks(data, "drew_on", self.n)
         self._check_play()
         return self
 

@@ -236,10 +236,9 @@ BAD_FIELDS: list[tuple[str, str, Any, str]] = [
     ("huit", "left_out", "7S", "left_out: expected a list of card strings, got the string '7S'"),
     ("huit", "left_out", lambda d: [d["hands"][0][0]], "2 times (in hands[0], left_out)"),
     # the memory of the hand: one 4-bit suit mask per seat
-    ("switch", "drew_on", [0, 0, 0], "'drew_on' must be a list of 4 whole numbers (one per seat), got [0"),
-    ("switch", "drew_on", [0, 16, 0, 0], "'drew_on'[1] must be a whole number 0..15, got 16"),
-    ("switch", "drew_on", [0, 0, True, 0], "'drew_on'[2] must be a whole number 0..15, got True"),
-    ("switch", "drew_on", "SH", "'drew_on' must be a list of 4 whole numbers (one per seat), got 'SH'"),
+    ("switch", "drew_on", [[], [], []], "'drew_on' must be a list of 4 lists of distinct suit letters"),
+    ("switch", "drew_on", [0, 0, 0, 0], "'drew_on[0]' must be a list of distinct suit letters S, H, D, C"),
+    ("switch", "drew_on", [[], ["S", "S"], [], []], "'drew_on[1]' must be a list of distinct suit letters"),
     # the generator
     ("switch", "rng", None, "'rng' must be a dict from Generator.bit_generator.state, got None"),
     ("huit", "rng", {"bit_generator": "Foo"}, "accepted PCG64, PCG64DXSM, Philox, SFC64, MT19937"),

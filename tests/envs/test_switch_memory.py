@@ -33,7 +33,8 @@ def table(hands: Sequence[Sequence[str]], starter: str = "7H", stock: Sequence[s
 
 
 def drew_on(env: AECEnv) -> list[int]:
-    return list(env.unwrapped.state_dict()["drew_on"])
+    """The engine's suit masks, seat by seat."""
+    return list(env.unwrapped.game_state.drew_on)
 
 
 def seen(env: AECEnv, viewer: int, seat: int) -> list[float]:
