@@ -3,9 +3,7 @@ repeats itself under one seed, plays as its base with no worlds, and refuses bad
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import pathlib
 from typing import Any
 
 import numpy as np
@@ -18,6 +16,7 @@ from cardlab.envs import make_env, make_game
 from cardlab.envs.spec import Game
 from tests.agents.test_heuristics import GAMES as MODULES
 from tests.agents.test_heuristics import play_hand, reachable
+from tests.benchmarks import load_benchmark
 from tests.toygame.spec import SPEC as TOY_SPEC
 
 FAST = "search:worlds=4:ms=0:"
@@ -227,11 +226,7 @@ def test_a_game_without_determinization_is_refused() -> None:
 def test_the_latency_benchmark_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """`benchmarks/decision_latency.py` stays runnable (the test suite does not run it otherwise)."""
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # the module sets it; restored after the test
-    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "decision_latency.py"
-    spec = importlib.util.spec_from_file_location("decision_latency", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("decision_latency", monkeypatch)
     assert bench.table_of("search:worlds=2:bot:switch-4p") == ("switch", 4)
     bot = bench.measure("bot:huit-2p", 6, warmup=2)
     search = bench.measure("search:worlds=2:ms=0:bot:huit-2p", 6, warmup=2)

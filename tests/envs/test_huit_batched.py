@@ -10,9 +10,6 @@ rewards and the end of the episode must agree exactly.
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-import sys
 from typing import Any
 
 import numpy as np
@@ -23,6 +20,7 @@ from cardlab.envs.batched import sample_legal
 from cardlab.envs.huit.batched import NUM_ACTIONS, HuitBatch
 from cardlab.envs.huit.observer import HuitObserver
 from cardlab.envs.huit.rules import DRAW, HuitRules, HuitState
+from tests.benchmarks import load_benchmark
 
 
 class Differential:
@@ -231,12 +229,7 @@ def test_the_benchmark_loop_runs_and_skips_a_game_without_a_batched_engine(
 ) -> None:
     """`benchmarks/batched_throughput.py` stays runnable (it is not run by the test suite otherwise)."""
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # the module sets it; restored after the test
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "batched_throughput.py"
-    spec = importlib.util.spec_from_file_location("batched_throughput", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("batched_throughput", monkeypatch)
     assert bench.batch_class("huit") is HuitBatch
 
     class NoBatch:

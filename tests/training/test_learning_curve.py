@@ -4,27 +4,16 @@ training where it has them, one panel per table (not otherwise tested)."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import pathlib
-import sys
 from typing import Any
 
 import pytest
 import yaml
 
 from cardlab.training.records import EVAL_FIELDS
+from tests.benchmarks import load_benchmark
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def load_benchmark(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    spec = importlib.util.spec_from_file_location("learning_curve", ROOT / "benchmarks" / "learning_curve.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "learning_curve", module)  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def fake_run(folder: pathlib.Path, rows: list[dict[str, Any]], fields: list[str], players: int = 2,
@@ -48,7 +37,7 @@ def fake_run(folder: pathlib.Path, rows: list[dict[str, Any]], fields: list[str]
 
 def test_the_band_is_the_paired_interval_where_rows_have_it(monkeypatch: pytest.MonkeyPatch,
                                                             tmp_path: pathlib.Path) -> None:
-    bench = load_benchmark(monkeypatch)
+    bench = load_benchmark("learning_curve", monkeypatch)
     rows = [{"steps": s, "opponent": "expert", "hands": 100, "win_rate": 0.4, "ci_low": 0.30, "ci_high": 0.50,
              "paired_ci_low": 0.32 + s / 1e4, "paired_ci_high": 0.48, "mean_points": 3.0} for s in (10, 20)]
     curve = bench.read_curve(fake_run(tmp_path / "new", rows, list(EVAL_FIELDS)))
@@ -62,7 +51,7 @@ def test_the_band_is_the_paired_interval_where_rows_have_it(monkeypatch: pytest.
 
 def test_the_minutes_of_eval_csv_make_the_clock_one_panel_per_table(monkeypatch: pytest.MonkeyPatch,
                                                                     tmp_path: pathlib.Path) -> None:
-    bench = load_benchmark(monkeypatch)
+    bench = load_benchmark("learning_curve", monkeypatch)
     rows = [{"steps": s, "opponent": o, "hands": 400, "win_rate": 0.2, "ci_low": 0.15, "ci_high": 0.25,
              "paired_ci_low": 0.16, "paired_ci_high": 0.24, "mean_points": 9.0, "minutes": s / 10}
             for s in (30, 60, 90) for o in ("expert", "greedy")]
@@ -77,7 +66,7 @@ def test_the_minutes_of_eval_csv_make_the_clock_one_panel_per_table(monkeypatch:
 
 
 def test_the_legend_names_each_method_the_run_turned_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    bench = load_benchmark(monkeypatch)
+    bench = load_benchmark("learning_curve", monkeypatch)
     recipe = yaml.safe_load((ROOT / "configs" / "tables" / "base.yaml").read_text())
     assert bench.method(recipe) == "lean PPO, after imitation, self-play league"
     every = {**recipe, "imitation": {"enabled": False}, "episode": "match", "rules": {"memory": True},
