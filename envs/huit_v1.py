@@ -50,8 +50,9 @@ was. A state saved after the hand (or match) ended restores ended.
   player who laid them), stacked deals with an empty hand are refused, B5's
   order of a group under the top card; in match mode the infos of a new hand
   no longer show the last hand's winner, its result is under `last_hand`;
-  `state()` and `state_space`; finished saved states restore finished.
-  `huit_v1` still gives this env, with a `DeprecationWarning`.
+  `state()` and `state_space`; finished saved states restore finished;
+  the option `memory` (default false) adds the observation field `drew_on`,
+  and saved states carry `drew_on`. `huit_v1` still gives this env, with a `DeprecationWarning`.
 - v0 (cardlab 0.1): first release.
 """
 

@@ -54,7 +54,8 @@ match) ended restores ended.
   holding cards may not add to the run: they draw it); in match mode the
   infos of a new hand no longer show the last hand's winner, its result is
   under `last_hand`; `state()` and `state_space`; finished saved states
-  restore finished. `switch_v1` still gives this env, with a
+  restore finished; the option `memory` (default false) adds the observation
+  field `drew_on`, and saved states carry `drew_on`. `switch_v1` still gives this env, with a
   `DeprecationWarning`.
 - v0 (cardlab 0.1): first release.
 """
