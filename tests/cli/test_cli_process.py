@@ -44,6 +44,12 @@ LONG_RUN = {
 }
 
 
+def ctrl_c_as_a_terminal() -> None:
+    """In the child, before it runs: Ctrl-C does what it does from a terminal, even when the tests were
+    started with SIGINT ignored (`nohup`, a background job of a script), which a child would inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def write_config(folder: pathlib.Path, data: dict[str, Any]) -> pathlib.Path:
     path = folder / f"{data['name']}.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -114,7 +120,7 @@ def test_ctrl_c_stops_training_with_the_resume_command(tmp_path: pathlib.Path) -
     runs, tmp = tmp_path / "runs", tmp_path / "tmp"
     process = subprocess.Popen([*CARDLAB, "train", str(config), "--runs-dir", str(runs)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=environment(tmp), start_new_session=True)
+                               env=environment(tmp), start_new_session=True, preexec_fn=ctrl_c_as_a_terminal)
     try:
         wait_for(lambda: first_run(runs) is not None, process, "checkpoint")
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: every process of the terminal's group, workers too
@@ -138,7 +144,7 @@ def run_in_terminal(argv: list[str], env: dict[str, str], until: Any) -> tuple[i
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 150, 0, 0))
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL, env=env,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=ctrl_c_as_a_terminal)
     os.close(slave)
     screen = b""
     interrupted = False
@@ -194,7 +200,7 @@ def test_the_bar_on_a_terminal_shows_a_sane_eta_and_its_evaluation(tmp_path: pat
 def test_ctrl_c_while_playing(tmp_path: pathlib.Path) -> None:
     process = subprocess.Popen([*CARDLAB, "play", "huit", "--opponents", "random"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(tmp_path),
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=ctrl_c_as_a_terminal)
     assert process.stdout is not None
     try:
         fd = process.stdout.fileno()
