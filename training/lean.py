@@ -32,7 +32,7 @@ observation, the acting seat's first, then the next seats' in turn order
 (`SelfPlayBatch.observe_table`, (B, n * obs_size)): every hand is in it, only
 the order of the face-down cards is not. A transition's value is its seat's,
 and the bootstrap at a rollout's end reads each seat's view. The actor, so
-the bot, is unchanged. It costs n more engine calls per move and a critic
+the bot, is unchanged. It costs n - 1 more engine calls per move and a critic
 whose first layer is n times wider.
 
 Checkpoints are `torch.save` files (model, optimizer, steps), named and
@@ -288,11 +288,13 @@ class LeanRun:
         ended_b = np.empty((T, B), dtype=np.bool_)
         with torch.no_grad():
             for t in range(T):
-                view = self.table.observe()
+                if privileged:
+                    view, table = self.table.observe_with_table()
+                    critic_b[t] = torch.from_numpy(table)
+                else:
+                    view = self.table.observe()
                 obs, mask, seats, learner = view
                 obs_b[t], mask_b[t] = torch.from_numpy(obs), torch.from_numpy(mask)
-                if privileged:
-                    critic_b[t] = torch.from_numpy(self.table.observe_table(seats))
                 logits = self.model.masked_logits(obs_b[t], mask_b[t])
                 action = sample(logits)
                 act_b[t] = action

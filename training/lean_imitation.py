@@ -28,7 +28,7 @@ from cardlab.agents.base import Agent, make_agent
 from cardlab.envs.spec import Game
 from cardlab.training.config import TrainConfig
 from cardlab.training.progress import Progress
-from cardlab.training.selfplay import advantages, batched_engine, credit, table_view
+from cardlab.training.selfplay import advantages, batched_engine, credit, movers_and_table
 
 IMITATION_SEED_OFFSET = 2_000_003
 """the demonstrations' seed is the run's plus this (the same offset as the MaskablePPO imitation's)"""
@@ -70,9 +70,9 @@ def _collect(eng: Any, agents: list[list[Agent]], gamma: float,
     critic_t: list[np.ndarray] = []
     for _ in range(COLLECT_STEPS):
         seats, mask = eng.current_player(), eng.legal_mask()
-        if privileged:  # the mover's own observation leads the table view: not observed twice
-            critic_t.append(table_view(eng, seats, n))
-            obs = critic_t[-1][:, :critic_t[-1].shape[1] // n]
+        if privileged:
+            obs, table = movers_and_table(eng, seats, n)
+            critic_t.append(table)
         else:
             obs = eng.observe(seats)
         actions = np.array([agents[b][int(seats[b])].act({"observation": obs[b],

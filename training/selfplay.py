@@ -75,6 +75,8 @@ from cardlab.training.league import LeagueSettings, list_population, list_snapsh
 
 LEARNER = 0
 """the policy index of the learner in `SelfPlayBatch.owners`"""
+View = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""what `SelfPlayBatch.observe` returns: (obs, mask, seat to move, learner to move)"""
 
 
 def batched_engine(game: Game, batch_size: int, seed: int | None = None, episode: str = "hand") -> Any:
@@ -179,16 +181,24 @@ class SelfPlayBatch:
         return self._agents[key]
 
     # ------------------------------------------------------------ moves
-    def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def observe(self) -> View:
         """(obs (B, obs_size), mask (B, A) bool, seat to move (B,), learner to move (B,) bool)."""
         seats = self.engine.current_player()
-        obs = self.engine.observe(seats)
+        return self._movers(seats, self.engine.observe(seats))
+
+    def observe_with_table(self) -> tuple[View, np.ndarray]:
+        """(`observe()`, `observe_table` of the seats to move), observing each seat once."""
+        seats = self.engine.current_player()
+        obs, table = movers_and_table(self.engine, seats, self.n)
+        return self._movers(seats, obs), table
+
+    def _movers(self, seats: np.ndarray, obs: np.ndarray) -> View:
         mask = self.engine.legal_mask()
         learner = self.owners[np.arange(self.num_games), seats] == LEARNER
         return obs, mask, seats, learner
 
     def step(self, learner_actions: np.ndarray,
-             view: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+             view: View | None = None,
              active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """One move in every game: the given action where the learner is to move, the owner's elsewhere.
 
@@ -259,6 +269,16 @@ def table_view(engine: Any, first: np.ndarray, num_players: int) -> np.ndarray:
     order = (first[..., None] + np.arange(num_players)) % num_players
     rows = np.arange(len(first)).reshape((-1,) + (1,) * (order.ndim - 1))
     return seat_obs[rows, order].reshape(*first.shape, -1)
+
+
+def movers_and_table(engine: Any, seats: np.ndarray, num_players: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the movers' observations (B, obs_size), `table_view` from the movers (B, n * obs_size)).
+
+    An actor's input and a privileged critic's in n engine calls, not n + 1: the
+    table view starts with the mover's own observation.
+    """
+    table = table_view(engine, seats, num_players)
+    return table[:, : table.shape[1] // num_players], table
 
 
 def credit(rewards: np.ndarray, ended: np.ndarray, seats: np.ndarray,
@@ -336,8 +356,7 @@ class SelfPlayVecEnv(VecEnv):
     def _learner_seats(self) -> np.ndarray:
         return (self.table.owners == LEARNER).argmax(axis=1)
 
-    def _advance(self, returns: np.ndarray, done: np.ndarray) -> tuple[
-            np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    def _advance(self, returns: np.ndarray, done: np.ndarray) -> tuple[np.ndarray, np.ndarray, View]:
         """Play the other seats until the learner is to move in every game (rewards of unfinished hands)."""
         while True:
             view = self.table.observe()

@@ -123,6 +123,10 @@ def test_the_table_view_is_every_seat_observation_from_the_given_seat_on(game_id
                                           game.observer.observe(state, int(first[b] + k) % n))
     obs, _, seats, _ = table.observe()
     np.testing.assert_array_equal(table.observe_table(seats)[:, :size], obs)  # the acting seat's own first
+    both, movers_table = table.observe_with_table()  # the same, each seat observed once
+    for part, expected in zip(both, table.observe(), strict=True):
+        np.testing.assert_array_equal(part, expected)
+    np.testing.assert_array_equal(movers_table, table.observe_table(seats))
     every = table.observe_table(np.broadcast_to(np.arange(n), (3, n)))
     assert every.shape == (3, n, n * size)
     for s in range(n):
