@@ -51,7 +51,6 @@ for _card, _ids in enumerate(R.PLAY_IDS):
 _JOKER, _TWO, _EIGHT, _JACK, _KING = C.JOKER, C.TWO, C.EIGHT, C.JACK, C.KING
 _PLAY, _AFTER_DRAW, _DECLARE_START = R.PLAY, R.AFTER_DRAW, R.DECLARE_START
 _DRAW, _PASS, _DECLARE, _NUM_ACTIONS = R.DRAW, R.PASS, R.DECLARE, R.NUM_ACTIONS
-_ALL_SUITS = R.ALL_SUITS
 
 # step() status codes
 STEP_OK, NEEDS_REFILL = -1, -2
@@ -260,7 +259,7 @@ def _apply_one(
         info[b, DISCARD_LEN] += 1
         played[b, card] += 1
         if card != _JOKER:
-            seats[b, DREW_ON, seat] &= _ALL_SUITS ^ (1 << cards[T_SUIT, card])
+            seats[b, DREW_ON, seat] &= ~(1 << cards[T_SUIT, card])
         info[b, PHASE] = _PLAY
         info[b, DRAWN] = -1
         rank = cards[T_RANK, card]

@@ -160,8 +160,6 @@ SAVED_KEYS = (
     "game", "rules", "hands", "stock", "discard", "current_player", "direction", "current_suit",
     "pending_draw", "phase", "drawn_card", "first_out", *END_KEYS, "rng",
 )
-ALL_SUITS = (1 << C.NUM_SUITS) - 1
-"""`drew_on` with every suit's bit set"""
 
 
 class SwitchState(HandState):
@@ -298,7 +296,7 @@ class SwitchState(HandState):
         self.sizes[seat] -= 1
         self._lay((card,))
         if card != C.JOKER:
-            self.drew_on[seat] &= ALL_SUITS ^ (1 << C.suit_of(card))
+            self.drew_on[seat] &= ~(1 << C.suit_of(card))
         self.phase = PLAY
         self.drawn = NO_CARD
         rank = C.rank_of(card)
@@ -484,7 +482,7 @@ class SwitchState(HandState):
 
 # The engine's names and its actions' (from `actions`), so `rules` stays the one module to import.
 __all__ = [
-    "ACTION_CARD", "ACTION_DECLARE", "ALL_SUITS", "DECLARE", "DECLARE_IDS", "DRAW", "GRAMMAR", "JACKS",
+    "ACTION_CARD", "ACTION_DECLARE", "DECLARE", "DECLARE_IDS", "DRAW", "GRAMMAR", "JACKS",
     "NO_CARD", "NUM_ACTIONS", "PASS", "PHASE_NAMES", "PLAIN_CARDS", "PLAY_IDS", "PLAY_JACK", "PLAY_PLAIN",
     "POINTS", "RUN_CARD", "SAVED_KEYS", "WILD", "SwitchRules", "SwitchState", "action_to_str", "card_points",
     "str_to_action",
