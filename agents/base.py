@@ -182,9 +182,8 @@ def fitting_bot(game: Game) -> str:
     A ValueError names the table sizes that have a bot.
     """
     fits = list(shipped_bots(game))
-    plain = f"bot:{game.id}-{game.num_players}p"
     if fits:
-        return plain if plain in fits else fits[0]
+        return _preferred(game.id, game.num_players, fits)
     tables = bot_tables(game.id)
     if not tables:
         raise ValueError(f"no {game.id} bot is shipped (the shipped bots: {', '.join(shipped_bots())})")
@@ -194,9 +193,15 @@ def fitting_bot(game: Game) -> str:
                      f"{game.id} bots are for {_and(sizes)} players ({listed})")
 
 
+def _preferred(game_id: str, num_players: int, specs: list[str]) -> str:
+    """Among the shipped bots of one table size, ``bot:GAME-Np`` if it is one of them, else the first."""
+    plain = f"bot:{game_id}-{num_players}p"
+    return plain if plain in specs else specs[0]
+
+
 def table_bots() -> dict[str, dict[int, str]]:
-    """Game -> table size -> its shipped bot (`fitting_bot`, default rules), for every table that has one."""
-    return {game_id: {n: fitting_bot(make_game(game_id, {"num_players": n})) for n in tables}
+    """Game -> table size -> its shipped bot (`fitting_bot`), for every table that has one."""
+    return {game_id: {n: _preferred(game_id, n, specs) for n, specs in tables.items()}
             for game_id in games() if (tables := bot_tables(game_id))}
 
 
@@ -251,9 +256,10 @@ def check_bot_name(path: str) -> None:
     names = [spec[4:] for spec in shipped_bots()]
     aliases = [spec[4:] for spec in table_aliases()]
     table = re.fullmatch(r"(\w+)-(\d+)p", path)
-    if table and table[1] in games() and bot_tables(table[1]):
-        sizes = _and(list(bot_tables(table[1])))
-        hint = f"there is no {table[2]}-player {table[1]} bot (the {table[1]} bots are for {sizes} players); "
+    sizes = list(bot_tables(table[1])) if table and table[1] in games() else []
+    if table and sizes:
+        hint = (f"there is no {table[2]}-player {table[1]} bot (the {table[1]} bots are for {_and(sizes)} "
+                "players); ")
     else:
         close = difflib.get_close_matches(path, names + aliases, n=1, cutoff=0.6)
         hint = f"did you mean bot:{close[0]}? " if close else ""

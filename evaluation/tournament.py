@@ -184,7 +184,8 @@ def tournament(
     rules = dict(rule_options or {})
     rules.setdefault("num_players", 2)
     full_rules = table_rules(game, rules)
-    given, specs = specs, [resolve_spec(spec, make_game(game, full_rules)) for spec in specs]
+    table = make_game(game, full_rules)
+    given, specs = specs, [resolve_spec(spec, table) for spec in specs]
     if len(set(specs)) != len(specs):
         repeated = sorted({s for s in specs if specs.count(s) > 1})
         aliases = "".join(f" ({a.strip()} is {s} at this table)"
