@@ -77,6 +77,12 @@ def memory_fields(memory: bool, num_players: int, draw: str) -> list[Field]:
                   "laid no card of it since the hand began")]
 
 
+def memory_start(layout: Layout) -> int:
+    """Where the `drew_on` field starts, -1 without it: the batched observe kernels' offset of the field."""
+    where = layout.slices.get("drew_on")
+    return -1 if where is None else where.start
+
+
 def fill_memory(obs: np.ndarray, where: slice | None, drew_on: list[int], seat: int) -> None:
     """Write the other seats' `drew_on` masks into the field at `where` (None: no memory field)."""
     if where is not None:

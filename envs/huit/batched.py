@@ -93,6 +93,7 @@ from cardlab.envs.huit.kernels import (
 )
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
 from cardlab.envs.huit.rules import HuitRules, HuitState
+from cardlab.envs.layout import memory_start
 from cardlab.envs.match import Match, win_rewards
 from cardlab.envs.rng import copied_into, rng_from_state, rng_state
 
@@ -130,7 +131,7 @@ class HuitBatch(BatchedEngine):
         self._offsets = np.array(
             [*(s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
                                           "streaks", "played", "bank")),
-             s["drew_on"].start if "drew_on" in s else -1], dtype=np.int64)
+             memory_start(self.layout)], dtype=np.int64)
         # The observer's scale factors and score bounds, computed as it computes them.
         scores = s["scores"].start
         self._scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,

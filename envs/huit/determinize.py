@@ -19,14 +19,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from cardlab.envs import cards as C
 from cardlab.envs import determinize as D
 from cardlab.envs.huit.observer import DECK_IDS, NUM_CARDS, make_layout
 from cardlab.envs.huit.rules import AFTER_DRAW, PLAY, HuitRules, HuitState
 from cardlab.envs.layout import Layout
 
 _ONES = np.ones(NUM_CARDS, dtype=np.float64)
-_SUIT_BITS = np.array([1 << s for s in range(C.NUM_SUITS)], dtype=np.int64)
 
 
 @functools.cache

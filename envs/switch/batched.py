@@ -54,6 +54,7 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.batched import BatchedEngine, seat_indices
+from cardlab.envs.layout import memory_start
 from cardlab.envs.match import Match
 from cardlab.envs.rng import copied_into
 from cardlab.envs.switch import rules as R
@@ -124,8 +125,8 @@ class SwitchBatch(BatchedEngine):
         slices = self.observer.layout.slices
         names = ("hand", "top", "suit", "pending", "direction", "phase", "opponents", "scores", "played",
                  "stock")
-        memory = slices["drew_on"].start if rules.memory else -1
-        self._offsets = np.array([*(slices[name].start for name in names), memory], dtype=np.int64)
+        self._offsets = np.array([*(slices[name].start for name in names), memory_start(self.layout)],
+                                 dtype=np.int64)
         # The observer's float32 factors, widened exactly as numpy widens them (int64 * float32 -> float64).
         self._inv_copies = self.observer._inv_copies.astype(np.float64)
         self._floats = np.array([self.observer._inv_deck, self.observer._inv_target,
