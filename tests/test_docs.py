@@ -314,6 +314,18 @@ def test_the_version_is_written_once() -> None:
     assert f"## {cardlab.__version__}" in read("CHANGELOG.md")
 
 
+@pytest.mark.parametrize("game", ["switch", "huit"])
+def test_env_pages_name_a_released_version(game: str) -> None:
+    """The newest env version's entry names the cardlab release it came with: a CHANGELOG section, no
+    later than the package's version."""
+    doc = importlib.import_module(f"cardlab.envs.{game}_v1").__doc__ or ""
+    newest = re.search(r"^- v\d+ \(cardlab (\d+\.\d+\.\d+)\)", doc, re.MULTILINE)
+    assert newest is not None, f"{game}_v1's version history names no cardlab release (x.y.z)"
+    assert f"\n## {newest.group(1)}\n" in read("CHANGELOG.md")
+    released = tuple(int(part) for part in newest.group(1).split("."))
+    assert released <= tuple(int(part) for part in cardlab.__version__.split("."))
+
+
 def test_documented_strength_figures_say_where_they_come_from() -> None:
     """The results page names the script or command behind each section's figures; rates are fractions."""
     results = read("docs/results.md")
