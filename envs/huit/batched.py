@@ -98,6 +98,8 @@ class HuitBatch(BatchedEngine):
     RULES: ClassVar[ModuleType] = R
     RULES_CLASS: ClassVar[type] = HuitRules
     OBSERVER: ClassVar[type] = HuitObserver
+    PARAM_SLOTS: ClassVar[dict[str, int]] = PARAM_SLOTS
+    """the kernels' parameters by name (`cardlab.envs.huit.kernels`)"""
     OPTIONS_ELSEWHERE: ClassVar[dict[str, str]] = {"memory": "obs_size"}
     """Rule options the kernels do not read (they are not in `PARAM_SLOTS`), each with the batch
     attribute it determines: `memory` adds the observation field drew_on."""

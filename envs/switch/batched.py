@@ -107,6 +107,8 @@ class SwitchBatch(BatchedEngine):
 
     RULES_CLASS: ClassVar[type] = SwitchRules
     OBSERVER: ClassVar[type] = SwitchObserver
+    PARAM_SLOTS: ClassVar[dict[str, int]] = PARAM_SLOTS
+    """the kernels' parameters by name (`cardlab.envs.switch.kernels`)"""
     OPTIONS_ELSEWHERE: ClassVar[dict[str, str]] = {
         "num_decks": "deck", "extra_jokers": "deck", "extra_twos": "deck", "memory": "obs_size"}
     """Rule options the kernels do not read (they are not in `PARAM_SLOTS`), each with the batch

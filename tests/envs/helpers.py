@@ -84,14 +84,15 @@ def snapshot(env: AECEnv) -> dict[str, Any]:
 
 
 def check_options_reach_the_batch(batch_class: type[BatchedEngine], rules_class: type[RuleOptions],
-                                  slots: Mapping[str, int], drawn: list[dict[str, Any]]) -> None:
+                                  drawn: list[dict[str, Any]]) -> None:
     """Each rule option reaches the batched engine, and the differential cases (`drawn`) try it.
 
-    An option must be a kernel parameter (in `slots`) or in the batch's `OPTIONS_ELSEWHERE` with the
-    attribute it determines; a case must give it a non-default value, and that value must change the
+    An option must be a kernel parameter (in the batch's `PARAM_SLOTS`) or in its `OPTIONS_ELSEWHERE`
+    with the attribute it determines; a case must give it a non-default value, and that value must change the
     option's kernel slot or its attribute against the same rules with the option at its default.
     """
-    elsewhere: dict[str, str] = batch_class.OPTIONS_ELSEWHERE  # type: ignore[attr-defined]
+    slots: Mapping[str, int] = batch_class.PARAM_SLOTS  # type: ignore[attr-defined]
+    elsewhere: Mapping[str, str] = batch_class.OPTIONS_ELSEWHERE  # type: ignore[attr-defined]
     names = rules_class.names()
     unbound = [name for name in names if name not in slots and name not in elsewhere]
     assert not unbound, f"{rules_class.GAME} option(s) {unbound} reach no kernel slot and are not declared " \

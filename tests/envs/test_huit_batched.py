@@ -18,7 +18,6 @@ import pytest
 from cardlab.envs import huit_v1
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.huit.batched import NUM_ACTIONS, HuitBatch
-from cardlab.envs.huit.kernels import PARAM_SLOTS
 from cardlab.envs.huit.observer import HuitObserver
 from cardlab.envs.huit.rules import DRAW, HuitRules, HuitState
 from tests.benchmarks import load_benchmark
@@ -110,7 +109,7 @@ CASE_IDS = [f"{ep}-" + "-".join(f"{k}={v}" for k, v in kw.items()) for kw, ep, _
 def test_options_reach_the_kernels() -> None:
     """Every Huit rule option is a kernel parameter or declared as read elsewhere, changes what it
     feeds, and takes a non-default value in one of the CASES."""
-    check_options_reach_the_batch(HuitBatch, HuitRules, PARAM_SLOTS, [options for options, *_ in CASES])
+    check_options_reach_the_batch(HuitBatch, HuitRules, [options for options, *_ in CASES])
 
 
 @pytest.mark.parametrize(("options", "episode", "batch_size", "rounds"), CASES, ids=CASE_IDS)

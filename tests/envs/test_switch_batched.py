@@ -175,7 +175,7 @@ def test_options_reach_the_kernels() -> None:
     """Every Switch rule option is a kernel parameter or declared as read elsewhere, changes what it
     feeds, and takes a non-default value in a differential case above."""
     drawn = [{"num_players": n} for n in PLAYERS] + [options for options, *_ in CASES]
-    check_options_reach_the_batch(SwitchBatch, SwitchRules, PARAM_SLOTS, drawn)
+    check_options_reach_the_batch(SwitchBatch, SwitchRules, drawn)
 
 
 # ---------------------------------------------------------------- slow: 10^6 steps
