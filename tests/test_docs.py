@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT / "docs"))
 update_tables = importlib.import_module("update_tables")
 
 PAGES = sorted(str(p.relative_to(ROOT)) for p in update_tables.pages())
-OWN_PAGES = ["README.md", "docs/cluster.md", "docs/envs.md", "docs/own-algorithm.md", "docs/results.md",
-             "docs/training.md", "docs/web.md"]  # written for newcomers (docs/RULES.md is the rulebook)
+OWN_PAGES = ["README.md", "CONTRIBUTING.md", "docs/cluster.md", "docs/envs.md", "docs/own-algorithm.md",
+             "docs/results.md", "docs/training.md", "docs/web.md"]
+"""the pages written for newcomers (docs/RULES.md is the rulebook)"""
 README_MAX_LINES = 250
 
 def read(page: str) -> str:
