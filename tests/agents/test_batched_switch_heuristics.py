@@ -187,8 +187,10 @@ def at_table(options: dict[str, Any], players: int) -> dict[str, Any]:
 @pytest.mark.parametrize("players", range(2, 11))
 def test_batched_heuristics_play_as_the_python_agents_at_every_table_size(players: int) -> None:
     """A1-A9: same moves and same generator states, ties included, in runs, declarations, after draws,
-    reversals, skips, seats out and last cards; the default rules but `memory` at odd sizes."""
-    options = {"num_players": players, "memory": players % 2 == 1, "max_turns": 800}
+    reversals, skips, seats out and last cards; the default rules but `memory` at odd sizes,
+    `voluntary_draw` (A8) at 3, 6 and 9 and no `match_rank` (A5) at 2, 6 and 10."""
+    options = {"num_players": players, "memory": players % 2 == 1, "voluntary_draw": players % 3 == 0,
+               "match_rank": players % 4 != 2, "max_turns": 800}
     positions = play_positions(options, seed=players, steps=120 + 20 * players)
     cases = positions.cases
     required = [name for name in CASES if name != "reversed" or players > 2]  # A7: no reversal at 2
