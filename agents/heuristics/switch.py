@@ -9,6 +9,7 @@ me in seat order, and so on.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -172,6 +173,12 @@ class SwitchWeights:
     win: float = 100.0  # I play my last card
 
 
+@functools.lru_cache(maxsize=16)
+def weight_array(weights: SwitchWeights) -> np.ndarray:
+    """The weights as the compiled expert takes them (`switch_kernels.WEIGHT_NAMES` order), made once each."""
+    return np.array([getattr(weights, name) for name in K.WEIGHT_NAMES], dtype=np.float64)
+
+
 class SwitchExpert(SwitchHeuristic):
     """The strongest rule-based Switch player here.
 
@@ -212,9 +219,8 @@ class SwitchExpert(SwitchHeuristic):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in one compiled call (`switch_kernels.expert_actions`), same draws."""
         obs, mask = self.checked_batch(observations, masks)
-        weights = np.array([getattr(self.weights, name) for name in K.WEIGHT_NAMES], dtype=np.float64)
         return K.expert_actions(obs, mask, self.offsets, self.deck, self.game.num_players,
-                                bool(self.rules.match_rank), weights, self.rng)
+                                bool(self.rules.match_rank), weight_array(self.weights), self.rng)
 
     def hand_value(self, hand: np.ndarray) -> float:
         """What my cards are worth: minus one card each, plus the cards that keep me playing."""

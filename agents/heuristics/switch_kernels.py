@@ -160,7 +160,7 @@ def _greedy_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, cards: Arr, 
                 else:
                     plain_card = 0.0 if cards[T_WILD, card] else 1.0
                     row[0], row[1], row[2] = plain_card, float(cards[T_POINTS, card]), held
-        out[b] = legal[best_index(scores, count, rng)]
+        out[b] = legal[best_index(scores, count, rng)] if count else -1
     return out
 
 
@@ -319,7 +319,7 @@ def _expert_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, match_rank: 
                 row[0] = value + hit
                 row[1] = _held_after(to, card, plain, cards)
                 row[2] = float(cards[T_POINTS, card])
-        out[b] = legal[best_index(scores, count, rng)]
+        out[b] = legal[best_index(scores, count, rng)] if count else -1
     return out
 
 
@@ -333,15 +333,16 @@ def greedy_actions(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, deck
     """(B,) int64: what `SwitchGreedy` with generator `rng` plays in each row, in row order.
 
     `obs` (B, obs_size) float32 and `masks` (B, num_actions) bool, checked by
-    the caller (every row has a legal action); `offsets` from `layout_offsets`,
-    `deck` the copies per kind (`SwitchRules.deck`, int64).
+    the caller (`HeuristicAgent.checked_batch`: a row with no legal action
+    would get -1 and draw nothing); `offsets` from `layout_offsets`, `deck`
+    the copies per kind (`SwitchRules.deck`, int64).
     """
-    return _greedy_batch(obs, masks, offsets, deck, n, _CARDS, _ACTIONS, rng)  # type: ignore[no-any-return]
+    return _greedy_batch(obs, masks, offsets, deck, n, _CARDS, _ACTIONS, rng)
 
 
 def expert_actions(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, deck: np.ndarray, n: int,
                    match_rank: bool, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """(B,) int64: what `SwitchExpert` with generator `rng` plays in each row (`weights` in `WEIGHT_NAMES`
     order); the arguments as `greedy_actions`'."""
-    return _expert_batch(obs, masks, offsets, deck, n, match_rank, weights,  # type: ignore[no-any-return]
+    return _expert_batch(obs, masks, offsets, deck, n, match_rank, weights,
                          _CARDS, _ACTIONS, rng)

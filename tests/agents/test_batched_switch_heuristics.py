@@ -247,3 +247,15 @@ def test_bad_batches_are_refused_before_any_draw(cls: type[HeuristicAgent]) -> N
     assert agent.rng.bit_generator.state == state
     empty = agent.act_batch(obs[:0], masks[:0])
     assert empty.shape == (0,) and empty.dtype == np.int64
+
+
+def test_the_kernel_called_directly_marks_a_row_with_no_legal_action() -> None:
+    """Past `checked_batch` (a direct call), such a row gets -1 and draws nothing, never a stray id."""
+    game = make_game("switch", {"num_players": 3})
+    agent = SwitchGreedy(game, 1)
+    state = agent.rng.bit_generator.state
+    masks = np.zeros((2, R.NUM_ACTIONS), dtype=np.bool_)
+    masks[1, R.DRAW] = True
+    obs = np.zeros((2, game.layout.size), dtype=np.float32)
+    moves = K.greedy_actions(obs, masks, agent.offsets, agent.deck, 3, agent.rng)
+    assert moves.tolist() == [-1, R.DRAW] and agent.rng.bit_generator.state == state
