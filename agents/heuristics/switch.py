@@ -4,6 +4,10 @@ Both read only the observation of the seat to move (decoded by `decode`): own
 hand, top card, current suit, pending run, direction, hand sizes and the
 discard pile. Seats are counted from the observer: 0 is me, 1 the seat after
 me in seat order, and so on.
+
+Both also play a whole batch of observations in one compiled call
+(`act_batch`, kernels in `switch_kernels`), move for move what `act` plays
+with the same generator; the differential test keeps the two one.
 """
 
 from __future__ import annotations
