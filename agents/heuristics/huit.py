@@ -228,7 +228,8 @@ class HuitExpert(HeuristicAgent):
         self.weights = TWO_PLAYERS if self.rules.num_players == 2 else MORE_PLAYERS
         self.known = known_terms(self.weights)
         self.plays = plays_for(self.rules.num_players, self.rules.queen_skips_each)
-        self.arrays = expert_arrays(self.weights, self.known, self.rules.num_players, self.rules.queen_skips_each)
+        self.arrays = expert_arrays(self.weights, self.known, self.rules.num_players,
+                                    self.rules.queen_skips_each)
         self.offsets = observation_offsets(self.layout)
         # What is known this turn (see `start_turn`).
         self.sizes: list[int] = []
@@ -265,7 +266,7 @@ class HuitExpert(HeuristicAgent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in order, in one compiled call (`huit_kernels.expert_batch`)."""
         obs, legal = checked_batch(self.game, observations, masks)
-        return K.expert_batch(obs, legal, self.offsets, self.rules.num_players, AGAIN, self.arrays, self.rng)
+        return K.expert_batch(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays, self.rng)
 
     # ------------------------------------------------------------ values
     def value(self, hand: int, action: int, table: Follow, ace_penalty: bool, again: int) -> float:

@@ -12,7 +12,7 @@ Card sets stay bitmasks over card ids, as in `huit_tables`.
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +42,7 @@ def _rank_shift(bits: int) -> int:
 
 
 MOST_RANKS = max(len(table.lays) for table in TABLES)
-# LAY_BITS[t, k], LAY_SHIFT[t, k]: the k-th rank that may go on table t (`Follow.lays` order), of LAY_RANKS[t];
+# LAY_BITS[t, k], LAY_SHIFT[t, k]: the k-th of the LAY_RANKS[t] ranks that may go on table t (`Follow.lays`);
 # LAY_ACTIONS[LAY_START[t, k, g]:LAY_START[t, k, g + 1]]: the legal groups when its held cards index g.
 LAY_RANKS = np.array([len(table.lays) for table in TABLES], dtype=np.int64)
 LAY_BITS = np.zeros((len(TABLES), MOST_RANKS), dtype=np.int64)
@@ -87,28 +87,68 @@ WEIGHT_NAMES = ("cards", "groups", "eight", "ace", "can_play", "can_now", "next_
 """The `HuitWeights` in the order of the kernels' weight vector."""
 
 
-class ExpertArrays(NamedTuple):
-    """What the compiled expert needs of one table's rules and weights (see `expert_arrays`)."""
+# The compiled expert keeps what it knows of a row, its memos and the tables of the table's rules in two
+# flat arrays, one of int64 and one of float64, at these offsets (field -> size): a kernel's helpers get
+# two arrays, not a dozen (numba passes every field of every array argument at each call).
+OUTCOMES = len(TABLES) * 2 * ALL_SEATS
+"""The outcomes of a turn (table, fresh Ace, next seat): the slots of the threat memo."""
+DRAW_MEMO = 64
+"""Draws valued along one row's look-ahead that are memoised (more are reckoned again)."""
+KNOWN_COLUMNS = len(R.DECK_CARDS) + 1
+"""`known_terms` per rank set, by number of cards (0 to 32)."""
+INT_FIELDS = {
+    # the unknown cards, how many, the row (memo entries of other rows are stale), the draws memoised
+    "unknown": 1, "pool_size": 1, "stamp": 1, "draws": 1,
+    "sizes": ALL_SEATS,  # cards held, me first
+    "pool": len(R.DECK_CARDS),  # the bit of each unknown card, ascending ids (`cards_of`)
+    "seat_stamp": ALL_SEATS, "threat_stamp": OUTCOMES,  # the row whose seat terms, threat terms are memoised
+    "draw_keys": 3 * DRAW_MEMO,  # hand, table, fresh Ace of each draw memoised
+    "out_table": R.DRAW, "out_fresh": R.DRAW, "out_next": R.DRAW,  # how each play ends the turn (B7, B8)
+}
+FLOAT_FIELDS = {
+    "weights": len(WEIGHT_NAMES),
+    "known": (T.RANKS_HELD + 1) * KNOWN_COLUMNS,
+    "seats": 2 * ALL_SEATS,  # `seat_terms_of` per seat
+    "threats": 2 * OUTCOMES,  # `threat_terms` per outcome
+    "draw_values": DRAW_MEMO,
+}
 
-    weights: np.ndarray  # (len(WEIGHT_NAMES),) float64
-    known: np.ndarray  # `known_terms`: (RANKS_HELD + 1, 33) float64
-    out_table: np.ndarray  # per play action, how the turn ends: the table left,
-    out_fresh: np.ndarray  # ... 1 for a fresh Ace (B7),
-    out_next: np.ndarray  # ... and the seat (offset from the layer) to move next (B8)
+
+def _starts(fields: dict[str, int]) -> dict[str, int]:
+    starts, at = {}, 0
+    for name, size in fields.items():
+        starts[name], at = at, at + size
+    return {**starts, "size": at}
+
+
+INT_AT, FLOAT_AT = _starts(INT_FIELDS), _starts(FLOAT_FIELDS)
+"""Where each field of the two arrays starts (and "size": their lengths)."""
 
 
 @functools.cache
 def expert_arrays(weights: Any, known: tuple[tuple[float, ...], ...], num_players: int,
-                  queen_skips_each: bool) -> ExpertArrays:
-    """The expert's weights, `known_terms` and `plays_for(num_players, queen_skips_each)` as arrays."""
-    plays = T.plays_for(num_players, queen_skips_each)
-    return ExpertArrays(
-        weights=np.array([float(getattr(weights, name)) for name in WEIGHT_NAMES], dtype=np.float64),
-        known=np.array(known, dtype=np.float64),
-        out_table=np.array([TABLE_INDEX[id(end.table)] for _keep, end in plays], dtype=np.int64),
-        out_fresh=np.array([int(end.fresh_ace) for _keep, end in plays], dtype=np.int64),
-        out_next=np.array([end.nxt for _keep, end in plays], dtype=np.int64),
-    )
+                  queen_skips_each: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The two arrays of the compiled expert with the tables of these rules and weights filled in.
+
+    `plays_for(num_players, queen_skips_each)` gives how each play ends; the
+    weights are in `WEIGHT_NAMES` order, `known_terms` flattened by rows.
+    The kernel works on a copy: the cached arrays are shared by every agent.
+    """
+    ints = np.zeros(INT_AT["size"], dtype=np.int64)
+    floats = np.zeros(FLOAT_AT["size"], dtype=np.float64)
+    ends = [end for _keep, end in T.plays_for(num_players, queen_skips_each)]
+    for field, values in (("out_table", [TABLE_INDEX[id(end.table)] for end in ends]),
+                          ("out_fresh", [int(end.fresh_ace) for end in ends]),
+                          ("out_next", [end.nxt for end in ends])):
+        ints[INT_AT[field]:INT_AT[field] + len(values)] = values
+    floats[FLOAT_AT["weights"]:FLOAT_AT["weights"] + len(WEIGHT_NAMES)] = [
+        float(getattr(weights, name)) for name in WEIGHT_NAMES]
+    table = np.array(known, dtype=np.float64)
+    if table.shape != (T.RANKS_HELD + 1, KNOWN_COLUMNS):
+        raise ValueError(f"known_terms has shape {table.shape}, the expert's arrays hold "
+                         f"{(T.RANKS_HELD + 1, KNOWN_COLUMNS)}")
+    floats[FLOAT_AT["known"]:FLOAT_AT["known"] + table.size] = table.ravel()
+    return ints, floats
 
 
 def observation_offsets(layout: Any) -> np.ndarray:

@@ -12,12 +12,11 @@ The expert's floats are added in the order of the Python code (see
 `HuitExpert.static`), so that ties come out the same; what the Python agent
 memoises per turn is memoised here per row (threat terms per outcome, the
 value of a draw along the look-ahead) or recomputed where that is cheaper
-(a hand's own terms). Per-row state lives in small arrays (`Turn`).
+(a hand's own terms). That state, and the rules' tables, live in two flat
+arrays (`huit_arrays.INT_FIELDS`, `FLOAT_FIELDS`).
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -27,12 +26,18 @@ from cardlab.agents.heuristics.common import best_index
 from cardlab.agents.heuristics.huit_arrays import (
     ALL_SEATS,
     DECK_BITS,
+    DRAW_MEMO,
     EIGHTS,
+    FLOAT_AT,
+    FLOAT_FIELDS,
     GREEDY_COLUMNS,
     GREEDY_DRAW,
     GREEDY_PASS,
     GREEDY_SUIT,
+    INT_AT,
+    INT_FIELDS,
     KEEP,
+    KNOWN_COLUMNS,
     LAY_ACTIONS,
     LAY_BITS,
     LAY_RANKS,
@@ -43,34 +48,27 @@ from cardlab.agents.heuristics.huit_arrays import (
     SHAPE_RANK_BITS,
     SHAPE_SUIT_BITS,
     TABLE_CAN,
-    TABLES,
     TOP_TABLE,
     WEIGHT_NAMES,
-    ExpertArrays,
 )
 from cardlab.agents.heuristics.huit_tables import RANKS_HELD
 from cardlab.envs.huit import rules as R
 
 DRAW, PASS = R.DRAW, R.PASS
-W_CARDS, W_GROUPS, W_EIGHT, W_ACE, W_CAN_PLAY, W_CAN_NOW, W_NEXT_THREAT, W_OTHER_THREAT, W_SKIPPED, \
-    W_STUCK, W_STUCK_THREAT, W_STUCK_ACE, W_WIN = range(len(WEIGHT_NAMES))
 # Offsets of the observation fields, in `huit_arrays.OFFSET_FIELDS` order.
 AT_HAND, AT_TOP, AT_SUIT, AT_ACE_PENALTY, AT_OPPONENTS, AT_PLAYED = range(6)
 NUM_CARDS = DECK_BITS.size
 DECK = PLAIN | EIGHTS  # every card of the 32
 NUM_SUITS = TOP_TABLE.shape[1]
-OUTCOMES = len(TABLES) * 2 * ALL_SEATS  # (table, fresh Ace, next seat): the threat memo's slots
-DRAW_MEMO = 64  # draws valued along one row's look-ahead (more are reckoned again, as without a memo)
-# Turn.info columns: the unknown cards, how many, the row's stamp (memo entries of other rows are stale),
-# and the draws memoised.
-UNKNOWN, POOL_SIZE, STAMP, DRAWS = range(4)
 helper = njit(cache=True, _nrt=False)
 """The kernels' helpers: compiled without reference counting (they allocate nothing), since counting
 the arrays they are passed costs more than the rest of a call, and they are called millions of times."""
+inlined = njit(cache=True, _nrt=False, inline="always")
+"""The smallest helpers, inlined into their callers (numba does not inline across its functions)."""
 
 
 # ---------------------------------------------------------------- bitmasks
-@helper
+@inlined
 def popcount(x: int) -> int:
     """Cards in a bitmask of card ids (they fit 63 bits, so the signed arithmetic is exact)."""
     x = x - ((x >> 1) & 0x5555555555555555)
@@ -79,7 +77,7 @@ def popcount(x: int) -> int:
     return ((x * 0x0101010101010101) >> 56) & 0xFF
 
 
-@helper
+@inlined
 def shape(hand: int) -> int:
     """`huit_tables.shape`: bit i per rank `RANKS[i]` held, then one bit per suit held."""
     out = 0
@@ -151,21 +149,18 @@ def greedy_batch(obs: np.ndarray, masks: np.ndarray, hand_at: int, rng: np.rando
 
 
 # ---------------------------------------------------------------- expert
-class Turn(NamedTuple):
-    """What the expert knows on one row, and its memos (`HuitExpert.start_turn`), in arrays."""
-
-    info: np.ndarray  # int64 (4,): UNKNOWN, POOL_SIZE, STAMP, DRAWS
-    sizes: np.ndarray  # int64 (n,): cards held, me first
-    pool: np.ndarray  # int64 (32,): the bit of each unknown card, ascending ids (`cards_of`)
-    seats: np.ndarray  # float64 (n, 2): `seat_terms_of` per seat
-    seat_stamp: np.ndarray  # int64 (n,): the row whose seat terms are in `seats`
-    threats: np.ndarray  # float64 (OUTCOMES, 2): `threat_terms` per outcome
-    threat_stamp: np.ndarray  # int64 (OUTCOMES,)
-    draw_keys: np.ndarray  # int64 (DRAW_MEMO, 3): hand, table, fresh Ace of a draw valued
-    draw_values: np.ndarray  # float64 (DRAW_MEMO,)
+# What the expert knows on one row, its memos and the rules' tables (`huit_arrays.INT_FIELDS`,
+# `FLOAT_FIELDS`): `ints` and `floats` below, at these offsets.
+UNKNOWN, POOL_SIZE, STAMP, DRAWS, SIZES, POOL, SEAT_STAMP, THREAT_STAMP, DRAW_KEYS, OUT_TABLE, OUT_FRESH, \
+    OUT_NEXT = (INT_AT[name] for name in INT_FIELDS)
+WEIGHTS, KNOWN, SEATS, THREATS, DRAW_VALUES = (FLOAT_AT[name] for name in FLOAT_FIELDS)
+CAN_PLAY, CAN_NOW, NEXT_THREAT, OTHER_THREAT, SKIPPED, STUCK, STUCK_THREAT, STUCK_ACE, WIN = (
+    WEIGHTS + WEIGHT_NAMES.index(name) for name in (
+        "can_play", "can_now", "next_threat", "other_threat", "skipped", "stuck", "stuck_threat", "stuck_ace",
+        "win"))
 
 
-@helper
+@inlined
 def p_lacks(pool: int, wanted: int, k: int) -> float:
     """`common.p_lacks`, the same products in the same order."""
     if k <= 0 or wanted <= 0:
@@ -178,115 +173,114 @@ def p_lacks(pool: int, wanted: int, k: int) -> float:
     return p
 
 
-@helper
-def seat_terms(seat: int, rules: ExpertArrays, turn: Turn) -> None:
-    """`HuitExpert.seat_terms_of(seat)` into `turn.seats[seat]`, once per row."""
-    stamp = turn.info[STAMP]
-    if turn.seat_stamp[seat] == stamp:
+@inlined
+def seat_terms(seat: int, num_players: int, ints: np.ndarray, floats: np.ndarray) -> None:
+    """`HuitExpert.seat_terms_of(seat)` into the seat's two floats, once per row."""
+    if ints[SEAT_STAMP + seat] == ints[STAMP]:
         return
-    w, sizes = rules.weights, turn.sizes
     others = 0.0
-    for s in range(1, sizes.size):
-        if s != seat and sizes[s]:
-            others += 1.0 / sizes[s]
+    for s in range(1, num_players):
+        if s != seat and ints[SIZES + s]:
+            others += 1.0 / ints[SIZES + s]
     skipped = 1.0 if seat != 1 else 0.0
-    turn.seats[seat, 0] = w[W_NEXT_THREAT] / sizes[seat] + w[W_OTHER_THREAT] * others + w[W_SKIPPED] * skipped
-    turn.seats[seat, 1] = w[W_STUCK] + w[W_STUCK_THREAT] / sizes[seat]
-    turn.seat_stamp[seat] = stamp
+    size = ints[SIZES + seat]
+    floats[SEATS + 2 * seat] = (floats[NEXT_THREAT] / size + floats[OTHER_THREAT] * others
+                                + floats[SKIPPED] * skipped)
+    floats[SEATS + 2 * seat + 1] = floats[STUCK] + floats[STUCK_THREAT] / size
+    ints[SEAT_STAMP + seat] = ints[STAMP]
 
 
-@helper
-def threat_slot(table: int, fresh: int, nxt: int, rules: ExpertArrays, turn: Turn) -> int:
-    """The memo slot of `HuitExpert.threat_terms` of an outcome, filled once per row."""
+@inlined
+def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.ndarray,
+                floats: np.ndarray) -> int:
+    """Where `HuitExpert.threat_terms` of an outcome are (`floats[slot]`, `floats[slot + 1]`), reckoned
+    once per row."""
     slot = (table * 2 + fresh) * ALL_SEATS + nxt
-    if turn.threat_stamp[slot] != turn.info[STAMP]:
-        fill_threat(slot, table, fresh, nxt, rules, turn)
-    return slot
+    if ints[THREAT_STAMP + slot] != ints[STAMP]:
+        seat = nxt if nxt else 1
+        seat_terms(seat, num_players, ints, floats)
+        ahead, per_stuck = floats[SEATS + 2 * seat], floats[SEATS + 2 * seat + 1]
+        wanted = popcount(ints[UNKNOWN] & TABLE_CAN[table])
+        lacks = p_lacks(ints[POOL_SIZE], wanted, ints[SIZES + seat])
+        ace = floats[STUCK_ACE]
+        fresh_ace = 1.0 if fresh else 0.0
+        floats[THREATS + 2 * slot] = ahead + per_stuck * lacks + ace * lacks * fresh_ace
+        floats[THREATS + 2 * slot + 1] = ahead + per_stuck * 1.0 + ace * 1.0 * fresh_ace
+        ints[THREAT_STAMP + slot] = ints[STAMP]
+    return THREATS + 2 * slot
 
 
-@helper
-def fill_threat(slot: int, table: int, fresh: int, nxt: int, rules: ExpertArrays, turn: Turn) -> None:
-    """`HuitExpert.threat_terms` of an outcome into `turn.threats[slot]`."""
-    seat = nxt if nxt else 1
-    seat_terms(seat, rules, turn)
-    ahead, per_stuck = turn.seats[seat, 0], turn.seats[seat, 1]
-    wanted = popcount(turn.info[UNKNOWN] & TABLE_CAN[table])
-    lacks = p_lacks(turn.info[POOL_SIZE], wanted, turn.sizes[seat])
-    ace = rules.weights[W_STUCK_ACE]
-    fresh_ace = 1.0 if fresh else 0.0
-    turn.threats[slot, 0] = ahead + per_stuck * lacks + ace * lacks * fresh_ace
-    turn.threats[slot, 1] = ahead + per_stuck * 1.0 + ace * 1.0 * fresh_ace
-    turn.threat_stamp[slot] = turn.info[STAMP]
+@inlined
+def static(hand: int, table: int, fresh: int, nxt: int, num_players: int, ints: np.ndarray,
+           floats: np.ndarray) -> float:
+    """`HuitExpert.static`: log-odds that I win once my turn ends with `hand` on this outcome.
 
-
-@helper
-def hand_value(hand: int, rules: ExpertArrays, turn: Turn) -> float:
-    """`HuitExpert.hand_value`: the known terms of the hand's shape, then the chance to follow."""
+    The terms of the hand alone (`HuitExpert.hand_value`: its known terms, then
+    the chance that it follows an unknown card), whether it follows the table it
+    leaves, and the outcome's threat terms, added in that order.
+    """
     form = shape(hand)
-    pool = turn.info[POOL_SIZE]
-    if hand & EIGHTS or not pool:
-        follow = 1.0
-    else:
-        follow = popcount(turn.info[UNKNOWN] & REACH[form]) / pool
-    return rules.known[form & RANKS_HELD, popcount(hand)] + rules.weights[W_CAN_PLAY] * follow
-
-
-@helper
-def static(hand: int, table: int, fresh: int, nxt: int, rules: ExpertArrays, turn: Turn) -> float:
-    """`HuitExpert.static`: log-odds that I win once my turn ends with `hand` on this outcome."""
-    value = hand_value(hand, rules, turn)
-    slot = threat_slot(table, fresh, nxt, rules, turn)
+    pool = ints[POOL_SIZE]
+    follow = 1.0 if hand & EIGHTS or not pool else popcount(ints[UNKNOWN] & REACH[form]) / pool
+    value = floats[KNOWN + (form & RANKS_HELD) * KNOWN_COLUMNS + popcount(hand)] + floats[CAN_PLAY] * follow
+    slot = threat_slot(table, fresh, nxt, num_players, ints, floats)
     can = hand & TABLE_CAN[table]
-    now = rules.weights[W_CAN_NOW] * (1.0 if can else 0.0)
-    return value + now + turn.threats[slot, 1 if nxt == 0 and can else 0]
+    now = floats[CAN_NOW] * (1.0 if can else 0.0)
+    return value + now + floats[slot + (1 if nxt == 0 and can else 0)]
+
+
+@inlined
+def end_value(rest: int, action: int, num_players: int, ints: np.ndarray, floats: np.ndarray) -> float:
+    """`static` of what a play leaves (`win` when it leaves nothing, B11): the end of a turn."""
+    if not rest:
+        return floats[WIN]
+    return static(rest, ints[OUT_TABLE + action], ints[OUT_FRESH + action], ints[OUT_NEXT + action],
+                  num_players, ints, floats)
 
 
 @helper
-def draw_value(hand: int, table: int, fresh: int, rules: ExpertArrays, turn: Turn) -> float:
+def draw_value(hand: int, table: int, fresh: int, num_players: int, ints: np.ndarray,
+               floats: np.ndarray) -> float:
     """`HuitExpert.draw_value` (memoised per row, as `HuitExpert.value` does)."""
-    keys = turn.draw_keys
-    for i in range(turn.info[DRAWS]):
-        if keys[i, 0] == hand and keys[i, 1] == table and keys[i, 2] == fresh:
-            return turn.draw_values[i]
-    value = reckon_draw(hand, table, fresh, rules, turn)
-    i = turn.info[DRAWS]
+    for i in range(ints[DRAWS]):
+        key = DRAW_KEYS + 3 * i
+        if ints[key] == hand and ints[key + 1] == table and ints[key + 2] == fresh:
+            return floats[DRAW_VALUES + i]
+    value = reckon_draw(hand, table, fresh, num_players, ints, floats)
+    i = ints[DRAWS]
     if i < DRAW_MEMO:
-        keys[i, 0], keys[i, 1], keys[i, 2] = hand, table, fresh
-        turn.draw_values[i] = value
-        turn.info[DRAWS] = i + 1
+        key = DRAW_KEYS + 3 * i
+        ints[key], ints[key + 1], ints[key + 2] = hand, table, fresh
+        floats[DRAW_VALUES + i] = value
+        ints[DRAWS] = i + 1
     return value
 
 
 @helper
-def reckon_draw(hand: int, table: int, fresh: int, rules: ExpertArrays, turn: Turn) -> float:
+def reckon_draw(hand: int, table: int, fresh: int, num_players: int, ints: np.ndarray,
+                floats: np.ndarray) -> float:
     """The expectation, over the unknown cards, of the best of laying or passing after a draw."""
-    stay = static(hand, table, 0, 1, rules, turn)
-    count = turn.info[POOL_SIZE]
+    stay = static(hand, table, 0, 1, num_players, ints, floats)
+    count = ints[POOL_SIZE]
     if count == 0:
         return stay
-    pool = turn.pool
     if fresh:  # B7: two cards, and the turn ends; the next player faces the lock
         total = 0.0
         for i in range(count):
-            total += static(hand | pool[i], table, 0, 1, rules, turn)
+            total += static(hand | ints[POOL + i], table, 0, 1, num_players, ints, floats)
         return stay + 2 * (total / count - stay)
-    win = rules.weights[W_WIN]
     total = 0.0
     for i in range(count):
-        more = hand | pool[i]
-        best = static(more, table, 0, 1, rules, turn)
-        for k in range(LAY_RANKS[table]):
+        more = hand | ints[POOL + i]
+        best = static(more, table, 0, 1, num_players, ints, floats)
+        for k in range(LAY_RANKS[table]):  # the lays of `legal_lays(more, table, True)`
             held = more & LAY_BITS[table, k]
             if not held:
                 continue
             group = held >> LAY_SHIFT[table, k]
             for j in range(LAY_START[table, k, group], LAY_START[table, k, group + 1]):
                 a = LAY_ACTIONS[j]
-                rest = more & KEEP[a]
-                if not rest:
-                    value = win
-                else:
-                    value = static(rest, rules.out_table[a], rules.out_fresh[a], rules.out_next[a], rules, turn)
+                value = end_value(more & KEEP[a], a, num_players, ints, floats)
                 if value > best:
                     best = value
         total += best
@@ -294,14 +288,13 @@ def reckon_draw(hand: int, table: int, fresh: int, rules: ExpertArrays, turn: Tu
 
 
 @helper
-def play_value(hand: int, action: int, again: int, rules: ExpertArrays, turn: Turn) -> float:
+def play_value(hand: int, action: int, again: int, num_players: int, ints: np.ndarray,
+               floats: np.ndarray) -> float:
     """`HuitExpert.value` of a play action: with my turn again (Queens), the best follow-up counts."""
     rest = hand & KEEP[action]
-    if not rest:
-        return rules.weights[W_WIN]
-    table, nxt = rules.out_table[action], rules.out_next[action]
-    if nxt != 0 or again == 0:
-        return static(rest, table, rules.out_fresh[action], nxt, rules, turn)
+    if not rest or ints[OUT_NEXT + action] != 0 or again == 0:
+        return end_value(rest, action, num_players, ints, floats)
+    table = ints[OUT_TABLE + action]
     best = 0.0
     first = True
     for k in range(LAY_RANKS[table]):  # `legal_lays(rest, table, False)`: the lays, then draw
@@ -310,47 +303,45 @@ def play_value(hand: int, action: int, again: int, rules: ExpertArrays, turn: Tu
             continue
         group = held >> LAY_SHIFT[table, k]
         for j in range(LAY_START[table, k, group], LAY_START[table, k, group + 1]):
-            value = play_value(rest, LAY_ACTIONS[j], again - 1, rules, turn)
+            value = play_value(rest, LAY_ACTIONS[j], again - 1, num_players, ints, floats)
             if first or value > best:
                 best, first = value, False
-    value = draw_value(rest, table, 0, rules, turn)
+    value = draw_value(rest, table, 0, num_players, ints, floats)
     return value if first or value > best else best
 
 
 @helper
-def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, turn: Turn) -> None:
+def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_players: int,
+               ints: np.ndarray) -> None:
     """`decode` and `HuitExpert.start_turn` of row `b`: hand sizes, the unknown cards, fresh memos."""
-    sizes = turn.sizes
-    sizes[0] = popcount(hand)
-    for k in range(1, sizes.size):
-        sizes[k] = int(np.rint(np.float64(obs[b, offsets[AT_OPPONENTS] + k - 1]) * 8.0))
-    played = read_cards(obs, b, offsets[AT_PLAYED])
-    unknown = DECK & ~hand & ~played
-    turn.info[UNKNOWN] = unknown
+    ints[SIZES] = popcount(hand)
+    for k in range(1, num_players):
+        ints[SIZES + k] = int(np.rint(np.float64(obs[b, offsets[AT_OPPONENTS] + k - 1]) * 8.0))
+    unknown = DECK & ~hand & ~read_cards(obs, b, offsets[AT_PLAYED])
+    ints[UNKNOWN] = unknown
     count = 0
-    rest = unknown
-    while rest:
-        low = rest & -rest
-        turn.pool[count] = low
+    while unknown:
+        low = unknown & -unknown
+        ints[POOL + count] = low
         count += 1
-        rest ^= low
-    turn.info[POOL_SIZE] = count
-    turn.info[STAMP] += 1
-    turn.info[DRAWS] = 0
+        unknown ^= low
+    ints[POOL_SIZE] = count
+    ints[STAMP] += 1
+    ints[DRAWS] = 0
 
 
 @njit(cache=True)
 def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
-                 rules: ExpertArrays, rng: np.random.Generator) -> np.ndarray:
-    """`HuitExpert.act` for every row in order (looking `again` Queen turns ahead)."""
+                 int_table: np.ndarray, float_table: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """`HuitExpert.act` for every row in order, looking `again` Queen turns ahead.
+
+    `int_table`, `float_table`: the rules' arrays (`huit_arrays.expert_arrays`),
+    copied, so that agents sharing them can play at once.
+    """
     out = np.empty(obs.shape[0], dtype=np.int64)
     legal = np.empty(masks.shape[1], dtype=np.int64)
     scores = np.zeros((masks.shape[1], 1))
-    turn = Turn(np.zeros(4, dtype=np.int64), np.zeros(num_players, dtype=np.int64),
-                np.zeros(NUM_CARDS, dtype=np.int64), np.zeros((num_players, 2)),
-                np.zeros(num_players, dtype=np.int64), np.zeros((OUTCOMES, 2)),
-                np.zeros(OUTCOMES, dtype=np.int64), np.zeros((DRAW_MEMO, 3), dtype=np.int64),
-                np.zeros(DRAW_MEMO))
+    ints, floats = int_table.copy(), float_table.copy()
     for b in range(obs.shape[0]):
         count = legal_ids(masks, b, legal)
         if count == 1:  # `best` draws nothing for one action, and the values have no other effect
@@ -359,14 +350,14 @@ def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_pl
         hand = read_cards(obs, b, offsets[AT_HAND])
         table = table_of(obs, b, offsets)
         fresh = 1 if obs[b, offsets[AT_ACE_PENALTY]] > 0.5 else 0
-        start_turn(obs, b, offsets, hand, turn)
+        start_turn(obs, b, offsets, hand, num_players, ints)
         for i in range(count):
             a = legal[i]
             if a == PASS:
-                scores[i, 0] = static(hand, table, 0, 1, rules, turn)
+                scores[i, 0] = static(hand, table, 0, 1, num_players, ints, floats)
             elif a == DRAW:
-                scores[i, 0] = draw_value(hand, table, fresh, rules, turn)
+                scores[i, 0] = draw_value(hand, table, fresh, num_players, ints, floats)
             else:
-                scores[i, 0] = play_value(hand, a, again, rules, turn)
+                scores[i, 0] = play_value(hand, a, again, num_players, ints, floats)
         out[b] = legal[best_index(scores, count, rng)]
     return out
