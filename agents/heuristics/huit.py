@@ -257,16 +257,29 @@ class HuitExpert(HeuristicAgent):
         self.memo = {}
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
-        view = decode(self, observation)
-        self.start_turn(view)
-        table = follow_of(view.top, view.suit)
-        return self.best(self.legal(observation),
-                         lambda a: (self.value(view.hand, a, table, view.ace_penalty, AGAIN),))
+        values = self.values(observation)
+        return self.best(list(values), lambda a: (values[a],))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in order, in one compiled call (`huit_kernels.expert_batch`)."""
         obs, legal = checked_batch(self.game, observations, masks)
         return K.expert_batch(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays, self.rng)
+
+    def values_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """(B, num_actions) float64: the `value` of each legal action of each row, NaN elsewhere, compiled.
+
+        What `act_batch` ranks (before `best` rounds it), for analysis and for
+        the tests that hold the compiled values to the Python ones.
+        """
+        obs, legal = checked_batch(self.game, observations, masks)
+        return K.expert_values(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays)
+
+    def values(self, observation: dict[str, np.ndarray]) -> dict[int, float]:
+        """Legal action -> its `value`, as `act` reckons it (unrounded)."""
+        view = decode(self, observation)
+        self.start_turn(view)
+        table = follow_of(view.top, view.suit)
+        return {a: self.value(view.hand, a, table, view.ace_penalty, AGAIN) for a in self.legal(observation)}
 
     # ------------------------------------------------------------ values
     def value(self, hand: int, action: int, table: Follow, ace_penalty: bool, again: int) -> float:

@@ -330,6 +330,24 @@ def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_play
     ints[DRAWS] = 0
 
 
+@helper
+def row_values(obs: np.ndarray, b: int, offsets: np.ndarray, legal: np.ndarray, count: int, num_players: int,
+               again: int, ints: np.ndarray, floats: np.ndarray, scores: np.ndarray) -> None:
+    """`HuitExpert.value` of each of row `b`'s `count` legal actions into `scores[:count, 0]`."""
+    hand = read_cards(obs, b, offsets[AT_HAND])
+    table = table_of(obs, b, offsets)
+    fresh = 1 if obs[b, offsets[AT_ACE_PENALTY]] > 0.5 else 0
+    start_turn(obs, b, offsets, hand, num_players, ints)
+    for i in range(count):
+        a = legal[i]
+        if a == PASS:
+            scores[i, 0] = static(hand, table, 0, 1, num_players, ints, floats)
+        elif a == DRAW:
+            scores[i, 0] = draw_value(hand, table, fresh, num_players, ints, floats)
+        else:
+            scores[i, 0] = play_value(hand, a, again, num_players, ints, floats)
+
+
 @njit(cache=True)
 def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
                  int_table: np.ndarray, float_table: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -347,17 +365,27 @@ def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_pl
         if count == 1:  # `best` draws nothing for one action, and the values have no other effect
             out[b] = legal[0]
             continue
-        hand = read_cards(obs, b, offsets[AT_HAND])
-        table = table_of(obs, b, offsets)
-        fresh = 1 if obs[b, offsets[AT_ACE_PENALTY]] > 0.5 else 0
-        start_turn(obs, b, offsets, hand, num_players, ints)
-        for i in range(count):
-            a = legal[i]
-            if a == PASS:
-                scores[i, 0] = static(hand, table, 0, 1, num_players, ints, floats)
-            elif a == DRAW:
-                scores[i, 0] = draw_value(hand, table, fresh, num_players, ints, floats)
-            else:
-                scores[i, 0] = play_value(hand, a, again, num_players, ints, floats)
+        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, scores)
         out[b] = legal[best_index(scores, count, rng)]
+    return out
+
+
+@njit(cache=True)
+def expert_values(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
+                  int_table: np.ndarray, float_table: np.ndarray) -> np.ndarray:
+    """(B, num_actions) `HuitExpert.value` of every legal action of every row (NaN off the legal ones).
+
+    What `expert_batch` ranks, before rounding: the differential tests compare
+    it with the Python values bit for bit, which a change too small to move a
+    choice would still fail.
+    """
+    out = np.full(masks.shape, np.nan)
+    legal = np.empty(masks.shape[1], dtype=np.int64)
+    scores = np.zeros((masks.shape[1], 1))
+    ints, floats = int_table.copy(), float_table.copy()
+    for b in range(obs.shape[0]):
+        count = legal_ids(masks, b, legal)
+        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, scores)
+        for i in range(count):
+            out[b, legal[i]] = scores[i, 0]
     return out

@@ -3,9 +3,10 @@
 The claim, for `random`, `greedy` and `expert`: from the same generator state,
 `agent.act_batch(observations, masks)` is `[agent.act(row) for row in rows]`,
 and leaves the generator where the row-by-row agent leaves it (so ties are
-drawn alike, B-rules or not). Positions come from whole hands played by a mix
-of random, greedy and expert seats at every table size (2-6 players), rule
-options drawn as the property tests draw them (B2 hand sizes, B8
+drawn alike); and the expert's compiled value of every legal action is the
+Python one to the last bit (a change too small to move a choice still shows).
+Positions come from whole hands played by a mix of random, greedy and expert
+seats at every table size (2-6 players), rule options drawn as the property tests draw them (B2 hand sizes, B8
 `queen_skips_each`, B10 refills, `memory`, which moves the observation's
 fields); they include every phase the heuristics read: after a draw (B9), a
 fresh Ace (B7), suits announced by 8s (B6), empty tables (B4), Queens at 2
@@ -84,6 +85,17 @@ def check_same_moves(game: Game, observations: np.ndarray, masks: np.ndarray, se
     return drew
 
 
+def check_same_values(game: Game, observations: np.ndarray, masks: np.ndarray) -> None:
+    """The compiled expert's value of every legal action is the Python one, to the last bit."""
+    expert = make_agent("expert", game, 0)
+    compiled = expert.values_batch(observations, masks)
+    assert np.array_equal(np.isnan(compiled), masks == 0)
+    for b, (obs, mask) in enumerate(zip(observations, masks, strict=True)):
+        python = expert.values({"observation": obs, "action_mask": mask})
+        wrong = {game.action_to_str(a): (v, compiled[b, a]) for a, v in python.items() if compiled[b, a] != v}
+        assert not wrong, f"row {b}: action: (python value, compiled value) {wrong}"
+
+
 def kinds(game: Game, observations: np.ndarray, masks: np.ndarray) -> dict[str, int]:
     """How many rows of each phase the heuristics read differently."""
     at = game.layout.slices
@@ -121,6 +133,7 @@ def test_batched_heuristics_play_as_the_python_agents(options: dict[str, Any]) -
         assert seen["queen to play"] > 10, seen  # B8: the expert's look-ahead over its own turns again
     drew = check_same_moves(game, observations, masks, seed=game.num_players)
     assert drew == {spec: True for spec in SPECS}  # ties were drawn, so the tie-breaks were compared too
+    check_same_values(game, observations, masks)
 
 
 @settings(max_examples=12, deadline=None)
@@ -130,6 +143,7 @@ def test_batched_heuristics_play_as_the_python_agents_under_drawn_rules(options:
     game = make_game("huit", options)
     observations, masks = positions(game, seed, count=120)
     check_same_moves(game, observations, masks, seed)
+    check_same_values(game, observations, masks)
 
 
 @pytest.mark.parametrize("spec", ["greedy", "expert"])
