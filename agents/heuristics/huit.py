@@ -16,7 +16,7 @@ import numpy as np
 from cardlab.agents.base import checked_batch
 from cardlab.agents.heuristics import huit_kernels as K
 from cardlab.agents.heuristics.common import HeuristicAgent, Score, p_lacks
-from cardlab.agents.heuristics.huit_arrays import expert_arrays, observation_offsets
+from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS, expert_arrays, observation_offsets
 from cardlab.agents.heuristics.huit_tables import (
     BIT,
     EIGHTS,
@@ -118,7 +118,7 @@ class HuitGreedy(HeuristicAgent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in order, in one compiled call (`huit_kernels.greedy_batch`)."""
         obs, legal = checked_batch(self.game, observations, masks)
-        return K.greedy_batch(obs, legal, self.layout.slices["hand"].start, self.rng)
+        return K.greedy_batch(obs, legal, self.layout.slices["hand"].start, TABLES_ARRAYS, self.rng)
 
     def score(self, view: HuitView, action: int) -> Score:
         if action == R.DRAW:
@@ -263,7 +263,8 @@ class HuitExpert(HeuristicAgent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in order, in one compiled call (`huit_kernels.expert_batch`)."""
         obs, legal = checked_batch(self.game, observations, masks)
-        return K.expert_batch(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays, self.rng)
+        return K.expert_batch(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays,
+                              TABLES_ARRAYS, self.rng)
 
     def values_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """(B, num_actions) float64: the `value` of each legal action of each row, NaN elsewhere, compiled.
@@ -272,7 +273,8 @@ class HuitExpert(HeuristicAgent):
         the tests that hold the compiled values to the Python ones.
         """
         obs, legal = checked_batch(self.game, observations, masks)
-        return K.expert_values(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays)
+        return K.expert_values(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays,
+                               TABLES_ARRAYS)
 
     def values(self, observation: dict[str, np.ndarray]) -> dict[int, float]:
         """Legal action -> its `value`, as `act` reckons it (unrounded)."""

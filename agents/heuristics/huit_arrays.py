@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from cardlab.agents.heuristics import huit_kernels as K
 from cardlab.agents.heuristics import huit_tables as T
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
@@ -67,12 +68,6 @@ SHAPE_RANK_BITS = np.array([T.RANK_BITS[r] for r in R.RANKS], dtype=np.int64)
 SHAPE_SUIT_BITS = np.array(T.SUIT_BITS, dtype=np.int64)
 """The cards behind each bit of a shape: ranks (`RANKS` order), then suits (`huit_tables.shape`)."""
 EIGHTS, PLAIN = T.EIGHTS, T.PLAIN
-_SEATS = R.HuitRules.limits("num_players")[1]
-if _SEATS is None:
-    raise ValueError("HuitRules.num_players has no upper bound: the expert's outcome memo needs one")
-ALL_SEATS: int = _SEATS
-"""The most seats at a table: the outcome memo holds this many next seats per table."""
-
 # The greedy's score columns of each play action (`HuitGreedy.score`): not an 8, cards laid, their points,
 # and the cards (8s aside) of the suit it leaves, which the hand's own cards are counted in.
 GREEDY_COLUMNS = np.array([[float(R.ACTION_RANK[a] != C.EIGHT), float(R.ACTION_SIZE[a]),
@@ -80,49 +75,16 @@ GREEDY_COLUMNS = np.array([[float(R.ACTION_RANK[a] != C.EIGHT), float(R.ACTION_S
 GREEDY_SUIT = np.array([T.PLAIN & T.SUIT_BITS[T.suit_after(a)] & ~T.GROUP_BITS[a] for a in range(R.DRAW)],
                        dtype=np.int64)
 """Per play action: the cards that `HuitGreedy.score` counts in the hand once the group is laid."""
-GREEDY_DRAW, GREEDY_PASS = -2.0, -1.0  # `HuitGreedy.score` of draw and pass
 
-WEIGHT_NAMES = ("cards", "groups", "eight", "ace", "can_play", "can_now", "next_threat", "other_threat",
-                "skipped", "stuck", "stuck_threat", "stuck_ace", "win")
-"""The `HuitWeights` in the order of the kernels' weight vector."""
-
-
-# The compiled expert keeps what it knows of a row, its memos and the tables of the table's rules in two
-# flat arrays, one of int64 and one of float64, at these offsets (field -> size): a kernel's helpers get
-# two arrays, not a dozen (numba passes every field of every array argument at each call).
-OUTCOMES = len(TABLES) * 2 * ALL_SEATS
-"""The outcomes of a turn (table, fresh Ace, next seat): the slots of the threat memo."""
-DRAW_MEMO = 64
-"""Draws valued along one row's look-ahead that are memoised (more are reckoned again)."""
-KNOWN_COLUMNS = len(R.DECK_CARDS) + 1
-"""`known_terms` per rank set, by number of cards (0 to 32)."""
-INT_FIELDS = {
-    # the unknown cards, how many, the row (memo entries of other rows are stale), the draws memoised
-    "unknown": 1, "pool_size": 1, "stamp": 1, "draws": 1,
-    "sizes": ALL_SEATS,  # cards held, me first
-    "pool": len(R.DECK_CARDS),  # the bit of each unknown card, ascending ids (`cards_of`)
-    "seat_stamp": ALL_SEATS, "threat_stamp": OUTCOMES,  # the row whose seat terms, threat terms are memoised
-    "draw_keys": 3 * DRAW_MEMO,  # hand, table, fresh Ace of each draw memoised
-    "out_table": R.DRAW, "out_fresh": R.DRAW, "out_next": R.DRAW,  # how each play ends the turn (B7, B8)
-}
-FLOAT_FIELDS = {
-    "weights": len(WEIGHT_NAMES),
-    "known": (T.RANKS_HELD + 1) * KNOWN_COLUMNS,
-    "seats": 2 * ALL_SEATS,  # `seat_terms_of` per seat
-    "threats": 2 * OUTCOMES,  # `threat_terms` per outcome
-    "draw_values": DRAW_MEMO,
-}
-
-
-def _starts(fields: dict[str, int]) -> dict[str, int]:
-    starts, at = {}, 0
-    for name, size in fields.items():
-        starts[name], at = at, at + size
-    return {**starts, "size": at}
-
-
-INT_AT, FLOAT_AT = _starts(INT_FIELDS), _starts(FLOAT_FIELDS)
-"""Where each field of the two arrays starts (and "size": their lengths)."""
+if len(TABLES) != K.NUM_TABLES:
+    raise ValueError(f"huit_tables has {len(TABLES)} tables, the compiled expert's memo holds {K.NUM_TABLES}")
+TABLES_ARRAYS = K.Tables(
+    bits=np.array([EIGHTS, PLAIN | EIGHTS, T.RANKS_HELD], dtype=np.int64), deck_bits=DECK_BITS,
+    top_table=TOP_TABLE, table_can=TABLE_CAN, lay_ranks=LAY_RANKS, lay_bits=LAY_BITS, lay_shift=LAY_SHIFT,
+    lay_start=LAY_START, lay_actions=LAY_ACTIONS, keep=KEEP, reach=REACH, shape_ranks=SHAPE_RANK_BITS,
+    shape_suits=SHAPE_SUIT_BITS, greedy_columns=GREEDY_COLUMNS, greedy_suit=GREEDY_SUIT,
+)
+"""The tables as the kernels take them."""
 
 
 @functools.cache
@@ -134,30 +96,23 @@ def expert_arrays(weights: Any, known: tuple[tuple[float, ...], ...], num_player
     weights are in `WEIGHT_NAMES` order, `known_terms` flattened by rows.
     The kernel works on a copy: the cached arrays are shared by every agent.
     """
-    ints = np.zeros(INT_AT["size"], dtype=np.int64)
-    floats = np.zeros(FLOAT_AT["size"], dtype=np.float64)
+    ints = np.zeros(K.INT_AT["size"], dtype=np.int64)
+    floats = np.zeros(K.FLOAT_AT["size"], dtype=np.float64)
     ends = [end for _keep, end in T.plays_for(num_players, queen_skips_each)]
     for field, values in (("out_table", [TABLE_INDEX[id(end.table)] for end in ends]),
                           ("out_fresh", [int(end.fresh_ace) for end in ends]),
                           ("out_next", [end.nxt for end in ends])):
-        ints[INT_AT[field]:INT_AT[field] + len(values)] = values
-    floats[FLOAT_AT["weights"]:FLOAT_AT["weights"] + len(WEIGHT_NAMES)] = [
-        float(getattr(weights, name)) for name in WEIGHT_NAMES]
+        ints[K.INT_AT[field]:K.INT_AT[field] + len(values)] = values
+    floats[K.FLOAT_AT["weights"]:K.FLOAT_AT["weights"] + len(K.WEIGHT_NAMES)] = [
+        float(getattr(weights, name)) for name in K.WEIGHT_NAMES]
     table = np.array(known, dtype=np.float64)
-    if table.shape != (T.RANKS_HELD + 1, KNOWN_COLUMNS):
+    if table.size != K.FLOAT_FIELDS["known"] or table.shape[1] != K.KNOWN_COLUMNS:
         raise ValueError(f"known_terms has shape {table.shape}, the expert's arrays hold "
-                         f"{(T.RANKS_HELD + 1, KNOWN_COLUMNS)}")
-    floats[FLOAT_AT["known"]:FLOAT_AT["known"] + table.size] = table.ravel()
+                         f"{K.FLOAT_FIELDS['known']} terms, {K.KNOWN_COLUMNS} a row")
+    floats[K.FLOAT_AT["known"]:K.FLOAT_AT["known"] + table.size] = table.ravel()
     return ints, floats
 
 
 def observation_offsets(layout: Any) -> np.ndarray:
-    """Where the fields the heuristics read start in an observation (`OFFSET_FIELDS` order).
-
-    The layout depends on the rule options (`memory` adds a field), so the
-    kernels read these offsets, not fixed ones.
-    """
-    return np.array([layout.slices[name].start for name in OFFSET_FIELDS], dtype=np.int64)
-
-
-OFFSET_FIELDS = ("hand", "top", "suit", "ace_penalty", "opponents", "played")
+    """Where the fields the heuristics read start in an observation (`huit_kernels.OFFSET_FIELDS` order)."""
+    return np.array([layout.slices[name].start for name in K.OFFSET_FIELDS], dtype=np.int64)
