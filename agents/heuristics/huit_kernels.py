@@ -18,7 +18,7 @@ arrays (`huit_arrays.INT_FIELDS`, `FLOAT_FIELDS`).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -107,10 +107,12 @@ def _starts(fields: dict[str, int]) -> dict[str, int]:
 
 INT_AT, FLOAT_AT = _starts(INT_FIELDS), _starts(FLOAT_FIELDS)
 """Where each field of the two arrays starts (and "size": their lengths)."""
-helper = njit(cache=True, _nrt=False)
+NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
+"""numba's option to compile without its runtime of reference counts (the stubs do not list it)."""
+helper = njit(cache=True, **NO_REFCOUNT)
 """The kernels' helpers: compiled without reference counting (they allocate nothing), since counting
 the arrays they are passed costs more than the rest of a call, and they are called millions of times."""
-inlined = njit(cache=True, _nrt=False, inline="always")
+inlined = njit(cache=True, inline="always", **NO_REFCOUNT)
 """The smallest helpers, inlined into their callers (numba does not inline across its functions)."""
 
 

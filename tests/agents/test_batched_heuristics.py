@@ -146,6 +146,16 @@ def test_batched_heuristics_play_as_the_python_agents_under_drawn_rules(options:
     check_same_values(game, observations, masks)
 
 
+@pytest.mark.parametrize(("game_id", "players"), [("switch", 2), ("switch", 7), ("huit", 5)])
+def test_random_plays_as_row_by_row_in_every_game(game_id: str, players: int) -> None:
+    """`RandomAgent.act_batch` is shared by the games: `legal[rng.integers(legal.size)]` row after row."""
+    game = make_game(game_id, num_players=players)
+    observations, masks = positions(game, seed=players, count=150)
+    one, two = make_agent("random", game, seed=4), make_agent("random", game, seed=4)
+    assert one.act_batch(observations, masks).tolist() == row_by_row(two, observations, masks)
+    assert one.rng.bit_generator.state == two.rng.bit_generator.state
+
+
 @pytest.mark.parametrize("spec", ["greedy", "expert"])
 def test_a_row_with_one_legal_move_draws_nothing(spec: str) -> None:
     """As `HeuristicAgent.best`: a tie needs two moves, so one legal move leaves the generator as it was."""
