@@ -1,9 +1,9 @@
 """`HuitGreedy` and `HuitExpert` compiled: one numba call plays a whole batch of observations.
 
 Each kernel takes the rows in order and does for each what the Python agent's
-`act` does (`cardlab.agents.heuristics.huit`), reading the rule tables of
-`huit_arrays` (built from `huit_tables`, so both read the same tables) and
-breaking ties with `common.best_index` and the agent's own generator. So a
+`act` does (`cardlab.agents.heuristics.huit`), reading the rule tables
+`huit_arrays` builds from `huit_tables` (so both read the same tables; they are
+passed in as `Tables`) and breaking ties with `common.best_index` and the agent's own generator. So a
 batch picks, row by row, the move the Python agent picks from the same
 observation and generator state, and leaves the generator where it would: the
 differential tests hold the two to that.
@@ -12,8 +12,8 @@ The expert's floats are added in the order of the Python code (see
 `HuitExpert.static`), so that ties come out the same; what the Python agent
 memoises per turn is memoised here per row (threat terms per outcome, the
 value of a draw along the look-ahead) or recomputed where that is cheaper
-(a hand's own terms). That state, and the rules' tables, live in two flat
-arrays (`huit_arrays.INT_FIELDS`, `FLOAT_FIELDS`).
+(a hand's own terms). That state, and the tables of the table's rules and
+weights, live in two flat arrays (`INT_FIELDS`, `FLOAT_FIELDS`).
 """
 
 from __future__ import annotations
@@ -199,12 +199,15 @@ def greedy_batch(obs: np.ndarray, masks: np.ndarray, hand_at: int, tables: Table
 
 
 # ---------------------------------------------------------------- expert
-# The fields of `ints` and `floats` (INT_FIELDS, FLOAT_FIELDS), where they start.
-UNKNOWN, POOL_SIZE, STAMP, DRAWS, SIZES, POOL, SEAT_STAMP, THREAT_STAMP, DRAW_KEYS, OUT_TABLE, OUT_FRESH, \
-    OUT_NEXT = (INT_AT[name] for name in INT_FIELDS)
-WEIGHTS, KNOWN, SEATS, THREATS, DRAW_VALUES = (FLOAT_AT[name] for name in FLOAT_FIELDS)
+# Where the fields of `ints` and `floats` (INT_FIELDS, FLOAT_FIELDS) start.
+UNKNOWN, POOL_SIZE, STAMP, DRAWS = INT_AT["unknown"], INT_AT["pool_size"], INT_AT["stamp"], INT_AT["draws"]
+SIZES, POOL, SEAT_STAMP = INT_AT["sizes"], INT_AT["pool"], INT_AT["seat_stamp"]
+THREAT_STAMP, DRAW_KEYS = INT_AT["threat_stamp"], INT_AT["draw_keys"]
+OUT_TABLE, OUT_FRESH, OUT_NEXT = INT_AT["out_table"], INT_AT["out_fresh"], INT_AT["out_next"]
+KNOWN, SEATS = FLOAT_AT["known"], FLOAT_AT["seats"]
+THREATS, DRAW_VALUES = FLOAT_AT["threats"], FLOAT_AT["draw_values"]
 CAN_PLAY, CAN_NOW, NEXT_THREAT, OTHER_THREAT, SKIPPED, STUCK, STUCK_THREAT, STUCK_ACE, WIN = (
-    WEIGHTS + WEIGHT_NAMES.index(name) for name in (
+    FLOAT_AT["weights"] + WEIGHT_NAMES.index(name) for name in (
         "can_play", "can_now", "next_threat", "other_threat", "skipped", "stuck", "stuck_threat", "stuck_ace",
         "win"))
 
