@@ -78,12 +78,12 @@ GREEDY_SUIT = np.array([T.PLAIN & T.SUIT_BITS[T.suit_after(a)] & ~T.GROUP_BITS[a
 
 if len(TABLES) != K.NUM_TABLES:
     raise ValueError(f"huit_tables has {len(TABLES)} tables, the compiled expert's memo holds {K.NUM_TABLES}")
-TABLES_ARRAYS = K.Tables(
+TABLES_ARRAYS: K.TableArrays = tuple(K.Tables(
     bits=np.array([EIGHTS, PLAIN | EIGHTS, T.RANKS_HELD], dtype=np.int64), deck_bits=DECK_BITS,
     top_table=TOP_TABLE, table_can=TABLE_CAN, lay_ranks=LAY_RANKS, lay_bits=LAY_BITS, lay_shift=LAY_SHIFT,
     lay_start=LAY_START, lay_actions=LAY_ACTIONS, keep=KEEP, reach=REACH, shape_ranks=SHAPE_RANK_BITS,
     shape_suits=SHAPE_SUIT_BITS, greedy_columns=GREEDY_COLUMNS, greedy_suit=GREEDY_SUIT,
-)
+))
 """The tables as the kernels take them."""
 
 

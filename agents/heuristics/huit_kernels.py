@@ -33,7 +33,9 @@ class Tables(NamedTuple):
     """The rule tables the kernels read (`huit_arrays.TABLES_ARRAYS` builds them from `huit_tables`).
 
     Passed in, not read as globals: numba freezes a global array into its
-    cached code and does not see it change in another module.
+    cached code and does not see it change in another module. The kernels
+    take them as a plain tuple (`tuple(tables)`, read at the `T_` indices
+    below), whose type numba's cache records without naming this class.
     """
 
     bits: np.ndarray  # int64: the card sets `EIGHTS_AT`, `DECK_AT` and `RANKS_HELD_AT` below
@@ -53,7 +55,17 @@ class Tables(NamedTuple):
     greedy_suit: np.ndarray  # (DRAW,) the cards whose count is that last column
 
 
+_field = Tables._fields.index
+T_BITS, T_DECK_BITS, T_TOP_TABLE, T_TABLE_CAN = _field("bits"), _field("deck_bits"), _field("top_table"), \
+    _field("table_can")
+T_LAY_RANKS, T_LAY_BITS, T_LAY_SHIFT = _field("lay_ranks"), _field("lay_bits"), _field("lay_shift")
+T_LAY_START, T_LAY_ACTIONS, T_KEEP, T_REACH = _field("lay_start"), _field("lay_actions"), _field("keep"), \
+    _field("reach")
+T_SHAPE_RANKS, T_SHAPE_SUITS = _field("shape_ranks"), _field("shape_suits")
+T_GREEDY_COLUMNS, T_GREEDY_SUIT = _field("greedy_columns"), _field("greedy_suit")
 EIGHTS_AT, DECK_AT, RANKS_HELD_AT = range(3)
+TableArrays = tuple[np.ndarray, ...]
+"""`tuple(Tables(...))`, as the kernels take it."""
 DRAW, PASS = R.DRAW, R.PASS
 GREEDY_DRAW, GREEDY_PASS = -2.0, -1.0  # `HuitGreedy.score` of draw and pass
 OFFSET_FIELDS = ("hand", "top", "suit", "ace_penalty", "opponents", "played")
@@ -127,26 +139,26 @@ def popcount(x: int) -> int:
 
 
 @inlined
-def shape(hand: int, tables: Tables) -> int:
+def shape(hand: int, tables: TableArrays) -> int:
     """`huit_tables.shape`: bit i per rank `RANKS[i]` held, then one bit per suit held."""
     out = 0
-    ranks = tables.shape_ranks.size
+    ranks = tables[T_SHAPE_RANKS].size
     for i in range(ranks):
-        if hand & tables.shape_ranks[i]:
+        if hand & tables[T_SHAPE_RANKS][i]:
             out |= 1 << i
-    for s in range(tables.shape_suits.size):
-        if hand & tables.shape_suits[s]:
+    for s in range(tables[T_SHAPE_SUITS].size):
+        if hand & tables[T_SHAPE_SUITS][s]:
             out |= 1 << (ranks + s)
     return out
 
 
 @inlined
-def read_cards(obs: np.ndarray, b: int, start: int, tables: Tables) -> int:
+def read_cards(obs: np.ndarray, b: int, start: int, tables: TableArrays) -> int:
     """`huit_tables.to_mask` of the 32-long slice of row `b` at `start`."""
     mask = 0
     for i in range(NUM_CARDS):
         if obs[b, start + i] > 0.5:
-            mask |= tables.deck_bits[i]
+            mask |= tables[T_DECK_BITS][i]
     return mask
 
 
@@ -161,7 +173,7 @@ def first_max(obs: np.ndarray, b: int, start: int, size: int) -> int:
 
 
 @inlined
-def table_of(obs: np.ndarray, b: int, offsets: np.ndarray, tables: Tables) -> int:
+def table_of(obs: np.ndarray, b: int, offsets: np.ndarray, tables: TableArrays) -> int:
     """The table index (`huit_arrays.TABLES`) of row `b`: `follow_of(top, suit)` of `decode`."""
     top = first_max(obs, b, offsets[AT_TOP], NUM_CARDS)
     if top < 0:
@@ -169,17 +181,17 @@ def table_of(obs: np.ndarray, b: int, offsets: np.ndarray, tables: Tables) -> in
     suit = first_max(obs, b, offsets[AT_SUIT], C.NUM_SUITS)
     if suit < 0:
         raise ValueError("an observation has a top card but no current suit")
-    return tables.top_table[top, suit]
+    return tables[T_TOP_TABLE][top, suit]
 
 
 # ---------------------------------------------------------------- greedy
 @njit(cache=True)
-def greedy_batch(obs: np.ndarray, masks: np.ndarray, hand_at: int, tables: Tables,
+def greedy_batch(obs: np.ndarray, masks: np.ndarray, hand_at: int, tables: TableArrays,
                  rng: np.random.Generator) -> np.ndarray:
     """`HuitGreedy.act` for every row in order (`HuitGreedy.score`'s columns; draw and pass lose)."""
     out = np.empty(obs.shape[0], dtype=np.int64)
     legal = np.empty(masks.shape[1], dtype=np.int64)
-    scores = np.zeros((masks.shape[1], tables.greedy_columns.shape[1] + 1))
+    scores = np.zeros((masks.shape[1], tables[T_GREEDY_COLUMNS].shape[1] + 1))
     for b in range(obs.shape[0]):
         count = legal_ids(masks, b, legal)
         if count == 1:
@@ -192,8 +204,8 @@ def greedy_batch(obs: np.ndarray, masks: np.ndarray, hand_at: int, tables: Table
                 scores[i, :] = 0.0
                 scores[i, 0] = GREEDY_DRAW if a == DRAW else GREEDY_PASS
             else:
-                scores[i, :-1] = tables.greedy_columns[a]
-                scores[i, -1] = float(popcount(hand & tables.greedy_suit[a]))
+                scores[i, :-1] = tables[T_GREEDY_COLUMNS][a]
+                scores[i, -1] = float(popcount(hand & tables[T_GREEDY_SUIT][a]))
         out[b] = legal[best_index(scores, count, rng)]
     return out
 
@@ -244,7 +256,7 @@ def seat_terms(seat: int, num_players: int, ints: np.ndarray, floats: np.ndarray
 
 @inlined
 def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.ndarray,
-                floats: np.ndarray, tables: Tables) -> int:
+                floats: np.ndarray, tables: TableArrays) -> int:
     """Where `HuitExpert.threat_terms` of an outcome are (`floats[slot]`, `floats[slot + 1]`), reckoned
     once per row."""
     slot = (table * 2 + fresh) * ALL_SEATS + nxt
@@ -252,7 +264,7 @@ def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.nda
         seat = nxt if nxt else 1
         seat_terms(seat, num_players, ints, floats)
         ahead, per_stuck = floats[SEATS + 2 * seat], floats[SEATS + 2 * seat + 1]
-        wanted = popcount(ints[UNKNOWN] & tables.table_can[table])
+        wanted = popcount(ints[UNKNOWN] & tables[T_TABLE_CAN][table])
         lacks = p_lacks(ints[POOL_SIZE], wanted, ints[SIZES + seat])
         ace = floats[STUCK_ACE]
         fresh_ace = 1.0 if fresh else 0.0
@@ -264,7 +276,7 @@ def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.nda
 
 @inlined
 def static(hand: int, table: int, fresh: int, nxt: int, num_players: int, ints: np.ndarray,
-           floats: np.ndarray, tables: Tables) -> float:
+           floats: np.ndarray, tables: TableArrays) -> float:
     """`HuitExpert.static`: log-odds that I win once my turn ends with `hand` on this outcome.
 
     The terms of the hand alone (`HuitExpert.hand_value`: its known terms, then
@@ -273,21 +285,21 @@ def static(hand: int, table: int, fresh: int, nxt: int, num_players: int, ints: 
     """
     form = shape(hand, tables)
     pool = ints[POOL_SIZE]
-    if hand & tables.bits[EIGHTS_AT] or not pool:
+    if hand & tables[T_BITS][EIGHTS_AT] or not pool:
         follow = 1.0
     else:
-        follow = popcount(ints[UNKNOWN] & tables.reach[form]) / pool
-    known = floats[KNOWN + (form & tables.bits[RANKS_HELD_AT]) * KNOWN_COLUMNS + popcount(hand)]
+        follow = popcount(ints[UNKNOWN] & tables[T_REACH][form]) / pool
+    known = floats[KNOWN + (form & tables[T_BITS][RANKS_HELD_AT]) * KNOWN_COLUMNS + popcount(hand)]
     value = known + floats[CAN_PLAY] * follow
     slot = threat_slot(table, fresh, nxt, num_players, ints, floats, tables)
-    can = hand & tables.table_can[table]
+    can = hand & tables[T_TABLE_CAN][table]
     now = floats[CAN_NOW] * (1.0 if can else 0.0)
     return value + now + floats[slot + (1 if nxt == 0 and can else 0)]
 
 
 @inlined
 def end_value(rest: int, action: int, num_players: int, ints: np.ndarray, floats: np.ndarray,
-              tables: Tables) -> float:
+              tables: TableArrays) -> float:
     """`static` of what a play leaves (`win` when it leaves nothing, B11): the end of a turn."""
     if not rest:
         return floats[WIN]
@@ -297,7 +309,7 @@ def end_value(rest: int, action: int, num_players: int, ints: np.ndarray, floats
 
 @helper
 def draw_value(hand: int, table: int, fresh: int, num_players: int, ints: np.ndarray,
-               floats: np.ndarray, tables: Tables) -> float:
+               floats: np.ndarray, tables: TableArrays) -> float:
     """`HuitExpert.draw_value` (memoised per row, as `HuitExpert.value` does)."""
     for i in range(ints[DRAWS]):
         key = DRAW_KEYS + 3 * i
@@ -315,7 +327,7 @@ def draw_value(hand: int, table: int, fresh: int, num_players: int, ints: np.nda
 
 @helper
 def reckon_draw(hand: int, table: int, fresh: int, num_players: int, ints: np.ndarray,
-                floats: np.ndarray, tables: Tables) -> float:
+                floats: np.ndarray, tables: TableArrays) -> float:
     """The expectation, over the unknown cards, of the best of laying or passing after a draw."""
     stay = static(hand, table, 0, 1, num_players, ints, floats, tables)
     count = ints[POOL_SIZE]
@@ -330,14 +342,14 @@ def reckon_draw(hand: int, table: int, fresh: int, num_players: int, ints: np.nd
     for i in range(count):
         more = hand | ints[POOL + i]
         best = static(more, table, 0, 1, num_players, ints, floats, tables)
-        for k in range(tables.lay_ranks[table]):  # the lays of `legal_lays(more, table, True)`
-            held = more & tables.lay_bits[table, k]
+        for k in range(tables[T_LAY_RANKS][table]):  # the lays of `legal_lays(more, table, True)`
+            held = more & tables[T_LAY_BITS][table, k]
             if not held:
                 continue
-            group = held >> tables.lay_shift[table, k]
-            for j in range(tables.lay_start[table, k, group], tables.lay_start[table, k, group + 1]):
-                a = tables.lay_actions[j]
-                value = end_value(more & tables.keep[a], a, num_players, ints, floats, tables)
+            group = held >> tables[T_LAY_SHIFT][table, k]
+            for j in range(tables[T_LAY_START][table, k, group], tables[T_LAY_START][table, k, group + 1]):
+                a = tables[T_LAY_ACTIONS][j]
+                value = end_value(more & tables[T_KEEP][a], a, num_players, ints, floats, tables)
                 if value > best:
                     best = value
         total += best
@@ -346,21 +358,21 @@ def reckon_draw(hand: int, table: int, fresh: int, num_players: int, ints: np.nd
 
 @helper
 def play_value(hand: int, action: int, again: int, num_players: int, ints: np.ndarray,
-               floats: np.ndarray, tables: Tables) -> float:
+               floats: np.ndarray, tables: TableArrays) -> float:
     """`HuitExpert.value` of a play action: with my turn again (Queens), the best follow-up counts."""
-    rest = hand & tables.keep[action]
+    rest = hand & tables[T_KEEP][action]
     if not rest or ints[OUT_NEXT + action] != 0 or again == 0:
         return end_value(rest, action, num_players, ints, floats, tables)
     table = ints[OUT_TABLE + action]
     best = 0.0
     first = True
-    for k in range(tables.lay_ranks[table]):  # `legal_lays(rest, table, False)`: the lays, then draw
-        held = rest & tables.lay_bits[table, k]
+    for k in range(tables[T_LAY_RANKS][table]):  # `legal_lays(rest, table, False)`: the lays, then draw
+        held = rest & tables[T_LAY_BITS][table, k]
         if not held:
             continue
-        group = held >> tables.lay_shift[table, k]
-        for j in range(tables.lay_start[table, k, group], tables.lay_start[table, k, group + 1]):
-            value = play_value(rest, tables.lay_actions[j], again - 1, num_players, ints, floats, tables)
+        group = held >> tables[T_LAY_SHIFT][table, k]
+        for j in range(tables[T_LAY_START][table, k, group], tables[T_LAY_START][table, k, group + 1]):
+            value = play_value(rest, tables[T_LAY_ACTIONS][j], again - 1, num_players, ints, floats, tables)
             if first or value > best:
                 best, first = value, False
     value = draw_value(rest, table, 0, num_players, ints, floats, tables)
@@ -369,12 +381,12 @@ def play_value(hand: int, action: int, again: int, num_players: int, ints: np.nd
 
 @helper
 def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_players: int,
-               ints: np.ndarray, tables: Tables) -> None:
+               ints: np.ndarray, tables: TableArrays) -> None:
     """`decode` and `HuitExpert.start_turn` of row `b`: hand sizes, the unknown cards, fresh memos."""
     ints[SIZES] = popcount(hand)
     for k in range(1, num_players):
         ints[SIZES + k] = int(np.rint(np.float64(obs[b, offsets[AT_OPPONENTS] + k - 1]) * 8.0))
-    unknown = tables.bits[DECK_AT] & ~hand & ~read_cards(obs, b, offsets[AT_PLAYED], tables)
+    unknown = tables[T_BITS][DECK_AT] & ~hand & ~read_cards(obs, b, offsets[AT_PLAYED], tables)
     ints[UNKNOWN] = unknown
     count = 0
     while unknown:
@@ -389,7 +401,8 @@ def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_play
 
 @helper
 def row_values(obs: np.ndarray, b: int, offsets: np.ndarray, legal: np.ndarray, count: int, num_players: int,
-               again: int, ints: np.ndarray, floats: np.ndarray, scores: np.ndarray, tables: Tables) -> None:
+               again: int, ints: np.ndarray, floats: np.ndarray, scores: np.ndarray,
+               tables: TableArrays) -> None:
     """`HuitExpert.value` of each of row `b`'s `count` legal actions into `scores[:count, 0]`."""
     hand = read_cards(obs, b, offsets[AT_HAND], tables)
     table = table_of(obs, b, offsets, tables)
@@ -407,7 +420,7 @@ def row_values(obs: np.ndarray, b: int, offsets: np.ndarray, legal: np.ndarray, 
 
 @njit(cache=True)
 def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
-                 int_table: np.ndarray, float_table: np.ndarray, tables: Tables,
+                 int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays,
                  rng: np.random.Generator) -> np.ndarray:
     """`HuitExpert.act` for every row in order, looking `again` Queen turns ahead.
 
@@ -430,7 +443,7 @@ def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_pl
 
 @njit(cache=True)
 def expert_values(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
-                  int_table: np.ndarray, float_table: np.ndarray, tables: Tables) -> np.ndarray:
+                  int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays) -> np.ndarray:
     """(B, num_actions) `HuitExpert.value` of every legal action of every row (NaN off the legal ones).
 
     What `expert_batch` ranks, before rounding: the differential tests compare
