@@ -17,6 +17,7 @@ import functools
 
 import numpy as np
 
+from cardlab.agents.base import checked_batch
 from cardlab.agents.heuristics import switch_kernels as K
 from cardlab.agents.heuristics.common import HeuristicAgent, Score, counts, p_lacks, threat
 from cardlab.envs import cards as C
@@ -138,7 +139,7 @@ class SwitchGreedy(SwitchHeuristic):
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in one compiled call (`switch_kernels.greedy_actions`), same draws."""
-        obs, mask = self.checked_batch(observations, masks)
+        obs, mask = checked_batch(self.game, observations, masks)
         return K.greedy_actions(obs, mask, self.offsets, self.deck, self.game.num_players, self.rng)
 
     def score(self, view: SwitchView, action: int) -> Score:
@@ -222,7 +223,7 @@ class SwitchExpert(SwitchHeuristic):
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in one compiled call (`switch_kernels.expert_actions`), same draws."""
-        obs, mask = self.checked_batch(observations, masks)
+        obs, mask = checked_batch(self.game, observations, masks)
         return K.expert_actions(obs, mask, self.offsets, self.deck, self.game.num_players,
                                 bool(self.rules.match_rank), weight_array(self.weights), self.rng)
 

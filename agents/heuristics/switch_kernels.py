@@ -333,7 +333,7 @@ def greedy_actions(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, deck
     """(B,) int64: what `SwitchGreedy` with generator `rng` plays in each row, in row order.
 
     `obs` (B, obs_size) float32 and `masks` (B, num_actions) bool, checked by
-    the caller (`HeuristicAgent.checked_batch`: a row with no legal action
+    the caller (`cardlab.agents.base.checked_batch`: a row with no legal action
     would get -1 and draw nothing); `offsets` from `layout_offsets`, `deck`
     the copies per kind (`SwitchRules.deck`, int64).
     """
