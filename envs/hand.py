@@ -121,7 +121,7 @@ class HandState(RecordKeeper):
             if not stock:
                 if len(played) <= 1:
                     break
-                self._note(Event(REFILL, count=len(played) - 1))
+                self._note(Event(REFILL, number=len(played) - 1))
                 stock.extend(self._refill(played[:-1]))
                 del played[:-1]
                 self.played_counts[:] = 0
@@ -130,7 +130,7 @@ class HandState(RecordKeeper):
             hand[last] += 1
             self.sizes[seat] += 1
         suit = NO_SUIT if self.current_suit is None else self.current_suit
-        self._note(Event(DRAW, seat, count=self.sizes[seat] - before, suit=suit, penalty=penalty))
+        self._note(Event(DRAW, seat, number=self.sizes[seat] - before, suit=suit, penalty=penalty))
         return last
 
     def _refill(self, cards: list[int]) -> list[int]:

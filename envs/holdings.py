@@ -1,7 +1,7 @@
 """What the public record proves about hidden hands, as data a sampler honours.
 
 A game's inference (Switch: `cardlab.envs.switch.holdings`) reads a `Record`
-(`cardlab.envs.record`) into `Slot`s: "`count` of seat `seat`'s cards are of
+(`cardlab.envs.record`) into `Slot`s: "`size` of seat `seat`'s cards are of
 the kinds in `allowed`". A seat's cards not in any slot are free. Slots of one
 seat form a laminar family (two slots' allowed kinds are nested or disjoint),
 which is what makes the checks and the deal here exact:
@@ -33,20 +33,20 @@ TRIES = 20
 
 
 class Slot(NamedTuple):
-    """`count` of `seat`'s cards are of the kinds where `allowed` is true."""
+    """`size` of `seat`'s cards are of the kinds where `allowed` is true."""
 
     seat: int
-    count: int
+    size: int
     allowed: np.ndarray
     """(NUM_KINDS,) bool"""
 
 
 def fits(hand: np.ndarray, slots: Sequence[Slot]) -> bool:
     """Whether a hand ((NUM_KINDS,) counts) can fill these slots of one seat (laminar: exact)."""
-    if sum(s.count for s in slots) > int(hand.sum()):
+    if sum(s.size for s in slots) > int(hand.sum()):
         return False
     for slot in slots:
-        inside = sum(s.count for s in slots if not (s.allowed & ~slot.allowed).any())
+        inside = sum(s.size for s in slots if not (s.allowed & ~slot.allowed).any())
         if int(hand[slot.allowed].sum()) < inside:
             return False
     return True
@@ -74,10 +74,10 @@ def _deal_once(unseen: np.ndarray, sizes: Sequence[int], skip: int, pile: int, s
     hands: list[list[int]] = [[] for _ in sizes]
     for slot in sorted(slots, key=lambda s: int(s.allowed.sum())):
         free = np.flatnonzero(~taken & slot.allowed[pool])
-        if free.size < slot.count:
-            raise ValueError(f"the record leaves seat {slot.seat} {slot.count} cards of kinds of which only "
+        if free.size < slot.size:
+            raise ValueError(f"the record leaves seat {slot.seat} {slot.size} cards of kinds of which only "
                              f"{free.size} are unseen: the record does not fit the observation")
-        chosen = free[: slot.count]
+        chosen = free[: slot.size]
         taken[chosen] = True
         hands[slot.seat].extend(pool[chosen].tolist())
     rest = pool[~taken].tolist()
@@ -100,4 +100,4 @@ def slot_arrays(slots: Sequence[Slot]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     for i, slot in enumerate(slots):
         allowed[i] = slot.allowed
     seats = np.array([s.seat for s in slots], dtype=np.int64)
-    return seats, np.array([s.count for s in slots], dtype=np.int64), allowed
+    return seats, np.array([s.size for s in slots], dtype=np.int64), allowed

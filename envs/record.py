@@ -43,7 +43,7 @@ class Event(NamedTuple):
     """the seat that acted (DEAL: was dealt); NO_SEAT for STARTER and REFILL"""
     cards: tuple[int, ...] = ()
     """STARTER: the starter; LAY: the cards laid, first laid first (the last is the new top)"""
-    count: int = 0
+    number: int = 0
     """DEAL: cards dealt; DRAW: cards drawn (fewer than owed when the piles ran out); REFILL: cards
     turned into the new face-down pile"""
     suit: int = C.NO_SUIT
@@ -59,7 +59,7 @@ class Event(NamedTuple):
         who = "" if self.seat == NO_SEAT else f"seat {self.seat} "
         words = [KIND_NAMES[self.kind], *(C.card_str(c) for c in self.cards)]
         if self.kind in (DEAL, DRAW, REFILL):
-            words.append(str(self.count))
+            words.append(str(self.number))
         if self.suit != C.NO_SUIT:
             words.append(("on " if self.kind == DRAW else "declare ") + C.suit_str(self.suit))
         words += [flag for flag, on in (("penalty", self.penalty), ("offered", self.offered)) if on]
@@ -93,12 +93,12 @@ def most_events(max_turns: int) -> int:
 
 def _event_to_saved(e: Event) -> dict[str, Any]:
     return {"kind": KIND_NAMES[e.kind], "seat": None if e.seat == NO_SEAT else e.seat,
-            "cards": [C.card_str(c) for c in e.cards], "count": e.count,
+            "cards": [C.card_str(c) for c in e.cards], "number": e.number,
             "suit": None if e.suit == C.NO_SUIT else C.suit_str(e.suit), "penalty": e.penalty,
             "offered": e.offered}
 
 
-_EVENT_KEYS = ("kind", "seat", "cards", "count", "suit", "penalty", "offered")
+_EVENT_KEYS = ("kind", "seat", "cards", "number", "suit", "penalty", "offered")
 
 
 def record_from_saved(value: Any, num_players: int, max_turns: int, deck: list[int]) -> Record:
@@ -136,16 +136,16 @@ def _event_from_saved(data: Any, where: str, n: int, deck: list[int]) -> Event:
     if len(cards) > C.NUM_SUITS or any(not deck[c] for c in cards):
         raise ValueError(f"{where}['cards'] must be at most {C.NUM_SUITS} cards of the deck, got "
                          f"{excerpt(data['cards'])}")
-    count = data["count"]
-    if not (type(count) is int and 0 <= count <= sum(deck)):
-        raise ValueError(f"{where}['count'] must be a whole number 0..{sum(deck)}, got {excerpt(count)}")
+    number = data["number"]
+    if not (type(number) is int and 0 <= number <= sum(deck)):
+        raise ValueError(f"{where}['number'] must be a whole number 0..{sum(deck)}, got {excerpt(number)}")
     suit = data["suit"]
     if suit is not None and suit not in C.SUITS:
         raise ValueError(f"{where}['suit'] must be None or one of {' '.join(C.SUITS)}, got {excerpt(suit)}")
     flags = [data[k] for k in ("penalty", "offered")]
     if not all(isinstance(f, bool) for f in flags):
         raise ValueError(f"{where}['penalty'] and ['offered'] must be true or false, got {excerpt(flags)}")
-    return Event(KIND_NAMES.index(kind), NO_SEAT if seat is None else seat, tuple(cards), count,
+    return Event(KIND_NAMES.index(kind), NO_SEAT if seat is None else seat, tuple(cards), number,
                  C.NO_SUIT if suit is None else C.SUITS.index(suit), *flags)
 
 
@@ -158,7 +158,7 @@ class RecordKeeper:
 
     def _start_record(self, complete: bool, sizes: list[int] | None = None) -> None:
         """A new, empty record; from a deal (`complete`), with a DEAL event per seat of its `sizes`."""
-        self.events = [Event(DEAL, seat, count=size) for seat, size in enumerate(sizes or [])]
+        self.events = [Event(DEAL, seat, number=size) for seat, size in enumerate(sizes or [])]
         self.record_complete = complete
 
     def _note(self, event: Event) -> None:

@@ -34,8 +34,8 @@ from cardlab.envs.record import DEAL, DRAW, LAY, STARTER, Record
 from cardlab.envs.switch.rules import WILD, SwitchRules
 
 _KINDS = np.arange(C.NUM_KINDS)
-_SUITS = np.array([C.suit_of(c) for c in _KINDS])
-_RANKS = np.array([C.rank_of(c) for c in _KINDS])
+_SUITS = np.array([C.suit_of(c) for c in range(C.NUM_KINDS)])
+_RANKS = np.array([C.rank_of(c) for c in range(C.NUM_KINDS)])
 _WILD = np.array(WILD)
 _ALL = np.ones(C.NUM_KINDS, dtype=bool)
 
@@ -62,7 +62,7 @@ def slots_from_record(rules: SwitchRules, record: Record, sizes: Sequence[int], 
     for event in record.events:
         held = groups[event.seat] if 0 <= event.seat < len(sizes) else []
         if event.kind == DEAL:
-            held.append([event.count, _ALL.copy()])
+            held.append([event.number, _ALL.copy()])
         elif event.kind == STARTER:
             top = event.cards[-1]
         elif event.kind == LAY:
@@ -70,24 +70,24 @@ def slots_from_record(rules: SwitchRules, record: Record, sizes: Sequence[int], 
                 _take(held, card, event.seat)
             top = event.cards[-1]
         elif event.kind == DRAW and event.penalty:
-            held.append([event.count, _ALL.copy()])
+            held.append([event.number, _ALL.copy()])
         elif event.kind == DRAW:
             if top is None:
                 raise ValueError("the record has a draw before any card is turned up (A3)")
             playable = playable_kinds(rules, top, None if event.suit == C.NO_SUIT else event.suit)
             for group in held:
                 group[1] &= ~playable
-            if event.count:
+            if event.number:
                 known = playable if event.offered else ~playable if rules.play_after_draw else _ALL
-                held.append([event.count, known.copy()])
-    slots = []
+                held.append([event.number, known.copy()])
+    slots: list[Slot] = []
     for seat, held in enumerate(groups):
         total = sum(count for count, _ in held)
         if total != sizes[seat]:
             raise ValueError(f"the record leaves seat {seat} {total} cards but it holds {sizes[seat]}: "
                              "the record does not fit the observation")
         if seat != skip:
-            slots.extend(Slot(seat, count, allowed) for count, allowed in held if count and not allowed.all())
+            slots.extend(Slot(seat, size, allowed) for size, allowed in held if size and not allowed.all())
     return slots
 
 

@@ -41,9 +41,9 @@ def proofs_hold(record: Record, hands: list[np.ndarray], match_rank: bool, play_
             top = event.cards[-1]
         if event.kind != DRAW or event.penalty:
             continue
-        later = sum(e.count for e in record.events[k + 1:] if e.kind == DRAW and e.seat == event.seat)
+        later = sum(e.number for e in record.events[k + 1:] if e.kind == DRAW and e.seat == event.seat)
         if event.offered or not play_after_draw:
-            later += event.count
+            later += event.number
         playable = sum(int(n) for card, n in enumerate(hands[event.seat])
                        if n and follows(card, top, event.suit, match_rank))  # type: ignore[arg-type]
         if playable > later:

@@ -48,7 +48,7 @@ def test_the_record_holds_what_the_table_saw_and_no_drawn_card(game: str, player
         state = table.new_state(np.random.default_rng(100 * players + hand))
         record = state.public_record()
         assert record.complete
-        assert [e for e in record.events if e.kind == DEAL] == [Event(DEAL, s, count=state.sizes[s])
+        assert [e for e in record.events if e.kind == DEAL] == [Event(DEAL, s, number=state.sizes[s])
                                                                 for s in range(players)]
         while not state.hand_over:
             seat, before = state.current, len(state.events)
@@ -65,9 +65,9 @@ def test_the_record_holds_what_the_table_saw_and_no_drawn_card(game: str, player
                 else:  # nothing else names a card: a drawn card's identity stays hidden
                     assert event.cards == ()
                 if event.kind == DRAW:
-                    assert event.count == state.sizes[seat] - sizes[seat]
+                    assert event.number == state.sizes[seat] - sizes[seat]
                 if event.kind == REFILL:
-                    assert event.count == sum(played.values()) - 1
+                    assert event.number == sum(played.values()) - 1
             for viewer in range(players):
                 seen = state.public_record(viewer)
                 assert seen == state.public_record().seen_from(viewer, players)
