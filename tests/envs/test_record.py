@@ -9,6 +9,7 @@ the rules whose events they check.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -74,6 +75,8 @@ def test_the_record_holds_what_the_table_saw_and_no_drawn_card(game: str, player
                 assert [e.seat for e in seen.events] == [
                     -1 if e.seat == -1 else (e.seat - viewer) % players for e in state.events]
                 assert [e._replace(seat=0) for e in seen.events] == [e._replace(seat=0) for e in state.events]
+        saved = json.loads(json.dumps(state.state_dict()))  # saved states carry the record, as JSON
+        assert type(state).from_state_dict(saved, table.rules).public_record() == state.public_record()
     assert kinds[LAY] and kinds[DRAW]
     if game == "huit":
         assert kinds[PASS]
