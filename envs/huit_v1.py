@@ -38,10 +38,17 @@ card first). `env.unwrapped.state_dict()` keys: `game`, `rules`, `hands`,
 `match_over`, `scores`, `streaks`, `dealer`, `hands_played`, `rng`, `left_out`
 (the cards a stacked deal left out of play), `drew_on` (per seat the suits it
 drew on and has not laid since, the memory the option `memory` observes; a
-state without it has none); `env.reset(options={"state": d})`
+state without it has none), `record` (the hand's public record, below; a state
+without it restores with an empty one marked incomplete); `env.reset(options={"state": d})`
 restores it exactly, after checking every field: a bad one is refused with a
 `ValueError` that names it and what is accepted, and the env is left as it
 was. A state saved after the hand (or match) ended restores ended.
+
+`env.unwrapped.public_record(agent)` is what the table saw of the hand since
+the deal, seats numbered from the agent's own: cards dealt per seat, lays
+(groups in the order laid, 8s with their announced suit), draws (how many; a
+B7 penalty marked), passes and banks turned over (B10), never a drawn card
+(`cardlab.envs.record`). The observation and the action mask do not change.
 
 ## Version history
 

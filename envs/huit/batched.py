@@ -171,6 +171,7 @@ class HuitBatch(BatchedEngine):
         row, seat = self.info[b], self.seats[b]
         state = HuitState.__new__(HuitState)
         state.rules, state.n, state.deck = self.rules, self.n, self.rules.deck()
+        state._start_record(False)  # the batched engine keeps no record (`cardlab.envs.record`)
         state.rng = rng_from_state(rng_state(self.generators[b]))
         hands = [DECK_IDS[np.flatnonzero(h)].tolist() for h in self.hands[b]]
         bank = DECK_IDS[self.bank[b, : row[BANK_LEN]]].tolist()

@@ -17,6 +17,11 @@ from cardlab.envs.batched import BatchedEngine
 from cardlab.envs.options import RuleOptions
 
 
+def position(saved: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved state without its public record: what a batched engine, which keeps none, must match."""
+    return {key: value for key, value in saved.items() if key != "record"}
+
+
 def play(env: AECEnv, text: str) -> None:
     """Step the agent to move with the action written as text, e.g. ``play 9S 9H`` or ``draw``."""
     env.step(env.unwrapped.str_to_action(text))

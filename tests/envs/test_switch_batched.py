@@ -26,7 +26,7 @@ from cardlab.envs.switch.batched import (
 )
 from cardlab.envs.switch.kernels import PARAM_SLOTS, STOCK_LEN
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
-from tests.envs.helpers import check_options_reach_the_batch
+from tests.envs.helpers import check_options_reach_the_batch, position
 
 
 @dataclass
@@ -65,7 +65,7 @@ def check_slots(batch: SwitchBatch, envs: list[Any], with_state: bool) -> None:
         assert np.array_equal(obs_mover[i], env.observer.observe(state, state.current)), f"slot {i} obs"
         assert np.array_equal(obs_next[i], env.observer.observe(state, int(nxt[i]))), f"slot {i} obs next"
         if with_state:
-            assert batch.state_dict(i) == env.state_dict(), f"slot {i} state"
+            assert position(batch.state_dict(i)) == position(env.state_dict()), f"slot {i} state"
 
 
 def run_differential(options: dict[str, Any], batch_size: int, steps: int, seed: int = 0,
@@ -218,7 +218,7 @@ def lockstep(batch: SwitchBatch, slot: int, state: SwitchState, texts: list[str]
         actions[live] = sample_legal(batch.legal_mask(), np.random.default_rng(0))[live]
         batch.step(actions)
         state.apply(action)
-        assert batch.state_dict(slot) == state.state_dict()
+        assert position(batch.state_dict(slot)) == position(state.state_dict())
 
 
 def test_load_stacked_last_holder_must_draw() -> None:
@@ -227,7 +227,7 @@ def test_load_stacked_last_holder_must_draw() -> None:
     state = stacked_state({"num_players": 2}, deal)
     batch = SwitchBatch(SwitchRules(num_players=2), 3, seed=1)
     batch.load(1, state)
-    assert batch.state_dict(1) == state.state_dict()
+    assert position(batch.state_dict(1)) == position(state.state_dict())
     assert batch.state_dict(1)["left_out"]  # a stacked deal leaves cards out: they stay out
     lockstep(batch, 1, state, ["play 2S"])
     assert batch.legal_mask()[1].nonzero()[0].tolist() == [R.DRAW]
@@ -235,7 +235,7 @@ def test_load_stacked_last_holder_must_draw() -> None:
     actions[1] = R.DRAW
     rewards, done, truncated = batch.step(actions)
     state.apply(R.DRAW)
-    assert batch.state_dict(1) == state.state_dict()
+    assert position(batch.state_dict(1)) == position(state.state_dict())
     assert done[1] and not truncated[1] and state.winner == 0
     assert rewards[1].tolist() == [1.0, -1.0]
     assert not batch.legal_mask()[1].any()
@@ -254,7 +254,7 @@ def test_load_restored_state_last_holder_short_stock() -> None:
     restored = SwitchState.from_state_dict(saved, SwitchRules(num_players=3))
     batch = SwitchBatch(SwitchRules(num_players=3), 2, seed=3)
     batch.load(0, restored)
-    assert batch.state_dict(0) == saved
+    assert position(batch.state_dict(0)) == position(saved)
     lockstep(batch, 0, restored, ["draw"])
     assert batch.done[0] and restored.winner == 0 and restored.sizes[1] == 1 + 6
 
@@ -267,7 +267,7 @@ def test_load_stacked_starters(starter: str) -> None:
     state = stacked_state({"num_players": 4}, deal)
     batch = SwitchBatch(SwitchRules(num_players=4), 2, seed=4)
     batch.load(1, state)
-    assert batch.state_dict(1) == state.state_dict()
+    assert position(batch.state_dict(1)) == position(state.state_dict())
     rng = np.random.default_rng(9)
     while not state.hand_over and state.turn < 40:
         legal = state.legal_actions()
@@ -344,7 +344,7 @@ def test_to_state_round_trip() -> None:
     batch = SwitchBatch(SwitchRules(), 2, seed=6)
     batch.step(sample_legal(batch.legal_mask(), np.random.default_rng(0)))
     state = batch.to_state(1)
-    assert state.state_dict() == batch.state_dict(1)
+    assert position(state.state_dict()) == position(batch.state_dict(1))
     env = switch_v1.raw_env()
     env.reset(options={"state": batch.state_dict(1)})
     assert env.legal_actions() == np.flatnonzero(batch.legal_mask()[1]).tolist()
