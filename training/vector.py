@@ -30,19 +30,23 @@ Players of the other seats, each drawn per episode and seat from
 `opponents` (uniformly, a spec listed twice counts twice):
 
 - ``"random"``: a uniformly random legal action, for all its games at once;
-- bots (``"bot:..."``): one forward pass over all the games where that bot
-  is to move (masked argmax, or a masked sample for a sampling bot);
 - ``"self"``: `policy`, a function of batched (observations, masks) to
   actions, such as a copy of the learner's current policy (set it, or
   change it between rollouts, with `set_policy`);
-- heuristics: move by move through the AEC observation dicts (slow).
+- any other spec (a heuristic, a bot ``"bot:..."``, a search): one agent per
+  listed spec for all the games and seats it holds
+  (`cardlab.agents.batch.BatchPlayers`), asked once per round of moves for
+  all of them (`Agent.act_batch`: a bot's one forward pass, a compiled
+  heuristic's one kernel call).
 
 Autoreset is Gymnasium's same-step mode (``metadata["autoreset_mode"]``): a
 step that ends a game returns the first observation of the next one, the last
 observation of the ended one in ``infos["final_obs"]`` (flagged by
 ``infos["_final_obs"]``). Seeding: ``reset(seed=s)`` deals game b as the AEC
 env's ``reset(seed=s + b)`` does (Gymnasium's sync vector env convention),
-and the seats and random players draw from a generator seeded with `s`.
+the seats and random players draw from a generator seeded with `s`, and each
+listed spec's agent is seeded from `s` and its place in `opponents` (its one
+generator breaks the ties of all its games, in game order).
 """
 
 from __future__ import annotations
@@ -52,13 +56,11 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-import torch
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.bot import BotAgent
+from cardlab.agents.batch import BatchPlayers
 from cardlab.envs.aec import ILLEGAL, REWARDS
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.checked_json import excerpt
@@ -102,14 +104,11 @@ class CardVectorEnv(VectorEnv):
         self._policy = policy
         self._random = np.array([i for i, s in enumerate(self.specs) if s == "random"], dtype=np.int64)
         self._all_random = self._random.size == len(self.specs)
-        self._bots: dict[int, BotAgent] = {}
+        self.players = BatchPlayers(self.game)
+        """the agents of the listed specs other than "random" and "self", one per place in `specs`"""
         for i, spec in enumerate(self.specs):
-            if spec == SELF:
-                continue
-            agent = make_agent(spec, self.game)  # checks every spec now, not at the first deal
-            if isinstance(agent, BotAgent):
-                self._bots[i] = agent
-        self._agents: dict[tuple[int, int, int], Agent] = {}
+            if spec not in (SELF, "random"):
+                self.players.agent(i, spec)  # checks every spec now, not at the first deal
         layout = self.game.layout
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(layout.low, layout.high, dtype=np.float32),
@@ -145,6 +144,7 @@ class CardVectorEnv(VectorEnv):
             for b, s in enumerate(seeds):  # dealt by the rules engine, as the AEC env deals
                 self.engine.load(b, self.game.new_state(np.random.default_rng(s)))
             self.rng = np.random.default_rng(seeds[0])
+            self.players.reseed(seeds[0])
         self._seat(everything)
         self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_))
         self._obs = self._observe()
@@ -155,12 +155,6 @@ class CardVectorEnv(VectorEnv):
         self.seats[rows] = self.rng.integers(self.n, size=rows.size)
         self.owners[rows] = self.rng.integers(len(self.specs), size=(rows.size, self.n))
         self.owners[rows, self.seats[rows]] = LEARNER
-        if self._agents:
-            for b in rows:
-                for seat in range(self.n):
-                    agent = self._agents.get((int(b), seat, int(self.owners[b, seat])))
-                    if agent is not None:
-                        agent.reset()
 
     # ------------------------------------------------------------ moves
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
@@ -298,21 +292,7 @@ class CardVectorEnv(VectorEnv):
                 raise ValueError("an opponent is 'self' but no policy was given: "
                                  "pass policy= or call set_policy()")
             return np.asarray(self._policy(obs[rows], mask[rows]), dtype=np.int64)
-        bot = self._bots.get(player)
-        if bot is not None:
-            with torch.inference_mode():
-                logits = bot.network(torch.as_tensor(obs[rows])).double().numpy()
-            logits[~mask[rows]] = -np.inf
-            if bot.sample:
-                logits += -np.log(-np.log(self.rng.random(logits.shape)))
-            return logits.argmax(axis=1)
-        out = np.empty(rows.size, dtype=np.int64)
-        for i, b in enumerate(rows):
-            key = (int(b), int(current[b]), player)
-            if key not in self._agents:
-                self._agents[key] = make_agent(spec, self.game, seed=int(self.rng.integers(2**63)))
-            out[i] = self._agents[key].act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
-        return out
+        return self.players.act(player, spec, obs[rows], mask[rows])
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the games live in this process."""
