@@ -124,6 +124,8 @@ class CardVectorEnv(VectorEnv):
         self.owners = np.zeros((self.num_envs, self.n), dtype=np.int64)
         """(B, n) who plays each seat: an index into `specs`, or LEARNER"""
         self._obs: dict[str, np.ndarray] | None = None
+        self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
+        self._no_moves.flags.writeable = False  # every final observation's mask: no legal move, read-only
 
     def set_policy(self, policy: Policy | None) -> None:
         """The function that plays the ``"self"`` seats from now on."""
@@ -200,7 +202,7 @@ class CardVectorEnv(VectorEnv):
             final = np.full(self.num_envs, None, dtype=object)
         for b in rows:
             final[b] = {"observation": self._obs["observation"][b].copy(),
-                        "action_mask": np.zeros(self.game.num_actions, dtype=np.int8)}
+                        "action_mask": self._no_moves}
         self.engine.reset(rows)
         self._seat(rows)
         self._play_out(np.zeros(self.num_envs), illegal.copy())
@@ -218,42 +220,53 @@ class CardVectorEnv(VectorEnv):
         marks the games dealt since the learner's last move (an end of one
         of those is not the learner's episode: it is dealt again). Returns
         (terminated, truncated, final observations or None) of the episodes
-        that ended. Why one loop for the moves and the new deals: its number
-        of rounds is the longest run of other seats' moves in any game, and
-        `hold` keeps the rounds where few games still wait cheap (no full
-        batch's mask per move).
+        that ended. Why in passes: each pass plays every live game up to
+        the learner's turn (a game that ends on the way waits), then the
+        ended games are noted and dealt again together, so a step costs
+        about two passes and one dealing, however the ends fall.
         """
         terminated = np.zeros(self.num_envs, dtype=np.bool_)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
         final: np.ndarray | None = None
-        deals = np.zeros(self.num_envs, dtype=np.int64)
-        actions = np.zeros(self.num_envs, dtype=np.int64)
+        deals: np.ndarray | None = None
         while True:
-            ended = np.flatnonzero(self.engine.over)
-            if ended.size:
-                report = ended[~fresh[ended]]
-                if report.size:
-                    final = self._record_ends(report, rewards, terminated, truncated, final)
-                deals[ended] += 1
-                if deals[ended].max() > MAX_REDEALS:
-                    raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before the learner's first move")
-                self.engine.reset(ended)
-                self._seat(ended)
-                fresh[ended] = True
+            if self._all_random:  # every round of the pass in one call, compiled where the engine has it
+                self.engine.play_random(self.seats, self.rng, rewards, ~fresh)
+            else:
+                self._play_rounds(rewards, fresh)
+            ended = self.engine.over
+            if not ended.any():
+                return terminated, truncated, final
+            over = np.flatnonzero(ended)
+            report = over[~fresh[over]]
+            if report.size:
+                final = self._record_ends(report, rewards, terminated, truncated, final)
+            deals = np.zeros(self.num_envs, dtype=np.int64) if deals is None else deals
+            deals[over] += 1
+            if deals[over].max() > MAX_REDEALS:
+                raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before the learner's first move")
+            self.engine.reset(ended)
+            self._seat(over)
+            fresh[over] = True
+
+    def _play_rounds(self, rewards: np.ndarray, fresh: np.ndarray) -> None:
+        """One pass of `_play_out` with the listed players: a round of moves at a time, each player asked
+        once a round for all its games (`hold` keeps the rounds where few games wait cheap)."""
+        actions = np.zeros(self.num_envs, dtype=np.int64)
+        seats = self.seats
+        while True:
             current = self.engine.current_player()
-            waiting = current != self.seats
+            waiting = (current != seats) & ~self.engine.over
             rows = np.flatnonzero(waiting)
             if rows.size == 0:
-                return terminated, truncated, final
+                return
             with self.engine.hold(waiting):
                 mask = self.engine.legal_mask()
-                if self._all_random:
-                    actions[rows] = sample_legal(mask[rows], self.rng)
-                else:
-                    self._choose(rows, current, mask, actions)
+                self._choose(rows, current, mask, actions)
                 moved = self.engine.step(actions)[0]
-            kept = rows[~fresh[rows]]
-            rewards[kept] += moved[kept, self.seats[kept]]
+            gained = moved[rows, seats[rows]]
+            gained[fresh[rows]] = 0.0
+            rewards[rows] += gained
 
     def _record_ends(self, rows: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
                      truncated: np.ndarray, final: np.ndarray | None) -> np.ndarray:
@@ -266,9 +279,8 @@ class CardVectorEnv(VectorEnv):
         if final is None:
             final = np.full(self.num_envs, None, dtype=object)
         observations = self.engine.observe(self.seats)
-        no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
         for b in rows:
-            final[b] = {"observation": observations[b], "action_mask": no_moves.copy()}
+            final[b] = {"observation": observations[b], "action_mask": self._no_moves}
         return final
 
     def _choose(self, rows: np.ndarray, current: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> None:
