@@ -5,18 +5,23 @@ updates, snapshots, the final checkpoint and bot file; no evaluation, whose
 cost is the evaluation's, not training's) divided into the env steps PPO
 consumed (learner decisions):
 
-- lean on configs/huit_selfplay.yaml (Huit 2p) and configs/switch_selfplay.yaml
-  (Switch 4p): as shipped (the league: learner seats, snapshots, a few
-  heuristic seats; two torch threads, so both cores work on the update), the
-  same on one torch thread (what the second core adds), and pure self-play
-  (every seat the learner's);
-- lean with the learner alone against the expert in every other seat: what
-  heuristic opponents cost (they play move by move in Python);
+- lean on configs/huit_selfplay.yaml (Huit 2p), configs/switch_selfplay.yaml
+  (Switch 4p) and configs/tables/huit_4p.yaml (Huit 4p, the table bot's
+  recipe): as shipped (the league: learner seats, snapshots, a few
+  heuristic seats), the same on one torch thread (what a second core adds),
+  and pure self-play (every seat the learner's);
+- lean with the learner alone against the expert in every other seat
+  (three experts at 4 players): what heuristic opponents cost. The expert
+  of each game is one agent for all its seats, asked once per move of the
+  batch (`Agent.act_batch`), so this is as fast as the expert's batch is;
+  the last column gives it over pure self-play of the same config;
 - MaskablePPO on configs/huit_ppo.yaml with imitation off, as shipped
-  otherwise: the pipeline the issue's 10x target compares with.
+  otherwise: the pipeline the lean trainer's 10x target compares with.
 
 Each figure is the median of `--repeats` runs. Run:
-``python benchmarks/selfplay_throughput.py [--lean-steps 300000] [--sb3-steps 30000] [--repeats 3]``.
+``python benchmarks/selfplay_throughput.py [--lean-steps 300000] [--sb3-steps 30000] [--repeats 3]``;
+``--only huit_4p`` runs only the runs whose label holds that text (the
+MaskablePPO baseline is kept).
 """
 
 from __future__ import annotations
@@ -50,15 +55,21 @@ def whole_run(cfg: TrainConfig, steps: int) -> tuple[int, float]:
         return int(load_bot(run_dir).metadata["summary"]["steps"]), seconds
 
 
-def _lean_variants(name: str) -> dict[str, TrainConfig]:
-    cfg = load_config(REPO / "configs" / f"{name}.yaml")
+LEAN_CONFIGS = ("huit_selfplay", "switch_selfplay", "tables/huit_4p")
+"""the lean configs measured (under configs/)"""
+PURE, VS_EXPERT = "(pure self-play)", "(learner vs expert)"
+
+
+def _lean_variants(path: str) -> dict[str, TrainConfig]:
+    cfg = load_config(REPO / "configs" / f"{path}.yaml")
+    name = Path(path).name
     sp = cfg.self_play
     return {
         f"lean {name} (as shipped, {cfg.torch_threads} torch threads)": cfg,
         f"lean {name} (as shipped, 1 torch thread)": dataclasses.replace(cfg, torch_threads=1),
-        f"lean {name} (pure self-play)": dataclasses.replace(
+        f"lean {name} {PURE}": dataclasses.replace(
             cfg, self_play=dataclasses.replace(sp, learner_share=1.0)),
-        f"lean {name} (learner vs expert)": dataclasses.replace(
+        f"lean {name} {VS_EXPERT}": dataclasses.replace(
             cfg, opponents=[OpponentConfig("expert")],
             self_play=dataclasses.replace(sp, enabled=False, learner_share=0.0)),
     }
@@ -71,14 +82,16 @@ def main() -> None:
                         help="env steps of the lean runs against the expert")
     parser.add_argument("--sb3-steps", type=int, default=30_000, help="env steps of the MaskablePPO run")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each variant (the median is shown)")
+    parser.add_argument("--only", default="", help="run only the lean runs whose label holds this text")
     args = parser.parse_args()
 
     sb3 = load_config(REPO / "configs" / "huit_ppo.yaml")
     runs: list[tuple[str, TrainConfig, int]] = [("MaskablePPO huit_ppo (imitation off)", sb3, args.sb3_steps)]
-    for name in ("huit_selfplay", "switch_selfplay"):
-        for label, cfg in _lean_variants(name).items():
-            budget = args.heuristic_steps if label.endswith("vs expert)") else args.lean_steps
-            runs.append((label, cfg, budget))
+    for path in LEAN_CONFIGS:
+        for label, cfg in _lean_variants(path).items():
+            budget = args.heuristic_steps if label.endswith(VS_EXPERT) else args.lean_steps
+            if args.only in label:
+                runs.append((label, cfg, budget))
     rows: list[tuple[str, int, float]] = []
     for label, cfg, budget in runs:
         measured = [whole_run(cfg, budget) for _ in range(args.repeats)]
@@ -87,9 +100,12 @@ def main() -> None:
         each = ", ".join(f"{steps / seconds:,.0f}" for steps, seconds in measured)
         print(f"  {label}: {each} steps/s", flush=True)
     base = rows[0][2]
-    print(f"{'run':<52}{'steps':>10}{'steps/s':>10}{'vs MaskablePPO':>16}")
+    pure = {label.removesuffix(PURE): rate for label, _, rate in rows if label.endswith(PURE)}
+    print(f"{'run':<52}{'steps':>10}{'steps/s':>10}{'vs MaskablePPO':>16}{'vs pure self-play':>19}")
     for label, steps, rate in rows:
-        print(f"{label:<52}{steps:>10,}{rate:>10,.0f}{rate / base:>15.1f}x")
+        versus = pure.get(label.removesuffix(VS_EXPERT)) if label.endswith(VS_EXPERT) else None
+        shown = f"{rate / versus:>18.2f}x" if versus else ""
+        print(f"{label:<52}{steps:>10,}{rate:>10,.0f}{rate / base:>15.1f}x{shown}")
 
 
 if __name__ == "__main__":

@@ -102,8 +102,7 @@ class CardVectorEnv(VectorEnv):
         self.n = self.game.num_players
         self.specs = [str(s).strip() for s in opponents]
         self._policy = policy
-        self._random = np.array([i for i, s in enumerate(self.specs) if s == "random"], dtype=np.int64)
-        self._all_random = self._random.size == len(self.specs)
+        self._all_random = all(s == "random" for s in self.specs)
         self.players = BatchPlayers(self.game)
         """the agents of the listed specs other than "random" and "self", one per place in `specs`"""
         for i, spec in enumerate(self.specs):
@@ -285,10 +284,12 @@ class CardVectorEnv(VectorEnv):
 
     def _choose(self, rows: np.ndarray, current: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> None:
         """Fill `actions[rows]` with the moves of each game's player of the seat to move."""
+        obs = self.engine.observe(current)  # _play_rounds runs only when some listed player reads it
+        if len(self.specs) == 1:
+            actions[rows] = self._play(0, rows, current, obs, mask)
+            return
         owner = self.owners[rows, current[rows]]
-        players = np.unique(owner)
-        obs = self.engine.observe(current) if np.isin(players, self._random, invert=True).any() else None
-        for player in players:
+        for player in np.unique(owner):
             chosen = rows[owner == player]
             actions[chosen] = self._play(int(player), chosen, current, obs, mask)
 

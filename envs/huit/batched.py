@@ -177,6 +177,8 @@ class HuitBatch(BatchedEngine):
                                 dtype=np.float64)
         self.generators = TypedList(self.generators)  # the kernels draw from them
         self._rewards = np.zeros((B, n), dtype=np.float32)
+        self._play_mask = np.empty((B, NUM_ACTIONS), dtype=np.bool_)  # play_random's scratch arrays
+        self._play_actions = np.zeros(B, dtype=np.int64)
         self.reset()
 
     # ------------------------------------------------------------ episodes
@@ -264,11 +266,9 @@ class HuitBatch(BatchedEngine):
                     counted: np.ndarray) -> bool:
         """`BatchedEngine.play_random` in one compiled call: the same moves, from the same draws."""
         who, gained, flags = self._play_args(seats, gained, counted)
-        mask = np.empty((self.batch_size, NUM_ACTIONS), dtype=np.bool_)
-        actions = np.zeros(self.batch_size, dtype=np.int64)
         return bool(_random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
                                    self.table, self.generators, self.params, self.reward_table,
-                                   self._rewards, mask, actions))
+                                   self._rewards, self._play_mask, self._play_actions))
 
     def _apply(self, actions: np.ndarray) -> np.ndarray:
         bad = step_kernel(actions, self.info, self.seats, self.hands, self.bank, self.table, self.generators,
