@@ -64,9 +64,11 @@ def _lean_variants(path: str) -> dict[str, TrainConfig]:
     cfg = load_config(REPO / "configs" / f"{path}.yaml")
     name = Path(path).name
     sp = cfg.self_play
+    one_thread = {} if cfg.torch_threads == 1 else {
+        f"lean {name} (as shipped, 1 torch thread)": dataclasses.replace(cfg, torch_threads=1)}
     return {
-        f"lean {name} (as shipped, {cfg.torch_threads} torch threads)": cfg,
-        f"lean {name} (as shipped, 1 torch thread)": dataclasses.replace(cfg, torch_threads=1),
+        f"lean {name} (as shipped, {cfg.torch_threads} torch thread{'s' * (cfg.torch_threads > 1)})": cfg,
+        **one_thread,
         f"lean {name} {PURE}": dataclasses.replace(
             cfg, self_play=dataclasses.replace(sp, learner_share=1.0)),
         f"lean {name} {VS_EXPERT}": dataclasses.replace(
