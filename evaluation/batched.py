@@ -69,9 +69,9 @@ def _play_block(table: Any, agents: Sequence[Agent], deals: range, seed: int) ->
     engine = table.spec.batched_engine()(table.rules, size, seed=0, episode="hand")
     for i, deal in enumerate(deals):
         state = table.new_state(np.random.default_rng(derive_seed(seed, HAND, deal)))
-        for rotation in range(n):
-            engine.load(i * n + rotation, state)  # copied in, its generator too
-    rotation = np.tile(np.arange(n), len(deals))
+        for r in range(n):
+            engine.load(i * n + r, state)  # copied in, its generator too
+    rotations = np.tile(np.arange(n), len(deals))
     actions = np.zeros(size, dtype=np.int64)
     while True:
         live = ~engine.over
@@ -79,7 +79,7 @@ def _play_block(table: Any, agents: Sequence[Agent], deals: range, seed: int) ->
             break
         seats = engine.current_player()
         mask, obs = engine.legal_mask(), engine.observe(seats)
-        mover = (seats - rotation) % n  # the slot whose agent sits in the seat to move
+        mover = (seats - rotations) % n  # the slot whose agent sits in the seat to move
         for slot, agent in enumerate(agents):
             rows = np.flatnonzero(live & (mover == slot))
             if rows.size:
@@ -87,7 +87,7 @@ def _play_block(table: Any, agents: Sequence[Agent], deals: range, seed: int) ->
         engine.step(actions)
     records = []
     for b in range(size):
-        state, r = engine.to_state(b), int(rotation[b])
+        state, r = engine.to_state(b), int(rotations[b])
         seat_of = tuple((slot + r) % n for slot in range(n))
         winner_seats = [] if state.truncated else [state.winner]
         records.append(EpisodeRecord(
