@@ -109,7 +109,8 @@ class SelfPlayBatch:
         self.game, self.league, self.learner_share = game, league, learner_share
         self.n = game.num_players
         self.num_games = num_games
-        self._spec_probs = weights / weights.sum()
+        cdf = (weights / weights.sum()).cumsum()
+        self._spec_cdf = cdf / cdf[-1]
         seeds = np.random.SeedSequence(seed).spawn(3)
         self.rng = np.random.default_rng(seeds[0])
         self.engine = batched_engine(game, num_games, seed=int(seeds[1].generate_state(1)[0]),
@@ -161,7 +162,8 @@ class SelfPlayBatch:
         if self._population and self.rng.random() < self.league.population_share:
             path = self._population[int(self.rng.integers(len(self._population)))]
             return self._policy(path.stem, path)
-        spec = self.league.opponents[int(self.rng.choice(len(self._spec_probs), p=self._spec_probs))][0]
+        # rng.choice(len(p), p=p)'s own draw (one uniform against the cumulative weights), without its checks
+        spec = self.league.opponents[int(self._spec_cdf.searchsorted(self.rng.random(), side="right"))][0]
         return self._policy(spec)
 
     def _seat_games(self, games: np.ndarray) -> None:
