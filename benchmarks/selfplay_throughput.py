@@ -41,18 +41,19 @@ REPO = Path(__file__).resolve().parents[1]
 NEVER = 10**12
 
 
-def whole_run(cfg: TrainConfig, steps: int) -> tuple[int, float]:
-    """(env steps, seconds) of a whole training run of `cfg` for `steps` steps, evaluation off."""
+def whole_run(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
+    """(env steps, wall-clock seconds, CPU seconds of this process) of a whole training run of `cfg` for
+    `steps` steps, evaluation off (on a shared machine the CPU time is the steadier figure)."""
     cfg = dataclasses.replace(
         cfg, total_timesteps=steps, checkpoint_every=NEVER,
         eval=dataclasses.replace(cfg.eval, every_steps=NEVER, final_hands=0),
         imitation=dataclasses.replace(cfg.imitation, enabled=False),
     )
     with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         run_dir = train(cfg, runs_dir=tmp, progress=False)
-        seconds = time.perf_counter() - start
-        return int(load_bot(run_dir).metadata["summary"]["steps"]), seconds
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        return int(load_bot(run_dir).metadata["summary"]["steps"]), seconds, cpu
 
 
 LEAN_CONFIGS = ("huit_selfplay", "switch_selfplay", "tables/huit_4p")
@@ -94,20 +95,22 @@ def main() -> None:
             budget = args.heuristic_steps if label.endswith(VS_EXPERT) else args.lean_steps
             if args.only in label:
                 runs.append((label, cfg, budget))
-    rows: list[tuple[str, int, float]] = []
+    rows: list[tuple[str, int, float, float]] = []
     for label, cfg, budget in runs:
         measured = [whole_run(cfg, budget) for _ in range(args.repeats)]
-        rate = statistics.median(steps / seconds for steps, seconds in measured)
-        rows.append((label, measured[0][0], rate))
-        each = ", ".join(f"{steps / seconds:,.0f}" for steps, seconds in measured)
+        rate = statistics.median(steps / seconds for steps, seconds, _ in measured)
+        cpu_rate = statistics.median(steps / cpu for steps, _, cpu in measured)
+        rows.append((label, measured[0][0], rate, cpu_rate))
+        each = ", ".join(f"{steps / seconds:,.0f}" for steps, seconds, _ in measured)
         print(f"  {label}: {each} steps/s", flush=True)
     base = rows[0][2]
-    pure = {label.removesuffix(PURE): rate for label, _, rate in rows if label.endswith(PURE)}
-    print(f"{'run':<52}{'steps':>10}{'steps/s':>10}{'vs MaskablePPO':>16}{'vs pure self-play':>19}")
-    for label, steps, rate in rows:
+    pure = {label.removesuffix(PURE): (rate, cpu) for label, _, rate, cpu in rows if label.endswith(PURE)}
+    print(f"{'run':<52}{'steps':>10}{'steps/s':>10}{'CPU steps/s':>12}{'vs MaskablePPO':>16}"
+          f"{'vs pure self-play (CPU)':>25}")
+    for label, steps, rate, cpu_rate in rows:
         versus = pure.get(label.removesuffix(VS_EXPERT)) if label.endswith(VS_EXPERT) else None
-        shown = f"{rate / versus:>18.2f}x" if versus else ""
-        print(f"{label:<52}{steps:>10,}{rate:>10,.0f}{rate / base:>15.1f}x{shown}")
+        shown = f"{rate / versus[0]:>17.2f}x ({cpu_rate / versus[1]:.2f}x)" if versus else ""
+        print(f"{label:<52}{steps:>10,}{rate:>10,.0f}{cpu_rate:>12,.0f}{rate / base:>15.1f}x{shown}")
 
 
 if __name__ == "__main__":
