@@ -10,7 +10,8 @@ eval.csv, checkpoints recorded in SHA256SUMS, league snapshots and bot.json.
 Why a trainer of our own: sb3-contrib's MaskablePPO tops out at a few
 thousand steps/s even with an env that costs nothing (Python
 work per step and per minibatch); here a rollout is tensors of shape (T, B)
-filled by one forward pass per move of all B games, and the update is plain
+filled by one forward pass per move over the games where the learner is to
+move (all B in pure self-play), and the update is plain
 torch over them.
 
 A rollout is `ppo.n_steps` calls of `SelfPlayBatch.step` over `num_envs`
@@ -294,13 +295,20 @@ class LeanRun:
                     view = self.table.observe()
                 obs, mask, seats, learner = view
                 obs_b[t], mask_b[t] = torch.from_numpy(obs), torch.from_numpy(mask)
-                logits = self.model.masked_logits(obs_b[t], mask_b[t])
+                # The networks run on the learner's games only: the others' moves are their owners'.
+                mine = None if learner.all() else torch.from_numpy(np.flatnonzero(learner))
+                logits = self.model.masked_logits(*((obs_b[t], mask_b[t]) if mine is None else
+                                                    (obs_b[t, mine], mask_b[t, mine])))
                 action = sample(logits)
-                act_b[t] = action
-                logp_b[t] = torch.log_softmax(logits, dim=-1).gather(1, action[:, None]).squeeze(1)
-                value_b[t] = self.model.value(critic_b[t])
+                logp = torch.log_softmax(logits, dim=-1).gather(1, action[:, None]).squeeze(1)
+                value = self.model.value(critic_b[t] if mine is None else critic_b[t, mine])
+                if mine is None:
+                    act_b[t], logp_b[t], value_b[t] = action, logp, value
+                else:
+                    act_b[t], logp_b[t], value_b[t] = 0, 0.0, 0.0  # never read: not learner transitions
+                    act_b[t, mine], logp_b[t, mine], value_b[t, mine] = action, logp, value
                 seats_b[t], learner_b[t] = seats, learner
-                rewards_b[t], ended_b[t] = self.table.step(action.numpy(), view)
+                rewards_b[t], ended_b[t] = self.table.step(act_b[t].numpy(), view)
             every_seat = np.broadcast_to(np.arange(n), (B, n))
             last = self.model.value(torch.from_numpy(
                 self.table.observe_table(every_seat) if privileged else self.table.observe_seats()))

@@ -14,9 +14,11 @@ cannot wait while others catch up. Each call therefore plays one move in
 every game: the learner's (given) where a learner seat is to move, a
 snapshot's, a bot's or a heuristic's (chosen here) elsewhere. Snapshots and
 ``bot:`` specs act for all their games in one batched forward pass per call
-(a bot spec as its `BotAgent` would: masked argmax); heuristics act move by move
-through the AEC observation dicts (`Agent.act`), which is what makes them
-slow (see the README, "Training speed").
+(a bot spec as its `BotAgent` would: masked argmax); every other spec is one
+agent for all the seats it holds (`cardlab.agents.batch.BatchPlayers`), asked
+once per call for the moves of all its games (`Agent.act_batch`), its one
+generator breaking the ties of its games in row order, seeded from the
+table's seed (the same seed, the same games).
 
 Who sits where is drawn per game at every episode (a deal, or with
 ``episode="match"`` a match) from the config's league: one
@@ -64,7 +66,8 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 from torch import nn
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.base import make_agent
+from cardlab.agents.batch import BatchPlayers
 from cardlab.agents.bot import BotAgent, load_bot, network_actions
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt
@@ -105,8 +108,9 @@ class SelfPlayBatch:
         self.game, self.league, self.learner_share = game, league, learner_share
         self.n = game.num_players
         self.num_games = num_games
-        self._spec_probs = weights / weights.sum()
-        seeds = np.random.SeedSequence(seed).spawn(2)
+        cdf = (weights / weights.sum()).cumsum()
+        self._spec_cdf = cdf / cdf[-1]
+        seeds = np.random.SeedSequence(seed).spawn(3)
         self.rng = np.random.default_rng(seeds[0])
         self.engine = batched_engine(game, num_games, seed=int(seeds[1].generate_state(1)[0]),
                                      episode=episode)
@@ -116,7 +120,8 @@ class SelfPlayBatch:
         self._networks: dict[int, nn.Module] = {}
         self._sampled: dict[int, bool] = {}
         """network policy index -> whether it samples its masked distribution (else masked argmax)"""
-        self._agents: dict[tuple[int, int, int], Agent] = {}
+        self.players = BatchPlayers(game, seed=int(seeds[2].generate_state(1)[0]))
+        """the agents of the specs that are neither the learner nor networks, one per policy index"""
         self._pool: list[Path] = []
         self._population: list[Path] = []
         self.owners = np.zeros((num_games, self.n), dtype=np.int64)
@@ -156,7 +161,8 @@ class SelfPlayBatch:
         if self._population and self.rng.random() < self.league.population_share:
             path = self._population[int(self.rng.integers(len(self._population)))]
             return self._policy(path.stem, path)
-        spec = self.league.opponents[int(self.rng.choice(len(self._spec_probs), p=self._spec_probs))][0]
+        # rng.choice(len(p), p=p)'s own draw (one uniform against the cumulative weights), without its checks
+        spec = self.league.opponents[int(self._spec_cdf.searchsorted(self.rng.random(), side="right"))][0]
         return self._policy(spec)
 
     def _seat_games(self, games: np.ndarray) -> None:
@@ -168,16 +174,6 @@ class SelfPlayBatch:
             kept = int(self.rng.integers(self.n))
             for seat in range(self.n):
                 self.owners[b, seat] = LEARNER if seat == kept else self._draw_seat()
-                agent = self._agents.get((int(b), seat, int(self.owners[b, seat])))
-                if agent is not None:
-                    agent.reset()
-
-    def _agent(self, b: int, seat: int, policy: int) -> Agent:
-        key = (b, seat, policy)
-        if key not in self._agents:
-            self._agents[key] = make_agent(self.policies[policy], self.game,
-                                           seed=int(self.rng.integers(2**63)))
-        return self._agents[key]
 
     # ------------------------------------------------------------ moves
     def observe(self) -> View:
@@ -220,9 +216,8 @@ class SelfPlayBatch:
                 actions[games] = self._network_actions(network, obs[games], mask[games],
                                                        self._sampled[int(policy)])
             else:
-                for b in games:
-                    agent = self._agent(int(b), int(seats[b]), int(policy))
-                    actions[b] = agent.act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
+                actions[games] = self.players.act(int(policy), self.policies[int(policy)], obs[games],
+                                                  mask[games])
         rewards, done, truncated = self.engine.step(actions, active)
         ended = done | truncated
         if self.reward == "points":

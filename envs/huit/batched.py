@@ -48,9 +48,10 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 from numba.typed import List as TypedList
 
-from cardlab.envs.batched import BatchedEngine, seat_indices
+from cardlab.envs.batched import BatchedEngine, pick_legal, seat_indices
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.kernels import (
@@ -89,6 +90,43 @@ from cardlab.envs.layout import memory_start
 from cardlab.envs.match import Match, win_rewards
 from cardlab.envs.options import kernel_params
 from cardlab.envs.rng import copied_into, rng_from_state, rng_state
+
+
+@njit(cache=True)
+def _random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray, counted: np.ndarray,
+                   info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
+                   table: np.ndarray, gens: Any, params: np.ndarray, reward_table: np.ndarray,
+                   rewards: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> bool:
+    """`BatchedEngine.play_random` compiled: the same rounds, holds and draws, without Python per round."""
+    batch = who.shape[0]
+    waiting = np.zeros(batch, dtype=np.bool_)
+    held = np.zeros(batch, dtype=np.bool_)
+    ended = False
+    while True:
+        some = False
+        for b in range(batch):
+            live = info[b, HAND_OVER] == 0
+            waiting[b] = live and info[b, CUR] != who[b]
+            held[b] = live and not waiting[b]
+            some |= waiting[b]
+            if held[b]:
+                info[b, HAND_OVER] = 1  # held while the others move
+        if not some:
+            for b in range(batch):
+                if held[b]:
+                    info[b, HAND_OVER] = 0
+            return ended
+        mask_kernel(info, hands, table, mask)
+        for b in range(batch):
+            actions[b] = pick_legal(mask[b], rng.random()) if waiting[b] else 0
+        step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
+        for b in range(batch):
+            if held[b]:
+                info[b, HAND_OVER] = 0
+            elif waiting[b]:
+                if counted[b]:
+                    gained[b] += rewards[b, who[b]]
+                ended |= info[b, HAND_OVER] != 0
 
 
 # ---------------------------------------------------------------- the batch
@@ -133,6 +171,8 @@ class HuitBatch(BatchedEngine):
                                 dtype=np.float64)
         self.generators = TypedList(self.generators)  # the kernels draw from them
         self._rewards = np.zeros((B, n), dtype=np.float32)
+        self._play_mask = np.empty((B, NUM_ACTIONS), dtype=np.bool_)  # play_random's scratch arrays
+        self._play_actions = np.zeros(B, dtype=np.int64)
         self.reset()
 
     # ------------------------------------------------------------ episodes
@@ -217,6 +257,14 @@ class HuitBatch(BatchedEngine):
         return out
 
     # ------------------------------------------------------------ moves
+    def play_random(self, seats: np.ndarray, rng: np.random.Generator, gained: np.ndarray,
+                    counted: np.ndarray) -> bool:
+        """`BatchedEngine.play_random` in one compiled call: the same moves, from the same draws."""
+        who, gained, flags = self._play_args(seats, gained, counted)
+        return bool(_random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
+                                   self.table, self.generators, self.params, self.reward_table,
+                                   self._rewards, self._play_mask, self._play_actions))
+
     def _apply(self, actions: np.ndarray) -> np.ndarray:
         bad = step_kernel(actions, self.info, self.seats, self.hands, self.bank, self.table, self.generators,
                            self.params, self.reward_table, self._rewards)

@@ -292,4 +292,4 @@ def test_a_bot_spec_plays_batched_as_its_bot_agent() -> None:
                 position(table.engine.state_dict(int(b))), default=str)
             moved += 1
     assert moved > 100
-    assert not table._agents  # no per-game agent was built: the bot played batched
+    assert not table.players.agents  # no agent was built: the bot played batched, as a network
