@@ -22,7 +22,7 @@ import yaml
 
 from cardlab.agents.base import THREADS_ENV, shipped_bots, table_aliases
 from cardlab.cluster.runtime import import_ray
-from cardlab.envs import games
+from cardlab.envs import games, make_game
 from cardlab.envs.checked_json import excerpt
 
 USAGE_ERROR = 2
@@ -105,9 +105,11 @@ def specs_text() -> str:
 
 
 def table_default(game_id: str, rules: dict[str, Any], instead: str) -> tuple[str, int]:
-    """(spec, players) of the table's shipped bot (`default_bot`); its error says what to give `instead`."""
+    """(spec, players) of the table's shipped bot (`default_bot`). A bad rule option is refused with its
+    own error alone; only "no bot for this table" advises giving the agents (`instead`)."""
     from cardlab.agents.base import default_bot
 
+    make_game(game_id, rules)  # a bad rule option's fix is the option, not the agents
     try:
         return default_bot(game_id, rules)
     except ValueError as err:
