@@ -395,7 +395,8 @@ class LeanRun:
                               f"{', '.join(self.cfg.eval.opponents)}")
         shown = self.progress if final and self.progress.enabled else None
         results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown,
-                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches)
+                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches,
+                                  beat=self.progress)
         minutes = self.minutes_before + (time.perf_counter() - self.started) / 60
         results = [dataclasses.replace(r, minutes=round(minutes, 3)) for r in results]
         self.history.append(results)

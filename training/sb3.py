@@ -181,7 +181,8 @@ class RunCallback(BaseCallback):
         # The final evaluation (1000 hands per opponent, minutes) shows how it goes, opponent by opponent.
         results = evaluate_policy(self.model.policy, self.cfg, hands, steps,
                                   self.progress if final and self.progress.enabled else None,
-                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches)
+                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches,
+                                  beat=self.progress)
         self.history.append(results)
         record_results(self.model.logger, results, "final_" if final else "")
         self._show(f"last eval ({steps:,} steps): "
