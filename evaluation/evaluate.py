@@ -139,7 +139,7 @@ def evaluate(
         def tick(episodes: int) -> None:
             bar.update(episodes)
             if on_played is not None:
-                on_played(bar.n, total)
+                on_played(int(bar.n), total)
 
         hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, tick)
         match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, tick)

@@ -121,7 +121,7 @@ def observation_of_position(game: Game, data: Mapping[str, Any], seat: int = 0) 
         if not isinstance(text, str):
             raise ValueError(f"each of the position's legal moves needs its 'text', got {excerpt(move)}")
         mask[game.str_to_action(text)] = 1
-    observation = {"observation": vector.astype(np.float32), "action_mask": mask}
+    observation: dict[str, np.ndarray] = {"observation": vector.astype(np.float32), "action_mask": mask}
     position_fits(game, observation, seat)
     return observation
 

@@ -26,7 +26,7 @@ import yaml
 from cardlab.agents.base import make_agent
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
-from cardlab.envs.checked_json import excerpt
+from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.training.config_bounds import check_network, check_numbers
 from cardlab.training.single_seat import make_game_env
 from cardlab.training.yaml_files import read_extended
@@ -313,7 +313,7 @@ def _parse(cls: type[T], data: Any, path: str) -> T:
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in data if k not in names]
     if unknown:
-        shown = ", ".join(_join(path, str(k)) for k in unknown)
+        shown = key_names(_join(path, str(k)) for k in unknown)
         raise ValueError(f"unknown config key(s) {shown}: accepted keys{' of ' + path if path else ''} are "
                          f"{', '.join(names)}")
     values = {k: _value(hints[k], v, _join(path, k)) for k, v in data.items()}

@@ -141,7 +141,7 @@ class CardVectorEnv(VectorEnv):
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Deal every game; with a seed, game b as the AEC env's ``reset(seed=seed + b)``."""
         seeds = self._seeds(seed)
-        super().reset(seed=seeds[0] if isinstance(seed, (int, np.integer)) else None)
+        super().reset(seed=seeds[0] if seeds is not None and isinstance(seed, (int, np.integer)) else None)
         everything = np.arange(self.num_envs)
         if seeds is None:
             self.engine.reset(everything)

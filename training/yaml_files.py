@@ -41,7 +41,7 @@ class _Loader(yaml.SafeLoader):
         path = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in self.keys[1:]).lstrip(".")
         return (path if len(path) <= 100 else f"{path[:48]}...{path[-48:]}") or "the top level"
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         key: str | int = index if isinstance(index, int) else (
             key_names([str(index.value)], 1) if isinstance(index, yaml.ScalarNode) else "(a key)")
         self.keys.append(key)
