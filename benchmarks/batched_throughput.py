@@ -9,7 +9,8 @@ pinned to one CPU), median of several runs. One step is one move of one game:
 - engine: `engine_loop` of `benchmarks/env_throughput.py` (mask, observation
   and `apply` on the rules engine, one game);
 - openspiel: `openspiel_loop` of the same file, `crazy_eights` (when
-  `open_spiel` is installed: `pip install -e ".[bench]"`).
+  `open_spiel` is installed, by the bench extra:
+  `pip install torch==2.13.0 -e ".[bench]" --config-settings editable_mode=strict`).
 
 A game's batched engine is its `GameSpec.batched_engine()`; a game without
 one is skipped.
@@ -115,7 +116,8 @@ def main() -> None:
         import pyspiel  # noqa: F401
     except ImportError:
         openspiel = None
-        print("open_spiel is not installed (pip install -e .[bench]): no side-by-side comparison")
+        install = 'pip install torch==2.13.0 -e ".[bench]" --config-settings editable_mode=strict'
+        print(f"open_spiel is not installed ({install}): no side-by-side comparison")
     else:
         openspiel = median_of(openspiel_loop, args.engine_steps, args.repeats)
         rows.append(("openspiel crazy_eights", "engine", *openspiel))

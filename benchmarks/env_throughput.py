@@ -5,7 +5,8 @@ Loops, for both games at 4 players (one core, median of several runs):
 - engine: the legal action mask, the observation array and `apply`, straight on
   the rules engine and observer (what a vectorised learner would call);
 - aec: the full `env()` (PettingZoo wrappers) loop, `last()` then `step()`;
-- openspiel (when `open_spiel` is installed: `pip install -e .[bench]`): its
+- openspiel (when `open_spiel` is installed, by the bench extra:
+  `pip install torch==2.13.0 -e ".[bench]" --config-settings editable_mode=strict`): its
   `crazy_eights` with the same loop (`legal_actions`, `observation_tensor`
   converted to a numpy array, `apply_action`; chance nodes sampled too).
 
@@ -119,7 +120,8 @@ def main() -> None:
         import pyspiel  # noqa: F401
     except ImportError:
         openspiel = None
-        print("open_spiel is not installed (pip install -e .[bench]): no side-by-side comparison")
+        install = 'pip install torch==2.13.0 -e ".[bench]" --config-settings editable_mode=strict'
+        print(f"open_spiel is not installed ({install}): no side-by-side comparison")
     else:
         openspiel = median_of(openspiel_loop, args.steps, args.repeats)
         rows.append(("openspiel crazy_eights", "engine", *openspiel))

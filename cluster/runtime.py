@@ -1,6 +1,6 @@
 """Getting a Ray: the optional import, a local Ray started for you, or a running cluster joined.
 
-Ray is an optional extra (``pip install -e ".[ray]"``); without it cardlab
+Ray is an optional extra (`INSTALL_HINT`); without it cardlab
 runs as it always did, and asking for Ray says how to install it. A local
 Ray (no address given) listens on the loopback address only and is shut down
 when the work is done; a cluster given by address (``ray start --head`` prints
@@ -18,7 +18,7 @@ from typing import Any
 
 from cardlab.envs.checked_json import excerpt
 
-INSTALL_HINT = 'pip install -e ".[ray]"'
+INSTALL_HINT = 'pip install torch==2.13.0 -e ".[ray]" --config-settings editable_mode=strict'
 # Ray reads this when it picks a node's address: "0" keeps a local Ray on 127.0.0.1 instead of the
 # machine's network address (nothing outside this machine is needed or reachable).
 _LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"

@@ -4,7 +4,8 @@ Every JSON that crosses into cardlab from outside (web request bodies, saved
 states, replays, bot files) is read by `read_json`: at most `max_bytes` of
 UTF-8, arrays/objects nested at most `MAX_DEPTH` deep (`json.loads` would
 recurse, not refuse), numbers of at most `MAX_NUMBER_CHARS` characters (Python
-refuses ints over 4,300 digits with its own error), strict (no NaN/Infinity).
+refuses ints over 4,300 digits with its own error), strict: no NaN/Infinity,
+and no number that overflows to infinity (`1e400`), refused naming its key.
 Each refusal is one `ValueError` saying what is wrong and what is accepted.
 
 Errors quote input through `excerpt` only: a short, bounded repr that never
@@ -15,6 +16,7 @@ recurses deeply (a plain `repr()` of a value nested 1,000 deep raises
 from __future__ import annotations
 
 import json
+import math
 import pathlib
 import re
 import reprlib
@@ -100,6 +102,26 @@ def _number(parse: type) -> Any:
     return read
 
 
+class _Overflow:
+    """Stands for a number literal too large for a float (`1e400`) until its key is known."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+
+def _overflow_at(value: Any, where: str) -> tuple[str, _Overflow] | None:
+    """Where the first `_Overflow` sits, as a key path (`['meta']['num_players']`, `[3]`), or None."""
+    if isinstance(value, _Overflow):
+        return where, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _overflow_at(item, f"{where}[{excerpt(key, 40)}]")
+        if found is not None:
+            return found
+    return None
+
+
 def read_json(data: bytes | str, what: str, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> Any:
     """Parse untrusted JSON; a ValueError names `what` and the limit it broke."""
     if len(data) > max_bytes:
@@ -112,13 +134,27 @@ def read_json(data: bytes | str, what: str, max_bytes: int = MAX_BYTES, max_dept
     if too_deep(data, max_depth):
         raise ValueError(f"{what} nests arrays/objects more than {max_depth} deep; at most {max_depth} "
                          "levels are accepted")
+    overflows: list[_Overflow] = []
+
+    def read_float(text: str) -> float | _Overflow:
+        number = _number(float)(text)
+        if math.isfinite(number):
+            return number
+        overflows.append(_Overflow(text))
+        return overflows[-1]
+
     try:
-        return json.loads(data, parse_constant=_no_constant, parse_int=_number(int),
-                          parse_float=_number(float))
+        value = json.loads(data, parse_constant=_no_constant, parse_int=_number(int), parse_float=read_float)
     except RecursionError:  # pragma: no cover - too_deep refuses such text first
         raise ValueError(f"{what} nests too deep") from None
     except ValueError as err:
         raise ValueError(f"{what} is not valid JSON (truncated or corrupted?): {str(err)[:200]}") from None
+    found = _overflow_at(value, "") if overflows else None
+    if found is not None:
+        where, number = found
+        raise ValueError(f"{what}: the number {_cut(number.text, 40)} at {where or 'the top'} is too large "
+                         "to be finite; numbers up to about 1.8e308 are accepted")
+    return value
 
 
 def read_json_file(path: pathlib.Path, what: str = "", max_bytes: int = MAX_BYTES) -> Any:

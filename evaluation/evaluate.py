@@ -98,14 +98,15 @@ def play_deals(
 
 
 def _play_rotations(
-    game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int, bar: tqdm,
-    batched: bool = False,
+    game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int,
+    tick: Callable[[int], None], batched: bool = False,
 ) -> list[EpisodeRecord]:
-    """`count` episodes (rounded up to whole rotations) of one kind, hands or matches."""
+    """`count` episodes (rounded up to whole rotations) of one kind, hands or matches; `tick(episodes)`
+    after each deal."""
     deals = range(math.ceil(count / len(slots)))
     if batched and kind == HAND:
-        return play_hands_batched(game, rules, slots, deals, seed, on_deal=bar.update)
-    return play_deals(game, rules, slots, kind, deals, seed, on_deal=bar.update)
+        return play_hands_batched(game, rules, slots, deals, seed, on_deal=tick)
+    return play_deals(game, rules, slots, kind, deals, seed, on_deal=tick)
 
 
 def evaluate(
@@ -118,10 +119,12 @@ def evaluate(
     progress: bool = False,
     desc: str | None = None,
     batched: bool = False,
+    on_played: Callable[[int, int], None] | None = None,
 ) -> EvalResult:
     """Play `hands` seeded hands (and `matches` matches) with seats rotated; see the module doc.
 
-    `progress` draws a bar on stderr (`desc`: its label). `batched` plays the
+    `progress` draws a bar on stderr (`desc`: its label); `on_played(episodes played, of total)` is
+    called after each deal (a log's progress line, where no bar is drawn). `batched` plays the
     hands many at once in the game's batched engine, each slot's agent asked
     once per move of the batch (`cardlab.evaluation.batched`: the same deals
     and rotations, the agents' random draws differ); matches are played one
@@ -141,8 +144,13 @@ def evaluate(
     total = n * (math.ceil(hands / n) + math.ceil(matches / n))
     with tqdm(total=total, disable=not progress, desc=desc or f"{game} eval", unit="episode",
               file=sys.stderr) as bar:
-        hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, bar, batched)
-        match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, bar)
+        def tick(episodes: int) -> None:
+            bar.update(episodes)
+            if on_played is not None:
+                on_played(int(bar.n), total)
+
+        hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, tick, batched)
+        match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, tick)
     return EvalResult(
         game=game, rules=full_rules, num_players=n, seed=seed, slots=slots,
         hand_records=hand_records, match_records=match_records, hands_asked=hands, matches_asked=matches,

@@ -4,7 +4,7 @@ A CleanRL-style single file (after CleanRL's ``ppo.py``): it knows nothing of
 the game but its Gymnasium id. ``cardlab:cardlab/Huit-v1`` makes Gymnasium
 import the package that registers the id, so this file imports none of it.
 
-Why masking in the logits: most of the 354 (Huit) or 67 (Switch) actions are
+Why masking in the logits: most of the 354 (Huit) or 71 (Switch) actions are
 illegal at any turn; setting their logits to -inf keeps the policy on legal
 moves without any penalty to learn first.
 

@@ -93,8 +93,9 @@ def position(game: Game, view: Mapping[str, Any], observation: Mapping[str, np.n
     }
 
 
-def observation_of_position(game: Game, data: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """The observation dict stored in a `position` (checked against the game's layout)."""
+def observation_of_position(game: Game, data: Mapping[str, Any], seat: int = 0) -> dict[str, np.ndarray]:
+    """The observation dict stored in a `position`, checked as a saved state is: every value in its
+    field's range, and observation and legal moves those of a state of these rules (`position_fits`)."""
     if data.get("observation_version") != game.spec.observation_version:
         raise ValueError(f"the position's observation layout is version "
                          f"{excerpt(data.get('observation_version'))}, "
@@ -104,6 +105,14 @@ def observation_of_position(game: Game, data: Mapping[str, Any]) -> dict[str, np
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
     ):
         raise ValueError(f"the position's 'observation' must be a list of {game.layout.size} numbers")
+    layout = game.layout
+    vector = np.asarray(values, dtype=np.float64)
+    outside = np.flatnonzero(~((vector >= layout.low) & (vector <= layout.high)))  # NaN is outside too
+    if outside.size:
+        i = int(outside[0])
+        field = next(f for f in layout.fields if i < layout.slices[f.name].stop)
+        raise ValueError(f"the position's observation[{i}] (field {field.name!r}) is {excerpt(values[i])}: "
+                         f"that field holds values from {field.low:g} to {field.high:g}")
     if not isinstance(legal, list) or not legal:
         raise ValueError("the position's 'legal' must list the legal moves (it is saved on the seat's turn)")
     mask = np.zeros(game.num_actions, dtype=np.int8)
@@ -112,7 +121,37 @@ def observation_of_position(game: Game, data: Mapping[str, Any]) -> dict[str, np
         if not isinstance(text, str):
             raise ValueError(f"each of the position's legal moves needs its 'text', got {excerpt(move)}")
         mask[game.str_to_action(text)] = 1
-    return {"observation": np.asarray(values, dtype=np.float32), "action_mask": mask}
+    observation: dict[str, np.ndarray] = {"observation": vector.astype(np.float32), "action_mask": mask}
+    position_fits(game, observation, seat)
+    return observation
+
+
+def position_fits(game: Game, observation: Mapping[str, np.ndarray], seat: int) -> None:
+    """Refuse an observation no state gives `seat`, or legal moves other than that state's.
+
+    A state is sampled from the observation (`Game.determinize`); its own
+    observation for the seat must be the one given, and its legal moves the
+    listed ones (they depend only on what the seat sees). A move listed that
+    is not legal (a card not in the hand) would otherwise be advised.
+    """
+    if game.spec.determinize is None:
+        return  # a game without determinization: its values were range-checked only
+    try:
+        world = game.determinize(observation, np.random.default_rng(0), seat=seat)
+    except ValueError as err:
+        raise ValueError(f"the position's {err}") from None
+    if not np.array_equal(game.observer.observe(world, seat), observation["observation"]):
+        raise ValueError("the position's observation fits no state of these rules: its fields disagree with "
+                         "each other (was it edited?); save the position again from the web app")
+    legal = {int(a) for a in world.legal_actions()}
+    listed = {int(a) for a in np.flatnonzero(observation["action_mask"])}
+    if legal != listed:
+        wrong = sorted(listed - legal) or sorted(legal - listed)
+        what = "is not legal there" if listed - legal else "is legal there but not listed"
+        texts = [game.action_to_str(a) for a in sorted(legal)[:20]]
+        raise ValueError(f"the position's legal moves disagree with its observation: "
+                         f"{', '.join(game.action_to_str(a) for a in wrong[:5])} {what}; the legal moves of "
+                         f"this observation are {', '.join(texts)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,7 +203,7 @@ def read_position(game_id: str, data: Any) -> tuple[Game, int, dict[str, np.ndar
         seat = data.get("seat")
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < game.num_players:
             raise ValueError(f"the position's 'seat' must be a seat 0..{game.num_players - 1}")
-        return game, seat, observation_of_position(game, data)
+        return game, seat, observation_of_position(game, data, seat)
     env = env_class(game.spec)(**game.rules.to_dict())
     env.reset(options={"state": dict(data)})
     if env.game_state.hand_over:

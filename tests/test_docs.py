@@ -370,4 +370,26 @@ def test_the_notebook_extra_installs_jupyter_and_is_documented() -> None:
     """notebooks/quickstart.ipynb runs by hand after one documented install: the notebook extra's Jupyter."""
     extra = re.search(r"^notebook = \[(.*)\]$", read("pyproject.toml"), re.MULTILINE)
     assert extra is not None and re.search(r'"(jupyterlab|notebook)\b', extra.group(1))
-    assert 'pip install -e ".[notebook]"' in read("README.md")
+    notebook = 'pip install torch==2.13.0 -e ".[notebook]" --config-settings editable_mode=strict'
+    assert notebook in read("README.md")
+
+
+INSTALL = re.compile(r'pip install (?:-q )?torch==2\.13\.0 -e (?:\.|"\.\[[a-z,]+\]") '
+                     r"--config-settings editable_mode=strict")
+"""the one way cardlab is installed: the CPU torch pin, editable, strict (mypy then finds the package)"""
+
+
+def test_every_install_line_installs_the_same_way() -> None:
+    """A line without editable_mode=strict installs a package mypy cannot find ("Can't find package")."""
+    sources = [ROOT / page for page in PAGES if page != "docs/results.md"]  # results.md: see its own tests
+    sources += [ROOT / ".ci" / "setup", ROOT / "notebooks" / "quickstart.ipynb"]
+    folders = ("src", "envs", "agents", "training", "evaluation", "serve", "cluster", "benchmarks",
+               "examples")
+    sources += [p for d in folders for p in sorted((ROOT / d).rglob("*.py"))]
+    found = 0
+    for path in sources:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for start in [m.start() for m in re.finditer(r"pip install", line)]:
+                found += 1
+                assert INSTALL.match(line, start), f"{path.relative_to(ROOT)}: {line.strip()}"
+    assert found >= 5

@@ -45,6 +45,9 @@ RECORD_NAME = "SHA256SUMS"
 MAX_RECORD_BYTES = 1 << 20
 """about 10,000 lines: far more checkpoints than a run keeps"""
 _CHECKPOINT_NAME = re.compile(rf"{CHECKPOINT_PREFIX}([0-9]+)\.zip")
+_TEMPORARY_NAME = re.compile(rf"\.tmp-(?:([0-9]+)-)?{CHECKPOINT_PREFIX}[0-9]+\.zip"
+                             rf"|\.{RECORD_NAME}\.([0-9]+)\.[0-9a-f]+")
+"""what a save in progress names its files (`.tmp-<pid>-model_<steps>.zip`, `.SHA256SUMS.<pid>.<hex>`)"""
 _RECORD_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")
 _NEVER = "checkpoints are pickles and can run code; take bot files from others, never checkpoints"
 
@@ -143,7 +146,7 @@ def save_checkpoint(model: Saveable, path: Path) -> str:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{path.name}")
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
     try:
         with _interrupt_after():
             model.save(tmp)
@@ -158,6 +161,38 @@ def save_checkpoint(model: Saveable, path: Path) -> str:
                           "saved", str(path)) from None
         raise
     return digest
+
+
+def remove_stale_temporaries(run_dir: Path) -> list[Path]:
+    """Delete the temporary files of saves that never finished (a run killed by ``kill -9`` or a power cut
+    in the middle of one) from a run's checkpoints folder; returns them.
+
+    A file whose name holds the id of a live process is that process's save in progress, and kept.
+    """
+    folder = checkpoint_dir(run_dir)
+    removed = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        match = _TEMPORARY_NAME.fullmatch(path.name)
+        if match is None or not path.is_file():
+            continue
+        pid = match[1] or match[2]
+        if pid is not None and _alive(int(pid)):
+            continue
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process saves one checkpoint at a time, and none is in progress now
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # no such process (a pid past the range of any)
+        return False
+    except PermissionError:
+        return True  # another user's process: not ours to judge
+    return True
 
 
 @contextmanager

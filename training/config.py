@@ -26,7 +26,8 @@ import yaml
 from cardlab.agents.base import make_agent
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
-from cardlab.envs.checked_json import excerpt
+from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.training.config_bounds import check_network, check_numbers
 from cardlab.training.single_seat import make_game_env
 from cardlab.training.yaml_files import read_extended
 
@@ -267,7 +268,10 @@ def load_config(path: str | Path) -> TrainConfig:
         raise ValueError(f"config file {path} is empty: a config must at least name its game, {example}")
     if isinstance(data, dict) and "game" not in data:
         raise ValueError(f"config file {path} does not name its game: add the key game, {example}")
-    return config_from_dict(data)
+    try:
+        return config_from_dict(data)
+    except ValueError as err:  # the message names the key; the file is named here
+        raise ValueError(f"config file {path}: {err}") from None
 
 
 def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:
@@ -318,7 +322,7 @@ def _parse(cls: type[T], data: Any, path: str) -> T:
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in data if k not in names]
     if unknown:
-        shown = ", ".join(_join(path, str(k)) for k in unknown)
+        shown = key_names(_join(path, str(k)) for k in unknown)
         raise ValueError(f"unknown config key(s) {shown}: accepted keys{' of ' + path if path else ''} are "
                          f"{', '.join(names)}")
     values = {k: _value(hints[k], v, _join(path, k)) for k, v in data.items()}
@@ -349,7 +353,11 @@ def _value(hint: Any, value: Any, path: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{path} must be a number, got {excerpt(value)}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int past float's range: 10**400
+            raise ValueError(f"{path}={excerpt(value)} is not accepted: it is larger than any float "
+                             "(about 1.8e308)") from None
     if hint is str:
         if not isinstance(value, str):
             raise ValueError(f"{path} must be a string, got {excerpt(value)}")
@@ -363,18 +371,6 @@ def _check(ok: bool, path: str, value: Any, accepted: str) -> None:
         raise ValueError(f"{path}={excerpt(value)} is not accepted: {accepted}")
 
 
-def _at_least(section: Any, prefix: str, low: float, *names: str) -> None:
-    for name in names:
-        value = getattr(section, name)
-        _check(value >= low, f"{prefix}{name}", value, f"use a value >= {low}")
-
-
-def _positive(section: Any, prefix: str, *names: str) -> None:
-    for name in names:
-        value = getattr(section, name)
-        _check(value > 0, f"{prefix}{name}", value, "use a value > 0")
-
-
 def _one_of(value: Any, path: str, accepted: tuple[str, ...]) -> None:
     _check(value in accepted, path, value, f"use one of {', '.join(repr(a) for a in accepted)}")
 
@@ -382,7 +378,7 @@ def _one_of(value: Any, path: str, accepted: tuple[str, ...]) -> None:
 def _validate(cfg: TrainConfig) -> None:
     _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name)), "name", cfg.name,
            "use letters, digits, '-', '_' and '.' (it names the run folder)")
-    _at_least(cfg, "", 0, "seed", "max_minutes", "checkpoint_minutes")
+    check_numbers(cfg)
     _one_of(cfg.game, "game", games())
     _one_of(cfg.reward, "reward", REWARDS)
     _one_of(cfg.episode, "episode", EPISODES)
@@ -391,54 +387,33 @@ def _validate(cfg: TrainConfig) -> None:
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
     _one_of(cfg.device, "device", DEVICES)
     _one_of(cfg.trainer, "trainer", TRAINERS)
-    _at_least(cfg, "", 1, "num_envs", "total_timesteps", "checkpoint_every", "torch_threads")
-    _at_least(cfg.rllib, "rllib.", 0, "num_env_runners")
     env = _validate_game(cfg)
 
     _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
     for i, opp in enumerate(cfg.opponents):
-        _positive(opp, f"opponents[{i}].", "weight")
         _check_spec(opp.spec, f"opponents[{i}].spec", env)
 
-    sp = cfg.self_play
-    _check(0.0 <= sp.share <= 1.0, "self_play.share", sp.share, "use a probability between 0 and 1")
-    _at_least(sp, "self_play.", 1, "snapshot_every", "pool_size")
-    _check(0.0 <= sp.learner_share <= 1.0, "self_play.learner_share", sp.learner_share,
-           "use a probability between 0 and 1")
     if cfg.trainer == "lean":
         _check_lean(cfg)
     else:
         _check(cfg.episode == "hand", f"episode (with trainer: {cfg.trainer})", cfg.episode,
                "use 'hand', or trainer: lean")
     pop = cfg.population
-    _check(0.0 <= pop.share <= 1.0, "population.share", pop.share, "use a probability between 0 and 1")
-    _at_least(pop, "population.", 1, "pool_size")
-    _check(not pop.dir or sp.enabled, "population.dir", pop.dir,
+    _check(not pop.dir or cfg.self_play.enabled, "population.dir", pop.dir,
            "a population shares self-play snapshots: set self_play.enabled: true as well")
 
-    im = cfg.imitation
-    _at_least(im, "imitation.", 1, "hands", "epochs", "batch_size")
-    _positive(im, "imitation.", "learning_rate")
-    if im.enabled:
-        _check_spec(im.teacher, "imitation.teacher", env)
+    if cfg.imitation.enabled:
+        _check_spec(cfg.imitation.teacher, "imitation.teacher", env)
 
     ppo = cfg.ppo
-    _positive(ppo, "ppo.", "learning_rate", "clip_range", "max_grad_norm")
-    _at_least(ppo, "ppo.", 0, "ent_coef", "vf_coef")
-    _at_least(ppo, "ppo.", 1, "n_steps", "n_epochs")
-    _check(0.0 < ppo.gamma <= 1.0, "ppo.gamma", ppo.gamma, "use a discount in (0, 1]")
-    _check(0.0 <= ppo.gae_lambda <= 1.0, "ppo.gae_lambda", ppo.gae_lambda, "use a value in [0, 1]")
     rollout = ppo.n_steps * cfg.num_envs
     _check(2 <= ppo.batch_size <= rollout, "ppo.batch_size", ppo.batch_size,
            f"use 2 to ppo.n_steps * num_envs = {rollout}")
 
-    for i, size in enumerate(cfg.policy.net_arch):
-        _check(size >= 1, f"policy.net_arch[{i}]", size, "use layer sizes >= 1")
+    check_network(cfg.policy.net_arch, env.game.layout.size, env.game.num_actions)
     _one_of(cfg.policy.activation, "policy.activation", TRAINED_ACTIVATIONS)
 
     ev = cfg.eval
-    _at_least(ev, "eval.", 1, "every_steps", "hands")
-    _at_least(ev, "eval.", 0, "matches", "final_hands", "final_matches")
     _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
            "matches are played in the final evaluation: set eval.final_hands > 0 too")
     _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")

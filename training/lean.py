@@ -74,7 +74,7 @@ from cardlab.training.records import (
     record_results,
     tag,
 )
-from cardlab.training.runs import and_matches, bot_summary, league_folder, league_settings
+from cardlab.training.runs import and_matches, bot_summary, finish_run, league_folder, league_settings
 from cardlab.training.selfplay import SelfPlayBatch, credit
 
 ALGORITHM = "lean masked PPO"
@@ -206,6 +206,8 @@ class LeanRun:
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer,
                                                                cfg.num_players)
+        self.saved_steps = None if checkpoint is None else self.steps
+        """the steps of the checkpoint of the model as it is now (None: none): not saved twice"""
         torch.manual_seed(cfg.seed + self.steps)
         self.league_dir = league_folder(run_dir)
         self.history = EvalHistory(run_dir / "eval.csv")
@@ -254,7 +256,7 @@ class LeanRun:
                     bar.set_postfix_str(f"last eval ({self.steps:,} steps): "
                                         + ", ".join(f"{tag(r.opponent)} {r.win_rate:.3f}" for r in results))
                     next_eval = next_multiple(self.steps, cfg.eval.every_steps)
-                if checkpoints.due(self.steps):
+                if checkpoints.due(self.steps) and not last:  # the last one is the final checkpoint
                     self.checkpoint()
                     checkpoints.reset(self.steps)
                 self.logger.dump(self.steps)
@@ -264,11 +266,16 @@ class LeanRun:
                 self.checkpoint()
             raise
         bar.finish()
-        self.checkpoint(final=True)
-        results = self.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
+
+        def write_bot(results: list[LearnerEval]) -> None:
+            summary = {**bot_summary(cfg, self.run_dir, self.steps, results), "algorithm": ALGORITHM}
+            export_bot(self.model.actor, self.run_dir / "bot", game=self.game, summary=summary)
+
+        def final_evaluation() -> list[LearnerEval]:
+            return self.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
+
+        results = finish_run(write_bot, lambda: self.checkpoint(final=True), final_evaluation)
         self.logger.dump(self.steps)
-        summary = {**bot_summary(cfg, self.run_dir, self.steps, results), "algorithm": ALGORITHM}
-        export_bot(self.model.actor, self.run_dir / "bot", game=self.game, summary=summary)
         self.logger.close()
         return results
 
@@ -366,8 +373,12 @@ class LeanRun:
             publish_snapshot(path, Path(self.cfg.population.dir), self.run_dir.name)
 
     def checkpoint(self, final: bool = False) -> Path:
+        """Save the model at its steps, unless that checkpoint is of the model as it is now already."""
         path = checkpoint_path(self.run_dir, self.steps)
+        if self.saved_steps == self.steps:
+            return path
         save_checkpoint(_Checkpoint(self.model, self.optimizer, self.steps), path)
+        self.saved_steps = self.steps
         self.progress.say(f"{'final checkpoint' if final else 'checkpoint'} at {self.steps:,} steps: {path}")
         return path
 
@@ -378,7 +389,8 @@ class LeanRun:
                               f"{', '.join(self.cfg.eval.opponents)}")
         shown = self.progress if final and self.progress.enabled else None
         results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown,
-                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches)
+                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches,
+                                  beat=self.progress)
         minutes = self.minutes_before + (time.perf_counter() - self.started) / 60
         results = [dataclasses.replace(r, minutes=round(minutes, 3)) for r in results]
         self.history.append(results)

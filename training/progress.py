@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tqdm import tqdm
+
+HEARTBEAT_SECONDS = 20.0
+"""without bars, the longest silence of a run's log before `heartbeat` prints a line of where it is"""
 
 
 class Progress:
@@ -15,17 +19,25 @@ class Progress:
 
     Lines go to stdout, above any bar; bars go to stderr, and only when stderr
     is a terminal (as `cardlab eval` does), so a redirected log gets a line per
-    event instead of thousands of bar updates.
+    event instead of thousands of bar updates, and a line of where the run is
+    (`heartbeat`) at least every `HEARTBEAT_SECONDS` of work between events.
     """
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.bars = enabled and sys.stderr.isatty()
+        self.last_line = time.monotonic()
 
     def say(self, text: str) -> None:
         if self.enabled:
             tqdm.write(text, file=sys.stdout)
             sys.stdout.flush()
+            self.last_line = time.monotonic()
+
+    def heartbeat(self, text: Callable[[], str]) -> None:
+        """Without bars: say `text()` when nothing was said for `HEARTBEAT_SECONDS` (cheap: call it often)."""
+        if self.enabled and not self.bars and time.monotonic() - self.last_line >= HEARTBEAT_SECONDS:
+            self.say(text())
 
     def bar(self, **kwargs: Any) -> tqdm:
         """A bar on stderr when on a terminal; its rate and ETA average over all the time since it began."""
@@ -57,7 +69,7 @@ class TrainingBar:
     """
 
     def __init__(self, progress: Progress, total: int, initial: int, deadline: Deadline, desc: str) -> None:
-        self.ceiling, self.initial, self.deadline = total, initial, deadline
+        self.ceiling, self.initial, self.deadline, self.progress = total, initial, deadline, progress
         self.start = time.monotonic()
         self.steps = initial
         self.bar = progress.bar(total=total, initial=initial, unit="step", unit_scale=True, desc=desc)
@@ -77,6 +89,11 @@ class TrainingBar:
         added, self.steps = steps - self.steps, steps
         self.bar.total = self.total
         self.bar.update(added)
+        self.progress.heartbeat(self._where)
+
+    def _where(self) -> str:
+        rate = (self.steps - self.initial) / max(time.monotonic() - self.start, 1e-9)
+        return f"training: {self.steps:,} of {self.total:,} steps ({rate:,.0f} steps/s)"
 
     def set_postfix_str(self, text: str, refresh: bool = True) -> None:
         self.bar.set_postfix_str(text, refresh=refresh)

@@ -76,16 +76,22 @@ EVAL_FIELDS = tuple(f.name for f in dataclasses.fields(LearnerEval))
 
 def evaluate_bot(
     bot_path: Path, cfg: TrainConfig, spec: str, hands: int, seed: int, steps: int = 0, bar: bool = False,
-    matches: int = 0,
+    matches: int = 0, beat: Progress | None = None,
 ) -> LearnerEval:
     """`evaluate` a bot (masked argmax) in one seat against `spec` in all the others, seats rotating.
 
-    `bar`: draw a progress bar on stderr; `matches`: also play this many matches.
+    `bar`: draw a progress bar on stderr; `matches`: also play this many matches; `beat`: where a log
+    without bars gets a line of how far the evaluation is (`Progress.heartbeat`).
     """
     n = cfg.num_players
+
+    def played(done: int, total: int) -> None:
+        if beat is not None:
+            beat.heartbeat(lambda: f"  evaluating against {spec}: {done:,} of {total:,} episodes played")
+
     result = evaluate(cfg.game, [f"bot:{bot_path}"] + [spec] * (n - 1), hands, seed=seed,
                       rule_options={**cfg.rules, "num_players": n}, matches=matches, progress=bar,
-                      desc=f"eval vs {spec}")
+                      desc=f"eval vs {spec}", on_played=played)
     learner = result.stats[0]
     hand_rate, matched = learner.hands, learner.matches
     match_fields = {"match_win_rate": matched.rate, **matched.fields("match_")} if matched.n else {}
@@ -95,12 +101,15 @@ def evaluate_bot(
 
 
 def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int,
-                    progress: Progress | None = None, matches: int = 0) -> list[LearnerEval]:
+                    progress: Progress | None = None, matches: int = 0,
+                    beat: Progress | None = None) -> list[LearnerEval]:
     """Evaluate an SB3 policy against every eval opponent (through a temporary bot export).
 
     With `progress`, each opponent's evaluation draws a bar (on a terminal) or
-    ends with a line: no long silence.
+    ends with a line; `beat` (or `progress`) prints a line of how far it is at
+    least every `HEARTBEAT_SECONDS` in a log: no long silence.
     """
+    beat = beat or progress
     seed = cfg.seed + EVAL_SEED_OFFSET
     results = []
     with tempfile.TemporaryDirectory(prefix="cardlab-eval-") as tmp:
@@ -108,7 +117,8 @@ def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int,
                           num_players=cfg.num_players, summary={})
         for spec in cfg.eval.opponents:
             bar = progress is not None and progress.bars
-            results.append(evaluate_bot(path, cfg, spec, hands, seed, steps, bar=bar, matches=matches))
+            results.append(evaluate_bot(path, cfg, spec, hands, seed, steps, bar=bar, matches=matches,
+                                        beat=beat))
             if progress is not None and not bar:
                 progress.say(f"  against {spec}: {format_rate(results[-1])}")
     return results

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from cardlab.envs.checked_json import excerpt
+from cardlab.evaluation.episodes import plural
 from cardlab.training.checkpoints import (
     CHECKPOINT_PREFIX,
     checkpoint_steps,
     list_checkpoints,
+    remove_stale_temporaries,
     verify_checkpoint,
 )
 from cardlab.training.config import (
@@ -111,6 +113,10 @@ def prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
     """
     if not (run_dir / "config.yaml").is_file():
         raise ValueError(f"cannot resume {run_dir}: it has no config.yaml (is it a run folder?)")
+    stale = remove_stale_temporaries(run_dir)
+    if stale:
+        print(f"removed {plural(len(stale), 'temporary file')} of checkpoints that were never finished: "
+              + ", ".join(p.name for p in stale), flush=True)
     checkpoints = list_checkpoints(run_dir)
     if not checkpoints:
         raise ValueError(f"cannot resume {run_dir}: no checkpoints/{CHECKPOINT_PREFIX}<steps>.zip in it")
@@ -125,6 +131,20 @@ def prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
     EvalHistory(run_dir / "eval.csv").truncate(steps)
     save_config(cfg, run_dir / "config.yaml")
     return cfg, last
+
+
+def finish_run(write_bot: Callable[[list[LearnerEval]], object], checkpoint: Callable[[], object] | None,
+               evaluate: Callable[[], list[LearnerEval]]) -> list[LearnerEval]:
+    """The end of a run, the bot file first: it is what the run makes, so a disk that fills up takes only
+    what may fail without it (the final checkpoint). Then the final checkpoint (None: the last one saved
+    is of the model as it is), the final evaluation, and the bot file again with those results."""
+    write_bot([])
+    if checkpoint is not None:
+        checkpoint()
+    results = evaluate()
+    if results:
+        write_bot(results)
+    return results
 
 
 def print_end(cfg: TrainConfig, run_dir: Path, steps: int, results: Sequence[LearnerEval]) -> None:

@@ -41,7 +41,7 @@ from cardlab.training.records import (
     record_results,
     tag,
 )
-from cardlab.training.runs import and_matches, bot_summary, league_folder
+from cardlab.training.runs import and_matches, bot_summary, finish_run, league_folder
 from cardlab.training.vec_env import make_vec_env, stop_workers
 
 
@@ -146,7 +146,7 @@ class RunCallback(BaseCallback):
         if steps >= self.next_eval and not final_eval_here:
             self.evaluate(self.cfg.eval.hands)
             self.next_eval = next_multiple(steps, self.cfg.eval.every_steps)
-        if self.checkpoints.due(steps):
+        if self.checkpoints.due(steps) and not last:  # the last rollout's update comes before the final one
             self.checkpoint()
             self.checkpoints.reset(steps)
 
@@ -162,10 +162,7 @@ class RunCallback(BaseCallback):
             publish_snapshot(path, Path(self.cfg.population.dir), self.run_dir.name)
 
     def checkpoint(self, final: bool = False) -> Path:
-        """Save the model, its sha256 recorded in checkpoints/SHA256SUMS (only recorded ones are loaded).
-
-        The final one (after the last update) replaces the one taken before that update at the same step.
-        """
+        """Save the model, its sha256 recorded in checkpoints/SHA256SUMS (only recorded ones are loaded)."""
         path = checkpoint_path(self.run_dir, self.model.num_timesteps)
         save_checkpoint(self.model, path)
         what = "final checkpoint" if final else "checkpoint"
@@ -184,7 +181,8 @@ class RunCallback(BaseCallback):
         # The final evaluation (1000 hands per opponent, minutes) shows how it goes, opponent by opponent.
         results = evaluate_policy(self.model.policy, self.cfg, hands, steps,
                                   self.progress if final and self.progress.enabled else None,
-                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches)
+                                  matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches,
+                                  beat=self.progress)
         self.history.append(results)
         record_results(self.model.logger, results, "final_" if final else "")
         self._show(f"last eval ({steps:,} steps): "
@@ -217,14 +215,23 @@ def train_sb3(cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress
             model = load_checkpoint(checkpoint, run_dir, env=env, device=cfg.device)
             model.set_random_seed(cfg.seed + model.num_timesteps)
             model.set_logger(make_logger(run_dir))
-        callback = RunCallback(cfg, run_dir, progress, reporter)
+        callback = run = RunCallback(cfg, run_dir, progress, reporter)
+        loaded = None if checkpoint is None else model.num_timesteps
         remaining = max(0, cfg.total_timesteps - model.num_timesteps)
-        model.learn(remaining, callback=callback, reset_num_timesteps=checkpoint is None)
-        callback.checkpoint(final=True)
-        results = callback.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
+        model.learn(remaining, callback=run, reset_num_timesteps=checkpoint is None)
+
+        def write_bot(results: list[LearnerEval]) -> None:
+            export_bot(model.policy, run_dir / "bot", game=cfg.game, rules=cfg.rules,
+                       num_players=cfg.num_players, summary=bot_summary(cfg, run_dir, model.num_timesteps,
+                                                                        results))
+
+        def final_evaluation() -> list[LearnerEval]:
+            return run.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
+
+        untrained = model.num_timesteps == loaded  # resumed at its end: the loaded checkpoint is the last
+        results = finish_run(write_bot, None if untrained else lambda: run.checkpoint(final=True),
+                             final_evaluation)
         model.logger.dump(model.num_timesteps)
-        export_bot(model.policy, run_dir / "bot", game=cfg.game, rules=cfg.rules, num_players=cfg.num_players,
-                   summary=bot_summary(cfg, run_dir, model.num_timesteps, results))
         model.logger.close()
     except KeyboardInterrupt:
         if env is not None:

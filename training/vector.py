@@ -75,6 +75,8 @@ LEARNER = -1
 MAX_REDEALS = 100
 """deals in a row allowed to end before the learner's first move (then the env gives up)"""
 SELF = "self"
+MAX_NUM_ENVS = 65_536
+"""most games of one vector env (each holds about 20 KB of engine arrays: 1.3 GB at this bound)"""
 
 
 class CardVectorEnv(VectorEnv):
@@ -96,6 +98,10 @@ class CardVectorEnv(VectorEnv):
         if isinstance(opponents, str) or not opponents:
             raise ValueError(f"opponents must be a non-empty list of agent specs, got {excerpt(opponents)}")
         self.game: Game = make_game(game, rule_options)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+                or not 1 <= num_envs <= MAX_NUM_ENVS:
+            raise ValueError(f"num_envs={excerpt(num_envs)} is not accepted: use a whole number from 1 to "
+                             f"{MAX_NUM_ENVS:,}")
         self.engine = batched_engine(self.game, num_envs)
         self.reward = reward
         self.num_envs = self.engine.batch_size
@@ -134,14 +140,12 @@ class CardVectorEnv(VectorEnv):
     def reset(self, *, seed: int | list[int] | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Deal every game; with a seed, game b as the AEC env's ``reset(seed=seed + b)``."""
-        super().reset(seed=None if isinstance(seed, list) else seed)
+        seeds = self._seeds(seed)
+        super().reset(seed=seeds[0] if seeds is not None and isinstance(seed, (int, np.integer)) else None)
         everything = np.arange(self.num_envs)
-        if seed is None:
+        if seeds is None:
             self.engine.reset(everything)
         else:
-            seeds = list(seed) if isinstance(seed, list) else [seed + b for b in everything]
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"reset takes {self.num_envs} seeds, got {len(seeds)}")
             for b, s in enumerate(seeds):  # dealt by the rules engine, as the AEC env deals
                 self.engine.load(b, self.game.new_state(np.random.default_rng(s)))
             self.rng = np.random.default_rng(seeds[0])
@@ -150,6 +154,17 @@ class CardVectorEnv(VectorEnv):
         self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_))
         self._obs = self._observe()
         return self._obs, {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, dtype=np.bool_)}
+
+    def _seeds(self, seed: Any) -> list[int] | None:
+        """The seed of each game: `seed` + b (Python ints: any size, as the AEC env takes), or the list's."""
+        if seed is None:
+            return None
+        if isinstance(seed, list):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"reset takes {self.num_envs} seeds, got {len(seed)}")
+            return [check_seed(s, f"seed[{b}]") for b, s in enumerate(seed)]
+        first = check_seed(seed, "seed")
+        return [first + b for b in range(self.num_envs)]
 
     def _seat(self, rows: np.ndarray) -> None:
         """Draw the learner's seat and the other seats' players of these games."""
@@ -328,18 +343,31 @@ class CardEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=None if seed is None else check_seed(seed, "seed"))
         pending = self._pending if seed is None else None
         obs = pending if pending is not None else self.vector.reset(seed=seed)[0]
         self._pending = None
         return _one(obs), {"seat": int(self.vector.seats[0])}
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        obs, rewards, terminated, truncated, infos = self.vector.step(np.array([int(action)]))
+        """One move of the learner; an action id is an int or a numpy integer (76.9, "76" are refused)."""
+        act = np.asarray(action)
+        if act.shape != () or not np.issubdtype(act.dtype, np.integer):
+            raise ValueError(f"action {excerpt(action)} is not an action id: give a whole number (an int or "
+                             f"a numpy integer) 0..{self.vector.game.num_actions - 1}")
+        obs, rewards, terminated, truncated, infos = self.vector.step(act.reshape(1))
         if terminated[0] or truncated[0]:
             self._pending = obs
             obs = {k: v[None] for k, v in infos["final_obs"][0].items()}
         return _one(obs), float(rewards[0]), bool(terminated[0]), bool(truncated[0]), {}
+
+
+def check_seed(seed: Any, name: str) -> int:
+    """A seed as a Python int (numpy ints too); a ValueError says what is accepted."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name}={excerpt(seed)} is not accepted: use a whole number >= 0 (of any size) "
+                         "or None")
+    return int(seed)
 
 
 def _one(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

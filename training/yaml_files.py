@@ -2,6 +2,10 @@
 
 `cardlab.training.config` builds configs from what these return; other YAML
 files of cardlab (sweep files) are read the same way, so their errors read alike.
+The reader bounds what the checked JSON reader bounds, naming the file, the
+key path and the line: nesting (PyYAML's composer recurses, a file nested
+3,000 deep raised `RecursionError`) and number literals (Python refuses to
+convert ints of over 4,300 digits, with an error that named neither).
 """
 
 from __future__ import annotations
@@ -12,11 +16,48 @@ from typing import Any
 
 import yaml
 
-from cardlab.envs.checked_json import excerpt
+from cardlab.envs.checked_json import MAX_DEPTH, MAX_NUMBER_CHARS, excerpt, key_names
+
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+class _Refused(ValueError):
+    """A YAML text past the reader's bounds; `read_yaml` adds the file's name."""
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads ``3e-4`` as a float (YAML 1.1 wants ``3.0e-4``)."""
+    """SafeLoader that also reads ``3e-4`` as a float (YAML 1.1 wants ``3.0e-4``), within bounds.
+
+    `compose_node` keeps the key path of the node being composed, so that a
+    refusal names it (``ppo.learning_rate``, ``opponents[1]``).
+    """
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.keys: list[str | int] = []
+
+    def where(self) -> str:
+        """The key path being composed, its middle cut when long (a deep file's path is long)."""
+        path = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in self.keys[1:]).lstrip(".")
+        return (path if len(path) <= 100 else f"{path[:48]}...{path[-48:]}") or "the top level"
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        key: str | int = index if isinstance(index, int) else (
+            key_names([str(index.value)], 1) if isinstance(index, yaml.ScalarNode) else "(a key)")
+        self.keys.append(key)
+        try:
+            if len(self.keys) > MAX_DEPTH + 1:
+                line = self.peek_event().start_mark.line + 1
+                raise _Refused(f"{self.where()} nests more than {MAX_DEPTH} levels deep (line {line}); "
+                               f"at most {MAX_DEPTH} levels are accepted")
+            node = super().compose_node(parent, index)
+            if (isinstance(node, yaml.ScalarNode) and node.tag in _NUMBER_TAGS
+                    and len(node.value) > MAX_NUMBER_CHARS):
+                raise _Refused(f"{self.where()} is a number of {len(node.value):,} characters (line "
+                               f"{node.start_mark.line + 1}); at most {MAX_NUMBER_CHARS} are accepted")
+            return node
+        finally:
+            self.keys.pop()
 
 
 _Loader.add_implicit_resolver(
@@ -40,6 +81,8 @@ def read_yaml(path: str | Path, what: str = "config file") -> Any:
         raise ValueError(f"{what} {path} does not exist") from None
     except yaml.YAMLError as err:
         raise ValueError(f"{what} {path} is not valid YAML: {' '.join(str(err).split())}") from None
+    except _Refused as err:
+        raise ValueError(f"{what} {path}: {err}") from None
 
 
 EXTENDS = "extends"

@@ -117,3 +117,75 @@ def test_advise_refuses_bad_top() -> None:
     env.reset(seed=0)
     with pytest.raises(ValueError, match="top must be at least 1"):
         advise(make_agent("expert", game), env.observe(env.agent_selection), 0)
+
+
+def a_position(game_id: str, seed: int, **rules: Any) -> tuple[dict[str, Any], Any]:
+    """A position as the web app saves it (`serve.view.position`) on the mover's turn, and its env."""
+    from cardlab.serve.view import position, seat_view
+
+    env = env_class(game_id)(**rules)
+    env.reset(seed=seed)
+    env.step(env.legal_actions()[0])
+    seat = env.game_state.current
+    view = seat_view(env.game, env.game_state, seat)
+    return json.loads(json.dumps(position(env.game, view, env.observe(env.agent_selection)))), env
+
+
+def advise_error(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], game: str, data: Any,
+                 agent: str) -> str:
+    path = tmp_path / "position.json"
+    path.write_text(json.dumps(data))
+    assert main(["advise", game, "--state", str(path), "--agent", agent]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err and captured.out == ""
+    return lines[0]
+
+
+@pytest.mark.parametrize("agent", ["expert", "greedy", "bot:huit-2p"])
+def test_a_position_of_huge_numbers_is_refused_naming_the_field(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], agent: str) -> None:
+    """Before: OverflowError with a traceback (expert, greedy), a header line and no moves (the bot)."""
+    data, _ = a_position("huit", 3, num_players=2)
+    data["observation"] = [1e300] * len(data["observation"])
+    err = advise_error(tmp_path, capsys, "huit", data, agent)
+    assert "the position's observation[0] (field 'hand') is 1e+300: that field holds values from 0 to 1" \
+        in err
+
+
+@pytest.mark.parametrize("game", ["huit", "switch"])
+def test_a_legal_list_naming_a_card_not_in_the_hand_is_refused(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], game: str) -> None:
+    """Before: the move was advised at 1.000; the legal moves must be those of the observation."""
+    data, env = a_position(game, 5, num_players=3)
+    legal = set(env.legal_actions())
+    foreign = next(a for a in range(env.NUM_ACTIONS)
+                   if a not in legal and env.action_to_str(a).startswith("play "))
+    data["legal"] = [{"text": env.action_to_str(foreign)}]
+    err = advise_error(tmp_path, capsys, game, data, "expert")
+    assert f"the position's legal moves disagree with its observation: {env.action_to_str(foreign)} is not " \
+           "legal there" in err
+    data["legal"] = data["legal"][:0] + [{"text": env.action_to_str(a)} for a in sorted(legal)[1:]]
+    if data["legal"]:
+        assert "is legal there but not listed" in advise_error(tmp_path, capsys, game, data, "expert")
+
+
+def test_an_edited_observation_that_fits_no_state_is_refused(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, env = a_position("huit", 7, num_players=2)
+    hand = env.game.layout.slices["hand"]
+    held = [i for i in range(hand.start, hand.stop) if data["observation"][i] > 0]
+    data["observation"][held[0]] = 0.5  # half a card
+    assert "fits no state of these rules" in advise_error(tmp_path, capsys, "huit", data, "expert")
+
+
+@pytest.mark.parametrize("game", ["huit", "switch"])
+def test_a_position_as_saved_is_advised(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                        game: str) -> None:
+    for seed in range(6):
+        data, env = a_position(game, seed, num_players=2 + seed % 3)
+        path = tmp_path / "position.json"
+        path.write_text(json.dumps(data))
+        out = run(capsys, game, "--state", str(path), "--agent", "expert", "--top", "50")
+        advised = {line.split(None, 1)[1].rsplit(None, 1)[0].strip() for line in out[1:]}
+        assert advised <= {env.action_to_str(a) for a in env.legal_actions()} and advised

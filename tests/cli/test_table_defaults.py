@@ -44,3 +44,20 @@ def test_play_seats_the_table_s_bot_and_bot_game_works_everywhere(table_bots: pa
                  "--batch", "2"]) == 0
     assert "A = bot:switch-5p in one seat" in capsys.readouterr().out
     assert "bot:switch, bot:huit (the shipped bot of the table's size)" in specs_text()
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["play", "huit", "--rule", "num_players=7"],
+     "rule option num_players=7 is out of range: accepted 2 to 6"),
+    (["eval", "--game", "huit", "--rule", "num_player=3", "--hands", "2"],
+     "unknown rule option(s) num_player for huit; accepted: num_players, "),
+    (["play", "switch", "--rule", "hand_size=0"], "rule option hand_size=0 is out of range"),
+], ids=["play-range", "eval-typo", "play-hand-size"])
+def test_a_bad_rule_option_is_advised_only_its_own_fix(argv: list[str], error: str,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, a bad rule option without agents ended "give the agents, e.g. --opponents expert"."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert error in err and "agents" not in err and "--opponents" not in err and len(err.splitlines()) == 1

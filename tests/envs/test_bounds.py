@@ -1,16 +1,19 @@
-"""Every count bounded, one checked JSON reader, errors quote a short excerpt only."""
+"""Every count bounded, one checked JSON reader (strict, finite), errors quote a short excerpt only."""
 
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 from typing import Any
 
 import pytest
 
+from cardlab.agents.bot import load_bot
 from cardlab.envs import env_class, huit_v1, switch_v1
 from cardlab.envs.checked_json import MAX_DEPTH, excerpt, read_json
 from cardlab.envs.options import COUNT_HIGH, TOTAL_HIGH
 from cardlab.envs.spec import games, get_spec
+from tests.fakebots import fake_bot
 
 
 def deep(levels: int) -> Any:
@@ -113,3 +116,26 @@ def test_errors_echo_a_short_excerpt_of_huge_input(make: Any) -> None:
         env.reset(seed=0)
         env.step(env.str_to_action("play " + "Z" * 100_000))
     assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ('{"meta": {"num_players": 1e400}}', "['meta']['num_players']"),
+    ('{"w": [0.5, -1E999]}', "['w'][1]"),
+    ("1e400", "the top"),
+], ids=["nested-key", "list-item", "top"])
+def test_the_checked_reader_refuses_numbers_that_overflow_to_infinity_naming_the_key(
+        text: str, where: str) -> None:
+    """Strict JSON has no Infinity; `1e400` would otherwise be read as `inf` without a word."""
+    with pytest.raises(ValueError, match="the thing") as info:
+        read_json(text, "the thing")
+    assert f"at {where} is too large to be finite" in str(info.value)
+    assert read_json('{"a": 1.7e308, "b": -2e-400}', "x") == {"a": 1.7e308, "b": -0.0}
+
+
+def test_a_bot_file_with_an_infinite_player_count_is_refused(tmp_path: pathlib.Path) -> None:
+    path = fake_bot(tmp_path, "bot", "huit", 2)
+    text = path.read_text()
+    assert '"num_players": 2' in text
+    path.write_text(text.replace('"num_players": 2', '"num_players": 1e400', 1))
+    with pytest.raises(ValueError, match=r"\['num_players'\] is too large to be finite"):
+        load_bot(path)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
 import re
@@ -86,3 +87,47 @@ def test_the_default_checkpoint_interval_is_minutes() -> None:
     from cardlab.training.config import TrainConfig
 
     assert 0 < TrainConfig().checkpoint_minutes <= 10
+
+
+def test_a_log_gets_a_line_when_nothing_was_said_for_the_heartbeat(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from cardlab.training import progress as progress_module
+
+    clock = [100.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    shown = Progress(True)
+    shown.bars = False  # a log, not a terminal
+    shown.say("evaluation at 0 steps")
+    for seconds_later in (5, 10, progress_module.HEARTBEAT_SECONDS, progress_module.HEARTBEAT_SECONDS + 3):
+        clock[0] = 100.0 + seconds_later
+        shown.heartbeat(lambda: f"still at it, {clock[0] - 100:.0f} s")
+    assert capsys.readouterr().out.splitlines() == ["evaluation at 0 steps", "still at it, 20 s"]
+    terminal = Progress(True)
+    terminal.bars = True
+    clock[0] += 1000
+    terminal.heartbeat(lambda: "not on a terminal: the bar shows it")
+    assert capsys.readouterr().out == ""
+
+
+def test_a_run_logged_to_a_file_is_never_silent_for_long(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Training and the final evaluation each print where they are, through a short heartbeat here."""
+    from cardlab.training import progress as progress_module
+    from cardlab.training.config import config_from_dict
+    from cardlab.training.train import train
+
+    monkeypatch.setattr(progress_module, "HEARTBEAT_SECONDS", 0.5)
+    said: list[float] = []
+    real_say = Progress.say
+
+    def say(self: Progress, text: str) -> None:
+        said.append(time.monotonic())
+        real_say(self, text)
+
+    monkeypatch.setattr(Progress, "say", say)
+    cfg = config_from_dict({**LEAN, "eval": {**LEAN["eval"], "final_hands": 400}})
+    train(cfg, runs_dir=tmp_path, progress=True)
+    out = capsys.readouterr().out
+    assert re.search(r"^training: [\d,]+ of [\d,]+ steps \([\d,]+ steps/s\)$", out, re.MULTILINE)
+    assert re.search(r"^  evaluating against random: [\d,]+ of 400 episodes played$", out, re.MULTILINE)
+    assert max(b - a for a, b in itertools.pairwise(said)) < 3.0

@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode
 
 import cardlab  # noqa: F401 - registers the ids
 from cardlab.envs import env_class
-from cardlab.training.vector import CardVectorEnv
+from cardlab.training.vector import MAX_NUM_ENVS, CardVectorEnv
 
 
 def chooser(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -163,3 +163,47 @@ def test_bad_arguments_say_what_is_accepted() -> None:
     envs = CardVectorEnv("huit", 8, opponents=["self"])
     with pytest.raises(ValueError, match="no policy"):
         envs.reset(seed=0)  # some game has the other seat first
+
+
+@pytest.mark.parametrize("num_envs", [0, 10**9, MAX_NUM_ENVS + 1, 2.0, "4", True])
+def test_num_envs_is_bounded_before_anything_is_allocated(num_envs: Any) -> None:
+    with pytest.raises(ValueError, match=rf"num_envs=.* is not accepted: use a whole number from 1 to "
+                                         rf"{MAX_NUM_ENVS:,}"):
+        gymnasium.make_vec("cardlab/Huit-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
+
+
+@pytest.mark.parametrize("action", [76.9, "76", np.float32(76.5), True, 1.0, [0], np.array([0]), None],
+                         ids=repr)
+def test_the_one_game_env_refuses_non_integer_actions_as_the_vector_env_does(action: Any) -> None:
+    """Before, `int(action)` read 76.9, "76" and np.float32(76.5) as action 76 without a word."""
+    env = gymnasium.make("cardlab/Huit-v1", num_players=2).unwrapped
+    obs, _ = env.reset(seed=0)
+    before = obs["observation"].copy()
+    with pytest.raises(ValueError, match=r"is not an action id: give a whole number \(an int or a numpy "
+                                         r"integer\) 0\.\.353"):
+        env.step(action)
+    envs = CardVectorEnv("huit", 1, num_players=2)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match="integer array"):
+        envs.step(np.array([action], dtype=object if action is None else None))
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    assert np.array_equal(env.reset(seed=0)[0]["observation"], before)
+    env.step(np.int64(legal))  # numpy integers are action ids
+    env.reset(seed=0)
+    env.step(legal)
+
+
+def test_any_whole_seed_deals_and_others_are_refused() -> None:
+    """Any size, as the AEC env takes: `seed + b` with a numpy b overflowed int64 at reset(seed=2**64)."""
+    for seed in (2**64, 10**30):
+        dealt = CardVectorEnv("huit", 2, num_players=2).reset(seed=seed)[0]["observation"]
+        listed = CardVectorEnv("huit", 2, num_players=2).reset(seed=[seed, seed + 1])[0]["observation"]
+        assert np.array_equal(dealt, listed)
+        one = gymnasium.make("cardlab/Huit-v1", num_players=2).unwrapped
+        assert np.array_equal(one.reset(seed=seed)[0]["observation"], one.reset(seed=seed)[0]["observation"])
+    for env in (CardVectorEnv("huit", 2), gymnasium.make("cardlab/Huit-v1").unwrapped):
+        for bad in (-1, 1.5, "3", True):
+            with pytest.raises(ValueError, match=r"seed=.* is not accepted: use a whole number >= 0"):
+                env.reset(seed=bad)
+    with pytest.raises(ValueError, match=r"seed\[1\]=-2 is not accepted"):
+        CardVectorEnv("huit", 2).reset(seed=[1, -2])

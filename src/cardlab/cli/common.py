@@ -12,6 +12,7 @@ import contextlib
 import errno
 import os
 import pathlib
+import secrets
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import yaml
 
 from cardlab.agents.base import THREADS_ENV, shipped_bots, table_aliases
 from cardlab.cluster.runtime import import_ray
-from cardlab.envs import games
+from cardlab.envs import games, make_game
 from cardlab.envs.checked_json import excerpt
 
 USAGE_ERROR = 2
@@ -104,9 +105,11 @@ def specs_text() -> str:
 
 
 def table_default(game_id: str, rules: dict[str, Any], instead: str) -> tuple[str, int]:
-    """(spec, players) of the table's shipped bot (`default_bot`); its error says what to give `instead`."""
+    """(spec, players) of the table's shipped bot (`default_bot`). A bad rule option is refused with its
+    own error alone; only "no bot for this table" advises giving the agents (`instead`)."""
     from cardlab.agents.base import default_bot
 
+    make_game(game_id, rules)  # a bad rule option's fix is the option, not the agents
     try:
         return default_bot(game_id, rules)
     except ValueError as err:
@@ -174,18 +177,66 @@ def on_ray(args: argparse.Namespace) -> bool:
 
 # ---------------------------------------------------------------- results and threads
 def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse unwritable output paths before a long evaluation, not after it."""
+    """Refuse unwritable output paths before a long evaluation, not after it (`check_output`)."""
     for option, path in (("--json", args.json), ("--csv", args.csv), ("--plot", args.plot)):
-        if path is None:
-            continue
-        if path.is_dir():
-            raise ValueError(f"{option} {path} is a folder: give the name of a file to write")
-        if not path.parent.is_dir():
-            raise ValueError(f"cannot write {path}: the folder {path.parent} does not exist")
-        if not os.access(path.parent, os.W_OK):
-            raise ValueError(f"cannot write {path}: the folder {path.parent} is not writable; choose another")
+        check_output(option, path)
     if args.plot is not None and args.plot.suffix.lower() != ".png":
         raise ValueError(f"--plot {args.plot}: give a .png file name")
+
+
+def check_output(option: str, path: pathlib.Path | None) -> None:
+    """Refuse an output path the write would fail on, tried the way `write_output` writes: a file created
+    in its folder (``os.access`` says yes to root in /sys, and to a path under a file it says nothing)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise ValueError(f"{option} {path} is a folder: give the name of a file to write")
+    try:
+        _temporary(path).unlink()
+    except OSError as err:
+        why = describe_os_error(OSError(err.errno, err.strerror or str(err)))
+        if err.errno == errno.ENOENT and not path.parent.exists():
+            why = f"the folder {path.parent} does not exist"
+        raise ValueError(f"cannot write {option} {path}: {why}") from None
+
+
+def write_output(path: pathlib.Path, write: Callable[[pathlib.Path], Any]) -> None:
+    """`write(temporary path)`, then rename it to `path`: a failed write (a full disk) leaves no partial
+    file and the old one intact, and its error names `path`."""
+    tmp = _temporary(path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise _naming(err, path) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_output(path: pathlib.Path, text: str) -> None:
+    """`write_output` of a text, flushed to the disk before the rename (so a full disk shows here)."""
+    def write(tmp: pathlib.Path) -> None:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+    write_output(path, write)
+
+
+def _temporary(path: pathlib.Path) -> pathlib.Path:
+    """A new empty file beside `path` (its suffix kept: matplotlib reads the format from it), mode as
+    `open` would make it (0666 less the umask)."""
+    tmp = path.with_name(f".{path.stem}.{secrets.token_hex(4)}.tmp{path.suffix}")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    return tmp
+
+
+def _naming(err: OSError, path: pathlib.Path) -> OSError:
+    """The same error naming `path`, not the temporary file that was written."""
+    return OSError(err.errno, err.strerror or str(err), str(path))
 
 
 def write_outputs(result: Any, args: argparse.Namespace) -> None:
@@ -193,10 +244,11 @@ def write_outputs(result: Any, args: argparse.Namespace) -> None:
     print(result.format_table())
     for path, text in ((args.json, result.to_json), (args.csv, result.to_csv)):
         if path is not None:
-            path.write_text(text(), encoding="utf-8")
+            write_text_output(path, text())
             print(f"wrote {path}")
     if args.plot is not None:
-        print(f"wrote {result.plot(args.plot)}")
+        write_output(args.plot, result.plot)
+        print(f"wrote {args.plot}")
 
 
 @contextlib.contextmanager

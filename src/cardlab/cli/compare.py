@@ -17,9 +17,11 @@ from cardlab.cli.common import (
     add_seed,
     add_threads,
     bot_threads,
+    check_output,
     on_ray,
     rule_options,
     whole,
+    write_text_output,
 )
 
 if TYPE_CHECKING:
@@ -87,23 +89,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_ray_options(p)
 
 
-def check_json_path(path: pathlib.Path | None) -> None:
-    """Refuse an unwritable --json before playing, not after."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise ValueError(f"--json {path} is a folder: give the name of a file to write")
-    if not path.parent.is_dir():
-        raise ValueError(f"cannot write {path}: the folder {path.parent} does not exist")
-
-
 def run(args: argparse.Namespace) -> int:
     """Seat A and B, play batches (here or on Ray) printing the test's progress, then the decision."""
     from cardlab.evaluation.compare import Contest, compare_agents
     from cardlab.evaluation.sequential import Hypotheses
 
     ray = on_ray(args)
-    check_json_path(args.json)
+    check_output("--json", args.json)
     contest = Contest.seat(args.game, args.a.strip(), args.b.strip(), args.players, rule_options(args.rule),
                            args.seed)
     n = contest.num_players
@@ -131,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
           f"[{low:.3f}, {high:.3f}] (95%, clustered by deal); a fixed-size test of the same hypotheses would "
           f"need about {outcome['fixed_hands']['paired']} hands")
     if args.json is not None:
-        args.json.write_text(json.dumps(outcome, indent=2), encoding="utf-8")
+        write_text_output(args.json, json.dumps(outcome, indent=2))
         print(f"wrote {args.json}")
     return 0
 

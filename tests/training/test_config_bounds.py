@@ -1,0 +1,136 @@
+"""Every number of a training config is bounded at validation, and the YAML reader bounds nesting and
+number literals: each refusal is one line naming the key (and the file, when it comes from one)."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import pytest
+import yaml
+
+from cardlab.agents.bot import MAX_HIDDEN_LAYERS, MAX_LAYER_UNITS, MAX_PARAMETERS
+from cardlab.training.config import TrainConfig, config_from_dict, load_config
+from cardlab.training.config_bounds import BOUNDS, ROLLOUT_HIGH, SEED_HIGH, Range, numbers
+from cardlab.training.single_seat import make_game_env
+from tests.training.test_config import small
+
+
+def refusal(data: Any) -> str:
+    with pytest.raises(ValueError) as info:
+        config_from_dict(data)
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 600  # one line, bounded (the accepted keys may be listed)
+    return message
+
+
+def with_value(pattern: str, value: Any) -> dict[str, Any]:
+    """The small valid config with the number at `pattern` (a list item as ``[]``: the first) set."""
+    data = small()
+    if pattern == "opponents[].weight":
+        return {**data, "opponents": [{"spec": "random", "weight": value}]}
+    if pattern == "policy.net_arch[]":
+        return {**data, "policy": {"net_arch": [value]}}
+    *sections, key = pattern.split(".")
+    section = data
+    for name in sections:
+        section = section.setdefault(name, {})
+    section[key] = value
+    return data
+
+
+def test_every_number_of_the_config_has_a_range_and_every_range_a_number() -> None:
+    patterns = {pattern for _, pattern, _ in numbers(TrainConfig())}
+    assert patterns == set(BOUNDS)
+    for path, pattern, value in numbers(TrainConfig()):
+        bound = BOUNDS[pattern]
+        assert bound is None or bound.holds(value), (path, value)
+
+
+DEFAULTS = {pattern: value for _, pattern, value in numbers(TrainConfig())}
+RANGED = [(p, b) for p, b in BOUNDS.items() if b is not None]
+
+
+@pytest.mark.parametrize(("pattern", "bound"), RANGED, ids=[p for p, _ in RANGED])
+def test_a_number_past_either_end_of_its_range_is_refused_naming_the_key(pattern: str, bound: Range) -> None:
+    whole = isinstance(DEFAULTS[pattern], int)
+    key = pattern.replace("[]", "[0]")
+    too_high = bound.high + 1 if whole else bound.high * 2
+    message = refusal(with_value(pattern, int(too_high) if whole else too_high))
+    assert message.startswith(f"{key}=") and "is not accepted: use " in message
+    too_low = bound.low if bound.above else bound.low - 1
+    assert refusal(with_value(pattern, int(too_low) if whole else float(too_low))).startswith(f"{key}=")
+    if not whole:
+        for value in (float("inf"), float("nan")):
+            assert refusal(with_value(pattern, value)).startswith(f"{key}=")
+
+
+_GAME = make_game_env("huit", 2).game
+HUIT_60K = (_GAME.layout.size + 1) * 60_000 + 60_001 * 60_000 + 60_001 * _GAME.num_actions
+"""weights and biases of a Huit 2p actor with two hidden layers of 60,000 units"""
+
+
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"ppo": {"learning_rate": 1e400}}, "ppo.learning_rate=inf is not accepted: use a value > 0 and <= 1"),
+    ({"opponents": [{"spec": "random", "weight": float("inf")}]}, "opponents[0].weight=inf is not accepted"),
+    ({"seed": 2**40}, f"seed=1099511627776 is not accepted: use a value >= 0 and <= {SEED_HIGH:,}"),
+    ({"seed": 10**400}, "seed=<a number of about 400 digits> is not accepted"),
+    ({"ppo": {"learning_rate": 10**400}}, "ppo.learning_rate=<a number of about 400 digits> is not accepted"),
+    ({"policy": {"net_arch": [100_000, 100_000]}},
+     f"policy.net_arch[0]=100000 is not accepted: use layer sizes >= 1 and <= {MAX_LAYER_UNITS:,}"),
+    ({"policy": {"net_arch": [60_000, 60_000]}}, "policy.net_arch=[60000, 60000] makes an actor of "
+                                                  f"{HUIT_60K:,} parameters: use at most {MAX_PARAMETERS:,}"),
+    ({"policy": {"net_arch": [8] * (MAX_HIDDEN_LAYERS + 1)}},
+     f"policy.net_arch has {MAX_HIDDEN_LAYERS + 1} hidden layers: use at most {MAX_HIDDEN_LAYERS}"),
+    ({"num_envs": 4096, "ppo": {"n_steps": 1024, "batch_size": 32}},
+     f"ppo.n_steps * num_envs = 4,194,304 transitions per rollout are not accepted: use at most "
+     f"{ROLLOUT_HIGH:,}"),
+], ids=["lr-1e400", "weight-inf", "seed-2**40", "seed-400-digits", "lr-400-digits", "wide-layers",
+        "parameters", "layers", "rollout"])
+def test_out_of_reason_numbers_are_refused_in_one_line(changes: dict[str, Any], words: str) -> None:
+    data = small()
+    data.update(changes)
+    assert words in refusal(data)
+
+
+def test_the_ends_of_the_ranges_are_accepted() -> None:
+    cfg = config_from_dict(small(seed=SEED_HIGH, policy={"net_arch": [1024, 1024]}))
+    assert cfg.seed == SEED_HIGH
+
+
+def yaml_refusal(tmp_path: pathlib.Path, text: str) -> str:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 300 and str(path) in message
+    return message
+
+
+def test_a_yaml_nested_thousands_deep_is_refused_without_recursion_error(tmp_path: pathlib.Path) -> None:
+    text = yaml.safe_dump(small()) + "rules: " + "[" * 3000 + "]" * 3000 + "\n"
+    message = yaml_refusal(tmp_path, text)
+    assert "rules[0][0]" in message and "nests more than 32 levels deep" in message
+
+
+def test_a_5001_digit_seed_names_the_file_the_key_and_the_line(tmp_path: pathlib.Path) -> None:
+    message = yaml_refusal(tmp_path, "game: huit\nseed: " + "7" * 5001 + "\n")
+    assert "seed is a number of 5,001 characters (line 2); at most 100 are accepted" in message
+    weight = "1" + "0" * 200 + ".0"
+    message = yaml_refusal(tmp_path, f"game: huit\nopponents:\n- {{spec: random, weight: {weight}}}\n")
+    assert "opponents[0].weight is a number of 203 characters (line 3)" in message
+
+
+def test_infinite_numbers_in_yaml_are_refused_naming_the_key(tmp_path: pathlib.Path) -> None:
+    text = yaml.safe_dump(small())
+    huge_rate = text.replace("ppo:", "ppo:\n  learning_rate: 1e400")
+    assert "ppo.learning_rate=inf" in yaml_refusal(tmp_path, huge_rate)
+    infinite_weight = text.replace("opponents:\n- random\n", "opponents:\n- spec: random\n  weight: .inf\n")
+    assert "opponents[0].weight=inf" in yaml_refusal(tmp_path, infinite_weight)
+
+
+def test_an_unknown_key_of_any_length_is_named_cut_short() -> None:
+    """Found by fuzzing: a 2,000-character unknown key was echoed whole."""
+    message = refusal(small(**{"x" * 2000: 1, "seeed": 1}))
+    assert message.startswith("unknown config key(s) seeed, xxx") and "accepted keys are" in message
