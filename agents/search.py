@@ -62,6 +62,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
+from cardlab.envs.batched import only_legal
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
@@ -151,9 +152,18 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
 
 def base_seed(seed: int | None) -> int | None:
     """The base agent's seed, drawn apart from the search's own (None stays None)."""
+    return _drawn_apart(seed, 1)
+
+
+def engine_seed(seed: int | None) -> int | None:
+    """The seed of the rollout engine's slot generators, drawn apart from the agent's and the base's."""
+    return _drawn_apart(seed, 2)
+
+
+def _drawn_apart(seed: int | None, stream: int) -> int | None:
     if seed is None:
         return None
-    return int(np.random.SeedSequence([int(seed), 1]).generate_state(1, np.uint64)[0] >> 1)
+    return int(np.random.SeedSequence([int(seed), stream]).generate_state(1, np.uint64)[0] >> 1)
 
 
 class Decision(NamedTuple):
@@ -186,12 +196,16 @@ class SearchAgent(Agent):
         self.last_decision: Decision | None = None
         """the last decision's search (None after a decision with one legal move)"""
         self._engine: Any = None
+        self._engine_seed = engine_seed(seed)
         self._pace: float | None = None
         """seconds per candidate and world of the recent rounds (sizes the rounds under a time cap)"""
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
         self.base.seed(base_seed(seed))
+        self._engine_seed = engine_seed(seed)
+        if self._engine is not None:
+            self._engine.reseed(self._engine_seed)
 
     def reset(self) -> None:
         self.base.reset()
@@ -255,8 +269,9 @@ class SearchAgent(Agent):
                     break
             share = 1.0
             start = time.perf_counter()
-            worlds = [known.sample(rng) for _ in range(size)]
-            results = self._rollouts(worlds, legal, deadline)
+            engine = self._batch(size * k)
+            known.sample_into(engine, np.arange(size * k).reshape(size, k), rng)
+            results = self._rollouts(engine, size, legal, deadline)
             if results is None:
                 break
             pace = (time.perf_counter() - start) / (size * k)
@@ -266,47 +281,53 @@ class SearchAgent(Agent):
         return np.concatenate(rounds, axis=1)
 
     def _batch(self, slots: int) -> Any:
-        """The batched engine the rollouts use, grown (to a power of two) when more slots are needed."""
+        """The batched engine the rollouts use, kept across decisions and grown (to a power of two) when
+        more slots are needed; its generators are seeded from the agent's seed (`seed`)."""
         if self._engine is None or self._engine.batch_size < slots:
             size = max(SMALLEST_BATCH, 1 << (slots - 1).bit_length())
-            self._engine = self.game.spec.batched_engine()(self.game.rules, size, seed=0)
+            self._engine = self.game.spec.batched_engine()(self.game.rules, size, seed=self._engine_seed)
         return self._engine
 
-    def _rollouts(self, worlds: list[Any], legal: np.ndarray, deadline: float | None) -> np.ndarray | None:
+    def _rollouts(self, engine: Any, worlds: int, legal: np.ndarray,
+                  deadline: float | None) -> np.ndarray | None:
         """(candidates, worlds): the seat's result of each candidate played in each world, then the base.
 
-        The seat is seat 0 of the worlds (`Game.determinization`'s default); slot
-        w * K + k plays candidate k in world w. None when `deadline` passed first.
+        The worlds are loaded in the engine's first worlds x K slots, slot
+        w * K + k playing candidate k in world w; the seat is seat 0 of the
+        worlds (`Game.determinization`'s default). Each move the base is asked,
+        in one `act_batch` call, for the slots where the player to move has a
+        choice; the others play their only legal move. None when `deadline`
+        passed first.
         """
         k = legal.size
-        engine = self._batch(k * len(worlds))
         used = np.zeros(engine.batch_size, dtype=np.bool_)
-        used[: k * len(worlds)] = True
-        for w, world in enumerate(worlds):
-            for c in range(k):
-                engine.load(w * k + c, world)
+        used[: k * worlds] = True
         actions = np.zeros(engine.batch_size, dtype=np.int64)
-        actions[used] = np.tile(legal, len(worlds))
+        actions[used] = np.tile(legal, worlds)
         wins = np.zeros(engine.batch_size, dtype=np.float64)
         active = used
         while True:
             rewards, _, _ = engine.step(actions, active)
             wins += rewards[:, 0]
             active = used & ~engine.over
-            if not active.any():
+            rows = np.flatnonzero(active)
+            if not rows.size:
                 break
             if deadline is not None and time.perf_counter() > deadline:
                 return None
-            rows = np.flatnonzero(active)
-            obs, mask = engine.observe(engine.current_player()), engine.legal_mask()
-            actions[:] = 0
-            actions[rows] = self.base.act_batch(obs[rows], mask[rows])
+            mask = engine.legal_mask()
+            only = only_legal(mask, rows)
+            actions[rows] = only
+            asked = rows[only < 0]
+            if asked.size:
+                obs = engine.observe(engine.current_player())
+                actions[asked] = self.base.act_batch(obs[asked], mask[asked])
         if self.options.value == "points":
             won = engine.done & used
             result = np.where(won, points_reward(engine.score_changes()[:, 0].astype(np.float64)), 0.0)
         else:
             result = wins
-        return result[used].reshape(len(worlds), k).T
+        return result[used].reshape(worlds, k).T
 
 
 def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAgent:

@@ -5,9 +5,9 @@ game and players, from its metadata) through the AEC env, and every call of
 `act` is timed (moves with one legal move included: that is what a player
 waits for); the first `--warmup` calls are left out (numba kernels load, a
 search builds its batched engine). One core: torch at one thread and
-`NUMBA_NUM_THREADS=1`. A search agent's "worlds" is the mean number of worlds
-its searches finished (below its budget when the time cap cut them); "one
-legal move" the share of decisions with nothing to choose, which a search
+`NUMBA_NUM_THREADS=1`. A search agent's "worlds" is the median number of worlds
+its searches (decisions with a choice) finished (below its budget when the
+time cap cut them); "one legal move" the share of decisions with nothing to choose, which a search
 plays at once (so its median is near 0 when that share passes one half).
 
     python benchmarks/decision_latency.py                       # every bot, and search over two
@@ -33,7 +33,7 @@ from cardlab.agents.search import SearchAgent
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import read_json_file
 
-SEARCHED = ("search:bot:huit-2p", "search:bot:switch-4p")
+SEARCHED = ("search:bot:huit-2p", "search:bot:huit-4p", "search:bot:switch-4p")
 """the search agents measured by default (their default budget)"""
 LIMIT_MS = 100.0
 
@@ -48,12 +48,12 @@ class Latency(NamedTuple):
     forced: float
     """share of the decisions with one legal move (a search plays it at once)"""
     worlds: float | None
-    """mean worlds per search (search agents only)"""
+    """median worlds per search (search agents only)"""
 
     def row(self) -> str:
         times = np.asarray(self.times_ms)
         p99 = float(np.percentile(times, 99))
-        worlds = "-" if self.worlds is None else f"{self.worlds:.1f}"
+        worlds = "-" if self.worlds is None else f"{self.worlds:.0f}"
         return (f"| `{self.spec}` | {self.game} {self.players}p | {times.size} | {self.forced:.2f} | "
                 f"{statistics.median(times):.2f} | {p99:.2f} | {times.max():.2f} | {worlds} | "
                 f"{'yes' if p99 <= LIMIT_MS else 'no'} |")
@@ -97,7 +97,7 @@ def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Laten
     searched = any(isinstance(agent, SearchAgent) for agent in agents)
     timed = slice(warmup, warmup + decisions)
     return Latency(spec, game, players, times[timed], float(np.mean(forced[timed])),
-                   float(np.mean(worlds)) if searched and worlds else None)
+                   float(np.median(worlds)) if searched and worlds else None)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -33,7 +33,11 @@ while True:
   are not reset by `step`: they keep their final state (so it can be read and
   compared) and ignore actions until `reset` deals them again.
 - `load(slot, state)`: put a rules-engine state (a stacked deal, a restored
-  saved state) into a slot, its generator copied; `to_state(slot)` gives a
+  saved state) into a slot, its generator copied; `load_worlds(known, worlds,
+  slots)`: the W worlds of a determinization (`cardlab.envs.determinize`) into
+  a (W, K) grid of slots, world w into each slot of row w, with array writes
+  (the slots keep their own generators); `reseed(seed)`: every slot's
+  generator restarted as the constructor seeds it; `to_state(slot)` gives a
   slot back as an engine state (generator copied) and `state_dict(slot)` its
   `state_dict()`, which the engine and the AEC env restore. A saved state goes
   in through the engine, which checks it.
@@ -55,7 +59,9 @@ while True:
   `active` is true; the others wait, as finished slots do (self-play holds
   the games where the learner is to move while the others catch up).
 - `sample_legal(mask, rng)` (here): a uniformly random legal action per row of
-  a mask (any game's), for random players and benchmarks.
+  a mask (any game's), for random players and benchmarks; `only_legal(mask,
+  rows)` the one legal action of each row that has only one (-1 elsewhere),
+  which no player needs to be asked about.
 
 The arrays have the same names in every engine: `info` (B, columns) the
 scalar fields of each game, one column each; `seats` (B, rows, n) the
@@ -103,6 +109,27 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def _only(mask: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    for i in range(rows.shape[0]):
+        found = -1
+        for a in range(mask.shape[1]):
+            if mask[rows[i], a]:
+                if found >= 0:
+                    found = -1
+                    break
+                found = a
+        out[i] = found
+
+
+def only_legal(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(R,) int64: for each of the `rows` of a (B, A) bool mask, its one legal action, -1 when it has more
+    (or none)."""
+    out = np.empty(len(rows), dtype=np.int64)
+    _only(np.ascontiguousarray(mask, dtype=np.bool_), np.asarray(rows, dtype=np.int64), out)
+    return out
+
+
 def seat_indices(seats: np.ndarray, batch_size: int, num_players: int) -> np.ndarray:
     """`seats` as (B,) int64 seat indices, or a `ValueError` saying what `observe` accepts."""
     who = np.asarray(seats)
@@ -141,6 +168,8 @@ class BatchedEngine:
     slot is refused by `_refuse` before any slot moves.
     """
 
+    STATE_ARRAYS: ClassVar[tuple[str, ...]]
+    """the names of the per-slot state arrays (first axis the slot): what `load_worlds` copies"""
     RULES: ClassVar[ModuleType | Any]
     """the game's rules module, or anything with its `NUM_ACTIONS` and `action_to_str` (they name actions
     in errors)"""
@@ -196,6 +225,45 @@ class BatchedEngine:
 
     def load(self, slot: int, state: Any) -> None:
         raise NotImplementedError
+
+    def load_worlds(self, known: Any, worlds: Any, slots: Any) -> None:
+        """The W worlds of a `Determinization` (`known`, `Worlds` from its `deal`) into a (W, K) grid of
+        distinct slots: world w into every slot of row w (K candidates of one world, say).
+
+        World 0 is built as a state and loaded (`load`, so every observed field
+        is set as `load` sets it) into the first slot, whose generator it keeps;
+        its arrays are copied into every other slot, and each world's own cards
+        written over them (`_deal_worlds`): no Python per slot or per world.
+        Every slot keeps its own generator (a reshuffle, A10 or B10 with
+        `shuffle_on_refill`, draws from it).
+        """
+        grid = np.asarray(slots)
+        accepted = f"a (worlds={worlds.count}, K) grid of distinct slot indices 0..{self.batch_size - 1}"
+        if grid.ndim != 2 or grid.shape[0] != worlds.count or not np.issubdtype(grid.dtype, np.integer):
+            raise ValueError(f"slots must be {accepted}, got {grid.dtype} {grid.shape}")
+        flat = grid.astype(np.int64).ravel()
+        if not flat.size:
+            return
+        if flat.min() < 0 or flat.max() >= self.batch_size or np.unique(flat).size != flat.size:
+            raise ValueError(f"slots must be {accepted}, got {excerpt(grid.tolist())}")
+        first = int(flat[0])
+        self.load(first, known.world(worlds, 0, self.generators[first]))
+        for name in self.STATE_ARRAYS:
+            array = getattr(self, name)
+            array[flat] = array[first]
+        self._deal_worlds(known, worlds, flat, np.repeat(np.arange(worlds.count), grid.shape[1]))
+
+    def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
+        """Write each world's cards (hands but `known.seat`'s, the face-down pile, the order under the top
+        card) and picks into slots `flat`, slot flat[i] getting world world[i]."""
+        raise NotImplementedError
+
+    def reseed(self, seed: int | None) -> None:
+        """Every slot's generator restarted from `seed` as the constructor seeds it (C2: a search reusing
+        one engine across decisions replays them from its own seed)."""
+        for gen, child in zip(self.generators, np.random.SeedSequence(seed).spawn(self.batch_size),
+                              strict=True):
+            gen.bit_generator.state = type(gen.bit_generator)(child).state
 
     def to_state(self, slot: int) -> Any:
         raise NotImplementedError

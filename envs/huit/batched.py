@@ -102,6 +102,7 @@ from cardlab.envs.rng import copied_into, rng_from_state, rng_state
 class HuitBatch(BatchedEngine):
     """B games of Huit américain in arrays (see the module doc for the layout and the API)."""
 
+    STATE_ARRAYS: ClassVar[tuple[str, ...]] = ("info", "seats", "hands", "bank", "table")
     RULES: ClassVar[ModuleType] = R
     RULES_CLASS: ClassVar[type] = HuitRules
     OBSERVER: ClassVar[type] = HuitObserver
@@ -170,6 +171,17 @@ class HuitBatch(BatchedEngine):
         copied = copied_into(held, state.rng)
         if copied is not held:
             self.generators[b] = copied
+
+    def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
+        if worlds.picks:
+            raise ValueError(f"Huit worlds pick no unobserved attributes, got {sorted(worlds.picks)}")
+        hidden = LOCAL_INDEX[worlds.hidden[world]]
+        spans, pile = known.spans
+        for s, start, stop in spans:
+            self.hands[flat, s] = 0
+            self.hands[flat[:, None], s, hidden[:, start:stop]] = 1
+        self.bank[flat, : pile.stop - pile.start] = hidden[:, pile][:, ::-1]  # the next card last
+        self.table[flat, : worlds.under.shape[1]] = LOCAL_INDEX[worlds.under[world]]
 
     def to_state(self, slot: int) -> HuitState:
         """The engine state of a slot (its generator copied): what `load` takes."""

@@ -101,6 +101,9 @@ from cardlab.envs.switch.rules import SwitchRules, SwitchState
 class SwitchBatch(BatchedEngine):
     """B games of Switch with the state in arrays (layout in the module doc)."""
 
+    STATE_ARRAYS: ClassVar[tuple[str, ...]] = ("hands", "piles", "played", "seats", "info")
+    PICKED: ClassVar[dict[str, int]] = {"first_out": FIRST_OUT}
+    """the `info` column of each attribute a determinization picks (`Determinization.picks`)"""
     RULES: ClassVar[ModuleType] = R
 
     RULES_CLASS: ClassVar[type] = SwitchRules
@@ -193,6 +196,20 @@ class SwitchBatch(BatchedEngine):
         for column, value in values.items():
             self.info[b, column] = int(value)
         self.generators[b] = copied_into(self.generators[b], state.rng)
+        self._known_fresh = False
+
+    def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
+        hidden = worlds.hidden[world]
+        spans, pile = known.spans
+        for s, start, stop in spans:
+            self.hands[flat, s] = 0
+            np.add.at(self.hands, (flat[:, None], s, hidden[:, start:stop]), 1)  # a kind can come twice
+        self.piles[flat, STOCK, : pile.stop - pile.start] = hidden[:, pile][:, ::-1]  # the next card last
+        self.piles[flat, DISCARD, : worlds.under.shape[1]] = worlds.under[world]
+        for name, chosen in worlds.picks.items():
+            if name not in self.PICKED:
+                raise ValueError(f"Switch worlds pick only {sorted(self.PICKED)}, got {name!r}")
+            self.info[flat, self.PICKED[name]] = np.asarray(known.picks[name])[chosen[world]]
         self._known_fresh = False
 
     def to_state(self, slot: int) -> SwitchState:
