@@ -315,13 +315,14 @@ class SearchAgent(Agent):
                 break
             if deadline is not None and time.perf_counter() > deadline:
                 return None
-            mask = engine.legal_mask()
-            only = only_legal(mask, rows)
+            mask = engine.legal_mask(rows)
+            only = only_legal(mask)
             actions[rows] = only
-            asked = rows[only < 0]
-            if asked.size:
-                obs = engine.observe(engine.current_player())
-                actions[asked] = self.base.act_batch(obs[asked], mask[asked])
+            choice = only < 0
+            if choice.any():
+                asked = rows[choice]
+                obs = engine.observe(engine.current_player()[asked], asked)
+                actions[asked] = self.base.act_batch(obs, mask[choice])
         if self.options.value == "points":
             won = engine.done & used
             result = np.where(won, points_reward(engine.score_changes()[:, 0].astype(np.float64)), 0.0)

@@ -43,7 +43,10 @@ while True:
   in through the engine, which checks it.
 - `current_player()` (B,) int64; `legal_mask()` (B, num_actions) bool for the
   seat to move (all False in finished slots); `observe(seats)` (B, obs_size)
-  float32, the game's observer vector of `seats[b]` in slot b;
+  float32, the game's observer vector of `seats[b]` in slot b. Given `rows`
+  (R slot indices), `legal_mask(rows)` and `observe(seats, rows)` work out
+  only those slots, row i for slot rows[i] (`seats` then (R,)): a search
+  whose slots finish at different times asks only for the live ones;
   `score_changes()` (B, n) int64, each seat's points of the last finished
   hand (what the AEC env's `reward="points"` pays, divided by -100).
 - `step(actions)` applies one action id per live slot and returns
@@ -59,9 +62,9 @@ while True:
   `active` is true; the others wait, as finished slots do (self-play holds
   the games where the learner is to move while the others catch up).
 - `sample_legal(mask, rng)` (here): a uniformly random legal action per row of
-  a mask (any game's), for random players and benchmarks; `only_legal(mask,
-  rows)` the one legal action of each row that has only one (-1 elsewhere),
-  which no player needs to be asked about.
+  a mask (any game's), for random players and benchmarks; `only_legal(mask)`
+  the one legal action of each row that has only one (-1 elsewhere), which no
+  player needs to be asked about.
 
 The arrays have the same names in every engine: `info` (B, columns) the
 scalar fields of each game, one column each; `seats` (B, rows, n) the
@@ -110,23 +113,22 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 @njit(cache=True)
-def _only(mask: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    for i in range(rows.shape[0]):
+def _only(mask: np.ndarray, out: np.ndarray) -> None:
+    for b in range(mask.shape[0]):
         found = -1
         for a in range(mask.shape[1]):
-            if mask[rows[i], a]:
+            if mask[b, a]:
                 if found >= 0:
                     found = -1
                     break
                 found = a
-        out[i] = found
+        out[b] = found
 
 
-def only_legal(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """(R,) int64: for each of the `rows` of a (B, A) bool mask, its one legal action, -1 when it has more
-    (or none)."""
-    out = np.empty(len(rows), dtype=np.int64)
-    _only(np.ascontiguousarray(mask, dtype=np.bool_), np.asarray(rows, dtype=np.int64), out)
+def only_legal(mask: np.ndarray) -> np.ndarray:
+    """(B,) int64: each row's one legal action in a (B, A) bool mask, -1 where it has more (or none)."""
+    out = np.empty(mask.shape[0], dtype=np.int64)
+    _only(np.ascontiguousarray(mask, dtype=np.bool_), out)
     return out
 
 
@@ -194,6 +196,7 @@ class BatchedEngine:
         self.observer = self.OBSERVER(rules)
         self.layout = self.observer.layout
         self.obs_size: int = self.layout.size
+        self._every = np.arange(self.batch_size, dtype=np.int64)
         self.generators: Any = [
             np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(self.batch_size)
         ]
@@ -212,6 +215,17 @@ class BatchedEngine:
         if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size):
             raise ValueError(f"slots must be {accepted}, got {excerpt(slots)}")
         return np.unique(idx)  # a slot named twice is dealt once
+
+    def _rows(self, rows: Any) -> np.ndarray:
+        """`legal_mask`'s and `observe`'s rows as int64 slot indices (all slots when None)."""
+        if rows is None:
+            return self._every
+        idx = np.asarray(rows)
+        if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError(f"rows must be a 1-d array of slot indices, got {idx.dtype} {idx.shape}")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size):
+            raise ValueError(f"rows must be slot indices 0..{self.batch_size - 1}, got {excerpt(rows)}")
+        return idx.astype(np.int64, copy=False)
 
     def _check_slot(self, slot: Any) -> int:
         """One slot index (`load`, `to_state`, `state_dict`), as an int."""
@@ -275,7 +289,7 @@ class BatchedEngine:
     def score_changes(self) -> np.ndarray:
         raise NotImplementedError
 
-    def observe(self, seats: np.ndarray) -> np.ndarray:
+    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         raise NotImplementedError
 
     def _end_columns(self) -> tuple[np.ndarray, np.ndarray]:
@@ -289,7 +303,7 @@ class BatchedEngine:
     def current_player(self) -> np.ndarray:
         raise NotImplementedError
 
-    def legal_mask(self) -> np.ndarray:
+    def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
         raise NotImplementedError
 
     @property

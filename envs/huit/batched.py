@@ -219,17 +219,21 @@ class HuitBatch(BatchedEngine):
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
         return self.seats[:, SCORE_CHANGES].copy()
 
-    def legal_mask(self) -> np.ndarray:
-        """(B, NUM_ACTIONS) bool: the legal actions of the seat to move (none in finished slots)."""
-        out = np.empty((self.batch_size, NUM_ACTIONS), dtype=np.bool_)
-        mask_kernel(self.info, self.hands, self.table, out)
+    def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """(B, NUM_ACTIONS) bool: the legal actions of the seat to move (none in finished slots); of the
+        slots `rows` only, one row each, when given."""
+        idx = self._rows(rows)
+        out = np.empty((idx.size, NUM_ACTIONS), dtype=np.bool_)
+        mask_kernel(self.info, self.hands, self.table, idx, out)
         return out
 
-    def observe(self, seats: np.ndarray) -> np.ndarray:
-        """(B, obs_size) float32: `HuitObserver.observe` of seats[b] in each slot b."""
-        who = seat_indices(seats, self.batch_size, self.n)
-        out = np.empty((self.batch_size, self.obs_size), dtype=np.float32)
-        observe_kernel(self.info, self.seats, self.hands, self.bank, self.table, who,
+    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """(B, obs_size) float32: `HuitObserver.observe` of seats[b] in each slot b; of seats[i] in slot
+        rows[i] when `rows` is given."""
+        idx = self._rows(rows)
+        who = seat_indices(seats, idx.size, self.n)
+        out = np.empty((idx.size, self.obs_size), dtype=np.float32)
+        observe_kernel(self.info, self.seats, self.hands, self.bank, self.table, idx, who,
                         self._offsets, self._scales, out)
         return out
 

@@ -140,6 +140,8 @@ class SwitchBatch(BatchedEngine):
         self._refill = np.zeros(B, dtype=np.bool_)
         # The last legal mask, and whether it is still the mask of the state (nothing moved since).
         self._known = np.zeros((B, R.NUM_ACTIONS), dtype=np.bool_)
+        self._known_rows = np.ones(B, dtype=np.bool_)
+        """the slots the last `legal_mask` worked out"""
         self._known_fresh = False
         self.reset()
 
@@ -258,24 +260,39 @@ class SwitchBatch(BatchedEngine):
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
         return self.seats[:, SCORE_CHANGES].astype(np.int64)
 
-    def legal_mask(self) -> np.ndarray:
-        out = self._known
-        legal_mask_kernel(out, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
+    def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """(B, NUM_ACTIONS) bool, the legal actions of the seat to move; of the slots `rows` only when
+        given. `step` reads them back (`_known`) while nothing moved, for the slots they cover."""
+        idx = self._rows(rows)
+        if rows is None:
+            legal_mask_kernel(self._known, idx, self.info, self.seats, self.hands, self.piles, self.params,
+                              CARD_TABLE, PLAY_TABLE)
+            self._known_rows[:] = True
+            self._known_fresh = True
+            return self._known.copy()  # a copy: step() checks actions against `_known`
+        out = np.empty((idx.size, R.NUM_ACTIONS), dtype=np.bool_)
+        legal_mask_kernel(out, idx, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
                           PLAY_TABLE)
+        self._known[idx] = out
+        self._known_rows[:] = False
+        self._known_rows[idx] = True
         self._known_fresh = True
-        return out.copy()  # a copy: step() checks actions against `_known`, which the caller cannot change
+        return out
 
-    def observe(self, seats: np.ndarray) -> np.ndarray:
-        who = seat_indices(seats, self.batch_size, self.n)
-        out = np.empty((self.batch_size, self.obs_size), dtype=np.float32)
-        observe_kernel(out, who, self.info, self.seats, self.hands, self.piles, self.played,
+    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        idx = self._rows(rows)
+        who = seat_indices(seats, idx.size, self.n)
+        out = np.empty((idx.size, self.obs_size), dtype=np.float32)
+        observe_kernel(out, idx, who, self.info, self.seats, self.hands, self.piles, self.played,
                  self.params, self._offsets, self._inv_copies, self._floats)
         return out
 
     # ------------------------------------------------------------ moves
     def _apply(self, acts: np.ndarray) -> np.ndarray:
+        # The last mask holds for this step if it covers every slot that moves (the held ones are over).
+        known = self._known_fresh and bool((self._known_rows | (self.info[:, OVER] != 0)).all())
         args: tuple[Any, ...] = (
-            acts, self._known, self._known_fresh, self._rewards, self._next_deal, self._refill,
+            acts, self._known, known, self._rewards, self._next_deal, self._refill,
             self.info, self.seats, self.hands, self.piles, self.played, self.params,
             CARD_TABLE, ACTION_TABLE, PLAY_TABLE,
         )
