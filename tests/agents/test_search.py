@@ -11,7 +11,7 @@ import pytest
 from pettingzoo import AECEnv
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.search import FIRST_ROUND, SearchAgent, SearchOptions, parse_spec
+from cardlab.agents.search import SMALLEST_BATCH, SearchAgent, SearchOptions, parse_spec
 from cardlab.envs import make_env, make_game
 from cardlab.envs.spec import Game
 from tests.agents.test_heuristics import GAMES as MODULES
@@ -157,14 +157,15 @@ def test_a_bot_acts_on_a_batch_as_on_each_observation() -> None:
 
 
 def test_a_time_cap_cut_plays_the_base_s_choice() -> None:
-    """ms=1 ends the first round before any world is finished: the base's own move is played."""
+    """ms=1 ends the search before a world is finished (a whole rollout takes longer): the base's own
+    move is played."""
     game = make_game("huit", num_players=2)
     agent = make_agent("search:worlds=64:ms=1:bot:huit-2p", game, seed=0)
     base = make_agent("bot:huit-2p", game)
     for observation in decisions(game, 5, seed=4):
         assert agent.act(observation) == base.act(observation)
         decision = agent.last_decision
-        assert decision is not None and decision.worlds < FIRST_ROUND
+        assert decision is not None and decision.worlds < SMALLEST_BATCH
 
 
 @pytest.mark.parametrize("z, switches", [(0.0, True), (0.5, True), (1.0, False)])
