@@ -229,10 +229,12 @@ def test_the_latency_benchmark_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # the module sets it; restored after the test
     bench = load_benchmark("decision_latency", monkeypatch)
     assert bench.table_of("search:worlds=2:bot:switch-4p") == ("switch", 4)
+    assert bench.table_of("search:expert@huit-4p") == ("huit", 4)
     bot = bench.measure("bot:huit-2p", 6, warmup=2)
     search = bench.measure("search:worlds=2:ms=0:bot:huit-2p", 6, warmup=2)
     assert len(bot.times_ms) == len(search.times_ms) == 6 and bot.worlds is None
     assert search.worlds is not None and 0 < search.worlds <= 2 and 0 <= search.forced < 1
+    assert len(search.choice_ms) == round(6 * (1 - search.forced))
     cells = search.row().split("|")
     assert cells[1].strip() == "`search:worlds=2:ms=0:bot:huit-2p`" and cells[2].strip() == "huit 2p"
 
