@@ -82,8 +82,9 @@ IN_FLIGHT = 4096
 """the most slots a search keeps in play at once (without a time cap: always as many, up to its worlds)"""
 REFILL = 0.125
 """the share of the groups that must have finished before their slots are dealt new worlds"""
-DURATION_SHARE = 0.25
-"""under a time cap, the share of it a world should take in play: sizes the slots kept in play"""
+DURATION_SHARE = 0.5
+"""under a time cap, the most of it a world should take in play: more slots in play (a larger batch per
+move) finish more worlds until the last ones dealt no longer finish in time"""
 PACE_WEIGHT = 0.3
 """weight of the latest worlds in the running mean of the seconds a world takes in play"""
 SMALLEST_BATCH = 64
@@ -262,7 +263,7 @@ class SearchAgent(Agent):
         Without a time cap up to `IN_FLIGHT` slots are in play at once, so the
         worlds and the slots they use are the same on every machine (C2). With
         one, the agent keeps as many slots in play as lets a world finish in
-        about a `DURATION_SHARE` of the cap (`_in_flight`, halved or doubled
+        at most `DURATION_SHARE` of the cap (`_in_flight`, halved or doubled
         after each decision by the durations measured).
         """
         wanted, ms, k = self.options.worlds, self.options.ms, legal.size
@@ -275,7 +276,7 @@ class SearchAgent(Agent):
         if ms and self._duration is not None:
             if self._duration > ms / 1000 * DURATION_SHARE:
                 self._in_flight = max(SMALLEST_BATCH, self._in_flight // 2)
-            elif self._duration < ms / 1000 * DURATION_SHARE / 4:
+            elif self._duration < ms / 1000 * DURATION_SHARE * 0.4:  # doubled, it should still fit
                 self._in_flight = min(IN_FLIGHT, self._in_flight * 2)
         return results
 
