@@ -251,21 +251,28 @@ class BatchedEngine:
         Every slot keeps its own generator (a reshuffle, A10 or B10 with
         `shuffle_on_refill`, draws from it).
         """
-        grid = np.asarray(slots)
-        accepted = f"a (worlds={worlds.count}, K) grid of distinct slot indices 0..{self.batch_size - 1}"
-        if grid.ndim != 2 or grid.shape[0] != worlds.count or not np.issubdtype(grid.dtype, np.integer):
-            raise ValueError(f"slots must be {accepted}, got {grid.dtype} {grid.shape}")
-        flat = grid.astype(np.int64).ravel()
+        grid = self._world_grid(slots, worlds.count)
+        flat = grid.ravel()
         if not flat.size:
             return
-        if flat.min() < 0 or flat.max() >= self.batch_size or np.unique(flat).size != flat.size:
-            raise ValueError(f"slots must be {accepted}, got {excerpt(grid.tolist())}")
         first = int(flat[0])
         self.load(first, known.world(worlds, 0, self.generators[first]))
         for name in self.STATE_ARRAYS:
             array = getattr(self, name)
             array[flat] = array[first]
         self._deal_worlds(known, worlds, flat, np.repeat(np.arange(worlds.count), grid.shape[1]))
+
+    def _world_grid(self, slots: Any, count: int) -> np.ndarray:
+        """`load_worlds`' slots as a checked (count, K) int64 grid of distinct slot indices."""
+        grid = np.asarray(slots)
+        accepted = f"a (worlds={count}, K) grid of distinct slot indices 0..{self.batch_size - 1}"
+        if grid.ndim != 2 or grid.shape[0] != count or not np.issubdtype(grid.dtype, np.integer):
+            raise ValueError(f"slots must be {accepted}, got {grid.dtype} {grid.shape}")
+        flat = grid.ravel()
+        outside = flat.size and (flat.min() < 0 or flat.max() >= self.batch_size)
+        if outside or np.unique(flat).size != flat.size:
+            raise ValueError(f"slots must be {accepted}, got {excerpt(grid.tolist())}")
+        return grid.astype(np.int64)
 
     def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
         """Write each world's cards (hands but `known.seat`'s, the face-down pile, the order under the top

@@ -38,7 +38,7 @@ import copy
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -133,7 +133,8 @@ class Determinization:
         return worlds
 
 
-class Worlds(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class Worlds:
     """W worlds of one `Determinization`, as arrays (`Determinization.deal`)."""
 
     hidden: np.ndarray

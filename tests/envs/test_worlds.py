@@ -24,6 +24,7 @@ from cardlab.envs import make_game
 from cardlab.envs.batched import only_legal, sample_legal
 from cardlab.envs.determinize import Determinization, Worlds
 from tests.envs.test_determinize import view_of
+from tests.envs.test_generic_batch import without_engine
 
 SIGMAS = 6.0
 """how far (in binomial standard deviations) a count may stray before the dealer is called biased"""
@@ -186,3 +187,22 @@ def test_reseed_restarts_the_generators_as_the_constructor_seeds_them(game_id: s
     assert [batch.state_dict(slot) for slot in range(4)] == [
         engine(game.rules, 4, seed=7).state_dict(slot) for slot in range(4)]
     assert dealt != [batch.state_dict(slot) for slot in range(4)]
+
+
+@pytest.mark.parametrize("game_id", ["huit", "switch"])
+def test_the_generic_engine_loads_the_same_worlds(game_id: str) -> None:
+    """The always-there engine (a state per slot) takes worlds as the game's own does, and answers row
+    queries the same."""
+    game, known = known_at(game_id, 3, 4)
+    own = game.spec.batched_engine()(game.rules, 8, seed=0)
+    generic = without_engine(game_id).batched_engine()(game.rules, 8, seed=0)
+    worlds = known.deal(np.random.default_rng(4), 3)
+    grid = np.array([[6, 1], [0, 3], [7, 2]])
+    own.load_worlds(known, worlds, grid)
+    generic.load_worlds(known, worlds, grid)
+    rows = grid.ravel()
+    for slot in rows:
+        assert {**generic.state_dict(int(slot)), "rng": None} == {**own.state_dict(int(slot)), "rng": None}
+    np.testing.assert_array_equal(generic.legal_mask(rows), own.legal_mask(rows))
+    seats = own.current_player()[rows]
+    np.testing.assert_array_equal(generic.observe(seats, rows), own.observe(seats, rows))
