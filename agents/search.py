@@ -297,11 +297,13 @@ class SearchAgent(Agent):
         g in slots g * K .. g * K + K - 1, candidate k in the k-th), the seat
         seat 0 of the worlds (`Game.determinization`'s default). Each move the
         base is asked, in one `act_batch` call, for the slots where the player
-        to move has a choice; the others play their only legal move. When
-        `REFILL` of the groups have finished, their slots are dealt new worlds
-        (`Determinization.sample_into`), as long as worlds are wanted and,
-        under a time cap, a world would still finish before it at the pace
-        measured (`_duration`). A world still in play at the cap is dropped.
+        to move has a choice; the others play their only legal move. The
+        worlds are dealt at once (`Determinization.deal`: the same worlds
+        however many are in play at a time); when `REFILL` of the groups have
+        finished, the next worlds are loaded into their slots
+        (`BatchedEngine.load_worlds`), as long as worlds are left and, under a
+        time cap, one would still finish before it at the pace measured
+        (`_duration`). A world still in play at the cap is dropped.
         """
         k = legal.size
         engine = self._batch(groups * k)
@@ -313,6 +315,7 @@ class SearchAgent(Agent):
         used = np.zeros(engine.batch_size, dtype=np.bool_)
         actions = np.zeros(engine.batch_size, dtype=np.int64)
         wins = np.zeros(engine.batch_size, dtype=np.float64)
+        worlds = known.deal(rng, wanted)
         dealt = 0
         while True:
             free = np.flatnonzero(world_of < 0)
@@ -320,7 +323,7 @@ class SearchAgent(Agent):
             fits = deadline is None or now + (self._duration or 0.0) < deadline
             if dealt < wanted and fits and free.size and free.size >= min(groups * REFILL, wanted - dealt):
                 take = free[: wanted - dealt]
-                known.sample_into(engine, slots[take], rng)
+                engine.load_worlds(known, worlds.rows(slice(dealt, dealt + take.size)), slots[take])
                 world_of[take] = np.arange(dealt, dealt + take.size)
                 dealt += take.size
                 rows = slots[take].ravel()

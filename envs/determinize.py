@@ -149,6 +149,11 @@ class Worlds:
         """The number of worlds W."""
         return int(self.hidden.shape[0])
 
+    def rows(self, which: np.ndarray | slice) -> Worlds:
+        """The worlds `which` (indices or a slice) of these, in that order."""
+        return Worlds(self.hidden[which], self.under[which],
+                      {name: chosen[which] for name, chosen in self.picks.items()})
+
 
 def unfit(what: str) -> ValueError:
     """The error of an observation that no state of these rules could give."""

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from pettingzoo import AECEnv
 
+from cardlab.agents import search as search_module
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.search import SMALLEST_BATCH, SearchAgent, SearchOptions, parse_spec
 from cardlab.envs import make_env, make_game
@@ -134,6 +135,28 @@ def test_the_same_seed_gives_the_same_moves() -> None:
     assert [second.act(o) for o in observations] == moves
     first.seed(7)
     assert [first.act(o) for o in observations] == moves
+
+
+@pytest.mark.parametrize("game_id, players, base", [("huit", 2, "bot:huit-2p"), ("huit", 4, "bot:huit-4p")])
+def test_the_worlds_played_do_not_depend_on_how_many_are_in_play_at_once(
+        monkeypatch: pytest.MonkeyPatch, game_id: str, players: int, base: str) -> None:
+    """40 worlds in one batch, or streamed 3 at a time through freed slots (refills, worlds finishing out
+    of order): each world's results land in its own column, the same values. (A bot breaks no ties at
+    random, and without `shuffle_on_refill` no slot's generator is drawn from: nothing depends on which
+    slot plays a world, or in which batch.)"""
+    game = make_game(game_id, num_players=players)
+    spec = f"search:worlds=40:ms=0:{base}"
+    for observation in decisions(game, 4, seed=5):
+        whole = make_agent(spec, game, seed=2)
+        whole.act(observation)
+        k = int(observation["action_mask"].sum())
+        monkeypatch.setattr(search_module, "IN_FLIGHT", 3 * k)
+        streamed = make_agent(spec, game, seed=2)
+        streamed.act(observation)
+        monkeypatch.undo()
+        assert whole.last_decision is not None and streamed.last_decision is not None
+        assert whole.last_decision.worlds == streamed.last_decision.worlds == 40
+        np.testing.assert_array_equal(whole.last_decision.values, streamed.last_decision.values)
 
 
 def test_no_worlds_plays_as_the_base() -> None:
