@@ -87,6 +87,7 @@ from cardlab.envs.huit.kernels import (
     TURN,
     WINNER,
     mask_kernel,
+    mask_rows_kernel,
     observe_kernel,
     reset_kernel,
     step_kernel,
@@ -222,9 +223,13 @@ class HuitBatch(BatchedEngine):
     def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
         """(B, NUM_ACTIONS) bool: the legal actions of the seat to move (none in finished slots); of the
         slots `rows` only, one row each, when given."""
+        if rows is None:
+            out = np.empty((self.batch_size, NUM_ACTIONS), dtype=np.bool_)
+            mask_kernel(self.info, self.hands, self.table, out)
+            return out
         idx = self._rows(rows)
         out = np.empty((idx.size, NUM_ACTIONS), dtype=np.bool_)
-        mask_kernel(self.info, self.hands, self.table, idx, out)
+        mask_rows_kernel(self.info, self.hands, self.table, idx, out)
         return out
 
     def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:

@@ -93,28 +93,40 @@ def _top_rank(info: np.ndarray, table: np.ndarray, b: int) -> int:
 
 
 @njit(cache=True)
-def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, rows: np.ndarray,
-                out: np.ndarray) -> None:
-    """`HuitState.legal_actions` as mask row r of slot rows[r]."""
-    for r in range(rows.shape[0]):
-        b = rows[r]
-        out[r, :] = False
-        if info[b, HAND_OVER]:
+def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, row: np.ndarray) -> None:
+    """`HuitState.legal_actions` of slot b as a mask row."""
+    row[:] = False
+    if info[b, HAND_OVER]:
+        return
+    seat, suit = info[b, CUR], info[b, SUIT]
+    top_rank = _top_rank(info, table, b)
+    for i in range(RANK_IDS.shape[0]):
+        held = _held(hands, b, seat, i)
+        if held == 0:
             continue
-        seat, suit = info[b, CUR], info[b, SUIT]
-        top_rank = _top_rank(info, table, b)
-        for i in range(RANK_IDS.shape[0]):
-            held = _held(hands, b, seat, i)
-            if held == 0:
-                continue
-            rank = RANK_IDS[i]
-            if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
-                continue
-            for k in range(NCAND[i, held]):
-                a = CAND[i, held, k]
-                if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
-                    out[r, a] = True
-        out[r, _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW] = True
+        rank = RANK_IDS[i]
+        if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
+            continue
+        for k in range(NCAND[i, held]):
+            a = CAND[i, held, k]
+            if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
+                row[a] = True
+    row[_PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW] = True
+
+
+@njit(cache=True)
+def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
+    """The legal mask of every slot."""
+    for b in range(out.shape[0]):
+        _mask_row(info, hands, table, b, out[b])
+
+
+@njit(cache=True)
+def mask_rows_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, rows: np.ndarray,
+                     out: np.ndarray) -> None:
+    """The legal mask of slot rows[r] as row r of `out`."""
+    for r in range(rows.shape[0]):
+        _mask_row(info, hands, table, rows[r], out[r])
 
 
 @njit(cache=True)
