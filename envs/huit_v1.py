@@ -45,14 +45,15 @@ was. A state saved after the hand (or match) ended restores ended.
 
 ## Version history
 
-- v1 (cardlab 0.3): the same game as v0 under its new name, with the rule
+- v1 (cardlab 0.3.0): the same game as v0 under its new name, with the rule
   decisions of RULES.md "Decisions added later": B8 (Queens never skip the
   player who laid them), stacked deals with an empty hand are refused, B5's
   order of a group under the top card; in match mode the infos of a new hand
   no longer show the last hand's winner, its result is under `last_hand`;
   `state()` and `state_space`; finished saved states restore finished;
   the option `memory` (default false) adds the observation field `drew_on`,
-  and saved states carry `drew_on`. `huit_v1` still gives this env, with a `DeprecationWarning`.
+  and saved states carry `drew_on`. `huit_v0` still
+  imports and gives this env, with a `DeprecationWarning`.
 - v0 (cardlab 0.1): first release.
 """
 

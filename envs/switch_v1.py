@@ -49,14 +49,14 @@ match) ended restores ended.
 
 ## Version history
 
-- v1 (cardlab 0.3): the same game as v0 under its new name, with the rule
+- v1 (cardlab 0.3.0): the same game as v0 under its new name, with the rule
   decision of RULES.md "Decisions added later" for A9 (the last player
   holding cards may not add to the run: they draw it); in match mode the
   infos of a new hand no longer show the last hand's winner, its result is
   under `last_hand`; `state()` and `state_space`; finished saved states
   restore finished; the option `memory` (default false) adds the observation
-  field `drew_on`, and saved states carry `drew_on`. `switch_v1` still gives this env, with a
-  `DeprecationWarning`.
+  field `drew_on`, and saved states carry `drew_on`. `switch_v0` still imports and gives
+  this env, with a `DeprecationWarning`.
 - v0 (cardlab 0.1): first release.
 """
 

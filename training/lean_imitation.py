@@ -27,8 +27,9 @@ from torch import nn
 from cardlab.agents.base import Agent, make_agent
 from cardlab.envs.spec import Game
 from cardlab.training.config import TrainConfig
+from cardlab.training.ppo import advantages
 from cardlab.training.progress import Progress
-from cardlab.training.selfplay import advantages, batched_engine, credit, movers_and_table
+from cardlab.training.selfplay import batched_engine, credit, movers_and_table
 
 IMITATION_SEED_OFFSET = 2_000_003
 """the demonstrations' seed is the run's plus this (the same offset as the MaskablePPO imitation's)"""

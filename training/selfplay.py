@@ -42,9 +42,9 @@ Credit (`credit`): a learner transition is (its seat's observation, mask,
 action); its reward is everything its seat receives from its move until its
 next move in the same episode, and it is terminal when the episode ends
 before that. So when another seat ends the hand (the match), every learner
-seat still gets its win reward, on its own last transition. The chain of one seat's transitions
-(`next_index`) is what GAE follows, never the interleaved moves of the other
-seats of its game.
+seat still gets its win reward, on its own last transition. The chain of one
+seat's transitions (`next_index`) is what GAE (`cardlab.training.ppo.advantages`)
+follows, never the interleaved moves of the other seats of its game.
 
 `SelfPlayVecEnv` is the same table as a stable-baselines3 `VecEnv` (with
 `action_masks()`, so MaskablePPO can train on it): env b is game b, the
@@ -59,7 +59,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
@@ -310,29 +309,6 @@ def credit(rewards: np.ndarray, ended: np.ndarray, seats: np.ndarray,
         out_next[t, rows] = nxt[rows, s]
         acc[rows, s], term[rows, s], nxt[rows, s] = 0.0, False, t
     return out_reward, out_terminal, out_next
-
-
-def advantages(reward: torch.Tensor, terminal: torch.Tensor, next_index: torch.Tensor, values: torch.Tensor,
-               last_values: torch.Tensor, seats: torch.Tensor, gamma: float,
-               lam: float) -> torch.Tensor:
-    """GAE along each seat's chain of transitions (`credit`); (T, B), zero where there is no transition.
-
-    `values` (T, B) are the critic's at each transition, `last_values` (B, n)
-    each seat's at the rollout's end (the bootstrap of a chain cut by it).
-    """
-    T, B = reward.shape
-    adv = torch.zeros(T + 1, B, dtype=torch.float32)
-    cols = torch.arange(B)
-    for t in range(T - 1, -1, -1):
-        nxt = next_index[t]
-        has_next = nxt >= 0
-        idx = torch.where(has_next, nxt, torch.full_like(nxt, T))
-        boot = last_values[cols, seats[t]]
-        next_value = torch.where(has_next, values[idx.clamp(max=T - 1), cols], boot)
-        live = (~terminal[t]).float()
-        delta = reward[t] + gamma * next_value * live - values[t]
-        adv[t] = delta + gamma * lam * live * adv[idx, cols]
-    return adv[:T]
 
 
 class SelfPlayVecEnv(VecEnv):

@@ -33,6 +33,29 @@ class HeuristicAgent(Agent):
             raise ValueError("the observation's action_mask has no legal action: is this seat to move?")
         return legal
 
+    def checked_batch(self, observations: Any, masks: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of `act_batch` as C-ordered float32 observations and bool masks, for a compiled policy.
+
+        Refused, before any draw from `self.rng`, when a shape does not fit the
+        game's layout and actions or a row has no legal action, so a bad batch
+        changes nothing.
+        """
+        obs = np.ascontiguousarray(observations, dtype=np.float32)
+        mask = np.asarray(masks)
+        mask = np.ascontiguousarray(mask if mask.dtype == np.bool_ else mask != 0)
+        size, actions = self.layout.size, self.game.num_actions
+        if obs.ndim != 2 or obs.shape[1] != size:
+            raise ValueError(f"observations must be a (B, {size}) array, one {self.game.id} observation a "
+                             f"row for these rules, got shape {obs.shape}")
+        if mask.shape != (obs.shape[0], actions):
+            raise ValueError(f"masks must be a (B, {actions}) array, one action mask a row for the "
+                             f"{obs.shape[0]} observations, got shape {mask.shape}")
+        empty = np.flatnonzero(~mask.any(axis=1))
+        if empty.size:
+            raise ValueError(f"row {int(empty[0])}: the action_mask has no legal action: is this seat to "
+                             f"move? ({empty.size} such row(s); nothing was played)")
+        return obs, mask
+
     def best(self, actions: Sequence[int], score: Callable[[int], Score]) -> int:
         """A highest-scoring action (scores compare as tuples); ties drawn with `self.rng`."""
         scored = [(tuple(round(x, 9) for x in score(a)), a) for a in actions]

@@ -66,15 +66,7 @@ from cardlab.envs.huit.kernels import (
     INFO_COLUMNS,
     MATCH_OVER,
     NUM_ACTIONS,
-    P_EACH,
-    P_MATCH,
-    P_MAX_TURNS,
-    P_N,
-    P_QUEEN_EACH,
-    P_SHUFFLE,
-    P_STREAK_BONUS,
-    P_STREAK_LEN,
-    P_TARGET,
+    PARAM_SLOTS,
     PHASE,
     SCORE_CHANGES,
     SCORES,
@@ -96,6 +88,7 @@ from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObs
 from cardlab.envs.huit.rules import HuitRules, HuitState
 from cardlab.envs.layout import memory_start
 from cardlab.envs.match import Match, win_rewards
+from cardlab.envs.options import kernel_params
 from cardlab.envs.rng import copied_into, rng_from_state, rng_state
 
 
@@ -107,6 +100,11 @@ class HuitBatch(BatchedEngine):
     RULES: ClassVar[ModuleType] = R
     RULES_CLASS: ClassVar[type] = HuitRules
     OBSERVER: ClassVar[type] = HuitObserver
+    PARAM_SLOTS: ClassVar[dict[str, int]] = PARAM_SLOTS
+    """the kernels' parameters by name (`cardlab.envs.huit.kernels`)"""
+    OPTIONS_ELSEWHERE: ClassVar[dict[str, str]] = {"memory": "obs_size"}
+    """Rule options the kernels do not read (they are not in `PARAM_SLOTS`), each with the batch
+    attribute it determines: `memory` adds the observation field drew_on."""
 
     def __init__(self, rules: HuitRules, batch_size: int | np.integer, seed: int | None = None,
                  episode: str = "hand") -> None:
@@ -118,12 +116,8 @@ class HuitBatch(BatchedEngine):
         self.hands = np.zeros((B, n, NUM_CARDS), dtype=np.int8)
         self.bank = np.zeros((B, NUM_CARDS), dtype=np.int8)
         self.table = np.zeros((B, NUM_CARDS), dtype=np.int8)
-        self.params = np.zeros(9, dtype=np.int64)
-        self.params[[P_N, P_EACH, P_QUEEN_EACH, P_SHUFFLE, P_TARGET, P_STREAK_LEN, P_STREAK_BONUS,
-                     P_MAX_TURNS, P_MATCH]] = (
-            n, rules.cards_each(), rules.queen_skips_each, rules.shuffle_on_refill, rules.target_score,
-            rules.streak_length, rules.streak_bonus, rules.max_turns, episode == "match",
-        )
+        self.params = kernel_params(rules, PARAM_SLOTS, hand_size=rules.cards_each(),
+                                    episode_match=episode == "match")
         # reward_table[k] = (a winner's, a loser's) win reward when k seats share the win.
         self.reward_table = np.zeros((n + 1, 2), dtype=np.float64)
         for k in range(1, n + 1):

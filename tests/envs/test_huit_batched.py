@@ -21,6 +21,7 @@ from cardlab.envs.huit.batched import NUM_ACTIONS, HuitBatch
 from cardlab.envs.huit.observer import HuitObserver
 from cardlab.envs.huit.rules import DRAW, HuitRules, HuitState
 from tests.benchmarks import load_benchmark
+from tests.envs.helpers import check_options_reach_the_batch
 
 
 class Differential:
@@ -103,6 +104,12 @@ CASES = [
     ({"num_players": 4, "memory": True, "target_score": 40}, "match", 12, 200),
 ]
 CASE_IDS = [f"{ep}-" + "-".join(f"{k}={v}" for k, v in kw.items()) for kw, ep, _b, _r in CASES]
+
+
+def test_options_reach_the_kernels() -> None:
+    """Every Huit rule option is a kernel parameter or declared as read elsewhere, changes what it
+    feeds, and takes a non-default value in one of the CASES."""
+    check_options_reach_the_batch(HuitBatch, HuitRules, [options for options, *_ in CASES])
 
 
 @pytest.mark.parametrize(("options", "episode", "batch_size", "rounds"), CASES, ids=CASE_IDS)

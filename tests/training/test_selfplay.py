@@ -13,7 +13,8 @@ from torch import nn
 from cardlab.agents.bot import load_bot
 from cardlab.envs import make_game
 from cardlab.training.league import LeagueSettings, save_snapshot
-from cardlab.training.selfplay import LEARNER, SelfPlayBatch, SelfPlayVecEnv, advantages, credit
+from cardlab.training.ppo import advantages
+from cardlab.training.selfplay import LEARNER, SelfPlayBatch, SelfPlayVecEnv, credit
 
 RANDOM = LeagueSettings((("random", 1.0),))
 CASES = [("huit", 2), ("huit", 3), ("switch", 4)]
