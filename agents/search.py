@@ -82,9 +82,12 @@ IN_FLIGHT = 4096
 """the most slots a search keeps in play at once (without a time cap: always as many, up to its worlds)"""
 REFILL = 0.125
 """the share of the groups that must have finished before their slots are dealt new worlds"""
-DURATION_SHARE = 0.5
-"""under a time cap, the most of it a world should take in play: more slots in play (a larger batch per
-move) finish more worlds until the last ones dealt no longer finish in time"""
+DURATION_SHARE = 0.7
+"""under a time cap, the most of it a world should take in play: a world's time is mostly its moves one
+after the other, each costing about the same whatever the batch, so more slots in play finish more
+worlds until the worlds no longer finish in time"""
+FIRST_IN_FLIGHT = 256
+"""the slots a capped search keeps in play before it has measured a duration"""
 PACE_WEIGHT = 0.3
 """weight of the latest worlds in the running mean of the seconds a world takes in play"""
 SMALLEST_BATCH = 64
@@ -210,7 +213,7 @@ class SearchAgent(Agent):
         self._engine_seed = engine_seed(seed)
         self._duration: float | None = None
         """the running mean of the seconds a world takes in play (under a time cap, when to stop dealing)"""
-        self._in_flight = SMALLEST_BATCH
+        self._in_flight = FIRST_IN_FLIGHT
         """the slots a capped search keeps in play (adapted to the cap by the durations measured)"""
 
     def seed(self, seed: int | None) -> None:
@@ -276,7 +279,7 @@ class SearchAgent(Agent):
         if ms and self._duration is not None:
             if self._duration > ms / 1000 * DURATION_SHARE:
                 self._in_flight = max(SMALLEST_BATCH, self._in_flight // 2)
-            elif self._duration < ms / 1000 * DURATION_SHARE * 0.4:  # doubled, it should still fit
+            elif self._duration < ms / 1000 * DURATION_SHARE * 0.5:  # doubled, it should still fit
                 self._in_flight = min(IN_FLIGHT, self._in_flight * 2)
         return results
 
