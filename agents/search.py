@@ -6,12 +6,16 @@ with more than one legal move the agent samples `worlds` determinizations
 (whole states that agree with its observation: `Game.determinization`), plays
 every legal candidate in every world and rolls the hand out to its end with
 the base agent playing every seat, in the game's batched engine
-(`GameSpec.batched_engine`): all candidates x worlds are slots of one batch,
-so a bot base plays all of them in one forward pass per move
-(`Agent.act_batch`); other bases act slot by slot (slow). A candidate's
+(`GameSpec.batched_engine`): the worlds are dealt straight into its slots
+(`Determinization.sample_into`), one slot per candidate and world, and the
+base is asked once per move for every slot where the player to move has a
+choice (`Agent.act_batch`: a bot plays them all in one forward pass; the
+default `act_batch` acts row by row, slow). A candidate's
 value is its mean result over the worlds, the same worlds for every
-candidate (common random numbers: each world's slots start from one state
-and one generator state). The best one is played when it beats the base's
+candidate (common random numbers: each world's slots start from one state;
+a reshuffle, Switch's A10 or Huit's B10 with `shuffle_on_refill`, draws from
+each slot's own generator, so candidates of one world part ways there, which
+adds noise but no bias). The best one is played when it beats the base's
 own choice by more than ``z`` standard errors of their paired differences
 over the worlds, else the base's choice is (with ``worlds=0`` the agent
 plays as its base): among many candidates the luckiest estimate would
@@ -29,13 +33,14 @@ commas of ``--agents`` still separate agents):
 
 Options (`SearchOptions`, defaults in brackets):
 
-- ``worlds`` [64]: worlds sampled per decision, 0 to `MOST_WORLDS`;
-- ``ms`` [80]: wall-clock cap per decision in milliseconds, 0 for none. With
-  a cap the worlds are played in rounds, each as large as the time left
-  allows at the pace of the agent's earlier rounds (usually one round holds
-  them all); a round the cap cuts short is dropped, and with no world
-  finished the base's choice is played. So a decision takes at most about
-  `ms` plus one engine step;
+- ``worlds`` [1024]: worlds sampled per decision, 0 to `MOST_WORLDS`;
+- ``ms`` [80]: wall-clock cap per decision in milliseconds, 0 for none. The
+  worlds are played as a stream: a few hundred slots in play at once, the
+  slots of finished worlds dealt new ones while worlds are wanted and one
+  would still finish before the cap at the pace measured; a world the cap
+  finds still in play is dropped (the longest of the last dealt, a small lean
+  towards short hands), and with no world finished the base's choice is
+  played. So a decision takes at most about `ms` plus one engine step;
 - ``value`` [win]: ``win``, the seat's hand win reward (+1 for a win, the
   loss shared out as in `cardlab.envs.match.win_rewards`, 0 when C1 cuts the
   hand), or ``points``, minus the seat's score change over 100 (what the
@@ -44,9 +49,11 @@ Options (`SearchOptions`, defaults in brackets):
   must beat the base's choice to be played (0 to `MOST_Z`; 0: the best mean,
   ties to the base).
 
-Reproducible (C2): the same seed and observations give the same moves as long
-as the cap does not cut a decision (each decision draws its worlds from its
-own generator, seeded from the agent's; ``ms=0`` never cuts). A bot base
+Reproducible (C2): with ``ms=0`` the same seed and observations give the same
+moves (each decision draws its worlds from its own generator, seeded from the
+agent's; the rollout engine is kept across decisions and its slots'
+generators are reseeded with the agent, `seed`). A cap makes the worlds
+played depend on the machine's speed. A bot base
 breaks no ties at random; a heuristic base breaks its ties with its own
 generator across the slots, which adds noise between candidates but no bias.
 `action_probabilities` is the default of `Agent`: 1 on the chosen move.
@@ -62,6 +69,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
+from cardlab.envs.batched import only_legal
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
@@ -70,13 +78,20 @@ PREFIX = "search:"
 VALUES = ("win", "points")
 MOST_WORLDS = 4096
 """the most worlds a spec may ask for (each is a batch slot per candidate)"""
-FIRST_ROUND = 8
-"""worlds of the first round under a time cap while the agent has no pace yet (its first search)"""
-FIRST_SHARE = 0.7
-"""with a time cap, the share of it the first round of a decision is sized to fill at the pace so far"""
+IN_FLIGHT = 4096
+"""the most slots a search keeps in play at once (without a time cap: always as many, up to its worlds)"""
+REFILL = 0.125
+"""the share of the groups that must have finished before their slots are dealt new worlds"""
+DURATION_SHARE = 0.7
+"""under a time cap, the most of it a world should take in play: a world's time is mostly its moves one
+after the other, each costing about the same whatever the batch, so more slots in play finish more
+worlds until the worlds no longer finish in time"""
+FIRST_IN_FLIGHT = 256
+"""the slots a capped search keeps in play before it has measured a duration"""
 PACE_WEIGHT = 0.3
-"""weight of the latest round in the running pace (seconds per candidate and world) that sizes rounds"""
+"""weight of the latest worlds in the running mean of the seconds a world takes in play"""
 SMALLEST_BATCH = 64
+"""the fewest slots of the rollout engine, and of those a capped search keeps in play"""
 MOST_Z = 10.0
 """the largest margin `z` a spec may ask for"""
 
@@ -85,7 +100,7 @@ MOST_Z = 10.0
 class SearchOptions:
     """The budget and the value of a search (see the module doc)."""
 
-    worlds: int = 64
+    worlds: int = 1024
     ms: int = 80
     value: str = "win"
     z: float = 1.0
@@ -151,9 +166,18 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
 
 def base_seed(seed: int | None) -> int | None:
     """The base agent's seed, drawn apart from the search's own (None stays None)."""
+    return _drawn_apart(seed, 1)
+
+
+def engine_seed(seed: int | None) -> int | None:
+    """The seed of the rollout engine's slot generators, drawn apart from the agent's and the base's."""
+    return _drawn_apart(seed, 2)
+
+
+def _drawn_apart(seed: int | None, stream: int) -> int | None:
     if seed is None:
         return None
-    return int(np.random.SeedSequence([int(seed), 1]).generate_state(1, np.uint64)[0] >> 1)
+    return int(np.random.SeedSequence([int(seed), stream]).generate_state(1, np.uint64)[0] >> 1)
 
 
 class Decision(NamedTuple):
@@ -186,12 +210,18 @@ class SearchAgent(Agent):
         self.last_decision: Decision | None = None
         """the last decision's search (None after a decision with one legal move)"""
         self._engine: Any = None
-        self._pace: float | None = None
-        """seconds per candidate and world of the recent rounds (sizes the rounds under a time cap)"""
+        self._engine_seed = engine_seed(seed)
+        self._duration: float | None = None
+        """the running mean of the seconds a world takes in play (under a time cap, when to stop dealing)"""
+        self._in_flight = FIRST_IN_FLIGHT
+        """the slots a capped search keeps in play (adapted to the cap by the durations measured)"""
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
         self.base.seed(base_seed(seed))
+        self._engine_seed = engine_seed(seed)
+        if self._engine is not None:
+            self._engine.reseed(self._engine_seed)
 
     def reset(self) -> None:
         self.base.reset()
@@ -231,82 +261,114 @@ class SearchAgent(Agent):
     # ------------------------------------------------------------ the search
     def _search(self, observation: dict[str, np.ndarray], legal: np.ndarray,
                 rng: np.random.Generator) -> np.ndarray:
-        """(candidates, worlds played): each candidate's result in each world (see `_rollouts`).
+        """(candidates, worlds finished): each candidate's result in each world (see `_stream`).
 
-        Without a time cap all worlds are one round. With one, a round holds as
-        many worlds as the time left allows at the pace of the earlier rounds
-        (`FIRST_ROUND` before any), the first only `FIRST_SHARE` of the cap, so
-        that a costlier position than the last still fits in one round.
+        Without a time cap up to `IN_FLIGHT` slots are in play at once, so the
+        worlds and the slots they use are the same on every machine (C2). With
+        one, the agent keeps as many slots in play as lets a world finish in
+        at most `DURATION_SHARE` of the cap (`_in_flight`, halved or doubled
+        after each decision by the durations measured).
         """
         wanted, ms, k = self.options.worlds, self.options.ms, legal.size
+        if wanted == 0:
+            return np.zeros((k, 0))
         deadline = time.perf_counter() + ms / 1000 if ms else None
         known = self.game.determinization(observation)
-        rounds = [np.zeros((k, 0))]
-        played = 0
-        share = FIRST_SHARE
-        while played < wanted:
-            size = wanted - played
-            if deadline is not None:
-                if self._pace is None:
-                    size = min(size, FIRST_ROUND)
-                else:
-                    size = min(size, int((deadline - time.perf_counter()) * share / (self._pace * k)))
-                if size < 1:
-                    break
-            share = 1.0
-            start = time.perf_counter()
-            worlds = [known.sample(rng) for _ in range(size)]
-            results = self._rollouts(worlds, legal, deadline)
-            if results is None:
-                break
-            pace = (time.perf_counter() - start) / (size * k)
-            self._pace = pace if self._pace is None else (1 - PACE_WEIGHT) * self._pace + PACE_WEIGHT * pace
-            rounds.append(results)
-            played += size
-        return np.concatenate(rounds, axis=1)
+        groups = max(1, min(wanted, (self._in_flight if ms else IN_FLIGHT) // k))
+        results = self._stream(known, legal, wanted, groups, deadline, rng)
+        if ms and self._duration is not None:
+            if self._duration > ms / 1000 * DURATION_SHARE:
+                self._in_flight = max(SMALLEST_BATCH, self._in_flight // 2)
+            elif self._duration < ms / 1000 * DURATION_SHARE * 0.5:  # doubled, it should still fit
+                self._in_flight = min(IN_FLIGHT, self._in_flight * 2)
+        return results
 
     def _batch(self, slots: int) -> Any:
-        """The batched engine the rollouts use, grown (to a power of two) when more slots are needed."""
+        """The batched engine the rollouts use, kept across decisions and grown (to a power of two) when
+        more slots are needed; its generators are seeded from the agent's seed (`seed`)."""
         if self._engine is None or self._engine.batch_size < slots:
             size = max(SMALLEST_BATCH, 1 << (slots - 1).bit_length())
-            self._engine = self.game.spec.batched_engine()(self.game.rules, size, seed=0)
+            self._engine = self.game.spec.batched_engine()(self.game.rules, size, seed=self._engine_seed)
         return self._engine
 
-    def _rollouts(self, worlds: list[Any], legal: np.ndarray, deadline: float | None) -> np.ndarray | None:
-        """(candidates, worlds): the seat's result of each candidate played in each world, then the base.
+    def _stream(self, known: Any, legal: np.ndarray, wanted: int, groups: int, deadline: float | None,
+                rng: np.random.Generator) -> np.ndarray:
+        """(candidates, worlds finished): the seat's result of each candidate played in each world, then
+        the base, the worlds in the order dealt.
 
-        The seat is seat 0 of the worlds (`Game.determinization`'s default); slot
-        w * K + k plays candidate k in world w. None when `deadline` passed first.
+        `groups` worlds are in play at once, world by world in K slots (group
+        g in slots g * K .. g * K + K - 1, candidate k in the k-th), the seat
+        seat 0 of the worlds (`Game.determinization`'s default). Each move the
+        base is asked, in one `act_batch` call, for the slots where the player
+        to move has a choice; the others play their only legal move. The
+        worlds are dealt at once (`Determinization.deal`: the same worlds
+        however many are in play at a time); when `REFILL` of the groups have
+        finished, the next worlds are loaded into their slots
+        (`BatchedEngine.load_worlds`), as long as worlds are left and, under a
+        time cap, one would still finish before it at the pace measured
+        (`_duration`). A world still in play at the cap is dropped.
         """
         k = legal.size
-        engine = self._batch(k * len(worlds))
+        engine = self._batch(groups * k)
+        slots = np.arange(groups * k).reshape(groups, k)
+        world_of = np.full(groups, -1, dtype=np.int64)  # the world in play in each group, -1: free
+        started = np.zeros(groups)
+        results = np.zeros((k, wanted))
+        finished = np.zeros(wanted, dtype=np.bool_)
         used = np.zeros(engine.batch_size, dtype=np.bool_)
-        used[: k * len(worlds)] = True
-        for w, world in enumerate(worlds):
-            for c in range(k):
-                engine.load(w * k + c, world)
         actions = np.zeros(engine.batch_size, dtype=np.int64)
-        actions[used] = np.tile(legal, len(worlds))
         wins = np.zeros(engine.batch_size, dtype=np.float64)
-        active = used
+        worlds = known.deal(rng, wanted)
+        dealt = 0
         while True:
-            rewards, _, _ = engine.step(actions, active)
-            wins += rewards[:, 0]
-            active = used & ~engine.over
-            if not active.any():
+            free = np.flatnonzero(world_of < 0)
+            now = time.perf_counter()
+            fits = deadline is None or now + (self._duration or 0.0) < deadline
+            if dealt < wanted and fits and free.size and free.size >= min(groups * REFILL, wanted - dealt):
+                take = free[: wanted - dealt]
+                engine.load_worlds(known, worlds.rows(slice(dealt, dealt + take.size)), slots[take])
+                world_of[take] = np.arange(dealt, dealt + take.size)
+                dealt += take.size
+                rows = slots[take].ravel()
+                used[rows], wins[rows], actions[rows] = True, 0.0, np.tile(legal, take.size)
+                started[take] = now
+            if not used.any():
                 break
+            rewards, _, _ = engine.step(actions, used)
+            wins += rewards[:, 0]
+            over = engine.over
+            done = np.flatnonzero(over[: groups * k].reshape(groups, k).all(axis=1) & (world_of >= 0))
+            if done.size:
+                rows = slots[done]
+                results[:, world_of[done]] = self._values(engine, rows, wins).T
+                finished[world_of[done]] = True
+                took = float((time.perf_counter() - started[done]).mean())
+                self._duration = took if self._duration is None else (
+                    (1 - PACE_WEIGHT) * self._duration + PACE_WEIGHT * took)
+                used[rows.ravel()] = False
+                world_of[done] = -1
             if deadline is not None and time.perf_counter() > deadline:
-                return None
-            rows = np.flatnonzero(active)
-            obs, mask = engine.observe(engine.current_player()), engine.legal_mask()
-            actions[:] = 0
-            actions[rows] = self.base.act_batch(obs[rows], mask[rows])
-        if self.options.value == "points":
-            won = engine.done & used
-            result = np.where(won, points_reward(engine.score_changes()[:, 0].astype(np.float64)), 0.0)
-        else:
-            result = wins
-        return result[used].reshape(len(worlds), k).T
+                break
+            live = np.flatnonzero(used & ~over)
+            if not live.size:
+                continue
+            mask = engine.legal_mask(live)
+            only = only_legal(mask)
+            actions[live] = only
+            choice = only < 0
+            if choice.any():
+                asked = live[choice]
+                obs = engine.observe(engine.current_player()[asked], asked)
+                actions[asked] = self.base.act_batch(obs, mask[choice])
+        return results[:, finished]
+
+    def _values(self, engine: Any, rows: np.ndarray, wins: np.ndarray) -> np.ndarray:
+        """The seat's result in each of the finished `rows` (an array of slots): its win reward, or with
+        ``value=points`` minus its points over 100 (0 when C1 cut the hand)."""
+        if self.options.value == "win":
+            return wins[rows]
+        changes = engine.score_changes()[rows, 0].astype(np.float64)
+        return np.where(engine.done[rows], points_reward(changes), 0.0)
 
 
 def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAgent:

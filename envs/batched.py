@@ -33,13 +33,20 @@ while True:
   are not reset by `step`: they keep their final state (so it can be read and
   compared) and ignore actions until `reset` deals them again.
 - `load(slot, state)`: put a rules-engine state (a stacked deal, a restored
-  saved state) into a slot, its generator copied; `to_state(slot)` gives a
+  saved state) into a slot, its generator copied; `load_worlds(known, worlds,
+  slots)`: the W worlds of a determinization (`cardlab.envs.determinize`) into
+  a (W, K) grid of slots, world w into each slot of row w, with array writes
+  (the slots keep their own generators); `reseed(seed)`: every slot's
+  generator restarted as the constructor seeds it; `to_state(slot)` gives a
   slot back as an engine state (generator copied) and `state_dict(slot)` its
   `state_dict()`, which the engine and the AEC env restore. A saved state goes
   in through the engine, which checks it.
 - `current_player()` (B,) int64; `legal_mask()` (B, num_actions) bool for the
   seat to move (all False in finished slots); `observe(seats)` (B, obs_size)
-  float32, the game's observer vector of `seats[b]` in slot b;
+  float32, the game's observer vector of `seats[b]` in slot b. Given `rows`
+  (R slot indices), `legal_mask(rows)` and `observe(seats, rows)` work out
+  only those slots, row i for slot rows[i] (`seats` then (R,)): a search
+  whose slots finish at different times asks only for the live ones;
   `score_changes()` (B, n) int64, each seat's points of the last finished
   hand (what the AEC env's `reward="points"` pays, divided by -100).
 - `step(actions)` applies one action id per live slot and returns
@@ -60,7 +67,9 @@ while True:
   compiled, with the same draws as the generic one.
 - `sample_legal(mask, rng)` (here): a uniformly random legal action per row of
   a mask (any game's), for random players and benchmarks; `pick_legal` is its
-  pick of one row, for compiled callers.
+  pick of one row, for compiled callers; `only_legal(mask)` the one legal
+  action of each row that has only one (-1 elsewhere), which no player needs
+  to be asked about.
 
 The arrays have the same names in every engine: `info` (B, columns) the
 scalar fields of each game, one column each; `seats` (B, rows, n) the
@@ -117,6 +126,26 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def _only(mask: np.ndarray, out: np.ndarray) -> None:
+    for b in range(mask.shape[0]):
+        found = -1
+        for a in range(mask.shape[1]):
+            if mask[b, a]:
+                if found >= 0:
+                    found = -1
+                    break
+                found = a
+        out[b] = found
+
+
+def only_legal(mask: np.ndarray) -> np.ndarray:
+    """(B,) int64: each row's one legal action in a (B, A) bool mask, -1 where it has more (or none)."""
+    out = np.empty(mask.shape[0], dtype=np.int64)
+    _only(np.ascontiguousarray(mask, dtype=np.bool_), out)
+    return out
+
+
 def seat_indices(seats: np.ndarray, batch_size: int, num_players: int) -> np.ndarray:
     """`seats` as (B,) int64 seat indices, or a `ValueError` saying what `observe` accepts."""
     who = np.asarray(seats)
@@ -155,6 +184,8 @@ class BatchedEngine:
     slot is refused by `_refuse` before any slot moves.
     """
 
+    STATE_ARRAYS: ClassVar[tuple[str, ...]]
+    """the names of the per-slot state arrays (first axis the slot): what `load_worlds` copies"""
     RULES: ClassVar[ModuleType | Any]
     """the game's rules module, or anything with its `NUM_ACTIONS` and `action_to_str` (they name actions
     in errors)"""
@@ -179,6 +210,7 @@ class BatchedEngine:
         self.observer = self.OBSERVER(rules)
         self.layout = self.observer.layout
         self.obs_size: int = self.layout.size
+        self._every = np.arange(self.batch_size, dtype=np.int64)
         self.generators: Any = [
             np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(self.batch_size)
         ]
@@ -198,6 +230,17 @@ class BatchedEngine:
             raise ValueError(f"slots must be {accepted}, got {excerpt(slots)}")
         return np.unique(idx)  # a slot named twice is dealt once
 
+    def _rows(self, rows: Any) -> np.ndarray:
+        """`legal_mask`'s and `observe`'s rows as int64 slot indices (all slots when None)."""
+        if rows is None:
+            return self._every
+        idx = np.asarray(rows)
+        if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+            raise ValueError(f"rows must be a 1-d array of slot indices, got {idx.dtype} {idx.shape}")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size):
+            raise ValueError(f"rows must be slot indices 0..{self.batch_size - 1}, got {excerpt(rows)}")
+        return idx.astype(np.int64, copy=False)
+
     def _check_slot(self, slot: Any) -> int:
         """One slot index (`load`, `to_state`, `state_dict`), as an int."""
         whole = isinstance(slot, (int, np.integer)) and not isinstance(slot, bool)
@@ -211,6 +254,52 @@ class BatchedEngine:
     def load(self, slot: int, state: Any) -> None:
         raise NotImplementedError
 
+    def load_worlds(self, known: Any, worlds: Any, slots: Any) -> None:
+        """The W worlds of a `Determinization` (`known`, `Worlds` from its `deal`) into a (W, K) grid of
+        distinct slots: world w into every slot of row w (K candidates of one world, say).
+
+        World 0 is built as a state and loaded (`load`, so every observed field
+        is set as `load` sets it) into the first slot, whose generator it keeps;
+        its arrays are copied into every other slot, and each world's own cards
+        written over them (`_deal_worlds`): no Python per slot or per world.
+        Every slot keeps its own generator (a reshuffle, A10 or B10 with
+        `shuffle_on_refill`, draws from it).
+        """
+        grid = self._world_grid(slots, worlds.count)
+        flat = grid.ravel()
+        if not flat.size:
+            return
+        first = int(flat[0])
+        self.load(first, known.world(worlds, 0, self.generators[first]))
+        for name in self.STATE_ARRAYS:
+            array = getattr(self, name)
+            array[flat] = array[first]
+        self._deal_worlds(known, worlds, flat, np.repeat(np.arange(worlds.count), grid.shape[1]))
+
+    def _world_grid(self, slots: Any, count: int) -> np.ndarray:
+        """`load_worlds`' slots as a checked (count, K) int64 grid of distinct slot indices."""
+        grid = np.asarray(slots)
+        accepted = f"a (worlds={count}, K) grid of distinct slot indices 0..{self.batch_size - 1}"
+        if grid.ndim != 2 or grid.shape[0] != count or not np.issubdtype(grid.dtype, np.integer):
+            raise ValueError(f"slots must be {accepted}, got {grid.dtype} {grid.shape}")
+        flat = grid.ravel()
+        outside = flat.size and (flat.min() < 0 or flat.max() >= self.batch_size)
+        if outside or np.unique(flat).size != flat.size:
+            raise ValueError(f"slots must be {accepted}, got {excerpt(grid.tolist())}")
+        return grid.astype(np.int64)
+
+    def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
+        """Write each world's cards (hands but `known.seat`'s, the face-down pile, the order under the top
+        card) and picks into slots `flat`, slot flat[i] getting world world[i]."""
+        raise NotImplementedError
+
+    def reseed(self, seed: int | None) -> None:
+        """Every slot's generator restarted from `seed` as the constructor seeds it (C2: a search reusing
+        one engine across decisions replays them from its own seed)."""
+        for gen, child in zip(self.generators, np.random.SeedSequence(seed).spawn(self.batch_size),
+                              strict=True):
+            gen.bit_generator.state = type(gen.bit_generator)(child).state
+
     def to_state(self, slot: int) -> Any:
         raise NotImplementedError
 
@@ -221,7 +310,7 @@ class BatchedEngine:
     def score_changes(self) -> np.ndarray:
         raise NotImplementedError
 
-    def observe(self, seats: np.ndarray) -> np.ndarray:
+    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         raise NotImplementedError
 
     def _end_columns(self) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +324,7 @@ class BatchedEngine:
     def current_player(self) -> np.ndarray:
         raise NotImplementedError
 
-    def legal_mask(self) -> np.ndarray:
+    def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
         raise NotImplementedError
 
     @property

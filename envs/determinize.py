@@ -4,12 +4,16 @@ A search agent (`cardlab.agents.search`) sees only its observation dict; to look
 ahead it needs whole states ("worlds"). Each game's determinize function
 (`GameSpec.determinize`, in the game's folder) reads an observation once into a
 `Determinization`: every public field exactly, and which cards are unseen (the
-deck minus the seat's hand and the played cards). Its `sample(rng)` then deals
-the unseen cards uniformly at random to the other hands, at their observed
-sizes, and to the face-down pile, from the injected generator; a search reads
-once and samples many worlds. `Game.determinize` does both for one state. The
-sampled state's observation and legal mask for that seat equal the given ones
-(`tests/envs/test_determinize.py`).
+deck minus the seat's hand and the played cards). Its `deal(rng, count)` then
+deals the unseen cards of `count` worlds at once, as arrays (`Worlds`):
+uniformly at random to the other hands, at their observed sizes, and to the
+face-down pile, from the injected generator. A search reads once and deals
+many worlds, and `sample_into` writes them straight into a batched engine's
+slots (`BatchedEngine.load_worlds`: array copies, no state object per world);
+`world` builds one of them as a rules-engine state, `sample(rng)` deals and
+builds one, and `Game.determinize` reads and samples one state. A sampled
+state's observation and legal mask for that seat equal the given ones, in the
+rules engine and in every slot loaded (`tests/envs/test_determinize.py`).
 
 Given the hand's public record as the seat saw it (`cardlab.envs.record`),
 a game's determinize function also reads what the record proves of the other
@@ -27,7 +31,8 @@ module adds its own):
   the end-of-hand fields are those of a hand in play;
 - unseen cards beyond the hands and the pile (a stacked deal's unused cards)
   are left out, drawn at random like the others;
-- each state's own generator is seeded from the injected one.
+- a state's own generator is seeded from the injected one (`sample`); worlds
+  loaded into engine slots keep the slots' own generators.
 
 The helpers here work on per-kind counts of the global card ids
 (`cardlab.envs.cards`).
@@ -37,12 +42,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
 from cardlab.envs.cards import NUM_KINDS, NUM_SUITS, card_str
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.holdings import Slot, deal_slots
 from cardlab.envs.match import Match
 
@@ -86,28 +93,90 @@ class Determinization:
             raise unfit(f"the other hands and the pile hold {needed} cards but only {self.unseen.size} are "
                         "unseen")
 
-    def sample(self, rng: np.random.Generator) -> Any:
-        """A whole state: the unseen cards dealt from `rng`, the table's order under the top card drawn."""
+    @functools.cached_property
+    def spans(self) -> tuple[list[tuple[int, int, int]], slice]:
+        """Where a `Worlds.hidden` row puts its cards: (seat, start, stop) of each other hand in seat order,
+        and the slice of the face-down pile (top first); the cards after it are left out."""
+        hands, start = [], 0
+        for s, size in enumerate(self.sizes):
+            if s != self.seat:
+                hands.append((s, start, start + size))
+                start += size
+        return hands, slice(start, start + self.pile)
+
+    def deal(self, rng: np.random.Generator, count: int) -> Worlds:
+        """`count` worlds' unseen cards dealt from `rng`, each world's independently: uniformly, or with
+        `slots` filled (`holdings.deal_slots`, a world at a time)."""
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise ValueError(f"count must be a whole number of worlds >= 0, got {excerpt(count)}")
         if self.slots:
-            hands, pile = deal_slots(self.unseen, self.sizes, self.seat, self.pile, self.slots, rng)
-            hands[self.seat] = list(self.own)
+            hidden = np.stack([self.constrained_row(rng) for _ in range(int(count))]) if count else \
+                np.empty((0, self.unseen.size), dtype=np.int64)
         else:
-            cards = rng.permutation(self.unseen)
-            hands, start = [], 0
-            for s, size in enumerate(self.sizes):
-                hands.append(list(self.own) if s == self.seat else cards[start:start + size].tolist())
-                start += 0 if s == self.seat else size
-            pile = cards[start:start + self.pile].tolist()
-        played = [] if self.top is None else [*rng.permutation(self.under).tolist(), self.top]
+            hidden = rng.permuted(np.broadcast_to(self.unseen, (int(count), self.unseen.size)), axis=1)
+        under = rng.permuted(np.broadcast_to(self.under, (int(count), self.under.size)), axis=1)
+        picks = {name: rng.integers(len(options), size=int(count)) for name, options in self.picks.items()}
+        return Worlds(hidden.astype(np.int64), under.astype(np.int64), picks)
+
+    def constrained_row(self, rng: np.random.Generator) -> np.ndarray:
+        """One `Worlds.hidden` row dealt by `holdings.deal_slots`: the other hands, the pile, the rest."""
+        hands, pile = deal_slots(self.unseen, self.sizes, self.seat, self.pile, self.slots, rng)
+        dealt = [card for s, hand in enumerate(hands) if s != self.seat for card in hand] + list(pile)
+        rest = list(self.unseen)
+        for card in dealt:
+            rest.remove(card)
+        return np.array(dealt + rest, dtype=np.int64)
+
+    def world(self, worlds: Worlds, w: int, rng: np.random.Generator) -> Any:
+        """World `w` of `worlds` as a whole state, with `rng` as its generator (the state's own)."""
+        cards = worlds.hidden[w]
+        hands: list[list[int]] = [list(self.own) for _ in self.sizes]
+        spans, pile = self.spans
+        for s, start, stop in spans:
+            hands[s] = cards[start:stop].tolist()
+        played = [] if self.top is None else [*worlds.under[w].tolist(), self.top]
         m = self.match
         match = Match(m.num_players, list(m.scores), m.dealer, list(m.streaks), m.hands_played)
-        state = self.state.assembled(self.rules, np.random.default_rng(int(rng.integers(2**63))), hands,
-                                     pile, played, match, self.seat)
+        state = self.state.assembled(self.rules, rng, hands, cards[pile].tolist(), played, match, self.seat)
         for name, value in self.fields.items():
             setattr(state, name, copy.copy(value))  # a list field is the state's own, not shared by samples
         for name, options in self.picks.items():
-            setattr(state, name, options[int(rng.integers(len(options)))])
+            setattr(state, name, options[int(worlds.picks[name][w])])
         return state
+
+    def sample(self, rng: np.random.Generator) -> Any:
+        """A whole state: one world dealt from `rng` (`deal`), its own generator seeded from `rng`."""
+        worlds = self.deal(rng, 1)
+        return self.world(worlds, 0, np.random.default_rng(int(rng.integers(2**63))))
+
+    def sample_into(self, engine: Any, slots: np.ndarray, rng: np.random.Generator) -> Worlds:
+        """Deal one world per row of the (W, K) `slots` from `rng` and load it into the row's K slots of
+        the batched `engine` (`BatchedEngine.load_worlds`); the worlds dealt."""
+        worlds = self.deal(rng, int(np.shape(slots)[0]))
+        engine.load_worlds(self, worlds, slots)
+        return worlds
+
+
+@dataclasses.dataclass(frozen=True)
+class Worlds:
+    """W worlds of one `Determinization`, as arrays (`Determinization.deal`)."""
+
+    hidden: np.ndarray
+    """(W, unseen) int64: each row a permutation of the unseen cards, laid out as `Determinization.spans`"""
+    under: np.ndarray
+    """(W, under) int64: each row a permutation of the played cards under the top card, bottom first"""
+    picks: Mapping[str, np.ndarray]
+    """per unobserved attribute (`Determinization.picks`), (W,) int64 indices into its options"""
+
+    @property
+    def count(self) -> int:
+        """The number of worlds W."""
+        return int(self.hidden.shape[0])
+
+    def rows(self, which: np.ndarray | slice) -> Worlds:
+        """The worlds `which` (indices or a slice) of these, in that order."""
+        return Worlds(self.hidden[which], self.under[which],
+                      {name: chosen[which] for name, chosen in self.picks.items()})
 
 
 def unfit(what: str) -> ValueError:

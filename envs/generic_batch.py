@@ -71,18 +71,28 @@ class GenericBatch(BatchedEngine):
     def score_changes(self) -> np.ndarray:
         return np.array([s.score_changes for s in self.states], dtype=np.int64)
 
-    def legal_mask(self) -> np.ndarray:
-        out = np.zeros((self.batch_size, self.num_actions), dtype=np.bool_)
-        for b in np.flatnonzero(self.info[:, OVER] == 0):
-            out[b, self.states[b].legal_actions()] = True
+    def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
+        idx = self._rows(rows)
+        out = np.zeros((idx.size, self.num_actions), dtype=np.bool_)
+        for i, b in enumerate(idx):
+            if not self.info[b, OVER]:
+                out[i, self.states[b].legal_actions()] = True
         return out
 
-    def observe(self, seats: np.ndarray) -> np.ndarray:
-        who = seat_indices(seats, self.batch_size, self.n)
-        out = np.empty((self.batch_size, self.obs_size), dtype=np.float32)
-        for b, state in enumerate(self.states):
-            out[b] = self.observer.observe(state, int(who[b]))
+    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        idx = self._rows(rows)
+        who = seat_indices(seats, idx.size, self.n)
+        out = np.empty((idx.size, self.obs_size), dtype=np.float32)
+        for i, b in enumerate(idx):
+            out[i] = self.observer.observe(self.states[b], int(who[i]))
         return out
+
+    def load_worlds(self, known: Any, worlds: Any, slots: Any) -> None:
+        """Each world built as a state (`Determinization.world`) and loaded into its row's slots, which
+        keep their generators: the slow way, as everything here."""
+        for w, row in enumerate(self._world_grid(slots, worlds.count)):
+            for slot in row:
+                self.load(int(slot), known.world(worlds, w, self.generators[slot]))
 
     def _apply(self, actions: np.ndarray) -> np.ndarray:
         live = np.flatnonzero(self.info[:, OVER] == 0)

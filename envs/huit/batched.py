@@ -80,6 +80,7 @@ from cardlab.envs.huit.kernels import (
     TURN,
     WINNER,
     mask_kernel,
+    mask_rows_kernel,
     observe_kernel,
     reset_kernel,
     step_kernel,
@@ -133,6 +134,7 @@ def _random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray
 class HuitBatch(BatchedEngine):
     """B games of Huit américain in arrays (see the module doc for the layout and the API)."""
 
+    STATE_ARRAYS: ClassVar[tuple[str, ...]] = ("info", "seats", "hands", "bank", "table")
     RULES: ClassVar[ModuleType] = R
     RULES_CLASS: ClassVar[type] = HuitRules
     OBSERVER: ClassVar[type] = HuitObserver
@@ -205,6 +207,17 @@ class HuitBatch(BatchedEngine):
         if copied is not held:
             self.generators[b] = copied
 
+    def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
+        if worlds.picks:
+            raise ValueError(f"Huit worlds pick no unobserved attributes, got {sorted(worlds.picks)}")
+        hidden = LOCAL_INDEX[worlds.hidden[world]]
+        spans, pile = known.spans
+        for s, start, stop in spans:
+            self.hands[flat, s] = 0
+            self.hands[flat[:, None], s, hidden[:, start:stop]] = 1
+        self.bank[flat, : pile.stop - pile.start] = hidden[:, pile][:, ::-1]  # the next card last
+        self.table[flat, : worlds.under.shape[1]] = LOCAL_INDEX[worlds.under[world]]
+
     def to_state(self, slot: int) -> HuitState:
         """The engine state of a slot (its generator copied): what `load` takes."""
         b = self._check_slot(slot)
@@ -242,17 +255,25 @@ class HuitBatch(BatchedEngine):
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
         return self.seats[:, SCORE_CHANGES].copy()
 
-    def legal_mask(self) -> np.ndarray:
-        """(B, NUM_ACTIONS) bool: the legal actions of the seat to move (none in finished slots)."""
-        out = np.empty((self.batch_size, NUM_ACTIONS), dtype=np.bool_)
-        mask_kernel(self.info, self.hands, self.table, out)
+    def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """(B, NUM_ACTIONS) bool: the legal actions of the seat to move (none in finished slots); of the
+        slots `rows` only, one row each, when given."""
+        if rows is None:
+            out = np.empty((self.batch_size, NUM_ACTIONS), dtype=np.bool_)
+            mask_kernel(self.info, self.hands, self.table, out)
+            return out
+        idx = self._rows(rows)
+        out = np.empty((idx.size, NUM_ACTIONS), dtype=np.bool_)
+        mask_rows_kernel(self.info, self.hands, self.table, idx, out)
         return out
 
-    def observe(self, seats: np.ndarray) -> np.ndarray:
-        """(B, obs_size) float32: `HuitObserver.observe` of seats[b] in each slot b."""
-        who = seat_indices(seats, self.batch_size, self.n)
-        out = np.empty((self.batch_size, self.obs_size), dtype=np.float32)
-        observe_kernel(self.info, self.seats, self.hands, self.bank, self.table, who,
+    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """(B, obs_size) float32: `HuitObserver.observe` of seats[b] in each slot b; of seats[i] in slot
+        rows[i] when `rows` is given."""
+        idx = self._rows(rows)
+        who = seat_indices(seats, idx.size, self.n)
+        out = np.empty((idx.size, self.obs_size), dtype=np.float32)
+        observe_kernel(self.info, self.seats, self.hands, self.bank, self.table, idx, who,
                         self._offsets, self._scales, out)
         return out
 

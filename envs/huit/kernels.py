@@ -103,25 +103,40 @@ def _top_rank(info: np.ndarray, table: np.ndarray, b: int) -> int:
 
 
 @njit(cache=True)
-def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
-    for b in range(out.shape[0]):
-        out[b, :] = False
-        if info[b, HAND_OVER]:
+def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, row: np.ndarray) -> None:
+    """`HuitState.legal_actions` of slot b as a mask row."""
+    row[:] = False
+    if info[b, HAND_OVER]:
+        return
+    seat, suit = info[b, CUR], info[b, SUIT]
+    top_rank = _top_rank(info, table, b)
+    for i in range(RANK_IDS.shape[0]):
+        held = _held(hands, b, seat, i)
+        if held == 0:
             continue
-        seat, suit = info[b, CUR], info[b, SUIT]
-        top_rank = _top_rank(info, table, b)
-        for i in range(RANK_IDS.shape[0]):
-            held = _held(hands, b, seat, i)
-            if held == 0:
-                continue
-            rank = RANK_IDS[i]
-            if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
-                continue
-            for k in range(NCAND[i, held]):
-                a = CAND[i, held, k]
-                if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
-                    out[b, a] = True
-        out[b, _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW] = True
+        rank = RANK_IDS[i]
+        if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
+            continue
+        for k in range(NCAND[i, held]):
+            a = CAND[i, held, k]
+            if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
+                row[a] = True
+    row[_PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW] = True
+
+
+@njit(cache=True)
+def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
+    """The legal mask of every slot."""
+    for b in range(out.shape[0]):
+        _mask_row(info, hands, table, b, out[b])
+
+
+@njit(cache=True)
+def mask_rows_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, rows: np.ndarray,
+                     out: np.ndarray) -> None:
+    """The legal mask of slot rows[r] as row r of `out`."""
+    for r in range(rows.shape[0]):
+        _mask_row(info, hands, table, rows[r], out[r])
 
 
 @njit(cache=True)
@@ -339,9 +354,9 @@ def step_kernel(actions: np.ndarray, info: np.ndarray, seats: np.ndarray, hands:
 
 @njit(cache=True)
 def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                    table: np.ndarray, who: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
-                    out: np.ndarray) -> None:
-    """`HuitObserver.observe` of seat who[b] in each info b.
+                    table: np.ndarray, rows: np.ndarray, who: np.ndarray, offsets: np.ndarray,
+                    scales: np.ndarray, out: np.ndarray) -> None:
+    """`HuitObserver.observe` of seat who[i] in slot rows[i], as row i of `out`.
 
     offsets: the layout's field starts, the last one -1 when the layout has no `drew_on` (memory off).
     """
@@ -349,28 +364,29 @@ def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank:
     score0, streak0, played0, bank0, drew0 = offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
     inv_target, inv_streak, low, high = scales[0], scales[1], scales[2], scales[3]
     n = seats.shape[2]
-    for b in range(out.shape[0]):
-        out[b, :] = 0.0
-        seat = who[b]
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        out[i, :] = 0.0
+        seat = who[i]
         for c in range(NUM_CARDS):
-            out[b, hand0 + c] = hands[b, seat, c]
+            out[i, hand0 + c] = hands[b, seat, c]
         n_table = info[b, TABLE_LEN]
         for k in range(n_table):
-            out[b, played0 + table[b, k]] = 1.0
+            out[i, played0 + table[b, k]] = 1.0
         if n_table:
-            out[b, top0 + table[b, n_table - 1]] = 1.0
+            out[i, top0 + table[b, n_table - 1]] = 1.0
         if info[b, SUIT] >= 0:
-            out[b, suit0 + info[b, SUIT]] = 1.0
-        out[b, flags0] = info[b, ANNOUNCED]
-        out[b, flags0 + 1] = info[b, ACE_PENALTY]
-        out[b, flags0 + 2] = info[b, PHASE] == _AFTER_DRAW
+            out[i, suit0 + info[b, SUIT]] = 1.0
+        out[i, flags0] = info[b, ANNOUNCED]
+        out[i, flags0 + 1] = info[b, ACE_PENALTY]
+        out[i, flags0 + 2] = info[b, PHASE] == _AFTER_DRAW
         for k in range(n):
             other = (seat + k) % n
             if k:
-                out[b, opp0 + k - 1] = seats[b, SIZES, other] / 8
+                out[i, opp0 + k - 1] = seats[b, SIZES, other] / 8
                 if drew0 >= 0:
                     for s in range(4):
-                        out[b, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
-            out[b, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
-            out[b, streak0 + k] = seats[b, STREAKS, other] * inv_streak
-        out[b, bank0] = info[b, BANK_LEN] / NUM_CARDS
+                        out[i, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
+            out[i, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
+            out[i, streak0 + k] = seats[b, STREAKS, other] * inv_streak
+        out[i, bank0] = info[b, BANK_LEN] / NUM_CARDS

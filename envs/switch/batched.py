@@ -103,6 +103,9 @@ from cardlab.envs.switch.rules import SwitchRules, SwitchState
 class SwitchBatch(BatchedEngine):
     """B games of Switch with the state in arrays (layout in the module doc)."""
 
+    STATE_ARRAYS: ClassVar[tuple[str, ...]] = ("hands", "piles", "played", "seats", "info")
+    PICKED: ClassVar[dict[str, int]] = {"first_out": FIRST_OUT}
+    """the `info` column of each attribute a determinization picks (`Determinization.picks`)"""
     RULES: ClassVar[ModuleType] = R
 
     RULES_CLASS: ClassVar[type] = SwitchRules
@@ -143,6 +146,8 @@ class SwitchBatch(BatchedEngine):
         self._refill = np.zeros(B, dtype=np.bool_)
         # The last legal mask, and whether it is still the mask of the state (nothing moved since).
         self._known = np.zeros((B, R.NUM_ACTIONS), dtype=np.bool_)
+        self._known_rows = np.ones(B, dtype=np.bool_)
+        """the slots the last `legal_mask` worked out"""
         self._known_fresh = False
         self.reset()
 
@@ -201,6 +206,20 @@ class SwitchBatch(BatchedEngine):
         self.generators[b] = copied_into(self.generators[b], state.rng)
         self._known_fresh = False
 
+    def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
+        hidden = worlds.hidden[world]
+        spans, pile = known.spans
+        for s, start, stop in spans:
+            self.hands[flat, s] = 0
+            np.add.at(self.hands, (flat[:, None], s, hidden[:, start:stop]), 1)  # a kind can come twice
+        self.piles[flat, STOCK, : pile.stop - pile.start] = hidden[:, pile][:, ::-1]  # the next card last
+        self.piles[flat, DISCARD, : worlds.under.shape[1]] = worlds.under[world]
+        for name, chosen in worlds.picks.items():
+            if name not in self.PICKED:
+                raise ValueError(f"Switch worlds pick only {sorted(self.PICKED)}, got {name!r}")
+            self.info[flat, self.PICKED[name]] = np.asarray(known.picks[name])[chosen[world]]
+        self._known_fresh = False
+
     def to_state(self, slot: int) -> SwitchState:
         """Slot `slot` as an engine state (with a copy of its generator): for the AEC env, advice, saving."""
         b = self._check_slot(slot)
@@ -247,24 +266,39 @@ class SwitchBatch(BatchedEngine):
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
         return self.seats[:, SCORE_CHANGES].astype(np.int64)
 
-    def legal_mask(self) -> np.ndarray:
-        out = self._known
-        legal_mask_kernel(out, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
+    def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """(B, NUM_ACTIONS) bool, the legal actions of the seat to move; of the slots `rows` only when
+        given. `step` reads them back (`_known`) while nothing moved, for the slots they cover."""
+        idx = self._rows(rows)
+        if rows is None:
+            legal_mask_kernel(self._known, idx, self.info, self.seats, self.hands, self.piles, self.params,
+                              CARD_TABLE, PLAY_TABLE)
+            self._known_rows[:] = True
+            self._known_fresh = True
+            return self._known.copy()  # a copy: step() checks actions against `_known`
+        out = np.empty((idx.size, R.NUM_ACTIONS), dtype=np.bool_)
+        legal_mask_kernel(out, idx, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
                           PLAY_TABLE)
+        self._known[idx] = out
+        self._known_rows[:] = False
+        self._known_rows[idx] = True
         self._known_fresh = True
-        return out.copy()  # a copy: step() checks actions against `_known`, which the caller cannot change
+        return out
 
-    def observe(self, seats: np.ndarray) -> np.ndarray:
-        who = seat_indices(seats, self.batch_size, self.n)
-        out = np.empty((self.batch_size, self.obs_size), dtype=np.float32)
-        observe_kernel(out, who, self.info, self.seats, self.hands, self.piles, self.played,
+    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        idx = self._rows(rows)
+        who = seat_indices(seats, idx.size, self.n)
+        out = np.empty((idx.size, self.obs_size), dtype=np.float32)
+        observe_kernel(out, idx, who, self.info, self.seats, self.hands, self.piles, self.played,
                  self.params, self._offsets, self._inv_copies, self._floats)
         return out
 
     # ------------------------------------------------------------ moves
     def _apply(self, acts: np.ndarray) -> np.ndarray:
+        # The last mask holds for this step if it covers every slot that moves (the held ones are over).
+        known = self._known_fresh and bool((self._known_rows | (self.info[:, OVER] != 0)).all())
         args: tuple[Any, ...] = (
-            acts, self._known, self._known_fresh, self._rewards, self._next_deal, self._refill,
+            acts, self._known, known, self._rewards, self._next_deal, self._refill,
             self.info, self.seats, self.hands, self.piles, self.played, self.params,
             CARD_TABLE, ACTION_TABLE, PLAY_TABLE,
         )

@@ -129,18 +129,21 @@ def _legal_row(
 
 @njit(cache=True)
 def legal_mask_kernel(
-    out: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, params: Arr, cards: Arr, play_table: Arr
+    out: Arr, rows: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, params: Arr, cards: Arr,
+    play_table: Arr,
 ) -> None:
-    for b in range(out.shape[0]):
-        _legal_row(b, out[b], info, seats, hands, piles, params, cards, play_table)
+    """The legal actions of slot rows[i] as mask row i."""
+    for i in range(rows.shape[0]):
+        _legal_row(rows[i], out[i], info, seats, hands, piles, params, cards, play_table)
 
 
 @njit(cache=True)
 def observe_kernel(
-    out: Arr, who: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
+    out: Arr, rows: Arr, who: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
     offsets: Arr, inv_copies: Arr, floats: Arr,
 ) -> None:
-    """`SwitchObserver.observe` for every slot, with the same float64 arithmetic before the float32 store.
+    """`SwitchObserver.observe` of seat who[i] in slot rows[i] as row i of `out`, with the same float64
+    arithmetic before the float32 store.
 
     `offsets[10]` is the start of `drew_on`, -1 without the `memory` option.
     """
@@ -149,10 +152,11 @@ def observe_kernel(
     (o_hand, o_top, o_suit, o_pending, o_direction, o_phase, o_opponents, o_scores, o_played,
      o_stock, o_drew_on) = (offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], offsets[5],
                             offsets[6], offsets[7], offsets[8], offsets[9], offsets[10])
-    for b in range(out.shape[0]):
-        row = out[b]
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        row = out[i]
         row[:] = 0.0
-        seat = who[b]
+        seat = who[i]
         for k in range(inv_copies.shape[0]):
             row[o_hand + k] = hands[b, seat, k] * inv_copies[k]
             row[o_played + k] = played[b, k] * inv_copies[k]

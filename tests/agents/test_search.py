@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from pettingzoo import AECEnv
 
+from cardlab.agents import search as search_module
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.search import FIRST_ROUND, SearchAgent, SearchOptions, parse_spec
+from cardlab.agents.search import SMALLEST_BATCH, SearchAgent, SearchOptions, parse_spec
 from cardlab.envs import make_env, make_game
 from cardlab.envs.spec import Game
 from tests.agents.test_heuristics import GAMES as MODULES
@@ -136,6 +137,28 @@ def test_the_same_seed_gives_the_same_moves() -> None:
     assert [first.act(o) for o in observations] == moves
 
 
+@pytest.mark.parametrize("game_id, players, base", [("huit", 2, "bot:huit-2p"), ("huit", 4, "bot:huit-4p")])
+def test_the_worlds_played_do_not_depend_on_how_many_are_in_play_at_once(
+        monkeypatch: pytest.MonkeyPatch, game_id: str, players: int, base: str) -> None:
+    """40 worlds in one batch, or streamed 3 at a time through freed slots (refills, worlds finishing out
+    of order): each world's results land in its own column, the same values. (A bot breaks no ties at
+    random, and without `shuffle_on_refill` no slot's generator is drawn from: nothing depends on which
+    slot plays a world, or in which batch.)"""
+    game = make_game(game_id, num_players=players)
+    spec = f"search:worlds=40:ms=0:{base}"
+    for observation in decisions(game, 4, seed=5):
+        whole = make_agent(spec, game, seed=2)
+        whole.act(observation)
+        k = int(observation["action_mask"].sum())
+        monkeypatch.setattr(search_module, "IN_FLIGHT", 3 * k)
+        streamed = make_agent(spec, game, seed=2)
+        streamed.act(observation)
+        monkeypatch.undo()
+        assert whole.last_decision is not None and streamed.last_decision is not None
+        assert whole.last_decision.worlds == streamed.last_decision.worlds == 40
+        np.testing.assert_array_equal(whole.last_decision.values, streamed.last_decision.values)
+
+
 def test_no_worlds_plays_as_the_base() -> None:
     game = make_game("switch", num_players=4)
     base = make_agent("bot:switch-4p", game)
@@ -157,14 +180,15 @@ def test_a_bot_acts_on_a_batch_as_on_each_observation() -> None:
 
 
 def test_a_time_cap_cut_plays_the_base_s_choice() -> None:
-    """ms=1 ends the first round before any world is finished: the base's own move is played."""
+    """ms=1 ends the search before a world is finished (a whole rollout takes longer): the base's own
+    move is played."""
     game = make_game("huit", num_players=2)
     agent = make_agent("search:worlds=64:ms=1:bot:huit-2p", game, seed=0)
     base = make_agent("bot:huit-2p", game)
     for observation in decisions(game, 5, seed=4):
         assert agent.act(observation) == base.act(observation)
         decision = agent.last_decision
-        assert decision is not None and decision.worlds < FIRST_ROUND
+        assert decision is not None and decision.worlds < SMALLEST_BATCH
 
 
 @pytest.mark.parametrize("z, switches", [(0.0, True), (0.5, True), (1.0, False)])
@@ -228,10 +252,12 @@ def test_the_latency_benchmark_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # the module sets it; restored after the test
     bench = load_benchmark("decision_latency", monkeypatch)
     assert bench.table_of("search:worlds=2:bot:switch-4p") == ("switch", 4)
+    assert bench.table_of("search:expert@huit-4p") == ("huit", 4)
     bot = bench.measure("bot:huit-2p", 6, warmup=2)
     search = bench.measure("search:worlds=2:ms=0:bot:huit-2p", 6, warmup=2)
     assert len(bot.times_ms) == len(search.times_ms) == 6 and bot.worlds is None
     assert search.worlds is not None and 0 < search.worlds <= 2 and 0 <= search.forced < 1
+    assert len(search.choice_ms) == round(6 * (1 - search.forced))
     cells = search.row().split("|")
     assert cells[1].strip() == "`search:worlds=2:ms=0:bot:huit-2p`" and cells[2].strip() == "huit 2p"
 

@@ -4,9 +4,10 @@ Hypothesis draws the game, its rule options (table sizes 2..10 and 2..6, small
 decks, refills) and a seed; random legal play then reaches positions, and at
 each one a state is sampled from the mover's observation dict. The claims: the
 sampled state's observation for that seat and its legal mask equal the given
-ones (in the rules engine and once loaded into the batched engine), every card
-of the deck is in exactly one place, the seat's hand is its own, and the state
-is one the engine accepts when restored.
+ones (in the rules engine, once loaded into the batched engine, and in every
+slot of worlds dealt straight into the engine's arrays), every card of the deck
+is in exactly one place, the seat's hand is its own, and the state is one the
+engine accepts when restored.
 """
 
 from __future__ import annotations
@@ -59,8 +60,35 @@ def check_position(game: Game, state: Any, rng: np.random.Generator, batch: Any)
         assert world.sizes == [int(h.sum()) for h in world.hands]
         game.restore(world.state_dict())  # every field checked, alone and against the others
         batch.load(0, world)
-        np.testing.assert_array_equal(batch.observe(np.array([seat]))[0], observed["observation"])
+        np.testing.assert_array_equal(batch.observe(np.full(batch.batch_size, seat))[0],
+                                      observed["observation"])
         np.testing.assert_array_equal(batch.legal_mask()[0], observed["action_mask"].astype(bool))
+        check_worlds(game, game.determinization(observed, seat), observed, rng, batch, deck)
+
+
+GRID = np.array([[5, 1], [0, 6], [3, 2]])
+"""three worlds, two slots each, in no order: where `check_worlds` loads them (slot 7 stays free)"""
+
+
+def check_worlds(game: Game, known: Any, observed: dict[str, np.ndarray], rng: np.random.Generator,
+                 batch: Any, deck: Counter[int]) -> None:
+    """Worlds dealt straight into engine slots (`sample_into`): each slot shows the seat its observation
+    and legal mask, holds every card once, and is the state `load` puts there from the same world."""
+    worlds = known.sample_into(batch, GRID, rng)
+    rows = GRID.ravel()
+    seen = batch.observe(np.full(rows.size, known.seat), rows)
+    np.testing.assert_array_equal(seen, np.tile(observed["observation"], (rows.size, 1)))
+    np.testing.assert_array_equal(batch.legal_mask(rows),
+                                  np.tile(observed["action_mask"].astype(bool), (rows.size, 1)))
+    _, pile = known.spans
+    for w, slots in enumerate(GRID):
+        batch.load(7, known.world(worlds, w, np.random.default_rng(0)))
+        expected = {**batch.state_dict(7), "rng": None}
+        for slot in slots:
+            loaded = batch.to_state(int(slot))
+            assert all_cards(loaded) == deck
+            assert Counter(loaded.left_out) == Counter(worlds.hidden[w, pile.stop:].tolist())
+            assert {**batch.state_dict(int(slot)), "rng": None} == expected
 
 
 @settings(max_examples=40, deadline=None)
@@ -70,7 +98,7 @@ def test_sampled_states_match_the_observation(game_options: tuple[str, dict[str,
     game = make_game(game_id, options)
     rng = np.random.default_rng(seed)
     state = game.new_state(rng)
-    batch = game.spec.batched_engine()(game.rules, 1, seed=0)
+    batch = game.spec.batched_engine()(game.rules, GRID.size + 2, seed=0)
     for _ in range(STEPS):
         if state.hand_over:
             break
@@ -88,7 +116,7 @@ def test_a_run_after_two_seats_went_out() -> None:
     for text in ("play 2S", "play 2H"):
         state.apply(game.str_to_action(text))
     assert state.pending == 4 and state.current == 2
-    batch = game.spec.batched_engine()(game.rules, 1, seed=0)
+    batch = game.spec.batched_engine()(game.rules, GRID.size + 2, seed=0)
     rng = np.random.default_rng(3)
     firsts = set()
     for _ in range(20):
