@@ -32,13 +32,13 @@ RESERVED = ("bot", "search")
 
 
 def is_factory_spec(spec: str) -> bool:
-    """Whether `spec` names a user's agent factory (``MODULE:FACTORY``), not a ``bot:`` or ``search:`` spec."""
+    """Whether `spec` names a user's agent factory (``MODULE:FACTORY``), not a ``bot:`` or ``search:`` one."""
     match = FACTORY_SPEC.fullmatch(spec.strip()) if isinstance(spec, str) else None
     return match is not None and match["module"] not in RESERVED
 
 
 def factory_agent(spec: str, game: Game, seed: int | None = None) -> Agent:
-    """Import the module of ``MODULE:FACTORY``, call the factory with (game, seed=seed), check it made an Agent."""
+    """Import MODULE of ``MODULE:FACTORY``, call FACTORY(game, seed=seed), check that it made an Agent."""
     match = FACTORY_SPEC.fullmatch(spec.strip())
     if match is None or match["module"] in RESERVED:
         raise ValueError(f"agent spec {excerpt(spec)} is not MODULE:FACTORY (e.g. my_agent:make)")
@@ -46,8 +46,8 @@ def factory_agent(spec: str, game: Game, seed: int | None = None) -> Agent:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        raise ValueError(f"agent spec {spec.strip()}: cannot import {module_name} ({err}); the module must be on "
-                         "the Python path, e.g. PYTHONPATH=. for my_agent.py in this folder") from None
+        raise ValueError(f"agent spec {spec.strip()}: cannot import {module_name} ({err}); the module must "
+                         "be on the Python path, e.g. PYTHONPATH=. for my_agent.py in this folder") from None
     factory = getattr(module, name, None)
     if not callable(factory):
         found = "not callable" if factory is not None else "not defined there"

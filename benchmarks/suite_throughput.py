@@ -28,7 +28,8 @@ from cardlab.evaluation.suites import DEFAULT_SUITE, load_suite
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", default=DEFAULT_SUITE)
     parser.add_argument("--agent", default="expert")
     parser.add_argument("--deals", type=int, default=0, help="the first N deals only (0: all)")
@@ -55,8 +56,8 @@ def main() -> None:
                   flush=True)
     episodes = suite.episodes
     what = "matches" if suite.episode == "match" else "hands"
-    print(f"\n{args.agent} on {suite.name} ({suite.deals:,} deals, {episodes:,} {what}; {os.cpu_count()} cores, "
-          f"medians of {args.runs} run(s))")
+    print(f"\n{args.agent} on {suite.name} ({suite.deals:,} deals, {episodes:,} {what}; "
+          f"{os.cpu_count()} cores, medians of {args.runs} run(s))")
     for name, values in times.items():
         seconds = statistics.median(values)
         print(f"{name:<16} {seconds:7.1f} s  {episodes / seconds:7.1f} {what}/s")

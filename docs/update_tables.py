@@ -9,9 +9,10 @@ names:
 - ``shipped bots``: the table of the shipped bots, from their metadata
   (`cardlab.training.ship.bots_table`: a row per bot and measuring opponent);
   ``shipped bots, brief``: a row per bot;
-- ``leaderboard``: a table per deal suite of the `cardlab bench` result files in
-  docs/leaderboard/, and ``exploitability``: the `cardlab exploit` files in
-  docs/leaderboard/exploit/ (`cardlab.evaluation.leaderboard`).
+- ``deal suites``: the shipped suites; ``leaderboard``: a table per suite of
+  the `cardlab bench` result files in docs/leaderboard/; ``exploitability``:
+  the `cardlab exploit` files in docs/leaderboard/exploit/
+  (`cardlab.evaluation.leaderboard`).
 
 tests/test_docs.py fails when a page and the code disagree; run
 ``python docs/update_tables.py`` to mend it (after `cardlab ship-bots`, too).
@@ -22,9 +23,10 @@ from __future__ import annotations
 import pathlib
 import re
 import sys
+from collections.abc import Callable
 
 from cardlab.envs import make_game
-from cardlab.evaluation.leaderboard import bench_markdown, exploit_markdown
+from cardlab.evaluation.leaderboard import bench_markdown, exploit_markdown, suites_markdown
 from cardlab.training.ship import bots_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -39,7 +41,11 @@ BOTS = {"shipped bots": False, "shipped bots, brief": True}
 """the shipped bots' blocks -> whether brief"""
 RESULTS = ROOT / "docs" / "leaderboard"
 """the leaderboard's result files (`cardlab bench --json`; `cardlab exploit --json` in exploit/)"""
-LEADERBOARD = {"leaderboard": bench_markdown, "exploitability": exploit_markdown}
+LEADERBOARD: dict[str, Callable[[], str]] = {
+    "deal suites": suites_markdown,
+    "leaderboard": lambda: bench_markdown(RESULTS),
+    "exploitability": lambda: exploit_markdown(RESULTS),
+}
 
 
 def pages() -> list[pathlib.Path]:
@@ -55,7 +61,7 @@ def generated(what: str) -> str:
     if what in BOTS:
         return bots_table(brief=BOTS[what])
     if what in LEADERBOARD:
-        return LEADERBOARD[what](RESULTS)
+        return LEADERBOARD[what]()
     raise ValueError(f"unknown generated block {what!r}: use 'cardlab rules GAME --markdown' or one of "
                      f"{', '.join(map(repr, [*BOTS, *LEADERBOARD]))}")
 

@@ -48,7 +48,7 @@ def bench_slots(agent: str, field: Sequence[str], num_players: int) -> list[str]
 
 
 def point_differences(records: Sequence[EpisodeRecord], slot: int = 0) -> list[float]:
-    """Per deal (in deal order): the mean over its untruncated rotations of others' mean points less the slot's."""
+    """Per deal (in deal order): others' mean points less the slot's, averaged over untruncated rotations."""
     by_deal: dict[int, list[float]] = {}
     for r in records:
         if r.truncated:
@@ -113,8 +113,10 @@ class BenchResult:
         head = (f"{self.agent} on suite {self.suite.name} v{self.suite.version} ({self.suite.game}, "
                 f"{self.suite.num_players} players, {self.suite.deals} deals x {self.suite.num_players} seat "
                 f"rotations = {plural(d['episodes'], what)}), field: {', '.join(self.field)}")
-        rows = [[f"{what} win rate", f"{d['win_rate']:.3f}", f"[{d['paired_ci_low']:.3f}, {d['paired_ci_high']:.3f}]",
-                 f"[{d['wilson_ci_low']:.3f}, {d['wilson_ci_high']:.3f}]", f"fair share {d['fair_share']:.3f}"],
+        rows = [[f"{what} win rate", f"{d['win_rate']:.3f}",
+                 f"[{d['paired_ci_low']:.3f}, {d['paired_ci_high']:.3f}]",
+                 f"[{d['wilson_ci_low']:.3f}, {d['wilson_ci_high']:.3f}]",
+                 f"fair share {d['fair_share']:.3f}"],
                 ["points/deal (others - agent)", f"{d['point_difference']:+.3f}",
                  f"[{d['point_difference_ci_low']:+.3f}, {d['point_difference_ci_high']:+.3f}]", "",
                  f"truncated {d['truncated']}"]]

@@ -19,6 +19,7 @@ from cardlab.agents.base import shipped_bots
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.evaluation.bench import FORMAT
+from cardlab.evaluation.episodes import plural
 from cardlab.evaluation.suites import Suite, load_suite, suite_names
 
 ROW_FIELDS = ("format", "suite", "suite_version", "suite_sha256", "agent", "field", "episodes", "win_rate",
@@ -63,7 +64,19 @@ def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
 def exploit_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
     """The exploitability results (`cardlab exploit --json`), largest bound first."""
     rows = [_read(path, EXPLOIT_FIELDS) for path in sorted((folder / "exploit").glob("*.json"))]
-    return sorted(rows, key=lambda r: (r["game"], r["num_players"], -(r["exploiter_ci_low"] - r["fair_share"])))
+    return sorted(rows, key=lambda r: (r["game"], r["num_players"],
+                                       -(r["exploiter_ci_low"] - r["fair_share"])))
+
+
+def suites_markdown() -> str:
+    """The shipped suites: table, episodes, seed and the hash of their cards."""
+    lines = ["| suite | version | game | players | deals | episodes | seed | cards' SHA-256 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name in suite_names():
+        s = load_suite(name, check=False)
+        lines.append(f"| {name} | {s.version} | {s.game} | {s.num_players} | {s.deals:,} | "
+                     f"{plural(s.episodes, s.episode)} | {s.seed} | `{s.deals_sha256[:16]}` |")
+    return "\n".join(lines) + "\n"
 
 
 def _interval(low: float, high: float, sign: bool = False) -> str:
@@ -78,14 +91,15 @@ def bench_markdown(folder: pathlib.Path) -> str:
     for name in suite_names():
         suite = load_suite(name, check=False)
         rows = found.get(name, [])
-        what = "match" if suite.episode == "match" else "hand"
+        what, many = ("match", "matches") if suite.episode == "match" else ("hand", "hands")
         lines = [f"### {name} (version {suite.version}: {suite.game}, {suite.num_players} players, "
-                 f"{suite.deals} deals of {what}es)", "",
-                 f"| # | agent | field | {what} win rate | 95% CI (paired) | points/deal | 95% CI | {what}es |",
+                 f"{suite.deals:,} deals of {many})", "",
+                 f"| # | agent | field | {what} win rate | 95% CI (paired) | points/deal | 95% CI | {many} |",
                  "|---|---|---|---|---|---|---|---|"]
         for place, r in enumerate(rows, 1):
             lines.append(f"| {place} | `{r['agent']}` | {', '.join(r['field'])} | {r['win_rate']:.3f} | "
-                         f"{_interval(r['paired_ci_low'], r['paired_ci_high'])} | {r['point_difference']:+.2f} | "
+                         f"{_interval(r['paired_ci_low'], r['paired_ci_high'])} | "
+                         f"{r['point_difference']:+.2f} | "
                          f"{_interval(r['point_difference_ci_low'], r['point_difference_ci_high'], True)} | "
                          f"{r['episodes']} |")
         ran = {r["agent"] for r in rows if r["field"] == ["expert"]}
@@ -98,12 +112,13 @@ def bench_markdown(folder: pathlib.Path) -> str:
 
 def exploit_markdown(folder: pathlib.Path) -> str:
     """The exploitability lower bounds: responder's rate, fair share, bound (interval's low end less fair)."""
-    lines = ["| table | agent | responder starts from | steps | minutes | responder's win rate | 95% CI (paired) "
-             "| fair share | lower bound | hands |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| table | agent | responder starts from | steps | minutes | responder's win rate "
+             "| 95% CI (paired) | fair share | lower bound | hands |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in exploit_rows(folder):
         bound = r["exploiter_ci_low"] - r["fair_share"]
-        lines.append(f"| {r['game']} {r['num_players']}p | `{r['agent']}` | {r['warm_start']} | {r['steps']:,} | "
-                     f"{r['seconds'] / 60:.1f} | {r['exploiter_win_rate']:.3f} | "
+        lines.append(f"| {r['game']} {r['num_players']}p | `{r['agent']}` | {r['warm_start']} | "
+                     f"{r['steps']:,} | {r['seconds'] / 60:.1f} | {r['exploiter_win_rate']:.3f} | "
                      f"{_interval(r['exploiter_ci_low'], r['exploiter_ci_high'])} | {r['fair_share']:.3f} | "
                      f"{max(bound, 0.0):.3f} | {r['hands']} |")
     if len(lines) == 2:

@@ -145,10 +145,11 @@ def load_suite(name: str, check: bool = True) -> Suite:
         return dataclasses.replace(suite, rules=rules)
     found = deals_hash(suite.game, rules, suite.kind, suite.seed, suite.deals)
     if found != suite.deals_sha256:
-        raise ValueError(f"suite {suite.name} version {suite.version} ({path}): this cardlab deals other cards "
-                         f"from its seeds (SHA-256 {found[:12]}..., the suite records {suite.deals_sha256[:12]}...):"
-                         " the rules or the engine changed since it was made, so its results would not compare; "
-                         "use the suites shipped with this cardlab (python -m cardlab.evaluation.suites --check)")
+        raise ValueError(f"suite {suite.name} version {suite.version} ({path}): this cardlab deals other "
+                         f"cards from its seeds (SHA-256 {found[:12]}..., the suite records "
+                         f"{suite.deals_sha256[:12]}...): the rules or the engine changed since it was made, "
+                         "so its results would not compare; use the suites shipped with this cardlab "
+                         "(python -m cardlab.evaluation.suites --check)")
     return dataclasses.replace(suite, rules=rules)
 
 
@@ -171,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         for name in suite_names():
             suite = load_suite(name)
-            print(f"{name} v{suite.version}: {plural(suite.deals, 'deal')}, {plural(suite.episodes, suite.episode)}"
-                  ", cards as recorded")
+            print(f"{name} v{suite.version}: {plural(suite.deals, 'deal')}, "
+                  f"{plural(suite.episodes, suite.episode)}, cards as recorded")
         return 0
     for path in write_suites():
         print(f"wrote {path}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`cardlab bench`: an agent on a suite in duplicate, the same numbers on every rerun, anyone's agent enters."""
+"""`cardlab bench`: an agent on a suite in duplicate, the same numbers on a rerun, anyone's agent enters."""
 
 from __future__ import annotations
 
@@ -86,8 +86,8 @@ def test_two_ray_workers_give_the_serial_result_file(tmp_path: pathlib.Path) -> 
     files = []
     for extra in ([], ["--workers", "2"]):
         out = tmp_path / f"out{len(files)}.json"
-        assert main(["bench", "greedy", "--suite", str(path), "--field", "expert", "random", "--json", str(out),
-                     *extra]) == 0
+        argv = ["bench", "greedy", "--suite", str(path), "--field", "expert", "random", "--json", str(out)]
+        assert main([*argv, *extra]) == 0
         files.append(out.read_text())
     assert files[0] == files[1]
     assert json.loads(files[0])["slots"] == ["greedy", "expert", "random", "expert"]

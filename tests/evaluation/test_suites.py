@@ -1,4 +1,4 @@
-"""Deal suites: shipped, small, versioned, and refused at load when this cardlab would deal other cards (C2)."""
+"""Deal suites: shipped, small, versioned, refused at load when this cardlab would deal other cards (C2)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ def test_the_files_are_what_the_plan_makes() -> None:
     ({"episode": "game"}, "episode must be hand or match"),
     ({"extra": 1}, "expected the fields"),
 ])
-def test_a_suite_that_does_not_deal_its_recorded_cards_is_refused(tmp_path: pathlib.Path,
-                                                                   change: dict[str, object], words: str) -> None:
+def test_a_suite_that_does_not_deal_its_recorded_cards_is_refused(
+        tmp_path: pathlib.Path, change: dict[str, object], words: str) -> None:
     suite = make_suite(SuitePlan("tiny", "huit", 2, "hand", 10), 0)
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps(suite.to_dict()))

@@ -81,8 +81,8 @@ from cardlab.cli.common import (
 )
 
 COMMANDS: dict[str, Command] = {command.name: command for command in (
-    train.COMMAND, evaluate.COMMAND, bench.COMMAND, compare.COMMAND, exploit.COMMAND, tournament.COMMAND, sweep.COMMAND,
-    rllib.COMMAND, export.COMMAND, play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND,
+    train.COMMAND, evaluate.COMMAND, bench.COMMAND, compare.COMMAND, exploit.COMMAND, tournament.COMMAND,
+    sweep.COMMAND, rllib.COMMAND, export.COMMAND, play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND,
     ship_bots.COMMAND,
 )}
 """Every `cardlab` command by name: adding a command is a module and a line here."""

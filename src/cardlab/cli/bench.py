@@ -1,4 +1,4 @@
-"""`cardlab bench AGENT [--suite NAME]`: an agent on a fixed deal suite in duplicate, against the expert or a field."""
+"""`cardlab bench AGENT [--suite NAME]`: an agent on a fixed deal suite in duplicate, against a field."""
 
 from __future__ import annotations
 
@@ -25,15 +25,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("agent", metavar="AGENT",
                    help="the agent spec to measure (a shipped agent, bot:PATH, or MODULE:FACTORY: your own)")
     p.add_argument("--suite", default=DEFAULT_SUITE, metavar="NAME",
-                   help=f"the deal suite: {', '.join(suite_names())}, or a suite's .json (default {DEFAULT_SUITE})")
+                   help=f"the deal suite: {', '.join(suite_names())}, or a suite's .json "
+                        f"(default {DEFAULT_SUITE})")
     p.add_argument("--field", nargs="+", metavar="SPEC",
                    help=f"the reference agents of the other seats, repeated in order (default: "
                         f"{' '.join(DEFAULT_FIELD)} in every one)")
     add_outputs(p)
     add_threads(p)
     add_ray_options(p)
-    p.epilog = ("Each deal is played once per seat rotation with the agent in that seat; the numbers depend on "
-                "the agent, suite and field only. The JSON is a leaderboard row (docs/leaderboard.md).")
+    p.epilog = ("Each deal is played once per seat rotation with the agent in that seat; the numbers depend "
+                "on the agent, suite and field only. The JSON is a leaderboard row (docs/leaderboard.md).")
 
 
 def run(args: argparse.Namespace) -> int:
