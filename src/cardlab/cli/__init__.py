@@ -18,8 +18,9 @@ cardlab rules GAME [--rule k=v ...] [--markdown]
 cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
 cardlab advise GAME --state STATE.json --agent SPEC [--top N] [--seed S]
 cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
-cardlab exploit AGENT --game G (--minutes M | --steps N) [--points K] [--hands N] [--final-hands N]
-                [--seed S] [--rule k=v ...] [--json F] [--csv F] [--plot F.png] [--torch-threads N]
+cardlab exploit AGENT --game G (--minutes M | --steps N) [--warm SPEC] [--points K] [--hands N]
+                [--final-hands N] [--seed S] [--rule k=v ...] [--json F] [--csv F] [--plot F.png]
+                [--torch-threads N] [--workers N]
 ```
 
 Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
