@@ -112,15 +112,17 @@ def bench_markdown(folder: pathlib.Path) -> str:
 
 def exploit_markdown(folder: pathlib.Path) -> str:
     """The exploitability lower bounds: responder's rate, fair share, bound (interval's low end less fair)."""
-    lines = ["| table | agent | responder starts from | steps | minutes | responder's win rate "
+    lines = ["| table | agent | responder starts from | at 0 steps | steps | minutes | responder's win rate "
              "| 95% CI (paired) | fair share | lower bound | hands |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in exploit_rows(folder):
         bound = r["exploiter_ci_low"] - r["fair_share"]
-        lines.append(f"| {r['game']} {r['num_players']}p | `{r['agent']}` | {r['warm_start']} | "
+        curve = r.get("curve") or [{}]
+        start = f"{curve[0]['win_rate']:.3f}" if curve[0].get("steps") == 0 and len(curve) > 1 else "-"
+        lines.append(f"| {r['game']} {r['num_players']}p | `{r['agent']}` | {r['warm_start']} | {start} | "
                      f"{r['steps']:,} | {r['seconds'] / 60:.1f} | {r['exploiter_win_rate']:.3f} | "
                      f"{_interval(r['exploiter_ci_low'], r['exploiter_ci_high'])} | {r['fair_share']:.3f} | "
                      f"{max(bound, 0.0):.3f} | {r['hands']} |")
     if len(lines) == 2:
-        lines.append("| - | not run | | | | | | | | |")
+        lines.append("| - | not run | | | | | | | | | |")
     return "\n".join(lines) + "\n"

@@ -76,18 +76,3 @@ def test_bad_suites_and_fields_are_one_line_and_status_2(capsys: pytest.CaptureF
     assert main(["bench", "expert", "--suite", "huit-2p", "--field", "nobody"]) == 2
     assert "unknown agent spec 'nobody' for huit" in capsys.readouterr().err
 
-
-@pytest.mark.ray
-def test_two_ray_workers_give_the_serial_result_file(tmp_path: pathlib.Path) -> None:
-    pytest.importorskip("ray")
-    suite = make_suite(SuitePlan("tiny", "switch", 4, "hand", 12), 5)
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(suite.to_dict()))
-    files = []
-    for extra in ([], ["--workers", "2"]):
-        out = tmp_path / f"out{len(files)}.json"
-        argv = ["bench", "greedy", "--suite", str(path), "--field", "expert", "random", "--json", str(out)]
-        assert main([*argv, *extra]) == 0
-        files.append(out.read_text())
-    assert files[0] == files[1]
-    assert json.loads(files[0])["slots"] == ["greedy", "expert", "random", "expert"]

@@ -55,7 +55,8 @@ def test_exploitability_rows_show_the_bound_above_the_fair_share(tmp_path: pathl
     (tmp_path / "exploit").mkdir()
     result = {"game": "huit", "num_players": 2, "agent": "greedy", "warm_start": "imitation of expert",
               "steps": 30000, "seconds": 60.0, "hands": 1000, "fair_share": 0.5, "exploiter_win_rate": 0.574,
-              "exploiter_ci_low": 0.547, "exploiter_ci_high": 0.601}
+              "exploiter_ci_low": 0.547, "exploiter_ci_high": 0.601,
+              "curve": [{"steps": 0, "win_rate": 0.585}, {"steps": 30000, "win_rate": 0.574}]}
     (tmp_path / "exploit" / "greedy.json").write_text(json.dumps(result))
-    assert ("| huit 2p | `greedy` | imitation of expert | 30,000 | 1.0 | 0.574 | [0.547, 0.601] | 0.500 | "
-            "0.047 | 1000 |") in exploit_markdown(tmp_path)
+    assert ("| huit 2p | `greedy` | imitation of expert | 0.585 | 30,000 | 1.0 | 0.574 | [0.547, 0.601] "
+            "| 0.500 | 0.047 | 1000 |") in exploit_markdown(tmp_path)
