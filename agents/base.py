@@ -12,8 +12,9 @@ heuristics (``greedy``, ``expert``: `GameSpec.heuristics`), ``bot:NAME`` (a
 bot shipped with cardlab, in ``agents/bots/``: ``bot:huit-2p``,
 ``bot:switch-4p``, one per table size), ``bot:GAME`` (``bot:huit``,
 ``bot:switch``: the shipped bot of the table's size, `fitting_bot`),
-``bot:PATH`` (a trained bot file) and ``search:BASE`` (decision-time search
-over any of those, with options: `cardlab.agents.search`).
+``bot:PATH`` (a trained bot file), ``search:BASE`` (decision-time search
+over any of those, with options: `cardlab.agents.search`) and
+``MODULE:FACTORY`` (a user's own agent, imported: `cardlab.agents.factory`).
 `make_agent(spec, game, seed)` builds one; `resolve_spec` turns an alias into
 the bot it stands for at a table.
 
@@ -336,7 +337,7 @@ def spec_names(game: Game) -> list[str]:
     """The agent specs accepted for `game`, as help text lists them."""
     bots = list(shipped_bots(game))
     alias = [f"bot:{game.id}"] if bots else []
-    return [*_REGISTRY, *game.spec.heuristics, *alias, *bots, "bot:PATH", "search:BASE"]
+    return [*_REGISTRY, *game.spec.heuristics, *alias, *bots, "bot:PATH", "search:BASE", "MODULE:FACTORY"]
 
 
 def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
@@ -357,4 +358,8 @@ def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
         return game.spec.heuristic(spec)(game, seed)
     if spec in _REGISTRY:
         return _REGISTRY[spec](game, seed)
+    from cardlab.agents.factory import factory_agent, is_factory_spec
+
+    if is_factory_spec(spec):
+        return factory_agent(spec, game, seed)
     raise ValueError(f"unknown agent spec {excerpt(spec)} for {game.id}: use {', '.join(spec_names(game))}")

@@ -8,7 +8,11 @@ names:
   (`Game.markdown(level=3)` of the game with default rules);
 - ``shipped bots``: the table of the shipped bots, from their metadata
   (`cardlab.training.ship.bots_table`: a row per bot and measuring opponent);
-  ``shipped bots, brief``: a row per bot.
+  ``shipped bots, brief``: a row per bot;
+- ``deal suites``: the shipped suites; ``leaderboard``: a table per suite of
+  the `cardlab bench` result files in docs/leaderboard/; ``exploitability``:
+  the `cardlab exploit` files in docs/leaderboard/exploit/
+  (`cardlab.evaluation.leaderboard`).
 
 tests/test_docs.py fails when a page and the code disagree; run
 ``python docs/update_tables.py`` to mend it (after `cardlab ship-bots`, too).
@@ -19,8 +23,10 @@ from __future__ import annotations
 import pathlib
 import re
 import sys
+from collections.abc import Callable
 
 from cardlab.envs import make_game
+from cardlab.evaluation.leaderboard import bench_markdown, exploit_markdown, suites_markdown
 from cardlab.training.ship import bots_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -33,6 +39,13 @@ BLOCK = re.compile(
 RULES = re.compile(r"cardlab rules (?P<game>\w+) --markdown")
 BOTS = {"shipped bots": False, "shipped bots, brief": True}
 """the shipped bots' blocks -> whether brief"""
+RESULTS = ROOT / "docs" / "leaderboard"
+"""the leaderboard's result files (`cardlab bench --json`; `cardlab exploit --json` in exploit/)"""
+LEADERBOARD: dict[str, Callable[[], str]] = {
+    "deal suites": suites_markdown,
+    "leaderboard": lambda: bench_markdown(RESULTS),
+    "exploitability": lambda: exploit_markdown(RESULTS),
+}
 
 
 def pages() -> list[pathlib.Path]:
@@ -47,8 +60,10 @@ def generated(what: str) -> str:
         return make_game(rules["game"]).markdown(level=3) + "\n"
     if what in BOTS:
         return bots_table(brief=BOTS[what])
+    if what in LEADERBOARD:
+        return LEADERBOARD[what]()
     raise ValueError(f"unknown generated block {what!r}: use 'cardlab rules GAME --markdown' or one of "
-                     f"{', '.join(map(repr, BOTS))}")
+                     f"{', '.join(map(repr, [*BOTS, *LEADERBOARD]))}")
 
 
 def blocks(text: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ refused with a 4xx and a message while the game stays as it was."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,15 @@ def test_new_game_and_view(api: TestClient) -> None:
 ])
 def test_new_game_refusals(api: TestClient, changes: dict[str, Any], status: int, words: str) -> None:
     refused(api.post("/api/games", json={**HUIT, **changes}), status, words)
+    assert not api.app.state.store.items  # type: ignore[attr-defined]
+
+
+def test_a_module_factory_spec_is_refused_and_nothing_is_imported(api: TestClient) -> None:
+    """MODULE:FACTORY imports code, so the web app never takes it: only its catalogue's names seat."""
+    module = "tests.serve.never_imported"
+    refused(api.post("/api/games", json={**HUIT, "opponents": [f"{module}:make"]}), 400,
+            f"unknown agent '{module}:make' for huit with 2 players")
+    assert module not in sys.modules
     assert not api.app.state.store.items  # type: ignore[attr-defined]
 
 

@@ -4,6 +4,7 @@
 cardlab train CONFIG.yaml [--resume RUN_DIR] [--runs-dir DIR] [--torch-threads N]
 cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S] [--rule k=v ...]
              [--json F] [--csv F] [--plot F.png] [--torch-threads N]
+cardlab bench AGENT [--suite NAME] [--field SPEC ...] [--json F] [--csv F] [--plot F.png] [--workers N]
 cardlab compare --game G A B [--delta D | --elo0 E --elo1 E] [--alpha P] [--beta P] [--max-hands N]
                 [--batch DEALS] [--players N] [--seed S] [--rule k=v ...] [--json F] [--workers N]
 cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs, threads
@@ -17,19 +18,21 @@ cardlab rules GAME [--rule k=v ...] [--markdown]
 cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
 cardlab advise GAME --state STATE.json --agent SPEC [--top N] [--seed S]
 cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
-cardlab exploit AGENT --game G (--minutes M | --steps N) [--points K] [--hands N] [--final-hands N]
-                [--seed S] [--rule k=v ...] [--json F] [--csv F] [--plot F.png] [--torch-threads N]
+cardlab exploit AGENT --game G (--minutes M | --steps N) [--warm SPEC] [--points K] [--hands N]
+                [--final-hands N] [--seed S] [--rule k=v ...] [--json F] [--csv F] [--plot F.png]
+                [--torch-threads N] [--workers N]
 ```
 
 Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
 ``bot:huit-2p``, ``bot:switch-4p``), ``bot:PATH`` (a bot's ``NAME.json``, or a
-run folder for the bot it wrote). Lists of agents (``--agents``,
+run folder for the bot it wrote), ``MODULE:FACTORY`` (your own agent,
+`cardlab.agents.factory`). Lists of agents (``--agents``,
 ``--opponents``) are space-separated, and commas are accepted too:
 ``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v`` sets a
 rule option, v read as a YAML scalar (``true``, ``7``, ``all``);
 `cardlab rules GAME` lists them.
 
-eval, compare and tournament also take ``--workers N`` and ``--ray-address ADDR``: the
+eval, bench, compare and tournament also take ``--workers N`` and ``--ray-address ADDR``: the
 same results, played by Ray workers (`cardlab.cluster`, the ray extra).
 
 Bots run their network on one torch thread (`cardlab.agents.bot`), or on
@@ -54,6 +57,7 @@ from typing import NoReturn
 
 from cardlab.cli import (
     advise,
+    bench,
     compare,
     evaluate,
     exploit,
@@ -78,8 +82,8 @@ from cardlab.cli.common import (
 )
 
 COMMANDS: dict[str, Command] = {command.name: command for command in (
-    train.COMMAND, evaluate.COMMAND, compare.COMMAND, exploit.COMMAND, tournament.COMMAND, sweep.COMMAND,
-    rllib.COMMAND, export.COMMAND, play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND,
+    train.COMMAND, evaluate.COMMAND, bench.COMMAND, compare.COMMAND, exploit.COMMAND, tournament.COMMAND,
+    sweep.COMMAND, rllib.COMMAND, export.COMMAND, play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND,
     ship_bots.COMMAND,
 )}
 """Every `cardlab` command by name: adding a command is a module and a line here."""

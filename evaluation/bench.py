@@ -1,0 +1,138 @@
+"""The benchmark: an agent on a deal suite in duplicate, against reference agents, with comparable numbers.
+
+Every deal of the suite (`cardlab.evaluation.suites`) is played once per seat
+rotation, the agent in slot 0 and the reference agents (the `field`,
+repeated in order) in the other seats: `evaluate` with the suite's seed and
+rules, so the same agent, suite and field give the same numbers on any
+machine, and on Ray workers (`play`: `cardlab.cluster.evaluate.evaluate_parallel`).
+
+Reported: the agent's win rate (hands, or matches for a match suite) with
+the interval clustered by deal and Wilson's, its fair share 1/n, and the
+average difference of points per deal: per episode the others' mean points
+less the agent's (points count against a player, so above 0 is better), averaged
+over the deal's rotations, then over deals, with a Student t interval over
+deals; truncated episodes (C1) count as non-wins and are left out of the points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import shlex
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from cardlab import __version__
+from cardlab.evaluation.episodes import plural
+from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.results import EpisodeRecord, EvalResult, Rate, text_table
+from cardlab.evaluation.stats import mean_interval
+from cardlab.evaluation.suites import Suite
+
+FORMAT = 1
+"""version of the result file's layout (`BenchResult.as_dict`)"""
+DEFAULT_FIELD = ("expert",)
+
+Evaluate = Callable[..., EvalResult]
+"""`evaluate`'s signature: the serial one or its Ray twin"""
+
+
+def bench_slots(agent: str, field: Sequence[str], num_players: int) -> list[str]:
+    """The agent in slot 0, the field's specs repeated in order in the others."""
+    if not field:
+        raise ValueError("the field needs at least one reference agent spec, e.g. --field expert")
+    return [agent] + [field[i % len(field)] for i in range(num_players - 1)]
+
+
+def point_differences(records: Sequence[EpisodeRecord], slot: int = 0) -> list[float]:
+    """Per deal (in deal order): others' mean points less the slot's, averaged over untruncated rotations."""
+    by_deal: dict[int, list[float]] = {}
+    for r in records:
+        if r.truncated:
+            continue
+        others = [p for s, p in enumerate(r.points) if s != slot]
+        by_deal.setdefault(r.deal, []).append(float(np.mean(others)) - r.points[slot])
+    return [float(np.mean(by_deal[d])) for d in sorted(by_deal)]
+
+
+@dataclasses.dataclass
+class BenchResult:
+    """An agent's run on a suite: the suite, the seats and the evaluation behind every figure."""
+
+    suite: Suite
+    agent: str
+    field: list[str]
+    result: EvalResult
+    command: str = ""
+    """the command line that made it (for the leaderboard's row)"""
+
+    @property
+    def records(self) -> list[EpisodeRecord]:
+        return self.result.match_records if self.suite.episode == "match" else self.result.hand_records
+
+    @property
+    def rate(self) -> Rate:
+        return Rate.of_slot(self.records, 0)
+
+    @property
+    def points(self) -> tuple[float, float, float]:
+        """Average difference of points per deal (others' mean less the agent's) and its 95% interval."""
+        return mean_interval(point_differences(self.records))
+
+    def as_dict(self) -> dict[str, Any]:
+        rate, (low, high), (w_low, w_high) = self.rate, self.rate.paired_interval, self.rate.interval
+        points, points_low, points_high = self.points
+        return {
+            "format": FORMAT, "suite": self.suite.name, "suite_version": self.suite.version,
+            "suite_sha256": self.suite.deals_sha256, "game": self.suite.game,
+            "num_players": self.suite.num_players, "episode": self.suite.episode, "deals": self.suite.deals,
+            "agent": self.agent, "field": self.field, "slots": self.result.slots,
+            "episodes": rate.n, "wins": rate.wins, "win_rate": rate.rate, "paired_ci_low": low,
+            "paired_ci_high": high, "wilson_ci_low": w_low, "wilson_ci_high": w_high,
+            "fair_share": 1 / self.suite.num_players, "point_difference": points,
+            "point_difference_ci_low": points_low, "point_difference_ci_high": points_high,
+            "truncated": sum(r.truncated for r in self.records), "command": self.command,
+            "cardlab_version": __version__,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), indent=2) + "\n"
+
+    def to_csv(self) -> str:
+        return self.result.to_csv()
+
+    def plot(self, path: str | pathlib.Path) -> pathlib.Path:
+        return self.result.plot(path)
+
+    def format_table(self) -> str:
+        d = self.as_dict()
+        what = "match" if self.suite.episode == "match" else "hand"
+        head = (f"{self.agent} on suite {self.suite.name} v{self.suite.version} ({self.suite.game}, "
+                f"{self.suite.num_players} players, {self.suite.deals} deals x {self.suite.num_players} seat "
+                f"rotations = {plural(d['episodes'], what)}), field: {', '.join(self.field)}")
+        rows = [[f"{what} win rate", f"{d['win_rate']:.3f}",
+                 f"[{d['paired_ci_low']:.3f}, {d['paired_ci_high']:.3f}]",
+                 f"[{d['wilson_ci_low']:.3f}, {d['wilson_ci_high']:.3f}]",
+                 f"fair share {d['fair_share']:.3f}"],
+                ["points/deal (others - agent)", f"{d['point_difference']:+.3f}",
+                 f"[{d['point_difference_ci_low']:+.3f}, {d['point_difference_ci_high']:+.3f}]", "",
+                 f"truncated {d['truncated']}"]]
+        return f"{head}\n{text_table(['', 'value', '95% CI (paired)', 'Wilson', ''], rows)}"
+
+
+def bench(agent: str, suite: Suite, field: Sequence[str] = DEFAULT_FIELD, *, play: Evaluate = evaluate,
+          progress: bool = False, command: Sequence[str] = ()) -> BenchResult:
+    """Play `agent` on every deal of `suite` in duplicate against `field` (module doc).
+
+    `play` is `evaluate` or `evaluate_parallel` (same arguments, same records);
+    `command` is the argv recorded in the result.
+    """
+    field = [f.strip() for f in field]
+    slots = bench_slots(agent.strip(), field, suite.num_players)
+    hands, matches = (0, suite.episodes) if suite.episode == "match" else (suite.episodes, 0)
+    result = play(suite.game, slots, hands, seed=suite.seed, rule_options=suite.rules, matches=matches,
+                  progress=progress)
+    return BenchResult(suite, result.slots[0], field, result, shlex.join(command))

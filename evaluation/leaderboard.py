@@ -1,0 +1,128 @@
+"""The leaderboard: tables of `cardlab bench` results (and exploitability bounds) read from result files.
+
+Each row is one result file, as `cardlab bench AGENT --suite NAME --json F`
+writes it; `docs/update_tables.py` writes the page's tables from the folder
+of those files, so the page shows the files and nothing else. Per suite, the
+shipped agents (random, each heuristic, each shipped bot of the table, and a
+search over that bot) are always listed, those without a file as "not run".
+Exploitability rows are `cardlab exploit --json` files in the folder's
+``exploit/`` subfolder.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Sequence
+from typing import Any
+
+from cardlab.agents.base import shipped_bots
+from cardlab.envs import make_game
+from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.evaluation.bench import FORMAT
+from cardlab.evaluation.episodes import plural
+from cardlab.evaluation.suites import Suite, load_suite, suite_names
+
+ROW_FIELDS = ("format", "suite", "suite_version", "suite_sha256", "agent", "field", "episodes", "win_rate",
+              "paired_ci_low", "paired_ci_high", "point_difference", "point_difference_ci_low",
+              "point_difference_ci_high", "command")
+EXPLOIT_FIELDS = ("game", "num_players", "agent", "warm_start", "steps", "seconds", "hands", "fair_share",
+                  "exploiter_win_rate", "exploiter_ci_low", "exploiter_ci_high")
+
+
+def shipped_agents(suite: Suite) -> list[str]:
+    """The agents every suite's table lists: random, the heuristics, the table's shipped bots, a search."""
+    game = make_game(suite.game, suite.rules)
+    bots = list(shipped_bots(game))
+    return ["random", *game.spec.heuristics, *bots, *(f"search:{bot}" for bot in bots[:1])]
+
+
+def _read(path: pathlib.Path, fields: Sequence[str]) -> dict[str, Any]:
+    data = read_json_file(path)
+    missing = [f for f in fields if not isinstance(data, dict) or f not in data]
+    if missing:
+        raise ValueError(f"result file {path} lacks {', '.join(missing)}: give the JSON that cardlab wrote")
+    return data
+
+
+def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
+    """Suite name -> its result rows (best win rate first); a row of another suite's cards is refused."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(folder.glob("*.json")):
+        row = _read(path, ROW_FIELDS)
+        if row["format"] != FORMAT or row["suite"] not in suite_names():
+            raise ValueError(f"result file {path}: format {excerpt(row['format'])} of suite "
+                             f"{excerpt(row['suite'])}; this cardlab reads format {FORMAT} of the suites "
+                             f"{', '.join(suite_names())}")
+        suite = load_suite(row["suite"], check=False)
+        if row["suite_sha256"] != suite.deals_sha256:
+            raise ValueError(f"result file {path} was played on other cards than suite {suite.name} version "
+                             f"{suite.version}: run its command again ({row['command']}) or remove it")
+        rows.setdefault(row["suite"], []).append(row)
+    return {name: sorted(found, key=lambda r: -r["win_rate"]) for name, found in rows.items()}
+
+
+def exploit_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
+    """The exploitability results (`cardlab exploit --json`), largest bound first."""
+    rows = [_read(path, EXPLOIT_FIELDS) for path in sorted((folder / "exploit").glob("*.json"))]
+    return sorted(rows, key=lambda r: (r["game"], r["num_players"],
+                                       -(r["exploiter_ci_low"] - r["fair_share"])))
+
+
+def suites_markdown() -> str:
+    """The shipped suites: table, episodes, seed and the hash of their cards."""
+    lines = ["| suite | version | game | players | deals | episodes | seed | cards' SHA-256 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name in suite_names():
+        s = load_suite(name, check=False)
+        lines.append(f"| {name} | {s.version} | {s.game} | {s.num_players} | {s.deals:,} | "
+                     f"{plural(s.episodes, s.episode)} | {s.seed} | `{s.deals_sha256[:16]}` |")
+    return "\n".join(lines) + "\n"
+
+
+def _interval(low: float, high: float, sign: bool = False) -> str:
+    form = "+.2f" if sign else ".3f"
+    return f"[{low:{form}}, {high:{form}}]"
+
+
+def bench_markdown(folder: pathlib.Path) -> str:
+    """One table per suite: its rows ranked by win rate, then the shipped agents not run."""
+    found = bench_rows(folder)
+    parts = []
+    for name in suite_names():
+        suite = load_suite(name, check=False)
+        rows = found.get(name, [])
+        what, many = ("match", "matches") if suite.episode == "match" else ("hand", "hands")
+        lines = [f"### {name} (version {suite.version}: {suite.game}, {suite.num_players} players, "
+                 f"{suite.deals:,} deals of {many})", "",
+                 f"| # | agent | field | {what} win rate | 95% CI (paired) | points/deal | 95% CI | {many} |",
+                 "|---|---|---|---|---|---|---|---|"]
+        for place, r in enumerate(rows, 1):
+            lines.append(f"| {place} | `{r['agent']}` | {', '.join(r['field'])} | {r['win_rate']:.3f} | "
+                         f"{_interval(r['paired_ci_low'], r['paired_ci_high'])} | "
+                         f"{r['point_difference']:+.2f} | "
+                         f"{_interval(r['point_difference_ci_low'], r['point_difference_ci_high'], True)} | "
+                         f"{r['episodes']} |")
+        ran = {r["agent"] for r in rows if r["field"] == ["expert"]}
+        for agent in shipped_agents(suite):
+            if agent not in ran:
+                lines.append(f"| - | `{agent}` | expert | not run | | | | |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def exploit_markdown(folder: pathlib.Path) -> str:
+    """The exploitability lower bounds: responder's rate, fair share, bound (interval's low end less fair)."""
+    lines = ["| table | agent | responder starts from | at 0 steps | steps | minutes | responder's win rate "
+             "| 95% CI (paired) | fair share | lower bound | hands |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in exploit_rows(folder):
+        bound = r["exploiter_ci_low"] - r["fair_share"]
+        curve = r.get("curve") or [{}]
+        start = f"{curve[0]['win_rate']:.3f}" if curve[0].get("steps") == 0 and len(curve) > 1 else "-"
+        lines.append(f"| {r['game']} {r['num_players']}p | `{r['agent']}` | {r['warm_start']} | {start} | "
+                     f"{r['steps']:,} | {r['seconds'] / 60:.1f} | {r['exploiter_win_rate']:.3f} | "
+                     f"{_interval(r['exploiter_ci_low'], r['exploiter_ci_high'])} | {r['fair_share']:.3f} | "
+                     f"{max(bound, 0.0):.3f} | {r['hands']} |")
+    if len(lines) == 2:
+        lines.append("| - | not run | | | | | | | | | |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,72 @@
+"""Deal suites: shipped, small, versioned, refused at load when this cardlab would deal other cards (C2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+
+import pytest
+
+from cardlab.evaluation.suites import (
+    SUITE_PLAN,
+    SUITES_DIR,
+    SuitePlan,
+    load_suite,
+    make_suite,
+    suite_names,
+)
+
+
+def test_every_planned_suite_is_shipped_small_and_deals_the_cards_it_records() -> None:
+    """C2: the engines deal from the seed alone, so a suite's seed and size pin every card (hash checked)."""
+    assert suite_names() == [plan.name for plan in SUITE_PLAN]
+    tables = {(p.game, p.num_players, p.episode) for p in SUITE_PLAN}
+    assert {("huit", n, "hand") for n in range(2, 7)} | {("switch", n, "hand") for n in range(4, 7)} <= tables
+    assert ("huit", 2, "match") in tables
+    for plan in SUITE_PLAN:
+        assert (SUITES_DIR / f"{plan.name}.json").stat().st_size < 1000
+        suite = load_suite(plan.name)  # deals every card again and compares the hash
+        assert (suite.game, suite.num_players, suite.episode, suite.deals) == (
+            plan.game, plan.num_players, plan.episode, plan.deals)
+        assert suite.deals >= 500 and suite.version >= 1
+
+
+def test_the_files_are_what_the_plan_makes() -> None:
+    for number, plan in enumerate(SUITE_PLAN[:2]):
+        shipped = json.loads((SUITES_DIR / f"{plan.name}.json").read_text())
+        assert shipped == make_suite(plan, number).to_dict()
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"seed": 12345}, "this cardlab deals other cards from its seeds"),
+    ({"deals": 11}, "this cardlab deals other cards from its seeds"),
+    ({"rules": {"num_players": 2, "hand_size": 6}}, "the rules or the engine changed since it was made"),
+    ({"deals": 0}, "deals must be a whole number >= 1"),
+    ({"episode": "game"}, "episode must be hand or match"),
+    ({"extra": 1}, "expected the fields"),
+])
+def test_a_suite_that_does_not_deal_its_recorded_cards_is_refused(
+        tmp_path: pathlib.Path, change: dict[str, object], words: str) -> None:
+    suite = make_suite(SuitePlan("tiny", "huit", 2, "hand", 10), 0)
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(suite.to_dict()))
+    assert load_suite(str(path)) == suite
+    path.write_text(json.dumps({**suite.to_dict(), **change}))
+    with pytest.raises(ValueError, match=words):
+        load_suite(str(path))
+
+
+def test_an_unknown_suite_lists_the_shipped_ones() -> None:
+    with pytest.raises(ValueError, match="unknown suite 'huit-9p': the suites are huit-2p, huit-3p"):
+        load_suite("huit-9p")
+
+
+def test_a_suite_plays_evaluate_s_deals_of_its_seed() -> None:
+    """The cards of deal d are the ones `evaluate` deals with the suite's seed (anyone can replay them)."""
+    from cardlab.evaluation.evaluate import evaluate
+
+    suite = dataclasses.replace(load_suite("switch-4p", check=False), deals=2)
+    a = evaluate("switch", ["expert"], suite.episodes, seed=suite.seed, rule_options=suite.rules)
+    b = evaluate("switch", ["expert"], suite.episodes, seed=suite.seed, rule_options=suite.rules)
+    assert a.hand_records == b.hand_records and len(a.hand_records) == 8
