@@ -10,7 +10,8 @@ and leaves the game as it was):
   -> ``{id, frames}`` (a view after each move, the agents' first moves included; an opponent
   ``bot:GAME`` is the shipped bot of the table's size);
 - ``GET /api/games/{id}``: the person's view of the table;
-- ``POST /api/games/{id}/move``: ``{move: "play 9S", turn?}`` -> ``{frames}``;
+- ``POST /api/games/{id}/move``: ``{move: "play 9S", turn}`` -> ``{frames}`` (``turn``, the view's turn
+  number the move was chosen at, is required: a move sent twice is played once);
 - ``POST /api/games/{id}/next``: deal the next hand -> ``{frames}``;
 - ``GET /api/games/{id}/advice?advisor=NAME&top=3``: the advisor's likeliest moves, with probabilities;
 - ``GET /api/games/{id}/position``: the position for ``cardlab advise --state`` (on the person's turn);
@@ -49,10 +50,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
 from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot, read_metadata
+from cardlab.agents.failure import AgentFailure
 from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.spec import Game, games, get_spec, make_game
 from cardlab.serve.guard import LOOPBACK_NAMES, SiteGuard, allowed_hosts, public_host_warning, without_paths
-from cardlab.serve.table import MODES, Player, Replay, Table
+from cardlab.serve.table import AGENT_SECONDS, MODES, Player, Replay, Table
 from cardlab.serve.view import rule_fields
 
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
@@ -81,6 +83,8 @@ class Settings:
     table's size); else the table's shipped bot (`table_bots`), else the first bot that fits"""
     hosts: frozenset[str] | None = LOOPBACK_NAMES
     """the names a request's Host header may give (DNS rebinding); None: any (a non-loopback --host)"""
+    agent_seconds: float = AGENT_SECONDS
+    """the time an agent may take for a move before its seat falls back (`cardlab.serve.table.FALLBACK`)"""
 
 
 def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
@@ -241,8 +245,11 @@ class NewGame(Strict):
 
 
 class Move(Strict):
+    """A move and the turn it was chosen at: required, so a copy sent again after the first was played (a
+    double click, a retried request) is refused as stale instead of played at the next turn."""
+
     move: str = Field(max_length=200)
-    turn: int | None = Field(None, ge=0)
+    turn: int = Field(ge=0)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -353,6 +360,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """Run a game call; its refusals become 4xx answers (the game is unchanged, no server path shown)."""
         try:
             return call()
+        except AgentFailure as err:  # its public words only: the agent's own message may name its cards
+            raise HTTPException(400, without_paths(err.public)) from None
         except PermissionError as err:
             raise HTTPException(409, without_paths(str(err))) from None
         except LookupError as err:
@@ -403,7 +412,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             for seat in range(n):
                 choice = None if seat == body.seat else catalogue.choose(next(names), game)
                 players.append(Player("you", None) if choice is None else Player(choice.name, choice.spec))
-            return Table(game, body.seat, players, body.mode, body.seed)
+            return Table(game, body.seat, players, body.mode, body.seed, settings.agent_seconds)
 
         table = await run_in_threadpool(checked, build)  # off the event loop: a table's lock may wait
         key = store.add(table)
@@ -435,7 +444,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def advice(key: str, advisor: str = Query(max_length=80), top: int = Query(3, ge=1, le=10)
                      ) -> dict[str, Any]:
         table: Table = store.get(key, Table)
-        moves = checked(lambda: table.advice(catalogue.spec(advisor, table.game), top))
+        choice = checked(lambda: catalogue.choose(advisor, table.game))
+        moves = checked(lambda: table.advice(choice.spec, top, choice.name))
         return {"advisor": advisor, "turn": table.hand.env.game_state.turn,
                 "moves": [m._asdict() for m in moves]}
 
@@ -463,8 +473,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def replay_step(key: str, step: int, advisor: str | None = Query(None, max_length=80),
                           top: int = Query(3, ge=1, le=10)) -> dict[str, Any]:
         loaded: Replay = store.get(key, Replay)
-        spec = None if advisor is None else checked(lambda: catalogue.spec(advisor, loaded.game))
-        return checked(lambda: loaded.frame(step, spec, top))
+        choice = None if advisor is None else checked(lambda: catalogue.choose(advisor, loaded.game))
+        return checked(lambda: loaded.frame(step, choice and choice.spec, top, choice and choice.name))
 
     return app
 

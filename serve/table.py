@@ -11,6 +11,16 @@ A replay (`REPLAY_FORMAT`) is the start state of a hand (`state_dict()`:
 the deal, the totals, the generator that refills the pile), every move as
 text with its seat, and the result. Loading one plays the moves again through
 the env, so a damaged or forged file is refused with the move that fails.
+
+An agent that fails at its turn (it raises, answers an illegal move or
+non-finite numbers, or takes more than `agent_seconds`) never freezes the
+table: its seat falls back to `FALLBACK` at that same turn, so the person's
+move and the replies to it stay one turn, and the table says so in its
+``notices`` (the agent and the kind of failure, never its message or move,
+which may name its cards). Why a fallback rather than undoing the person's
+move: an agent may fail on the agents' first moves of a deal, where there
+is no move of the person to undo, and undoing leaves the same agent to fail
+again at the next try; with the fallback the hand always goes on.
 """
 
 from __future__ import annotations
@@ -23,7 +33,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cardlab.agents.base import Advice, Agent, advise, make_agent
+from cardlab.agents.base import Advice, Agent, make_agent
+from cardlab.agents.failure import AgentFailure, checked_action, checked_advice
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.rng import rng_state
@@ -38,6 +49,37 @@ REPLAY_KEYS = ("game", "rules", "seat", "players", "start", "moves", "result")
 MAX_LABEL = 60
 MAX_HANDS = 10**9
 """the largest hand number a replay may carry"""
+FALLBACK = "random"
+"""the agent a failing seat falls back to: it draws among the legal moves of the action mask and reads
+nothing else (no network, no decoding of the observation), so it has no way to fail; a heuristic would play
+better, but it decodes the observation, and a bug there is a failure of its own"""
+AGENT_SECONDS = 10.0
+"""the time an agent may take for one move before its seat falls back (a bot takes milliseconds)"""
+
+
+def timed_action(agent: Agent, observation: dict[str, np.ndarray], who: str, seconds: float) -> int:
+    """`checked_action` on a thread of its own: an `AgentFailure` too if it takes more than `seconds`.
+
+    A thread cannot be stopped: one that overruns is left to finish on its
+    own copy of the observation, and its agent is not asked again.
+    """
+    observation = {key: np.array(value, copy=True) for key, value in observation.items()}
+    answer: list[int | AgentFailure] = []
+
+    def run() -> None:
+        try:
+            answer.append(checked_action(agent, observation, who))
+        except AgentFailure as err:
+            answer.append(err)
+
+    thread = threading.Thread(target=run, name=f"cardlab agent {who}", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not answer:
+        raise AgentFailure(who, f"it took more than {seconds:g} s to move")
+    if isinstance(answer[0], AgentFailure):
+        raise answer[0]
+    return answer[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,10 +199,11 @@ class Hand:
         view["result"] = self.result()
         return view
 
-    def advice(self, seat: int, advisor: Agent, top: int) -> list[Advice]:
+    def advice(self, seat: int, advisor: Agent, top: int, who: str) -> list[Advice]:
+        """The advisor's likeliest moves for `seat`; an `AgentFailure` naming `who` if it fails."""
         if self.to_move != seat:
             raise PermissionError("advice is for your own decisions: it is not your turn")
-        return advise(advisor, self.observe(seat), top)
+        return checked_advice(advisor, self.observe(seat), top, who)
 
 
 class Advisors:
@@ -188,7 +231,7 @@ class Table:
     """
 
     def __init__(self, game: Game, seat: int, players: Sequence[Player], mode: str = "hand",
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, agent_seconds: float = AGENT_SECONDS) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {excerpt(mode)} is not known: use {' or '.join(MODES)}")
         if len(players) != game.num_players:
@@ -197,6 +240,9 @@ class Table:
             raise ValueError(f"seat {seat} is not the person's seat at this {game.num_players}-player table")
         self.game, self.seat, self.players, self.mode, self.seed = game, seat, list(players), mode, seed
         base = secrets.randbits(63) if seed is None else seed
+        self.base_seed, self.agent_seconds = base, agent_seconds
+        self.notices: list[str] = []
+        """what the table says of itself: each seat that fell back, who failed and how"""
         self.agents: dict[int, Agent] = {
             s: make_agent(p.spec, game, seed=derive_seed(base, AGENT, s))
             for s, p in enumerate(players) if p.spec is not None
@@ -231,6 +277,7 @@ class Table:
         view["hands_finished"] = len(self.finished)
         view["wins"] = list(self.wins)
         view["can_deal"] = self.hand.over and not self._match_over()
+        view["notices"] = list(self.notices)
         return view
 
     def advance(self) -> list[dict[str, Any]]:
@@ -239,9 +286,24 @@ class Table:
         while not self.hand.over and self.hand.to_move != self.seat:
             mover = self.hand.to_move
             assert mover is not None
-            self.hand.apply(self.agents[mover].act(self.hand.observe(mover)))
+            observation = self.hand.observe(mover)
+            try:
+                action = timed_action(self.agents[mover], observation, self.players[mover].label,
+                                      self.agent_seconds)
+            except AgentFailure as err:
+                action = self._fall_back(mover, err, observation)
+            self.hand.apply(action)
             frames.append(self._after_move())
         return frames
+
+    def _fall_back(self, seat: int, failure: AgentFailure, observation: dict[str, np.ndarray]) -> int:
+        """Seat `FALLBACK` for the failed agent from now on, say so, and return its move here."""
+        label = self.players[seat].label
+        self.notices.append(f"player_{seat} ({label}) failed: {failure.reason}; {FALLBACK} plays its seat "
+                            "from now on")
+        self.players[seat] = Player(f"{FALLBACK} (for {label})"[:MAX_LABEL], FALLBACK)
+        self.agents[seat] = make_agent(FALLBACK, self.game, seed=derive_seed(self.base_seed, AGENT, seat, 1))
+        return checked_action(self.agents[seat], observation, FALLBACK)
 
     def _after_move(self) -> dict[str, Any]:
         if self.hand.over:
@@ -261,7 +323,8 @@ class Table:
         """The person's move (its text), then the agents' moves; refused moves change nothing.
 
         A `PermissionError` when it is not the person's turn (or `turn`, the
-        turn number the move was chosen at, is not the current one), a
+        turn number the move was chosen at, is not the current one: the web
+        API always gives it, so a copy of a move sent again is refused), a
         `ValueError` for an unreadable or illegal move.
         """
         self._check_turn(turn)
@@ -298,8 +361,9 @@ class Table:
 
     # ------------------------------------------------------------ advice, positions, replays
     @reads_table
-    def advice(self, spec: str, top: int = 3) -> list[Advice]:
-        return self.hand.advice(self.seat, self.advisors.get(spec), top)
+    def advice(self, spec: str, top: int = 3, name: str | None = None) -> list[Advice]:
+        """The advisor `spec`'s likeliest moves for the person; a failure names it as `name` (else `spec`)."""
+        return self.hand.advice(self.seat, self.advisors.get(spec), top, name or spec)
 
     @reads_table
     def position(self) -> dict[str, Any]:
@@ -396,8 +460,12 @@ class Replay:
     def steps(self) -> int:
         return len(self.actions)
 
-    def frame(self, step: int, advisor: str | None = None, top: int = 3) -> dict[str, Any]:
-        """The seat's view after `step` moves (0: the deal), with advice when the seat is to move."""
+    def frame(self, step: int, advisor: str | None = None, top: int = 3, name: str | None = None
+              ) -> dict[str, Any]:
+        """The seat's view after `step` moves (0: the deal), with advice when the seat is to move.
+
+        `advisor` is a spec; a failure of it names it as `name` (else the spec).
+        """
         if not 0 <= step <= self.steps:
             raise LookupError(f"step {step} is not in this replay: steps are 0..{self.steps}")
         self._goto(step)
@@ -409,6 +477,6 @@ class Replay:
             move = self.game.action_to_str(self.actions[step])
             view["next_move"] = {"seat": self.hand.to_move, "move": move}
         if advisor is not None and self.hand.to_move == self.seat:
-            advice = self.hand.advice(self.seat, self.advisors.get(advisor), top)
+            advice = self.hand.advice(self.seat, self.advisors.get(advisor), top, name or advisor)
             view["advice"] = [a._asdict() for a in advice]
         return view

@@ -25,6 +25,10 @@ so when another seat ends the hand the learner still gets its result.
 Terminated is a win, truncated a hand cut by the turn limit (C1). An
 illegal learner action raises a `ValueError` (``illegal_action="raise"``) or,
 with ``illegal_action="penalize"``, ends the game with -1, as in the AEC env.
+An opponent that fails (it raises, chooses an illegal move, a bot's logits
+are not finite) stops `reset` or `step` with an `AgentFailure` naming it,
+its game and seat, before its move reaches the engine; the games are then
+part-way through a step, so the env refuses to step again until `reset`.
 
 Players of the other seats, each drawn per episode and seat from
 `opponents` (uniformly, a spec listed twice counts twice):
@@ -59,6 +63,7 @@ from gymnasium.vector.utils import batch_space
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.bot import BotAgent
+from cardlab.agents.failure import AgentFailure, checked_action, checked_choice, finite_logits
 from cardlab.envs.aec import ILLEGAL, REWARDS
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.checked_json import excerpt
@@ -125,6 +130,8 @@ class CardVectorEnv(VectorEnv):
         self.owners = np.zeros((self.num_envs, self.n), dtype=np.int64)
         """(B, n) who plays each seat: an index into `specs`, or LEARNER"""
         self._obs: dict[str, np.ndarray] | None = None
+        self._stopped: str | None = None
+        """why the last reset or step stopped part-way (an opponent's failure), until the next reset"""
 
     def set_policy(self, policy: Policy | None) -> None:
         """The function that plays the ``"self"`` seats from now on."""
@@ -146,7 +153,8 @@ class CardVectorEnv(VectorEnv):
                 self.engine.load(b, self.game.new_state(np.random.default_rng(s)))
             self.rng = np.random.default_rng(seeds[0])
         self._seat(everything)
-        self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_))
+        self._obs, self._stopped = None, None
+        self._guarded(lambda: self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_)))
         self._obs = self._observe()
         return self._obs, {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, dtype=np.bool_)}
 
@@ -166,6 +174,8 @@ class CardVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:
         """The learner's move in every game, then the others' up to its next turn (module doc)."""
+        if self._stopped is not None:
+            raise RuntimeError(f"the last reset or step stopped: {self._stopped}; call reset() to deal again")
         if self._obs is None:
             raise RuntimeError("step() before reset(): call reset() first")
         acts = np.asarray(actions)
@@ -175,7 +185,8 @@ class CardVectorEnv(VectorEnv):
         illegal = self._illegal(acts)
         moving = None if illegal is None else ~illegal
         rewards = self.engine.step(acts, moving)[0][self._rows, self.seats].astype(np.float64)
-        terminated, truncated, final = self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_))
+        terminated, truncated, final = self._guarded(
+            lambda: self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_)))
         if illegal is not None:
             final = self._penalize(illegal, rewards, terminated, final)
         infos: dict[str, Any] = {}
@@ -184,6 +195,14 @@ class CardVectorEnv(VectorEnv):
         infos["seat"], infos["_seat"] = self.seats.copy(), np.ones(self.num_envs, dtype=np.bool_)
         self._obs = self._observe()
         return self._obs, rewards.astype(np.float32), terminated, truncated, infos
+
+    def _guarded(self, call: Callable[[], Any]) -> Any:
+        """`call()`; an opponent's `AgentFailure` is noted (`step` refuses until `reset`) and raised."""
+        try:
+            return call()
+        except AgentFailure as err:
+            self._stopped = str(err)
+            raise
 
     def _illegal(self, acts: np.ndarray) -> np.ndarray | None:
         """(B,) bool: the learner's illegal actions, when they are penalized (None: none, or raise)."""
@@ -285,6 +304,14 @@ class CardVectorEnv(VectorEnv):
         for player in players:
             chosen = rows[owner == player]
             actions[chosen] = self._play(int(player), chosen, current, obs, mask)
+            picked = actions[chosen]
+            inside = (picked >= 0) & (picked < mask.shape[1])
+            if not (inside.all() and mask[chosen, picked].all()):  # one look per player; a loop only to name
+                for b in chosen:
+                    checked_choice(actions[b], mask[b], self._who(int(player), int(b), current))
+
+    def _who(self, player: int, b: int, current: np.ndarray) -> str:
+        return f"opponent {self.specs[player]} (game {b}, seat {int(current[b])})"
 
     def _play(self, player: int, rows: np.ndarray, current: np.ndarray, obs: np.ndarray | None,
               mask: np.ndarray) -> np.ndarray:
@@ -302,6 +329,9 @@ class CardVectorEnv(VectorEnv):
         if bot is not None:
             with torch.inference_mode():
                 logits = bot.network(torch.as_tensor(obs[rows])).double().numpy()
+            if not np.isfinite(np.where(mask[rows], logits, 0.0)).all():
+                for i, b in enumerate(rows):
+                    finite_logits(logits[i], mask[b], self._who(player, int(b), current))
             logits[~mask[rows]] = -np.inf
             if bot.sample:
                 logits += -np.log(-np.log(self.rng.random(logits.shape)))
@@ -311,7 +341,8 @@ class CardVectorEnv(VectorEnv):
             key = (int(b), int(current[b]), player)
             if key not in self._agents:
                 self._agents[key] = make_agent(spec, self.game, seed=int(self.rng.integers(2**63)))
-            out[i] = self._agents[key].act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
+            out[i] = checked_action(self._agents[key], {"observation": obs[b], "action_mask": mask[b].astype(np.int8)},
+                                    self._who(player, int(b), current))
         return out
 
     def close_extras(self, **kwargs: Any) -> None:

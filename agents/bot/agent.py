@@ -10,6 +10,7 @@ from torch import nn
 
 from cardlab.agents.base import Agent
 from cardlab.agents.bot.threads import inference_threads, torch_threads
+from cardlab.agents.failure import finite_logits
 from cardlab.envs.spec import Game
 
 
@@ -57,7 +58,9 @@ class BotAgent(Agent):
         mask = np.asarray(observation["action_mask"], dtype=bool)
         if not mask.any():
             raise ValueError("the observation's action_mask has no legal action")
-        return np.where(mask, self.logits(observation["observation"]).astype(np.float64), -np.inf)
+        logits = self.logits(observation["observation"]).astype(np.float64)
+        finite_logits(logits, mask, "the bot")  # else the masked argmax of -inf everywhere is action 0
+        return np.where(mask, logits, -np.inf)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         if not self.sample:

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.failure import StopPlay
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import excerpt
@@ -39,8 +40,8 @@ from cardlab.evaluation.episodes import (
 )
 
 
-class EndOfInput(Exception):
-    """The person's input ended (Ctrl-D, or the end of a piped file)."""
+class EndOfInput(StopPlay):
+    """The person's input ended (Ctrl-D, or the end of a piped file): play stops, no agent failed."""
 
 
 def parse_move(text: str, legal: list[int], game: Game) -> int:

@@ -116,20 +116,21 @@ def test_move_and_bad_moves_leave_the_game_unchanged(api: TestClient) -> None:
     table = table_of(api, key)
     before = table.hand.env.state_dict()
     url = f"/api/games/{key}/move"
-    refused(api.post(url, json={"move": "play 7X"}), 400, "cannot read card '7X'")
-    refused(api.post(url, json={"move": "pass"}), 400, "'pass' is not legal now; legal moves:")
+    turn = view["turn"]
+    refused(api.post(url, json={"move": "play 7X", "turn": turn}), 400, "cannot read card '7X'")
+    refused(api.post(url, json={"move": "pass", "turn": turn}), 400, "'pass' is not legal now; legal moves:")
     refused(api.post(url, json={"move": "draw", "turn": view["turn"] + 5}), 409, "reload the table")
     refused(api.post(url, json={"mov": "draw"}), 422, "move")
-    refused(api.post(url, json={"move": 352}), 422, "move")
+    refused(api.post(url, json={"move": 352, "turn": turn}), 422, "move")
     refused(api.post(url, content=b"[", headers={"content-type": "application/json"}), 400, "malformed JSON")
-    refused(api.post("/api/games/nope/move", json={"move": "draw"}), 404, "unknown game id 'nope'")
+    refused(api.post("/api/games/nope/move", json={"move": "draw", "turn": 0}), 404, "unknown game id 'nope'")
     assert table.hand.env.state_dict() == before and table.hand.moves == []
     frames = api.post(url, json={"move": "draw", "turn": view["turn"]}).json()["frames"]
     assert frames[0]["log"][-1] == {"seat": 0, "move": "draw"}
     last = play_out(api, key, frames[-1])
     assert last["hand_over"] and last["result"]["hand_points"][last["result"]["winner"]] == 0
     before = table.hand.env.state_dict()
-    refused(api.post(url, json={"move": "draw"}), 409, "the hand is over")
+    refused(api.post(url, json={"move": "draw", "turn": last["turn"]}), 409, "the hand is over")
     assert table.hand.env.state_dict() == before
 
 
@@ -355,4 +356,4 @@ def test_a_move_body_goes_through_the_checked_reader(api: TestClient) -> None:
     key, _ = new_game(api)
     refused(api.post(f"/api/games/{key}/move", content=b"[" * 1000,
                      headers={"content-type": "application/json"}), 400, "more than 32 deep")
-    refused(api.post(f"/api/games/{key}/move", json={"move": "draw", "extra": 1}), 422, "extra")
+    refused(api.post(f"/api/games/{key}/move", json={"move": "draw", "turn": 0, "extra": 1}), 422, "extra")

@@ -30,9 +30,9 @@ def refused(response: Any, status: int, words: str) -> None:
 
 
 def play_to_end(api: TestClient, key: str, view: dict[str, Any]) -> None:
-    """The person plays their first legal move (no `turn`) until the hand is over."""
+    """The person plays their first legal move until the hand is over."""
     while view["legal"]:
-        move = {"move": view["legal"][0]["text"]}
+        move = {"move": view["legal"][0]["text"], "turn": view["turn"]}
         view = api.post(f"/api/games/{key}/move", json=move).json()["frames"][-1]
 
 
@@ -78,8 +78,8 @@ def test_a_non_loopback_host_is_warned_about() -> None:
 
 
 # ---------------------------------------------------------------- 7: concurrent moves
-def test_concurrent_moves_without_turn_are_played_once() -> None:
-    """20 threads send `draw` at once (no `turn`): one is played, the others are refused."""
+def test_concurrent_moves_are_played_once() -> None:
+    """20 threads send `draw` at once, at the same turn: one is played, the others are refused."""
     api = client()
     rules = {"voluntary_draw": True, "play_after_draw": False}  # a draw is legal and ends the turn
     body = {"game": "switch", "num_players": 2, "seat": 0, "opponents": ["random"], "seed": 5, "rules": rules}
@@ -99,7 +99,7 @@ def test_concurrent_moves_without_turn_are_played_once() -> None:
 
     def send() -> None:
         barrier.wait()
-        response = api.post(f"/api/games/{key}/move", json={"move": "draw"})
+        response = api.post(f"/api/games/{key}/move", json={"move": "draw", "turn": 0})
         statuses.append(response.status_code)
         details.append(response.json().get("detail", ""))
 
@@ -112,6 +112,23 @@ def test_concurrent_moves_without_turn_are_played_once() -> None:
     assert draws == [{"seat": 0, "move": "draw"}], table.hand.moves
     assert statuses.count(200) == 1 and statuses.count(409) == 19, statuses
     assert sum("being applied" in d for d in details) == 19
+
+
+def test_a_move_sent_again_after_the_first_was_played_is_refused() -> None:
+    """A copy that arrives once the first is played is stale (its turn is gone), and a move needs its turn."""
+    api = client()
+    rules = {"voluntary_draw": True, "play_after_draw": False}
+    body = {"game": "switch", "num_players": 2, "seat": 0, "opponents": ["random"], "seed": 5, "rules": rules}
+    created = api.post("/api/games", json=body).json()
+    key, view = created["id"], created["frames"][-1]
+    table = table_of(api, key)
+    url = f"/api/games/{key}/move"
+    copy = {"move": "draw", "turn": view["turn"]}
+    assert api.post(url, json=copy).status_code == 200
+    assert table.hand.to_move == 0 and not table.hand.over
+    refused(api.post(url, json=copy), 409, f"the move was chosen at turn {view['turn']}")
+    refused(api.post(url, json={"move": "draw"}), 422, "turn: Field required")
+    assert [m for m in table.hand.moves if m["seat"] == 0] == [{"seat": 0, "move": "draw"}]
 
 
 # ---------------------------------------------------------------- 8: memory per finished hand
