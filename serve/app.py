@@ -18,6 +18,7 @@ and leaves the game as it was):
 - ``GET /api/games/{id}/hands/{n}/replay``: the replay of finished hand n, as a JSON file;
 - ``DELETE /api/games/{id}``: forget a game;
 - ``POST /api/replays``: load a replay -> ``{id, steps, ...}``;
+- ``DELETE /api/replays/{id}``: forget a loaded replay;
 - ``GET /api/replays/{id}/{step}?advisor=NAME``: the view after `step` moves, with advice on the
   person's turns.
 
@@ -25,7 +26,8 @@ Safety: views come from `cardlab.serve.view.seat_view` only (no hidden card
 is ever sent); agents and advisors are named from a fixed list (the built-in
 ones, the shipped bots, and the bot files given on the server's command line,
 by name), so no request names a path; bodies are capped; games and loaded
-replays live in one store with random ids, a cap and an idle expiry.
+replays live in two stores (so loading replays never locks out new games),
+each with random ids, a cap and an idle expiry.
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ class Settings:
     """Limits and bots of one server (`cardlab serve` options)."""
 
     max_games: int = 100
-    """games and loaded replays kept at once"""
+    """games kept at once"""
+    max_replays: int = 20
+    """loaded replays kept at once (a store of their own: loading replays never locks out new games)"""
     idle_seconds: float = 3600.0
     """a game or replay not used for this long is forgotten"""
     max_body: int = 512 * 1024
@@ -184,10 +188,10 @@ class Catalogue:
 
 # ---------------------------------------------------------------- the store
 class Store:
-    """Games and replays by random id, at most `cap` at once, forgotten after `idle` seconds unused."""
+    """Games (or replays) by random id, at most `cap` at once, forgotten after `idle` seconds unused."""
 
-    def __init__(self, cap: int, idle: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.cap, self.idle, self.clock = cap, idle, clock
+    def __init__(self, cap: int, idle: float, noun: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cap, self.idle, self.noun, self.clock = cap, idle, noun, clock
         self.items: dict[str, tuple[float, Any]] = {}
         self.lock = threading.RLock()
         """requests run on several threads (a slow bot does not hold up the other games)"""
@@ -205,28 +209,29 @@ class Store:
     def _add(self, item: Any) -> str:
         self.purge()
         if len(self.items) >= self.cap:
-            raise HTTPException(429, f"too many games and replays open ({self.cap}): finish or delete one, "
+            raise HTTPException(429, f"too many {self.noun}s open ({self.cap}): finish or delete one, "
                                      "or wait until idle ones expire")
         key = secrets.token_urlsafe(16)
         self.items[key] = (self.clock(), item)
         return key
 
-    def get(self, key: str, kind: type) -> Any:
+    def get(self, key: str) -> Any:
         with self.lock:
-            return self._get(key, kind)
+            return self._get(key)
 
-    def _get(self, key: str, kind: type) -> Any:
+    def _get(self, key: str) -> Any:
         self.purge()
         found = self.items.get(key)
-        if found is None or not isinstance(found[1], kind):
-            what = "game" if kind is Table else "replay"
-            raise HTTPException(404, f"unknown {what} id {key[:40]!r}: it may have expired")
+        if found is None:
+            raise HTTPException(404, f"unknown {self.noun} id {key[:40]!r}: it may have expired")
         self.items[key] = (self.clock(), found[1])
         return found[1]
 
     def delete(self, key: str) -> None:
+        """Forget `key` (a 404 if it is not here)."""
         with self.lock:
-            self.items.pop(key, None)
+            self._get(key)
+            del self.items[key]
 
 
 # ---------------------------------------------------------------- requests
@@ -345,9 +350,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.game is not None and settings.game not in games():
         raise ValueError(f"unknown game {settings.game!r} to open the page on: use {', '.join(games())}")
     app = FastAPI(title="cardlab", docs_url=None, redoc_url=None, openapi_url=None)
-    store = Store(settings.max_games, settings.idle_seconds)
+    store = Store(settings.max_games, settings.idle_seconds, "game")
+    replays = Store(settings.max_replays, settings.idle_seconds, "replay")
     catalogue = Catalogue(settings.bots)
-    app.state.store, app.state.catalogue, app.state.settings = store, catalogue, settings
+    app.state.store, app.state.replays = store, replays
+    app.state.catalogue, app.state.settings = catalogue, settings
     app.add_middleware(BodyLimit, limit=settings.max_body)
     app.add_middleware(SiteGuard, hosts=settings.hosts)
 
@@ -420,30 +427,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/games/{key}")
     def get_game(key: str) -> dict[str, Any]:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         return table.view()
 
     @app.delete("/api/games/{key}", status_code=204)
     def delete_game(key: str) -> Response:
-        store.get(key, Table)
         store.delete(key)
         return Response(status_code=204)
 
     @app.post("/api/games/{key}/move")
     async def move(key: str, request: Request) -> dict[str, Any]:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         body = await model_body(request, Move)
         return {"frames": await run_in_threadpool(checked, lambda: table.move(body.move, body.turn))}
 
     @app.post("/api/games/{key}/next")
     def next_hand(key: str) -> dict[str, Any]:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         return {"frames": checked(table.next_hand)}
 
     @app.get("/api/games/{key}/advice")
     def advice(key: str, advisor: str = Query(max_length=80), top: int = Query(3, ge=1, le=10)
                      ) -> dict[str, Any]:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         choice = checked(lambda: catalogue.choose(advisor, table.game))
         moves = checked(lambda: table.advice(choice.spec, top, choice.name))
         return {"advisor": advisor, "turn": table.hand.env.game_state.turn,
@@ -451,13 +457,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/games/{key}/position")
     def position(key: str) -> JSONResponse:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         data = checked(table.position)
         return _download(data, f"{table.game.id}-position-turn{data['turn']}.json")
 
     @app.get("/api/games/{key}/hands/{number}/replay")
     def replay(key: str, number: int) -> JSONResponse:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         data = checked(lambda: table.replay(number))
         return _download(data, f"{table.game.id}-hand{number}-replay.json")
 
@@ -465,16 +471,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def load_replay(request: Request) -> dict[str, Any]:
         data = await json_body(request)
         loaded: Replay = checked(lambda: Replay(data))
-        key = store.add(loaded)
+        key = replays.add(loaded)
         return {"id": key, "game": loaded.game.id, "seat": loaded.seat, "steps": loaded.steps,
                 "hand_number": loaded.hand_number}
 
     @app.get("/api/replays/{key}/{step}")
     async def replay_step(key: str, step: int, advisor: str | None = Query(None, max_length=80),
                           top: int = Query(3, ge=1, le=10)) -> dict[str, Any]:
-        loaded: Replay = store.get(key, Replay)
+        loaded: Replay = replays.get(key)
         choice = None if advisor is None else checked(lambda: catalogue.choose(advisor, loaded.game))
         return checked(lambda: loaded.frame(step, choice and choice.spec, top, choice and choice.name))
+
+    @app.delete("/api/replays/{key}", status_code=204)
+    def delete_replay(key: str) -> Response:
+        replays.delete(key)
+        return Response(status_code=204)
 
     return app
 

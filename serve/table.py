@@ -25,6 +25,7 @@ again at the next try; with the fallback the hand always goes on.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import secrets
 import threading
@@ -53,6 +54,8 @@ FALLBACK = "random"
 """the agent a failing seat falls back to: it draws among the legal moves of the action mask and reads
 nothing else (no network, no decoding of the observation), so it has no way to fail; a heuristic would play
 better, but it decodes the observation, and a bug there is a failure of its own"""
+KEPT_HANDS = 50
+"""the finished hands whose replays a table keeps (the last ones): about 30 KB each"""
 AGENT_SECONDS = 10.0
 """the time an agent may take for one move before its seat falls back (a bot takes milliseconds)"""
 
@@ -231,7 +234,8 @@ class Table:
     """
 
     def __init__(self, game: Game, seat: int, players: Sequence[Player], mode: str = "hand",
-                 seed: int | None = None, agent_seconds: float = AGENT_SECONDS) -> None:
+                 seed: int | None = None, agent_seconds: float = AGENT_SECONDS,
+                 kept_hands: int = KEPT_HANDS) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {excerpt(mode)} is not known: use {' or '.join(MODES)}")
         if len(players) != game.num_players:
@@ -250,7 +254,9 @@ class Table:
         self.advisors = Advisors(game)
         self.lock = threading.RLock()
         """held by every call that reads or changes the table: requests run on several threads"""
-        self.finished: list[FinishedHand] = []
+        self.finished: collections.deque[FinishedHand] = collections.deque(maxlen=kept_hands)
+        """the last `kept_hands` finished hands, for their replays (a table may see thousands)"""
+        self.hands_finished = 0
         self.wins = [0] * game.num_players
         self.hand = self._deal(None)
 
@@ -258,7 +264,7 @@ class Table:
         return secrets.randbits(63) if self.seed is None else derive_seed(self.seed, HAND, number)
 
     def _deal(self, previous: Hand | None) -> Hand:
-        number = len(self.finished) + 1
+        number = self.hands_finished + 1
         seed = self._hand_seed(number)
         if previous is None or self.mode == "hand":
             start = first_deal(self.game, seed)
@@ -272,9 +278,9 @@ class Table:
     @reads_table
     def view(self) -> dict[str, Any]:
         view = self.hand.view(self.seat, self.players)
-        view["hand_number"] = len(self.finished) + (0 if self.hand.over else 1)  # of this table, either mode
+        view["hand_number"] = self.hands_finished + (0 if self.hand.over else 1)  # of this table, either mode
         view["mode"] = self.mode
-        view["hands_finished"] = len(self.finished)
+        view["hands_finished"] = self.hands_finished
         view["wins"] = list(self.wins)
         view["can_deal"] = self.hand.over and not self._match_over()
         view["notices"] = list(self.notices)
@@ -312,6 +318,7 @@ class Table:
             if result["winner"] is not None:
                 self.wins[result["winner"]] += 1
             self.finished.append(FinishedHand(dict(self.hand.start), tuple(self.hand.moves), result))
+            self.hands_finished += 1
         return self.view()
 
     def start(self) -> list[dict[str, Any]]:
@@ -374,10 +381,14 @@ class Table:
     @reads_table
     def replay(self, number: int) -> dict[str, Any]:
         """The replay of finished hand `number` (1 = the first of this table)."""
-        if not 1 <= number <= len(self.finished):
+        if not 1 <= number <= self.hands_finished:
             raise LookupError(f"hand {number} is not a finished hand of this game: "
-                              f"{len(self.finished)} finished so far")
-        hand = self.finished[number - 1]
+                              f"{self.hands_finished} finished so far")
+        first_kept = self.hands_finished - len(self.finished) + 1
+        if number < first_kept:
+            raise LookupError(f"hand {number}'s replay is no longer kept: a game keeps the replays of its last "
+                              f"{self.finished.maxlen} hands ({first_kept} to {self.hands_finished} now)")
+        hand = self.finished[number - first_kept]
         return {
             "format": REPLAY_FORMAT, "version": REPLAY_VERSION, "game": self.game.id,
             "rules": self.game.rules.to_dict(), "seat": self.seat, "players": [p.label for p in self.players],

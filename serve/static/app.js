@@ -167,7 +167,8 @@ async function startGame(event) {
   showError(null);
   try {
     const { id, frames } = await api("POST", "/api/games", setupRequest());
-    state.gameId = id; state.replay = null;
+    closeReplay();
+    state.gameId = id;
     $("setup").hidden = true; $("table").hidden = false;
     await showFrames(frames);
   } catch (err) { showError(err); }
@@ -383,10 +384,19 @@ async function refreshAdvice() {
 }
 
 // ------------------------------------------------------------------ replays
+// The server keeps a few loaded replays only: the page frees the one it leaves.
+function closeReplay() {
+  if (!state.replay) return;
+  const id = state.replay.id;
+  state.replay = null;
+  api("DELETE", `/api/replays/${id}`).catch(() => {});
+}
+
 async function loadReplay(file) {
   showError(null);
   try {
     const loaded = await api("POST", "/api/replays", await file.text());
+    closeReplay();
     state.replay = loaded; state.gameId = null;
     $("setup").hidden = true; $("table").hidden = false;
     await showStep(0);
@@ -441,7 +451,7 @@ async function init() {
   $("seat").addEventListener("change", fillSeats);
   fillSetup();
   $("setup").addEventListener("submit", startGame);
-  $("new-game").addEventListener("click", () => { state.replay = null; $("setup").hidden = false; $("table").hidden = true; document.body.dataset.phase = "setup"; });
+  $("new-game").addEventListener("click", () => { closeReplay(); $("setup").hidden = false; $("table").hidden = true; document.body.dataset.phase = "setup"; });
   $("replay-file").addEventListener("change", (e) => { if (e.target.files.length) loadReplay(e.target.files[0]); });
   $("play").addEventListener("click", playPicked);
   $("draw").addEventListener("click", () => sendMove("draw"));

@@ -214,7 +214,7 @@ def test_games_are_capped_and_expire() -> None:
     store.clock = lambda: now[0]
     first, _ = new_game(api)
     new_game(api)
-    refused(api.post("/api/games", json=HUIT), 429, "too many games and replays open (2)")
+    refused(api.post("/api/games", json=HUIT), 429, "too many games open (2)")
     now[0] += 30
     assert api.get(f"/api/games/{first}").status_code == 200  # using a game keeps it
     now[0] += 45
@@ -222,6 +222,20 @@ def test_games_are_capped_and_expire() -> None:
     assert api.get(f"/api/games/{first}").status_code == 200
     now[0] += 61
     refused(api.get(f"/api/games/{first}"), 404, "it may have expired")
+
+
+def test_replays_have_their_own_quota_and_can_be_deleted() -> None:
+    """Loading replays up to their cap locks out neither new games nor, once one is deleted, a new load."""
+    api = client(max_games=3, max_replays=2)
+    _, replay = finished_replay(api)
+    loaded = [api.post("/api/replays", json=replay).json()["id"] for _ in range(2)]
+    refused(api.post("/api/replays", json=replay), 429, "too many replays open (2)")
+    new_game(api)  # the games' own quota: one used by finished_replay, one now
+    assert api.delete(f"/api/replays/{loaded[0]}").status_code == 204
+    refused(api.get(f"/api/replays/{loaded[0]}/0"), 404, "unknown replay id")
+    refused(api.delete(f"/api/replays/{loaded[0]}"), 404, "unknown replay id")
+    assert api.post("/api/replays", json=replay).status_code == 200
+    assert api.get(f"/api/replays/{loaded[1]}/0").status_code == 200
 
 
 # ---------------------------------------------------------------- replays

@@ -43,7 +43,7 @@ def test_a_text_plain_post_stores_no_replay() -> None:
                         headers={"content-type": "text/plain"})
     refused(response, 415, "application/json")
     refused(api.post("/api/games", content=b"{}", headers={"content-type": "text/plain"}), 415, "JSON")
-    assert api.app.state.store.items == {}  # type: ignore[attr-defined]
+    assert api.app.state.store.items == {} and api.app.state.replays.items == {}  # type: ignore[attr-defined]
 
 
 def test_host_and_origin_of_another_site_are_refused() -> None:
@@ -145,6 +145,30 @@ def test_finished_hands_keep_the_replay_not_the_env() -> None:
         assert not hasattr(hand, "env"), "a finished hand keeps its whole env"
         replay = api.get(f"/api/games/{key}/hands/{number}/replay").json()
         assert api.post("/api/replays", json=replay).status_code == 200  # still replays, moves checked
+
+
+def test_a_table_keeps_the_replays_of_its_last_hands_only() -> None:
+    """Memory per table is bounded: past `kept_hands`, the oldest replay goes, and the numbers go on."""
+    from cardlab.envs import make_game
+    from cardlab.serve.table import KEPT_HANDS, Player, Table
+
+    table = Table(make_game("huit", {"num_players": 2}), 0, [Player("you"), Player("random", "random")],
+                  seed=3, kept_hands=3)
+    table.start()
+    for number in range(1, 6):
+        while not table.hand.over:
+            table.move(table.view()["legal"][0]["text"])
+        assert table.view()["hands_finished"] == number
+        if number < 5:
+            table.next_hand()
+    assert len(table.finished) == 3 and table.view()["hand_number"] == 5
+    with pytest.raises(LookupError, match="hand 2's replay is no longer kept: a game keeps the replays of "
+                                          "its last 3 hands \\(3 to 5 now\\)"):
+        table.replay(2)
+    assert [table.replay(n)["hand_number"] for n in (3, 4, 5)] == [3, 4, 5]
+    assert table.replay(5)["moves"] == list(table.hand.moves)
+    web = Table(make_game("huit", {"num_players": 2}), 0, [Player("you"), Player("random", "random")])
+    assert web.finished.maxlen == KEPT_HANDS == 50
 
 
 # ---------------------------------------------------------------- 9: the after_draw phase
