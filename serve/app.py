@@ -62,6 +62,8 @@ from cardlab.serve.view import rule_fields
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
 """The page's files, served by these fixed names only."""
 MAX_SEED = 2**63 - 1
+MAX_ECHO = 40
+"""the longest name (a key, a field) an error message repeats whole"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -325,15 +327,20 @@ class _TooLarge(Exception):
     pass
 
 
+def _cut(text: str, limit: int = MAX_ECHO) -> str:
+    """`text`, or its first `limit` characters and how many more there were."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
 def _validation_message(err: RequestValidationError) -> tuple[int, str]:
     """(status, one readable line) of a request that does not fit its model."""
     errors = err.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         return 400, "malformed JSON in the request body"
     parts = []
-    for e in errors[:5]:
-        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
-        parts.append(f"{where or 'body'}: {e.get('msg', 'invalid')}")
+    for e in errors[:5]:  # every echoed name cut (a key may be half a megabyte long)
+        where = ".".join(_cut(str(x)) for x in e.get("loc", ()) if x != "body")
+        parts.append(f"{where or 'body'}: {_cut(str(e.get('msg', 'invalid')), 200)}")
     return 422, "bad request: " + "; ".join(parts)
 
 

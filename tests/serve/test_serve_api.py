@@ -371,3 +371,14 @@ def test_a_move_body_goes_through_the_checked_reader(api: TestClient) -> None:
     refused(api.post(f"/api/games/{key}/move", content=b"[" * 1000,
                      headers={"content-type": "application/json"}), 400, "more than 32 deep")
     refused(api.post(f"/api/games/{key}/move", json={"move": "draw", "turn": 0, "extra": 1}), 422, "extra")
+
+
+def test_an_unknown_key_s_name_is_cut_in_the_answer(api: TestClient) -> None:
+    """A 510,000-character key fits the body cap; the 422 repeats its first 40 characters only."""
+    key, view = new_game(api)
+    name = "k" * 510_000
+    for url, body in (("/api/games", {**HUIT, name: 1}),
+                      (f"/api/games/{key}/move", {"move": "draw", "turn": view["turn"], name: 1})):
+        response = api.post(url, json=body)
+        refused(response, 422, f"bad request: {'k' * 40}... (509,960 more characters): Extra inputs")
+        assert len(response.content) < 200
