@@ -238,7 +238,9 @@ class Store:
 
 # ---------------------------------------------------------------- requests
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: no unknown keys, and no coercion (``true`` is not a seat, ``1.0`` not true)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class NewGame(Strict):
@@ -246,7 +248,8 @@ class NewGame(Strict):
     num_players: int | None = Field(None, ge=1, le=100)
     seat: int = Field(0, ge=0, le=100)
     opponents: list[str] = Field(max_length=100)
-    rules: dict[str, bool | int | str] = Field(default_factory=dict, max_length=40)
+    rules: dict[str, bool | int | float | str] = Field(default_factory=dict, max_length=40)
+    """passed as they are: the game's own checks refuse a value of the wrong type, naming the option"""
     mode: Literal["hand", "match"] = "hand"
     seed: int | None = Field(None, ge=0, le=MAX_SEED)
 

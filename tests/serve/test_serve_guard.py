@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 import threading
@@ -56,6 +57,43 @@ def test_host_and_origin_of_another_site_are_refused() -> None:
     assert api.app.state.store.items == {}  # type: ignore[attr-defined]
     same = {"origin": "http://127.0.0.1:8000", "host": "127.0.0.1:8000"}
     assert api.post("/api/games", json=HUIT, headers=same).status_code == 200
+
+
+def test_host_and_origin_are_compared_exactly() -> None:
+    api = client()
+    for host in ("evil.example@127.0.0.1:8000", "127.0.0.1:8000/x", "127.0.0.1:80:80", "127.0.0.1 x", ""):
+        refused(api.get("/api/options", headers={"host": host}), 421, "127.0.0.1")
+    host = {"host": "127.0.0.1:8000"}
+    for origin in ("https://127.0.0.1:8000", "http://127.0.0.1:8001", "http://127.0.0.1", "null",
+                   "http://evil.example@127.0.0.1:8000"):
+        refused(api.post("/api/games", json=HUIT, headers={**host, "origin": origin}), 403, "another site")
+    assert api.app.state.store.items == {}  # type: ignore[attr-defined]
+    assert api.post("/api/games", json=HUIT, headers={**host, "origin": "http://127.0.0.1:8000"}).status_code == 200
+
+
+def test_two_content_type_headers_are_refused() -> None:
+    api = client()
+    twice = [("content-type", "application/json"), ("content-type", "text/plain")]
+    refused(api.post("/api/games", content=json.dumps(HUIT).encode(), headers=twice), 400,
+            "the request has 2 content-type headers: send it once")
+    assert api.app.state.store.items == {}  # type: ignore[attr-defined]
+
+
+def test_request_fields_are_strictly_typed() -> None:
+    """No coercion: 1.0 is not a whole number (nor true), true is not a seat, "5" is not a seed."""
+    api = client()
+    for change, words in (({"rules": {"target_score": 1.0}}, "target_score must be a whole number, got 1.0"),
+                          ({"rules": {"memory": 1.0}}, "memory must be true or false, got 1.0"),
+                          ({"seat": True}, "seat: Input should be a valid integer"),
+                          ({"seed": "5"}, "seed: Input should be a valid integer"),
+                          ({"num_players": 2.0}, "num_players: Input should be a valid integer"),
+                          ({"opponents": [1]}, "opponents.0: Input should be a valid string")):
+        response = api.post("/api/games", json={**HUIT, **change})
+        assert response.status_code in (400, 422) and words in response.json()["detail"], (change, response.text)
+    key = api.post("/api/games", json=HUIT).json()["id"]
+    for body in ({"move": "draw", "turn": 0.0}, {"move": "draw", "turn": "0"}, {"move": "draw", "turn": False}):
+        refused(api.post(f"/api/games/{key}/move", json=body), 422, "turn: Input should be a valid integer")
+    assert table_of(api, key).hand.moves == []
 
 
 def test_every_answer_has_the_security_headers() -> None:
