@@ -33,6 +33,7 @@ each with random ids, a cap and an idle expiry.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import pathlib
 import secrets
@@ -158,6 +159,21 @@ class Catalogue:
         self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
         self.table_bots = table_bots()
         """game -> table size -> its shipped bot (default rules), the page's default opponent there"""
+
+    def names(self) -> list[str]:
+        """Every name an agent of this server goes by: its choices, and ``bot:GAME`` for each game with bots."""
+        aliases = [f"bot:{game_id}" for game_id in self.table_bots if self.table_bots[game_id]]
+        return list(dict.fromkeys([c.name for c in self.choices] + aliases))  # a heuristic of each game once
+
+    def check_name(self, name: str, what: str) -> None:
+        """Refuse a name no agent of this server goes by (`what` says where it came from), suggesting one."""
+        names = self.names()
+        if name in names:
+            return
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise ValueError(f"{what} {excerpt(name)} is not an agent of this server: {hint}"
+                         f"use one of {', '.join(names)}")
 
     def for_game(self, game: Game) -> list[AgentChoice]:
         """The agents that may play `game`: a bot only with the rule options it was trained with."""
@@ -360,9 +376,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.game is not None and settings.game not in games():
         raise ValueError(f"unknown game {settings.game!r} to open the page on: use {', '.join(games())}")
     app = FastAPI(title="cardlab", docs_url=None, redoc_url=None, openapi_url=None)
+    catalogue = Catalogue(settings.bots)
+    if settings.opponent is not None:
+        catalogue.check_name(settings.opponent, "the default opponent (--opponent)")
     store = Store(settings.max_games, settings.idle_seconds, "game")
     replays = Store(settings.max_replays, settings.idle_seconds, "replay")
-    catalogue = Catalogue(settings.bots)
     app.state.store, app.state.replays = store, replays
     app.state.catalogue, app.state.settings = catalogue, settings
     app.add_middleware(BodyLimit, limit=settings.max_body)
@@ -508,10 +526,10 @@ def serve(host: str, port: int, settings: Settings) -> None:
     """Run the app with uvicorn until interrupted."""
     import uvicorn
 
+    app = create_app(dataclasses.replace(settings, hosts=allowed_hosts(host)))  # its checks before any output
     warning = public_host_warning(host)
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    settings = dataclasses.replace(settings, hosts=allowed_hosts(host))
     shown = f"[{host}]" if ":" in host else host
     print(f"cardlab serve: open http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
