@@ -36,7 +36,7 @@ class AgentFailure(ValueError):
         return AgentFailure(who, self.reason, self.detail)
 
 
-class StopPlay(Exception):  # noqa: N818 - a signal, not an error
+class StopPlay(Exception):
     """Raised by an agent on purpose to end play (a person closed the input): passed on, not a failure."""
 
 

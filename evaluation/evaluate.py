@@ -79,8 +79,8 @@ def play_deals(
             seat_agents = [agents[(seat - rotation) % n] for seat in range(n)]
             for slot, agent in enumerate(agents):
                 agent.seed(derive_seed(seed, AGENT, kind, deal, rotation, slot))
-            names = [f"{slots[(seat - rotation) % n]} (slot {(seat - rotation) % n}, seat {seat}, deal {deal})"
-                     for seat in range(n)]
+            names = [f"{slots[slot]} (slot {slot}, seat {seat}, deal {deal})"
+                     for seat, slot in ((seat, (seat - rotation) % n) for seat in range(n))]
             info = run_episode(env, seat_agents, deal_seed, names=names)
             truncated = bool(info.get("truncated"))
             if kind == MATCH:

@@ -33,8 +33,6 @@ each with random ids, a cap and an idle expiry.
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import json
 import pathlib
 import secrets
 import sys
@@ -42,29 +40,34 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from importlib import resources
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
-from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot, read_metadata
+from cardlab.agents.base import shipped_bots
+from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot
 from cardlab.agents.failure import AgentFailure
-from cardlab.envs.checked_json import excerpt, read_json
-from cardlab.envs.spec import Game, games, get_spec, make_game
+from cardlab.envs.spec import games, get_spec, make_game
+from cardlab.serve.catalogue import Catalogue
 from cardlab.serve.guard import LOOPBACK_NAMES, SiteGuard, allowed_hosts, public_host_warning, without_paths
+from cardlab.serve.limits import (
+    BODY_SECONDS,
+    BodyLimit,
+    json_body,
+    model_body,
+    uvicorn_server,
+    validation_message,
+)
 from cardlab.serve.table import AGENT_SECONDS, MODES, Player, Replay, Table
 from cardlab.serve.view import rule_fields
 
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
 """The page's files, served by these fixed names only."""
 MAX_SEED = 2**63 - 1
-MAX_ECHO = 40
-"""the longest name (a key, a field) an error message repeats whole"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +93,8 @@ class Settings:
     table's size); else the table's shipped bot (`table_bots`), else the first bot that fits"""
     hosts: frozenset[str] | None = LOOPBACK_NAMES
     """the names a request's Host header may give (DNS rebinding); None: any (a non-loopback --host)"""
+    body_seconds: float = BODY_SECONDS
+    """the time a request body may take to arrive whole (then 408 and the connection is closed)"""
     agent_seconds: float = AGENT_SECONDS
     """the time an agent may take for a move before its seat falls back (`cardlab.serve.table.FALLBACK`)"""
 
@@ -114,94 +119,6 @@ def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
             raise ValueError(f"bot {path}: {name} names the shipped bot of a table's size: rename the file")
         out[name] = meta_path
     return out
-
-
-# ---------------------------------------------------------------- agents by name
-@dataclasses.dataclass(frozen=True)
-class AgentChoice:
-    """An agent the page may seat or ask: its name, the spec it stands for, what it plays."""
-
-    name: str
-    spec: str
-    game: str | None = None
-    num_players: int | None = None
-    about: str = ""
-    rules: Mapping[str, Any] | None = None
-    """the rule options it was trained with (a bot plays only those); None: any"""
-
-    def public(self) -> dict[str, Any]:
-        rules = None if self.rules is None else dict(self.rules)
-        return {"name": self.name, "game": self.game, "num_players": self.num_players, "about": self.about,
-                "rules": rules}
-
-    def fits(self, game: Game) -> bool:
-        return (self.game in (None, game.id) and self.num_players in (None, game.num_players)
-                and (self.rules is None or game.spec.rules.completed(self.rules) == game.rules.to_dict()))
-
-
-def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
-    meta = read_metadata(meta_path)  # load_bot's checked reader: bounded, fields typed
-    shipped = meta["summary"].get("shipped")
-    about = str(shipped.get("about", "a trained bot") if isinstance(shipped, dict) else "a trained bot")
-    rules = meta.get("rules") if isinstance(meta.get("rules"), Mapping) else {}
-    return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
-
-
-class Catalogue:
-    """The agents of this server: random, each game's heuristics, shipped bots, command-line bots."""
-
-    def __init__(self, bots: Mapping[str, pathlib.Path]) -> None:
-        self.choices = [AgentChoice("random", "random", about="uniform over the legal moves")]
-        for game_id in games():
-            for name in get_spec(game_id).heuristics:
-                self.choices.append(AgentChoice(name, name, game_id, about=f"the {name} heuristic"))
-        self.choices += [_bot_choice(name, path, name) for name, path in sorted(shipped_bots().items())]
-        self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
-        self.table_bots = table_bots()
-        """game -> table size -> its shipped bot (default rules), the page's default opponent there"""
-
-    def names(self) -> list[str]:
-        """Every name an agent of this server goes by: its choices, and ``bot:GAME`` for each game with bots."""
-        aliases = [f"bot:{game_id}" for game_id in self.table_bots if self.table_bots[game_id]]
-        return list(dict.fromkeys([c.name for c in self.choices] + aliases))  # a heuristic of each game once
-
-    def check_name(self, name: str, what: str) -> None:
-        """Refuse a name no agent of this server goes by (`what` says where it came from), suggesting one."""
-        names = self.names()
-        if name in names:
-            return
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]}? " if close else ""
-        raise ValueError(f"{what} {excerpt(name)} is not an agent of this server: {hint}"
-                         f"use one of {', '.join(names)}")
-
-    def for_game(self, game: Game) -> list[AgentChoice]:
-        """The agents that may play `game`: a bot only with the rule options it was trained with."""
-        return [c for c in self.choices if c.fits(game)]
-
-    def spec(self, name: str, game: Game) -> str:
-        """The spec behind a name, if it may play `game` (see `choose`)."""
-        return self.choose(name, game).spec
-
-    def choose(self, name: str, game: Game) -> AgentChoice:
-        """The agent a name stands for, if it may play `game` (a ValueError lists the names that may).
-
-        ``bot:GAME`` names the shipped bot of the table's size (`fitting_bot`).
-        """
-        fits = self.for_game(game)
-        name = resolve_spec(name, game)
-        for choice in fits:
-            if choice.name == name:
-                return choice
-        table = f"{game.id} with {game.num_players} players and these rule options"
-        names = ", ".join(c.name for c in fits)
-        known = next((c for c in self.choices if c.name == name), None)
-        if known is not None:
-            made = f"{known.num_players}-player {known.game}" if known.num_players else str(known.game)
-            rules = " with the rule options it was trained with" if known.rules is not None else ""
-            raise ValueError(f"{name} does not fit this table ({table}): it plays {made} tables{rules} only; "
-                             f"use {names}")
-        raise ValueError(f"unknown agent {excerpt(name)} for {table}: use {names}")
 
 
 # ---------------------------------------------------------------- the store
@@ -278,90 +195,6 @@ class Move(Strict):
     turn: int = Field(ge=0)
 
 
-M = TypeVar("M", bound=BaseModel)
-
-
-async def json_body(request: Request) -> Any:
-    """The request body through the one checked JSON reader: too deep, huge numbers or bad JSON are a 400."""
-    try:
-        return read_json(await request.body(), "it")
-    except ValueError as err:
-        raise HTTPException(400, f"malformed JSON in the request body: {err}") from None
-
-
-async def model_body(request: Request, model: type[M]) -> M:
-    """`json_body`, then the model's checks (a 422 through the app's `RequestValidationError` handler)."""
-    data = await json_body(request)
-    try:
-        return model.model_validate(data)
-    except ValidationError as err:
-        raise RequestValidationError(err.errors()) from None
-
-
-class BodyLimit:
-    """ASGI middleware: a request body over `limit` bytes gets 413 before the app reads it whole."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        length = headers.get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.limit):
-            await self._refuse(send)
-            return
-        seen = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise _TooLarge
-            return message
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send)
-
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body too large: at most {self.limit} bytes"}).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-
-class _TooLarge(Exception):
-    pass
-
-
-def _cut(text: str, limit: int = MAX_ECHO) -> str:
-    """`text`, or its first `limit` characters and how many more there were."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
-
-
-def _validation_message(err: RequestValidationError) -> tuple[int, str]:
-    """(status, one readable line) of a request that does not fit its model."""
-    errors = err.errors()
-    if any(e.get("type") == "json_invalid" for e in errors):
-        return 400, "malformed JSON in the request body"
-    parts = []
-    for e in errors[:5]:  # every echoed name cut (a key may be half a megabyte long)
-        where = ".".join(_cut(str(x)) for x in e.get("loc", ()) if x != "body")
-        parts.append(f"{where or 'body'}: {_cut(str(e.get('msg', 'invalid')), 200)}")
-    return 422, "bad request: " + "; ".join(parts)
-
 
 # ---------------------------------------------------------------- the app
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -383,12 +216,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     replays = Store(settings.max_replays, settings.idle_seconds, "replay")
     app.state.store, app.state.replays = store, replays
     app.state.catalogue, app.state.settings = catalogue, settings
-    app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(BodyLimit, limit=settings.max_body, seconds=settings.body_seconds)
     app.add_middleware(SiteGuard, hosts=settings.hosts)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
-        status, message = _validation_message(err)
+        status, message = validation_message(err)
         return JSONResponse({"detail": message}, status_code=status)
 
     def checked(call: Callable[[], Any]) -> Any:
@@ -524,12 +357,10 @@ def _download(data: Any, filename: str) -> JSONResponse:
 
 def serve(host: str, port: int, settings: Settings) -> None:
     """Run the app with uvicorn until interrupted."""
-    import uvicorn
-
     app = create_app(dataclasses.replace(settings, hosts=allowed_hosts(host)))  # its checks before any output
     warning = public_host_warning(host)
     if warning:
         print(warning, file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
     print(f"cardlab serve: open http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn_server(app, host, port).run()

@@ -341,8 +341,8 @@ class CardVectorEnv(VectorEnv):
             key = (int(b), int(current[b]), player)
             if key not in self._agents:
                 self._agents[key] = make_agent(spec, self.game, seed=int(self.rng.integers(2**63)))
-            out[i] = checked_action(self._agents[key], {"observation": obs[b], "action_mask": mask[b].astype(np.int8)},
-                                    self._who(player, int(b), current))
+            observation = {"observation": obs[b], "action_mask": mask[b].astype(np.int8)}
+            out[i] = checked_action(self._agents[key], observation, self._who(player, int(b), current))
         return out
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -615,7 +615,7 @@ def test_cardlab_serve_refuses_bad_bot_files_at_start_up(switch_bot: Bot, damage
     assert words in str(info.value) and len(str(info.value).splitlines()) == 1
 
 
-# ---------------------------------------------------------------- outputs on real observations, failures at play
+# ---------------------------------------------------------------- outputs on played observations
 def test_refuses_a_bot_whose_logits_overflow_on_real_observations(tmp_path: pathlib.Path) -> None:
     """Finite on the flat probes (x0 == x1), ±inf wherever x0 != x1: random play finds those."""
     from tests.fakebots import overflowing_bot

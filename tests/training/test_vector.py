@@ -168,7 +168,7 @@ def test_bad_arguments_say_what_is_accepted() -> None:
 @pytest.mark.parametrize("kind", ["bot", "heuristic"])
 def test_a_failing_opponent_is_named_and_the_env_asks_for_a_reset(
         kind: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No "no slot was stepped" after turns moved on: the opponent is named, and no step goes on from there."""
+    """No "no slot was stepped" after turns moved on: the opponent is named, and no step goes on from it."""
     from cardlab.agents.failure import AgentFailure
     from tests.agents.test_bot import unchecked_overflowing_bot
     from tests.failing_agents import register_failing

@@ -49,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--max-games and --max-body must be at least 1, --delay-ms at least 0 and "
                          "--idle-minutes above 0")
     settings = Settings(max_games=args.max_games, max_replays=args.max_replays,
-                        idle_seconds=args.idle_minutes * 60, max_body=args.max_body, bots=named_bots(args.bot),
-                        delay_ms=args.delay_ms, game=args.game, opponent=args.opponent)
+                        idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
+                        bots=named_bots(args.bot), delay_ms=args.delay_ms, game=args.game,
+                        opponent=args.opponent)
     serve(args.host, args.port, settings)
     return 0
 
