@@ -386,8 +386,9 @@ class Table:
                               f"{self.hands_finished} finished so far")
         first_kept = self.hands_finished - len(self.finished) + 1
         if number < first_kept:
-            raise LookupError(f"hand {number}'s replay is no longer kept: a game keeps the replays of its last "
-                              f"{self.finished.maxlen} hands ({first_kept} to {self.hands_finished} now)")
+            kept = f"{first_kept} to {self.hands_finished}"
+            raise LookupError(f"hand {number}'s replay is no longer kept: a game keeps the replays of its "
+                              f"last {self.finished.maxlen} hands ({kept} now)")
         hand = self.finished[number - first_kept]
         return {
             "format": REPLAY_FORMAT, "version": REPLAY_VERSION, "game": self.game.id,

@@ -26,3 +26,13 @@ def test_an_unknown_opponent_stops_serve_with_one_line(name: str, suggestion: st
 def test_every_agent_name_of_the_server_is_a_valid_opponent(name: str) -> None:
     app = create_app(Settings(opponent=name))
     assert name in app.state.catalogue.names()
+
+
+def test_the_readme_says_to_activate_the_venv_before_cardlab_serve() -> None:
+    """A newcomer in a new shell has no `cardlab` until the venv is active again: the README says so."""
+    import pathlib
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    first = readme.index("`cardlab serve`")  # its first mention, right after the set-up lines
+    words = "in a new shell, activate the environment first (`. .venv/bin/activate`)"
+    assert words in readme[first:first + 300]
