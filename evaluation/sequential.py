@@ -165,8 +165,8 @@ class Comparison:
         if self.decision == "equal":
             return f"{where}: both are at or below the lower bound, so neither is stronger by delta"
         return (f"{where}: a side is stronger once its LLR reaches the upper bound, and the two are even "
-                "once both are at the lower bound or below; neither has happened yet, so play more hands "
-                "(--max-hands) to decide")
+                "once both are at the lower bound or below; neither has happened yet: to decide, raise "
+                "--max-hands and play on")
 
     def progress(self) -> str:
         """One line for a progress print."""
