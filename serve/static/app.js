@@ -270,6 +270,9 @@ function render(view) {
     : view.legal.length ? "your-turn" : over && view.result && view.result.match_over && view.mode === "match" ? "match-over"
       : over ? "hand-over" : "waiting";
   document.body.dataset.game = view.game;
+  const notices = view.notices || [];  // a seat whose agent failed, and who plays it now
+  $("notices").hidden = !notices.length;
+  $("notices").textContent = notices.join(" ");
   renderSeats(view);
   renderCentre(view);
   renderHand(view);

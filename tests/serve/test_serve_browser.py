@@ -6,6 +6,7 @@ Never skipped: without Chromium the test fails and says how to install it (`.ci/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import re
@@ -301,30 +302,73 @@ def crafted_deal(hand: list[str]) -> dict[str, Any]:
     return state
 
 
-@pytest.fixture
-def crafted_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The app in this process, whose deals are `crafted_deal`s: AC AD, then AC AD AH."""
+@contextlib.contextmanager
+def app_server(settings: Any) -> Iterator[str]:
+    """The app in this process (so that a test may change what it deals or loads), on a free port."""
     import threading
 
     import uvicorn
 
-    from cardlab.serve import table
-    from cardlab.serve.app import Settings, create_app
+    from cardlab.serve.app import create_app
 
-    deals = iter([crafted_deal(["AC", "AD"]), crafted_deal(["AC", "AD", "AH"])])
-    monkeypatch.setattr(table, "first_deal", lambda game, seed: next(deals))
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(Settings(delay_ms=20, game="huit")), host="127.0.0.1",
-                                           port=port, log_level="warning"))
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def crafted_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The app in this process, whose deals are `crafted_deal`s: AC AD, then AC AD AH."""
+    from cardlab.serve import table
+    from cardlab.serve.app import Settings
+
+    deals = iter([crafted_deal(["AC", "AD"]), crafted_deal(["AC", "AD", "AH"])])
+    monkeypatch.setattr(table, "first_deal", lambda game, seed: next(deals))
+    with app_server(Settings(delay_ms=20, game="huit")) as url:
+        yield url
+
+
+def test_a_seat_whose_bot_fails_says_so_above_the_table(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, browser: Any) -> None:
+    """The overflowing bot (load check off) at a Huit table: the page shows who failed and who plays on."""
+    from cardlab.serve.app import Settings, named_bots
+    from tests.agents.test_bot import unchecked_overflowing_bot
+
+    bots = named_bots([unchecked_overflowing_bot(tmp_path, monkeypatch)])
+    with app_server(Settings(delay_ms=20, game="huit", bots=bots, opponent="bot:huit-over")) as url:
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(f"{url}/?delay=20")
+        page.wait_for_selector("#opponents select")
+        assert page.input_value("#opponents select") == "bot:huit-over"
+        page.select_option("#seat", "1")  # the bot moves first
+        page.click("#start")
+        for _ in range(300):  # the bot fails where its observation's first two numbers differ: soon
+            phase = wait_for_turn(page)
+            if page.is_visible("#notices"):
+                break
+            if phase != "your-turn":
+                page.click("#next")
+                continue
+            before = page.inner_text("#log")
+            play_a_turn(page)
+            page.wait_for_function("before => document.querySelector('#log').innerText !== before "
+                                   "|| document.body.dataset.phase !== 'your-turn'", arg=before,
+                                   timeout=TURN_TIMEOUT_MS)
+        assert page.is_visible("#notices")
+        assert page.inner_text("#notices") == ("player_0 (bot:huit-over) failed: its logits are not finite "
+                                               "on this observation; random plays its seat from now on")
+        assert "player_0 · random (for bot:huit-over)" in page.inner_text("#seats")
 
 
 def test_a_card_that_cannot_go_first_is_laid_in_the_legal_order_or_explained(crafted_server: str,
