@@ -7,10 +7,12 @@ anything reaches the env, so the game is left as it was. The message
 (`public`) says what kind of failure it was but never quotes the agent's
 own message or move: those may name the agent's cards, which the web app
 must not show. `detail` keeps the raised message for the command line.
+`timed_action` adds a time limit (the web app's tables use it).
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -79,3 +81,30 @@ def checked_advice(agent: Agent, observation: dict[str, np.ndarray], top: int, w
     if not advice:
         raise AgentFailure(who, "it gave no legal move a probability (NaN or zero everywhere)")
     return advice
+
+
+def timed_action(agent: Agent, observation: dict[str, np.ndarray], who: str, seconds: float) -> int:
+    """`checked_action` on a thread of its own: an `AgentFailure` too if it takes more than `seconds`.
+
+    A thread cannot be stopped: one that overruns is left to finish on its
+    own copy of the observation, so its agent must not be asked again (the
+    web app's table seats another agent in its place).
+    """
+    observation = {key: np.array(value, copy=True) for key, value in observation.items()}
+    answer: list[int | AgentFailure] = []
+
+    def run() -> None:
+        try:
+            answer.append(checked_action(agent, observation, who))
+        except AgentFailure as err:
+            answer.append(err)
+
+    thread = threading.Thread(target=run, name=f"cardlab agent {who}", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not answer:
+        raise AgentFailure(who, f"it took more than {seconds:g} s to move" if thread.is_alive()
+                           else "it stopped without a move")
+    if isinstance(answer[0], AgentFailure):
+        raise answer[0]
+    return answer[0]

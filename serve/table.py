@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from cardlab.agents.base import Advice, Agent, make_agent
-from cardlab.agents.failure import AgentFailure, checked_action, checked_advice
+from cardlab.agents.failure import AgentFailure, checked_action, checked_advice, timed_action
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.rng import rng_state
@@ -58,31 +58,6 @@ KEPT_HANDS = 50
 """the finished hands whose replays a table keeps (the last ones): about 30 KB each"""
 AGENT_SECONDS = 10.0
 """the time an agent may take for one move before its seat falls back (a bot takes milliseconds)"""
-
-
-def timed_action(agent: Agent, observation: dict[str, np.ndarray], who: str, seconds: float) -> int:
-    """`checked_action` on a thread of its own: an `AgentFailure` too if it takes more than `seconds`.
-
-    A thread cannot be stopped: one that overruns is left to finish on its
-    own copy of the observation, and its agent is not asked again.
-    """
-    observation = {key: np.array(value, copy=True) for key, value in observation.items()}
-    answer: list[int | AgentFailure] = []
-
-    def run() -> None:
-        try:
-            answer.append(checked_action(agent, observation, who))
-        except AgentFailure as err:
-            answer.append(err)
-
-    thread = threading.Thread(target=run, name=f"cardlab agent {who}", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if not answer:
-        raise AgentFailure(who, f"it took more than {seconds:g} s to move")
-    if isinstance(answer[0], AgentFailure):
-        raise answer[0]
-    return answer[0]
 
 
 @dataclasses.dataclass(frozen=True)
