@@ -80,10 +80,6 @@ class Catalogue:
         """The agents that may play `game`: a bot only with the rule options it was trained with."""
         return [c for c in self.choices if c.fits(game)]
 
-    def spec(self, name: str, game: Game) -> str:
-        """The spec behind a name, if it may play `game` (see `choose`)."""
-        return self.choose(name, game).spec
-
     def choose(self, name: str, game: Game) -> AgentChoice:
         """The agent a name stands for, if it may play `game` (a ValueError lists the names that may).
 
