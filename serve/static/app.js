@@ -207,7 +207,10 @@ async function sendMove(text) {
 
 async function nextHand() {
   if (state.busy || !state.view || !state.view.can_deal || state.replay) return;
-  try { await showFrames((await api("POST", `/api/games/${state.gameId}/next`)).frames); } catch (err) { showError(err); }
+  state.busy = true;  // as for a move: the button goes until the new hand is shown, so one click deals once
+  render(state.view);
+  try { await showFrames((await api("POST", `/api/games/${state.gameId}/next`)).frames); }
+  catch (err) { state.busy = false; showError(err); render(state.view); }
 }
 
 const myTurn = () => !state.busy && !state.replay && state.view && state.view.legal.length > 0;
