@@ -98,6 +98,32 @@ class Agent(ABC):
         self.rng = np.random.default_rng(seed)
 
 
+def checked_batch(game: Game, observations: Any, masks: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A compiled `act_batch`'s input: (B, obs_size) float32 observations, (B, num_actions) masks, C order.
+
+    Masks keep a bool or 8-bit dtype (others become `masks != 0`, the legal
+    ids `np.flatnonzero` reads). Refused with a `ValueError` before any row is
+    played (so the generator is untouched): other shapes, or a row with no
+    legal action.
+    """
+    obs = np.ascontiguousarray(observations, dtype=np.float32)
+    legal = np.asarray(masks)
+    rows = obs.shape[0] if obs.ndim == 2 else -1
+    expected = (rows, game.layout.size), (rows, game.num_actions)
+    if obs.ndim != 2 or (obs.shape, legal.shape) != expected:
+        raise ValueError(f"act_batch takes observations (B, {game.layout.size}) and masks (B, "
+                         f"{game.num_actions}) of {game.id}, got {obs.shape} and {legal.shape}")
+    if legal.dtype not in (np.bool_, np.int8, np.uint8):
+        legal = legal != 0
+    legal = np.ascontiguousarray(legal)
+    from cardlab.agents.batch_kernels import first_empty_row
+
+    empty = first_empty_row(legal) if rows else -1
+    if empty >= 0:
+        raise ValueError(f"row {empty} of the action masks has no legal action: is that seat to move?")
+    return obs, legal
+
+
 class RandomAgent(Agent):
     """Uniform over the legal actions."""
 
@@ -108,6 +134,13 @@ class RandomAgent(Agent):
         if legal.size == 0:
             raise ValueError("the observation's action_mask has no legal action")
         return int(legal[self.rng.integers(legal.size)])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """`act` row by row in one compiled call (`batch_kernels.uniform_legal`), drawing from `self.rng`."""
+        from cardlab.agents.batch_kernels import uniform_legal
+
+        _obs, legal = checked_batch(self.game, observations, masks)
+        return uniform_legal(legal, self.rng)
 
     def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         mask = np.asarray(observation["action_mask"], dtype=np.float64)

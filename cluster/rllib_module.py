@@ -23,7 +23,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 
-from cardlab.training.lean import ILLEGAL_LOGIT, ActorCritic
+from cardlab.training.lean import ActorCritic
+from cardlab.training.ppo import ILLEGAL_LOGIT
 
 
 class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc, unused-ignore]

@@ -36,8 +36,8 @@ BOTS = {"shipped bots": False, "shipped bots, brief": True}
 
 
 def pages() -> list[pathlib.Path]:
-    """Every page that may hold generated blocks: the README and the pages of docs/."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    """Every page that may hold generated blocks: the README, CONTRIBUTING.md and the pages of docs/."""
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def generated(what: str) -> str:

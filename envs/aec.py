@@ -26,6 +26,7 @@ from cardlab.envs import cards as C
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.layout import Layout
 from cardlab.envs.match import points_reward, win_rewards
+from cardlab.envs.record import Record
 from cardlab.envs.spec import Game, GameSpec, action_id, get_spec
 
 EPISODES = ("hand", "match")
@@ -284,6 +285,18 @@ class CardGameEnv(AECEnv):
         if agent == self.agent_selection and self._legal:
             mask[self._legal] = 1
         return {"observation": self.observer.observe(self.game_state, seat), "action_mask": mask}
+
+    def public_record(self, agent: str) -> Record:
+        """The hand's public record (`cardlab.envs.record`) as `agent` saw it: seats numbered from its own.
+
+        Only what every seat saw: laid cards, draw counts, passes, suit calls,
+        never a drawn card. The observation and the action mask stay as they are.
+        """
+        if self.game_state is None:
+            raise RuntimeError("public_record() before reset(): call reset() first")
+        if agent not in self.agent_seat:
+            raise ValueError(f"unknown agent {excerpt(agent)}: agents are {', '.join(self.possible_agents)}")
+        return self.game_state.public_record(self.agent_seat[agent])
 
     def state(self) -> np.ndarray:
         """PettingZoo's global state: the whole table from seat 0, every hand and the pile (`state_space`).

@@ -54,8 +54,13 @@ while True:
   moves. `step(actions, active)` moves only the slots where the (B,) bool
   `active` is true; the others wait, as finished slots do (self-play holds
   the games where the learner is to move while the others catch up).
+- `play_random(seats, rng, gained, counted)`: uniformly random moves for every
+  seat but `seats[b]` until `seats[b]` is to move in every live slot (the
+  random opponents of a Gymnasium vector env); Huit's engine plays it
+  compiled, with the same draws as the generic one.
 - `sample_legal(mask, rng)` (here): a uniformly random legal action per row of
-  a mask (any game's), for random players and benchmarks.
+  a mask (any game's), for random players and benchmarks; `pick_legal` is its
+  pick of one row, for compiled callers.
 
 The arrays have the same names in every engine: `info` (B, columns) the
 scalar fields of each game, one column each; `seats` (B, rows, n) the
@@ -78,21 +83,30 @@ from cardlab.envs.checked_json import excerpt
 
 
 @njit(cache=True)
+def pick_legal(row: np.ndarray, uniform: float) -> int:
+    """The legal action of one mask row that a uniform draw in [0, 1) picks: the k-th, k = floor(u * count).
+
+    0 in a row without any. Compiled play (`BatchedEngine.play_random`) and
+    `sample_legal` pick with it, so both draw the same moves from the same generator.
+    """
+    count = 0
+    for a in range(row.shape[0]):
+        count += row[a]
+    if count == 0:
+        return 0
+    k = min(int(uniform * count), count - 1)
+    for a in range(row.shape[0]):
+        if row[a]:
+            if k == 0:
+                return a
+            k -= 1
+    return 0
+
+
+@njit(cache=True)
 def _pick(mask: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> None:
     for b in range(mask.shape[0]):
-        count = 0
-        for a in range(mask.shape[1]):
-            count += mask[b, a]
-        out[b] = 0
-        if count == 0:
-            continue
-        k = min(int(uniforms[b] * count), count - 1)
-        for a in range(mask.shape[1]):
-            if mask[b, a]:
-                if k == 0:
-                    out[b] = a
-                    break
-                k -= 1
+        out[b] = pick_legal(mask[b], uniforms[b])
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -259,6 +273,48 @@ class BatchedEngine:
         with self.hold(active):
             rewards = self._apply(acts.astype(np.int64))
         return rewards, self.done, self.truncated
+
+    def play_random(self, seats: np.ndarray, rng: np.random.Generator, gained: np.ndarray,
+                    counted: np.ndarray) -> bool:
+        """Uniformly random legal moves for every seat but `seats[b]` in each live slot b, round by round.
+
+        Each round moves every live slot whose seat to move is not `seats[b]`
+        (the others wait), its action drawn as `sample_legal` draws them
+        (rows in slot order, one `rng.random()` each), until `seats[b]` is to
+        move in every live slot; a slot whose episode ends on the way stays
+        finished (the caller deals it again and calls again for it). Returns
+        whether some episode ended. `gained` (B,) float64 adds, where
+        `counted` (B,) bool is set, the rewards of `seats[b]` along the way.
+        Why here: a Gymnasium vector env's random opponents play the other
+        seats' moves up to the learner's next turn, and an engine with a
+        compiled version plays all the rounds in one call.
+        """
+        who, gained, counted = self._play_args(seats, gained, counted)
+        actions = np.zeros(self.batch_size, dtype=np.int64)
+        ended = False
+        while True:
+            waiting = (self.current_player() != who) & ~self.over
+            rows = np.flatnonzero(waiting)
+            if rows.size == 0:
+                return ended
+            with self.hold(waiting):
+                actions[rows] = sample_legal(self.legal_mask()[rows], rng)
+                moved = self.step(actions)[0]
+            take = rows[counted[rows]]
+            gained[take] += moved[take, who[take]]
+            ended |= bool(self.over[rows].any())
+
+    def _play_args(self, seats: np.ndarray, gained: np.ndarray,
+                   counted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`play_random`'s arguments checked: (B,) seats, float64 gains, bool flags."""
+        who = seat_indices(seats, self.batch_size, self.n)
+        shape = (self.batch_size,)
+        if not isinstance(gained, np.ndarray) or gained.shape != shape or gained.dtype != np.float64:
+            raise ValueError(f"gained must be a ({self.batch_size},) float64 array (it is added to in place)")
+        flags = np.asarray(counted)
+        if flags.shape != shape or flags.dtype != np.bool_:
+            raise ValueError(f"counted must be a ({self.batch_size},) bool array")
+        return who, gained, flags
 
     def _refuse(self, b: int, action: int) -> None:
         """Raise the `ValueError` of an illegal `action` in slot `b`: what it is, and what is legal there."""

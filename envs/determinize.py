@@ -11,6 +11,12 @@ once and samples many worlds. `Game.determinize` does both for one state. The
 sampled state's observation and legal mask for that seat equal the given ones
 (`tests/envs/test_determinize.py`).
 
+Given the hand's public record as the seat saw it (`cardlab.envs.record`),
+a game's determinize function also reads what the record proves of the other
+hands into `slots` (`cardlab.envs.holdings`; Switch's forced draws, A8); the
+samples then fill them, so each agrees with the record as well. The sampled
+states' own records are empty and marked incomplete.
+
 What no observation tells is chosen the same way in both games (each game's
 module adds its own):
 
@@ -37,6 +43,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from cardlab.envs.cards import NUM_KINDS, NUM_SUITS, card_str
+from cardlab.envs.holdings import Slot, deal_slots
 from cardlab.envs.match import Match
 
 T = TypeVar("T")
@@ -69,6 +76,9 @@ class Determinization:
     """the game's own attributes of the state, as observed (current_suit, phase, ...)"""
     picks: Mapping[str, Sequence[Any]] = dataclasses.field(default_factory=dict)
     """attributes no observation tells, each drawn per sample from its options"""
+    slots: tuple[Slot, ...] = ()
+    """what the hand's public record proves of the other hands (`cardlab.envs.holdings`); every sample
+    fills them"""
 
     def __post_init__(self) -> None:
         needed = sum(size for s, size in enumerate(self.sizes) if s != self.seat) + self.pile
@@ -78,20 +88,21 @@ class Determinization:
 
     def sample(self, rng: np.random.Generator) -> Any:
         """A whole state: the unseen cards dealt from `rng`, the table's order under the top card drawn."""
-        cards = rng.permutation(self.unseen)
-        hands: list[list[int]] = []
-        start = 0
-        for s, size in enumerate(self.sizes):
-            if s == self.seat:
-                hands.append(list(self.own))
-                continue
-            hands.append(cards[start:start + size].tolist())
-            start += size
+        if self.slots:
+            hands, pile = deal_slots(self.unseen, self.sizes, self.seat, self.pile, self.slots, rng)
+            hands[self.seat] = list(self.own)
+        else:
+            cards = rng.permutation(self.unseen)
+            hands, start = [], 0
+            for s, size in enumerate(self.sizes):
+                hands.append(list(self.own) if s == self.seat else cards[start:start + size].tolist())
+                start += 0 if s == self.seat else size
+            pile = cards[start:start + self.pile].tolist()
         played = [] if self.top is None else [*rng.permutation(self.under).tolist(), self.top]
         m = self.match
         match = Match(m.num_players, list(m.scores), m.dealer, list(m.streaks), m.hands_played)
         state = self.state.assembled(self.rules, np.random.default_rng(int(rng.integers(2**63))), hands,
-                                     cards[start:start + self.pile].tolist(), played, match, self.seat)
+                                     pile, played, match, self.seat)
         for name, value in self.fields.items():
             setattr(state, name, copy.copy(value))  # a list field is the state's own, not shared by samples
         for name, options in self.picks.items():

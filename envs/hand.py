@@ -10,9 +10,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cardlab.envs.cards import NUM_KINDS, card_str, cards_to_counts, counts_to_cards
+from cardlab.envs.cards import NO_SUIT, NUM_KINDS, card_str, cards_to_counts, counts_to_cards
 from cardlab.envs.match import Match
 from cardlab.envs.options import TOTAL_HIGH
+from cardlab.envs.record import DRAW, LAY, REFILL, Event, RecordKeeper, record_from_saved
 from cardlab.envs.rng import rng_from_state
 from cardlab.envs.saved import (
     check_deal,
@@ -27,7 +28,7 @@ from cardlab.envs.saved import (
 )
 
 
-class HandState:
+class HandState(RecordKeeper):
     """What both engines do the same way around a hand: scoring, truncation, the next deal.
 
     A subclass sets `POINTS` (card values), `STREAK` (B12 or not) and provides
@@ -37,6 +38,10 @@ class HandState:
     Every card of the deck is somewhere: in a hand, in one of the two piles, or in
     `left_out`, the cards a stacked deal did not use (empty after a shuffled deal).
     A saved state must account for each card the same way.
+
+    Each hand keeps its public record (`cardlab.envs.record`): a deal starts it
+    (`_start_record`), `_lay` and `_draw_cards` note the lays, draws and refills,
+    the subclass its own events.
     """
 
     GAME: ClassVar[str]
@@ -93,26 +98,30 @@ class HandState:
         )
         self.left_out = counts_to_cards((np.asarray(self.deck) - in_play).tolist())
 
-    def _lay(self, cards: Sequence[int]) -> None:
-        """Put cards on the played pile, the last on top."""
+    def _lay(self, cards: Sequence[int], seat: int | None = None, call: int = NO_SUIT) -> None:
+        """Put cards on the played pile, the last on top; with `seat`, noted in the record (with its call)."""
+        if seat is not None:
+            self._note(Event(LAY, seat, tuple(cards), suit=call))
         getattr(self, self.PILES[1]).extend(cards)
         for card in cards:
             self.played_counts[card] += 1
 
-    def _draw_cards(self, seat: int, count: int) -> int | None:
+    def _draw_cards(self, seat: int, count: int, penalty: bool = False) -> int | None:
         """Move up to `count` cards from the face-down pile into the seat's hand.
 
         When the pile runs out, every played card but the top one becomes the new
         pile through `_refill` (shuffled for A10, turned over for B10). Returns the
-        last card drawn, or None when nothing could be drawn.
+        last card drawn, or None when nothing could be drawn. The record gets the
+        refills and the draw (how many, whether a `penalty`, the suit to follow).
         """
         stock, played = getattr(self, self.PILES[0]), getattr(self, self.PILES[1])
         hand = self.hands[seat]
-        last = None
+        last, before = None, self.sizes[seat]
         for _ in range(count):
             if not stock:
                 if len(played) <= 1:
                     break
+                self._note(Event(REFILL, number=len(played) - 1))
                 stock.extend(self._refill(played[:-1]))
                 del played[:-1]
                 self.played_counts[:] = 0
@@ -120,6 +129,8 @@ class HandState:
             last = stock.pop()
             hand[last] += 1
             self.sizes[seat] += 1
+        suit = NO_SUIT if self.current_suit is None else self.current_suit
+        self._note(Event(DRAW, seat, number=self.sizes[seat] - before, suit=suit, penalty=penalty))
         return last
 
     def _refill(self, cards: list[int]) -> list[int]:
@@ -136,6 +147,7 @@ class HandState:
             down: [card_str(c) for c in reversed(getattr(self, down))],
             played: [card_str(c) for c in getattr(self, played)],
             "left_out": [card_str(c) for c in self.left_out],
+            "record": self.public_record().to_saved(),
         }
 
     @classmethod
@@ -159,12 +171,15 @@ class HandState:
         self._set_cards(hands, piles[down], piles[played])
         self._check_whole_deck(piles["left_out"])
         self._load_end_fields(data)
+        record = record_from_saved(data.get("record"), self.n, rules.max_turns, self.deck)
+        self.events, self.record_complete = list(record.events), record.complete
         self.current = saved_seat(data, "current_player", self.n)
         self.current_suit = saved_suit(data, "current_suit")
         self._check_end()
         return self
 
     def _reset_end(self) -> None:
+        self._start_record(False)
         self.turn = 0
         self.hand_over = False
         self.truncated = False
@@ -321,6 +336,7 @@ _END_FIELDS: dict[str, Callable[[HandState], Any]] = {
     "hands_played": lambda s: s.match.hands_played,
 }
 END_KEYS = tuple(_END_FIELDS)
-# Saved-state keys a state may lack, both added later: without `left_out` the state used the whole deck,
-# without `drew_on` (the memory of the hand) no seat has drawn on a suit.
-OPTIONAL_KEYS = ("left_out", "drew_on")
+# Saved-state keys a state may lack, all added later: without `left_out` the state used the whole deck,
+# without `drew_on` (the memory of the hand) no seat has drawn on a suit, without `record` the hand's
+# past is unknown (an empty record, marked incomplete).
+OPTIONAL_KEYS = ("left_out", "drew_on", "record")

@@ -38,21 +38,29 @@ card first). `env.unwrapped.state_dict()` keys: `game`, `rules`, `hands`,
 `match_over`, `scores`, `streaks`, `dealer`, `hands_played`, `rng`, `left_out`
 (the cards a stacked deal left out of play), `drew_on` (per seat the suits it
 drew on and has not laid since, the memory the option `memory` observes; a
-state without it has none); `env.reset(options={"state": d})`
+state without it has none), `record` (the hand's public record, below; a state
+without it restores with an empty one marked incomplete); `env.reset(options={"state": d})`
 restores it exactly, after checking every field: a bad one is refused with a
 `ValueError` that names it and what is accepted, and the env is left as it
 was. A state saved after the hand (or match) ended restores ended.
 
+`env.unwrapped.public_record(agent)` is what the table saw of the hand since
+the deal, seats numbered from the agent's own: cards dealt per seat, lays
+(groups in the order laid, 8s with their announced suit), draws (how many; a
+B7 penalty marked), passes and banks turned over (B10), never a drawn card
+(`cardlab.envs.record`). The observation and the action mask do not change.
+
 ## Version history
 
-- v1 (cardlab 0.3): the same game as v0 under its new name, with the rule
+- v1 (cardlab 0.3.0): the same game as v0 under its new name, with the rule
   decisions of RULES.md "Decisions added later": B8 (Queens never skip the
   player who laid them), stacked deals with an empty hand are refused, B5's
   order of a group under the top card; in match mode the infos of a new hand
   no longer show the last hand's winner, its result is under `last_hand`;
   `state()` and `state_space`; finished saved states restore finished;
   the option `memory` (default false) adds the observation field `drew_on`,
-  and saved states carry `drew_on`. `huit_v1` still gives this env, with a `DeprecationWarning`.
+  and saved states carry `drew_on`. `huit_v0` still
+  imports and gives this env, with a `DeprecationWarning`.
 - v0 (cardlab 0.1): first release.
 """
 

@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
+import numpy as np
+
 from cardlab.envs.checked_json import excerpt, key_names
 
 R = TypeVar("R", bound="RuleOptions")
@@ -121,6 +123,38 @@ class RuleOptions:
         older bots and states stay usable; the result compares with `to_dict()`.
         """
         return {**{o.name: o.default for o in cls.describe()}, **saved}
+
+
+def param_slots(*names: str) -> dict[str, int]:
+    """A game's kernel parameter slots: each name (a rule option, or a value the batch computes) gets
+    its index in the order given, so a name is written once and no two share a slot."""
+    if len(set(names)) != len(names):
+        raise ValueError(f"kernel parameter names repeat: {', '.join(names)}")
+    return {name: slot for slot, name in enumerate(names)}
+
+
+def kernel_params(rules: RuleOptions, slots: Mapping[str, int], **computed: int | bool) -> np.ndarray:
+    """The int64 parameter array of a game's numba kernels, filled by name from `slots` (`param_slots`).
+
+    Each slot takes `computed[name]` when the batch gives one (a value it derives, such as
+    hand_size 'all' resolved to a count, or the episode), else the rule option of that name; a name
+    that is neither is refused, so a slot never keeps a silent zero.
+    """
+    out = np.zeros(len(slots), dtype=np.int64)
+    unused = sorted(set(computed) - set(slots))
+    if unused:
+        raise ValueError(f"computed kernel parameter(s) {', '.join(unused)} have no slot; "
+                         f"slots: {', '.join(slots)}")
+    options = set(rules.names())
+    for name, slot in slots.items():
+        if name in computed:
+            out[slot] = int(computed[name])
+        elif name in options:
+            out[slot] = int(getattr(rules, name))
+        else:
+            raise ValueError(f"kernel parameter {name} is neither a {rules.GAME} rule option nor computed "
+                             f"by the batch; options: {', '.join(sorted(options))}")
+    return out
 
 
 def _range_text(low: int | None, high: int | None) -> str:

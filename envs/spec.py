@@ -36,6 +36,7 @@ from cardlab.envs.options import RuleOptions
 if TYPE_CHECKING:
     from cardlab.envs.batched import BatchedEngine
     from cardlab.envs.determinize import Determinization
+    from cardlab.envs.record import Record
 
 # ---------------------------------------------------------------- the engine and observer contracts
 
@@ -175,11 +176,12 @@ class GameSpec:
     """the game's own public fields of a seat's view, for the web app: (state, seat) -> JSON values that
     every player sees (suit to follow, flags, ...) plus what only this seat saw (a card it drew); hands,
     pile sizes, the turn and the match's totals are added by the app; None: no fields of its own"""
-    determinize: Callable[[Any, Mapping[str, np.ndarray], int], Determinization] | None = None
-    """reads one seat's observation for search agents: (rules, observation dict, seat) -> a
-    `cardlab.envs.determinize.Determinization`, whose `sample(rng)` gives whole states with `seat` to move
-    whose observation and legal mask for `seat` are the given ones, the unseen cards dealt at random; None:
-    the game has none, and search agents refuse it"""
+    determinize: Callable[[Any, Mapping[str, np.ndarray], int, Record | None], Determinization] | None = None
+    """reads one seat's observation for search agents: (rules, observation dict, seat, the public record as
+    the seat saw it or None) -> a `cardlab.envs.determinize.Determinization`, whose `sample(rng)` gives whole
+    states with `seat` to move whose observation and legal mask for `seat` are the given ones, the unseen
+    cards dealt at random (and agreeing with the record); None: the game has none, and search agents
+    refuse it"""
 
     def __post_init__(self) -> None:
         covered = sorted(i for r in self.action_ranges for i in range(r.first, r.last + 1))
@@ -292,17 +294,18 @@ class Game:
         """A state from `state_dict()` data, every field checked (a `ValueError` names the bad one)."""
         return self.spec.state.from_state_dict(data, self.rules)  # type: ignore[attr-defined]
 
-    def determinization(self, observation: Mapping[str, np.ndarray], seat: int = 0) -> Determinization:
-        """What `seat`'s observation dict fixes of a state (`GameSpec.determinize`): sample worlds from it."""
+    def determinization(self, observation: Mapping[str, np.ndarray], seat: int = 0,
+                        record: Record | None = None) -> Determinization:
+        """What `seat`'s observation dict (and the public record it saw) fix of a state: sample worlds."""
         if self.spec.determinize is None:
             raise ValueError(f"game {self.id!r} has no determinization (GameSpec.determinize is None): "
                              "search agents cannot sample its hidden cards")
-        return self.spec.determinize(self.rules, observation, seat)
+        return self.spec.determinize(self.rules, observation, seat, record)
 
     def determinize(self, observation: Mapping[str, np.ndarray], rng: np.random.Generator,
-                    seat: int = 0) -> Any:
-        """One state agreeing with `seat`'s observation dict, the unseen cards dealt from `rng`."""
-        return self.determinization(observation, seat).sample(rng)
+                    seat: int = 0, record: Record | None = None) -> Any:
+        """One state agreeing with `seat`'s observation dict (and record), unseen cards dealt from `rng`."""
+        return self.determinization(observation, seat, record).sample(rng)
 
     def markdown(self, level: int = 2) -> str:
         """Rule options, observation and action tables of this game, generated from the code.

@@ -41,22 +41,31 @@ first), `discard` (bottom first), `current_player`, `direction`,
 `left_out` (the cards a stacked deal left out of play), `drew_on` (the memory
 of the hand: per seat a suit mask, bit s for suit s of S H D C, set when the
 seat drew of its own accord on suit s and has laid no card of it since; shown in
-the observation with the `memory` option; 0s when absent);
+the observation with the `memory` option; 0s when absent), `record` (the hand's
+public record, below; a state without it restores with an empty one marked
+incomplete);
 `env.reset(options={"state": d})` restores it exactly, after checking every
 field: a bad one is refused with a `ValueError` that names it and what is
 accepted, and the env is left as it was. A state saved after the hand (or
 match) ended restores ended.
 
+`env.unwrapped.public_record(agent)` is what the table saw of the hand since
+the deal, seats numbered from the agent's own: cards dealt per seat, the
+starter, lays (a Jack with its declared suit), the A4 suit call, draws (how
+many; a run drawn, A6, marked as a penalty; whether the drawn card could be
+laid at once, A8), passes and stock refills (A10), never a drawn card
+(`cardlab.envs.record`). The observation and the action mask do not change.
+
 ## Version history
 
-- v1 (cardlab 0.3): the same game as v0 under its new name, with the rule
+- v1 (cardlab 0.3.0): the same game as v0 under its new name, with the rule
   decision of RULES.md "Decisions added later" for A9 (the last player
   holding cards may not add to the run: they draw it); in match mode the
   infos of a new hand no longer show the last hand's winner, its result is
   under `last_hand`; `state()` and `state_space`; finished saved states
   restore finished; the option `memory` (default false) adds the observation
-  field `drew_on`, and saved states carry `drew_on`. `switch_v1` still gives this env, with a
-  `DeprecationWarning`.
+  field `drew_on`, and saved states carry `drew_on`. `switch_v0` still imports and gives
+  this env, with a `DeprecationWarning`.
 - v0 (cardlab 0.1): first release.
 """
 

@@ -34,6 +34,7 @@ from tqdm import tqdm
 from cardlab.agents.base import Agent, make_agent
 from cardlab.envs import make_env, make_game
 from cardlab.envs.checked_json import excerpt
+from cardlab.evaluation.batched import play_hands_batched
 from cardlab.evaluation.episodes import (
     AGENT,
     HAND,
@@ -99,10 +100,13 @@ def play_deals(
 
 
 def _play_rotations(
-    game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int, bar: tqdm
+    game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int, bar: tqdm,
+    batched: bool = False,
 ) -> list[EpisodeRecord]:
     """`count` episodes (rounded up to whole rotations) of one kind, hands or matches."""
     deals = range(math.ceil(count / len(slots)))
+    if batched and kind == HAND:
+        return play_hands_batched(game, rules, slots, deals, seed, on_deal=bar.update)
     return play_deals(game, rules, slots, kind, deals, seed, on_deal=bar.update)
 
 
@@ -115,10 +119,15 @@ def evaluate(
     matches: int = 0,
     progress: bool = False,
     desc: str | None = None,
+    batched: bool = False,
 ) -> EvalResult:
     """Play `hands` seeded hands (and `matches` matches) with seats rotated; see the module doc.
 
-    `progress` draws a bar on stderr (`desc`: its label).
+    `progress` draws a bar on stderr (`desc`: its label). `batched` plays the
+    hands many at once in the game's batched engine, each slot's agent asked
+    once per move of the batch (`cardlab.evaluation.batched`: the same deals
+    and rotations, the agents' random draws differ); matches are played one
+    at a time either way.
     """
     seed = check_seed(seed)
     for name, value in (("hands", hands), ("matches", matches)):
@@ -134,7 +143,7 @@ def evaluate(
     total = n * (math.ceil(hands / n) + math.ceil(matches / n))
     with tqdm(total=total, disable=not progress, desc=desc or f"{game} eval", unit="episode",
               file=sys.stderr) as bar:
-        hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, bar)
+        hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, bar, batched)
         match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, bar)
     return EvalResult(
         game=game, rules=full_rules, num_players=n, seed=seed, slots=slots,

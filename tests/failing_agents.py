@@ -54,7 +54,9 @@ class Slow(RandomAgent):
         return super().act(observation)
 
 
-class Later(RandomAgent):
+class Later(Agent):
+    """Not a `RandomAgent`: that one may play a batch without calling `act`."""
+
     name = "fails-later"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -65,7 +67,8 @@ class Later(RandomAgent):
         self.moves += 1
         if self.moves > LATER:
             raise RuntimeError("gave up")
-        return super().act(observation)
+        legal = np.flatnonzero(observation["action_mask"])
+        return int(legal[self.rng.integers(legal.size)])
 
 
 FAILING = (Raises, Illegal, NotFinite, Slow, Later)

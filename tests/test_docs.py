@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT / "docs"))
 update_tables = importlib.import_module("update_tables")
 
 PAGES = sorted(str(p.relative_to(ROOT)) for p in update_tables.pages())
-OWN_PAGES = ["README.md", "docs/cluster.md", "docs/envs.md", "docs/own-algorithm.md", "docs/results.md",
-             "docs/training.md", "docs/web.md"]  # written for newcomers (docs/RULES.md is the rulebook)
+OWN_PAGES = ["README.md", "CONTRIBUTING.md", "docs/cluster.md", "docs/envs.md", "docs/own-algorithm.md",
+             "docs/results.md", "docs/training.md", "docs/web.md"]
+"""the pages written for newcomers (docs/RULES.md is the rulebook)"""
 README_MAX_LINES = 250
 
 def read(page: str) -> str:
@@ -88,16 +89,68 @@ def test_the_readme_test_commands_are_the_ci_ones() -> None:
     assert ci[-3:] in blocks, f"no README block lists .ci/run's checks {ci[-3:]}"
 
 
+HISTORY = ((r"(?i)\bissues? #?\d+", "an issue number"),
+           (r"(?<![\w`/&])#\d+\b", "an issue number"),
+           (r"(?i)\bcommit [0-9a-f]{6,}", "a commit id"),
+           (r"(?<![#\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", "a commit id"),
+           (r"(?i)\bload[ ]averages?\b|\bload[ ](of )?\d+(\.\d+)?( to |-)\d+", "a load-average figure"))
+"""what the repository's text must not carry: its history belongs to git and the issue tracker"""
+NOT_HISTORY = {".css": r"#[0-9a-fA-F]{3,8}\b", ".ipynb": r'"id": "[0-9a-f-]+"'}
+"""what looks like history in a kind of file and is not: CSS colours, notebook cell ids"""
+
+
+def text_files() -> dict[str, str]:
+    """Every text file git tracks (not the binary ones: pictures, weights), by path."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    out = {}
+    for name in listed.decode().split("\0"):
+        path = ROOT / name
+        if not name or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" not in data:
+            try:
+                out[name] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+    return out
+
+
+def test_no_issue_numbers_commit_ids_or_load_averages_in_any_text_file() -> None:
+    files = text_files()
+    assert "README.md" in files and "tests/test_docs.py" in files and "configs/huit_ppo.yaml" in files
+    found = []
+    for name, text in files.items():
+        ignored = NOT_HISTORY.get(pathlib.Path(name).suffix)
+        if ignored:
+            text = re.sub(ignored, "", text)
+        for pattern, what in HISTORY:
+            for match in re.finditer(pattern, text):
+                found.append(f"{name}:{text.count(chr(10), 0, match.start()) + 1}: {what} {match.group(0)!r}")
+    assert not found, "\n".join(found)
+
+
+CAUGHT = ["see iss" + "ue 26", "fixed in #" + "12", "as of com" + "mit 1a2b" + "3c4", "ran at b03a" + "9c0",
+          "load av" + "erage 8 to 9", "(lo" + "ad 8-9)", "Iss" + "ues 3 and 4"]
+"""history the guard must catch (written in two parts so that this file does not carry it)"""
+
+
+@pytest.mark.parametrize("text", CAUGHT)
+def test_the_history_guard_catches(text: str) -> None:
+    assert any(re.search(pattern, text) for pattern, _ in HISTORY), text
+
+
+@pytest.mark.parametrize("text", ["2,000,000 steps", "seed 1000004", "sha256 of 64 hex digits", "cards 0..31",
+                                  "#hint-box", "deadbeef"])
+def test_the_history_guard_lets_pass(text: str) -> None:
+    assert not any(re.search(pattern, text) for pattern, _ in HISTORY), text
+
+
 @pytest.mark.parametrize("page", OWN_PAGES)
-def test_no_issue_numbers_commit_ids_or_notes_about_one_machine(page: str) -> None:
-    text = read(page)
-    for pattern, what in ((r"(?i)\bissues? #?\d+", "an issue number"),
-                          (r"(?<![\w`/])#\d+\b", "an issue number"),
-                          (r"(?i)\bcommit [0-9a-f]{6,}", "a commit id"),
-                          (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", "a commit id"),
-                          (r"(?i)\bth(is|ese) (\d-core )?machines?\b", "a note about one machine")):
-        found = re.search(pattern, text)
-        assert found is None, f"{page} names {what}: {found.group(0)!r}"
+def test_no_notes_about_one_machine(page: str) -> None:
+    """The reader's machine is not the one a figure was measured on: pages say 'a 2-core machine'."""
+    found = re.search(r"(?i)\bth(is|ese) (\d-core )?machines?\b", read(page))
+    assert found is None, f"{page} names a note about one machine: {found.group(0)!r}"
 
 
 # ---------------------------------------------------------------- generated tables
@@ -260,6 +313,18 @@ def test_the_version_is_written_once() -> None:
     assert 'dynamic = ["version"]' in pyproject and 'attr = "cardlab.__version__"' in pyproject
     assert re.fullmatch(r"\d+\.\d+\.\d+", cardlab.__version__)
     assert f"## {cardlab.__version__}" in read("CHANGELOG.md")
+
+
+@pytest.mark.parametrize("game", ["switch", "huit"])
+def test_env_pages_name_a_released_version(game: str) -> None:
+    """The newest env version's entry names the cardlab release it came with: a CHANGELOG section, no
+    later than the package's version."""
+    doc = importlib.import_module(f"cardlab.envs.{game}_v1").__doc__ or ""
+    newest = re.search(r"^- v\d+ \(cardlab (\d+\.\d+\.\d+)\)", doc, re.MULTILINE)
+    assert newest is not None, f"{game}_v1's version history names no cardlab release (x.y.z)"
+    assert f"\n## {newest.group(1)}\n" in read("CHANGELOG.md")
+    released = tuple(int(part) for part in newest.group(1).split("."))
+    assert released <= tuple(int(part) for part in cardlab.__version__.split("."))
 
 
 def test_documented_strength_figures_say_where_they_come_from() -> None:

@@ -1,4 +1,4 @@
-"""The quickstart notebook runs from top to bottom (issue 3, part 8)."""
+"""The quickstart notebook runs from top to bottom."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Training, evaluation and the command line."""
+"""Training: the trainers (MaskablePPO, the lean PPO of `ppo.py`), self-play, leagues, imitation and bots."""

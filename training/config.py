@@ -115,7 +115,16 @@ class ImitationConfig:
 
 @dataclasses.dataclass
 class PPOConfig:
-    """MaskablePPO hyper-parameters (names as in stable-baselines3)."""
+    """PPO hyper-parameters (``ppo.*``, names as in stable-baselines3), read by every trainer.
+
+    - ``trainer: maskable_ppo`` (`cardlab.training.sb3`) passes them all to sb3-contrib's MaskablePPO;
+    - ``trainer: lean`` (`cardlab.training.lean`, and the responder of `cardlab exploit`) uses them all,
+      the loss and GAE being `cardlab.training.ppo`'s;
+    - `cardlab rllib` maps them to RLlib's PPO (`cardlab.cluster.rllib.algorithm_config`: a rollout of
+      n_steps * num_envs per env runner);
+    - the imitation warm start (``imitation.*``, both trainers) reads gamma for its value targets and
+      vf_coef and max_grad_norm for its loss.
+    """
 
     learning_rate: float = 3e-4
     """Adam step size"""

@@ -8,21 +8,22 @@ run folder: config.yaml, TensorBoard ``charts/``, ``losses/``, ``eval/``,
 eval.csv, checkpoints recorded in SHA256SUMS, league snapshots and bot.json.
 
 Why a trainer of our own: sb3-contrib's MaskablePPO tops out at a few
-thousand steps/s on this machine even with an env that costs nothing (Python
+thousand steps/s even with an env that costs nothing (Python
 work per step and per minibatch); here a rollout is tensors of shape (T, B)
-filled by one forward pass per move of all B games, and the update is plain
+filled by one forward pass per move over the games where the learner is to
+move (all B in pure self-play), and the update is plain
 torch over them.
 
 A rollout is `ppo.n_steps` calls of `SelfPlayBatch.step` over `num_envs`
 games: T * B moves, of which the learner's are the transitions (all of them
 when every seat is the learner's). Rewards (``reward: win`` or ``points``, as
-the AEC env pays them) and terminal flags come from
-`selfplay.credit`, advantages from `selfplay.advantages` (GAE along each
-seat's chain); a hand truncated at max_turns ends its chains with reward 0,
-like a drawn hand. With ``episode: match`` a game is a whole match (the
-engines' match episodes): the win reward comes at the match's end, and
-``charts/win_rate`` is the learner seats' match win rate. Illegal actions
-get a logit of `ILLEGAL_LOGIT`, so their probability is exactly 0 and the
+the AEC env pays them) and terminal flags come from `selfplay.credit`,
+advantages from `ppo.advantages` (GAE along each seat's chain), and the update
+minimises `ppo.ppo_loss`; a hand truncated at max_turns ends its chains with
+reward 0, like a drawn hand. With ``episode: match`` a game is a whole match
+(the engines' match episodes): the win reward comes at the match's end, and
+``charts/win_rate`` is the learner seats' match win rate. Illegal actions get
+a logit of `ppo.ILLEGAL_LOGIT`, so their probability is exactly 0 and the
 entropy stays finite. The actor and the critic are separate MLPs
 (`policy.net_arch` each); the actor is an `nn.Sequential` exported as a bot
 file with `export_bot`, like SB3's.
@@ -61,6 +62,7 @@ from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save
 from cardlab.training.config import TrainConfig
 from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
 from cardlab.training.lean_imitation import imitate
+from cardlab.training.ppo import ILLEGAL_LOGIT, advantages, ppo_loss
 from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
 from cardlab.training.records import (
     EvalHistory,
@@ -73,10 +75,8 @@ from cardlab.training.records import (
     tag,
 )
 from cardlab.training.runs import and_matches, bot_summary, league_folder, league_settings
-from cardlab.training.selfplay import SelfPlayBatch, advantages, credit
+from cardlab.training.selfplay import SelfPlayBatch, credit
 
-ILLEGAL_LOGIT = -1e9
-"""the logit of an illegal action: probability 0, entropy finite (-inf would give 0 * inf = nan)"""
 ALGORITHM = "lean masked PPO"
 CRITIC_WEIGHT = "critic.0.weight"
 """the state-dict key of the critic's first layer, whose width tells a privileged critic from a plain one"""
@@ -295,13 +295,20 @@ class LeanRun:
                     view = self.table.observe()
                 obs, mask, seats, learner = view
                 obs_b[t], mask_b[t] = torch.from_numpy(obs), torch.from_numpy(mask)
-                logits = self.model.masked_logits(obs_b[t], mask_b[t])
+                # The networks run on the learner's games only: the others' moves are their owners'.
+                mine = None if learner.all() else torch.from_numpy(np.flatnonzero(learner))
+                logits = self.model.masked_logits(*((obs_b[t], mask_b[t]) if mine is None else
+                                                    (obs_b[t, mine], mask_b[t, mine])))
                 action = sample(logits)
-                act_b[t] = action
-                logp_b[t] = torch.log_softmax(logits, dim=-1).gather(1, action[:, None]).squeeze(1)
-                value_b[t] = self.model.value(critic_b[t])
+                logp = torch.log_softmax(logits, dim=-1).gather(1, action[:, None]).squeeze(1)
+                value = self.model.value(critic_b[t] if mine is None else critic_b[t, mine])
+                if mine is None:
+                    act_b[t], logp_b[t], value_b[t] = action, logp, value
+                else:
+                    act_b[t], logp_b[t], value_b[t] = 0, 0.0, 0.0  # never read: not learner transitions
+                    act_b[t, mine], logp_b[t, mine], value_b[t, mine] = action, logp, value
                 seats_b[t], learner_b[t] = seats, learner
-                rewards_b[t], ended_b[t] = self.table.step(action.numpy(), view)
+                rewards_b[t], ended_b[t] = self.table.step(act_b[t].numpy(), view)
             every_seat = np.broadcast_to(np.arange(n), (B, n))
             last = self.model.value(torch.from_numpy(
                 self.table.observe_table(every_seat) if privileged else self.table.observe_seats()))
@@ -338,27 +345,14 @@ class LeanRun:
                 if len(idx) < 2:
                     continue
                 logits = self.model.masked_logits(batch["obs"][idx], batch["mask"][idx])
-                log_probs = torch.log_softmax(logits, dim=-1)
-                logp = log_probs.gather(1, batch["actions"][idx, None]).squeeze(1)
-                entropy = -(log_probs.exp() * log_probs).sum(-1).mean()
-                log_ratio = logp - batch["logp"][idx]
-                ratio = log_ratio.exp()
-                adv = batch["advantages"][idx]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                policy_loss = torch.max(-adv * ratio,
-                                        -adv * ratio.clamp(1 - ppo.clip_range, 1 + ppo.clip_range)).mean()
-                value_loss = ((self.model.value(batch["critic"][idx]) - batch["returns"][idx]) ** 2).mean()
-                loss = policy_loss - ppo.ent_coef * entropy + ppo.vf_coef * value_loss
+                terms = ppo_loss(logits, batch["actions"][idx], batch["logp"][idx], batch["advantages"][idx],
+                                 self.model.value(batch["critic"][idx]), batch["returns"][idx], ppo)
                 self.optimizer.zero_grad()
-                loss.backward()
+                terms.loss.backward()
                 nn.utils.clip_grad_norm_(self.model.parameters(), ppo.max_grad_norm)
                 self.optimizer.step()
-                with torch.no_grad():
-                    totals["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
-                    totals["clip_fraction"] += float(((ratio - 1).abs() > ppo.clip_range).float().mean())
-                totals["policy_loss"] += policy_loss.item()
-                totals["value_loss"] += value_loss.item()
-                totals["entropy"] += entropy.item()
+                for key in totals:
+                    totals[key] += getattr(terms, key).item()
                 count += 1
         stats = {f"losses/{k}": v / max(count, 1) for k, v in totals.items()}
         stats["charts/learning_rate"] = ppo.learning_rate

@@ -7,9 +7,11 @@ three experts, fair 0.25). Copying the expert first starts PPO at the
 expert's level; its snapshots then give the league expert-like opponents
 that play in one batched forward pass instead of move by move in Python.
 
-The teacher plays every seat of `cfg.num_envs` games (as `cfg.imitation.teacher`,
-move by move through the AEC observation dicts, `Agent.act`); every move is a
-demonstration, from the mover's point of view. The critic learns the
+The teacher plays every seat of `cfg.num_envs` games (as `cfg.imitation.teacher`):
+one agent for all of them, asked once per move of the batch for every game's
+move (`Agent.act_batch`: one forward pass for a bot, one kernel call for a
+compiled heuristic), its one generator breaking the ties of all the games in
+row order; every move is a demonstration, from the mover's point of view. The critic learns the
 discounted outcome of each move in its seat's chain (`selfplay.credit`, GAE with
 zero values and lambda 1: the Monte Carlo return); chains the collection cuts
 short are dropped.
@@ -27,8 +29,9 @@ from torch import nn
 from cardlab.agents.base import Agent, make_agent
 from cardlab.envs.spec import Game
 from cardlab.training.config import TrainConfig
+from cardlab.training.ppo import advantages
 from cardlab.training.progress import Progress
-from cardlab.training.selfplay import advantages, batched_engine, credit, movers_and_table
+from cardlab.training.selfplay import batched_engine, credit, movers_and_table
 
 IMITATION_SEED_OFFSET = 2_000_003
 """the demonstrations' seed is the run's plus this (the same offset as the MaskablePPO imitation's)"""
@@ -42,25 +45,22 @@ def demonstrations(game: Game, teacher: str, hands: int, num_games: int, gamma: 
     with `privileged` the critic's input, every seat's observation from the mover's on (`table_view`)."""
     seeds = np.random.SeedSequence(seed)
     engine = batched_engine(game, num_games, seed=int(seeds.generate_state(1)[0]))
-    agent_seeds = seeds.spawn(num_games * game.num_players)
-    agents: list[list[Agent]] = [[make_agent(teacher, game, seed=int(agent_seeds[b * game.num_players + s]
-                                                                     .generate_state(1)[0]))
-                                  for s in range(game.num_players)] for b in range(num_games)]
+    agent = make_agent(teacher, game, seed=int(seeds.spawn(1)[0].generate_state(1)[0]))
     parts: list[dict[str, torch.Tensor]] = []
     finished = 0
     with progress.bar(total=hands, desc=f"collecting {teacher} hands", unit="hand") as bar:
         while finished < hands:
-            part, ended = _collect(engine, agents, gamma, privileged)
+            part, ended = _collect(engine, agent, gamma, privileged)
             parts.append(part)
             bar.update(min(finished + ended, hands) - finished)
             finished += ended
     return {key: torch.cat([p[key] for p in parts]) for key in parts[0]}
 
 
-def _collect(eng: Any, agents: list[list[Agent]], gamma: float,
+def _collect(eng: Any, agent: Agent, gamma: float,
              privileged: bool) -> tuple[dict[str, torch.Tensor], int]:
     """`COLLECT_STEPS` teacher moves in every game; the moves whose outcome is known, and the hands ended."""
-    B, n = len(agents), len(agents[0])
+    B, n = eng.batch_size, eng.n
     obs_t: list[np.ndarray] = []
     mask_t: list[np.ndarray] = []
     act_t: list[np.ndarray] = []
@@ -75,14 +75,9 @@ def _collect(eng: Any, agents: list[list[Agent]], gamma: float,
             critic_t.append(table)
         else:
             obs = eng.observe(seats)
-        actions = np.array([agents[b][int(seats[b])].act({"observation": obs[b],
-                                                           "action_mask": mask[b].astype(np.int8)})
-                            for b in range(B)], dtype=np.int64)
+        actions = np.asarray(agent.act_batch(obs, mask), dtype=np.int64)
         rewards, done, truncated = eng.step(actions)
         ended = done | truncated
-        for b in np.flatnonzero(ended):
-            for agent in agents[b]:
-                agent.reset()
         eng.reset(ended)
         for store, value in zip((obs_t, mask_t, act_t, seats_t, rewards_t, ended_t),
                                 (obs, mask, actions, seats, rewards, ended), strict=True):

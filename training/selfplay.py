@@ -14,9 +14,11 @@ cannot wait while others catch up. Each call therefore plays one move in
 every game: the learner's (given) where a learner seat is to move, a
 snapshot's, a bot's or a heuristic's (chosen here) elsewhere. Snapshots and
 ``bot:`` specs act for all their games in one batched forward pass per call
-(a bot spec as its `BotAgent` would: masked argmax); heuristics act move by move
-through the AEC observation dicts (`Agent.act`), which is what makes them
-slow (see the README, "Training speed").
+(a bot spec as its `BotAgent` would: masked argmax); every other spec is one
+agent for all the seats it holds (`cardlab.agents.batch.BatchPlayers`), asked
+once per call for the moves of all its games (`Agent.act_batch`), its one
+generator breaking the ties of its games in row order, seeded from the
+table's seed (the same seed, the same games).
 
 Who sits where is drawn per game at every episode (a deal, or with
 ``episode="match"`` a match) from the config's league: one
@@ -42,9 +44,9 @@ Credit (`credit`): a learner transition is (its seat's observation, mask,
 action); its reward is everything its seat receives from its move until its
 next move in the same episode, and it is terminal when the episode ends
 before that. So when another seat ends the hand (the match), every learner
-seat still gets its win reward, on its own last transition. The chain of one seat's transitions
-(`next_index`) is what GAE follows, never the interleaved moves of the other
-seats of its game.
+seat still gets its win reward, on its own last transition. The chain of one
+seat's transitions (`next_index`) is what GAE (`cardlab.training.ppo.advantages`)
+follows, never the interleaved moves of the other seats of its game.
 
 `SelfPlayVecEnv` is the same table as a stable-baselines3 `VecEnv` (with
 `action_masks()`, so MaskablePPO can train on it): env b is game b, the
@@ -59,13 +61,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 from torch import nn
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.base import make_agent
+from cardlab.agents.batch import BatchPlayers
 from cardlab.agents.bot import BotAgent, load_bot, network_actions
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt
@@ -106,8 +108,9 @@ class SelfPlayBatch:
         self.game, self.league, self.learner_share = game, league, learner_share
         self.n = game.num_players
         self.num_games = num_games
-        self._spec_probs = weights / weights.sum()
-        seeds = np.random.SeedSequence(seed).spawn(2)
+        cdf = (weights / weights.sum()).cumsum()
+        self._spec_cdf = cdf / cdf[-1]
+        seeds = np.random.SeedSequence(seed).spawn(3)
         self.rng = np.random.default_rng(seeds[0])
         self.engine = batched_engine(game, num_games, seed=int(seeds[1].generate_state(1)[0]),
                                      episode=episode)
@@ -117,7 +120,8 @@ class SelfPlayBatch:
         self._networks: dict[int, nn.Module] = {}
         self._sampled: dict[int, bool] = {}
         """network policy index -> whether it samples its masked distribution (else masked argmax)"""
-        self._agents: dict[tuple[int, int, int], Agent] = {}
+        self.players = BatchPlayers(game, seed=int(seeds[2].generate_state(1)[0]))
+        """the agents of the specs that are neither the learner nor networks, one per policy index"""
         self._pool: list[Path] = []
         self._population: list[Path] = []
         self.owners = np.zeros((num_games, self.n), dtype=np.int64)
@@ -157,7 +161,8 @@ class SelfPlayBatch:
         if self._population and self.rng.random() < self.league.population_share:
             path = self._population[int(self.rng.integers(len(self._population)))]
             return self._policy(path.stem, path)
-        spec = self.league.opponents[int(self.rng.choice(len(self._spec_probs), p=self._spec_probs))][0]
+        # rng.choice(len(p), p=p)'s own draw (one uniform against the cumulative weights), without its checks
+        spec = self.league.opponents[int(self._spec_cdf.searchsorted(self.rng.random(), side="right"))][0]
         return self._policy(spec)
 
     def _seat_games(self, games: np.ndarray) -> None:
@@ -169,16 +174,6 @@ class SelfPlayBatch:
             kept = int(self.rng.integers(self.n))
             for seat in range(self.n):
                 self.owners[b, seat] = LEARNER if seat == kept else self._draw_seat()
-                agent = self._agents.get((int(b), seat, int(self.owners[b, seat])))
-                if agent is not None:
-                    agent.reset()
-
-    def _agent(self, b: int, seat: int, policy: int) -> Agent:
-        key = (b, seat, policy)
-        if key not in self._agents:
-            self._agents[key] = make_agent(self.policies[policy], self.game,
-                                           seed=int(self.rng.integers(2**63)))
-        return self._agents[key]
 
     # ------------------------------------------------------------ moves
     def observe(self) -> View:
@@ -221,9 +216,8 @@ class SelfPlayBatch:
                 actions[games] = self._network_actions(network, obs[games], mask[games],
                                                        self._sampled[int(policy)])
             else:
-                for b in games:
-                    agent = self._agent(int(b), int(seats[b]), int(policy))
-                    actions[b] = agent.act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
+                actions[games] = self.players.act(int(policy), self.policies[int(policy)], obs[games],
+                                                  mask[games])
         rewards, done, truncated = self.engine.step(actions, active)
         ended = done | truncated
         if self.reward == "points":
@@ -310,29 +304,6 @@ def credit(rewards: np.ndarray, ended: np.ndarray, seats: np.ndarray,
         out_next[t, rows] = nxt[rows, s]
         acc[rows, s], term[rows, s], nxt[rows, s] = 0.0, False, t
     return out_reward, out_terminal, out_next
-
-
-def advantages(reward: torch.Tensor, terminal: torch.Tensor, next_index: torch.Tensor, values: torch.Tensor,
-               last_values: torch.Tensor, seats: torch.Tensor, gamma: float,
-               lam: float) -> torch.Tensor:
-    """GAE along each seat's chain of transitions (`credit`); (T, B), zero where there is no transition.
-
-    `values` (T, B) are the critic's at each transition, `last_values` (B, n)
-    each seat's at the rollout's end (the bootstrap of a chain cut by it).
-    """
-    T, B = reward.shape
-    adv = torch.zeros(T + 1, B, dtype=torch.float32)
-    cols = torch.arange(B)
-    for t in range(T - 1, -1, -1):
-        nxt = next_index[t]
-        has_next = nxt >= 0
-        idx = torch.where(has_next, nxt, torch.full_like(nxt, T))
-        boot = last_values[cols, seats[t]]
-        next_value = torch.where(has_next, values[idx.clamp(max=T - 1), cols], boot)
-        live = (~terminal[t]).float()
-        delta = reward[t] + gamma * next_value * live - values[t]
-        adv[t] = delta + gamma * lam * live * adv[idx, cols]
-    return adv[:T]
 
 
 class SelfPlayVecEnv(VecEnv):

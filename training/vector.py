@@ -34,19 +34,23 @@ Players of the other seats, each drawn per episode and seat from
 `opponents` (uniformly, a spec listed twice counts twice):
 
 - ``"random"``: a uniformly random legal action, for all its games at once;
-- bots (``"bot:..."``): one forward pass over all the games where that bot
-  is to move (masked argmax, or a masked sample for a sampling bot);
 - ``"self"``: `policy`, a function of batched (observations, masks) to
   actions, such as a copy of the learner's current policy (set it, or
   change it between rollouts, with `set_policy`);
-- heuristics: move by move through the AEC observation dicts (slow).
+- any other spec (a heuristic, a bot ``"bot:..."``, a search): one agent per
+  listed spec for all the games and seats it holds
+  (`cardlab.agents.batch.BatchPlayers`), asked once per round of moves for
+  all of them (`Agent.act_batch`: a bot's one forward pass, a compiled
+  heuristic's one kernel call).
 
 Autoreset is Gymnasium's same-step mode (``metadata["autoreset_mode"]``): a
 step that ends a game returns the first observation of the next one, the last
 observation of the ended one in ``infos["final_obs"]`` (flagged by
 ``infos["_final_obs"]``). Seeding: ``reset(seed=s)`` deals game b as the AEC
 env's ``reset(seed=s + b)`` does (Gymnasium's sync vector env convention),
-and the seats and random players draw from a generator seeded with `s`.
+the seats and random players draw from a generator seeded with `s`, and each
+listed spec's agent is seeded from `s` and its place in `opponents` (its one
+generator breaks the ties of all its games, in game order).
 """
 
 from __future__ import annotations
@@ -56,14 +60,12 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-import torch
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.bot import BotAgent
-from cardlab.agents.failure import AgentFailure, checked_action, checked_choice, finite_logits
+from cardlab.agents.batch import BatchPlayers
+from cardlab.agents.failure import AgentFailure, checked_choice
 from cardlab.envs.aec import ILLEGAL, REWARDS
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.checked_json import excerpt
@@ -105,16 +107,12 @@ class CardVectorEnv(VectorEnv):
         self.n = self.game.num_players
         self.specs = [str(s).strip() for s in opponents]
         self._policy = policy
-        self._random = np.array([i for i, s in enumerate(self.specs) if s == "random"], dtype=np.int64)
-        self._all_random = self._random.size == len(self.specs)
-        self._bots: dict[int, BotAgent] = {}
+        self._all_random = all(s == "random" for s in self.specs)
+        self.players = BatchPlayers(self.game)
+        """the agents of the listed specs other than "random" and "self", one per place in `specs`"""
         for i, spec in enumerate(self.specs):
-            if spec == SELF:
-                continue
-            agent = make_agent(spec, self.game)  # checks every spec now, not at the first deal
-            if isinstance(agent, BotAgent):
-                self._bots[i] = agent
-        self._agents: dict[tuple[int, int, int], Agent] = {}
+            if spec not in (SELF, "random"):
+                self.players.agent(i, spec)  # checks every spec now, not at the first deal
         layout = self.game.layout
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(layout.low, layout.high, dtype=np.float32),
@@ -130,6 +128,8 @@ class CardVectorEnv(VectorEnv):
         self.owners = np.zeros((self.num_envs, self.n), dtype=np.int64)
         """(B, n) who plays each seat: an index into `specs`, or LEARNER"""
         self._obs: dict[str, np.ndarray] | None = None
+        self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
+        self._no_moves.flags.writeable = False  # every final observation's mask: no legal move, read-only
         self._stopped: str | None = None
         """why the last reset or step stopped part-way (an opponent's failure), until the next reset"""
 
@@ -152,6 +152,7 @@ class CardVectorEnv(VectorEnv):
             for b, s in enumerate(seeds):  # dealt by the rules engine, as the AEC env deals
                 self.engine.load(b, self.game.new_state(np.random.default_rng(s)))
             self.rng = np.random.default_rng(seeds[0])
+            self.players.reseed(seeds[0])
         self._seat(everything)
         self._obs, self._stopped = None, None
         self._guarded(lambda: self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_)))
@@ -163,12 +164,6 @@ class CardVectorEnv(VectorEnv):
         self.seats[rows] = self.rng.integers(self.n, size=rows.size)
         self.owners[rows] = self.rng.integers(len(self.specs), size=(rows.size, self.n))
         self.owners[rows, self.seats[rows]] = LEARNER
-        if self._agents:
-            for b in rows:
-                for seat in range(self.n):
-                    agent = self._agents.get((int(b), seat, int(self.owners[b, seat])))
-                    if agent is not None:
-                        agent.reset()
 
     # ------------------------------------------------------------ moves
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
@@ -225,7 +220,7 @@ class CardVectorEnv(VectorEnv):
             final = np.full(self.num_envs, None, dtype=object)
         for b in rows:
             final[b] = {"observation": self._obs["observation"][b].copy(),
-                        "action_mask": np.zeros(self.game.num_actions, dtype=np.int8)}
+                        "action_mask": self._no_moves}
         self.engine.reset(rows)
         self._seat(rows)
         self._play_out(np.zeros(self.num_envs), illegal.copy())
@@ -243,42 +238,53 @@ class CardVectorEnv(VectorEnv):
         marks the games dealt since the learner's last move (an end of one
         of those is not the learner's episode: it is dealt again). Returns
         (terminated, truncated, final observations or None) of the episodes
-        that ended. Why one loop for the moves and the new deals: its number
-        of rounds is the longest run of other seats' moves in any game, and
-        `hold` keeps the rounds where few games still wait cheap (no full
-        batch's mask per move).
+        that ended. Why in passes: each pass plays every live game up to
+        the learner's turn (a game that ends on the way waits), then the
+        ended games are noted and dealt again together, so a step costs
+        about two passes and one dealing, however the ends fall.
         """
         terminated = np.zeros(self.num_envs, dtype=np.bool_)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
         final: np.ndarray | None = None
-        deals = np.zeros(self.num_envs, dtype=np.int64)
-        actions = np.zeros(self.num_envs, dtype=np.int64)
+        deals: np.ndarray | None = None
         while True:
-            ended = np.flatnonzero(self.engine.over)
-            if ended.size:
-                report = ended[~fresh[ended]]
-                if report.size:
-                    final = self._record_ends(report, rewards, terminated, truncated, final)
-                deals[ended] += 1
-                if deals[ended].max() > MAX_REDEALS:
-                    raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before the learner's first move")
-                self.engine.reset(ended)
-                self._seat(ended)
-                fresh[ended] = True
+            if self._all_random:  # every round of the pass in one call, compiled where the engine has it
+                self.engine.play_random(self.seats, self.rng, rewards, ~fresh)
+            else:
+                self._play_rounds(rewards, fresh)
+            ended = self.engine.over
+            if not ended.any():
+                return terminated, truncated, final
+            over = np.flatnonzero(ended)
+            report = over[~fresh[over]]
+            if report.size:
+                final = self._record_ends(report, rewards, terminated, truncated, final)
+            deals = np.zeros(self.num_envs, dtype=np.int64) if deals is None else deals
+            deals[over] += 1
+            if deals[over].max() > MAX_REDEALS:
+                raise RuntimeError(f"{MAX_REDEALS} deals in a row ended before the learner's first move")
+            self.engine.reset(ended)
+            self._seat(over)
+            fresh[over] = True
+
+    def _play_rounds(self, rewards: np.ndarray, fresh: np.ndarray) -> None:
+        """One pass of `_play_out` with the listed players: a round of moves at a time, each player asked
+        once a round for all its games (`hold` keeps the rounds where few games wait cheap)."""
+        actions = np.zeros(self.num_envs, dtype=np.int64)
+        seats = self.seats
+        while True:
             current = self.engine.current_player()
-            waiting = current != self.seats
+            waiting = (current != seats) & ~self.engine.over
             rows = np.flatnonzero(waiting)
             if rows.size == 0:
-                return terminated, truncated, final
+                return
             with self.engine.hold(waiting):
                 mask = self.engine.legal_mask()
-                if self._all_random:
-                    actions[rows] = sample_legal(mask[rows], self.rng)
-                else:
-                    self._choose(rows, current, mask, actions)
+                self._choose(rows, current, mask, actions)
                 moved = self.engine.step(actions)[0]
-            kept = rows[~fresh[rows]]
-            rewards[kept] += moved[kept, self.seats[kept]]
+            gained = moved[rows, seats[rows]]
+            gained[fresh[rows]] = 0.0
+            rewards[rows] += gained
 
     def _record_ends(self, rows: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
                      truncated: np.ndarray, final: np.ndarray | None) -> np.ndarray:
@@ -291,24 +297,31 @@ class CardVectorEnv(VectorEnv):
         if final is None:
             final = np.full(self.num_envs, None, dtype=object)
         observations = self.engine.observe(self.seats)
-        no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
         for b in rows:
-            final[b] = {"observation": observations[b], "action_mask": no_moves.copy()}
+            final[b] = {"observation": observations[b], "action_mask": self._no_moves}
         return final
 
     def _choose(self, rows: np.ndarray, current: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> None:
         """Fill `actions[rows]` with the moves of each game's player of the seat to move."""
+        obs = self.engine.observe(current)  # _play_rounds runs only when some listed player reads it
+        if len(self.specs) == 1:
+            actions[rows] = self._play(0, rows, current, obs, mask)
+            self._check_moves(0, rows, current, mask, actions)
+            return
         owner = self.owners[rows, current[rows]]
-        players = np.unique(owner)
-        obs = self.engine.observe(current) if np.isin(players, self._random, invert=True).any() else None
-        for player in players:
+        for player in np.unique(owner):
             chosen = rows[owner == player]
             actions[chosen] = self._play(int(player), chosen, current, obs, mask)
-            picked = actions[chosen]
-            inside = (picked >= 0) & (picked < mask.shape[1])
-            if not (inside.all() and mask[chosen, picked].all()):  # one look per player; a loop only to name
-                for b in chosen:
-                    checked_choice(actions[b], mask[b], self._who(int(player), int(b), current))
+            self._check_moves(int(player), chosen, current, mask, actions)
+
+    def _check_moves(self, player: int, rows: np.ndarray, current: np.ndarray, mask: np.ndarray,
+                     actions: np.ndarray) -> None:
+        """An `AgentFailure` naming the player if a move of it in `rows` is illegal (before the engine)."""
+        picked = actions[rows]
+        inside = (picked >= 0) & (picked < mask.shape[1])
+        if not (inside.all() and mask[rows, np.where(inside, picked, 0)].all()):  # one look; a loop to name
+            for b in rows:
+                checked_choice(actions[b], mask[b], self._who(player, int(b), current))
 
     def _who(self, player: int, b: int, current: np.ndarray) -> str:
         return f"opponent {self.specs[player]} (game {b}, seat {int(current[b])})"
@@ -325,25 +338,13 @@ class CardVectorEnv(VectorEnv):
                 raise ValueError("an opponent is 'self' but no policy was given: "
                                  "pass policy= or call set_policy()")
             return np.asarray(self._policy(obs[rows], mask[rows]), dtype=np.int64)
-        bot = self._bots.get(player)
-        if bot is not None:
-            with torch.inference_mode():
-                logits = bot.network(torch.as_tensor(obs[rows])).double().numpy()
-            if not np.isfinite(np.where(mask[rows], logits, 0.0)).all():
-                for i, b in enumerate(rows):
-                    finite_logits(logits[i], mask[b], self._who(player, int(b), current))
-            logits[~mask[rows]] = -np.inf
-            if bot.sample:
-                logits += -np.log(-np.log(self.rng.random(logits.shape)))
-            return logits.argmax(axis=1)
-        out = np.empty(rows.size, dtype=np.int64)
-        for i, b in enumerate(rows):
-            key = (int(b), int(current[b]), player)
-            if key not in self._agents:
-                self._agents[key] = make_agent(spec, self.game, seed=int(self.rng.integers(2**63)))
-            observation = {"observation": obs[b], "action_mask": mask[b].astype(np.int8)}
-            out[i] = checked_action(self._agents[key], observation, self._who(player, int(b), current))
-        return out
+        try:
+            return self.players.act(player, spec, obs[rows], mask[rows])
+        except AgentFailure as err:  # a bot's non-finite logits
+            raise err.named(self._who(player, int(rows[0]), current)) from err
+        except Exception as err:  # an agent's bug of any kind is its failure
+            raise AgentFailure(self._who(player, int(rows[0]), current), f"it raised {type(err).__name__}",
+                               str(err)[:200]) from err
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the games live in this process."""

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterable
 
 import numpy as np
 
+from cardlab.agents.base import checked_batch
+from cardlab.agents.heuristics import huit_kernels as K
 from cardlab.agents.heuristics.common import HeuristicAgent, Score, p_lacks
+from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS, expert_arrays, observation_offsets
 from cardlab.agents.heuristics.huit_tables import (
     BIT,
     EIGHTS,
@@ -82,6 +86,18 @@ def decode(agent: HeuristicAgent, observation: dict[str, np.ndarray]) -> HuitVie
     )
 
 
+def added(values: Iterable[float]) -> float:
+    """The sum of `values`, added left to right as the compiled expert adds them (`huit_kernels`).
+
+    Not `sum`: from Python 3.12 it compensates rounding, and the last bits of
+    a value decide ties after rounding (`HeuristicAgent.best`).
+    """
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
 class HuitGreedy(HeuristicAgent):
     """A sensible rule-based Huit américain player.
 
@@ -98,6 +114,11 @@ class HuitGreedy(HeuristicAgent):
     def act(self, observation: dict[str, np.ndarray]) -> int:
         view = decode(self, observation)
         return self.best(self.legal(observation), lambda a: self.score(view, a))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """`act` for every row in order, in one compiled call (`huit_kernels.greedy_batch`)."""
+        obs, legal = checked_batch(self.game, observations, masks)
+        return K.greedy_batch(obs, legal, self.layout.slices["hand"].start, TABLES_ARRAYS, self.rng)
 
     def score(self, view: HuitView, action: int) -> Score:
         if action == R.DRAW:
@@ -207,6 +228,9 @@ class HuitExpert(HeuristicAgent):
         self.weights = TWO_PLAYERS if self.rules.num_players == 2 else MORE_PLAYERS
         self.known = known_terms(self.weights)
         self.plays = plays_for(self.rules.num_players, self.rules.queen_skips_each)
+        self.arrays = expert_arrays(self.weights, self.known, self.rules.num_players,
+                                    self.rules.queen_skips_each)
+        self.offsets = observation_offsets(self.layout)
         # What is known this turn (see `start_turn`).
         self.sizes: list[int] = []
         self.unknown = self.pool_size = 0
@@ -233,11 +257,31 @@ class HuitExpert(HeuristicAgent):
         self.memo = {}
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
+        values = self.values(observation)
+        return self.best(list(values), lambda a: (values[a],))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """`act` for every row in order, in one compiled call (`huit_kernels.expert_batch`)."""
+        obs, legal = checked_batch(self.game, observations, masks)
+        return K.expert_batch(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays,
+                              TABLES_ARRAYS, self.rng)
+
+    def values_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """(B, num_actions) float64: the `value` of each legal action of each row, NaN elsewhere, compiled.
+
+        What `act_batch` ranks (before `best` rounds it), for analysis and for
+        the tests that hold the compiled values to the Python ones.
+        """
+        obs, legal = checked_batch(self.game, observations, masks)
+        return K.expert_values(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays,
+                               TABLES_ARRAYS)
+
+    def values(self, observation: dict[str, np.ndarray]) -> dict[int, float]:
+        """Legal action -> its `value`, as `act` reckons it (unrounded)."""
         view = decode(self, observation)
         self.start_turn(view)
         table = follow_of(view.top, view.suit)
-        return self.best(self.legal(observation),
-                         lambda a: (self.value(view.hand, a, table, view.ace_penalty, AGAIN),))
+        return {a: self.value(view.hand, a, table, view.ace_penalty, AGAIN) for a in self.legal(observation)}
 
     # ------------------------------------------------------------ values
     def value(self, hand: int, action: int, table: Follow, ace_penalty: bool, again: int) -> float:
@@ -275,7 +319,7 @@ class HuitExpert(HeuristicAgent):
         if not pool:
             return stay
         if ace_penalty:  # B7: two cards, and the turn ends; the next player faces the lock
-            mean = sum(static(hand | bit, passed) for bit in pool) / len(pool)
+            mean = added(static(hand | bit, passed) for bit in pool) / len(pool)
             return stay + 2 * (mean - stay)
         w = self.weights
         win = w.win
@@ -372,6 +416,6 @@ class HuitExpert(HeuristicAgent):
         chance's weight."""
         w = self.weights
         sizes = self.sizes
-        others = sum(1.0 / sizes[s] for s in range(1, len(sizes)) if s != seat and sizes[s])
+        others = added(1.0 / sizes[s] for s in range(1, len(sizes)) if s != seat and sizes[s])
         ahead = w.next_threat / sizes[seat] + w.other_threat * others + w.skipped * (seat != 1)
         return ahead, w.stuck + w.stuck_threat / sizes[seat]

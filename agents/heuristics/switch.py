@@ -4,16 +4,24 @@ Both read only the observation of the seat to move (decoded by `decode`): own
 hand, top card, current suit, pending run, direction, hand sizes and the
 discard pile. Seats are counted from the observer: 0 is me, 1 the seat after
 me in seat order, and so on.
+
+Both also play a whole batch of observations in one compiled call
+(`act_batch`, kernels in `switch_kernels`), move for move what `act` plays
+with the same generator; the differential test keeps the two one.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
+from cardlab.agents.base import checked_batch
+from cardlab.agents.heuristics import switch_kernels as K
 from cardlab.agents.heuristics.common import HeuristicAgent, Score, counts, p_lacks, threat
 from cardlab.envs import cards as C
+from cardlab.envs.spec import Game
 from cardlab.envs.switch import rules as R
 
 IS_WILD = np.array(R.WILD)  # Jacks and Jokers go on anything (A5)
@@ -22,7 +30,7 @@ SUIT_OF = np.array([C.suit_of(c) for c in range(C.NUM_KINDS)])
 RANK_OF = np.array([C.rank_of(c) for c in range(C.NUM_KINDS)])
 TWOS = [C.make_card(C.TWO, s) for s in range(C.NUM_SUITS)]
 JACKS = [C.make_card(C.JACK, s) for s in range(C.NUM_SUITS)]
-RUN_VALUE = np.array([5 if c == C.JOKER else 2 if R.RUN_CARD[c] else 0 for c in range(C.NUM_KINDS)])
+RUN_VALUE = K.RUN_VALUE  # cards a 2 or a Joker adds to a draw run (A6)
 # PLAIN_SUITS[card, suit] = 1 for the cards of `suit` that are not wild.
 PLAIN_SUITS = np.array([[int(SUIT_OF[c] == s and not IS_WILD[c]) for s in range(C.NUM_SUITS)]
                         for c in range(C.NUM_KINDS)])
@@ -102,7 +110,16 @@ def held_after(view: SwitchView, action: int) -> float:
     return 0.0 if suit is None else float(suit_counts(without(view.hand, R.ACTION_CARD[action]))[suit])
 
 
-class SwitchGreedy(HeuristicAgent):
+class SwitchHeuristic(HeuristicAgent):
+    """What both Switch heuristics hold for their compiled batch (`switch_kernels`): field offsets, deck."""
+
+    def __init__(self, game: Game, seed: int | None = None) -> None:
+        super().__init__(game, seed)
+        self.offsets = K.layout_offsets(self.layout)
+        self.deck = np.asarray(self.rules.deck(), dtype=np.int64)
+
+
+class SwitchGreedy(SwitchHeuristic):
     """A sensible rule-based Switch player.
 
     - Facing a draw run (A6) it answers with a 2 if it can (keeping Jokers),
@@ -119,6 +136,11 @@ class SwitchGreedy(HeuristicAgent):
     def act(self, observation: dict[str, np.ndarray]) -> int:
         view = decode(self, observation)
         return self.best(self.legal(observation), lambda a: self.score(view, a))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """`act` for every row in one compiled call (`switch_kernels.greedy_actions`), same draws."""
+        obs, mask = checked_batch(self.game, observations, masks)
+        return K.greedy_actions(obs, mask, self.offsets, self.deck, self.game.num_players, self.rng)
 
     def score(self, view: SwitchView, action: int) -> Score:
         if action == R.DRAW:
@@ -156,7 +178,13 @@ class SwitchWeights:
     win: float = 100.0  # I play my last card
 
 
-class SwitchExpert(HeuristicAgent):
+@functools.lru_cache(maxsize=16)
+def weight_array(weights: SwitchWeights) -> np.ndarray:
+    """The weights as the compiled expert takes them (`switch_kernels.WEIGHT_NAMES` order), made once each."""
+    return np.array([getattr(weights, name) for name in K.WEIGHT_NAMES], dtype=np.float64)
+
+
+class SwitchExpert(SwitchHeuristic):
     """The strongest rule-based Switch player here.
 
     Switch leaves little choice (a player who can play must, A8), so the
@@ -192,6 +220,12 @@ class SwitchExpert(HeuristicAgent):
             return self.best(legal, lambda a: self.declare_score(view, R.ACTION_DECLARE[a]))
         could_play = any(a < R.DRAW for a in legal)
         return self.best(legal, lambda a: self.score(view, a, could_play))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """`act` for every row in one compiled call (`switch_kernels.expert_actions`), same draws."""
+        obs, mask = checked_batch(self.game, observations, masks)
+        return K.expert_actions(obs, mask, self.offsets, self.deck, self.game.num_players,
+                                bool(self.rules.match_rank), weight_array(self.weights), self.rng)
 
     def hand_value(self, hand: np.ndarray) -> float:
         """What my cards are worth: minus one card each, plus the cards that keep me playing."""

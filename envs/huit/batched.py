@@ -48,9 +48,10 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 from numba.typed import List as TypedList
 
-from cardlab.envs.batched import BatchedEngine, seat_indices
+from cardlab.envs.batched import BatchedEngine, pick_legal, seat_indices
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.kernels import (
@@ -66,15 +67,7 @@ from cardlab.envs.huit.kernels import (
     INFO_COLUMNS,
     MATCH_OVER,
     NUM_ACTIONS,
-    P_EACH,
-    P_MATCH,
-    P_MAX_TURNS,
-    P_N,
-    P_QUEEN_EACH,
-    P_SHUFFLE,
-    P_STREAK_BONUS,
-    P_STREAK_LEN,
-    P_TARGET,
+    PARAM_SLOTS,
     PHASE,
     SCORE_CHANGES,
     SCORES,
@@ -95,7 +88,45 @@ from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObs
 from cardlab.envs.huit.rules import HuitRules, HuitState
 from cardlab.envs.layout import memory_start
 from cardlab.envs.match import Match, win_rewards
+from cardlab.envs.options import kernel_params
 from cardlab.envs.rng import copied_into, rng_from_state, rng_state
+
+
+@njit(cache=True)
+def _random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray, counted: np.ndarray,
+                   info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
+                   table: np.ndarray, gens: Any, params: np.ndarray, reward_table: np.ndarray,
+                   rewards: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> bool:
+    """`BatchedEngine.play_random` compiled: the same rounds, holds and draws, without Python per round."""
+    batch = who.shape[0]
+    waiting = np.zeros(batch, dtype=np.bool_)
+    held = np.zeros(batch, dtype=np.bool_)
+    ended = False
+    while True:
+        some = False
+        for b in range(batch):
+            live = info[b, HAND_OVER] == 0
+            waiting[b] = live and info[b, CUR] != who[b]
+            held[b] = live and not waiting[b]
+            some |= waiting[b]
+            if held[b]:
+                info[b, HAND_OVER] = 1  # held while the others move
+        if not some:
+            for b in range(batch):
+                if held[b]:
+                    info[b, HAND_OVER] = 0
+            return ended
+        mask_kernel(info, hands, table, mask)
+        for b in range(batch):
+            actions[b] = pick_legal(mask[b], rng.random()) if waiting[b] else 0
+        step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
+        for b in range(batch):
+            if held[b]:
+                info[b, HAND_OVER] = 0
+            elif waiting[b]:
+                if counted[b]:
+                    gained[b] += rewards[b, who[b]]
+                ended |= info[b, HAND_OVER] != 0
 
 
 # ---------------------------------------------------------------- the batch
@@ -105,6 +136,11 @@ class HuitBatch(BatchedEngine):
     RULES: ClassVar[ModuleType] = R
     RULES_CLASS: ClassVar[type] = HuitRules
     OBSERVER: ClassVar[type] = HuitObserver
+    PARAM_SLOTS: ClassVar[dict[str, int]] = PARAM_SLOTS
+    """the kernels' parameters by name (`cardlab.envs.huit.kernels`)"""
+    OPTIONS_ELSEWHERE: ClassVar[dict[str, str]] = {"memory": "obs_size"}
+    """Rule options the kernels do not read (they are not in `PARAM_SLOTS`), each with the batch
+    attribute it determines: `memory` adds the observation field drew_on."""
 
     def __init__(self, rules: HuitRules, batch_size: int | np.integer, seed: int | None = None,
                  episode: str = "hand") -> None:
@@ -116,12 +152,8 @@ class HuitBatch(BatchedEngine):
         self.hands = np.zeros((B, n, NUM_CARDS), dtype=np.int8)
         self.bank = np.zeros((B, NUM_CARDS), dtype=np.int8)
         self.table = np.zeros((B, NUM_CARDS), dtype=np.int8)
-        self.params = np.zeros(9, dtype=np.int64)
-        self.params[[P_N, P_EACH, P_QUEEN_EACH, P_SHUFFLE, P_TARGET, P_STREAK_LEN, P_STREAK_BONUS,
-                     P_MAX_TURNS, P_MATCH]] = (
-            n, rules.cards_each(), rules.queen_skips_each, rules.shuffle_on_refill, rules.target_score,
-            rules.streak_length, rules.streak_bonus, rules.max_turns, episode == "match",
-        )
+        self.params = kernel_params(rules, PARAM_SLOTS, hand_size=rules.cards_each(),
+                                    episode_match=episode == "match")
         # reward_table[k] = (a winner's, a loser's) win reward when k seats share the win.
         self.reward_table = np.zeros((n + 1, 2), dtype=np.float64)
         for k in range(1, n + 1):
@@ -139,6 +171,8 @@ class HuitBatch(BatchedEngine):
                                 dtype=np.float64)
         self.generators = TypedList(self.generators)  # the kernels draw from them
         self._rewards = np.zeros((B, n), dtype=np.float32)
+        self._play_mask = np.empty((B, NUM_ACTIONS), dtype=np.bool_)  # play_random's scratch arrays
+        self._play_actions = np.zeros(B, dtype=np.int64)
         self.reset()
 
     # ------------------------------------------------------------ episodes
@@ -177,6 +211,7 @@ class HuitBatch(BatchedEngine):
         row, seat = self.info[b], self.seats[b]
         state = HuitState.__new__(HuitState)
         state.rules, state.n, state.deck = self.rules, self.n, self.rules.deck()
+        state._start_record(False)  # the batched engine keeps no record (`cardlab.envs.record`)
         state.rng = rng_from_state(rng_state(self.generators[b]))
         hands = [DECK_IDS[np.flatnonzero(h)].tolist() for h in self.hands[b]]
         bank = DECK_IDS[self.bank[b, : row[BANK_LEN]]].tolist()
@@ -222,6 +257,14 @@ class HuitBatch(BatchedEngine):
         return out
 
     # ------------------------------------------------------------ moves
+    def play_random(self, seats: np.ndarray, rng: np.random.Generator, gained: np.ndarray,
+                    counted: np.ndarray) -> bool:
+        """`BatchedEngine.play_random` in one compiled call: the same moves, from the same draws."""
+        who, gained, flags = self._play_args(seats, gained, counted)
+        return bool(_random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
+                                   self.table, self.generators, self.params, self.reward_table,
+                                   self._rewards, self._play_mask, self._play_actions))
+
     def _apply(self, actions: np.ndarray) -> np.ndarray:
         bad = step_kernel(actions, self.info, self.seats, self.hands, self.bank, self.table, self.generators,
                            self.params, self.reward_table, self._rewards)

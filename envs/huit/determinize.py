@@ -10,6 +10,12 @@ seat's own is not observed: 0). The hands are dealt without regard to
 (dealt at random from the unseen cards: neither in the hand nor on the table;
 cards an earlier refill took from the table are among them), the table's
 order under the top card, and the fields the shared module lists.
+
+The public record (`cardlab.envs.record`) proves nothing certain about the
+hands: B9 allows a draw with a legal play in hand and a pass after it with the
+drawn card (or any other) playable, and B7's 2-card penalty may be drawn with
+Aces or 8s in hand. A Huit draw or pass is evidence (a belief can weigh it),
+never proof, so no world is ruled out.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from cardlab.envs import determinize as D
 from cardlab.envs.huit.observer import DECK_IDS, NUM_CARDS, make_layout
 from cardlab.envs.huit.rules import AFTER_DRAW, PLAY, HuitRules, HuitState
 from cardlab.envs.layout import Layout
+from cardlab.envs.record import Record
 
 _ONES = np.ones(NUM_CARDS, dtype=np.float64)
 
@@ -32,10 +39,12 @@ def _layout(rules: HuitRules) -> Layout:
     return make_layout(rules)
 
 
-def determinize(rules: HuitRules, observation: Mapping[str, np.ndarray], seat: int = 0) -> D.Determinization:
+def determinize(rules: HuitRules, observation: Mapping[str, np.ndarray], seat: int = 0,
+                record: Record | None = None) -> D.Determinization:
     """What the observation dict fixes of a state with `seat` to move; its `sample(rng)` deals the rest.
 
-    A `ValueError` says why an observation fits no state of `rules`.
+    `record` (the hand's public record) changes nothing: no Huit move proves what a hand holds (see
+    the module doc). A `ValueError` says why an observation fits no state of `rules`.
     """
     parts = _layout(rules).split(np.asarray(observation["observation"]))
     hand = D.kind_counts(parts["hand"], _ONES, DECK_IDS, "hand")

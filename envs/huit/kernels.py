@@ -16,6 +16,7 @@ from numba import njit
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS
+from cardlab.envs.options import param_slots
 
 NUM_ACTIONS = R.NUM_ACTIONS
 
@@ -25,8 +26,17 @@ NUM_ACTIONS = R.NUM_ACTIONS
 INFO_COLUMNS = 14
 SIZES, SCORES, STREAKS, HAND_POINTS, SCORE_CHANGES, DREW_ON = range(6)
 SEAT_ROWS = 6
-# Rule options as one int64 array for the kernels.
-P_N, P_EACH, P_QUEEN_EACH, P_SHUFFLE, P_TARGET, P_STREAK_LEN, P_STREAK_BONUS, P_MAX_TURNS, P_MATCH = range(9)
+# The kernels' parameters, one int64 array built by name (`cardlab.envs.options.kernel_params`): a slot
+# per rule option the kernels read, `hand_size` as the count `cards_each()` resolves, and
+# `episode_match` (the batch's episode, not an option). Options the kernels do not read are in
+# `HuitBatch.OPTIONS_ELSEWHERE`; tests/envs/test_huit_batched.py checks that every option is one or the other.
+PARAM_SLOTS = param_slots("num_players", "hand_size", "queen_skips_each", "shuffle_on_refill", "target_score",
+                          "streak_length", "streak_bonus", "max_turns", "episode_match")
+P_N, P_EACH = PARAM_SLOTS["num_players"], PARAM_SLOTS["hand_size"]
+P_QUEEN_EACH, P_SHUFFLE = PARAM_SLOTS["queen_skips_each"], PARAM_SLOTS["shuffle_on_refill"]
+P_TARGET, P_STREAK_LEN, P_STREAK_BONUS = (PARAM_SLOTS["target_score"], PARAM_SLOTS["streak_length"],
+                                          PARAM_SLOTS["streak_bonus"])
+P_MAX_TURNS, P_MATCH = PARAM_SLOTS["max_turns"], PARAM_SLOTS["episode_match"]
 
 # ---------------------------------------------------------------- tables built from the engine's
 # Rank and suit of each card index, through the helpers of cards.py.

@@ -284,6 +284,7 @@ class HuitState(HandState):
         for i in range(each * self.n):
             dealt[(self.match.dealer + 1 + i) % self.n].append(pack.pop())
         self._set_cards(dealt, pack[::-1], [])
+        self._start_record(True, self.sizes)
         self.current = (self.match.dealer + 1) % self.n
 
     def deal_stacked(self, deal: dict[str, Any]) -> None:
@@ -294,6 +295,7 @@ class HuitState(HandState):
         self.match = match_from_deal(deal, self.n)
         self._reset_hand()
         self._set_cards(hands, piles["bank"], [])
+        self._start_record(True, self.sizes)
         self.current = (self.match.dealer + 1) % self.n
 
     # ------------------------------------------------------------ queries
@@ -341,6 +343,7 @@ class HuitState(HandState):
         if action == DRAW:
             self._draw(seat)
         elif action == PASS:
+            self._note_pass(seat)
             self._end_turn(seat, 0)
         else:
             self._play(seat, action)
@@ -355,7 +358,7 @@ class HuitState(HandState):
             hand[card] -= 1
         self.sizes[seat] -= len(cards)
         self.drew_on[seat] &= ~ACTION_MASK[action]
-        self._lay(cards)
+        self._lay(cards, seat, ACTION_DECLARE[action])
         if self.sizes[seat] == 0:  # B11
             self._finish(seat)
             return
@@ -389,7 +392,7 @@ class HuitState(HandState):
         if not self.ace_penalty and self.current_suit is not None:  # a draw of its own accord
             self.drew_on[seat] |= 1 << self.current_suit
         count = 2 if self.ace_penalty else 1
-        self._draw_cards(seat, count)
+        self._draw_cards(seat, count, self.ace_penalty)
         if self.ace_penalty:  # B7: the 2-card penalty ends the turn
             self._end_turn(seat, 0)
         else:

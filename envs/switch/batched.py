@@ -56,6 +56,7 @@ from cardlab.envs import cards as C
 from cardlab.envs.batched import BatchedEngine, seat_indices
 from cardlab.envs.layout import memory_start
 from cardlab.envs.match import Match
+from cardlab.envs.options import kernel_params
 from cardlab.envs.rng import copied_into
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.kernels import (
@@ -75,6 +76,7 @@ from cardlab.envs.switch.kernels import (
     NEEDS_REFILL,
     NUM_INFO,
     OVER,
+    PARAM_SLOTS,
     PENDING,
     PHASE,
     PLAY_TABLE,
@@ -105,6 +107,13 @@ class SwitchBatch(BatchedEngine):
 
     RULES_CLASS: ClassVar[type] = SwitchRules
     OBSERVER: ClassVar[type] = SwitchObserver
+    PARAM_SLOTS: ClassVar[dict[str, int]] = PARAM_SLOTS
+    """the kernels' parameters by name (`cardlab.envs.switch.kernels`)"""
+    OPTIONS_ELSEWHERE: ClassVar[dict[str, str]] = {
+        "num_decks": "deck", "extra_jokers": "deck", "extra_twos": "deck", "memory": "obs_size"}
+    """Rule options the kernels do not read (they are not in `PARAM_SLOTS`), each with the batch
+    attribute it determines: the deck options make the pack the deals shuffle, `memory` adds the
+    observation field drew_on."""
 
     def __init__(self, rules: SwitchRules, batch_size: int | np.integer, seed: int | None = None,
                  episode: str = "hand") -> None:
@@ -118,10 +127,7 @@ class SwitchBatch(BatchedEngine):
         self.played = np.zeros((B, C.NUM_KINDS), dtype=np.int32)
         self.seats = np.zeros((B, SEAT_ROWS, n), dtype=np.int32)
         self.info = np.zeros((B, NUM_INFO), dtype=np.int32)
-        self.params = np.array([
-            n, rules.match_rank, rules.play_after_draw, rules.voluntary_draw, rules.target_score,
-            rules.max_turns, episode == "match", rules.hand_size,
-        ], dtype=np.int64)
+        self.params = kernel_params(rules, PARAM_SLOTS, episode_match=episode == "match")
         slices = self.observer.layout.slices
         names = ("hand", "top", "suit", "pending", "direction", "phase", "opponents", "scores", "played",
                  "stock")

@@ -10,7 +10,8 @@ the seat play (A8). Not observed, and chosen: the stock's order and the other
 hands (dealt at random from the unseen cards), the discard pile's order under
 the top card (A10 shuffles it anyway), and during an A9 run with several seats
 out, which of them went out first (drawn at random; the run's drawer pays
-the same either way), plus the fields the shared module lists.
+the same either way), plus the fields the shared module lists. Given the
+record, the other hands also avoid what its forced draws rule out (A8).
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs import determinize as D
+from cardlab.envs.holdings import Slot
 from cardlab.envs.layout import Layout
+from cardlab.envs.record import Record
+from cardlab.envs.switch.holdings import slots_from_record
 from cardlab.envs.switch.observer import make_layout
 from cardlab.envs.switch.rules import (
     ACTION_CARD,
@@ -43,11 +47,13 @@ def _layout(rules: SwitchRules) -> Layout:
     return make_layout(rules)
 
 
-def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray],
-                seat: int = 0) -> D.Determinization:
+def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], seat: int = 0,
+                record: Record | None = None) -> D.Determinization:
     """What the observation dict fixes of a state with `seat` to move; its `sample(rng)` deals the rest.
 
-    A `ValueError` says why an observation fits no state of `rules`.
+    With `record`, the hand's public record as `seat` saw it (`Record.seen_from`), the samples also
+    agree with what it proves (`cardlab.envs.switch.holdings`). A `ValueError` says why an observation
+    (or a record) fits no state of `rules`.
     """
     parts = _layout(rules).split(np.asarray(observation["observation"]))
     copies = np.asarray(rules.deck(), dtype=np.float64)
@@ -74,7 +80,19 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray],
                 "direction": 1 if parts["direction"][0] else -1, "phase": phase,
                 "drawn": _drawn_card(observation) if phase == AFTER_DRAW else NO_CARD},
         picks={"first_out": out} if out else {},
+        slots=_slots(rules, record, sizes, seat),
     )
+
+
+def _slots(rules: SwitchRules, record: Record | None, sizes: list[int], seat: int) -> tuple[Slot, ...]:
+    """The record's slots, its seats (numbered from `seat`) turned back into table seats."""
+    if record is None:
+        return ()
+    try:
+        return tuple(slots_from_record(rules, record.seen_from(-seat % rules.num_players, rules.num_players),
+                                       sizes, seat))
+    except ValueError as err:
+        raise D.unfit(str(err)) from None
 
 
 def _drawn_card(observation: Mapping[str, np.ndarray]) -> int:

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs import cards as C
+from cardlab.envs.options import param_slots
 from cardlab.envs.switch import rules as R
 
 Arr = np.ndarray
@@ -27,8 +28,16 @@ SEAT_ROWS = 5
  MATCH_OVER, DEALER, HANDS_PLAYED, STOCK_LEN, DISCARD_LEN) = range(16)
 NUM_INFO = 16
 
-# Rule options as one int array, by index.
-P_N, P_MATCH_RANK, P_PLAY_AFTER_DRAW, P_VOLUNTARY, P_TARGET, P_MAX_TURNS, P_MATCH, P_HAND_SIZE = range(8)
+# The kernels' parameters, one int64 array built by name (`cardlab.envs.options.kernel_params`): a slot
+# per rule option the kernels read, and `episode_match` (the batch's episode, not an option). Options the
+# kernels do not read are in `SwitchBatch.OPTIONS_ELSEWHERE`; tests/envs/test_switch_batched.py checks
+# that every option is one or the other.
+PARAM_SLOTS = param_slots("num_players", "match_rank", "play_after_draw", "voluntary_draw", "target_score",
+                          "max_turns", "episode_match", "hand_size")
+P_N, P_MATCH_RANK = PARAM_SLOTS["num_players"], PARAM_SLOTS["match_rank"]
+P_PLAY_AFTER_DRAW, P_VOLUNTARY = PARAM_SLOTS["play_after_draw"], PARAM_SLOTS["voluntary_draw"]
+P_TARGET, P_MAX_TURNS = PARAM_SLOTS["target_score"], PARAM_SLOTS["max_turns"]
+P_MATCH, P_HAND_SIZE = PARAM_SLOTS["episode_match"], PARAM_SLOTS["hand_size"]
 
 # ---------------------------------------------------------------- tables from the engine's definitions
 _K = C.NUM_KINDS

@@ -214,6 +214,8 @@ class SwitchState(HandState):
     def _apply_starter(self) -> None:
         """A4: the starter counts as the first card played."""
         starter = self.discard[-1]
+        self._start_record(True, self.sizes)
+        self._note_starter(starter)
         dealer = self.match.dealer
         self.current = (dealer + 1) % self.n
         if starter == C.JOKER:
@@ -283,9 +285,11 @@ class SwitchState(HandState):
         if action == DRAW:
             self._draw(seat)
         elif action == PASS:
+            self._note_pass(seat)
             self._end_turn(seat)
         elif action >= DECLARE:
             self.current_suit = ACTION_DECLARE[action]
+            self._note_call(seat, self.current_suit)
             self.phase = PLAY
         else:
             self._play(seat, ACTION_CARD[action], ACTION_DECLARE[action])
@@ -294,7 +298,7 @@ class SwitchState(HandState):
     def _play(self, seat: int, card: int, declare: int) -> None:
         self.hands[seat][card] -= 1
         self.sizes[seat] -= 1
-        self._lay((card,))
+        self._lay((card,), seat, declare)
         if card != C.JOKER:
             self.drew_on[seat] &= ~(1 << C.suit_of(card))
         self.phase = PLAY
@@ -325,7 +329,7 @@ class SwitchState(HandState):
 
     def _draw(self, seat: int) -> None:
         if self.pending:
-            self._draw_cards(seat, self.pending)
+            self._draw_cards(seat, self.pending, True)
             self.pending = 0
             if self.first_out is not None:
                 self._finish(self.first_out)
@@ -338,6 +342,7 @@ class SwitchState(HandState):
         if card is not None and self.rules.play_after_draw and self.playable(card):
             self.phase = AFTER_DRAW
             self.drawn = card
+            self._note_offered()
         else:
             self._end_turn(seat)
 

@@ -9,6 +9,6 @@ Importing cardlab registers its Gymnasium ids (`cardlab.registration`).
 
 from cardlab.registration import register_envs
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 register_envs()

@@ -1,6 +1,6 @@
 """The `cardlab` command line, through main([...]): every subcommand's output,
 bad input as one line on stderr with status 2, Ctrl-C as one line and status
-130, and what a newcomer meets (issue 11). tests/cli/test_cli_process.py
+130, and what a newcomer meets. tests/cli/test_cli_process.py
 runs it as a separate process (signals, pipes, a terminal, temp folders)."""
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def test_parse_rule() -> None:
         parse_rule("=3")
 
 
-# ---------------------------------------------------------------- issue 11: what a newcomer meets
+# ---------------------------------------------------------------- what a newcomer meets
 BOT_RULES = ["--rule", "hand_size=6"]  # the rules of the run_dir fixture's bot
 
 

@@ -67,7 +67,7 @@ def test_the_module_masks_illegal_actions_and_its_actor_is_the_bot(tmp_path: pat
     from cardlab.agents.bot import export_bot, load_bot
     from cardlab.cluster.rllib import make_env
     from cardlab.cluster.rllib_module import MaskedActorCritic
-    from cardlab.training.lean import ILLEGAL_LOGIT
+    from cardlab.training.ppo import ILLEGAL_LOGIT
 
     env = make_env({"game": "huit", "num_players": 2, "rules": {}, "reward": "win"})
     obs, _ = env.reset(seed=4)

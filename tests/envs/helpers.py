@@ -6,11 +6,20 @@ Both games (Switch, Huit américain) expose `str_to_action`, `action_to_str` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 from pettingzoo import AECEnv
+
+from cardlab.envs.batched import BatchedEngine
+from cardlab.envs.options import RuleOptions
+
+
+def position(saved: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved state without its public record: what a batched engine, which keeps none, must match."""
+    return {key: value for key, value in saved.items() if key != "record"}
 
 
 def play(env: AECEnv, text: str) -> None:
@@ -77,3 +86,36 @@ def snapshot(env: AECEnv) -> dict[str, Any]:
         "terminations": dict(env.terminations),
         "legal": env.unwrapped.legal_actions(),
     }
+
+
+def check_options_reach_the_batch(batch_class: type[BatchedEngine], rules_class: type[RuleOptions],
+                                  drawn: list[dict[str, Any]]) -> None:
+    """Each rule option reaches the batched engine, and the differential cases (`drawn`) try it.
+
+    An option must be a kernel parameter (in the batch's `PARAM_SLOTS`) or in its `OPTIONS_ELSEWHERE`
+    with the attribute it determines; a case must give it a non-default value, and that value must change the
+    option's kernel slot or its attribute against the same rules with the option at its default.
+    """
+    slots: Mapping[str, int] = batch_class.PARAM_SLOTS  # type: ignore[attr-defined]
+    elsewhere: Mapping[str, str] = batch_class.OPTIONS_ELSEWHERE  # type: ignore[attr-defined]
+    names = rules_class.names()
+    unbound = [name for name in names if name not in slots and name not in elsewhere]
+    assert not unbound, f"{rules_class.GAME} option(s) {unbound} reach no kernel slot and are not declared " \
+                        f"in {batch_class.__name__}.OPTIONS_ELSEWHERE"
+    both = sorted(set(slots) & set(elsewhere))
+    assert not both, f"option(s) {both} are both a kernel slot and declared elsewhere"
+    defaults = rules_class()
+    for name in names:
+        default = getattr(defaults, name)
+        case = next((options for options in drawn if options.get(name, default) != default), None)
+        assert case is not None, f"no differential case draws a non-default value of {name}"
+        rules = rules_class(**case)
+        at_default = dataclasses.replace(rules, **{name: default})  # type: ignore[type-var]
+        batch, base = batch_class(rules, 1, seed=0), batch_class(at_default, 1, seed=0)
+        if name in slots:
+            slot = slots[name]
+            assert batch.params[slot] != base.params[slot], f"{name}={case[name]} leaves its kernel slot"
+        else:
+            attribute = elsewhere[name]
+            assert not np.array_equal(getattr(batch, attribute), getattr(base, attribute)), \
+                f"{name}={case[name]} leaves {batch_class.__name__}.{attribute} as at the default"

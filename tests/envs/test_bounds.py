@@ -1,4 +1,4 @@
-"""Issue 18, items 1-3: every count bounded, one checked JSON reader, errors quote a short excerpt only."""
+"""Every count bounded, one checked JSON reader, errors quote a short excerpt only."""
 
 from __future__ import annotations
 

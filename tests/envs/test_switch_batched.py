@@ -10,6 +10,7 @@ end of the episode (done, truncated) and, every `every` steps, the whole
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,12 +19,14 @@ import pytest
 
 from cardlab.envs import switch_v1
 from cardlab.envs.batched import sample_legal
+from cardlab.envs.options import kernel_params, param_slots
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batched import (
     SwitchBatch,
 )
-from cardlab.envs.switch.kernels import STOCK_LEN
+from cardlab.envs.switch.kernels import PARAM_SLOTS, STOCK_LEN
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
+from tests.envs.helpers import check_options_reach_the_batch, position
 
 
 @dataclass
@@ -62,7 +65,7 @@ def check_slots(batch: SwitchBatch, envs: list[Any], with_state: bool) -> None:
         assert np.array_equal(obs_mover[i], env.observer.observe(state, state.current)), f"slot {i} obs"
         assert np.array_equal(obs_next[i], env.observer.observe(state, int(nxt[i]))), f"slot {i} obs next"
         if with_state:
-            assert batch.state_dict(i) == env.state_dict(), f"slot {i} state"
+            assert position(batch.state_dict(i)) == position(env.state_dict()), f"slot {i} state"
 
 
 def run_differential(options: dict[str, Any], batch_size: int, steps: int, seed: int = 0,
@@ -116,55 +119,63 @@ def run_differential(options: dict[str, Any], batch_size: int, steps: int, seed:
 # ---------------------------------------------------------------- normal run: about 2.5 * 10^4 steps
 
 
-@pytest.mark.parametrize("players", range(2, 11))
+PLAYERS = range(2, 11)
+
+
+@pytest.mark.parametrize("players", PLAYERS)
 def test_every_player_count(players: int) -> None:
     cov = run_differential({"num_players": players}, batch_size=4, steps=300, seed=players)
     assert cov.won > 0
 
 
-def test_one_deck_refills() -> None:
-    cov = run_differential({"num_decks": 1, "num_players": 4}, batch_size=4, steps=500, seed=11)
-    assert cov.refills > 5  # A10 shuffles the discard pile back, many times
+def refilled(cov: Coverage) -> bool:
+    return cov.refills > 0
 
 
-def test_one_deck_many_players_runs_dry() -> None:
-    """With 8 players on one deck the stock and discard run low: draws of what there is (A10)."""
-    options = {"num_decks": 1, "num_players": 8, "hand_size": 5, "extra_jokers": 4}
-    cov = run_differential(options, batch_size=4, steps=400, seed=12)
-    assert cov.refills > 0
+def won(cov: Coverage) -> bool:
+    return cov.won > 0
 
 
-@pytest.mark.parametrize("options", [
-    {"match_rank": False, "hand_size": 3},
-    {"play_after_draw": False},
-    {"voluntary_draw": True, "num_players": 3},
-    {"extra_jokers": 6, "extra_twos": 9, "num_players": 5},
-    {"memory": True, "num_players": 5, "num_decks": 1},
-    {"match_rank": False, "play_after_draw": False, "voluntary_draw": True, "num_decks": 2, "hand_size": 3,
-     "memory": True},
-], ids=["no-rank", "no-play-after-draw", "voluntary-draw", "extra-cards", "memory", "all-options"])
-def test_rule_options(options: dict[str, Any]) -> None:
-    cov = run_differential(options, batch_size=4, steps=300, seed=len(str(options)))
-    assert cov.won > 0
-
-
-def test_small_max_turns_truncates() -> None:
-    cov = run_differential({"max_turns": 15, "num_players": 4}, batch_size=4, steps=200, seed=21)
-    assert cov.truncated > 5
-
-
-@pytest.mark.parametrize("players", [2, 3, 6])
-def test_match_episodes(players: int) -> None:
+def hands_and_match_ends(cov: Coverage) -> bool:
     """Hands follow each other (the dealer moves on) and the win rewards come at the match end (A12)."""
-    options = {"num_players": players, "target_score": 60, "hand_size": 5, "memory": players != 3}
-    cov = run_differential(options, batch_size=4, steps=400, seed=30 + players, episode="match")
-    assert cov.next_hands > 0 and cov.match_ends > 0
+    return cov.next_hands > 0 and cov.match_ends > 0
 
 
-def test_match_truncation() -> None:
-    options = {"num_players": 4, "target_score": 150, "max_turns": 40, "hand_size": 3}
-    cov = run_differential(options, batch_size=4, steps=300, seed=41, episode="match")
-    assert cov.truncated > 0 and cov.next_hands > 0
+# (options, episode, steps, seed, what the run must have gone through): every rule option at a
+# non-default value (test_options_reach_the_kernels checks it), refills, truncations, match ends.
+CASES: list[tuple[dict[str, Any], str, int, int, Callable[[Coverage], bool]]] = [
+    # A10 shuffles the discard pile back, many times.
+    ({"num_decks": 1, "num_players": 4}, "hand", 500, 11, lambda cov: cov.refills > 5),
+    # With 8 players on one deck the stock and discard run low: draws of what there is (A10).
+    ({"num_decks": 1, "num_players": 8, "hand_size": 5, "extra_jokers": 4}, "hand", 400, 12, refilled),
+    ({"match_rank": False, "hand_size": 3}, "hand", 300, 37, won),
+    ({"play_after_draw": False}, "hand", 300, 26, won),
+    ({"voluntary_draw": True, "num_players": 3}, "hand", 300, 42, won),
+    ({"extra_jokers": 6, "extra_twos": 9, "num_players": 5}, "hand", 300, 54, won),
+    ({"memory": True, "num_players": 5, "num_decks": 1}, "hand", 300, 50, won),
+    ({"match_rank": False, "play_after_draw": False, "voluntary_draw": True, "num_decks": 2, "hand_size": 3,
+      "memory": True}, "hand", 300, 119, won),
+    ({"max_turns": 15, "num_players": 4}, "hand", 200, 21, lambda cov: cov.truncated > 5),
+    *[({"num_players": n, "target_score": 60, "hand_size": 5, "memory": n != 3}, "match", 400, 30 + n,
+       hands_and_match_ends) for n in (2, 3, 6)],
+    ({"num_players": 4, "target_score": 150, "max_turns": 40, "hand_size": 3}, "match", 300, 41,
+     lambda cov: cov.truncated > 0 and cov.next_hands > 0),
+]
+CASE_IDS = [f"{ep}-" + "-".join(f"{k}={v}" for k, v in kw.items()) for kw, ep, *_ in CASES]
+
+
+@pytest.mark.parametrize(("options", "episode", "steps", "seed", "went_through"), CASES, ids=CASE_IDS)
+def test_rule_options(options: dict[str, Any], episode: str, steps: int, seed: int,
+                      went_through: Callable[[Coverage], bool]) -> None:
+    cov = run_differential(options, batch_size=4, steps=steps, seed=seed, episode=episode)
+    assert went_through(cov), cov
+
+
+def test_options_reach_the_kernels() -> None:
+    """Every Switch rule option is a kernel parameter or declared as read elsewhere, changes what it
+    feeds, and takes a non-default value in a differential case above."""
+    drawn = [{"num_players": n} for n in PLAYERS] + [options for options, *_ in CASES]
+    check_options_reach_the_batch(SwitchBatch, SwitchRules, drawn)
 
 
 # ---------------------------------------------------------------- slow: 10^6 steps
@@ -207,7 +218,7 @@ def lockstep(batch: SwitchBatch, slot: int, state: SwitchState, texts: list[str]
         actions[live] = sample_legal(batch.legal_mask(), np.random.default_rng(0))[live]
         batch.step(actions)
         state.apply(action)
-        assert batch.state_dict(slot) == state.state_dict()
+        assert position(batch.state_dict(slot)) == position(state.state_dict())
 
 
 def test_load_stacked_last_holder_must_draw() -> None:
@@ -216,7 +227,7 @@ def test_load_stacked_last_holder_must_draw() -> None:
     state = stacked_state({"num_players": 2}, deal)
     batch = SwitchBatch(SwitchRules(num_players=2), 3, seed=1)
     batch.load(1, state)
-    assert batch.state_dict(1) == state.state_dict()
+    assert position(batch.state_dict(1)) == position(state.state_dict())
     assert batch.state_dict(1)["left_out"]  # a stacked deal leaves cards out: they stay out
     lockstep(batch, 1, state, ["play 2S"])
     assert batch.legal_mask()[1].nonzero()[0].tolist() == [R.DRAW]
@@ -224,7 +235,7 @@ def test_load_stacked_last_holder_must_draw() -> None:
     actions[1] = R.DRAW
     rewards, done, truncated = batch.step(actions)
     state.apply(R.DRAW)
-    assert batch.state_dict(1) == state.state_dict()
+    assert position(batch.state_dict(1)) == position(state.state_dict())
     assert done[1] and not truncated[1] and state.winner == 0
     assert rewards[1].tolist() == [1.0, -1.0]
     assert not batch.legal_mask()[1].any()
@@ -243,7 +254,7 @@ def test_load_restored_state_last_holder_short_stock() -> None:
     restored = SwitchState.from_state_dict(saved, SwitchRules(num_players=3))
     batch = SwitchBatch(SwitchRules(num_players=3), 2, seed=3)
     batch.load(0, restored)
-    assert batch.state_dict(0) == saved
+    assert position(batch.state_dict(0)) == position(saved)
     lockstep(batch, 0, restored, ["draw"])
     assert batch.done[0] and restored.winner == 0 and restored.sizes[1] == 1 + 6
 
@@ -256,7 +267,7 @@ def test_load_stacked_starters(starter: str) -> None:
     state = stacked_state({"num_players": 4}, deal)
     batch = SwitchBatch(SwitchRules(num_players=4), 2, seed=4)
     batch.load(1, state)
-    assert batch.state_dict(1) == state.state_dict()
+    assert position(batch.state_dict(1)) == position(state.state_dict())
     rng = np.random.default_rng(9)
     while not state.hand_over and state.turn < 40:
         legal = state.legal_actions()
@@ -333,7 +344,20 @@ def test_to_state_round_trip() -> None:
     batch = SwitchBatch(SwitchRules(), 2, seed=6)
     batch.step(sample_legal(batch.legal_mask(), np.random.default_rng(0)))
     state = batch.to_state(1)
-    assert state.state_dict() == batch.state_dict(1)
+    assert position(state.state_dict()) == position(batch.state_dict(1))
     env = switch_v1.raw_env()
     env.reset(options={"state": batch.state_dict(1)})
     assert env.legal_actions() == np.flatnonzero(batch.legal_mask()[1]).tolist()
+
+
+def test_kernel_params_refuse_a_name_without_a_value() -> None:
+    """A slot named after no option and not computed, or a computed value without a slot, is refused
+    (a kernel slot never keeps a silent zero)."""
+    rules = SwitchRules()
+    with pytest.raises(ValueError, match="neither a switch rule option nor computed"):
+        kernel_params(rules, param_slots("num_players", "episode_match"))
+    with pytest.raises(ValueError, match="have no slot"):
+        kernel_params(rules, param_slots("num_players"), episode_match=True)
+    with pytest.raises(ValueError, match="repeat"):
+        param_slots("num_players", "num_players")
+    assert kernel_params(rules, PARAM_SLOTS, episode_match=True)[PARAM_SLOTS["target_score"]] == 500

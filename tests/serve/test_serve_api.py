@@ -301,7 +301,7 @@ def test_replay_of_a_match_hand_tells_nothing_of_the_next(api: TestClient) -> No
     for move in replay["moves"]:
         hand.apply(table.game.str_to_action(move["move"]))
     finished = hand.env.state_dict()
-    assert hand.result() == table.finished[0].result  # the table keeps the result, not the env (#18)
+    assert hand.result() == table.finished[0].result  # the table keeps the result, not the env
     guessed = hand.env.game_state
     guessed.next_hand()
     assert guessed.state_dict()["hands"] != table.hand.start["hands"]
@@ -345,7 +345,7 @@ def test_bots_from_the_command_line_are_offered_by_name(tmp_path: Any,
         assert words in capsys.readouterr().err
 
 
-# ---------------------------------------------------------------- issue 18: bounds, nesting, excerpts
+# ---------------------------------------------------------------- bounds, nesting, excerpts
 @pytest.mark.parametrize(("path", "body", "words"), [
     ("/api/replays", b"[" * 100_000, "nests arrays/objects more than 32 deep"),
     ("/api/replays", b"1" * 5_000, "a number of 5,000 characters"),

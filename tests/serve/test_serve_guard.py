@@ -1,4 +1,4 @@
-"""The web app against other sites, concurrent moves, what a table keeps, its defaults (issue 18, 6-13)."""
+"""The web app against other sites, concurrent moves, what a table keeps, its defaults."""
 
 from __future__ import annotations
 

@@ -231,7 +231,7 @@ def test_a_checkpoint_copied_out_of_its_run_is_refused(run: pathlib.Path, tmp_pa
         verify_checkpoint(other / _last(run).name, run)
 
 
-# ---------------------------------------------------------------- issue 18: a full disk, a pickled lean file
+# ---------------------------------------------------------------- a full disk, a pickled lean file
 @pytest.mark.parametrize("error", [
     OSError(28, "No space left on device"),
     RuntimeError("[enforce fail at inline_container.cc:778] . PytorchStreamWriter failed writing file "

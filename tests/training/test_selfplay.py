@@ -13,7 +13,9 @@ from torch import nn
 from cardlab.agents.bot import load_bot
 from cardlab.envs import make_game
 from cardlab.training.league import LeagueSettings, save_snapshot
-from cardlab.training.selfplay import LEARNER, SelfPlayBatch, SelfPlayVecEnv, advantages, credit
+from cardlab.training.ppo import advantages
+from cardlab.training.selfplay import LEARNER, SelfPlayBatch, SelfPlayVecEnv, credit
+from tests.envs.helpers import position
 
 RANDOM = LeagueSettings((("random", 1.0),))
 CASES = [("huit", 2), ("huit", 3), ("switch", 4)]
@@ -185,8 +187,8 @@ def test_snapshot_plays_as_its_bot_file(tmp_path: Path) -> None:
         _, ended = table.step(np.where(mask, 1.0, 0.0).argmax(axis=1))
         for b in np.flatnonzero(~learner & ~ended):  # the snapshot's move is its bot's masked argmax
             before[b].apply(bot.act({"observation": obs[b], "action_mask": mask[b]}))
-            assert json.dumps(before[b].state_dict(), default=str) == json.dumps(
-                table.engine.state_dict(int(b)), default=str)
+            assert json.dumps(position(before[b].state_dict()), default=str) == json.dumps(
+                position(table.engine.state_dict(int(b))), default=str)
 
 
 def test_same_seed_same_games() -> None:
@@ -286,8 +288,8 @@ def test_a_bot_spec_plays_batched_as_its_bot_agent() -> None:
         _, ended = table.step(np.where(mask, 1.0, 0.0).argmax(axis=1))
         for b in np.flatnonzero(~learner & ~ended):
             before[b].apply(bot.act({"observation": obs[b], "action_mask": mask[b]}))
-            assert json.dumps(before[b].state_dict(), default=str) == json.dumps(
-                table.engine.state_dict(int(b)), default=str)
+            assert json.dumps(position(before[b].state_dict()), default=str) == json.dumps(
+                position(table.engine.state_dict(int(b))), default=str)
             moved += 1
     assert moved > 100
-    assert not table._agents  # no per-game agent was built: the bot played batched
+    assert not table.players.agents  # no agent was built: the bot played batched, as a network
