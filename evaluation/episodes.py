@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.base import Agent, resolve_spec
+from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
 from cardlab.envs.checked_json import excerpt
@@ -92,12 +93,16 @@ def run_episode(
     seed: int | None,
     on_step: Callable[[int, int], bool | None] | None = None,
     before_step: Callable[[int, int], None] | None = None,
+    names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Play one episode of `env` (seat s played by ``seat_agents[s]``); returns the final info.
 
     `before_step(seat, action)` runs once a move is chosen, before the env
     applies it; `on_step(seat, action)` runs after every move, and returning
     True stops the episode there (the returned info is then the last one seen).
+    An agent that fails (`checked_action`) stops the episode with an
+    `AgentFailure` naming it as ``names[seat]`` (default: its class's name),
+    before the env is touched, so the env stays as it was at that turn.
     """
     env.reset(seed=seed)
     for agent in seat_agents:
@@ -110,7 +115,8 @@ def run_episode(
             env.step(None)
             continue
         seat = env.agent_seat[name]
-        action = seat_agents[seat].act(obs)
+        who = names[seat] if names is not None else seat_agents[seat].name
+        action = checked_action(seat_agents[seat], obs, who)
         if before_step is not None:
             before_step(seat, action)
         env.step(action)

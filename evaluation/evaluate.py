@@ -80,7 +80,9 @@ def play_deals(
             seat_agents = [agents[(seat - rotation) % n] for seat in range(n)]
             for slot, agent in enumerate(agents):
                 agent.seed(derive_seed(seed, AGENT, kind, deal, rotation, slot))
-            info = run_episode(env, seat_agents, deal_seed)
+            names = [f"{slots[slot]} (slot {slot}, seat {seat}, deal {deal})"
+                     for seat, slot in ((seat, (seat - rotation) % n) for seat in range(n))]
+            info = run_episode(env, seat_agents, deal_seed, names=names)
             truncated = bool(info.get("truncated"))
             if kind == MATCH:
                 winner_seats, seat_points = ([] if truncated else info["match_winners"]), info["scores"]

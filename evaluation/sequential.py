@@ -155,6 +155,19 @@ class Comparison:
     score: float
     """A's share of the wins so far (NaN before any episode)"""
 
+    def meaning(self) -> str:
+        """The decision in words: what the LLRs and their bounds say, and what to do when undecided."""
+        where = (f"A's LLR is {self.llr_a:+.2f} and B's {self.llr_b:+.2f} (each the log-likelihood ratio of "
+                 f"'that side is stronger by delta' to 'the two are even'; bounds [{self.lower:.2f}, "
+                 f"{self.upper:.2f}])")
+        if self.decision in ("A", "B"):
+            return f"{where}: {self.decision}'s reached the upper bound, so {self.decision} is stronger"
+        if self.decision == "equal":
+            return f"{where}: both are at or below the lower bound, so neither is stronger by delta"
+        return (f"{where}: a side is stronger once its LLR reaches the upper bound, and the two are even "
+                "once both are at the lower bound or below; neither has happened yet: to decide, raise "
+                "--max-hands and play on")
+
     def progress(self) -> str:
         """One line for a progress print."""
         return (f"{self.episodes} episodes ({self.deals} deals): A scores {self.score:.3f}, "

@@ -10,13 +10,15 @@ and leaves the game as it was):
   -> ``{id, frames}`` (a view after each move, the agents' first moves included; an opponent
   ``bot:GAME`` is the shipped bot of the table's size);
 - ``GET /api/games/{id}``: the person's view of the table;
-- ``POST /api/games/{id}/move``: ``{move: "play 9S", turn?}`` -> ``{frames}``;
+- ``POST /api/games/{id}/move``: ``{move: "play 9S", turn}`` -> ``{frames}`` (``turn``, the view's turn
+  number the move was chosen at, is required: a move sent twice is played once);
 - ``POST /api/games/{id}/next``: deal the next hand -> ``{frames}``;
 - ``GET /api/games/{id}/advice?advisor=NAME&top=3``: the advisor's likeliest moves, with probabilities;
 - ``GET /api/games/{id}/position``: the position for ``cardlab advise --state`` (on the person's turn);
 - ``GET /api/games/{id}/hands/{n}/replay``: the replay of finished hand n, as a JSON file;
 - ``DELETE /api/games/{id}``: forget a game;
 - ``POST /api/replays``: load a replay -> ``{id, steps, ...}``;
+- ``DELETE /api/replays/{id}``: forget a loaded replay;
 - ``GET /api/replays/{id}/{step}?advisor=NAME``: the view after `step` moves, with advice on the
   person's turns.
 
@@ -24,13 +26,13 @@ Safety: views come from `cardlab.serve.view.seat_view` only (no hidden card
 is ever sent); agents and advisors are named from a fixed list (the built-in
 ones, the shipped bots, and the bot files given on the server's command line,
 by name), so no request names a path; bodies are capped; games and loaded
-replays live in one store with random ids, a cap and an idle expiry.
+replays live in two stores (so loading replays never locks out new games),
+each with random ids, a cap and an idle expiry.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 import secrets
 import sys
@@ -38,21 +40,29 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from importlib import resources
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
-from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot, read_metadata
-from cardlab.envs.checked_json import excerpt, read_json
-from cardlab.envs.spec import Game, games, get_spec, make_game
+from cardlab.agents.base import shipped_bots
+from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot
+from cardlab.agents.failure import AgentFailure
+from cardlab.envs.spec import games, get_spec, make_game
+from cardlab.serve.catalogue import Catalogue
 from cardlab.serve.guard import LOOPBACK_NAMES, SiteGuard, allowed_hosts, public_host_warning, without_paths
-from cardlab.serve.table import MODES, Player, Replay, Table
+from cardlab.serve.limits import (
+    BODY_SECONDS,
+    BodyLimit,
+    json_body,
+    model_body,
+    uvicorn_server,
+    validation_message,
+)
+from cardlab.serve.table import AGENT_SECONDS, MODES, Player, Replay, Table
 from cardlab.serve.view import rule_fields
 
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
@@ -65,7 +75,9 @@ class Settings:
     """Limits and bots of one server (`cardlab serve` options)."""
 
     max_games: int = 100
-    """games and loaded replays kept at once"""
+    """games kept at once"""
+    max_replays: int = 20
+    """loaded replays kept at once (a store of their own: loading replays never locks out new games)"""
     idle_seconds: float = 3600.0
     """a game or replay not used for this long is forgotten"""
     max_body: int = 512 * 1024
@@ -81,6 +93,10 @@ class Settings:
     table's size); else the table's shipped bot (`table_bots`), else the first bot that fits"""
     hosts: frozenset[str] | None = LOOPBACK_NAMES
     """the names a request's Host header may give (DNS rebinding); None: any (a non-loopback --host)"""
+    body_seconds: float = BODY_SECONDS
+    """the time a request body may take to arrive whole (then 408 and the connection is closed)"""
+    agent_seconds: float = AGENT_SECONDS
+    """the time an agent may take for a move before its seat falls back (`cardlab.serve.table.FALLBACK`)"""
 
 
 def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
@@ -105,85 +121,12 @@ def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
     return out
 
 
-# ---------------------------------------------------------------- agents by name
-@dataclasses.dataclass(frozen=True)
-class AgentChoice:
-    """An agent the page may seat or ask: its name, the spec it stands for, what it plays."""
-
-    name: str
-    spec: str
-    game: str | None = None
-    num_players: int | None = None
-    about: str = ""
-    rules: Mapping[str, Any] | None = None
-    """the rule options it was trained with (a bot plays only those); None: any"""
-
-    def public(self) -> dict[str, Any]:
-        rules = None if self.rules is None else dict(self.rules)
-        return {"name": self.name, "game": self.game, "num_players": self.num_players, "about": self.about,
-                "rules": rules}
-
-    def fits(self, game: Game) -> bool:
-        return (self.game in (None, game.id) and self.num_players in (None, game.num_players)
-                and (self.rules is None or game.spec.rules.completed(self.rules) == game.rules.to_dict()))
-
-
-def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
-    meta = read_metadata(meta_path)  # load_bot's checked reader: bounded, fields typed
-    shipped = meta["summary"].get("shipped")
-    about = str(shipped.get("about", "a trained bot") if isinstance(shipped, dict) else "a trained bot")
-    rules = meta.get("rules") if isinstance(meta.get("rules"), Mapping) else {}
-    return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
-
-
-class Catalogue:
-    """The agents of this server: random, each game's heuristics, shipped bots, command-line bots."""
-
-    def __init__(self, bots: Mapping[str, pathlib.Path]) -> None:
-        self.choices = [AgentChoice("random", "random", about="uniform over the legal moves")]
-        for game_id in games():
-            for name in get_spec(game_id).heuristics:
-                self.choices.append(AgentChoice(name, name, game_id, about=f"the {name} heuristic"))
-        self.choices += [_bot_choice(name, path, name) for name, path in sorted(shipped_bots().items())]
-        self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
-        self.table_bots = table_bots()
-        """game -> table size -> its shipped bot (default rules), the page's default opponent there"""
-
-    def for_game(self, game: Game) -> list[AgentChoice]:
-        """The agents that may play `game`: a bot only with the rule options it was trained with."""
-        return [c for c in self.choices if c.fits(game)]
-
-    def spec(self, name: str, game: Game) -> str:
-        """The spec behind a name, if it may play `game` (see `choose`)."""
-        return self.choose(name, game).spec
-
-    def choose(self, name: str, game: Game) -> AgentChoice:
-        """The agent a name stands for, if it may play `game` (a ValueError lists the names that may).
-
-        ``bot:GAME`` names the shipped bot of the table's size (`fitting_bot`).
-        """
-        fits = self.for_game(game)
-        name = resolve_spec(name, game)
-        for choice in fits:
-            if choice.name == name:
-                return choice
-        table = f"{game.id} with {game.num_players} players and these rule options"
-        names = ", ".join(c.name for c in fits)
-        known = next((c for c in self.choices if c.name == name), None)
-        if known is not None:
-            made = f"{known.num_players}-player {known.game}" if known.num_players else str(known.game)
-            rules = " with the rule options it was trained with" if known.rules is not None else ""
-            raise ValueError(f"{name} does not fit this table ({table}): it plays {made} tables{rules} only; "
-                             f"use {names}")
-        raise ValueError(f"unknown agent {excerpt(name)} for {table}: use {names}")
-
-
 # ---------------------------------------------------------------- the store
 class Store:
-    """Games and replays by random id, at most `cap` at once, forgotten after `idle` seconds unused."""
+    """Games (or replays) by random id, at most `cap` at once, forgotten after `idle` seconds unused."""
 
-    def __init__(self, cap: int, idle: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.cap, self.idle, self.clock = cap, idle, clock
+    def __init__(self, cap: int, idle: float, noun: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cap, self.idle, self.noun, self.clock = cap, idle, noun, clock
         self.items: dict[str, tuple[float, Any]] = {}
         self.lock = threading.RLock()
         """requests run on several threads (a slow bot does not hold up the other games)"""
@@ -201,33 +144,36 @@ class Store:
     def _add(self, item: Any) -> str:
         self.purge()
         if len(self.items) >= self.cap:
-            raise HTTPException(429, f"too many games and replays open ({self.cap}): finish or delete one, "
+            raise HTTPException(429, f"too many {self.noun}s open ({self.cap}): finish or delete one, "
                                      "or wait until idle ones expire")
         key = secrets.token_urlsafe(16)
         self.items[key] = (self.clock(), item)
         return key
 
-    def get(self, key: str, kind: type) -> Any:
+    def get(self, key: str) -> Any:
         with self.lock:
-            return self._get(key, kind)
+            return self._get(key)
 
-    def _get(self, key: str, kind: type) -> Any:
+    def _get(self, key: str) -> Any:
         self.purge()
         found = self.items.get(key)
-        if found is None or not isinstance(found[1], kind):
-            what = "game" if kind is Table else "replay"
-            raise HTTPException(404, f"unknown {what} id {key[:40]!r}: it may have expired")
+        if found is None:
+            raise HTTPException(404, f"unknown {self.noun} id {key[:40]!r}: it may have expired")
         self.items[key] = (self.clock(), found[1])
         return found[1]
 
     def delete(self, key: str) -> None:
+        """Forget `key` (a 404 if it is not here)."""
         with self.lock:
-            self.items.pop(key, None)
+            self._get(key)
+            del self.items[key]
 
 
 # ---------------------------------------------------------------- requests
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: no unknown keys, and no coercion (``true`` is not a seat, ``1.0`` not true)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class NewGame(Strict):
@@ -235,94 +181,19 @@ class NewGame(Strict):
     num_players: int | None = Field(None, ge=1, le=100)
     seat: int = Field(0, ge=0, le=100)
     opponents: list[str] = Field(max_length=100)
-    rules: dict[str, bool | int | str] = Field(default_factory=dict, max_length=40)
+    rules: dict[str, bool | int | float | str] = Field(default_factory=dict, max_length=40)
+    """passed as they are: the game's own checks refuse a value of the wrong type, naming the option"""
     mode: Literal["hand", "match"] = "hand"
     seed: int | None = Field(None, ge=0, le=MAX_SEED)
 
 
 class Move(Strict):
+    """A move and the turn it was chosen at: required, so a copy sent again after the first was played (a
+    double click, a retried request) is refused as stale instead of played at the next turn."""
+
     move: str = Field(max_length=200)
-    turn: int | None = Field(None, ge=0)
+    turn: int = Field(ge=0)
 
-
-M = TypeVar("M", bound=BaseModel)
-
-
-async def json_body(request: Request) -> Any:
-    """The request body through the one checked JSON reader: too deep, huge numbers or bad JSON are a 400."""
-    try:
-        return read_json(await request.body(), "it")
-    except ValueError as err:
-        raise HTTPException(400, f"malformed JSON in the request body: {err}") from None
-
-
-async def model_body(request: Request, model: type[M]) -> M:
-    """`json_body`, then the model's checks (a 422 through the app's `RequestValidationError` handler)."""
-    data = await json_body(request)
-    try:
-        return model.model_validate(data)
-    except ValidationError as err:
-        raise RequestValidationError(err.errors()) from None
-
-
-class BodyLimit:
-    """ASGI middleware: a request body over `limit` bytes gets 413 before the app reads it whole."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        length = headers.get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.limit):
-            await self._refuse(send)
-            return
-        seen = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise _TooLarge
-            return message
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send)
-
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body too large: at most {self.limit} bytes"}).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-
-class _TooLarge(Exception):
-    pass
-
-
-def _validation_message(err: RequestValidationError) -> tuple[int, str]:
-    """(status, one readable line) of a request that does not fit its model."""
-    errors = err.errors()
-    if any(e.get("type") == "json_invalid" for e in errors):
-        return 400, "malformed JSON in the request body"
-    parts = []
-    for e in errors[:5]:
-        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
-        parts.append(f"{where or 'body'}: {e.get('msg', 'invalid')}")
-    return 422, "bad request: " + "; ".join(parts)
 
 
 # ---------------------------------------------------------------- the app
@@ -338,21 +209,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.game is not None and settings.game not in games():
         raise ValueError(f"unknown game {settings.game!r} to open the page on: use {', '.join(games())}")
     app = FastAPI(title="cardlab", docs_url=None, redoc_url=None, openapi_url=None)
-    store = Store(settings.max_games, settings.idle_seconds)
     catalogue = Catalogue(settings.bots)
-    app.state.store, app.state.catalogue, app.state.settings = store, catalogue, settings
-    app.add_middleware(BodyLimit, limit=settings.max_body)
+    if settings.opponent is not None:
+        catalogue.check_name(settings.opponent, "the default opponent (--opponent)")
+    store = Store(settings.max_games, settings.idle_seconds, "game")
+    replays = Store(settings.max_replays, settings.idle_seconds, "replay")
+    app.state.store, app.state.replays = store, replays
+    app.state.catalogue, app.state.settings = catalogue, settings
+    app.add_middleware(BodyLimit, limit=settings.max_body, seconds=settings.body_seconds)
     app.add_middleware(SiteGuard, hosts=settings.hosts)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
-        status, message = _validation_message(err)
+        status, message = validation_message(err)
         return JSONResponse({"detail": message}, status_code=status)
 
     def checked(call: Callable[[], Any]) -> Any:
         """Run a game call; its refusals become 4xx answers (the game is unchanged, no server path shown)."""
         try:
             return call()
+        except AgentFailure as err:  # its public words only: the agent's own message may name its cards
+            raise HTTPException(400, without_paths(err.public)) from None
         except PermissionError as err:
             raise HTTPException(409, without_paths(str(err))) from None
         except LookupError as err:
@@ -403,7 +280,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             for seat in range(n):
                 choice = None if seat == body.seat else catalogue.choose(next(names), game)
                 players.append(Player("you", None) if choice is None else Player(choice.name, choice.spec))
-            return Table(game, body.seat, players, body.mode, body.seed)
+            return Table(game, body.seat, players, body.mode, body.seed, settings.agent_seconds)
 
         table = await run_in_threadpool(checked, build)  # off the event loop: a table's lock may wait
         key = store.add(table)
@@ -411,43 +288,43 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/games/{key}")
     def get_game(key: str) -> dict[str, Any]:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         return table.view()
 
     @app.delete("/api/games/{key}", status_code=204)
     def delete_game(key: str) -> Response:
-        store.get(key, Table)
         store.delete(key)
         return Response(status_code=204)
 
     @app.post("/api/games/{key}/move")
     async def move(key: str, request: Request) -> dict[str, Any]:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         body = await model_body(request, Move)
         return {"frames": await run_in_threadpool(checked, lambda: table.move(body.move, body.turn))}
 
     @app.post("/api/games/{key}/next")
     def next_hand(key: str) -> dict[str, Any]:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         return {"frames": checked(table.next_hand)}
 
     @app.get("/api/games/{key}/advice")
     def advice(key: str, advisor: str = Query(max_length=80), top: int = Query(3, ge=1, le=10)
                      ) -> dict[str, Any]:
-        table: Table = store.get(key, Table)
-        moves = checked(lambda: table.advice(catalogue.spec(advisor, table.game), top))
+        table: Table = store.get(key)
+        choice = checked(lambda: catalogue.choose(advisor, table.game))
+        moves = checked(lambda: table.advice(choice.spec, top, choice.name))
         return {"advisor": advisor, "turn": table.hand.env.game_state.turn,
                 "moves": [m._asdict() for m in moves]}
 
     @app.get("/api/games/{key}/position")
     def position(key: str) -> JSONResponse:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         data = checked(table.position)
         return _download(data, f"{table.game.id}-position-turn{data['turn']}.json")
 
     @app.get("/api/games/{key}/hands/{number}/replay")
     def replay(key: str, number: int) -> JSONResponse:
-        table: Table = store.get(key, Table)
+        table: Table = store.get(key)
         data = checked(lambda: table.replay(number))
         return _download(data, f"{table.game.id}-hand{number}-replay.json")
 
@@ -455,16 +332,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def load_replay(request: Request) -> dict[str, Any]:
         data = await json_body(request)
         loaded: Replay = checked(lambda: Replay(data))
-        key = store.add(loaded)
+        key = replays.add(loaded)
         return {"id": key, "game": loaded.game.id, "seat": loaded.seat, "steps": loaded.steps,
                 "hand_number": loaded.hand_number}
 
     @app.get("/api/replays/{key}/{step}")
     async def replay_step(key: str, step: int, advisor: str | None = Query(None, max_length=80),
                           top: int = Query(3, ge=1, le=10)) -> dict[str, Any]:
-        loaded: Replay = store.get(key, Replay)
-        spec = None if advisor is None else checked(lambda: catalogue.spec(advisor, loaded.game))
-        return checked(lambda: loaded.frame(step, spec, top))
+        loaded: Replay = replays.get(key)
+        choice = None if advisor is None else checked(lambda: catalogue.choose(advisor, loaded.game))
+        return checked(lambda: loaded.frame(step, choice and choice.spec, top, choice and choice.name))
+
+    @app.delete("/api/replays/{key}", status_code=204)
+    def delete_replay(key: str) -> Response:
+        replays.delete(key)
+        return Response(status_code=204)
 
     return app
 
@@ -475,12 +357,10 @@ def _download(data: Any, filename: str) -> JSONResponse:
 
 def serve(host: str, port: int, settings: Settings) -> None:
     """Run the app with uvicorn until interrupted."""
-    import uvicorn
-
+    app = create_app(dataclasses.replace(settings, hosts=allowed_hosts(host)))  # its checks before any output
     warning = public_host_warning(host)
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    settings = dataclasses.replace(settings, hosts=allowed_hosts(host))
     shown = f"[{host}]" if ":" in host else host
     print(f"cardlab serve: open http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    uvicorn_server(app, host, port).run()

@@ -3,12 +3,16 @@
 The app listens on 127.0.0.1 by default, which any web page the person
 opens may also send requests to. So (in `SiteGuard`, an ASGI middleware):
 
-- a request whose ``Host`` header is not a name of the bound address is
-  refused (a DNS-rebinding page reaches 127.0.0.1 under its own name);
-- a request whose ``Origin`` header names another site is refused (a
-  page's cross-site POST carries its origin);
+- a request whose ``Host`` header is not exactly a name of the bound
+  address, with an optional port, is refused (a DNS-rebinding page reaches
+  127.0.0.1 under its own name; ``evil.example@127.0.0.1`` is no name);
+- a request whose ``Origin`` header is not exactly this server's
+  (``http://`` plus its Host) is refused (a page's cross-site POST carries
+  its origin, and another scheme is another site);
 - a request body must be ``application/json`` (a ``text/plain`` POST is a
   CORS "simple request" that any page may send without asking);
+- a request with two ``Host``, ``Origin`` or ``Content-Type`` headers is
+  refused (which one a check reads and which one the app reads may differ);
 - every answer says ``X-Content-Type-Options: nosniff``,
   ``X-Frame-Options: DENY`` and a ``Content-Security-Policy`` that allows the
   page's own files only.
@@ -21,7 +25,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -74,10 +77,16 @@ def without_paths(message: str) -> str:
     return _PATH.sub(lambda m: m.group(1), message)
 
 
-def _host_name(value: str) -> str:
-    """The name of a ``Host`` header value, without its port (``[::1]:8000`` -> ``::1``)."""
-    parsed = urlsplit(f"//{value}")
-    return (parsed.hostname or "").lower()
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?")
+"""a Host header value: a name or an address (IPv6 in brackets), then an optional port; nothing else"""
+SINGLE_HEADERS = ("host", "origin", "content-type")
+"""headers a request may send once only"""
+
+
+def _host_name(value: str) -> str | None:
+    """The name of a ``Host`` header value without its port (``[::1]:8000`` -> ``::1``); None if malformed."""
+    match = _HOST.fullmatch(value)
+    return None if match is None else match.group(1).strip("[]").lower()
 
 
 class SiteGuard:
@@ -104,13 +113,21 @@ class SiteGuard:
 
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """(status, message) for a request from another site or with a body that is not JSON; else None."""
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers") or []]
+        names = [k for k, _ in pairs]
+        twice = [name for name in SINGLE_HEADERS if names.count(name) > 1]
+        if twice:
+            return 400, f"the request has {names.count(twice[0])} {twice[0]} headers: send it once"
+        headers = dict(pairs)
         host = headers.get("host", "")
-        if self.hosts is not None and _host_name(host) not in self.hosts:
-            return 421, (f"this server answers to {', '.join(sorted(self.hosts))} only, not to the host "
-                         f"{host[:60]!r}: open the address cardlab serve printed")
+        name = _host_name(host)
+        if name is None or (self.hosts is not None and name not in self.hosts):
+            allowed = "its bound address" if self.hosts is None else ", ".join(sorted(self.hosts))
+            return 421, (f"this server answers to {allowed} only, not to the host {host[:60]!r}: open the "
+                         "address cardlab serve printed")
         origin = headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc.lower() != host.lower():
+        own = f"{scope.get('scheme', 'http')}://{host}".lower()
+        if origin is not None and origin.lower() != own:
             return 403, (f"requests from another site ({origin[:60]!r}) are refused: use the page this "
                          "server serves")
         has_body = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers

@@ -11,10 +11,21 @@ A replay (`REPLAY_FORMAT`) is the start state of a hand (`state_dict()`:
 the deal, the totals, the generator that refills the pile), every move as
 text with its seat, and the result. Loading one plays the moves again through
 the env, so a damaged or forged file is refused with the move that fails.
+
+An agent that fails at its turn (it raises, answers an illegal move or
+non-finite numbers, or takes more than `agent_seconds`) never freezes the
+table: its seat falls back to `FALLBACK` at that same turn, so the person's
+move and the replies to it stay one turn, and the table says so in its
+``notices`` (the agent and the kind of failure, never its message or move,
+which may name its cards). Why a fallback rather than undoing the person's
+move: an agent may fail on the agents' first moves of a deal, where there
+is no move of the person to undo, and undoing leaves the same agent to fail
+again at the next try; with the fallback the hand always goes on.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import secrets
 import threading
@@ -23,7 +34,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cardlab.agents.base import Advice, Agent, advise, make_agent
+from cardlab.agents.base import Advice, Agent, make_agent
+from cardlab.agents.failure import AgentFailure, checked_action, checked_advice, timed_action
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.rng import rng_state
@@ -38,6 +50,14 @@ REPLAY_KEYS = ("game", "rules", "seat", "players", "start", "moves", "result")
 MAX_LABEL = 60
 MAX_HANDS = 10**9
 """the largest hand number a replay may carry"""
+FALLBACK = "random"
+"""the agent a failing seat falls back to: it draws among the legal moves of the action mask and reads
+nothing else (no network, no decoding of the observation), so it has no way to fail; a heuristic would play
+better, but it decodes the observation, and a bug there is a failure of its own"""
+KEPT_HANDS = 50
+"""the finished hands whose replays a table keeps (the last ones): about 30 KB each"""
+AGENT_SECONDS = 10.0
+"""the time an agent may take for one move before its seat falls back (a bot takes milliseconds)"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,10 +177,11 @@ class Hand:
         view["result"] = self.result()
         return view
 
-    def advice(self, seat: int, advisor: Agent, top: int) -> list[Advice]:
+    def advice(self, seat: int, advisor: Agent, top: int, who: str) -> list[Advice]:
+        """The advisor's likeliest moves for `seat`; an `AgentFailure` naming `who` if it fails."""
         if self.to_move != seat:
             raise PermissionError("advice is for your own decisions: it is not your turn")
-        return advise(advisor, self.observe(seat), top)
+        return checked_advice(advisor, self.observe(seat), top, who)
 
 
 class Advisors:
@@ -188,7 +209,8 @@ class Table:
     """
 
     def __init__(self, game: Game, seat: int, players: Sequence[Player], mode: str = "hand",
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, agent_seconds: float = AGENT_SECONDS,
+                 kept_hands: int = KEPT_HANDS) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {excerpt(mode)} is not known: use {' or '.join(MODES)}")
         if len(players) != game.num_players:
@@ -197,6 +219,9 @@ class Table:
             raise ValueError(f"seat {seat} is not the person's seat at this {game.num_players}-player table")
         self.game, self.seat, self.players, self.mode, self.seed = game, seat, list(players), mode, seed
         base = secrets.randbits(63) if seed is None else seed
+        self.base_seed, self.agent_seconds = base, agent_seconds
+        self.notices: list[str] = []
+        """what the table says of itself: each seat that fell back, who failed and how"""
         self.agents: dict[int, Agent] = {
             s: make_agent(p.spec, game, seed=derive_seed(base, AGENT, s))
             for s, p in enumerate(players) if p.spec is not None
@@ -204,7 +229,9 @@ class Table:
         self.advisors = Advisors(game)
         self.lock = threading.RLock()
         """held by every call that reads or changes the table: requests run on several threads"""
-        self.finished: list[FinishedHand] = []
+        self.finished: collections.deque[FinishedHand] = collections.deque(maxlen=kept_hands)
+        """the last `kept_hands` finished hands, for their replays (a table may see thousands)"""
+        self.hands_finished = 0
         self.wins = [0] * game.num_players
         self.hand = self._deal(None)
 
@@ -212,7 +239,7 @@ class Table:
         return secrets.randbits(63) if self.seed is None else derive_seed(self.seed, HAND, number)
 
     def _deal(self, previous: Hand | None) -> Hand:
-        number = len(self.finished) + 1
+        number = self.hands_finished + 1
         seed = self._hand_seed(number)
         if previous is None or self.mode == "hand":
             start = first_deal(self.game, seed)
@@ -226,11 +253,12 @@ class Table:
     @reads_table
     def view(self) -> dict[str, Any]:
         view = self.hand.view(self.seat, self.players)
-        view["hand_number"] = len(self.finished) + (0 if self.hand.over else 1)  # of this table, either mode
+        view["hand_number"] = self.hands_finished + (0 if self.hand.over else 1)  # of this table, either mode
         view["mode"] = self.mode
-        view["hands_finished"] = len(self.finished)
+        view["hands_finished"] = self.hands_finished
         view["wins"] = list(self.wins)
         view["can_deal"] = self.hand.over and not self._match_over()
+        view["notices"] = list(self.notices)
         return view
 
     def advance(self) -> list[dict[str, Any]]:
@@ -239,9 +267,24 @@ class Table:
         while not self.hand.over and self.hand.to_move != self.seat:
             mover = self.hand.to_move
             assert mover is not None
-            self.hand.apply(self.agents[mover].act(self.hand.observe(mover)))
+            observation = self.hand.observe(mover)
+            try:
+                action = timed_action(self.agents[mover], observation, self.players[mover].label,
+                                      self.agent_seconds)
+            except AgentFailure as err:
+                action = self._fall_back(mover, err, observation)
+            self.hand.apply(action)
             frames.append(self._after_move())
         return frames
+
+    def _fall_back(self, seat: int, failure: AgentFailure, observation: dict[str, np.ndarray]) -> int:
+        """Seat `FALLBACK` for the failed agent from now on, say so, and return its move here."""
+        label = self.players[seat].label
+        self.notices.append(f"player_{seat} ({label}) failed: {failure.reason}; {FALLBACK} plays its seat "
+                            "from now on")
+        self.players[seat] = Player(f"{FALLBACK} (for {label})"[:MAX_LABEL], FALLBACK)
+        self.agents[seat] = make_agent(FALLBACK, self.game, seed=derive_seed(self.base_seed, AGENT, seat, 1))
+        return checked_action(self.agents[seat], observation, FALLBACK)
 
     def _after_move(self) -> dict[str, Any]:
         if self.hand.over:
@@ -250,6 +293,7 @@ class Table:
             if result["winner"] is not None:
                 self.wins[result["winner"]] += 1
             self.finished.append(FinishedHand(dict(self.hand.start), tuple(self.hand.moves), result))
+            self.hands_finished += 1
         return self.view()
 
     def start(self) -> list[dict[str, Any]]:
@@ -261,7 +305,8 @@ class Table:
         """The person's move (its text), then the agents' moves; refused moves change nothing.
 
         A `PermissionError` when it is not the person's turn (or `turn`, the
-        turn number the move was chosen at, is not the current one), a
+        turn number the move was chosen at, is not the current one: the web
+        API always gives it, so a copy of a move sent again is refused), a
         `ValueError` for an unreadable or illegal move.
         """
         self._check_turn(turn)
@@ -298,8 +343,9 @@ class Table:
 
     # ------------------------------------------------------------ advice, positions, replays
     @reads_table
-    def advice(self, spec: str, top: int = 3) -> list[Advice]:
-        return self.hand.advice(self.seat, self.advisors.get(spec), top)
+    def advice(self, spec: str, top: int = 3, name: str | None = None) -> list[Advice]:
+        """The advisor `spec`'s likeliest moves for the person; a failure names it as `name` (else `spec`)."""
+        return self.hand.advice(self.seat, self.advisors.get(spec), top, name or spec)
 
     @reads_table
     def position(self) -> dict[str, Any]:
@@ -310,10 +356,15 @@ class Table:
     @reads_table
     def replay(self, number: int) -> dict[str, Any]:
         """The replay of finished hand `number` (1 = the first of this table)."""
-        if not 1 <= number <= len(self.finished):
+        if not 1 <= number <= self.hands_finished:
             raise LookupError(f"hand {number} is not a finished hand of this game: "
-                              f"{len(self.finished)} finished so far")
-        hand = self.finished[number - 1]
+                              f"{self.hands_finished} finished so far")
+        first_kept = self.hands_finished - len(self.finished) + 1
+        if number < first_kept:
+            kept = f"{first_kept} to {self.hands_finished}"
+            raise LookupError(f"hand {number}'s replay is no longer kept: a game keeps the replays of its "
+                              f"last {self.finished.maxlen} hands ({kept} now)")
+        hand = self.finished[number - first_kept]
         return {
             "format": REPLAY_FORMAT, "version": REPLAY_VERSION, "game": self.game.id,
             "rules": self.game.rules.to_dict(), "seat": self.seat, "players": [p.label for p in self.players],
@@ -396,8 +447,12 @@ class Replay:
     def steps(self) -> int:
         return len(self.actions)
 
-    def frame(self, step: int, advisor: str | None = None, top: int = 3) -> dict[str, Any]:
-        """The seat's view after `step` moves (0: the deal), with advice when the seat is to move."""
+    def frame(self, step: int, advisor: str | None = None, top: int = 3, name: str | None = None
+              ) -> dict[str, Any]:
+        """The seat's view after `step` moves (0: the deal), with advice when the seat is to move.
+
+        `advisor` is a spec; a failure of it names it as `name` (else the spec).
+        """
         if not 0 <= step <= self.steps:
             raise LookupError(f"step {step} is not in this replay: steps are 0..{self.steps}")
         self._goto(step)
@@ -409,6 +464,6 @@ class Replay:
             move = self.game.action_to_str(self.actions[step])
             view["next_move"] = {"seat": self.hand.to_move, "move": move}
         if advisor is not None and self.hand.to_move == self.seat:
-            advice = self.hand.advice(self.seat, self.advisors.get(advisor), top)
+            advice = self.hand.advice(self.seat, self.advisors.get(advisor), top, name or advisor)
             view["advice"] = [a._asdict() for a in advice]
         return view

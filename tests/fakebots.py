@@ -51,3 +51,22 @@ def shipped_folder(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
         fake_bot(folder, f"{game_id}-{players}p", game_id, players, seed=i)
     monkeypatch.setattr(base, "SHIPPED_BOTS", folder)
     return folder
+
+
+def overflowing_bot(folder: pathlib.Path, name: str, game_id: str, players: int) -> pathlib.Path:
+    """A bot with finite weights whose logits are ±inf on real observations but finite on flat ones.
+
+    Every hidden unit is ``tanh(1e4 * (x0 - x1))`` and every action weight
+    ``±3e38``: on an input whose first two numbers agree (all zeros, all
+    ones, all halves) the logits are 0, on one where they differ the sixteen
+    products add up past float32's largest number.
+    """
+    game = make_game(game_id, {"num_players": players})
+    actor = nn.Sequential(nn.Linear(game.layout.size, 16), nn.Tanh(), nn.Linear(16, game.num_actions))
+    with torch.no_grad():
+        for parameter in actor.parameters():
+            parameter.zero_()
+        actor[0].weight[:, 0], actor[0].weight[:, 1] = 1e4, -1e4
+        signs = torch.where(torch.arange(game.num_actions) % 2 == 0, 1.0, -1.0)
+        actor[2].weight.copy_(3e38 * signs[:, None].expand(game.num_actions, 16))
+    return export_bot(actor, folder / name, game=game, summary={"steps": 0, "note": "overflows"})

@@ -25,6 +25,10 @@ so when another seat ends the hand the learner still gets its result.
 Terminated is a win, truncated a hand cut by the turn limit (C1). An
 illegal learner action raises a `ValueError` (``illegal_action="raise"``) or,
 with ``illegal_action="penalize"``, ends the game with -1, as in the AEC env.
+An opponent that fails (it raises, chooses an illegal move, a bot's logits
+are not finite) stops `reset` or `step` with an `AgentFailure` naming it,
+its game and seat, before its move reaches the engine; the games are then
+part-way through a step, so the env refuses to step again until `reset`.
 
 Players of the other seats, each drawn per episode and seat from
 `opponents` (uniformly, a spec listed twice counts twice):
@@ -61,6 +65,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from cardlab.agents.batch import BatchPlayers
+from cardlab.agents.failure import AgentFailure, checked_choice
 from cardlab.envs.aec import ILLEGAL, REWARDS
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.checked_json import excerpt
@@ -131,6 +136,8 @@ class CardVectorEnv(VectorEnv):
         self._obs: dict[str, np.ndarray] | None = None
         self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
         self._no_moves.flags.writeable = False  # every final observation's mask: no legal move, read-only
+        self._stopped: str | None = None
+        """why the last reset or step stopped part-way (an opponent's failure), until the next reset"""
 
     def set_policy(self, policy: Policy | None) -> None:
         """The function that plays the ``"self"`` seats from now on."""
@@ -151,7 +158,8 @@ class CardVectorEnv(VectorEnv):
             self.rng = np.random.default_rng(seeds[0])
             self.players.reseed(seeds[0])
         self._seat(everything)
-        self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_))
+        self._obs, self._stopped = None, None
+        self._guarded(lambda: self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_)))
         self._obs = self._observe()
         return self._obs, {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, dtype=np.bool_)}
 
@@ -176,6 +184,8 @@ class CardVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:
         """The learner's move in every game, then the others' up to its next turn (module doc)."""
+        if self._stopped is not None:
+            raise RuntimeError(f"the last reset or step stopped: {self._stopped}; call reset() to deal again")
         if self._obs is None:
             raise RuntimeError("step() before reset(): call reset() first")
         acts = np.asarray(actions)
@@ -185,7 +195,8 @@ class CardVectorEnv(VectorEnv):
         illegal = self._illegal(acts)
         moving = None if illegal is None else ~illegal
         rewards = self.engine.step(acts, moving)[0][self._rows, self.seats].astype(np.float64)
-        terminated, truncated, final = self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_))
+        terminated, truncated, final = self._guarded(
+            lambda: self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_)))
         if illegal is not None:
             final = self._penalize(illegal, rewards, terminated, final)
         infos: dict[str, Any] = {}
@@ -194,6 +205,14 @@ class CardVectorEnv(VectorEnv):
         infos["seat"], infos["_seat"] = self.seats.copy(), np.ones(self.num_envs, dtype=np.bool_)
         self._obs = self._observe()
         return self._obs, rewards.astype(np.float32), terminated, truncated, infos
+
+    def _guarded(self, call: Callable[[], Any]) -> Any:
+        """`call()`; an opponent's `AgentFailure` is noted (`step` refuses until `reset`) and raised."""
+        try:
+            return call()
+        except AgentFailure as err:
+            self._stopped = str(err)
+            raise
 
     def _illegal(self, acts: np.ndarray) -> np.ndarray | None:
         """(B,) bool: the learner's illegal actions, when they are penalized (None: none, or raise)."""
@@ -302,11 +321,25 @@ class CardVectorEnv(VectorEnv):
         obs = self.engine.observe(current)  # _play_rounds runs only when some listed player reads it
         if len(self.specs) == 1:
             actions[rows] = self._play(0, rows, current, obs, mask)
+            self._check_moves(0, rows, current, mask, actions)
             return
         owner = self.owners[rows, current[rows]]
         for player in np.unique(owner):
             chosen = rows[owner == player]
             actions[chosen] = self._play(int(player), chosen, current, obs, mask)
+            self._check_moves(int(player), chosen, current, mask, actions)
+
+    def _check_moves(self, player: int, rows: np.ndarray, current: np.ndarray, mask: np.ndarray,
+                     actions: np.ndarray) -> None:
+        """An `AgentFailure` naming the player if a move of it in `rows` is illegal (before the engine)."""
+        picked = actions[rows]
+        inside = (picked >= 0) & (picked < mask.shape[1])
+        if not (inside.all() and mask[rows, np.where(inside, picked, 0)].all()):  # one look; a loop to name
+            for b in rows:
+                checked_choice(actions[b], mask[b], self._who(player, int(b), current))
+
+    def _who(self, player: int, b: int, current: np.ndarray) -> str:
+        return f"opponent {self.specs[player]} (game {b}, seat {int(current[b])})"
 
     def _play(self, player: int, rows: np.ndarray, current: np.ndarray, obs: np.ndarray | None,
               mask: np.ndarray) -> np.ndarray:
@@ -320,7 +353,13 @@ class CardVectorEnv(VectorEnv):
                 raise ValueError("an opponent is 'self' but no policy was given: "
                                  "pass policy= or call set_policy()")
             return np.asarray(self._policy(obs[rows], mask[rows]), dtype=np.int64)
-        return self.players.act(player, spec, obs[rows], mask[rows])
+        try:
+            return self.players.act(player, spec, obs[rows], mask[rows])
+        except AgentFailure as err:  # a bot's non-finite logits
+            raise err.named(self._who(player, int(rows[0]), current)) from err
+        except Exception as err:  # an agent's bug of any kind is its failure
+            raise AgentFailure(self._who(player, int(rows[0]), current), f"it raised {type(err).__name__}",
+                               str(err)[:200]) from err
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the games live in this process."""

@@ -10,21 +10,26 @@ from torch import nn
 
 from cardlab.agents.base import Agent
 from cardlab.agents.bot.threads import inference_threads, torch_threads
+from cardlab.agents.failure import finite_logits
 from cardlab.envs.spec import Game
 
 
 def network_actions(network: nn.Module, observations: np.ndarray, masks: np.ndarray,
-                    rng: np.random.Generator | None = None) -> np.ndarray:
+                    rng: np.random.Generator | None = None, checked: bool = False) -> np.ndarray:
     """(B,) int64: an actor network's moves for a batch in one forward pass.
 
     The masked argmax of the logits, or with `rng` a sample of the masked
     softmax (Gumbel-max). Self-play (`cardlab.training.selfplay`) and search
-    rollouts (`cardlab.agents.search`) both play bots this way.
+    rollouts (`cardlab.agents.search`) both play bots this way. `checked`:
+    an `AgentFailure` when a legal move's logit is not finite (a loaded bot
+    that overflows), instead of an argmax that means nothing.
     """
     with torch.inference_mode():
         logits = network(torch.as_tensor(np.asarray(observations, dtype=np.float32))).numpy()
     # The mask in numpy: on a small batch, torch's masked_fill and argmax cost more than the numbers.
     masked = np.where(np.asarray(masks, dtype=np.bool_), logits, -np.inf)
+    if checked:
+        finite_logits(logits, masks, "the bot")
     if rng is None:
         return masked.argmax(axis=1).astype(np.int64)
     gumbel = -np.log(-np.log(rng.random(masked.shape)))
@@ -57,7 +62,9 @@ class BotAgent(Agent):
         mask = np.asarray(observation["action_mask"], dtype=bool)
         if not mask.any():
             raise ValueError("the observation's action_mask has no legal action")
-        return np.where(mask, self.logits(observation["observation"]).astype(np.float64), -np.inf)
+        logits = self.logits(observation["observation"]).astype(np.float64)
+        finite_logits(logits, mask, "the bot")  # else the masked argmax of -inf everywhere is action 0
+        return np.where(mask, logits, -np.inf)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         if not self.sample:
@@ -68,7 +75,8 @@ class BotAgent(Agent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for a batch, in one forward pass (`network_actions`)."""
         with torch_threads(self.threads):
-            return network_actions(self.network, observations, masks, self.rng if self.sample else None)
+            return network_actions(self.network, observations, masks, self.rng if self.sample else None,
+                                   checked=True)
 
     def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """The softmax of the logits over the legal actions (what `sample=True` draws from)."""

@@ -11,12 +11,23 @@ from cardlab.envs.huit.observer import OBSERVATION_VERSION, HuitObserver
 from cardlab.envs.spec import ActionRange, GameSpec
 
 
+def suit_now(state: R.HuitState) -> int | None:
+    """The suit to follow as a player reads it: the engine's, but once a lay has ended the hand (which the
+    engine does not update it for) the top card's (B5), or none after 8s (B6: nobody follows the suit)."""
+    if not state.hand_over or state.winner is None or state.top is None:  # not ended by a lay
+        return state.current_suit
+    return None if C.rank_of(state.top) == C.EIGHT else C.suit_of(state.top)
+
+
 def status(state: R.HuitState) -> dict[str, str]:
     """The lines of the text view that are Huit's own: the table, the suit, a fresh Ace, the bank."""
-    if state.current_suit is None:
-        suit = "none yet (empty table: any single card, or 8s)"
+    shown = suit_now(state)
+    if shown is not None:
+        suit = C.SUIT_NAMES[shown] + (" (announced by 8s)" if state.announced and not state.hand_over else "")
+    elif state.hand_over and state.winner is not None and state.top is not None:
+        suit = "none (8s ended the hand)"
     else:
-        suit = C.SUIT_NAMES[state.current_suit] + (" (announced by 8s)" if state.announced else "")
+        suit = "none yet (empty table: any single card, or 8s)"
     lines = {
         "top card": "(empty table)" if state.top is None else C.card_str(state.top),
         "suit": suit,
@@ -30,8 +41,8 @@ def status(state: R.HuitState) -> dict[str, str]:
 def view(state: R.HuitState, seat: int) -> dict[str, Any]:
     """Huit's public fields of the web view: the suit to follow, announced or not, a fresh Ace, the phase."""
     return {
-        "current_suit": None if state.current_suit is None else C.suit_str(state.current_suit),
-        "announced": bool(state.announced),
+        "current_suit": None if (shown := suit_now(state)) is None else C.suit_str(shown),
+        "announced": bool(state.announced) and not state.hand_over,
         "ace_penalty": bool(state.ace_penalty),
         "phase": R.PHASE_NAMES[state.phase],
     }

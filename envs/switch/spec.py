@@ -17,7 +17,8 @@ def status(state: R.SwitchState) -> dict[str, str]:
         "top card": C.card_str(state.top),
         "suit": "free (any card)" if state.current_suit is None else C.SUIT_NAMES[state.current_suit],
         "pending draw": f"{state.pending} (add a 2 or Joker, or draw them all)" if state.pending else "none",
-        "direction": "seat+1" if state.direction > 0 else "seat-1 (reversed)",
+        "direction": ("clockwise (player_0, player_1, ...)" if state.direction > 0
+                      else "counter-clockwise (reversed by a King: ..., player_1, player_0)"),
         "stock": f"{len(state.stock)} cards",
     }
 

@@ -125,7 +125,14 @@ function formRules() {
 
 function fillSeats() {
   const game = $("game").value;
-  const n = +$("num-players").value;
+  const limits = ruleField("num_players");
+  let n = +$("num-players").value;
+  if (!(Number.isInteger(n) && n >= limits.low && n <= limits.high)) {  // a size the game does not seat
+    const typed = $("num-players").value;
+    n = Math.min(Math.max(Math.round(n) || limits.default, limits.low), limits.high);
+    $("num-players").value = n;
+    showError(`${gameOptions().title} seats ${limits.accepted} players, not ${typed}: set to ${n}`);
+  }
   const seat = $("seat");
   const chosen = Math.min(+seat.value || 0, n - 1);
   seat.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i, text: `player_${i}${i === 0 ? " (plays first)" : ""}` })));
@@ -167,7 +174,8 @@ async function startGame(event) {
   showError(null);
   try {
     const { id, frames } = await api("POST", "/api/games", setupRequest());
-    state.gameId = id; state.replay = null;
+    closeReplay();
+    state.gameId = id;
     $("setup").hidden = true; $("table").hidden = false;
     await showFrames(frames);
   } catch (err) { showError(err); }
@@ -199,7 +207,10 @@ async function sendMove(text) {
 
 async function nextHand() {
   if (state.busy || !state.view || !state.view.can_deal || state.replay) return;
-  try { await showFrames((await api("POST", `/api/games/${state.gameId}/next`)).frames); } catch (err) { showError(err); }
+  state.busy = true;  // as for a move: the button goes until the new hand is shown, so one click deals once
+  render(state.view);
+  try { await showFrames((await api("POST", `/api/games/${state.gameId}/next`)).frames); }
+  catch (err) { state.busy = false; showError(err); render(state.view); }
 }
 
 const myTurn = () => !state.busy && !state.replay && state.view && state.view.legal.length > 0;
@@ -217,9 +228,26 @@ function pickCard(card) {
   else { showError(`${card} cannot be played now`); return; }
   showError(null);
   const exact = exactly(state.picks);
-  const bigger = withCards(state.picks).some((m) => m.cards.length > state.picks.length);
-  if (exact.length && !bigger) commit(exact);
-  else render(state.view);
+  const containing = withCards(state.picks);
+  const bigger = containing.some((m) => m.cards.length > state.picks.length);
+  if (exact.length && !bigger) { commit(exact); return; }
+  // the only play these cards are part of (AD on 9C with AC in hand: AC AD): laid in its legal order
+  if (!exact.length && new Set(containing.map((m) => [...m.cards].sort().join(" "))).size === 1) {
+    state.picks = [...containing[0].cards.filter((c) => !state.picks.includes(c)), ...state.picks];
+    commit(containing); return;
+  }
+  render(state.view);
+}
+
+// What a pick still needs, in words: the cards every play with it holds, and the rule of the first card.
+function pickNote() {
+  if (!myTurn() || !state.picks.length || exactly(state.picks).length) return "";
+  const containing = withCards(state.picks);
+  const needed = containing[0].cards.filter((c) => !state.picks.includes(c) && containing.every((m) => m.cards.includes(c)));
+  const picked = state.picks.join(" ");
+  return needed.length
+    ? `${picked} needs ${needed.join(" ")} under it: the first card laid must match the top card. Click ${needed.join(" ")} too; the last card clicked goes on top.`
+    : `${picked} cannot be laid alone: click more cards of that rank (the first laid must match the top card, the last clicked goes on top).`;
 }
 
 function commit(moves) {
@@ -245,6 +273,9 @@ function render(view) {
     : view.legal.length ? "your-turn" : over && view.result && view.result.match_over && view.mode === "match" ? "match-over"
       : over ? "hand-over" : "waiting";
   document.body.dataset.game = view.game;
+  const notices = view.notices || [];  // a seat whose agent failed, and who plays it now
+  $("notices").hidden = !notices.length;
+  $("notices").textContent = notices.join(" ");
   renderSeats(view);
   renderCentre(view);
   renderHand(view);
@@ -256,6 +287,9 @@ function render(view) {
 function renderSeats(view) {
   const seats = $("seats");
   seats.replaceChildren();
+  const others = view.players.length - 1;
+  seats.style.setProperty("--cols", String(others <= 3 ? others : Math.ceil(others / 2)));
+  seats.style.setProperty("--phone-cols", String(Math.min(others, 2)));
   view.players.forEach((p, seat) => {
     if (seat === view.seat) return;
     const size = view.hand_sizes[seat];
@@ -310,6 +344,7 @@ function renderActions(view) {
   const exact = turn && state.picks.length ? exactly(state.picks) : [];
   $("play").disabled = !exact.length;
   $("play").textContent = state.picks.length ? `Play ${state.picks.join(" ")}` : "Play";
+  $("pick-note").textContent = pickNote();
   const suitMoves = turn ? (state.pending || legalOf("declare")) : [];
   const suits = $("suits");
   suits.hidden = !suitMoves.length;
@@ -363,6 +398,7 @@ async function refreshAdvice() {
   state.advice = [];
   const list = $("advice");
   list.replaceChildren();
+  $("advice-note").textContent = "";
   if (!$("hint").checked || !state.view) { render(state.view); return; }
   const advisor = $("advisor").value;
   let moves = null;
@@ -374,7 +410,7 @@ async function refreshAdvice() {
   if (!moves) {
     const why = myTurn() || (state.replay && state.view.next_move && state.view.next_move.seat === state.view.seat)
       ? `No advice from ${advisor} here.` : "Advice shows on your turns.";
-    list.append(el("li", { class: "muted", text: why }));
+    $("advice-note").textContent = why;
     render(state.view); return;
   }
   state.advice = moves;
@@ -383,10 +419,19 @@ async function refreshAdvice() {
 }
 
 // ------------------------------------------------------------------ replays
+// The server keeps a few loaded replays only: the page frees the one it leaves.
+function closeReplay() {
+  if (!state.replay) return;
+  const id = state.replay.id;
+  state.replay = null;
+  api("DELETE", `/api/replays/${id}`).catch(() => {});
+}
+
 async function loadReplay(file) {
   showError(null);
   try {
     const loaded = await api("POST", "/api/replays", await file.text());
+    closeReplay();
     state.replay = loaded; state.gameId = null;
     $("setup").hidden = true; $("table").hidden = false;
     await showStep(0);
@@ -441,7 +486,7 @@ async function init() {
   $("seat").addEventListener("change", fillSeats);
   fillSetup();
   $("setup").addEventListener("submit", startGame);
-  $("new-game").addEventListener("click", () => { state.replay = null; $("setup").hidden = false; $("table").hidden = true; document.body.dataset.phase = "setup"; });
+  $("new-game").addEventListener("click", () => { closeReplay(); $("setup").hidden = false; $("table").hidden = true; document.body.dataset.phase = "setup"; });
   $("replay-file").addEventListener("change", (e) => { if (e.target.files.length) loadReplay(e.target.files[0]); });
   $("play").addEventListener("click", playPicked);
   $("draw").addEventListener("click", () => sendMove("draw"));

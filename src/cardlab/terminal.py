@@ -24,6 +24,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.failure import StopPlay
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import excerpt
@@ -39,24 +40,28 @@ from cardlab.evaluation.episodes import (
 )
 
 
-class EndOfInput(Exception):
-    """The person's input ended (Ctrl-D, or the end of a piped file)."""
+class EndOfInput(StopPlay):
+    """The person's input ended (Ctrl-D, or the end of a piped file): play stops, no agent failed."""
+
+
+def numbers(count: int) -> str:
+    """The move numbers a person may type, in words: "1 to 3", or "1 (the only legal move)"."""
+    return "1 (the only legal move)" if count == 1 else f"1 to {count}"
 
 
 def parse_move(text: str, legal: list[int], game: Game) -> int:
     """The action a person's line names: a 1-based number into `legal`, or an action's text."""
     text = text.strip()
     if not text:
-        raise ValueError(
-            f"type a move number (1 to {len(legal)}) or a move's text, e.g. {game.action_to_str(legal[0])!r}"
-        )
+        example = game.action_to_str(legal[0])
+        raise ValueError(f"type a move number ({numbers(len(legal))}) or a move's text, e.g. {example!r}")
     try:
         number = int(text)
     except ValueError:
         number = None
     if number is not None:
         if not 1 <= number <= len(legal):
-            raise ValueError(f"{number} is not a move number: choose 1 to {len(legal)}")
+            raise ValueError(f"{number} is not a move number: choose {numbers(len(legal))}")
         return legal[number - 1]
     try:
         action = game.str_to_action(text)

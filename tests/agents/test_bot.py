@@ -613,3 +613,52 @@ def test_cardlab_serve_refuses_bad_bot_files_at_start_up(switch_bot: Bot, damage
     with pytest.raises(ValueError) as info:
         named_bots([switch_bot[0]])
     assert words in str(info.value) and len(str(info.value).splitlines()) == 1
+
+
+# ---------------------------------------------------------------- outputs on played observations
+def test_refuses_a_bot_whose_logits_overflow_on_real_observations(tmp_path: pathlib.Path) -> None:
+    """Finite on the flat probes (x0 == x1), ±inf wherever x0 != x1: random play finds those."""
+    from tests.fakebots import overflowing_bot
+
+    for game_id, players in (("huit", 2), ("switch", 4)):
+        path = overflowing_bot(tmp_path, f"{game_id}-over", game_id, players)
+        with pytest.raises(ValueError, match=r"logits are NaN or infinite on an observation of random play"):
+            load_bot(path)
+
+
+def unchecked_overflowing_bot(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                              game_id: str = "huit", players: int = 2) -> pathlib.Path:
+    """The overflowing bot with the load-time output check turned off: a bot that fails only at play."""
+    import importlib
+
+    from tests.fakebots import overflowing_bot
+
+    monkeypatch.setattr(importlib.import_module("cardlab.agents.bot.load"), "check_outputs",
+                        lambda *args: None, raising=False)
+    return overflowing_bot(tmp_path, f"{game_id}-over", game_id, players)
+
+
+def test_a_bot_whose_logits_overflow_at_play_says_so(tmp_path: pathlib.Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """No masked argmax of ±inf (which gave action 0, illegal) and no empty advice: a named failure."""
+    from cardlab.agents.base import advise
+    from cardlab.agents.failure import AgentFailure
+
+    bot = load_bot(unchecked_overflowing_bot(tmp_path, monkeypatch))
+    env = env_class("huit")(num_players=2)
+    env.reset(seed=0)
+    failures = 0
+    for _ in range(40):
+        obs = env.observe(env.agent_selection)
+        if obs["observation"][0] == obs["observation"][1]:
+            action = int(np.flatnonzero(obs["action_mask"])[0])
+        else:
+            for call in (bot.act, lambda o: advise(bot, o)):
+                with pytest.raises(AgentFailure, match="its logits are not finite on this observation"):
+                    call(obs)
+            failures += 1
+            action = int(np.flatnonzero(obs["action_mask"])[-1])
+        env.step(action)
+        if any(env.terminations.values()) or any(env.truncations.values()):
+            env.reset(seed=failures + 1)
+    assert failures > 3

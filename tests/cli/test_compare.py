@@ -30,7 +30,8 @@ def test_expert_against_random_decides_a_quickly_through_a_real_process(tmp_path
     lines = done.stdout.splitlines()
     assert lines[1].startswith(f"{data['hands']} hands (")
     assert "LLR A +" in lines[1] and "bounds [" in lines[1]
-    assert lines[-2].startswith(f"decision: A after {data['hands']} hands") and lines[-1] == f"wrote {out}"
+    assert lines[-3].startswith(f"decision: A after {data['hands']} hands") and lines[-1] == f"wrote {out}"
+    assert lines[-2].startswith("what it means: A's LLR is +") and lines[-2].endswith("so A is stronger")
 
 
 def test_an_agent_against_itself_decides_no_side(tmp_path: pathlib.Path,
@@ -40,8 +41,21 @@ def test_an_agent_against_itself_decides_no_side(tmp_path: pathlib.Path,
                  "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["decision"] in ("undecided", "equal") and data["hands"] <= 300
-    progress = [line for line in capsys.readouterr().out.splitlines() if " hands (" in line]
+    lines = capsys.readouterr().out.splitlines()
+    progress = [line for line in lines if " hands (" in line]
     assert [int(line.split()[0]) for line in progress] == list(range(50, data["hands"] + 1, 50))
+    assert lines[-2].startswith("what it means: A's LLR is ") and "log-likelihood ratio" in lines[-2]
+
+
+def test_an_undecided_comparison_says_what_its_numbers_mean() -> None:
+    from cardlab.evaluation.sequential import Comparison
+
+    c = Comparison("undecided", -3.19, 0.5, -2.94, 2.94, 10, 20, 0.4)
+    text = c.meaning()
+    assert "A's LLR is -3.19 and B's +0.50" in text and "bounds [-2.94, 2.94]" in text
+    assert "the two are even once both are at the lower bound or below" in text
+    assert text.endswith("to decide, raise --max-hands and play on")
+    assert Comparison("A", 3.0, -1.0, -2.94, 2.94, 10, 20, 0.7).meaning().endswith("so A is stronger")
 
 
 def test_the_weaker_agent_as_a_decides_b() -> None:

@@ -110,6 +110,10 @@ def test_parse_move() -> None:
         parse_move("4", legal, env.game)
     with pytest.raises(ValueError, match="8s announce a suit"):
         parse_move("play 8C", legal, env.game)
+    for typed, words in (("2", "2 is not a move number: choose 1 (the only legal move)"),
+                         ("", "type a move number (1 (the only legal move))")):
+        with pytest.raises(ValueError, match=re.escape(words)):  # a single legal move: not "choose 1 to 1"
+            parse_move(typed, legal[2:], env.game)
     switch = switch_v1.raw_env()
     with pytest.raises(ValueError, match="exactly one card per turn"):
         parse_move("play 9S 9H", [65], switch.game)

@@ -126,20 +126,21 @@ def test_move_and_bad_moves_leave_the_game_unchanged(api: TestClient) -> None:
     table = table_of(api, key)
     before = table.hand.env.state_dict()
     url = f"/api/games/{key}/move"
-    refused(api.post(url, json={"move": "play 7X"}), 400, "cannot read card '7X'")
-    refused(api.post(url, json={"move": "pass"}), 400, "'pass' is not legal now; legal moves:")
+    turn = view["turn"]
+    refused(api.post(url, json={"move": "play 7X", "turn": turn}), 400, "cannot read card '7X'")
+    refused(api.post(url, json={"move": "pass", "turn": turn}), 400, "'pass' is not legal now; legal moves:")
     refused(api.post(url, json={"move": "draw", "turn": view["turn"] + 5}), 409, "reload the table")
     refused(api.post(url, json={"mov": "draw"}), 422, "move")
-    refused(api.post(url, json={"move": 352}), 422, "move")
+    refused(api.post(url, json={"move": 352, "turn": turn}), 422, "move")
     refused(api.post(url, content=b"[", headers={"content-type": "application/json"}), 400, "malformed JSON")
-    refused(api.post("/api/games/nope/move", json={"move": "draw"}), 404, "unknown game id 'nope'")
+    refused(api.post("/api/games/nope/move", json={"move": "draw", "turn": 0}), 404, "unknown game id 'nope'")
     assert table.hand.env.state_dict() == before and table.hand.moves == []
     frames = api.post(url, json={"move": "draw", "turn": view["turn"]}).json()["frames"]
     assert frames[0]["log"][-1] == {"seat": 0, "move": "draw"}
     last = play_out(api, key, frames[-1])
     assert last["hand_over"] and last["result"]["hand_points"][last["result"]["winner"]] == 0
     before = table.hand.env.state_dict()
-    refused(api.post(url, json={"move": "draw"}), 409, "the hand is over")
+    refused(api.post(url, json={"move": "draw", "turn": last["turn"]}), 409, "the hand is over")
     assert table.hand.env.state_dict() == before
 
 
@@ -223,7 +224,7 @@ def test_games_are_capped_and_expire() -> None:
     store.clock = lambda: now[0]
     first, _ = new_game(api)
     new_game(api)
-    refused(api.post("/api/games", json=HUIT), 429, "too many games and replays open (2)")
+    refused(api.post("/api/games", json=HUIT), 429, "too many games open (2)")
     now[0] += 30
     assert api.get(f"/api/games/{first}").status_code == 200  # using a game keeps it
     now[0] += 45
@@ -231,6 +232,20 @@ def test_games_are_capped_and_expire() -> None:
     assert api.get(f"/api/games/{first}").status_code == 200
     now[0] += 61
     refused(api.get(f"/api/games/{first}"), 404, "it may have expired")
+
+
+def test_replays_have_their_own_quota_and_can_be_deleted() -> None:
+    """Loading replays up to their cap locks out neither new games nor, once one is deleted, a new load."""
+    api = client(max_games=3, max_replays=2)
+    _, replay = finished_replay(api)
+    loaded = [api.post("/api/replays", json=replay).json()["id"] for _ in range(2)]
+    refused(api.post("/api/replays", json=replay), 429, "too many replays open (2)")
+    new_game(api)  # the games' own quota: one used by finished_replay, one now
+    assert api.delete(f"/api/replays/{loaded[0]}").status_code == 204
+    refused(api.get(f"/api/replays/{loaded[0]}/0"), 404, "unknown replay id")
+    refused(api.delete(f"/api/replays/{loaded[0]}"), 404, "unknown replay id")
+    assert api.post("/api/replays", json=replay).status_code == 200
+    assert api.get(f"/api/replays/{loaded[1]}/0").status_code == 200
 
 
 # ---------------------------------------------------------------- replays
@@ -365,4 +380,15 @@ def test_a_move_body_goes_through_the_checked_reader(api: TestClient) -> None:
     key, _ = new_game(api)
     refused(api.post(f"/api/games/{key}/move", content=b"[" * 1000,
                      headers={"content-type": "application/json"}), 400, "more than 32 deep")
-    refused(api.post(f"/api/games/{key}/move", json={"move": "draw", "extra": 1}), 422, "extra")
+    refused(api.post(f"/api/games/{key}/move", json={"move": "draw", "turn": 0, "extra": 1}), 422, "extra")
+
+
+def test_an_unknown_key_s_name_is_cut_in_the_answer(api: TestClient) -> None:
+    """A 510,000-character key fits the body cap; the 422 repeats its first 40 characters only."""
+    key, view = new_game(api)
+    name = "k" * 510_000
+    for url, body in (("/api/games", {**HUIT, name: 1}),
+                      (f"/api/games/{key}/move", {"move": "draw", "turn": view["turn"], name: 1})):
+        response = api.post(url, json=body)
+        refused(response, 422, f"bad request: {'k' * 40}... (509,960 more characters): Extra inputs")
+        assert len(response.content) < 200

@@ -6,6 +6,7 @@ Never skipped: without Chromium the test fails and says how to install it (`.ci/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import re
@@ -286,3 +287,134 @@ def test_the_set_up_form_reads_on_a_phone(server: str, browser: Any) -> None:
         return [c.measureText(s.options[s.selectedIndex].text).width, s.clientWidth]; }""")
     assert width >= text + 16, (text, width)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def crafted_deal(hand: list[str]) -> dict[str, Any]:
+    """Huit, 2 players, player_0 to move on 9C (clubs) with `hand`; the other cards elsewhere."""
+    from cardlab.envs import env_class
+
+    env = env_class("huit")(num_players=2)
+    env.reset(seed=1)
+    state = env.state_dict()
+    cards = [c for pile in (*state["hands"], state["bank"]) for c in pile if c not in (*hand, "9C")]
+    state["hands"] = [list(hand), cards[:5]]
+    state["bank"], state["table"], state["current_suit"] = cards[5:], ["9C"], "C"
+    return state
+
+
+@contextlib.contextmanager
+def app_server(settings: Any) -> Iterator[str]:
+    """The app in this process (so that a test may change what it deals or loads), on a free port."""
+    import threading
+
+    import uvicorn
+
+    from cardlab.serve.app import create_app
+
+    port = free_port()
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def crafted_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The app in this process, whose deals are `crafted_deal`s: AC AD, then AC AD AH."""
+    from cardlab.serve import table
+    from cardlab.serve.app import Settings
+
+    deals = iter([crafted_deal(["AC", "AD"]), crafted_deal(["AC", "AD", "AH"])])
+    monkeypatch.setattr(table, "first_deal", lambda game, seed: next(deals))
+    with app_server(Settings(delay_ms=20, game="huit")) as url:
+        yield url
+
+
+def test_a_seat_whose_bot_fails_says_so_above_the_table(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, browser: Any) -> None:
+    """The overflowing bot (load check off) at a Huit table: the page shows who failed and who plays on."""
+    from cardlab.serve.app import Settings, named_bots
+    from tests.agents.test_bot import unchecked_overflowing_bot
+
+    bots = named_bots([unchecked_overflowing_bot(tmp_path, monkeypatch)])
+    with app_server(Settings(delay_ms=20, game="huit", bots=bots, opponent="bot:huit-over")) as url:
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(f"{url}/?delay=20")
+        page.wait_for_selector("#opponents select")
+        assert page.input_value("#opponents select") == "bot:huit-over"
+        page.select_option("#seat", "1")  # the bot moves first
+        page.click("#start")
+        for _ in range(300):  # the bot fails where its observation's first two numbers differ: soon
+            phase = wait_for_turn(page)
+            if page.is_visible("#notices"):
+                break
+            if phase != "your-turn":
+                page.click("#next")
+                continue
+            before = page.inner_text("#log")
+            play_a_turn(page)
+            page.wait_for_function("before => document.querySelector('#log').innerText !== before "
+                                   "|| document.body.dataset.phase !== 'your-turn'", arg=before,
+                                   timeout=TURN_TIMEOUT_MS)
+        assert page.is_visible("#notices")
+        assert page.inner_text("#notices") == ("player_0 (bot:huit-over) failed: its logits are not finite "
+                                               "on this observation; random plays its seat from now on")
+        assert "player_0 · random (for bot:huit-over)" in page.inner_text("#seats")
+
+
+def test_a_card_that_cannot_go_first_is_laid_in_the_legal_order_or_explained(crafted_server: str,
+                                                                             browser: Any) -> None:
+    """On 9C with AC AD only, a click on AD lays AC AD (the one legal order) and goes out; with AH too, the
+    page says that AD needs AC under it. At the hand's end the hint box says so in a note, not a list."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{crafted_server}/?delay=20")
+    page.wait_for_selector("#opponents select")
+    page.select_option("#opponents select", "random")
+    page.click("#start")
+    assert wait_for_turn(page) == "your-turn"
+    page.check("#hint")
+    page.wait_for_selector("#advice li", timeout=TURN_TIMEOUT_MS)
+    page.click("#hand .card[data-card='AD']")
+    assert wait_for_turn(page) == "hand-over"
+    assert "you: play AC AD" in page.inner_text("#log")
+    page.wait_for_function("document.querySelector('#advice-note').textContent.length > 0")
+    assert page.query_selector_all("#advice li") == []
+    assert page.inner_text("#advice-note") == "Advice shows on your turns."
+    page.click("#next")
+    page.wait_for_selector("#hand .card[data-card='AH']")
+    assert wait_for_turn(page) == "your-turn"
+    page.click("#hand .card[data-card='AD']")
+    assert page.inner_text("#pick-note").startswith("AD needs AC under it: the first card laid must match "
+                                                    "the top card.")
+    assert page.is_disabled("#play")
+    page.click("#hand .card[data-card='AC']")
+    assert page.is_enabled("#play") and page.inner_text("#pick-note") == ""
+
+
+def test_five_players_sit_in_balanced_rows_and_seven_is_no_huit_table(server: str, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{server}/?delay=20&game=huit")
+    page.wait_for_selector("#opponents select")
+    page.fill("#num-players", "7")
+    page.dispatch_event("#num-players", "change")
+    assert page.input_value("#num-players") == "6"
+    assert len(page.query_selector_all("#opponents select")) == 5
+    assert "Huit américain seats 2 to 6 players, not 7: set to 6" in page.inner_text("#error")
+    page.fill("#num-players", "5")
+    page.dispatch_event("#num-players", "change")
+    for select in page.query_selector_all("#opponents select"):
+        select.select_option("random")
+    page.click("#start")
+    wait_for_turn(page)
+    rows = page.eval_on_selector_all("#seats .seat",
+                                     "els => els.map(e => Math.round(e.getBoundingClientRect().top))")
+    assert len(rows) == 4 and sorted(rows.count(top) for top in set(rows)) == [2, 2], rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 import threading
@@ -30,9 +31,9 @@ def refused(response: Any, status: int, words: str) -> None:
 
 
 def play_to_end(api: TestClient, key: str, view: dict[str, Any]) -> None:
-    """The person plays their first legal move (no `turn`) until the hand is over."""
+    """The person plays their first legal move until the hand is over."""
     while view["legal"]:
-        move = {"move": view["legal"][0]["text"]}
+        move = {"move": view["legal"][0]["text"], "turn": view["turn"]}
         view = api.post(f"/api/games/{key}/move", json=move).json()["frames"][-1]
 
 
@@ -43,7 +44,7 @@ def test_a_text_plain_post_stores_no_replay() -> None:
                         headers={"content-type": "text/plain"})
     refused(response, 415, "application/json")
     refused(api.post("/api/games", content=b"{}", headers={"content-type": "text/plain"}), 415, "JSON")
-    assert api.app.state.store.items == {}  # type: ignore[attr-defined]
+    assert api.app.state.store.items == {} and api.app.state.replays.items == {}  # type: ignore[attr-defined]
 
 
 def test_host_and_origin_of_another_site_are_refused() -> None:
@@ -56,6 +57,46 @@ def test_host_and_origin_of_another_site_are_refused() -> None:
     assert api.app.state.store.items == {}  # type: ignore[attr-defined]
     same = {"origin": "http://127.0.0.1:8000", "host": "127.0.0.1:8000"}
     assert api.post("/api/games", json=HUIT, headers=same).status_code == 200
+
+
+def test_host_and_origin_are_compared_exactly() -> None:
+    api = client()
+    for host in ("evil.example@127.0.0.1:8000", "127.0.0.1:8000/x", "127.0.0.1:80:80", "127.0.0.1 x", ""):
+        refused(api.get("/api/options", headers={"host": host}), 421, "127.0.0.1")
+    host = {"host": "127.0.0.1:8000"}
+    for origin in ("https://127.0.0.1:8000", "http://127.0.0.1:8001", "http://127.0.0.1", "null",
+                   "http://evil.example@127.0.0.1:8000"):
+        refused(api.post("/api/games", json=HUIT, headers={**host, "origin": origin}), 403, "another site")
+    assert api.app.state.store.items == {}  # type: ignore[attr-defined]
+    same = {**host, "origin": "http://127.0.0.1:8000"}
+    assert api.post("/api/games", json=HUIT, headers=same).status_code == 200
+
+
+def test_two_content_type_headers_are_refused() -> None:
+    api = client()
+    twice = [("content-type", "application/json"), ("content-type", "text/plain")]
+    refused(api.post("/api/games", content=json.dumps(HUIT).encode(), headers=twice), 400,
+            "the request has 2 content-type headers: send it once")
+    assert api.app.state.store.items == {}  # type: ignore[attr-defined]
+
+
+def test_request_fields_are_strictly_typed() -> None:
+    """No coercion: 1.0 is not a whole number (nor true), true is not a seat, "5" is not a seed."""
+    api = client()
+    for change, words in (({"rules": {"target_score": 1.0}}, "target_score must be a whole number, got 1.0"),
+                          ({"rules": {"memory": 1.0}}, "memory must be true or false, got 1.0"),
+                          ({"seat": True}, "seat: Input should be a valid integer"),
+                          ({"seed": "5"}, "seed: Input should be a valid integer"),
+                          ({"num_players": 2.0}, "num_players: Input should be a valid integer"),
+                          ({"opponents": [1]}, "opponents.0: Input should be a valid string")):
+        response = api.post("/api/games", json={**HUIT, **change})
+        assert response.status_code in (400, 422), response.text
+        assert words in response.json()["detail"], (change, response.text)
+    key = api.post("/api/games", json=HUIT).json()["id"]
+    for turn in (0.0, "0", False):
+        body = {"move": "draw", "turn": turn}
+        refused(api.post(f"/api/games/{key}/move", json=body), 422, "turn: Input should be a valid integer")
+    assert table_of(api, key).hand.moves == []
 
 
 def test_every_answer_has_the_security_headers() -> None:
@@ -78,8 +119,8 @@ def test_a_non_loopback_host_is_warned_about() -> None:
 
 
 # ---------------------------------------------------------------- 7: concurrent moves
-def test_concurrent_moves_without_turn_are_played_once() -> None:
-    """20 threads send `draw` at once (no `turn`): one is played, the others are refused."""
+def test_concurrent_moves_are_played_once() -> None:
+    """20 threads send `draw` at once, at the same turn: one is played, the others are refused."""
     api = client()
     rules = {"voluntary_draw": True, "play_after_draw": False}  # a draw is legal and ends the turn
     body = {"game": "switch", "num_players": 2, "seat": 0, "opponents": ["random"], "seed": 5, "rules": rules}
@@ -99,7 +140,7 @@ def test_concurrent_moves_without_turn_are_played_once() -> None:
 
     def send() -> None:
         barrier.wait()
-        response = api.post(f"/api/games/{key}/move", json={"move": "draw"})
+        response = api.post(f"/api/games/{key}/move", json={"move": "draw", "turn": 0})
         statuses.append(response.status_code)
         details.append(response.json().get("detail", ""))
 
@@ -112,6 +153,23 @@ def test_concurrent_moves_without_turn_are_played_once() -> None:
     assert draws == [{"seat": 0, "move": "draw"}], table.hand.moves
     assert statuses.count(200) == 1 and statuses.count(409) == 19, statuses
     assert sum("being applied" in d for d in details) == 19
+
+
+def test_a_move_sent_again_after_the_first_was_played_is_refused() -> None:
+    """A copy that arrives once the first is played is stale (its turn is gone), and a move needs its turn."""
+    api = client()
+    rules = {"voluntary_draw": True, "play_after_draw": False}
+    body = {"game": "switch", "num_players": 2, "seat": 0, "opponents": ["random"], "seed": 5, "rules": rules}
+    created = api.post("/api/games", json=body).json()
+    key, view = created["id"], created["frames"][-1]
+    table = table_of(api, key)
+    url = f"/api/games/{key}/move"
+    copy = {"move": "draw", "turn": view["turn"]}
+    assert api.post(url, json=copy).status_code == 200
+    assert table.hand.to_move == 0 and not table.hand.over
+    refused(api.post(url, json=copy), 409, f"the move was chosen at turn {view['turn']}")
+    refused(api.post(url, json={"move": "draw"}), 422, "turn: Field required")
+    assert [m for m in table.hand.moves if m["seat"] == 0] == [{"seat": 0, "move": "draw"}]
 
 
 # ---------------------------------------------------------------- 8: memory per finished hand
@@ -128,6 +186,30 @@ def test_finished_hands_keep_the_replay_not_the_env() -> None:
         assert not hasattr(hand, "env"), "a finished hand keeps its whole env"
         replay = api.get(f"/api/games/{key}/hands/{number}/replay").json()
         assert api.post("/api/replays", json=replay).status_code == 200  # still replays, moves checked
+
+
+def test_a_table_keeps_the_replays_of_its_last_hands_only() -> None:
+    """Memory per table is bounded: past `kept_hands`, the oldest replay goes, and the numbers go on."""
+    from cardlab.envs import make_game
+    from cardlab.serve.table import KEPT_HANDS, Player, Table
+
+    table = Table(make_game("huit", {"num_players": 2}), 0, [Player("you"), Player("random", "random")],
+                  seed=3, kept_hands=3)
+    table.start()
+    for number in range(1, 6):
+        while not table.hand.over:
+            table.move(table.view()["legal"][0]["text"])
+        assert table.view()["hands_finished"] == number
+        if number < 5:
+            table.next_hand()
+    assert len(table.finished) == 3 and table.view()["hand_number"] == 5
+    with pytest.raises(LookupError, match="hand 2's replay is no longer kept: a game keeps the replays of "
+                                          "its last 3 hands \\(3 to 5 now\\)"):
+        table.replay(2)
+    assert [table.replay(n)["hand_number"] for n in (3, 4, 5)] == [3, 4, 5]
+    assert table.replay(5)["moves"] == list(table.hand.moves)
+    web = Table(make_game("huit", {"num_players": 2}), 0, [Player("you"), Player("random", "random")])
+    assert web.finished.maxlen == KEPT_HANDS == 50
 
 
 # ---------------------------------------------------------------- 9: the after_draw phase

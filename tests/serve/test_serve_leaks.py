@@ -38,7 +38,7 @@ def test_whole_hands_leak_nothing(game: str, players: int, seat: int, mode: str,
             for payload in (advice.json(), position.json(), api.get(f"/api/games/{key}").json()):
                 seen += assert_no_hidden_card(payload, table)
             # the person plays the last legal move: draws and passes as well as plays
-            move = {"move": view["legal"][-1]["text"]}
+            move = {"move": view["legal"][-1]["text"], "turn": view["turn"]}
             frames = api.post(f"/api/games/{key}/move", json=move).json()["frames"]
             moves += 1
         else:

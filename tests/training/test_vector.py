@@ -207,3 +207,24 @@ def test_any_whole_seed_deals_and_others_are_refused() -> None:
                 env.reset(seed=bad)
     with pytest.raises(ValueError, match=r"seed\[1\]=-2 is not accepted"):
         CardVectorEnv("huit", 2).reset(seed=[1, -2])
+
+
+@pytest.mark.parametrize("kind", ["bot", "heuristic"])
+def test_a_failing_opponent_is_named_and_the_env_asks_for_a_reset(
+        kind: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No "no slot was stepped" after turns moved on: the opponent is named, and no step goes on from it."""
+    from cardlab.agents.failure import AgentFailure
+    from tests.agents.test_bot import unchecked_overflowing_bot
+    from tests.failing_agents import register_failing
+
+    register_failing(monkeypatch)
+    spec = f"bot:{unchecked_overflowing_bot(tmp_path, monkeypatch)}" if kind == "bot" else "fails-later"
+    env = CardVectorEnv("huit", num_envs=4, opponents=[spec], num_players=2)
+    name = "huit-over" if kind == "bot" else spec
+    words = "its logits are not finite on this observation" if kind == "bot" else "it raised RuntimeError"
+    with pytest.raises(AgentFailure, match=rf"opponent .*{name}\S* \(game \d, seat \d\) failed: {words}"):
+        obs, _ = env.reset(seed=0)
+        for _ in range(200):
+            obs, *_ = env.step(np.argmax(obs["action_mask"], axis=1))
+    with pytest.raises(RuntimeError, match=r"the last reset or step stopped: .* failed: .*; call reset\(\)"):
+        env.step(np.zeros(4, dtype=np.int64))

@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"decision: {c.decision} after {c.episodes} hands: A ({contest.a}) scores {c.score:.3f} "
           f"[{low:.3f}, {high:.3f}] (95%, clustered by deal); a fixed-size test of the same hypotheses would "
           f"need about {outcome['fixed_hands']['paired']} hands")
+    print(f"what it means: {c.meaning()}")
     if args.json is not None:
         write_text_output(args.json, json.dumps(outcome, indent=2))
         print(f"wrote {args.json}")

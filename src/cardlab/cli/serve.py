@@ -27,7 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: the shipped bot of the table's size, bot:GAME-Np; else the first bot that "
                         "fits)")
     p.add_argument("--max-games", type=whole(1), default=100, metavar="N",
-                   help="games and replays open at once (default 100)")
+                   help="games open at once (default 100)")
+    p.add_argument("--max-replays", type=whole(1), default=20, metavar="N",
+                   help="loaded replays open at once, apart from the games (default 20)")
     p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
                    help="forget a game unused this long (default 60)")
     p.add_argument("--max-body", type=whole(1), default=512 * 1024, metavar="BYTES",
@@ -46,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_games < 1 or args.max_body < 1 or args.delay_ms < 0 or args.idle_minutes <= 0:
         raise ValueError("--max-games and --max-body must be at least 1, --delay-ms at least 0 and "
                          "--idle-minutes above 0")
-    settings = Settings(max_games=args.max_games, idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
+    settings = Settings(max_games=args.max_games, max_replays=args.max_replays,
+                        idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
                         bots=named_bots(args.bot), delay_ms=args.delay_ms, game=args.game,
                         opponent=args.opponent)
     serve(args.host, args.port, settings)

@@ -1,0 +1,101 @@
+"""The agents of one server by name: the built-in ones, the shipped bots, the bot files of the command line.
+
+No request names a path: a request names an agent from this list, and the
+list says which tables each fits (a bot: its game, size and rule options).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import pathlib
+from collections.abc import Mapping
+from typing import Any
+
+from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
+from cardlab.agents.bot import read_metadata
+from cardlab.envs.checked_json import excerpt
+from cardlab.envs.spec import Game, games, get_spec
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentChoice:
+    """An agent the page may seat or ask: its name, the spec it stands for, what it plays."""
+
+    name: str
+    spec: str
+    game: str | None = None
+    num_players: int | None = None
+    about: str = ""
+    rules: Mapping[str, Any] | None = None
+    """the rule options it was trained with (a bot plays only those); None: any"""
+
+    def public(self) -> dict[str, Any]:
+        rules = None if self.rules is None else dict(self.rules)
+        return {"name": self.name, "game": self.game, "num_players": self.num_players, "about": self.about,
+                "rules": rules}
+
+    def fits(self, game: Game) -> bool:
+        return (self.game in (None, game.id) and self.num_players in (None, game.num_players)
+                and (self.rules is None or game.spec.rules.completed(self.rules) == game.rules.to_dict()))
+
+
+def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
+    meta = read_metadata(meta_path)  # load_bot's checked reader: bounded, fields typed
+    shipped = meta["summary"].get("shipped")
+    about = str(shipped.get("about", "a trained bot") if isinstance(shipped, dict) else "a trained bot")
+    rules = meta.get("rules") if isinstance(meta.get("rules"), Mapping) else {}
+    return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
+
+
+class Catalogue:
+    """The agents of this server: random, each game's heuristics, shipped bots, command-line bots."""
+
+    def __init__(self, bots: Mapping[str, pathlib.Path]) -> None:
+        self.choices = [AgentChoice("random", "random", about="uniform over the legal moves")]
+        for game_id in games():
+            for name in get_spec(game_id).heuristics:
+                self.choices.append(AgentChoice(name, name, game_id, about=f"the {name} heuristic"))
+        self.choices += [_bot_choice(name, path, name) for name, path in sorted(shipped_bots().items())]
+        self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
+        self.table_bots = table_bots()
+        """game -> table size -> its shipped bot (default rules), the page's default opponent there"""
+
+    def names(self) -> list[str]:
+        """Every name an agent of this server goes by: its choices, and ``bot:GAME`` where a game has bots."""
+        aliases = [f"bot:{game_id}" for game_id in self.table_bots if self.table_bots[game_id]]
+        return list(dict.fromkeys([c.name for c in self.choices] + aliases))  # a heuristic of each game once
+
+    def check_name(self, name: str, what: str) -> None:
+        """Refuse a name no agent of this server goes by (`what` says where it came from), suggesting one."""
+        names = self.names()
+        if name in names:
+            return
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise ValueError(f"{what} {excerpt(name)} is not an agent of this server: {hint}"
+                         f"use one of {', '.join(names)}")
+
+    def for_game(self, game: Game) -> list[AgentChoice]:
+        """The agents that may play `game`: a bot only with the rule options it was trained with."""
+        return [c for c in self.choices if c.fits(game)]
+
+    def choose(self, name: str, game: Game) -> AgentChoice:
+        """The agent a name stands for, if it may play `game` (a ValueError lists the names that may).
+
+        ``bot:GAME`` names the shipped bot of the table's size (`fitting_bot`).
+        """
+        fits = self.for_game(game)
+        name = resolve_spec(name, game)
+        for choice in fits:
+            if choice.name == name:
+                return choice
+        table = f"{game.id} with {game.num_players} players and these rule options"
+        names = ", ".join(c.name for c in fits)
+        known = next((c for c in self.choices if c.name == name), None)
+        if known is not None:
+            made = f"{known.num_players}-player {known.game}" if known.num_players else str(known.game)
+            rules = " with the rule options it was trained with" if known.rules is not None else ""
+            raise ValueError(f"{name} does not fit this table ({table}): it plays {made} tables{rules} only; "
+                             f"use {names}")
+        raise ValueError(f"unknown agent {excerpt(name)} for {table}: use {names}")
