@@ -289,7 +289,7 @@ class BatchedEngine:
         seats' moves up to the learner's next turn, and an engine with a
         compiled version plays all the rounds in one call.
         """
-        who, gained, counted = self._play_args(seats, gained, counted)
+        who, gained, counted = self.checked_play_args(seats, gained, counted)
         actions = np.zeros(self.batch_size, dtype=np.int64)
         ended = False
         while True:
@@ -304,7 +304,7 @@ class BatchedEngine:
             gained[take] += moved[take, who[take]]
             ended |= bool(self.over[rows].any())
 
-    def _play_args(self, seats: np.ndarray, gained: np.ndarray,
+    def checked_play_args(self, seats: np.ndarray, gained: np.ndarray,
                    counted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`play_random`'s arguments checked: (B,) seats, float64 gains, bool flags."""
         who = seat_indices(seats, self.batch_size, self.n)

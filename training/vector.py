@@ -108,6 +108,12 @@ class CardVectorEnv(VectorEnv):
         for i, spec in enumerate(self.specs):
             if spec not in (SELF, "random"):
                 self.players.agent(i, spec)  # checks every spec now, not at the first deal
+        self.fused = True
+        """play the opponents' passes in one compiled call where there is one (False: round by round in
+        Python, the reference the compiled passes are tested against)"""
+        self._fused_play = None
+        if len(self.specs) == 1 and self.specs[0] not in (SELF, "random"):
+            self._fused_play = self.players.play_out(0, self.specs[0], self.engine)
         layout = self.game.layout
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(layout.low, layout.high, dtype=np.float32),
@@ -229,8 +235,10 @@ class CardVectorEnv(VectorEnv):
         final: np.ndarray | None = None
         deals: np.ndarray | None = None
         while True:
-            if self._all_random:  # every round of the pass in one call, compiled where the engine has it
+            if self._all_random and self.fused:  # every round of the pass in one call
                 self.engine.play_random(self.seats, self.rng, rewards, ~fresh)
+            elif self._fused_play is not None and self.fused:  # one listed spec, its heuristic compiled
+                self._fused_play(self.seats, rewards, ~fresh)
             else:
                 self._play_rounds(rewards, fresh)
             ended = self.engine.over

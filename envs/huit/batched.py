@@ -160,13 +160,14 @@ class HuitBatch(BatchedEngine):
             shares = win_rewards(n, list(range(k)))
             self.reward_table[k] = (shares[0], shares[-1])
         s = self.layout.slices
-        self._offsets = np.array(
+        self.obs_offsets = np.array(
             [*(s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
                                           "streaks", "played", "bank")),
              memory_start(self.layout)], dtype=np.int64)
+        """where the observation fields start, as `observe_kernel` reads them (compiled play-outs observe too)"""
         # The observer's scale factors and score bounds, computed as it computes them.
         scores = s["scores"].start
-        self._scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,
+        self.obs_scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,
                                  float(self.layout.low[scores]), float(self.layout.high[scores])],
                                 dtype=np.float64)
         self.generators = TypedList(self.generators)  # the kernels draw from them
@@ -253,14 +254,14 @@ class HuitBatch(BatchedEngine):
         who = seat_indices(seats, self.batch_size, self.n)
         out = np.empty((self.batch_size, self.obs_size), dtype=np.float32)
         observe_kernel(self.info, self.seats, self.hands, self.bank, self.table, who,
-                        self._offsets, self._scales, out)
+                        self.obs_offsets, self.obs_scales, out)
         return out
 
     # ------------------------------------------------------------ moves
     def play_random(self, seats: np.ndarray, rng: np.random.Generator, gained: np.ndarray,
                     counted: np.ndarray) -> bool:
         """`BatchedEngine.play_random` in one compiled call: the same moves, from the same draws."""
-        who, gained, flags = self._play_args(seats, gained, counted)
+        who, gained, flags = self.checked_play_args(seats, gained, counted)
         return bool(_random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
                                    self.table, self.generators, self.params, self.reward_table,
                                    self._rewards, self._play_mask, self._play_actions))
