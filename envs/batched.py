@@ -86,8 +86,8 @@ from cardlab.envs.checked_json import excerpt
 def pick_legal(row: np.ndarray, uniform: float) -> int:
     """The legal action of one mask row that a uniform draw in [0, 1) picks: the k-th, k = floor(u * count).
 
-    0 in a row without any. Compiled play (`BatchedEngine.play_random`) and
-    `sample_legal` pick with it, so both draw the same moves from the same generator.
+    0 in a row without any. `sample_legal` picks with it, and a compiled
+    `play_random` picks the same id from the same draw (Huit's from its sorted legal ids).
     """
     count = 0
     for a in range(row.shape[0]):

@@ -30,7 +30,7 @@ from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
 from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
 from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_batch, greedy_batch
 from cardlab.envs.huit.batched import HuitBatch
-from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_kernel, observe_kernel, step_kernel
+from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_rows, observe_kernel, step_kernel
 
 RANDOM, GREEDY, EXPERT = range(3)
 """The compiled players (`kind`), by the kernel they call."""
@@ -47,7 +47,7 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
             rng: np.random.Generator) -> bool:
     """The rounds of `BatchedEngine.play_random`, the movers' actions from the `kind` kernel on their rows.
 
-    `mask` (B, num_actions) and `obs` (B, obs_size) are scratch arrays.
+    `mask` (B, num_actions) and `obs` (B, obs_size) are scratch arrays (the movers' masks packed first).
     """
     batch = who.shape[0]
     waiting = np.zeros(batch, dtype=np.bool_)
@@ -75,15 +75,16 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
                     info[b, HAND_OVER] = 0
             return ended
         movers = rows[:count]
-        mask_kernel(info, hands, table, mask)
+        masks = mask[:count]
+        mask_rows(info, hands, table, movers, masks)
         if kind == RANDOM:
-            picked = uniform_legal(mask[movers], rng)
+            picked = uniform_legal(masks, rng)
         else:
             observe_kernel(info, seats, hands, bank, table, current, obs_offsets, obs_scales, obs)
             if kind == GREEDY:
-                picked = greedy_batch(obs[movers], mask[movers], hand_at, tables, rng)
+                picked = greedy_batch(obs[movers], masks, hand_at, tables, rng)
             else:
-                picked = expert_batch(obs[movers], mask[movers], offsets, num_players, again, int_table,
+                picked = expert_batch(obs[movers], masks, offsets, num_players, again, int_table,
                                       float_table, tables, rng)
         actions[:] = 0
         for i in range(count):

@@ -51,7 +51,7 @@ import numpy as np
 from numba import njit
 from numba.typed import List as TypedList
 
-from cardlab.envs.batched import BatchedEngine, pick_legal, seat_indices
+from cardlab.envs.batched import BatchedEngine, seat_indices
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.kernels import (
@@ -82,6 +82,7 @@ from cardlab.envs.huit.kernels import (
     mask_kernel,
     observe_kernel,
     reset_kernel,
+    sorted_legal_ids,
     step_kernel,
 )
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
@@ -96,8 +97,12 @@ from cardlab.envs.rng import copied_into, rng_from_state, rng_state
 def _random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray, counted: np.ndarray,
                    info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
                    table: np.ndarray, gens: Any, params: np.ndarray, reward_table: np.ndarray,
-                   rewards: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> bool:
-    """`BatchedEngine.play_random` compiled: the same rounds, holds and draws, without Python per round."""
+                   rewards: np.ndarray, legal: np.ndarray, actions: np.ndarray) -> bool:
+    """`BatchedEngine.play_random` compiled: the same rounds, holds and draws, without Python per round.
+
+    A mover's pick is `pick_legal`'s (the k-th legal id, ascending, k = floor(u * count)) read from its
+    sorted legal ids, so no mask row is built or scanned.
+    """
     batch = who.shape[0]
     waiting = np.zeros(batch, dtype=np.bool_)
     held = np.zeros(batch, dtype=np.bool_)
@@ -109,16 +114,15 @@ def _random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray
             waiting[b] = live and info[b, CUR] != who[b]
             held[b] = live and not waiting[b]
             some |= waiting[b]
-            if held[b]:
-                info[b, HAND_OVER] = 1  # held while the others move
         if not some:
-            for b in range(batch):
-                if held[b]:
-                    info[b, HAND_OVER] = 0
             return ended
-        mask_kernel(info, hands, table, mask)
         for b in range(batch):
-            actions[b] = pick_legal(mask[b], rng.random()) if waiting[b] else 0
+            actions[b] = 0
+            if waiting[b]:
+                count = sorted_legal_ids(info, hands, table, b, legal)
+                actions[b] = legal[min(int(rng.random() * count), count - 1)]
+            elif held[b]:
+                info[b, HAND_OVER] = 1  # held while the others move
         step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
         for b in range(batch):
             if held[b]:
@@ -172,7 +176,7 @@ class HuitBatch(BatchedEngine):
                                 dtype=np.float64)
         self.generators = TypedList(self.generators)  # the kernels draw from them
         self._rewards = np.zeros((B, n), dtype=np.float32)
-        self._play_mask = np.empty((B, NUM_ACTIONS), dtype=np.bool_)  # play_random's scratch arrays
+        self._play_legal = np.empty(NUM_ACTIONS, dtype=np.int64)  # play_random's scratch arrays
         self._play_actions = np.zeros(B, dtype=np.int64)
         self.reset()
 
@@ -264,7 +268,7 @@ class HuitBatch(BatchedEngine):
         who, gained, flags = self.checked_play_args(seats, gained, counted)
         return bool(_random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
                                    self.table, self.generators, self.params, self.reward_table,
-                                   self._rewards, self._play_mask, self._play_actions))
+                                   self._rewards, self._play_legal, self._play_actions))
 
     def _apply(self, actions: np.ndarray) -> np.ndarray:
         bad = step_kernel(actions, self.info, self.seats, self.hands, self.bank, self.table, self.generators,

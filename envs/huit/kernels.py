@@ -103,25 +103,65 @@ def _top_rank(info: np.ndarray, table: np.ndarray, b: int) -> int:
 
 
 @njit(cache=True)
+def legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, out: np.ndarray) -> int:
+    """The legal action ids of live info b (`HuitState.legal_actions`) into `out`; returns how many.
+
+    In the order the rules produce them (by rank, then group), not sorted: a
+    caller that picks the k-th legal action sorts them (`sorted_legal_ids`).
+    """
+    seat, suit = info[b, CUR], info[b, SUIT]
+    top_rank = _top_rank(info, table, b)
+    count = 0
+    for i in range(RANK_IDS.shape[0]):
+        held = _held(hands, b, seat, i)
+        if held == 0:
+            continue
+        rank = RANK_IDS[i]
+        if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
+            continue
+        for k in range(NCAND[i, held]):
+            a = CAND[i, held, k]
+            if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
+                out[count] = a
+                count += 1
+    out[count] = _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW
+    return count + 1
+
+
+@njit(cache=True)
+def sorted_legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, out: np.ndarray) -> int:
+    """`legal_ids`, ascending (the order of a mask row's legal ids); returns how many."""
+    count = legal_ids(info, hands, table, b, out)
+    for i in range(1, count):  # insertion sort: a turn has few legal actions
+        a = out[i]
+        j = i - 1
+        while j >= 0 and out[j] > a:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = a
+    return count
+
+
+@njit(cache=True)
 def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
+    ids = np.empty(NUM_ACTIONS, dtype=np.int64)
     for b in range(out.shape[0]):
         out[b, :] = False
         if info[b, HAND_OVER]:
             continue
-        seat, suit = info[b, CUR], info[b, SUIT]
-        top_rank = _top_rank(info, table, b)
-        for i in range(RANK_IDS.shape[0]):
-            held = _held(hands, b, seat, i)
-            if held == 0:
-                continue
-            rank = RANK_IDS[i]
-            if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
-                continue
-            for k in range(NCAND[i, held]):
-                a = CAND[i, held, k]
-                if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
-                    out[b, a] = True
-        out[b, _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW] = True
+        for i in range(legal_ids(info, hands, table, b, ids)):
+            out[b, ids[i]] = True
+
+
+@njit(cache=True)
+def mask_rows(info: np.ndarray, hands: np.ndarray, table: np.ndarray, rows: np.ndarray,
+              out: np.ndarray) -> None:
+    """out[i]: the legal mask of live info rows[i] (`mask_kernel` of only those rows, packed)."""
+    ids = np.empty(NUM_ACTIONS, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        out[i, :] = False
+        for k in range(legal_ids(info, hands, table, rows[i], ids)):
+            out[i, ids[k]] = True
 
 
 @njit(cache=True)
