@@ -22,9 +22,9 @@ actions[rows] = players.act(key, "expert", observations[rows], masks[rows])
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import Any
+
+import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.heuristics.huit_playout import PlayOut, fused_play_out

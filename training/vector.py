@@ -236,13 +236,14 @@ class CardVectorEnv(VectorEnv):
         deals: np.ndarray | None = None
         while True:
             if self._all_random and self.fused:  # every round of the pass in one call
-                self.engine.play_random(self.seats, self.rng, rewards, ~fresh)
+                some = self.engine.play_random(self.seats, self.rng, rewards, ~fresh)
             elif self._fused_play is not None and self.fused:  # one listed spec, its heuristic compiled
-                self._fused_play(self.seats, rewards, ~fresh)
+                some = self._fused_play(self.seats, rewards, ~fresh)
             else:
                 self._play_rounds(rewards, fresh)
-            ended = self.engine.over
-            if not ended.any():
+                some = True
+            ended = self.engine.over if some else None
+            if ended is None or not ended.any():
                 return terminated, truncated, final
             over = np.flatnonzero(ended)
             report = over[~fresh[over]]

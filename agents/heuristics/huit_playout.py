@@ -30,7 +30,7 @@ from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
 from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
 from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_batch, greedy_batch
 from cardlab.envs.huit.batched import HuitBatch
-from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_rows, observe_kernel, step_kernel
+from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_rows, observe_rows, step_kernel
 
 RANDOM, GREEDY, EXPERT = range(3)
 """The compiled players (`kind`), by the kernel they call."""
@@ -47,13 +47,13 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
             rng: np.random.Generator) -> bool:
     """The rounds of `BatchedEngine.play_random`, the movers' actions from the `kind` kernel on their rows.
 
-    `mask` (B, num_actions) and `obs` (B, obs_size) are scratch arrays (the movers' masks packed first).
+    `mask` (B, num_actions) and `obs` (B, obs_size) are scratch arrays: the movers' masks and
+    observations are packed into their first rows.
     """
     batch = who.shape[0]
     waiting = np.zeros(batch, dtype=np.bool_)
     held = np.zeros(batch, dtype=np.bool_)
     rows = np.empty(batch, dtype=np.int64)
-    current = np.empty(batch, dtype=np.int64)
     actions = np.zeros(batch, dtype=np.int64)
     rewards = np.zeros((batch, reward_table.shape[0] - 1), dtype=np.float32)
     ended = False
@@ -63,7 +63,6 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
             live = info[b, HAND_OVER] == 0
             waiting[b] = live and info[b, CUR] != who[b]
             held[b] = live and not waiting[b]
-            current[b] = info[b, CUR]
             if waiting[b]:
                 rows[count] = b
                 count += 1
@@ -80,12 +79,13 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
         if kind == RANDOM:
             picked = uniform_legal(masks, rng)
         else:
-            observe_kernel(info, seats, hands, bank, table, current, obs_offsets, obs_scales, obs)
+            seen = obs[:count]
+            observe_rows(info, seats, hands, bank, table, movers, obs_offsets, obs_scales, seen)
             if kind == GREEDY:
-                picked = greedy_batch(obs[movers], masks, hand_at, tables, rng)
+                picked = greedy_batch(seen, masks, hand_at, tables, rng)
             else:
-                picked = expert_batch(obs[movers], masks, offsets, num_players, again, int_table,
-                                      float_table, tables, rng)
+                picked = expert_batch(seen, masks, offsets, num_players, again, int_table, float_table,
+                                      tables, rng)
         actions[:] = 0
         for i in range(count):
             actions[movers[i]] = picked[i]

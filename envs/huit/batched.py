@@ -168,7 +168,7 @@ class HuitBatch(BatchedEngine):
             [*(s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
                                           "streaks", "played", "bank")),
              memory_start(self.layout)], dtype=np.int64)
-        """where the observation fields start, as `observe_kernel` reads them (compiled play-outs observe too)"""
+        """where the observation fields start, as `observe_kernel` reads them (compiled play-outs too)"""
         # The observer's scale factors and score bounds, computed as it computes them.
         scores = s["scores"].start
         self.obs_scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,

@@ -378,6 +378,40 @@ def step_kernel(actions: np.ndarray, info: np.ndarray, seats: np.ndarray, hands:
 
 
 @njit(cache=True)
+def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
+                 table: np.ndarray, b: int, seat: int, offsets: np.ndarray, scales: np.ndarray,
+                 out: np.ndarray, r: int) -> None:
+    """`HuitObserver.observe` of `seat` in info b, into out[r]."""
+    hand0, top0, suit0, flags0, opp0 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]
+    score0, streak0, played0, bank0, drew0 = offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
+    inv_target, inv_streak, low, high = scales[0], scales[1], scales[2], scales[3]
+    n = seats.shape[2]
+    out[r, :] = 0.0
+    for c in range(NUM_CARDS):
+        out[r, hand0 + c] = hands[b, seat, c]
+    n_table = info[b, TABLE_LEN]
+    for k in range(n_table):
+        out[r, played0 + table[b, k]] = 1.0
+    if n_table:
+        out[r, top0 + table[b, n_table - 1]] = 1.0
+    if info[b, SUIT] >= 0:
+        out[r, suit0 + info[b, SUIT]] = 1.0
+    out[r, flags0] = info[b, ANNOUNCED]
+    out[r, flags0 + 1] = info[b, ACE_PENALTY]
+    out[r, flags0 + 2] = info[b, PHASE] == _AFTER_DRAW
+    for k in range(n):
+        other = (seat + k) % n
+        if k:
+            out[r, opp0 + k - 1] = seats[b, SIZES, other] / 8
+            if drew0 >= 0:
+                for s in range(4):
+                    out[r, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
+        out[r, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
+        out[r, streak0 + k] = seats[b, STREAKS, other] * inv_streak
+    out[r, bank0] = info[b, BANK_LEN] / NUM_CARDS
+
+
+@njit(cache=True)
 def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
                     table: np.ndarray, who: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
                     out: np.ndarray) -> None:
@@ -385,32 +419,14 @@ def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank:
 
     offsets: the layout's field starts, the last one -1 when the layout has no `drew_on` (memory off).
     """
-    hand0, top0, suit0, flags0, opp0 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]
-    score0, streak0, played0, bank0, drew0 = offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
-    inv_target, inv_streak, low, high = scales[0], scales[1], scales[2], scales[3]
-    n = seats.shape[2]
     for b in range(out.shape[0]):
-        out[b, :] = 0.0
-        seat = who[b]
-        for c in range(NUM_CARDS):
-            out[b, hand0 + c] = hands[b, seat, c]
-        n_table = info[b, TABLE_LEN]
-        for k in range(n_table):
-            out[b, played0 + table[b, k]] = 1.0
-        if n_table:
-            out[b, top0 + table[b, n_table - 1]] = 1.0
-        if info[b, SUIT] >= 0:
-            out[b, suit0 + info[b, SUIT]] = 1.0
-        out[b, flags0] = info[b, ANNOUNCED]
-        out[b, flags0 + 1] = info[b, ACE_PENALTY]
-        out[b, flags0 + 2] = info[b, PHASE] == _AFTER_DRAW
-        for k in range(n):
-            other = (seat + k) % n
-            if k:
-                out[b, opp0 + k - 1] = seats[b, SIZES, other] / 8
-                if drew0 >= 0:
-                    for s in range(4):
-                        out[b, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
-            out[b, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
-            out[b, streak0 + k] = seats[b, STREAKS, other] * inv_streak
-        out[b, bank0] = info[b, BANK_LEN] / NUM_CARDS
+        _observe_row(info, seats, hands, bank, table, b, who[b], offsets, scales, out, b)
+
+
+@njit(cache=True)
+def observe_rows(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
+                 table: np.ndarray, rows: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
+                 out: np.ndarray) -> None:
+    """out[i]: `observe_kernel` of the seat to move in info rows[i] (only those rows, packed)."""
+    for i in range(rows.shape[0]):
+        _observe_row(info, seats, hands, bank, table, rows[i], info[rows[i], CUR], offsets, scales, out, i)

@@ -21,7 +21,8 @@ def run(opponent: str, players: int, fused: bool, steps: int = 60) -> list[np.nd
     seen = [obs["observation"], obs["action_mask"], infos["seat"]]
     ends = 0
     for _ in range(steps):
-        obs, rewards, terminated, truncated, infos = env.step(sample_legal(obs["action_mask"].view(bool), rng))
+        actions = sample_legal(obs["action_mask"].view(bool), rng)
+        obs, rewards, terminated, truncated, infos = env.step(actions)
         seen += [obs["observation"], obs["action_mask"], rewards, terminated, truncated, infos["seat"]]
         if "final_obs" in infos:
             seen += [np.stack([f["observation"] for f in infos["final_obs"][infos["_final_obs"]]])]
