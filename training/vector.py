@@ -175,8 +175,10 @@ class CardVectorEnv(VectorEnv):
                              f"got {acts.dtype} {acts.shape}")
         illegal = self._illegal(acts)
         moving = None if illegal is None else ~illegal
-        rewards = self.engine.step(acts, moving)[0][self._rows, self.seats].astype(np.float64)
-        terminated, truncated, final = self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_))
+        moved, won, cut = self.engine.step(acts, moving)
+        rewards = moved[self._rows, self.seats].astype(np.float64)
+        terminated, truncated, final = self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_),
+                                                      bool(won.any() or cut.any()))
         if illegal is not None:
             final = self._penalize(illegal, rewards, terminated, final)
         infos: dict[str, Any] = {}
@@ -217,7 +219,7 @@ class CardVectorEnv(VectorEnv):
         return {"observation": self.engine.observe(self.seats),
                 "action_mask": self.engine.legal_mask().view(np.int8)}
 
-    def _play_out(self, rewards: np.ndarray, fresh: np.ndarray) -> tuple[
+    def _play_out(self, rewards: np.ndarray, fresh: np.ndarray, ended_before: bool = False) -> tuple[
             np.ndarray, np.ndarray, np.ndarray | None]:
         """Play the other seats until the learner is to move in every game, dealing ended games again.
 
@@ -225,7 +227,8 @@ class CardVectorEnv(VectorEnv):
         marks the games dealt since the learner's last move (an end of one
         of those is not the learner's episode: it is dealt again). Returns
         (terminated, truncated, final observations or None) of the episodes
-        that ended. Why in passes: each pass plays every live game up to
+        that ended; `ended_before`: some episode ended before the pass (by
+        the learner's move). Why in passes: each pass plays every live game up to
         the learner's turn (a game that ends on the way waits), then the
         ended games are noted and dealt again together, so a step costs
         about two passes and one dealing, however the ends fall.
@@ -242,7 +245,8 @@ class CardVectorEnv(VectorEnv):
             else:
                 self._play_rounds(rewards, fresh)
                 some = True
-            ended = self.engine.over if some else None
+            ended = self.engine.over if some or ended_before else None
+            ended_before = False
             if ended is None or not ended.any():
                 return terminated, truncated, final
             over = np.flatnonzero(ended)
