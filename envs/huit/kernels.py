@@ -144,13 +144,29 @@ def sorted_legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: 
 
 @njit(cache=True)
 def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
-    ids = np.empty(NUM_ACTIONS, dtype=np.int64)
+    """`legal_ids` as mask rows, written straight into them (measured faster than through an id list).
+
+    `tests/envs/test_play_random.py` holds the two together: the compiled
+    random play-out picks from `legal_ids` what `sample_legal` picks from these rows.
+    """
     for b in range(out.shape[0]):
         out[b, :] = False
         if info[b, HAND_OVER]:
             continue
-        for i in range(legal_ids(info, hands, table, b, ids)):
-            out[b, ids[i]] = True
+        seat, suit = info[b, CUR], info[b, SUIT]
+        top_rank = _top_rank(info, table, b)
+        for i in range(RANK_IDS.shape[0]):
+            held = _held(hands, b, seat, i)
+            if held == 0:
+                continue
+            rank = RANK_IDS[i]
+            if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
+                continue
+            for k in range(NCAND[i, held]):
+                a = CAND[i, held, k]
+                if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
+                    out[b, a] = True
+        out[b, _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW] = True
 
 
 @njit(cache=True)
