@@ -22,9 +22,12 @@ actions[rows] = players.act(key, "expert", observations[rows], masks[rows])
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.heuristics.huit_playout import PlayOut, fused_play_out
 from cardlab.envs.spec import Game
 
 
@@ -58,3 +61,8 @@ class BatchPlayers:
     def act(self, key: int, spec: str, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """(k,) int64: player `key`'s moves in the k games of these rows, in one `act_batch` call."""
         return np.asarray(self.agent(key, spec).act_batch(observations, masks), dtype=np.int64)
+
+    def play_out(self, key: int, spec: str, engine: Any) -> PlayOut | None:
+        """Player `key` playing all but one seat of each game of `engine` up to that seat's turn, in one
+        compiled call (`huit_playout.fused_play_out`); None where no compiled play-out exists."""
+        return fused_play_out(engine, self.agent(key, spec))

@@ -119,6 +119,12 @@ class CardVectorEnv(VectorEnv):
         for i, spec in enumerate(self.specs):
             if spec not in (SELF, "random"):
                 self.players.agent(i, spec)  # checks every spec now, not at the first deal
+        self.fused = True
+        """play the opponents' passes in one compiled call where there is one (False: round by round in
+        Python, the reference the compiled passes are tested against)"""
+        self._fused_play = None
+        if len(self.specs) == 1 and self.specs[0] not in (SELF, "random"):
+            self._fused_play = self.players.play_out(0, self.specs[0], self.engine)
         layout = self.game.layout
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(layout.low, layout.high, dtype=np.float32),
@@ -194,9 +200,11 @@ class CardVectorEnv(VectorEnv):
                              f"got {acts.dtype} {acts.shape}")
         illegal = self._illegal(acts)
         moving = None if illegal is None else ~illegal
-        rewards = self.engine.step(acts, moving)[0][self._rows, self.seats].astype(np.float64)
+        moved, won, cut = self.engine.step(acts, moving)
+        rewards = moved[self._rows, self.seats].astype(np.float64)
+        ended = bool(won.any() or cut.any())
         terminated, truncated, final = self._guarded(
-            lambda: self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_)))
+            lambda: self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_), ended))
         if illegal is not None:
             final = self._penalize(illegal, rewards, terminated, final)
         infos: dict[str, Any] = {}
@@ -245,7 +253,7 @@ class CardVectorEnv(VectorEnv):
         return {"observation": self.engine.observe(self.seats),
                 "action_mask": self.engine.legal_mask().view(np.int8)}
 
-    def _play_out(self, rewards: np.ndarray, fresh: np.ndarray) -> tuple[
+    def _play_out(self, rewards: np.ndarray, fresh: np.ndarray, ended_before: bool = False) -> tuple[
             np.ndarray, np.ndarray, np.ndarray | None]:
         """Play the other seats until the learner is to move in every game, dealing ended games again.
 
@@ -253,7 +261,8 @@ class CardVectorEnv(VectorEnv):
         marks the games dealt since the learner's last move (an end of one
         of those is not the learner's episode: it is dealt again). Returns
         (terminated, truncated, final observations or None) of the episodes
-        that ended. Why in passes: each pass plays every live game up to
+        that ended; `ended_before`: some episode ended before the pass (by
+        the learner's move). Why in passes: each pass plays every live game up to
         the learner's turn (a game that ends on the way waits), then the
         ended games are noted and dealt again together, so a step costs
         about two passes and one dealing, however the ends fall.
@@ -263,12 +272,16 @@ class CardVectorEnv(VectorEnv):
         final: np.ndarray | None = None
         deals: np.ndarray | None = None
         while True:
-            if self._all_random:  # every round of the pass in one call, compiled where the engine has it
-                self.engine.play_random(self.seats, self.rng, rewards, ~fresh)
+            if self._all_random and self.fused:  # every round of the pass in one call
+                some = self.engine.play_random(self.seats, self.rng, rewards, ~fresh)
+            elif self._fused_play is not None and self.fused:  # one listed spec, its heuristic compiled
+                some = self._fused_play(self.seats, rewards, ~fresh)
             else:
                 self._play_rounds(rewards, fresh)
-            ended = self.engine.over
-            if not ended.any():
+                some = True
+            ended = self.engine.over if some or ended_before else None
+            ended_before = False
+            if ended is None or not ended.any():
                 return terminated, truncated, final
             over = np.flatnonzero(ended)
             report = over[~fresh[over]]

@@ -51,7 +51,7 @@ import numpy as np
 from numba import njit
 from numba.typed import List as TypedList
 
-from cardlab.envs.batched import BatchedEngine, pick_legal, seat_indices
+from cardlab.envs.batched import BatchedEngine, seat_indices
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.kernels import (
@@ -83,6 +83,7 @@ from cardlab.envs.huit.kernels import (
     mask_rows_kernel,
     observe_kernel,
     reset_kernel,
+    sorted_legal_ids,
     step_kernel,
 )
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
@@ -97,8 +98,12 @@ from cardlab.envs.rng import copied_into, rng_from_state, rng_state
 def _random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray, counted: np.ndarray,
                    info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
                    table: np.ndarray, gens: Any, params: np.ndarray, reward_table: np.ndarray,
-                   rewards: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> bool:
-    """`BatchedEngine.play_random` compiled: the same rounds, holds and draws, without Python per round."""
+                   rewards: np.ndarray, legal: np.ndarray, actions: np.ndarray) -> bool:
+    """`BatchedEngine.play_random` compiled: the same rounds, holds and draws, without Python per round.
+
+    A mover's pick is `pick_legal`'s (the k-th legal id, ascending, k = floor(u * count)) read from its
+    sorted legal ids, so no mask row is built or scanned.
+    """
     batch = who.shape[0]
     waiting = np.zeros(batch, dtype=np.bool_)
     held = np.zeros(batch, dtype=np.bool_)
@@ -110,16 +115,15 @@ def _random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray
             waiting[b] = live and info[b, CUR] != who[b]
             held[b] = live and not waiting[b]
             some |= waiting[b]
-            if held[b]:
-                info[b, HAND_OVER] = 1  # held while the others move
         if not some:
-            for b in range(batch):
-                if held[b]:
-                    info[b, HAND_OVER] = 0
             return ended
-        mask_kernel(info, hands, table, mask)
         for b in range(batch):
-            actions[b] = pick_legal(mask[b], rng.random()) if waiting[b] else 0
+            actions[b] = 0
+            if waiting[b]:
+                count = sorted_legal_ids(info, hands, table, b, legal)
+                actions[b] = legal[min(int(rng.random() * count), count - 1)]
+            elif held[b]:
+                info[b, HAND_OVER] = 1  # held while the others move
         step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
         for b in range(batch):
             if held[b]:
@@ -162,18 +166,19 @@ class HuitBatch(BatchedEngine):
             shares = win_rewards(n, list(range(k)))
             self.reward_table[k] = (shares[0], shares[-1])
         s = self.layout.slices
-        self._offsets = np.array(
+        self.obs_offsets = np.array(
             [*(s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
                                           "streaks", "played", "bank")),
              memory_start(self.layout)], dtype=np.int64)
+        """where the observation fields start, as `observe_kernel` reads them (compiled play-outs too)"""
         # The observer's scale factors and score bounds, computed as it computes them.
         scores = s["scores"].start
-        self._scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,
+        self.obs_scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,
                                  float(self.layout.low[scores]), float(self.layout.high[scores])],
                                 dtype=np.float64)
         self.generators = TypedList(self.generators)  # the kernels draw from them
         self._rewards = np.zeros((B, n), dtype=np.float32)
-        self._play_mask = np.empty((B, NUM_ACTIONS), dtype=np.bool_)  # play_random's scratch arrays
+        self._play_legal = np.empty(NUM_ACTIONS, dtype=np.int64)  # play_random's scratch arrays
         self._play_actions = np.zeros(B, dtype=np.int64)
         self.reset()
 
@@ -274,17 +279,17 @@ class HuitBatch(BatchedEngine):
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
         observe_kernel(self.info, self.seats, self.hands, self.bank, self.table, idx, who,
-                        self._offsets, self._scales, out)
+                        self.obs_offsets, self.obs_scales, out)
         return out
 
     # ------------------------------------------------------------ moves
     def play_random(self, seats: np.ndarray, rng: np.random.Generator, gained: np.ndarray,
                     counted: np.ndarray) -> bool:
         """`BatchedEngine.play_random` in one compiled call: the same moves, from the same draws."""
-        who, gained, flags = self._play_args(seats, gained, counted)
+        who, gained, flags = self.checked_play_args(seats, gained, counted)
         return bool(_random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
                                    self.table, self.generators, self.params, self.reward_table,
-                                   self._rewards, self._play_mask, self._play_actions))
+                                   self._rewards, self._play_legal, self._play_actions))
 
     def _apply(self, actions: np.ndarray) -> np.ndarray:
         bad = step_kernel(actions, self.info, self.seats, self.hands, self.bank, self.table, self.generators,

@@ -140,6 +140,46 @@ def mask_rows_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, row
 
 
 @njit(cache=True)
+def legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, out: np.ndarray) -> int:
+    """The legal action ids of live info b (`HuitState.legal_actions`) into `out`; returns how many.
+
+    In the order the rules produce them (by rank, then group), not sorted: a
+    caller that picks the k-th legal action sorts them (`sorted_legal_ids`).
+    """
+    seat, suit = info[b, CUR], info[b, SUIT]
+    top_rank = _top_rank(info, table, b)
+    count = 0
+    for i in range(RANK_IDS.shape[0]):
+        held = _held(hands, b, seat, i)
+        if held == 0:
+            continue
+        rank = RANK_IDS[i]
+        if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
+            continue
+        for k in range(NCAND[i, held]):
+            a = CAND[i, held, k]
+            if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
+                out[count] = a
+                count += 1
+    out[count] = _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW
+    return count + 1
+
+
+@njit(cache=True)
+def sorted_legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, out: np.ndarray) -> int:
+    """`legal_ids`, ascending (the order of a mask row's legal ids); returns how many."""
+    count = legal_ids(info, hands, table, b, out)
+    for i in range(1, count):  # insertion sort: a turn has few legal actions
+        a = out[i]
+        j = i - 1
+        while j >= 0 and out[j] > a:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = a
+    return count
+
+
+@njit(cache=True)
 def _is_legal(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, a: int) -> bool:
     """One action id against the legal set of info b (what `mask_kernel` would set)."""
     if a == _DRAW:
@@ -353,6 +393,40 @@ def step_kernel(actions: np.ndarray, info: np.ndarray, seats: np.ndarray, hands:
 
 
 @njit(cache=True)
+def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
+                 table: np.ndarray, b: int, seat: int, offsets: np.ndarray, scales: np.ndarray,
+                 out: np.ndarray, r: int) -> None:
+    """`HuitObserver.observe` of `seat` in info b, into out[r]."""
+    hand0, top0, suit0, flags0, opp0 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]
+    score0, streak0, played0, bank0, drew0 = offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
+    inv_target, inv_streak, low, high = scales[0], scales[1], scales[2], scales[3]
+    n = seats.shape[2]
+    out[r, :] = 0.0
+    for c in range(NUM_CARDS):
+        out[r, hand0 + c] = hands[b, seat, c]
+    n_table = info[b, TABLE_LEN]
+    for k in range(n_table):
+        out[r, played0 + table[b, k]] = 1.0
+    if n_table:
+        out[r, top0 + table[b, n_table - 1]] = 1.0
+    if info[b, SUIT] >= 0:
+        out[r, suit0 + info[b, SUIT]] = 1.0
+    out[r, flags0] = info[b, ANNOUNCED]
+    out[r, flags0 + 1] = info[b, ACE_PENALTY]
+    out[r, flags0 + 2] = info[b, PHASE] == _AFTER_DRAW
+    for k in range(n):
+        other = (seat + k) % n
+        if k:
+            out[r, opp0 + k - 1] = seats[b, SIZES, other] / 8
+            if drew0 >= 0:
+                for s in range(4):
+                    out[r, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
+        out[r, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
+        out[r, streak0 + k] = seats[b, STREAKS, other] * inv_streak
+    out[r, bank0] = info[b, BANK_LEN] / NUM_CARDS
+
+
+@njit(cache=True)
 def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
                     table: np.ndarray, rows: np.ndarray, who: np.ndarray, offsets: np.ndarray,
                     scales: np.ndarray, out: np.ndarray) -> None:
@@ -360,33 +434,14 @@ def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank:
 
     offsets: the layout's field starts, the last one -1 when the layout has no `drew_on` (memory off).
     """
-    hand0, top0, suit0, flags0, opp0 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]
-    score0, streak0, played0, bank0, drew0 = offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
-    inv_target, inv_streak, low, high = scales[0], scales[1], scales[2], scales[3]
-    n = seats.shape[2]
     for i in range(rows.shape[0]):
-        b = rows[i]
-        out[i, :] = 0.0
-        seat = who[i]
-        for c in range(NUM_CARDS):
-            out[i, hand0 + c] = hands[b, seat, c]
-        n_table = info[b, TABLE_LEN]
-        for k in range(n_table):
-            out[i, played0 + table[b, k]] = 1.0
-        if n_table:
-            out[i, top0 + table[b, n_table - 1]] = 1.0
-        if info[b, SUIT] >= 0:
-            out[i, suit0 + info[b, SUIT]] = 1.0
-        out[i, flags0] = info[b, ANNOUNCED]
-        out[i, flags0 + 1] = info[b, ACE_PENALTY]
-        out[i, flags0 + 2] = info[b, PHASE] == _AFTER_DRAW
-        for k in range(n):
-            other = (seat + k) % n
-            if k:
-                out[i, opp0 + k - 1] = seats[b, SIZES, other] / 8
-                if drew0 >= 0:
-                    for s in range(4):
-                        out[i, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
-            out[i, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
-            out[i, streak0 + k] = seats[b, STREAKS, other] * inv_streak
-        out[i, bank0] = info[b, BANK_LEN] / NUM_CARDS
+        _observe_row(info, seats, hands, bank, table, rows[i], who[i], offsets, scales, out, i)
+
+
+@njit(cache=True)
+def observe_rows(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
+                 table: np.ndarray, rows: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
+                 out: np.ndarray) -> None:
+    """out[i]: `observe_kernel` of the seat to move in info rows[i] (only those rows, packed)."""
+    for i in range(rows.shape[0]):
+        _observe_row(info, seats, hands, bank, table, rows[i], info[rows[i], CUR], offsets, scales, out, i)

@@ -1,0 +1,129 @@
+"""A compiled heuristic playing every seat but one of a `HuitBatch` up to that seat's turn, in one call.
+
+Why: a Gymnasium vector env's heuristic opponents (`cardlab.training.vector`)
+otherwise cost a Python round per opponent move (observe every game, mask,
+`act_batch`, step), about seven rounds per learner step at 2 players. Here the
+rounds run inside numba, calling the heuristic's own kernel
+(`huit_kernels.greedy_batch`, `huit_kernels.expert_batch`,
+`batch_kernels.uniform_legal`) on the rows whose seat to move is not the
+learner's, in slot order, with the agent's generator: so each round picks
+what `act_batch` picks on those rows, and the games are the ones the
+round-by-round play gives (`tests/training/test_vector_fused.py`).
+
+```python
+play = fused_play_out(engine, agent)       # None: no compiled play-out for that engine and agent
+ended = play(seats, gained, counted)       # as `BatchedEngine.play_random`, with the agent's moves
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from cardlab.agents.base import Agent, RandomAgent
+from cardlab.agents.batch_kernels import uniform_legal
+from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
+from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
+from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_batch, greedy_batch
+from cardlab.envs.huit.batched import HuitBatch
+from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
+
+RANDOM, GREEDY, EXPERT = range(3)
+"""The compiled players (`kind`), by the kernel they call."""
+PlayOut = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
+"""(seats (B,), gained (B,) float64, counted (B,) bool) -> whether some episode ended"""
+
+
+@njit(cache=True)
+def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray, info: np.ndarray,
+            seats: np.ndarray, hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any,
+            params: np.ndarray, reward_table: np.ndarray, obs_offsets: np.ndarray, obs_scales: np.ndarray,
+            mask: np.ndarray, obs: np.ndarray, hand_at: int, offsets: np.ndarray, num_players: int,
+            again: int, int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays,
+            rng: np.random.Generator) -> bool:
+    """The rounds of `BatchedEngine.play_random`, the movers' actions from the `kind` kernel on their rows.
+
+    `mask` (B, num_actions) and `obs` (B, obs_size) are scratch arrays: the movers' masks and
+    observations are packed into their first rows.
+    """
+    batch = who.shape[0]
+    waiting = np.zeros(batch, dtype=np.bool_)
+    held = np.zeros(batch, dtype=np.bool_)
+    rows = np.empty(batch, dtype=np.int64)
+    actions = np.zeros(batch, dtype=np.int64)
+    rewards = np.zeros((batch, reward_table.shape[0] - 1), dtype=np.float32)
+    ended = False
+    while True:
+        count = 0
+        for b in range(batch):
+            live = info[b, HAND_OVER] == 0
+            waiting[b] = live and info[b, CUR] != who[b]
+            held[b] = live and not waiting[b]
+            if waiting[b]:
+                rows[count] = b
+                count += 1
+            if held[b]:
+                info[b, HAND_OVER] = 1  # held while the others move
+        if count == 0:
+            for b in range(batch):
+                if held[b]:
+                    info[b, HAND_OVER] = 0
+            return ended
+        movers = rows[:count]
+        masks = mask[:count]
+        mask_rows_kernel(info, hands, table, movers, masks)
+        if kind == RANDOM:
+            picked = uniform_legal(masks, rng)
+        else:
+            seen = obs[:count]
+            observe_rows(info, seats, hands, bank, table, movers, obs_offsets, obs_scales, seen)
+            if kind == GREEDY:
+                picked = greedy_batch(seen, masks, hand_at, tables, rng)
+            else:
+                picked = expert_batch(seen, masks, offsets, num_players, again, int_table, float_table,
+                                      tables, rng)
+        actions[:] = 0
+        for i in range(count):
+            actions[movers[i]] = picked[i]
+        step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
+        for b in range(batch):
+            if held[b]:
+                info[b, HAND_OVER] = 0
+            elif waiting[b]:
+                if counted[b]:
+                    gained[b] += rewards[b, who[b]]
+                ended |= info[b, HAND_OVER] != 0
+
+
+def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
+    """`agent` playing every seat but `seats[b]` of `engine` in one compiled call, or None if not compiled.
+
+    Compiled: a `HuitBatch` with `RandomAgent`, `HuitGreedy` or `HuitExpert`
+    of the same rules. The call takes and checks what `play_random` takes
+    (without its generator: the agent's draws its moves) and plays as it does.
+    """
+    if not isinstance(engine, HuitBatch) or agent.game.rules != engine.rules:
+        return None
+    kind = {RandomAgent: RANDOM, HuitGreedy: GREEDY, HuitExpert: EXPERT}.get(type(agent))
+    if kind is None:
+        return None
+    none = np.zeros(0, dtype=np.int64)
+    hand_at = engine.layout.slices["hand"].start
+    offsets, num_players, tables = none, engine.n, (none, np.zeros(0, dtype=np.float64))
+    if isinstance(agent, HuitExpert):
+        offsets, tables = agent.offsets, agent.arrays
+    mask = np.empty((engine.batch_size, engine.num_actions), dtype=np.bool_)
+    obs = np.empty((engine.batch_size, engine.obs_size), dtype=np.float32)
+
+    def play(seats: np.ndarray, gained: np.ndarray, counted: np.ndarray) -> bool:
+        who, gained, flags = engine.checked_play_args(seats, gained, counted)
+        return bool(_rounds(kind, who, gained, flags, engine.info, engine.seats, engine.hands, engine.bank,
+                            engine.table, engine.generators, engine.params, engine.reward_table,
+                            engine.obs_offsets, engine.obs_scales, mask, obs, hand_at, offsets, num_players,
+                            AGAIN, tables[0], tables[1], TABLES_ARRAYS, agent.rng))
+
+    return play
