@@ -3,14 +3,14 @@
 Plays the agent on the suite (all its deals, or the first ``--deals``) as
 `cardlab bench` does, serially in this process and then with ``--workers``
 Ray workers (a local Ray started and stopped inside the timing), ``--runs``
-times each, and prints the medians in hands (or matches) per second, the
-machine's load average beside them, and whether both runs gave the same
+times each, and prints the medians in hands (or matches) per second, how
+busy the machine was (`os.getloadavg`) beside them, and whether both runs gave the same
 result file.
 
     python benchmarks/suite_throughput.py                          # expert on huit-2p, 1 run each
     python benchmarks/suite_throughput.py --suite switch-4p --deals 500 --runs 3
 
-Needs the ray extra (pip install -e ".[ray]") for the workers' figure.
+Needs the ray extra (pip install torch==2.13.0 -e ".[ray]" --config-settings editable_mode=strict) for the workers' figure.
 """
 
 from __future__ import annotations

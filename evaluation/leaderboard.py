@@ -70,12 +70,12 @@ def exploit_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
 
 def suites_markdown() -> str:
     """The shipped suites: table, episodes, seed and the hash of their cards."""
-    lines = ["| suite | version | game | players | deals | episodes | seed | cards' SHA-256 |",
+    lines = ["| suite | version | game | players | deals | episodes | seed | cards' hash |",
              "|---|---|---|---|---|---|---|---|"]
     for name in suite_names():
         s = load_suite(name, check=False)
         lines.append(f"| {name} | {s.version} | {s.game} | {s.num_players} | {s.deals:,} | "
-                     f"{plural(s.episodes, s.episode)} | {s.seed} | `{s.deals_sha256[:16]}` |")
+                     f"{plural(s.episodes, s.episode)} | {s.seed} | `sha256:{s.deals_sha256[:16]}` |")
     return "\n".join(lines) + "\n"
 
 

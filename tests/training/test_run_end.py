@@ -74,7 +74,7 @@ def test_a_resume_removes_the_temporary_files_of_saves_that_never_finished(tmp_p
     folder = checkpoint_dir(run)
     dead = 4_194_305  # above Linux's largest process id: no process has it
     stale = [f".tmp-model_{STEPS:012d}.zip", f".tmp-{dead}-model_{STEPS:012d}.zip",
-             f".{RECORD_NAME}.{dead}.0a1b2c3d"]
+             f".{RECORD_NAME}.{dead}.fa11ed"]
     live = f".{RECORD_NAME}.{os.getppid()}.deadbeef"  # a save another live process has in progress
     for name in [*stale, live]:
         (folder / name).write_bytes(b"half")
