@@ -10,7 +10,9 @@ result file.
     python benchmarks/suite_throughput.py                          # expert on huit-2p, 1 run each
     python benchmarks/suite_throughput.py --suite switch-4p --deals 500 --runs 3
 
-Needs the ray extra (pip install torch==2.13.0 -e ".[ray]" --config-settings editable_mode=strict) for the workers' figure.
+Needs the ray extra for the workers' figure:
+
+    pip install torch==2.13.0 -e ".[ray]" --config-settings editable_mode=strict
 """
 
 from __future__ import annotations
