@@ -59,7 +59,8 @@ def write_config(folder: pathlib.Path, data: dict[str, Any]) -> pathlib.Path:
 def environment(tmp: pathlib.Path) -> dict[str, str]:
     """The test's environment with a temp folder of the run's own (to see what it leaves behind)."""
     tmp.mkdir(exist_ok=True)
-    env = dict(os.environ, TMPDIR=str(tmp), PYTHONUNBUFFERED="1")
+    # PYTHONFAULTHANDLER: a crash of the child shows where it was in its stderr.
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
     env.pop("SB3_LOGDIR", None)
     return env
 

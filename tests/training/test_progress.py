@@ -77,7 +77,7 @@ def test_ctrl_c_in_the_first_seconds_leaves_a_checkpoint(tmp_path: pathlib.Path)
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
     run = first_run(runs)
-    assert process.returncode == 130 and run is not None
+    assert process.returncode == 130 and run is not None, err[-3000:]
     (line,) = err.splitlines()
     assert re.search(r"continue from its checkpoint at [\d,]+ steps with: ", line), line
     assert list((run / "checkpoints").glob("*.zip")) or list((run / "checkpoints").glob("*.pt"))
@@ -116,7 +116,7 @@ def test_a_run_logged_to_a_file_is_never_silent_for_long(
     from cardlab.training.config import config_from_dict
     from cardlab.training.train import train
 
-    monkeypatch.setattr(progress_module, "HEARTBEAT_SECONDS", 0.5)
+    monkeypatch.setattr(progress_module, "HEARTBEAT_SECONDS", 0.0)  # every heartbeat says: no race with speed
     said: list[float] = []
     real_say = Progress.say
 
