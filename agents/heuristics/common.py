@@ -98,6 +98,10 @@ def p_lacks(pool: int, wanted: int, k: int) -> float:
     return p
 
 
+compiled_p_lacks = njit(cache=True, inline="always")(p_lacks)
+"""`p_lacks` for the compiled heuristics (inlined into their kernels): the same products in the same order."""
+
+
 def threat(cards_left: int) -> float:
     """How urgently an opponent with `cards_left` cards must be stopped (1 card: 1.0)."""
     return 1.0 / cards_left ** 2 if cards_left > 0 else 0.0

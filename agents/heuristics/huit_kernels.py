@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.agents.batch_kernels import legal_ids
-from cardlab.agents.heuristics.common import best_index
+from cardlab.agents.heuristics.common import best_index, compiled_p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
 
@@ -225,19 +225,6 @@ CAN_PLAY, CAN_NOW, NEXT_THREAT, OTHER_THREAT, SKIPPED, STUCK, STUCK_THREAT, STUC
 
 
 @inlined
-def p_lacks(pool: int, wanted: int, k: int) -> float:
-    """`common.p_lacks`, the same products in the same order."""
-    if k <= 0 or wanted <= 0:
-        return 1.0
-    if k > pool - wanted:
-        return 0.0
-    p = 1.0
-    for i in range(k):
-        p *= (pool - wanted - i) / (pool - i)
-    return p
-
-
-@inlined
 def seat_terms(seat: int, num_players: int, ints: np.ndarray, floats: np.ndarray) -> None:
     """`HuitExpert.seat_terms_of(seat)` into the seat's two floats, once per row."""
     if ints[SEAT_STAMP + seat] == ints[STAMP]:
@@ -265,7 +252,7 @@ def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.nda
         seat_terms(seat, num_players, ints, floats)
         ahead, per_stuck = floats[SEATS + 2 * seat], floats[SEATS + 2 * seat + 1]
         wanted = popcount(ints[UNKNOWN] & tables[T_TABLE_CAN][table])
-        lacks = p_lacks(ints[POOL_SIZE], wanted, ints[SIZES + seat])
+        lacks = compiled_p_lacks(ints[POOL_SIZE], wanted, ints[SIZES + seat])
         ace = floats[STUCK_ACE]
         fresh_ace = 1.0 if fresh else 0.0
         floats[THREATS + 2 * slot] = ahead + per_stuck * lacks + ace * lacks * fresh_ace

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cardlab.agents.heuristics.common import best_index
+from cardlab.agents.heuristics.common import best_index, compiled_p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs.layout import Layout
 from cardlab.envs.switch import rules as R
@@ -176,19 +176,6 @@ def _next_seat(sizes: Arr, n: int, seat: int, steps: int, direction: int) -> int
 
 
 @njit(cache=True)
-def _p_lacks(pool: int, wanted: int, k: int) -> float:
-    """`common.p_lacks`."""
-    if k <= 0 or wanted <= 0:
-        return 1.0
-    if k > pool - wanted:
-        return 0.0
-    p = 1.0
-    for i in range(k):
-        p *= (pool - wanted - i) / (pool - i)
-    return p
-
-
-@njit(cache=True)
 def _threat(cards_left: int) -> float:
     """`common.threat`."""
     return 1.0 / cards_left ** 2 if cards_left > 0 else 0.0
@@ -237,7 +224,7 @@ def _p_stuck(k: int, suit: int, top: int, match_rank: bool, unk: Arr, tally: Arr
     rank = cards[T_RANK, top]
     if match_rank and top != _JOKER and rank != _JACK:
         wanted += tally[U_RANK + rank] - unk[CARD_OF[rank, suit]]
-    return _p_lacks(tally[U_POOL], wanted, k)
+    return compiled_p_lacks(tally[U_POOL], wanted, k)
 
 
 @njit(cache=True)
@@ -251,7 +238,7 @@ def _attack(card: int, suit: int, sizes: Arr, after: Arr, n: int, direction: int
     turned = -direction if rank == _KING and n > 2 else direction
     nxt = _next_seat(after, n, 0, 1, turned)
     if RUN_VALUE[card]:
-        p_draws = _p_lacks(tally[U_POOL], tally[U_RUN], after[nxt])
+        p_draws = compiled_p_lacks(tally[U_POOL], tally[U_RUN], after[nxt])
         run = pending + RUN_VALUE[card]
         return w[W_RUN] * p_draws * (_threat(after[nxt]) - _threat(after[nxt] + run))
     value = 0.0
