@@ -104,8 +104,10 @@ def markdown(report: dict[str, Any]) -> str:
     machine, load = report["machine"], report["loadavg"]
     cores = machine["cores"]
     quick = " With `--quick`: tiny sizes, for a test, not figures." if report["quick"] else ""
-    lead = (f"One run on one core of a {cores}-core {machine['cpu']}, with about {load['start'][0]:.1f} "
-            f"processes wanting its {cores} cores when it began and {load['end'][0]:.1f} when it ended "
-            "(the one-minute figure of `os.getloadavg()`); rates per CPU second of the process (medians of "
-            f"{report['repeats']} runs), the search's worlds within its wall-clock cap.{quick}\n\n")
+    nice = f", at nice {report['nice']} (below the other processes)" if report["nice"] > 0 else ""
+    lead = (f"One run on one core of a {cores}-core {machine['cpu']}{nice}, with about "
+            f"{load['start'][0]:.1f} processes wanting its {cores} cores when it began and "
+            f"{load['end'][0]:.1f} when it ended (the one-minute figure of `os.getloadavg()`); rates per CPU "
+            f"second of the process (medians of {report['repeats']} runs), the search's worlds within its "
+            f"wall-clock cap, which a busy core or a lower priority cuts short.{quick}\n\n")
     return lead + table(report["figures"])

@@ -19,14 +19,16 @@ CPU (`NUMBA_NUM_THREADS=1`, torch on one thread):
 Rates are per CPU second of this process (on a shared machine the steadier
 clock; the JSON file keeps the wall-clock medians too), medians of
 `--repeats` runs, the runs of different measures interleaved so that a
-change of the machine's load falls on both sides of a ratio. It prints the
+change of the machine's load falls on both sides of a ratio. The search's
+worlds are what its wall-clock cap lets through, so they fall with the
+machine's load and the process's niceness, which the report records. It prints the
 machine and `os.getloadavg()` once, then the table; ``--json PATH`` writes
 the figures, which ``python docs/update_tables.py`` puts into
 docs/results.md from docs/speed_table.json. ``--quick`` measures everything
 at a tiny size (a test that the command works, not figures).
 
 Run: ``python benchmarks/speed_table.py [--repeats 3] [--json docs/speed_table.json] [--quick]``
-(about ten minutes; under a minute with ``--quick``).
+(about six minutes on a busy 2-core machine; under a minute with ``--quick``).
 """
 
 from __future__ import annotations
@@ -184,7 +186,7 @@ def run(sizes: Sizes, quick: bool = False) -> dict[str, Any]:
     start = [round(x, 2) for x in os.getloadavg()]
     found = machine()
     print(f"machine: {found['cpu']}, {found['cores']} cores; os.getloadavg(): "
-          f"{', '.join(f'{x:.2f}' for x in start)}; measuring on one core", flush=True)
+          f"{', '.join(f'{x:.2f}' for x in start)}; nice {os.nice(0)}; measuring on one core", flush=True)
     figures = Figures()
     for measure in MEASURES:
         print(f"{measure.__name__}:", flush=True)
@@ -192,7 +194,7 @@ def run(sizes: Sizes, quick: bool = False) -> dict[str, Any]:
         measure(sizes, figures)
         print(f"  ({time.perf_counter() - began:.0f} s)", flush=True)
     return {"machine": found, "loadavg": {"start": start, "end": [round(x, 2) for x in os.getloadavg()]},
-            "quick": quick, "repeats": sizes.repeats, "sizes": dataclasses.asdict(sizes),
+            "nice": os.nice(0), "quick": quick, "repeats": sizes.repeats, "sizes": dataclasses.asdict(sizes),
             "figures": figures.cpu, "wall": figures.wall, "runs": figures.runs}
 
 

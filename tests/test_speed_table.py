@@ -20,9 +20,9 @@ import pytest
 from tests.benchmarks import BENCHMARKS, load_benchmark
 
 
-def report(rows: Any, figures: dict[str, float], quick: bool = False) -> dict[str, Any]:
+def report(rows: Any, figures: dict[str, float], quick: bool = False, nice: int = 0) -> dict[str, Any]:
     return {"machine": {"cpu": "Some CPU", "cores": 2}, "loadavg": {"start": [3.4, 2, 1], "end": [3.9, 3, 2]},
-            "quick": quick, "repeats": 3, "figures": figures}
+            "nice": nice, "quick": quick, "repeats": 3, "figures": figures}
 
 
 def test_met_is_at_least_the_target_and_reported_rows_have_none(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,6 +58,8 @@ def test_the_lead_says_the_machine_and_its_load_once(monkeypatch: pytest.MonkeyP
     lead = text.split("\n\n")[0]
     assert "2-core Some CPU" in lead and "3.4" in lead and "3.9" in lead and "--quick" not in lead
     assert "`--quick`" in rows.markdown(report(rows, {key: 2.0 for key in rows.KEYS}, quick=True))
+    assert "nice" not in lead
+    assert "at nice 10" in rows.markdown(report(rows, {key: 2.0 for key in rows.KEYS}, nice=10))
 
 
 @pytest.mark.slow
