@@ -20,7 +20,7 @@ import pytest
 from tests.benchmarks import BENCHMARKS, load_benchmark
 
 
-def report(rows: Any, figures: dict[str, float], quick: bool = False, nice: int = 0) -> dict[str, Any]:
+def report(figures: dict[str, float], quick: bool = False, nice: int = 0) -> dict[str, Any]:
     return {"machine": {"cpu": "Some CPU", "cores": 2}, "loadavg": {"start": [3.4, 2, 1], "end": [3.9, 3, 2]},
             "nice": nice, "quick": quick, "repeats": 3, "figures": figures}
 
@@ -54,12 +54,12 @@ def test_every_row_is_in_the_table_once_and_a_missing_figure_is_named(
 
 def test_the_lead_says_the_machine_and_its_load_once(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = load_benchmark("speed_rows", monkeypatch)
-    text = rows.markdown(report(rows, {key: 2.0 for key in rows.KEYS}))
+    text = rows.markdown(report({key: 2.0 for key in rows.KEYS}))
     lead = text.split("\n\n")[0]
     assert "2-core Some CPU" in lead and "3.4" in lead and "3.9" in lead and "--quick" not in lead
-    assert "`--quick`" in rows.markdown(report(rows, {key: 2.0 for key in rows.KEYS}, quick=True))
+    assert "`--quick`" in rows.markdown(report({key: 2.0 for key in rows.KEYS}, quick=True))
     assert "nice" not in lead
-    assert "at nice 10" in rows.markdown(report(rows, {key: 2.0 for key in rows.KEYS}, nice=10))
+    assert "at nice 10" in rows.markdown(report({key: 2.0 for key in rows.KEYS}, nice=10))
 
 
 @pytest.mark.slow
