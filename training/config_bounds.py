@@ -133,7 +133,7 @@ def _numbers(value: Any, path: str, pattern: str) -> list[tuple[str, str, float]
 
 
 def check_bounds(cfg: Any, bounds: dict[str, Range | None]) -> None:
-    """Refuse the first number of a config outside its range in `bounds`, naming its key path and the range."""
+    """Refuse the first number of a config outside its range in `bounds`, naming its key path and range."""
     for path, pattern, value in numbers(cfg):
         if pattern not in bounds:  # pragma: no cover - a field added without a range: a bug here
             raise TypeError(f"config field {pattern} has no range")

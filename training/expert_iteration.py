@@ -1,4 +1,4 @@
-"""Expert iteration: a bot taught by its search's chosen moves, then checked against its base on the same deals.
+"""Expert iteration: a bot taught its search's chosen moves, then checked against its base on the same deals.
 
 Why: a search over a bot (`cardlab.agents.search`) plays better than the bot
 but costs a search per move; teaching the bot the search's choices (expert
@@ -70,8 +70,8 @@ from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.stats import mean_interval
 from cardlab.training.config import parse_dataclass
 from cardlab.training.config_bounds import TEACH_BOUNDS, check_bounds
-from cardlab.training.lean import ActorCritic
 from cardlab.training.league import LeagueSettings
+from cardlab.training.lean import ActorCritic
 from cardlab.training.ppo import ILLEGAL_LOGIT
 from cardlab.training.progress import Deadline, Progress
 from cardlab.training.runs import new_run_dir
@@ -84,7 +84,7 @@ LABELS_FILE = "labels.npz"
 
 @dataclasses.dataclass
 class TeachConfig:
-    """One round of expert iteration (`cardlab teach CONFIG.yaml`; the module doc says what each step does)."""
+    """One round of expert iteration (`cardlab teach CONFIG.yaml`; the module doc has the steps)."""
 
     name: str = "teach"
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
@@ -190,12 +190,15 @@ def validate_teach(cfg: TeachConfig) -> Game:
         raise ValueError("opponents=[] is not accepted: list at least one agent spec")
     for i, opponent in enumerate(cfg.opponents):
         _agent(opponent, game, f"opponents[{i}]")
-    if cfg.check_hands:
-        _agent(cfg.check_opponent, game, "check_opponent")
+    _agent(cfg.check_opponent, game, "check_opponent")
     if cfg.labels_from and not (Path(cfg.labels_from) / LABELS_FILE).is_file():
         raise ValueError(f"labels_from={excerpt(cfg.labels_from)} is not accepted: give a teach run folder "
                          f"holding {LABELS_FILE}")
     return game
+
+
+def _shown(value: float | None) -> str:
+    return "none" if value is None else f"{value:.4f}"
 
 
 def _agent(spec: str, game: Game, key: str) -> Any:
@@ -270,10 +273,11 @@ def masked_log_probs(actor: nn.Module, obs: torch.Tensor, mask: torch.Tensor) ->
     return torch.log_softmax(actor(obs).masked_fill(~mask, ILLEGAL_LOGIT), dim=-1)
 
 
-def label_fit(actor: nn.Module, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor) -> dict[str, float]:
-    """The actor's cross-entropy on labels and the share of them its masked argmax plays."""
+def label_fit(actor: nn.Module, obs: torch.Tensor, mask: torch.Tensor,
+              actions: torch.Tensor) -> dict[str, float | None]:
+    """The actor's cross-entropy on labels and the share of them its masked argmax plays (None: no labels)."""
     if len(actions) == 0:
-        return {"cross_entropy": math.nan, "agreement": math.nan}
+        return {"cross_entropy": None, "agreement": None}
     with torch.no_grad():
         logp = masked_log_probs(actor, obs, mask)
     return {"cross_entropy": float(nn.functional.nll_loss(logp, actions)),
@@ -289,8 +293,9 @@ def kl_to_base(base: nn.Module, student: nn.Module, obs: torch.Tensor, mask: tor
 
 
 def train_student(model: ActorCritic, base: nn.Module, train: dict[str, torch.Tensor],
-                  kept: dict[str, torch.Tensor], cfg: TeachConfig, progress: Progress) -> list[dict[str, float]]:
-    """`cfg.epochs` passes of the loss of the module doc (step 3) over the training labels; per-epoch means."""
+                  kept: dict[str, torch.Tensor], cfg: TeachConfig,
+                  progress: Progress) -> list[dict[str, float]]:
+    """`cfg.epochs` passes of the loss (module doc, step 3) over the training labels; per-epoch means."""
     params = list(model.parameters())
     optimizer = torch.optim.Adam(params, lr=cfg.learning_rate)
     generator = torch.Generator().manual_seed(cfg.seed)
@@ -304,7 +309,8 @@ def train_student(model: ActorCritic, base: nn.Module, train: dict[str, torch.Te
                 logp = masked_log_probs(model.actor, train["obs"][idx], train["mask"][idx])
                 policy_loss = nn.functional.nll_loss(logp, train["action"][idx])
                 known = train["has_value"][idx]
-                value_loss = (nn.functional.mse_loss(model.value(train["obs"][idx][known]), train["value"][idx][known])
+                value_loss = (nn.functional.mse_loss(model.value(train["obs"][idx][known]),
+                                                     train["value"][idx][known])
                               if known.any() else torch.zeros(()))
                 kl = torch.zeros(())
                 if cfg.kl_coef > 0 and kept_size:
@@ -317,17 +323,19 @@ def train_student(model: ActorCritic, base: nn.Module, train: dict[str, torch.Te
                 totals += np.array([policy_loss.item(), value_loss.item(), kl.item()]) * len(idx)
                 bar.update(1)
             means = totals / size
-            history.append({"epoch": epoch + 1, "cross_entropy": float(means[0]), "value_loss": float(means[1]),
+            history.append({"epoch": epoch + 1, "cross_entropy": float(means[0]),
+                            "value_loss": float(means[1]),
                             "kl_to_base": float(means[2])})
             progress.say(f"epoch {epoch + 1}/{cfg.epochs}: cross-entropy on the labels {means[0]:.4f}, value "
                          f"loss {means[1]:.4f}, KL to the base {means[2]:.4f}")
     return history
 
 
-def explained_variance(model: ActorCritic, obs: torch.Tensor, values: torch.Tensor) -> float:
-    """1 - Var(value - critic) / Var(value): what the critic explains of the search's values (nan: none)."""
+def explained_variance(model: ActorCritic, obs: torch.Tensor, values: torch.Tensor) -> float | None:
+    """1 - Var(value - critic) / Var(value): what the critic explains of the search's values (None: fewer
+    than two values, or all equal)."""
     if len(values) < 2 or float(values.var()) == 0:
-        return math.nan
+        return None
     with torch.no_grad():
         return float(1 - (values - model.value(obs)).var() / values.var())
 
@@ -343,7 +351,8 @@ def versus_base(game: Game, student: str, base: str, opponent: str, hands: int, 
     for who, spec in (("student", student), ("base", base)):
         progress.say(f"check: {who} against {opponent}, {hands:,} hands (seed {seed})")
         result = evaluate(game.id, [spec, *[opponent] * (game.num_players - 1)], hands, seed=seed,
-                          rule_options=rules, batched=True, progress=progress.bars, desc=f"{who} vs {opponent}")
+                          rule_options=rules, batched=True, progress=progress.bars,
+                          desc=f"{who} vs {opponent}")
         rate = result.stats[0].hands
         wins, episodes = deal_totals(result.hand_records, 0)
         per_deal.append(np.asarray(wins) / np.asarray(episodes))
@@ -373,69 +382,95 @@ def teach(cfg: TeachConfig, runs_dir: str | Path = "runs", progress: bool = True
     return run_dir
 
 
-def _teach(cfg: TeachConfig, game: Game, run_dir: Path, show: Progress) -> dict[str, Any]:
-    base = make_agent(cfg.base, game)
-    assert isinstance(base, BotAgent)  # validate_teach refused any other
-    began = time.perf_counter()
-    if cfg.labels_from:
-        labels = read_labels(Path(cfg.labels_from), game)
-    else:
-        labels = make_labels(cfg, game, base, show)
-    label_seconds = time.perf_counter() - began
-    np.savez_compressed(run_dir / LABELS_FILE, **labels)
+LABEL_KEYS = ("obs", "mask", "action", "value", "has_value", "base_action")
+"""what a labelled position holds, split into training and held-out labels"""
+
+
+def split_labels(labels: dict[str, np.ndarray], share: float,
+                 seed: int) -> tuple[dict[str, dict[str, torch.Tensor]], dict[str, torch.Tensor]]:
+    """({'train': ..., 'holdout': ...} labels, the kept unlabelled positions) as tensors; `share` of the
+    labels (at least one left to train on) drawn at random for the holdout."""
     data = {key: torch.from_numpy(value) for key, value in labels.items()}
     data["has_value"] = ~torch.isnan(data["value"])
     count = len(data["action"])
     if count == 0:
         raise ValueError("no labels were made: raise max_minutes or label_share")
-    order = torch.randperm(count, generator=torch.Generator().manual_seed(cfg.seed))
-    held = min(count - 1, round(count * cfg.holdout_share))
-    split = {"train": order[held:], "holdout": order[:held]}
-    parts = {name: {key: data[key][idx] for key in ("obs", "mask", "action", "value", "has_value", "base_action")}
-             for name, idx in split.items()}
-    kept = {"obs": data["kept_obs"], "mask": data["kept_mask"]}
-    show.say(f"{count:,} labels ({held:,} held out), {len(kept['obs']):,} kept unlabelled positions; the "
-             f"search's move differs from the base's in {float((data['action'] != data['base_action']).float().mean()):.3f} of them")
+    order = torch.randperm(count, generator=torch.Generator().manual_seed(seed))
+    held = min(count - 1, round(count * share))
+    parts = {name: {key: data[key][idx] for key in LABEL_KEYS}
+             for name, idx in (("train", order[held:]), ("holdout", order[:held]))}
+    return parts, {"obs": data["kept_obs"], "mask": data["kept_mask"]}
 
-    torch.manual_seed(cfg.seed)
-    sizes = base.metadata["network"]["layer_sizes"]
-    model = ActorCritic(game.layout.size, game.num_actions, list(sizes[1:-1]), base.metadata["network"]["activation"])
+
+def fit_report(model: ActorCritic, base: nn.Module, parts: dict[str, dict[str, torch.Tensor]],
+               kept: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """How the actor fits the labels of each part, how far it is from the base on the kept positions,
+    and what the critic explains of the held-out values."""
+    report: dict[str, Any] = {name: label_fit(model.actor, p["obs"], p["mask"], p["action"])
+                              for name, p in parts.items()}
+    with torch.no_grad():
+        report["kl_to_base_on_kept"] = (float(kl_to_base(base, model.actor, kept["obs"], kept["mask"]))
+                                        if len(kept["obs"]) else None)
+    hold = parts["holdout"]
+    known = hold["has_value"]
+    report["critic_explained_variance_holdout"] = explained_variance(model, hold["obs"][known],
+                                                                     hold["value"][known])
+    return report
+
+
+def student_of(base: BotAgent, game: Game, seed: int) -> ActorCritic:
+    """An actor-critic whose actor is a copy of the base bot's network and whose critic is new."""
+    torch.manual_seed(seed)
+    network = base.metadata["network"]
+    model = ActorCritic(game.layout.size, game.num_actions, list(network["layer_sizes"][1:-1]),
+                        network["activation"])
     model.actor.load_state_dict(base.network.state_dict())
+    return model
+
+
+def _teach(cfg: TeachConfig, game: Game, run_dir: Path, show: Progress) -> dict[str, Any]:
+    base = make_agent(cfg.base, game)
+    assert isinstance(base, BotAgent)  # validate_teach refused any other
+    began = time.perf_counter()
+    labels = (read_labels(Path(cfg.labels_from), game) if cfg.labels_from else
+              make_labels(cfg, game, base, show))
+    label_seconds = time.perf_counter() - began
+    np.savez_compressed(run_dir / LABELS_FILE, **labels)
+    parts, kept = split_labels(labels, cfg.holdout_share, cfg.seed)
+    differs = float(np.mean(labels["action"] != labels["base_action"]))
+    show.say(f"{len(labels['action']):,} labels ({len(parts['holdout']['action']):,} held out), "
+             f"{len(kept['obs']):,} kept unlabelled positions; the search's move is not the base's in "
+             f"{differs:.3f} of the labels")
+    model = student_of(base, game, cfg.seed)
     frozen = copy.deepcopy(model.actor).requires_grad_(False)
-
-    def fit() -> dict[str, Any]:
-        fits = {name: label_fit(model.actor, p["obs"], p["mask"], p["action"]) for name, p in parts.items()}
-        with torch.no_grad():
-            kl = float(kl_to_base(frozen, model.actor, kept["obs"], kept["mask"])) if len(kept["obs"]) else math.nan
-        hold = parts["holdout"]
-        known = hold["has_value"]
-        return {**fits, "kl_to_base_on_kept": kl,
-                "critic_explained_variance_holdout": explained_variance(model, hold["obs"][known], hold["value"][known])}
-
-    before = fit()
+    before = fit_report(model, frozen, parts, kept)
     started = time.perf_counter()
     history = train_student(model, frozen, parts["train"], kept, cfg, show)
-    after = fit()
     train_seconds = time.perf_counter() - started
-    show.say(f"cross-entropy on the held-out labels {before['holdout']['cross_entropy']:.4f} -> "
-             f"{after['holdout']['cross_entropy']:.4f}, agreement {before['holdout']['agreement']:.3f} -> "
-             f"{after['holdout']['agreement']:.3f}")
+    after = fit_report(model, frozen, parts, kept)
+    for name in ("train", "holdout"):
+        show.say(f"{name} labels: cross-entropy {_shown(before[name]['cross_entropy'])} -> "
+                 f"{_shown(after[name]['cross_entropy'])}, agreement {_shown(before[name]['agreement'])} -> "
+                 f"{_shown(after[name]['agreement'])}")
     record: dict[str, Any] = {
         "algorithm": ALGORITHM, "run": run_dir.name, "config": cfg.name, "seed": cfg.seed, "base": cfg.base,
-        "teacher": cfg.teacher, "labels": count, "holdout_labels": held, "kept_positions": len(kept["obs"]),
-        "search_differs_from_base": float((data["action"] != data["base_action"]).float().mean()),
+        "teacher": cfg.teacher, "labels": len(labels["action"]),
+        "holdout_labels": len(parts["holdout"]["action"]),
+        "kept_positions": len(kept["obs"]), "search_differs_from_base": differs,
         "label_seconds": round(label_seconds, 1), "train_seconds": round(train_seconds, 1),
         "minutes": round((time.perf_counter() - began) / 60, 2), "before": before, "after": after,
         "epochs": history,
     }
-    save_file({k: v.contiguous() for k, v in model.critic.state_dict().items()}, run_dir / "critic.safetensors")
+    critic = {key: value.contiguous() for key, value in model.critic.state_dict().items()}
+    save_file(critic, run_dir / "critic.safetensors")
     path = export_bot(model.actor, run_dir / "bot", game=game, summary=record)
     if cfg.check_hands:
-        record["check"] = versus_base(game, f"bot:{path}", cfg.base, cfg.check_opponent, cfg.check_hands,
-                                      cfg.check_seed, show)
-        check = record["check"]
+        check = versus_base(game, f"bot:{path}", cfg.base, cfg.check_opponent, cfg.check_hands,
+                            cfg.check_seed, show)
+        low, high = check["difference_ci95"]
         show.say(f"check against {cfg.check_opponent}: student {check['student']['win_rate']:.4f}, base "
-                 f"{check['base']['win_rate']:.4f}, difference {check['difference']:+.4f} "
-                 f"[{check['difference_ci95'][0]:+.4f}, {check['difference_ci95'][1]:+.4f}]")
+                 f"{check['base']['win_rate']:.4f}, difference {check['difference']:+.4f} [{low:+.4f}, "
+                 f"{high:+.4f}] over {cfg.check_hands:,} hands on the same deals")
+        record["check"] = check
         export_bot(model.actor, run_dir / "bot", game=game, summary=record)
     return record
