@@ -435,7 +435,8 @@ def _teach(cfg: TeachConfig, game: Game, run_dir: Path, show: Progress) -> dict[
     labels = (read_labels(Path(cfg.labels_from), game) if cfg.labels_from else
               make_labels(cfg, game, base, show))
     label_seconds = time.perf_counter() - began
-    np.savez_compressed(run_dir / LABELS_FILE, **labels)
+    arrays: dict[str, Any] = dict(labels)  # typed so: numpy's stubs read ** as its allow_pickle
+    np.savez_compressed(run_dir / LABELS_FILE, **arrays)
     parts, kept = split_labels(labels, cfg.holdout_share, cfg.seed)
     differs = float(np.mean(labels["action"] != labels["base_action"]))
     show.say(f"{len(labels['action']):,} labels ({len(parts['holdout']['action']):,} held out), "
