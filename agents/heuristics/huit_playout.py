@@ -4,7 +4,7 @@ Why: a Gymnasium vector env's heuristic opponents (`cardlab.training.vector`)
 otherwise cost a Python round per opponent move (observe every game, mask,
 `act_batch`, step), about seven rounds per learner step at 2 players. Here the
 rounds run inside numba, calling the heuristic's own kernel
-(`huit_kernels.greedy_batch`, `huit_kernels.expert_batch`,
+(`huit_kernels.greedy_batch`, `huit_kernels.expert_rows`,
 `batch_kernels.uniform_legal`) on the rows whose seat to move is not the
 learner's, in slot order, with the agent's generator, between the rounds' own
 hold and step (`cardlab.envs.huit.rounds`): so each round picks
@@ -29,7 +29,7 @@ from cardlab.agents.base import Agent, RandomAgent
 from cardlab.agents.batch_kernels import uniform_legal
 from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
 from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
-from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_batch, greedy_batch
+from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_rows, greedy_batch
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.kernels import mask_rows_kernel, observe_rows
 from cardlab.envs.huit.rounds import finish_round, start_round
@@ -41,9 +41,10 @@ PlayOut = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
 
 
 class CompiledPlayer(NamedTuple):
-    """What `play_rounds` needs of one agent: its kernel (`kind`), the arguments of that kernel and the
-    agent, whose generator draws (read at each call: `Agent.seed` replaces it), so the moves are those
-    `act_batch` gives."""
+    """What `play_rounds` needs of one agent: its kernel (`kind`), the arguments of that kernel (the
+    expert's arrays as a working copy of this player's own, `huit_kernels.expert_rows`) and the agent,
+    whose generator draws (read at each call: `Agent.seed` replaces it), so the moves are those `act_batch`
+    gives."""
 
     kind: int
     hand_at: int
@@ -90,8 +91,8 @@ def play_rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndar
             if kind == GREEDY:
                 picked = greedy_batch(seen, masks, hand_at, tables, rng)
             else:
-                picked = expert_batch(seen, masks, offsets, num_players, again, int_table, float_table,
-                                      tables, rng)
+                picked = expert_rows(seen, masks, offsets, num_players, again, int_table, float_table,
+                                     tables, rng)
         for i in range(count):
             actions[movers[i]] = picked[i]
         ended |= finish_round(actions, who, gained, counted, flags[0], flags[1], info, seats, hands, bank,
@@ -114,7 +115,7 @@ def compiled_player(engine: Any, agent: Agent) -> CompiledPlayer | None:
         return None
     offsets, tables = NONE, (NONE, np.zeros(0, dtype=np.float64))
     if isinstance(agent, HuitExpert):
-        offsets, tables = agent.offsets, agent.arrays
+        offsets, tables = agent.offsets, (agent.arrays[0].copy(), agent.arrays[1].copy())
     return CompiledPlayer(kind, engine.layout.slices["hand"].start, offsets, engine.n, tables[0], tables[1],
                           agent)
 
