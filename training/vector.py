@@ -43,6 +43,11 @@ Players of the other seats, each drawn per episode and seat from
   all of them (`Agent.act_batch`: a bot's one forward pass, a compiled
   heuristic's one kernel call).
 
+In Huit, with every other seat ``"random"`` or all of them one compiled
+heuristic, a whole step (or `reset`'s play-out) is one compiled call
+(`cardlab.training.vector_fused`), which plays what the Python passes play;
+a step with a penalized illegal move is played by the passes.
+
 Autoreset is Gymnasium's same-step mode (``metadata["autoreset_mode"]``): a
 step that ends a game returns the first observation of the next one, the last
 observation of the ended one in ``infos["final_obs"]`` (flagged by
