@@ -4,9 +4,10 @@ Why: a Gymnasium vector env's heuristic opponents (`cardlab.training.vector`)
 otherwise cost a Python round per opponent move (observe every game, mask,
 `act_batch`, step), about seven rounds per learner step at 2 players. Here the
 rounds run inside numba, calling the heuristic's own kernel
-(`huit_kernels.greedy_batch`, `huit_kernels.expert_batch`,
+(`huit_kernels.greedy_batch`, `huit_kernels.expert_rows`,
 `batch_kernels.uniform_legal`) on the rows whose seat to move is not the
-learner's, in slot order, with the agent's generator: so each round picks
+learner's, in slot order, with the agent's generator, between the rounds' own
+hold and step (`cardlab.envs.huit.rounds`): so each round picks
 what `act_batch` picks on those rows, and the games are the ones the
 round-by-round play gives (`tests/training/test_vector_fused.py`).
 
@@ -19,7 +20,7 @@ ended = play(seats, gained, counted)       # as `BatchedEngine.play_random`, wit
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -28,9 +29,10 @@ from cardlab.agents.base import Agent, RandomAgent
 from cardlab.agents.batch_kernels import uniform_legal
 from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
 from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
-from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_batch, greedy_batch
+from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_rows, greedy_batch
 from cardlab.envs.huit.batched import HuitBatch
-from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
+from cardlab.envs.huit.kernels import mask_rows_kernel, observe_rows
+from cardlab.envs.huit.rounds import finish_round, start_round
 
 RANDOM, GREEDY, EXPERT = range(3)
 """The compiled players (`kind`), by the kernel they call."""
@@ -38,40 +40,45 @@ PlayOut = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
 """(seats (B,), gained (B,) float64, counted (B,) bool) -> whether some episode ended"""
 
 
-@njit(cache=True)
-def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray, info: np.ndarray,
-            seats: np.ndarray, hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any,
-            params: np.ndarray, reward_table: np.ndarray, obs_offsets: np.ndarray, obs_scales: np.ndarray,
-            mask: np.ndarray, obs: np.ndarray, hand_at: int, offsets: np.ndarray, num_players: int,
-            again: int, int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays,
-            rng: np.random.Generator) -> bool:
-    """The rounds of `BatchedEngine.play_random`, the movers' actions from the `kind` kernel on their rows.
+class CompiledPlayer(NamedTuple):
+    """What `play_rounds` needs of one agent: its kernel (`kind`), the arguments of that kernel (the
+    expert's arrays as a working copy of this player's own, `huit_kernels.expert_rows`) and the agent,
+    whose generator draws (read at each call: `Agent.seed` replaces it), so the moves are those `act_batch`
+    gives."""
 
-    `mask` (B, num_actions) and `obs` (B, obs_size) are scratch arrays: the movers' masks and
-    observations are packed into their first rows.
-    """
-    batch = who.shape[0]
-    waiting = np.zeros(batch, dtype=np.bool_)
-    held = np.zeros(batch, dtype=np.bool_)
-    rows = np.empty(batch, dtype=np.int64)
-    actions = np.zeros(batch, dtype=np.int64)
-    rewards = np.zeros((batch, reward_table.shape[0] - 1), dtype=np.float32)
+    kind: int
+    hand_at: int
+    offsets: np.ndarray
+    num_players: int
+    int_table: np.ndarray
+    float_table: np.ndarray
+    agent: Agent
+
+
+class Scratch(NamedTuple):
+    """`play_rounds`' working arrays for a batch of B slots, allocated once per engine."""
+
+    mask: np.ndarray  # (B, num_actions) bool: the movers' masks, packed
+    obs: np.ndarray  # (B, obs_size) float32: their observations, packed
+    actions: np.ndarray  # (B,) int64
+    flags: np.ndarray  # (2, B) bool: waiting, held
+    rows: np.ndarray  # (B,) int64: the movers' slots
+
+
+@njit(cache=True)
+def play_rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray, info: np.ndarray,
+                seats: np.ndarray, hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any,
+                params: np.ndarray, reward_table: np.ndarray, rewards: np.ndarray, obs_offsets: np.ndarray,
+                obs_scales: np.ndarray, hand_at: int, offsets: np.ndarray, num_players: int, again: int,
+                int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays, rng: np.random.Generator,
+                mask: np.ndarray, obs: np.ndarray, actions: np.ndarray, flags: np.ndarray,
+                rows: np.ndarray) -> bool:
+    """The rounds of `BatchedEngine.play_random` (`huit.rounds`), the movers' actions from the `kind` kernel
+    on their rows (the fields of a `CompiledPlayer`, then of a `Scratch`)."""
     ended = False
     while True:
-        count = 0
-        for b in range(batch):
-            live = info[b, HAND_OVER] == 0
-            waiting[b] = live and info[b, CUR] != who[b]
-            held[b] = live and not waiting[b]
-            if waiting[b]:
-                rows[count] = b
-                count += 1
-            if held[b]:
-                info[b, HAND_OVER] = 1  # held while the others move
+        count = start_round(who, info, flags[0], flags[1], rows)
         if count == 0:
-            for b in range(batch):
-                if held[b]:
-                    info[b, HAND_OVER] = 0
             return ended
         movers = rows[:count]
         masks = mask[:count]
@@ -84,46 +91,62 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
             if kind == GREEDY:
                 picked = greedy_batch(seen, masks, hand_at, tables, rng)
             else:
-                picked = expert_batch(seen, masks, offsets, num_players, again, int_table, float_table,
-                                      tables, rng)
-        actions[:] = 0
+                picked = expert_rows(seen, masks, offsets, num_players, again, int_table, float_table,
+                                     tables, rng)
         for i in range(count):
             actions[movers[i]] = picked[i]
-        step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
-        for b in range(batch):
-            if held[b]:
-                info[b, HAND_OVER] = 0
-            elif waiting[b]:
-                if counted[b]:
-                    gained[b] += rewards[b, who[b]]
-                ended |= info[b, HAND_OVER] != 0
+        ended |= finish_round(actions, who, gained, counted, flags[0], flags[1], info, seats, hands, bank,
+                              table, gens, params, reward_table, rewards)
 
 
-def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
-    """`agent` playing every seat but `seats[b]` of `engine` in one compiled call, or None if not compiled.
+NONE = np.zeros(0, dtype=np.int64)
+"""The int64 arguments a kernel does not read (typed as those it reads, so that no kernel compiles twice)."""
 
-    Compiled: a `HuitBatch` with `RandomAgent`, `HuitGreedy` or `HuitExpert`
-    of the same rules. The call takes and checks what `play_random` takes
-    (without its generator: the agent's draws its moves) and plays as it does.
+
+def compiled_player(engine: Any, agent: Agent) -> CompiledPlayer | None:
+    """`agent` as `play_rounds` plays it on `engine`, or None if it has no compiled kernel there.
+
+    Compiled: a `HuitBatch` with `RandomAgent`, `HuitGreedy` or `HuitExpert` of the same rules.
     """
     if not isinstance(engine, HuitBatch) or agent.game.rules != engine.rules:
         return None
     kind = {RandomAgent: RANDOM, HuitGreedy: GREEDY, HuitExpert: EXPERT}.get(type(agent))
     if kind is None:
         return None
-    none = np.zeros(0, dtype=np.int64)
-    hand_at = engine.layout.slices["hand"].start
-    offsets, num_players, tables = none, engine.n, (none, np.zeros(0, dtype=np.float64))
+    offsets, tables = NONE, (NONE, np.zeros(0, dtype=np.float64))
     if isinstance(agent, HuitExpert):
-        offsets, tables = agent.offsets, agent.arrays
-    mask = np.empty((engine.batch_size, engine.num_actions), dtype=np.bool_)
-    obs = np.empty((engine.batch_size, engine.obs_size), dtype=np.float32)
+        offsets, tables = agent.offsets, (agent.arrays[0].copy(), agent.arrays[1].copy())
+    return CompiledPlayer(kind, engine.layout.slices["hand"].start, offsets, engine.n, tables[0], tables[1],
+                          agent)
+
+
+def scratch(engine: Any) -> Scratch:
+    """`play_rounds`' working arrays for `engine`'s batch."""
+    B = engine.batch_size
+    return Scratch(np.empty((B, engine.num_actions), dtype=np.bool_),
+                   np.empty((B, engine.obs_size), dtype=np.float32), np.zeros(B, dtype=np.int64),
+                   np.zeros((2, B), dtype=np.bool_), np.zeros(B, dtype=np.int64))
+
+
+def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
+    """`agent` playing every seat but `seats[b]` of `engine` in one compiled call, or None if not compiled
+    (`compiled_player`).
+
+    The call takes and checks what `play_random` takes (without its
+    generator: the agent's draws its moves) and plays as it does.
+    """
+    player = compiled_player(engine, agent)
+    if player is None:
+        return None
+    work = scratch(engine)
+    rewards = np.zeros((engine.batch_size, engine.n), dtype=np.float32)
 
     def play(seats: np.ndarray, gained: np.ndarray, counted: np.ndarray) -> bool:
         who, gained, flags = engine.checked_play_args(seats, gained, counted)
-        return bool(_rounds(kind, who, gained, flags, engine.info, engine.seats, engine.hands, engine.bank,
-                            engine.table, engine.generators, engine.params, engine.reward_table,
-                            engine.obs_offsets, engine.obs_scales, mask, obs, hand_at, offsets, num_players,
-                            AGAIN, tables[0], tables[1], TABLES_ARRAYS, agent.rng))
+        return bool(play_rounds(player.kind, who, gained, flags, engine.info, engine.seats, engine.hands,
+                                engine.bank, engine.table, engine.generators, engine.params,
+                                engine.reward_table, rewards, engine.obs_offsets, engine.obs_scales,
+                                player.hand_at, player.offsets, player.num_players, AGAIN, player.int_table,
+                                player.float_table, TABLES_ARRAYS, player.agent.rng, *work))
 
     return play
