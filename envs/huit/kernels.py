@@ -16,6 +16,14 @@ from numba import njit
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS
+from cardlab.envs.kernels import (
+    add_totals,
+    clear_drew_on,
+    end_of_hand,
+    note_drew_on,
+    observe_drew_on,
+    score_hand,
+)
 from cardlab.envs.options import param_slots
 
 NUM_ACTIONS = R.NUM_ACTIONS
@@ -209,28 +217,18 @@ def _end_turn(info: np.ndarray, b: int, seat: int, skips: int, n: int) -> None:
 def _record(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, b: int, winner: int,
             params: np.ndarray) -> None:
     """`HandState._finish` / `_count_turn` and `Match.record` (B11, B12, B13, C1); winner -1: truncated."""
-    n = params[P_N]
     info[b, HANDS_PLAYED] += 1
     if winner < 0:
         seats[b, STREAKS, :] = 0
         return
     info[b, WINNER] = winner
-    for s in range(n):
-        points = 0
-        if s != winner:
-            for c in range(hands.shape[2]):
-                points += hands[b, s, c] * CARD_POINTS[c]
-        seats[b, HAND_POINTS, s] = points
-        seats[b, SCORE_CHANGES, s] = points
+    score_hand(hands[b], CARD_POINTS, winner, seats[b, HAND_POINTS], seats[b, SCORE_CHANGES])
+    for s in range(params[P_N]):
         seats[b, STREAKS, s] = seats[b, STREAKS, s] + 1 if s == winner else 0
     if seats[b, STREAKS, winner] >= params[P_STREAK_LEN]:
         seats[b, SCORE_CHANGES, winner] -= params[P_STREAK_BONUS]
         seats[b, STREAKS, winner] = 0
-    top = seats[b, SCORES, 0] + seats[b, SCORE_CHANGES, 0]
-    for s in range(n):
-        seats[b, SCORES, s] += seats[b, SCORE_CHANGES, s]
-        top = max(top, seats[b, SCORES, s])
-    info[b, MATCH_OVER] = top >= params[P_TARGET]
+    info[b, MATCH_OVER] = add_totals(seats[b, SCORES], seats[b, SCORE_CHANGES], params[P_TARGET])
 
 
 @njit(cache=True)
@@ -255,7 +253,7 @@ def _play(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, table: np.ndar
         order += 1
     info[b, TABLE_LEN] = n_table + size
     seats[b, SIZES, seat] -= size
-    seats[b, DREW_ON, seat] &= ~A_MASK[a]
+    clear_drew_on(seats[b, DREW_ON], seat, A_MASK[a])
     if seats[b, SIZES, seat] == 0:  # B11
         info[b, HAND_OVER] = 1
         _record(info, seats, hands, b, seat, params)
@@ -281,8 +279,8 @@ def _draw(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarr
     """`HuitState._draw` and `HandState._draw_cards`: B9, B7's two cards, B10's refill."""
     seat = info[b, CUR]
     penalty = info[b, ACE_PENALTY]
-    if not penalty and info[b, SUIT] >= 0:  # a draw of its own accord
-        seats[b, DREW_ON, seat] |= 1 << info[b, SUIT]
+    if not penalty:  # a draw of its own accord
+        note_drew_on(seats[b, DREW_ON], seat, info[b, SUIT])
     for _ in range(2 if penalty else 1):
         if info[b, BANK_LEN] == 0:
             n_table = info[b, TABLE_LEN]
@@ -373,20 +371,8 @@ def step_kernel(actions: np.ndarray, info: np.ndarray, seats: np.ndarray, hands:
                 info[b, TRUNCATED] = 1
                 _record(info, seats, hands, b, -1, params)
             continue
-        if not params[P_MATCH]:
-            winner = info[b, WINNER]
-            for s in range(n):
-                rewards[b, s] = reward_table[1, 0 if s == winner else 1]
-        elif info[b, MATCH_OVER]:
-            low = seats[b, SCORES, 0]
-            for s in range(n):
-                low = min(low, seats[b, SCORES, s])
-            count = 0
-            for s in range(n):
-                count += seats[b, SCORES, s] == low
-            for s in range(n):
-                rewards[b, s] = reward_table[count, 0 if seats[b, SCORES, s] == low else 1]
-        else:  # A3/B3: the dealer moves on and deals the next hand of the match
+        if end_of_hand(params[P_MATCH], info[b, MATCH_OVER], info[b, WINNER], seats[b, SCORES], reward_table,
+                       rewards[b]):  # B3: the dealer moves on and deals the next hand of the match
             info[b, DEALER] = (info[b, DEALER] + 1) % n
             _deal(info, seats, hands, bank, table, b, gens[b], params)
     return -1
@@ -418,12 +404,11 @@ def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: n
         other = (seat + k) % n
         if k:
             out[r, opp0 + k - 1] = seats[b, SIZES, other] / 8
-            if drew0 >= 0:
-                for s in range(4):
-                    out[r, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
         out[r, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
         out[r, streak0 + k] = seats[b, STREAKS, other] * inv_streak
     out[r, bank0] = info[b, BANK_LEN] / NUM_CARDS
+    if drew0 >= 0:
+        observe_drew_on(out[r], drew0, seats[b, DREW_ON], seat)
 
 
 @njit(cache=True)
