@@ -110,14 +110,18 @@ def _top_rank(info: np.ndarray, table: np.ndarray, b: int) -> int:
     return _NO_RANK if n_table == 0 else CARD_RANK[table[b, n_table - 1]]
 
 
-@njit(cache=True)
-def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, row: np.ndarray) -> None:
-    """`HuitState.legal_actions` of slot b as a mask row."""
-    row[:] = False
-    if info[b, HAND_OVER]:
-        return
+@njit(cache=True, inline="always")
+def _legal_into(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, as_mask: bool,
+                out: np.ndarray) -> int:
+    """`HuitState.legal_actions` of live slot b: the one definition of the mask and of the legal ids.
+
+    With `as_mask`, sets `out[a]` for each legal id a (a mask row, cleared by
+    the caller), else writes the ids into `out` in the order the rules produce
+    them; returns how many. Inlined, so each caller compiles only its branch.
+    """
     seat, suit = info[b, CUR], info[b, SUIT]
     top_rank = _top_rank(info, table, b)
+    count = 0
     for i in range(RANK_IDS.shape[0]):
         held = _held(hands, b, seat, i)
         if held == 0:
@@ -128,8 +132,25 @@ def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, ro
         for k in range(NCAND[i, held]):
             a = CAND[i, held, k]
             if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
-                row[a] = True
-    row[_PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW] = True
+                if as_mask:
+                    out[a] = True
+                else:
+                    out[count] = a
+                count += 1
+    last = _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW
+    if as_mask:
+        out[last] = True
+    else:
+        out[count] = last
+    return count + 1
+
+
+@njit(cache=True)
+def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, row: np.ndarray) -> None:
+    """`HuitState.legal_actions` of slot b as a mask row."""
+    row[:] = False
+    if not info[b, HAND_OVER]:
+        _legal_into(info, hands, table, b, True, row)
 
 
 @njit(cache=True)
@@ -154,23 +175,7 @@ def legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, ou
     In the order the rules produce them (by rank, then group), not sorted: a
     caller that picks the k-th legal action sorts them (`sorted_legal_ids`).
     """
-    seat, suit = info[b, CUR], info[b, SUIT]
-    top_rank = _top_rank(info, table, b)
-    count = 0
-    for i in range(RANK_IDS.shape[0]):
-        held = _held(hands, b, seat, i)
-        if held == 0:
-            continue
-        rank = RANK_IDS[i]
-        if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
-            continue
-        for k in range(NCAND[i, held]):
-            a = CAND[i, held, k]
-            if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
-                out[count] = a
-                count += 1
-    out[count] = _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW
-    return count + 1
+    return _legal_into(info, hands, table, b, False, out)
 
 
 @njit(cache=True)
