@@ -262,7 +262,7 @@ class HuitBatch(BatchedEngine):
             return out
         idx = self._rows(rows)
         out = np.empty((idx.size, NUM_ACTIONS), dtype=np.bool_)
-        mask_rows_kernel(self.info, self.hands, self.table, idx, out)
+        mask_rows_kernel(idx, self.info, self.hands, self.table, out)
         return out
 
     def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -271,8 +271,8 @@ class HuitBatch(BatchedEngine):
         idx = self._rows(rows)
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
-        observe_kernel(self.info, self.seats, self.hands, self.bank, self.table, idx, who,
-                        self.obs_offsets, self.obs_scales, out)
+        observe_kernel(idx, who, self.info, self.seats, self.hands, self.bank, self.table, self.obs_offsets,
+                       self.obs_scales, out)
         return out
 
     # ------------------------------------------------------------ moves

@@ -3,7 +3,9 @@
 Each kernel replays a piece of `cardlab.envs.huit.rules` (named in its doc) for
 every slot b of the arrays that `cardlab.envs.huit.batched.HuitBatch` holds
 (layout in that module's doc). The tables are built from the engine's own
-definitions at import, so both read the same action layout.
+definitions at import, so both read the same action layout. Arguments and
+dtypes follow `cardlab.envs.batched`'s convention; what both games share (end
+of a hand, rewards, memory) is `cardlab.envs.kernels`.
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.
 
 
 @njit(cache=True)
-def mask_rows_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, rows: np.ndarray,
+def mask_rows_kernel(rows: np.ndarray, info: np.ndarray, hands: np.ndarray, table: np.ndarray,
                      out: np.ndarray) -> None:
     """The legal mask of slot rows[r] as row r of `out`."""
     for r in range(rows.shape[0]):
@@ -417,9 +419,9 @@ def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: n
 
 
 @njit(cache=True)
-def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                    table: np.ndarray, rows: np.ndarray, who: np.ndarray, offsets: np.ndarray,
-                    scales: np.ndarray, out: np.ndarray) -> None:
+def observe_kernel(rows: np.ndarray, who: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray,
+                   bank: np.ndarray, table: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
+                   out: np.ndarray) -> None:
     """`HuitObserver.observe` of seat who[i] in slot rows[i], as row i of `out`.
 
     offsets: the layout's field starts, the last one -1 when the layout has no `drew_on` (memory off).
@@ -429,9 +431,8 @@ def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank:
 
 
 @njit(cache=True)
-def observe_rows(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                 table: np.ndarray, rows: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
-                 out: np.ndarray) -> None:
+def observe_rows(rows: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
+                 table: np.ndarray, offsets: np.ndarray, scales: np.ndarray, out: np.ndarray) -> None:
     """out[i]: `observe_kernel` of the seat to move in info rows[i] (only those rows, packed)."""
     for i in range(rows.shape[0]):
         _observe_row(info, seats, hands, bank, table, rows[i], info[rows[i], CUR], offsets, scales, out, i)
