@@ -18,7 +18,10 @@ game's kernels (numba inlines the calls):
   typed list) and a state's generator put into a slot (`load_generator`).
 
 The functions take rows of the engines' arrays (`seats[b, SCORES]`, say), not
-the arrays, so they hold for any game's column and row layout.
+the arrays, so they hold for any game's column and row layout. Numba's disk
+cache checks only the file of the function it loads: after an edit here,
+touch `envs/huit/kernels.py` and `envs/switch/kernels.py` (or clear their
+`__pycache__`) so their kernels compile again with it.
 """
 
 from __future__ import annotations
