@@ -75,6 +75,29 @@ The arrays have the same names in every engine: `info` (B, columns) the
 scalar fields of each game, one column each; `seats` (B, rows, n) the
 per-seat fields; `hands` (B, n, cards); `generators`. Each game's module
 doc gives its columns, rows and card arrays.
+
+## One design (every game's numba engine)
+
+- dtypes: `info`, `seats`, the kernel parameters (`params`, built by name by
+  `cardlab.envs.options.kernel_params`) and the kernels' tables are int64;
+  the card arrays (`hands`, the piles, Switch's `played`) are int8, since they
+  hold card indices and copies of one card, all below 128.
+- Randomness: `generators` is a numba typed list
+  (`cardlab.envs.kernels.slot_generators`), and the kernels deal and reshuffle
+  (A3, A10, B2, B10) with `generators[b].shuffle`, which gives the permutation
+  numpy's `Generator.shuffle` gives the rules engine: no shuffle in Python,
+  and a slot plays what the engine plays from the same generator state (C2).
+- Kernel arguments, in this order: what to act on (actions, slots, rows,
+  seats; a step's known mask), the state arrays in `STATE_ARRAYS` order, the
+  generators, `params`, the read-only tables (the reward table first), the
+  outputs (rewards, mask rows, observations) last. A step checks every live
+  slot's action before any moves and returns the first refused slot (-1:
+  none); it deals the next hand of a match itself.
+- Shared rules, in `cardlab.envs.kernels` and compiled into both games'
+  kernels: a hand's points and totals, the episode's end (the hand's winner,
+  or the lowest totals of a finished match) with its win rewards read from
+  `win_table` (filled by `cardlab.envs.match.win_rewards`), the memory of the
+  hand (`drew_on`), and how a state's generator goes into a slot.
 """
 
 from __future__ import annotations

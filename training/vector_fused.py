@@ -111,7 +111,7 @@ def vector_step(learn: bool, actions: np.ndarray, who: np.ndarray, owners: np.nd
                 terminated[b], truncated[b] = won, not won
                 points[b] = seats[b, SCORE_CHANGES, who[b]] if won else 0
                 reported[count] = b
-                observe_kernel(info, seats, hands, bank, table, reported[count:count + 1], who[b:b + 1],
+                observe_kernel(reported[count:count + 1], who[b:b + 1], info, seats, hands, bank, table,
                                obs_offsets, obs_scales, finals[count:count + 1])
                 count += 1
             deals[b] += 1
@@ -127,7 +127,7 @@ def vector_step(learn: bool, actions: np.ndarray, who: np.ndarray, owners: np.nd
             owners[rows[i], who[rows[i]]] = -1
             fresh[rows[i]] = True
     mask_kernel(info, hands, table, masks)
-    observe_kernel(info, seats, hands, bank, table, every, who, obs_offsets, obs_scales, observations)
+    observe_kernel(every, who, info, seats, hands, bank, table, obs_offsets, obs_scales, observations)
     return STEPPED, count
 
 

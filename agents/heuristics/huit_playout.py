@@ -82,12 +82,12 @@ def play_rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndar
             return ended
         movers = rows[:count]
         masks = mask[:count]
-        mask_rows_kernel(info, hands, table, movers, masks)
+        mask_rows_kernel(movers, info, hands, table, masks)
         if kind == RANDOM:
             picked = uniform_legal(masks, rng)
         else:
             seen = obs[:count]
-            observe_rows(info, seats, hands, bank, table, movers, obs_offsets, obs_scales, seen)
+            observe_rows(movers, info, seats, hands, bank, table, obs_offsets, obs_scales, seen)
             if kind == GREEDY:
                 picked = greedy_batch(seen, masks, hand_at, tables, rng)
             else:

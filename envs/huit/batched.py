@@ -48,7 +48,6 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
-from numba.typed import List as TypedList
 
 from cardlab.envs.batched import BatchedEngine, seat_indices
 from cardlab.envs.hand import HandState
@@ -87,10 +86,11 @@ from cardlab.envs.huit.kernels import (
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
 from cardlab.envs.huit.rounds import random_rounds
 from cardlab.envs.huit.rules import HuitRules, HuitState
+from cardlab.envs.kernels import load_generator, slot_generators, win_table
 from cardlab.envs.layout import memory_start
-from cardlab.envs.match import Match, win_rewards
+from cardlab.envs.match import Match
 from cardlab.envs.options import kernel_params
-from cardlab.envs.rng import copied_into, rng_from_state, rng_state
+from cardlab.envs.rng import rng_from_state, rng_state
 
 
 # ---------------------------------------------------------------- the batch
@@ -119,11 +119,7 @@ class HuitBatch(BatchedEngine):
         self.table = np.zeros((B, NUM_CARDS), dtype=np.int8)
         self.params = kernel_params(rules, PARAM_SLOTS, hand_size=rules.cards_each(),
                                     episode_match=episode == "match")
-        # reward_table[k] = (a winner's, a loser's) win reward when k seats share the win.
-        self.reward_table = np.zeros((n + 1, 2), dtype=np.float64)
-        for k in range(1, n + 1):
-            shares = win_rewards(n, list(range(k)))
-            self.reward_table[k] = (shares[0], shares[-1])
+        self.reward_table = win_table(n)
         s = self.layout.slices
         self.obs_offsets = np.array(
             [*(s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
@@ -135,7 +131,7 @@ class HuitBatch(BatchedEngine):
         self.obs_scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,
                                  float(self.layout.low[scores]), float(self.layout.high[scores])],
                                 dtype=np.float64)
-        self.generators = TypedList(self.generators)  # the kernels draw from them
+        self.generators = slot_generators(self.generators)  # the kernels draw from them
         self._rewards = np.zeros((B, n), dtype=np.float32)
         self._play_legal = np.empty(NUM_ACTIONS, dtype=np.int64)  # play_random's scratch arrays
         self._play_actions = np.zeros(B, dtype=np.int64)
@@ -168,10 +164,7 @@ class HuitBatch(BatchedEngine):
         self.hands[b] = np.stack([h[DECK_IDS] for h in state.hands])
         self.bank[b, : len(state.bank)] = LOCAL_INDEX[state.bank]
         self.table[b, : len(state.table)] = LOCAL_INDEX[state.table]
-        held = self.generators[b]
-        copied = copied_into(held, state.rng)
-        if copied is not held:
-            self.generators[b] = copied
+        load_generator(self.generators, b, state.rng)
 
     def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
         if worlds.picks:
@@ -230,7 +223,7 @@ class HuitBatch(BatchedEngine):
             return out
         idx = self._rows(rows)
         out = np.empty((idx.size, NUM_ACTIONS), dtype=np.bool_)
-        mask_rows_kernel(self.info, self.hands, self.table, idx, out)
+        mask_rows_kernel(idx, self.info, self.hands, self.table, out)
         return out
 
     def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -239,8 +232,8 @@ class HuitBatch(BatchedEngine):
         idx = self._rows(rows)
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
-        observe_kernel(self.info, self.seats, self.hands, self.bank, self.table, idx, who,
-                        self.obs_offsets, self.obs_scales, out)
+        observe_kernel(idx, who, self.info, self.seats, self.hands, self.bank, self.table, self.obs_offsets,
+                       self.obs_scales, out)
         return out
 
     # ------------------------------------------------------------ moves

@@ -3,7 +3,9 @@
 Each kernel replays a piece of `cardlab.envs.huit.rules` (named in its doc) for
 every slot b of the arrays that `cardlab.envs.huit.batched.HuitBatch` holds
 (layout in that module's doc). The tables are built from the engine's own
-definitions at import, so both read the same action layout.
+definitions at import, so both read the same action layout. Arguments and
+dtypes follow `cardlab.envs.batched`'s convention; what both games share (end
+of a hand, rewards, memory) is `cardlab.envs.kernels`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,14 @@ from numba import njit
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS
+from cardlab.envs.kernels import (
+    add_totals,
+    clear_drew_on,
+    end_of_hand,
+    note_drew_on,
+    observe_drew_on,
+    score_hand,
+)
 from cardlab.envs.options import param_slots
 
 NUM_ACTIONS = R.NUM_ACTIONS
@@ -102,49 +112,14 @@ def _top_rank(info: np.ndarray, table: np.ndarray, b: int) -> int:
     return _NO_RANK if n_table == 0 else CARD_RANK[table[b, n_table - 1]]
 
 
-@njit(cache=True)
-def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, row: np.ndarray) -> None:
-    """`HuitState.legal_actions` of slot b as a mask row."""
-    row[:] = False
-    if info[b, HAND_OVER]:
-        return
-    seat, suit = info[b, CUR], info[b, SUIT]
-    top_rank = _top_rank(info, table, b)
-    for i in range(RANK_IDS.shape[0]):
-        held = _held(hands, b, seat, i)
-        if held == 0:
-            continue
-        rank = RANK_IDS[i]
-        if top_rank == _ACE and rank != _ACE and rank != _EIGHT:
-            continue
-        for k in range(NCAND[i, held]):
-            a = CAND[i, held, k]
-            if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
-                row[a] = True
-    row[_PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW] = True
+@njit(cache=True, inline="always")
+def _legal_into(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, as_mask: bool,
+                out: np.ndarray) -> int:
+    """`HuitState.legal_actions` of live slot b: the one definition of the mask and of the legal ids.
 
-
-@njit(cache=True)
-def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
-    """The legal mask of every slot."""
-    for b in range(out.shape[0]):
-        _mask_row(info, hands, table, b, out[b])
-
-
-@njit(cache=True)
-def mask_rows_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, rows: np.ndarray,
-                     out: np.ndarray) -> None:
-    """The legal mask of slot rows[r] as row r of `out`."""
-    for r in range(rows.shape[0]):
-        _mask_row(info, hands, table, rows[r], out[r])
-
-
-@njit(cache=True)
-def legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, out: np.ndarray) -> int:
-    """The legal action ids of live info b (`HuitState.legal_actions`) into `out`; returns how many.
-
-    In the order the rules produce them (by rank, then group), not sorted: a
-    caller that picks the k-th legal action sorts them (`sorted_legal_ids`).
+    With `as_mask`, sets `out[a]` for each legal id a (a mask row, cleared by
+    the caller), else writes the ids into `out` in the order the rules produce
+    them; returns how many. Inlined, so each caller compiles only its branch.
     """
     seat, suit = info[b, CUR], info[b, SUIT]
     top_rank = _top_rank(info, table, b)
@@ -159,10 +134,50 @@ def legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, ou
         for k in range(NCAND[i, held]):
             a = CAND[i, held, k]
             if _play_allowed(rank, A_SIZE[a], A_MASK[a], A_TOP[a], top_rank, suit):
-                out[count] = a
+                if as_mask:
+                    out[a] = True
+                else:
+                    out[count] = a
                 count += 1
-    out[count] = _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW
+    last = _PASS if info[b, PHASE] == _AFTER_DRAW else _DRAW
+    if as_mask:
+        out[last] = True
+    else:
+        out[count] = last
     return count + 1
+
+
+@njit(cache=True)
+def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, row: np.ndarray) -> None:
+    """`HuitState.legal_actions` of slot b as a mask row."""
+    row[:] = False
+    if not info[b, HAND_OVER]:
+        _legal_into(info, hands, table, b, True, row)
+
+
+@njit(cache=True)
+def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
+    """The legal mask of every slot."""
+    for b in range(out.shape[0]):
+        _mask_row(info, hands, table, b, out[b])
+
+
+@njit(cache=True)
+def mask_rows_kernel(rows: np.ndarray, info: np.ndarray, hands: np.ndarray, table: np.ndarray,
+                     out: np.ndarray) -> None:
+    """The legal mask of slot rows[r] as row r of `out`."""
+    for r in range(rows.shape[0]):
+        _mask_row(info, hands, table, rows[r], out[r])
+
+
+@njit(cache=True)
+def legal_ids(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, out: np.ndarray) -> int:
+    """The legal action ids of live info b (`HuitState.legal_actions`) into `out`; returns how many.
+
+    In the order the rules produce them (by rank, then group), not sorted: a
+    caller that picks the k-th legal action sorts them (`sorted_legal_ids`).
+    """
+    return _legal_into(info, hands, table, b, False, out)
 
 
 @njit(cache=True)
@@ -209,28 +224,18 @@ def _end_turn(info: np.ndarray, b: int, seat: int, skips: int, n: int) -> None:
 def _record(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, b: int, winner: int,
             params: np.ndarray) -> None:
     """`HandState._finish` / `_count_turn` and `Match.record` (B11, B12, B13, C1); winner -1: truncated."""
-    n = params[P_N]
     info[b, HANDS_PLAYED] += 1
     if winner < 0:
         seats[b, STREAKS, :] = 0
         return
     info[b, WINNER] = winner
-    for s in range(n):
-        points = 0
-        if s != winner:
-            for c in range(hands.shape[2]):
-                points += hands[b, s, c] * CARD_POINTS[c]
-        seats[b, HAND_POINTS, s] = points
-        seats[b, SCORE_CHANGES, s] = points
+    score_hand(hands[b], CARD_POINTS, winner, seats[b, HAND_POINTS], seats[b, SCORE_CHANGES])
+    for s in range(params[P_N]):
         seats[b, STREAKS, s] = seats[b, STREAKS, s] + 1 if s == winner else 0
     if seats[b, STREAKS, winner] >= params[P_STREAK_LEN]:
         seats[b, SCORE_CHANGES, winner] -= params[P_STREAK_BONUS]
         seats[b, STREAKS, winner] = 0
-    top = seats[b, SCORES, 0] + seats[b, SCORE_CHANGES, 0]
-    for s in range(n):
-        seats[b, SCORES, s] += seats[b, SCORE_CHANGES, s]
-        top = max(top, seats[b, SCORES, s])
-    info[b, MATCH_OVER] = top >= params[P_TARGET]
+    info[b, MATCH_OVER] = add_totals(seats[b, SCORES], seats[b, SCORE_CHANGES], params[P_TARGET])
 
 
 @njit(cache=True)
@@ -255,7 +260,7 @@ def _play(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, table: np.ndar
         order += 1
     info[b, TABLE_LEN] = n_table + size
     seats[b, SIZES, seat] -= size
-    seats[b, DREW_ON, seat] &= ~A_MASK[a]
+    clear_drew_on(seats[b, DREW_ON], seat, A_MASK[a])
     if seats[b, SIZES, seat] == 0:  # B11
         info[b, HAND_OVER] = 1
         _record(info, seats, hands, b, seat, params)
@@ -281,8 +286,8 @@ def _draw(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarr
     """`HuitState._draw` and `HandState._draw_cards`: B9, B7's two cards, B10's refill."""
     seat = info[b, CUR]
     penalty = info[b, ACE_PENALTY]
-    if not penalty and info[b, SUIT] >= 0:  # a draw of its own accord
-        seats[b, DREW_ON, seat] |= 1 << info[b, SUIT]
+    if not penalty:  # a draw of its own accord
+        note_drew_on(seats[b, DREW_ON], seat, info[b, SUIT])
     for _ in range(2 if penalty else 1):
         if info[b, BANK_LEN] == 0:
             n_table = info[b, TABLE_LEN]
@@ -373,20 +378,8 @@ def step_kernel(actions: np.ndarray, info: np.ndarray, seats: np.ndarray, hands:
                 info[b, TRUNCATED] = 1
                 _record(info, seats, hands, b, -1, params)
             continue
-        if not params[P_MATCH]:
-            winner = info[b, WINNER]
-            for s in range(n):
-                rewards[b, s] = reward_table[1, 0 if s == winner else 1]
-        elif info[b, MATCH_OVER]:
-            low = seats[b, SCORES, 0]
-            for s in range(n):
-                low = min(low, seats[b, SCORES, s])
-            count = 0
-            for s in range(n):
-                count += seats[b, SCORES, s] == low
-            for s in range(n):
-                rewards[b, s] = reward_table[count, 0 if seats[b, SCORES, s] == low else 1]
-        else:  # A3/B3: the dealer moves on and deals the next hand of the match
+        if end_of_hand(params[P_MATCH], info[b, MATCH_OVER], info[b, WINNER], seats[b, SCORES], reward_table,
+                       rewards[b]):  # B3: the dealer moves on and deals the next hand of the match
             info[b, DEALER] = (info[b, DEALER] + 1) % n
             _deal(info, seats, hands, bank, table, b, gens[b], params)
     return -1
@@ -418,18 +411,17 @@ def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: n
         other = (seat + k) % n
         if k:
             out[r, opp0 + k - 1] = seats[b, SIZES, other] / 8
-            if drew0 >= 0:
-                for s in range(4):
-                    out[r, drew0 + 4 * (k - 1) + s] = (seats[b, DREW_ON, other] >> s) & 1
         out[r, score0 + k] = min(max(seats[b, SCORES, other] * inv_target, low), high)
         out[r, streak0 + k] = seats[b, STREAKS, other] * inv_streak
     out[r, bank0] = info[b, BANK_LEN] / NUM_CARDS
+    if drew0 >= 0:
+        observe_drew_on(out[r], drew0, seats[b, DREW_ON], seat)
 
 
 @njit(cache=True)
-def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                    table: np.ndarray, rows: np.ndarray, who: np.ndarray, offsets: np.ndarray,
-                    scales: np.ndarray, out: np.ndarray) -> None:
+def observe_kernel(rows: np.ndarray, who: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray,
+                   bank: np.ndarray, table: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
+                   out: np.ndarray) -> None:
     """`HuitObserver.observe` of seat who[i] in slot rows[i], as row i of `out`.
 
     offsets: the layout's field starts, the last one -1 when the layout has no `drew_on` (memory off).
@@ -439,9 +431,8 @@ def observe_kernel(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank:
 
 
 @njit(cache=True)
-def observe_rows(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                 table: np.ndarray, rows: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
-                 out: np.ndarray) -> None:
+def observe_rows(rows: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
+                 table: np.ndarray, offsets: np.ndarray, scales: np.ndarray, out: np.ndarray) -> None:
     """out[i]: `observe_kernel` of the seat to move in info rows[i] (only those rows, packed)."""
     for i in range(rows.shape[0]):
         _observe_row(info, seats, hands, bank, table, rows[i], info[rows[i], CUR], offsets, scales, out, i)

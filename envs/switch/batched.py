@@ -9,11 +9,11 @@ Array layout (B games, n = num_players, D = deck size of the rules, 53 kinds):
 
 | array | shape | dtype | content |
 |---|---|---|---|
-| `hands` | (B, n, 53) | int32 | copies of each card kind held by each seat |
-| `piles` | (B, 2, D) | int32 | `piles[:, STOCK]` stock, `piles[:, DISCARD]` discard pile; bottom first |
-| `played` | (B, 53) | int32 | copies of each kind in the discard pile (the observation's `played`) |
-| `seats` | (B, SEAT_ROWS, n) | int32 | one row per per-seat field, named below |
-| `info` | (B, NUM_INFO) | int32 | one column per scalar field, named below |
+| `info` | (B, NUM_INFO) | int64 | one column per scalar field, named below |
+| `seats` | (B, SEAT_ROWS, n) | int64 | one row per per-seat field, named below |
+| `hands` | (B, n, 53) | int8 | copies of each card kind held by each seat |
+| `piles` | (B, 2, D) | int8 | `piles[:, STOCK]` stock, `piles[:, DISCARD]` discard pile; bottom first |
+| `played` | (B, 53) | int8 | copies of each kind in the discard pile (the observation's `played`) |
 
 `seats` rows: `SIZES` cards held, `SCORES` totals, `HAND_POINTS` and
 `SCORE_CHANGES` of the last hand, `DREW_ON` the memory of the hand (suit masks,
@@ -23,10 +23,10 @@ Array layout (B games, n = num_players, D = deck size of the rules, 53 kinds):
 `DECLARE_START`), `DRAWN` card kept after a draw (-1: none, A8), `FIRST_OUT`
 (-1: none, A9), `TURN` (C1), `OVER` (hand over), `TRUNCATED`, `WINNER` (-1:
 none), `MATCH_OVER`, `DEALER`, `HANDS_PLAYED`, `STOCK_LEN`, `DISCARD_LEN`.
-Each slot also has its own `np.random.Generator` (`generators[i]`), used
-exactly where the engine uses its own: the deal shuffle (A3) and the refill
-shuffle (A10), so a slot and a `SwitchState` with the same generator state
-deal and refill the same cards.
+Each slot also has its own `np.random.Generator` (`generators[i]`, a numba
+typed list), which the kernels use exactly where the engine uses its own: the
+deal shuffle (A3) and the refill shuffle (A10), so a slot and a `SwitchState`
+with the same generator state deal and refill the same cards.
 
 API: `cardlab.envs.batched` (the one API of the batched engines); kernels:
 `cardlab.envs.switch.kernels`.
@@ -39,9 +39,8 @@ Speed (`benchmarks/batched_throughput.py`, 4 players, one core, mask +
 observation + random legal action + step): about 1.2-1.6 million steps/s at
 B = 256 to 4096, 17-29 times the engine loop on a shared two-core machine.
 `step` reads legality from the last `legal_mask()` when nothing moved since,
-else works it out again. The deals (A3) and refills (A10) shuffle with each
-slot's generator in Python, a few microseconds per deal; everything else runs
-in the kernels.
+else works it out again. Everything runs in the kernels, the deals (A3) and
+refills (A10) too.
 """
 
 from __future__ import annotations
@@ -54,10 +53,10 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.batched import BatchedEngine, seat_indices
+from cardlab.envs.kernels import load_generator, slot_generators, win_table
 from cardlab.envs.layout import memory_start
 from cardlab.envs.match import Match
 from cardlab.envs.options import kernel_params
-from cardlab.envs.rng import copied_into
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.kernels import (
     ACTION_TABLE,
@@ -73,7 +72,6 @@ from cardlab.envs.switch.kernels import (
     HAND_POINTS,
     HANDS_PLAYED,
     MATCH_OVER,
-    NEEDS_REFILL,
     NUM_INFO,
     OVER,
     PARAM_SLOTS,
@@ -90,9 +88,9 @@ from cardlab.envs.switch.kernels import (
     TRUNCATED,
     TURN,
     WINNER,
-    deal_kernel,
     legal_mask_kernel,
     observe_kernel,
+    reset_kernel,
     step_kernel,
 )
 from cardlab.envs.switch.observer import SwitchObserver
@@ -103,7 +101,7 @@ from cardlab.envs.switch.rules import SwitchRules, SwitchState
 class SwitchBatch(BatchedEngine):
     """B games of Switch with the state in arrays (layout in the module doc)."""
 
-    STATE_ARRAYS: ClassVar[tuple[str, ...]] = ("hands", "piles", "played", "seats", "info")
+    STATE_ARRAYS: ClassVar[tuple[str, ...]] = ("info", "seats", "hands", "piles", "played")
     PICKED: ClassVar[dict[str, int]] = {"first_out": FIRST_OUT}
     """the `info` column of each attribute a determinization picks (`Determinization.picks`)"""
     RULES: ClassVar[ModuleType] = R
@@ -125,12 +123,13 @@ class SwitchBatch(BatchedEngine):
         self.deck = rules.deck()
         self.deck_size = size = rules.deck_size()
         B = self.batch_size
-        self.hands = np.zeros((B, n, C.NUM_KINDS), dtype=np.int32)
-        self.piles = np.zeros((B, 2, size), dtype=np.int32)
-        self.played = np.zeros((B, C.NUM_KINDS), dtype=np.int32)
-        self.seats = np.zeros((B, SEAT_ROWS, n), dtype=np.int32)
-        self.info = np.zeros((B, NUM_INFO), dtype=np.int32)
+        self.info = np.zeros((B, NUM_INFO), dtype=np.int64)
+        self.seats = np.zeros((B, SEAT_ROWS, n), dtype=np.int64)
+        self.hands = np.zeros((B, n, C.NUM_KINDS), dtype=np.int8)
+        self.piles = np.zeros((B, 2, size), dtype=np.int8)
+        self.played = np.zeros((B, C.NUM_KINDS), dtype=np.int8)
         self.params = kernel_params(rules, PARAM_SLOTS, episode_match=episode == "match")
+        self.reward_table = win_table(n)
         slices = self.observer.layout.slices
         names = ("hand", "top", "suit", "pending", "direction", "phase", "opponents", "scores", "played",
                  "stock")
@@ -140,10 +139,10 @@ class SwitchBatch(BatchedEngine):
         self._inv_copies = self.observer._inv_copies.astype(np.float64)
         self._floats = np.array([self.observer._inv_deck, self.observer._inv_target,
                                  self.observer._scores_low, self.observer._scores_high], dtype=np.float64)
-        self._pack = np.repeat(np.arange(C.NUM_KINDS, dtype=np.int32), self.deck)
+        self._pack = np.repeat(np.arange(C.NUM_KINDS, dtype=np.int8), self.deck)
+        """the rules' deck as a sorted pack: what each deal shuffles (the engine's list, as an array)"""
+        self.generators = slot_generators(self.generators)  # the kernels draw from them
         self._rewards = np.zeros((B, n), dtype=np.float32)
-        self._next_deal = np.zeros(B, dtype=np.bool_)
-        self._refill = np.zeros(B, dtype=np.bool_)
         # The last legal mask, and whether it is still the mask of the state (nothing moved since).
         self._known = np.zeros((B, R.NUM_ACTIONS), dtype=np.bool_)
         self._known_rows = np.ones(B, dtype=np.bool_)
@@ -154,24 +153,9 @@ class SwitchBatch(BatchedEngine):
     # ------------------------------------------------------------ dealing and loading
     def reset(self, slots: Any = None) -> None:
         """Start a new match in `slots` (all when None): totals 0, dealer n-1, a shuffled deal."""
-        idx = self._slots(slots)
-        self.seats[idx, SCORES] = 0
-        self.info[idx, DEALER] = self.n - 1
-        self.info[idx, HANDS_PLAYED] = 0
-        self._deal_shuffled(idx)
-
-    def _deal_shuffled(self, idx: np.ndarray) -> None:
-        """A3 for each slot: its own generator shuffles the pack, as `SwitchState.deal_shuffled` does."""
-        if not idx.size:
-            return
+        reset_kernel(self._slots(slots), self.info, self.seats, self.hands, self.piles, self.played,
+                     self.generators, self.params, CARD_TABLE, self._pack)
         self._known_fresh = False
-        packs = np.empty((idx.size, self.deck_size), dtype=np.int32)
-        for k, b in enumerate(idx):
-            pack = self._pack.copy()
-            self.generators[b].shuffle(pack)  # same permutation as the engine's shuffle of a list
-            packs[k] = pack
-        deal_kernel(idx, packs, self.info, self.seats, self.hands, self.piles, self.played, self.params,
-              CARD_TABLE)
 
     def load(self, slot: int, state: SwitchState) -> None:
         """Copy an engine state (a stacked deal, a restored saved state) and its generator into `slot`."""
@@ -203,7 +187,7 @@ class SwitchBatch(BatchedEngine):
         }
         for column, value in values.items():
             self.info[b, column] = int(value)
-        self.generators[b] = copied_into(self.generators[b], state.rng)
+        load_generator(self.generators, b, state.rng)
         self._known_fresh = False
 
     def _deal_worlds(self, known: Any, worlds: Any, flat: np.ndarray, world: np.ndarray) -> None:
@@ -271,14 +255,14 @@ class SwitchBatch(BatchedEngine):
         given. `step` reads them back (`_known`) while nothing moved, for the slots they cover."""
         idx = self._rows(rows)
         if rows is None:
-            legal_mask_kernel(self._known, idx, self.info, self.seats, self.hands, self.piles, self.params,
-                              CARD_TABLE, PLAY_TABLE)
+            legal_mask_kernel(idx, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
+                              PLAY_TABLE, self._known)
             self._known_rows[:] = True
             self._known_fresh = True
             return self._known.copy()  # a copy: step() checks actions against `_known`
         out = np.empty((idx.size, R.NUM_ACTIONS), dtype=np.bool_)
-        legal_mask_kernel(out, idx, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
-                          PLAY_TABLE)
+        legal_mask_kernel(idx, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
+                          PLAY_TABLE, out)
         self._known[idx] = out
         self._known_rows[:] = False
         self._known_rows[idx] = True
@@ -289,50 +273,18 @@ class SwitchBatch(BatchedEngine):
         idx = self._rows(rows)
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
-        observe_kernel(out, idx, who, self.info, self.seats, self.hands, self.piles, self.played,
-                 self.params, self._offsets, self._inv_copies, self._floats)
+        observe_kernel(idx, who, self.info, self.seats, self.hands, self.piles, self.played, self.params,
+                       self._offsets, self._inv_copies, self._floats, out)
         return out
 
     # ------------------------------------------------------------ moves
     def _apply(self, acts: np.ndarray) -> np.ndarray:
         # The last mask holds for this step if it covers every slot that moves (the held ones are over).
         known = self._known_fresh and bool((self._known_rows | (self.info[:, OVER] != 0)).all())
-        args: tuple[Any, ...] = (
-            acts, self._known, known, self._rewards, self._next_deal, self._refill,
-            self.info, self.seats, self.hands, self.piles, self.played, self.params,
-            CARD_TABLE, ACTION_TABLE, PLAY_TABLE,
-        )
-        status = step_kernel(*args)
-        if status == NEEDS_REFILL:
-            for b in np.flatnonzero(self._refill):
-                self._refill_stock(int(b))
-            status = step_kernel(*args)
+        status = step_kernel(acts, self._known, known, self.info, self.seats, self.hands, self.piles,
+                             self.played, self.generators, self.params, self.reward_table, CARD_TABLE,
+                             ACTION_TABLE, PLAY_TABLE, self._pack, self._rewards)
         self._known_fresh = status >= 0  # refused: nothing moved, the mask still holds
         if status >= 0:
             self._refuse(int(status), int(acts[status]))
-        deal = np.flatnonzero(self._next_deal)
-        if deal.size:  # A3: the next hand of the match, the dealer one seat on
-            self.info[deal, DEALER] = (self.info[deal, DEALER] + 1) % self.n
-            self._deal_shuffled(deal)
         return self._rewards.copy()
-
-    def _refill_stock(self, b: int) -> None:
-        """A10 before the draw that needs it: the discard pile but its top card, shuffled, under the stock.
-
-        The engine shuffles when the stock runs dry in the middle of the draw; the
-        stock's own cards come first either way and nothing else uses the
-        generator in between, so the cards drawn are the same.
-        """
-        info, piles = self.info[b], self.piles[b]
-        stock_len, discard_len = int(info[STOCK_LEN]), int(info[DISCARD_LEN])
-        fresh = piles[DISCARD, : discard_len - 1].copy()
-        self.generators[b].shuffle(fresh)
-        piles[STOCK, fresh.size : fresh.size + stock_len] = piles[STOCK, :stock_len].copy()
-        piles[STOCK, : fresh.size] = fresh
-        top = piles[DISCARD, discard_len - 1]
-        piles[DISCARD, 0] = top
-        info[STOCK_LEN] = stock_len + fresh.size
-        info[DISCARD_LEN] = 1
-        self.played[b] = 0
-        self.played[b, top] = 1
-

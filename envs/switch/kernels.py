@@ -6,15 +6,26 @@ holds (layout in that module's doc). The card and action tables are taken from
 `cards` and `rules` at import and passed to the kernels as arrays; the
 action-id constants are compiled in, so a change of the action layout in
 `rules.py` needs a touch of this file (the differential tests would catch a
-stale cache).
+stale cache). Arguments and dtypes follow `cardlab.envs.batched`'s convention;
+what both games share (end of a hand, rewards, memory) is `cardlab.envs.kernels`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numba import njit
 
 from cardlab.envs import cards as C
+from cardlab.envs.kernels import (
+    add_totals,
+    clear_drew_on,
+    end_of_hand,
+    note_drew_on,
+    observe_drew_on,
+    score_hand,
+)
 from cardlab.envs.options import param_slots
 from cardlab.envs.switch import rules as R
 
@@ -49,20 +60,17 @@ CARD_TABLE = np.array([
     [int(w) for w in R.WILD],
     [int(r) for r in R.RUN_CARD],
     R.POINTS.tolist(),
-], dtype=np.int32)
+], dtype=np.int64)
 # Rows of ACTION_TABLE: the card an action plays (-1: none), the suit it declares (-1: none).
-ACTION_TABLE = np.array([R.ACTION_CARD, R.ACTION_DECLARE], dtype=np.int32)
+ACTION_TABLE = np.array([R.ACTION_CARD, R.ACTION_DECLARE], dtype=np.int64)
 # PLAY_TABLE[card]: the action ids that play `card` (one, or four for a Jack), -1 padded.
-PLAY_TABLE = np.full((_K, C.NUM_SUITS), -1, dtype=np.int32)
+PLAY_TABLE = np.full((_K, C.NUM_SUITS), -1, dtype=np.int64)
 for _card, _ids in enumerate(R.PLAY_IDS):
     PLAY_TABLE[_card, : len(_ids)] = _ids
 
 _JOKER, _TWO, _EIGHT, _JACK, _KING = C.JOKER, C.TWO, C.EIGHT, C.JACK, C.KING
 _PLAY, _AFTER_DRAW, _DECLARE_START = R.PLAY, R.AFTER_DRAW, R.DECLARE_START
 _DRAW, _PASS, _DECLARE, _NUM_ACTIONS = R.DRAW, R.PASS, R.DECLARE, R.NUM_ACTIONS
-
-# step() status codes
-STEP_OK, NEEDS_REFILL = -1, -2
 
 
 # ---------------------------------------------------------------- kernels: queries
@@ -104,33 +112,29 @@ def _legal_row(
         row[_PASS] = True
         return
     hand = hands[b, info[b, CURRENT]]
-    if info[b, PENDING]:
-        if info[b, FIRST_OUT] >= 0:
-            holders = 0
-            for s in range(params[P_N]):
-                if seats[b, SIZES, s]:
-                    holders += 1
-            if holders == 1:  # A9, decision added later: the last holder draws the run
-                row[_DRAW] = True
-                return
-        for card in range(hand.shape[0]):
-            if hand[card] and cards[T_RUN, card]:
-                _set_plays(row, card, play_table)
-        row[_DRAW] = True
-        return
+    pending = info[b, PENDING] != 0
+    if pending and info[b, FIRST_OUT] >= 0:
+        holders = 0
+        for s in range(params[P_N]):
+            if seats[b, SIZES, s]:
+                holders += 1
+        if holders == 1:  # A9, decision added later: the last holder draws the run
+            row[_DRAW] = True
+            return
     any_play = False
-    for card in range(hand.shape[0]):
-        if hand[card] and _playable(b, card, info, piles, cards, params[P_MATCH_RANK]):
+    for card in range(hand.shape[0]):  # A6 with a run pending (only run cards), else A5
+        if hand[card] and (cards[T_RUN, card] if pending
+                           else _playable(b, card, info, piles, cards, params[P_MATCH_RANK])):
             _set_plays(row, card, play_table)
             any_play = True
-    if not any_play or params[P_VOLUNTARY]:
+    if pending or not any_play or params[P_VOLUNTARY]:  # A6: draw the run; A8: draw
         row[_DRAW] = True
 
 
 @njit(cache=True)
 def legal_mask_kernel(
-    out: Arr, rows: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, params: Arr, cards: Arr,
-    play_table: Arr,
+    rows: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, params: Arr, cards: Arr, play_table: Arr,
+    out: Arr,
 ) -> None:
     """The legal actions of slot rows[i] as mask row i."""
     for i in range(rows.shape[0]):
@@ -139,8 +143,8 @@ def legal_mask_kernel(
 
 @njit(cache=True)
 def observe_kernel(
-    out: Arr, rows: Arr, who: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
-    offsets: Arr, inv_copies: Arr, floats: Arr,
+    rows: Arr, who: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
+    offsets: Arr, inv_copies: Arr, floats: Arr, out: Arr,
 ) -> None:
     """`SwitchObserver.observe` of seat who[i] in slot rows[i] as row i of `out`, with the same float64
     arithmetic before the float32 store.
@@ -173,10 +177,7 @@ def observe_kernel(
             row[o_scores + k] = min(max(seats[b, SCORES, (seat + k) % n] * inv_target, low), high)
         row[o_stock] = info[b, STOCK_LEN] * inv_deck
         if o_drew_on >= 0:
-            for k in range(1, n):
-                mask = seats[b, DREW_ON, (seat + k) % n]
-                for suit in range(4):
-                    row[o_drew_on + 4 * (k - 1) + suit] = (mask >> suit) & 1
+            observe_drew_on(row, o_drew_on, seats[b, DREW_ON], seat)
 
 
 # ---------------------------------------------------------------- kernels: moves
@@ -201,30 +202,39 @@ def _end_turn(b: int, seat: int, info: Arr, seats: Arr, n: int) -> None:
 @njit(cache=True)
 def _finish(b: int, winner: int, info: Arr, seats: Arr, hands: Arr, params: Arr, cards: Arr) -> None:
     """End the hand (A11 scoring, A12 match end), as `HandState._finish` with `Match.record`."""
-    n = params[P_N]
     info[b, OVER] = 1
     info[b, WINNER] = winner
-    top = 0
-    for s in range(n):
-        points = 0
-        if s != winner:
-            for card in range(hands.shape[2]):
-                points += hands[b, s, card] * cards[T_POINTS, card]
-        seats[b, HAND_POINTS, s] = points
-        seats[b, SCORE_CHANGES, s] = points
-        seats[b, SCORES, s] += points
-        top = max(top, seats[b, SCORES, s])
+    score_hand(hands[b], cards[T_POINTS], winner, seats[b, HAND_POINTS], seats[b, SCORE_CHANGES])
     info[b, HANDS_PLAYED] += 1
-    info[b, MATCH_OVER] = 1 if top >= params[P_TARGET] else 0
+    info[b, MATCH_OVER] = add_totals(seats[b, SCORES], seats[b, SCORE_CHANGES], params[P_TARGET])
 
 
 @njit(cache=True)
-def _draw_cards(b: int, seat: int, count: int, info: Arr, seats: Arr, hands: Arr, piles: Arr) -> int:
-    """Up to `count` cards from the stock; the A10 refill was done before the kernel (see step)."""
+def _refill(b: int, info: Arr, piles: Arr, played: Arr, gen: Any) -> None:
+    """A10 (`SwitchState._refill`): the discard pile but its top card, shuffled by the slot's generator,
+    is the new stock; the top card stays, the only card played."""
+    fresh = info[b, DISCARD_LEN] - 1
+    top = piles[b, DISCARD, fresh]
+    piles[b, STOCK, :fresh] = piles[b, DISCARD, :fresh]
+    gen.shuffle(piles[b, STOCK, :fresh])
+    piles[b, DISCARD, 0] = top
+    info[b, STOCK_LEN] = fresh
+    info[b, DISCARD_LEN] = 1
+    played[b, :] = 0
+    played[b, top] = 1
+
+
+@njit(cache=True)
+def _draw_cards(
+    b: int, seat: int, count: int, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, gen: Any
+) -> int:
+    """`HandState._draw_cards`: up to `count` cards from the stock, refilled (A10) when it runs out."""
     last = -1
     for _ in range(count):
         if info[b, STOCK_LEN] == 0:
-            break
+            if info[b, DISCARD_LEN] <= 1:
+                break
+            _refill(b, info, piles, played, gen)
         info[b, STOCK_LEN] -= 1
         last = piles[b, STOCK, info[b, STOCK_LEN]]
         hands[b, seat, last] += 1
@@ -234,24 +244,23 @@ def _draw_cards(b: int, seat: int, count: int, info: Arr, seats: Arr, hands: Arr
 
 @njit(cache=True)
 def _apply_one(
-    b: int, action: int, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr, cards: Arr,
-    actions_table: Arr,
+    b: int, action: int, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, gen: Any, params: Arr,
+    cards: Arr, actions_table: Arr,
 ) -> None:
     """`SwitchState.apply` for slot b (its `_play`, `_draw`, `_end_turn` and `_count_turn`)."""
     n = params[P_N]
     seat = info[b, CURRENT]
     if action == _DRAW:
         if info[b, PENDING]:
-            _draw_cards(b, seat, info[b, PENDING], info, seats, hands, piles)
+            _draw_cards(b, seat, info[b, PENDING], info, seats, hands, piles, played, gen)
             info[b, PENDING] = 0
             if info[b, FIRST_OUT] >= 0:
                 _finish(b, info[b, FIRST_OUT], info, seats, hands, params, cards)
             else:
                 _end_turn(b, seat, info, seats, n)
         else:
-            if info[b, SUIT] >= 0:  # the memory of the hand: drew of its own accord on this suit
-                seats[b, DREW_ON, seat] |= 1 << info[b, SUIT]
-            card = _draw_cards(b, seat, 1, info, seats, hands, piles)
+            note_drew_on(seats[b, DREW_ON], seat, info[b, SUIT])  # a draw of its own accord
+            card = _draw_cards(b, seat, 1, info, seats, hands, piles, played, gen)
             if card >= 0 and params[P_PLAY_AFTER_DRAW] and _playable(
                 b, card, info, piles, cards, params[P_MATCH_RANK]
             ):
@@ -272,7 +281,7 @@ def _apply_one(
         info[b, DISCARD_LEN] += 1
         played[b, card] += 1
         if card != _JOKER:
-            seats[b, DREW_ON, seat] &= ~(1 << cards[T_SUIT, card])
+            clear_drew_on(seats[b, DREW_ON], seat, 1 << cards[T_SUIT, card])
         info[b, PHASE] = _PLAY
         info[b, DRAWN] = -1
         rank = cards[T_RANK, card]
@@ -308,35 +317,90 @@ def _apply_one(
 
 
 @njit(cache=True)
-def _win_rewards(row: Arr, n: int, winners_mask: Arr, count: int) -> None:
-    """`cardlab.envs.match.win_rewards`: winners share +1, the others -1 (all 0 when everyone wins)."""
-    if count == 0 or count == n:
-        return
-    up, down = 1.0 / count, -1.0 / (n - count)
+def _deal(b: int, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, gen: Any, params: Arr,
+          cards: Arr, pack: Arr) -> None:
+    """`SwitchState.deal_shuffled`: the pack shuffled by the slot's generator, dealt one card at a time
+    from the dealer's next seat, the starter turned up (A3, A4). The stock is the rest of the pack."""
+    n = params[P_N]
+    p = pack.shape[0]
+    stock = piles[b, STOCK, :p]
+    stock[:] = pack
+    gen.shuffle(stock)  # the engine's shuffle of the same pack as a list: the same permutation
+    hands[b, :, :] = 0
+    played[b, :] = 0
     for s in range(n):
-        row[s] = up if winners_mask[s] else down
+        seats[b, SIZES, s] = 0
+        seats[b, HAND_POINTS, s] = 0
+        seats[b, SCORE_CHANGES, s] = 0
+        seats[b, DREW_ON, s] = 0
+    dealer = info[b, DEALER]
+    for k in range(params[P_HAND_SIZE] * n):
+        seat = (dealer + 1 + k) % n
+        p -= 1
+        hands[b, seat, stock[p]] += 1
+        seats[b, SIZES, seat] += 1
+    p -= 1
+    starter = stock[p]
+    info[b, STOCK_LEN] = p
+    piles[b, DISCARD, 0] = starter
+    info[b, DISCARD_LEN] = 1
+    played[b, starter] = 1
+    info[b, DIRECTION] = 1
+    info[b, SUIT] = -1
+    info[b, PENDING] = 0
+    info[b, PHASE] = _PLAY
+    info[b, DRAWN] = -1
+    info[b, FIRST_OUT] = -1
+    info[b, TURN] = 0
+    info[b, OVER] = 0
+    info[b, TRUNCATED] = 0
+    info[b, WINNER] = -1
+    info[b, MATCH_OVER] = 0
+    # A4: the starter counts as the first card played.
+    info[b, CURRENT] = (dealer + 1) % n
+    if starter == _JOKER:
+        info[b, PENDING] = 5
+        return
+    info[b, SUIT] = cards[T_SUIT, starter]
+    rank = cards[T_RANK, starter]
+    if rank == _KING and n > 2:
+        info[b, DIRECTION] = -1
+        info[b, CURRENT] = (dealer - 1 + n) % n
+    elif rank == _EIGHT:
+        info[b, CURRENT] = (dealer + 2) % n
+    elif rank == _JACK:
+        info[b, PHASE] = _DECLARE_START
+    elif rank == _TWO:
+        info[b, PENDING] = 2
+
+
+@njit(cache=True)
+def reset_kernel(slots: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, gens: Any,
+                 params: Arr, cards: Arr, pack: Arr) -> None:
+    """A new match in each slot (`Match.new`: totals 0, dealer n-1), then its first deal."""
+    for b in slots:
+        seats[b, SCORES, :] = 0
+        info[b, DEALER] = params[P_N] - 1
+        info[b, HANDS_PLAYED] = 0
+        _deal(b, info, seats, hands, piles, played, gens[b], params, cards, pack)
 
 
 @njit(cache=True)
 def step_kernel(
-    actions: Arr, known: Arr, use_known: bool, rewards: Arr, next_deal: Arr, refill: Arr, info: Arr,
-    seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr, cards: Arr, actions_table: Arr,
-    play_table: Arr,
+    actions: Arr, known: Arr, use_known: bool, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr,
+    gens: Any, params: Arr, reward_table: Arr, cards: Arr, actions_table: Arr, play_table: Arr, pack: Arr,
+    rewards: Arr,
 ) -> int:
-    """Check every live slot's action, then apply them all.
+    """Check every live slot's action, then apply them all (`SwitchState.apply`, then the AEC env's end of
+    a hand: win rewards, or the next hand of the match).
 
     With `use_known`, `known` is the legal mask of this very state (the last
     `legal_mask()`, nothing moved since): a look-up instead of a new `_legal_row`.
-
-    Returns the first slot with an illegal action, `NEEDS_REFILL` (nothing
-    applied, `refill` marks the slots whose draw empties the stock: the caller
-    shuffles them, A10, and calls again), or `STEP_OK`.
+    `pack` is the rules' deck as a sorted pack (what a deal shuffles).
+    Returns -1, or the first slot whose action is illegal (then nothing was applied).
     """
-    n = params[P_N]
     row = np.zeros(_NUM_ACTIONS, dtype=np.bool_)
-    refills = False
     for b in range(actions.shape[0]):
-        refill[b] = False
         if info[b, OVER]:
             continue
         a = actions[b]
@@ -349,96 +413,16 @@ def step_kernel(
             _legal_row(b, row, info, seats, hands, piles, params, cards, play_table)
             if not row[a]:
                 return b
-        if a == _DRAW:
-            need = max(info[b, PENDING], 1)
-            if need > info[b, STOCK_LEN] and info[b, DISCARD_LEN] > 1:
-                refill[b] = True
-                refills = True
-    if refills:
-        return NEEDS_REFILL
-    winners = np.zeros(n, dtype=np.bool_)
+    n = params[P_N]
     for b in range(actions.shape[0]):
         rewards[b, :] = 0.0
-        next_deal[b] = False
         if info[b, OVER]:
             continue
-        _apply_one(b, actions[b], info, seats, hands, piles, played, params, cards, actions_table)
+        _apply_one(b, actions[b], info, seats, hands, piles, played, gens[b], params, cards, actions_table)
         if not info[b, OVER] or info[b, TRUNCATED]:
             continue
-        if not params[P_MATCH]:
-            winners[:] = False
-            winners[info[b, WINNER]] = True
-            _win_rewards(rewards[b], n, winners, 1)
-        elif info[b, MATCH_OVER]:
-            low = seats[b, SCORES, 0]
-            for s in range(n):
-                low = min(low, seats[b, SCORES, s])
-            count = 0
-            for s in range(n):
-                winners[s] = seats[b, SCORES, s] == low
-                if winners[s]:
-                    count += 1
-            _win_rewards(rewards[b], n, winners, count)
-        else:
-            next_deal[b] = True
-    return STEP_OK
-
-
-@njit(cache=True)
-def deal_kernel(
-    slots: Arr, packs: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
-    cards: Arr,
-) -> None:
-    """`SwitchState.deal_shuffled` after its shuffle: deal from the dealer's next seat, starter (A3, A4)."""
-    n = params[P_N]
-    for i in range(slots.shape[0]):
-        b = slots[i]
-        pack = packs[i]
-        hands[b, :, :] = 0
-        played[b, :] = 0
-        for s in range(n):
-            seats[b, SIZES, s] = 0
-            seats[b, HAND_POINTS, s] = 0
-            seats[b, SCORE_CHANGES, s] = 0
-            seats[b, DREW_ON, s] = 0
-        dealer = info[b, DEALER]
-        p = pack.shape[0]
-        for k in range(params[P_HAND_SIZE] * n):
-            seat = (dealer + 1 + k) % n
-            p -= 1
-            hands[b, seat, pack[p]] += 1
-            seats[b, SIZES, seat] += 1
-        p -= 1
-        starter = pack[p]
-        piles[b, STOCK, :p] = pack[:p]
-        info[b, STOCK_LEN] = p
-        piles[b, DISCARD, 0] = starter
-        info[b, DISCARD_LEN] = 1
-        played[b, starter] = 1
-        info[b, DIRECTION] = 1
-        info[b, SUIT] = -1
-        info[b, PENDING] = 0
-        info[b, PHASE] = _PLAY
-        info[b, DRAWN] = -1
-        info[b, FIRST_OUT] = -1
-        info[b, TURN] = 0
-        info[b, OVER] = 0
-        info[b, TRUNCATED] = 0
-        info[b, WINNER] = -1
-        info[b, MATCH_OVER] = 0
-        # A4: the starter counts as the first card played.
-        info[b, CURRENT] = (dealer + 1) % n
-        if starter == _JOKER:
-            info[b, PENDING] = 5
-            continue
-        info[b, SUIT] = cards[T_SUIT, starter]
-        rank = cards[T_RANK, starter]
-        if rank == _KING and n > 2:
-            info[b, DIRECTION] = -1
-            info[b, CURRENT] = (dealer - 1 + n) % n
-        elif rank == _EIGHT:
-            info[b, CURRENT] = (dealer + 2) % n
-        elif rank == _JACK:
-            info[b, PHASE] = _DECLARE_START
-        elif rank == _TWO:
-            info[b, PENDING] = 2
+        if end_of_hand(params[P_MATCH], info[b, MATCH_OVER], info[b, WINNER], seats[b, SCORES], reward_table,
+                       rewards[b]):  # A3: the dealer moves on and deals the next hand of the match
+            info[b, DEALER] = (info[b, DEALER] + 1) % n
+            _deal(b, info, seats, hands, piles, played, gens[b], params, cards, pack)
+    return -1
