@@ -29,6 +29,7 @@ from cardlab.agents.batch_kernels import uniform_legal
 from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
 from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
 from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_batch, greedy_batch
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
 
@@ -39,7 +40,8 @@ PlayOut = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
 
 
 @njit(cache=True)
-def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray, info: np.ndarray,
+def _rounds(kind: int, who: np.ndarray, earner: np.ndarray, active: np.ndarray, gained: np.ndarray,
+            counted: np.ndarray, info: np.ndarray,
             seats: np.ndarray, hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any,
             params: np.ndarray, reward_table: np.ndarray, obs_offsets: np.ndarray, obs_scales: np.ndarray,
             mask: np.ndarray, obs: np.ndarray, hand_at: int, offsets: np.ndarray, num_players: int,
@@ -47,8 +49,9 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
             rng: np.random.Generator) -> bool:
     """The rounds of `BatchedEngine.play_random`, the movers' actions from the `kind` kernel on their rows.
 
-    `mask` (B, num_actions) and `obs` (B, obs_size) are scratch arrays: the movers' masks and
-    observations are packed into their first rows.
+    Only the `active` slots move; `who[b]` -1 holds no seat (slot b plays to its episode's end), and
+    `gained[b]` adds seat `earner[b]`'s rewards. `mask` (B, num_actions) and `obs` (B, obs_size) are
+    scratch arrays: the movers' masks and observations are packed into their first rows.
     """
     batch = who.shape[0]
     waiting = np.zeros(batch, dtype=np.bool_)
@@ -61,7 +64,7 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
         count = 0
         for b in range(batch):
             live = info[b, HAND_OVER] == 0
-            waiting[b] = live and info[b, CUR] != who[b]
+            waiting[b] = live and active[b] and info[b, CUR] != who[b]
             held[b] = live and not waiting[b]
             if waiting[b]:
                 rows[count] = b
@@ -95,16 +98,20 @@ def _rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
                 info[b, HAND_OVER] = 0
             elif waiting[b]:
                 if counted[b]:
-                    gained[b] += rewards[b, who[b]]
+                    gained[b] += rewards[b, earner[b]]
                 ended |= info[b, HAND_OVER] != 0
 
 
-def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
-    """`agent` playing every seat but `seats[b]` of `engine` in one compiled call, or None if not compiled.
+Rounds = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], bool]
+"""(who, earner, active, gained, counted) -> whether some episode ended: `_rounds` on one engine's arrays"""
+ToEnd = Callable[[np.ndarray, int, np.ndarray], None]
+"""(active (B,) bool, seat, gained (B,) float64): the active slots played to their episode's end"""
 
-    Compiled: a `HuitBatch` with `RandomAgent`, `HuitGreedy` or `HuitExpert`
-    of the same rules. The call takes and checks what `play_random` takes
-    (without its generator: the agent's draws its moves) and plays as it does.
+
+def _compiled_rounds(engine: Any, agent: Agent) -> Rounds | None:
+    """`_rounds` bound to `engine`'s arrays and `agent`'s kernel and generator, or None if not compiled.
+
+    Compiled: a `HuitBatch` with `RandomAgent`, `HuitGreedy` or `HuitExpert` of the same rules.
     """
     if not isinstance(engine, HuitBatch) or agent.game.rules != engine.rules:
         return None
@@ -119,11 +126,52 @@ def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
     mask = np.empty((engine.batch_size, engine.num_actions), dtype=np.bool_)
     obs = np.empty((engine.batch_size, engine.obs_size), dtype=np.float32)
 
+    def rounds(who: np.ndarray, earner: np.ndarray, active: np.ndarray, gained: np.ndarray,
+               counted: np.ndarray) -> bool:
+        return bool(_rounds(kind, who, earner, active, gained, counted, engine.info, engine.seats,
+                            engine.hands, engine.bank, engine.table, engine.generators, engine.params,
+                            engine.reward_table, engine.obs_offsets, engine.obs_scales, mask, obs, hand_at,
+                            offsets, num_players, AGAIN, tables[0], tables[1], TABLES_ARRAYS, agent.rng))
+
+    return rounds
+
+
+def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
+    """`agent` playing every seat but `seats[b]` of `engine` in one compiled call, or None if not compiled.
+
+    Compiled: a `HuitBatch` with `RandomAgent`, `HuitGreedy` or `HuitExpert`
+    of the same rules. The call takes and checks what `play_random` takes
+    (without its generator: the agent's draws its moves) and plays as it does.
+    """
+    rounds = _compiled_rounds(engine, agent)
+    if rounds is None:
+        return None
+    every = np.ones(engine.batch_size, dtype=np.bool_)
+
     def play(seats: np.ndarray, gained: np.ndarray, counted: np.ndarray) -> bool:
         who, gained, flags = engine.checked_play_args(seats, gained, counted)
-        return bool(_rounds(kind, who, gained, flags, engine.info, engine.seats, engine.hands, engine.bank,
-                            engine.table, engine.generators, engine.params, engine.reward_table,
-                            engine.obs_offsets, engine.obs_scales, mask, obs, hand_at, offsets, num_players,
-                            AGAIN, tables[0], tables[1], TABLES_ARRAYS, agent.rng))
+        return rounds(who, who, every, gained, flags)
+
+    return play
+
+
+def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
+    """`agent` playing every seat of the `active` slots of `engine` to their episode's end in one compiled
+    call (a search's rollouts), `gained` adding `seat`'s rewards; None where not compiled (as
+    `fused_play_out`). The moves are those `act_batch` round by round picks on the movers' rows."""
+    rounds = _compiled_rounds(engine, agent)
+    if rounds is None:
+        return None
+    nobody = np.full(engine.batch_size, -1, dtype=np.int64)
+    counted = np.ones(engine.batch_size, dtype=np.bool_)
+
+    def play(active: np.ndarray, seat: int, gained: np.ndarray) -> None:
+        if active.shape != (engine.batch_size,) or active.dtype != np.bool_:
+            raise ValueError(f"active must be a ({engine.batch_size},) bool array")
+        if gained.shape != (engine.batch_size,) or gained.dtype != np.float64:
+            raise ValueError(f"gained must be a ({engine.batch_size},) float64 array (added to in place)")
+        if not 0 <= seat < engine.n:
+            raise ValueError(f"seat must be a seat index 0..{engine.n - 1}, got {excerpt(seat)}")
+        rounds(nobody, np.full(engine.batch_size, seat, dtype=np.int64), active, gained, counted)
 
     return play
