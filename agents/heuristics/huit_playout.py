@@ -57,6 +57,7 @@ def _rounds(kind: int, who: np.ndarray, earner: np.ndarray, active: np.ndarray, 
     waiting = np.zeros(batch, dtype=np.bool_)
     held = np.zeros(batch, dtype=np.bool_)
     rows = np.empty(batch, dtype=np.int64)
+    choosers = np.empty(batch, dtype=np.int64)
     actions = np.zeros(batch, dtype=np.int64)
     rewards = np.zeros((batch, reward_table.shape[0] - 1), dtype=np.float32)
     ended = False
@@ -79,19 +80,37 @@ def _rounds(kind: int, who: np.ndarray, earner: np.ndarray, active: np.ndarray, 
         movers = rows[:count]
         masks = mask[:count]
         mask_rows_kernel(info, hands, table, movers, masks)
+        actions[:] = 0
         if kind == RANDOM:
             picked = uniform_legal(masks, rng)
-        else:
-            seen = obs[:count]
-            observe_rows(info, seats, hands, bank, table, movers, obs_offsets, obs_scales, seen)
-            if kind == GREEDY:
-                picked = greedy_batch(seen, masks, hand_at, tables, rng)
-            else:
-                picked = expert_batch(seen, masks, offsets, num_players, again, int_table, float_table,
-                                      tables, rng)
-        actions[:] = 0
-        for i in range(count):
-            actions[movers[i]] = picked[i]
+            for i in range(count):
+                actions[movers[i]] = picked[i]
+        else:  # only the movers with a choice are observed and asked (the kernels draw nothing for one move)
+            chosen = 0
+            for i in range(count):
+                legal = -1
+                for a in range(masks.shape[1]):
+                    if masks[i, a]:
+                        legal = a if legal == -1 else -2
+                        if legal == -2:
+                            break
+                if legal >= 0:
+                    actions[movers[i]] = legal
+                else:
+                    masks[chosen] = masks[i]
+                    choosers[chosen] = movers[i]
+                    chosen += 1
+            if chosen:
+                seen = obs[:chosen]
+                asked = choosers[:chosen]
+                observe_rows(info, seats, hands, bank, table, asked, obs_offsets, obs_scales, seen)
+                if kind == GREEDY:
+                    picked = greedy_batch(seen, mask[:chosen], hand_at, tables, rng)
+                else:
+                    picked = expert_batch(seen, mask[:chosen], offsets, num_players, again, int_table,
+                                          float_table, tables, rng)
+                for i in range(chosen):
+                    actions[asked[i]] = picked[i]
         step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
         for b in range(batch):
             if held[b]:
