@@ -15,7 +15,13 @@ plays at once (so its median is near 0 when that share passes one half).
     python benchmarks/decision_latency.py --agents search:expert@huit-4p   # any agent, at a named table
 
 "choice" columns time only the decisions with more than one legal move (the
-searches themselves).
+searches themselves). ``--levels`` measures the search's levels instead
+(`cardlab.agents.search.LEVELS`: ``level=quick`` and ``level=strong`` of the
+web app's search, over the expert with the expert's rollouts, at each table
+of `LEVEL_TABLES`), the median and 99th percentile of their decisions with a
+choice against each level's bound:
+
+    python benchmarks/decision_latency.py --levels --decisions 200
 """
 
 from __future__ import annotations
@@ -33,12 +39,17 @@ import numpy as np
 import torch
 
 from cardlab.agents.base import make_agent, shipped_bots
-from cardlab.agents.search import SearchAgent
+from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS, SearchAgent
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import read_json_file
 
-SEARCHED = ("search:bot:huit-2p", "search:bot:huit-4p", "search:bot:switch-4p")
+SEARCHED = ("search:bot:huit-2p", "search:bot:huit-4p", "search:bot:switch-4p", "search:expert@huit-2p",
+            "search:expert@huit-4p", "search:rollout=expert:bot:huit-2p", "search:rollout=expert:bot:huit-4p")
 """the search agents measured by default (their default budget)"""
+LEVEL_TABLES = ("huit-2p", "huit-4p", "switch-4p")
+"""the tables ``--levels`` measures each level at"""
+LEVEL_SPEC = "search:level={level}:expert"
+"""the search each level is measured with (the web app's)"""
 LIMIT_MS = 100.0
 
 
@@ -114,6 +125,22 @@ def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Laten
                    float(np.median(worlds)) if searched and worlds else None)
 
 
+def level_rows(decisions: int, seed: int, warmup: int) -> list[str]:
+    """One row per level and table: the choice decisions' median and p99 against the level's bound."""
+    rows = []
+    for level in LEVELS:
+        for table in LEVEL_TABLES:
+            spec = LEVEL_SPEC.format(level=level)
+            found = measure(f"{spec}@{table}", decisions, seed, warmup)
+            chosen = np.asarray(found.choice_ms) if found.choice_ms else np.zeros(1)
+            p99, bound = float(np.percentile(chosen, 99)), LEVEL_BOUNDS_MS[level]
+            worlds = "-" if found.worlds is None else f"{found.worlds:.0f}"
+            rows.append(f"| {level} | `{spec}` | {found.game} {found.players}p | {chosen.size} | "
+                        f"{float(np.median(chosen)):.1f} | {p99:.1f} | {worlds} | "
+                        f"{'yes' if p99 <= bound else 'no'} ({bound:.0f}) |")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=400, help="timed decisions per agent (default 400)")
@@ -123,8 +150,17 @@ def main(argv: list[str] | None = None) -> None:
                         help="the agents (bot:NAME, search options over one, or SPEC@GAME-Np at that table); "
                              "default: every shipped bot, "
                              f"then {' '.join(SEARCHED)}")
+    parser.add_argument("--levels", action="store_true",
+                        help="measure the search's levels (quick, strong) at each table of LEVEL_TABLES")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.levels:
+        print("| level | agent | table | choice decisions | choice median ms | choice p99 ms | worlds | "
+              "p99 within (ms) |")
+        print("|---|---|---|---|---|---|---|---|")
+        for row in level_rows(args.decisions, args.seed, args.warmup):
+            print(row, flush=True)
+        return
     specs = args.agents or [*shipped_bots(), *SEARCHED]
     print(f"| agent | table | decisions | one legal move | median ms | p99 ms | max ms | choice median ms | "
           f"choice p99 ms | worlds | p99 <= {LIMIT_MS:.0f} ms |")
