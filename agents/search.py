@@ -139,6 +139,32 @@ ACCEPTED = (f"level={'|'.join(LEVELS)} (the budget, default {SearchOptions.level
             f"value=win|points (default {SearchOptions.value}), "
             f"z=X (standard errors a move must beat the base's choice by, 0..{MOST_Z}, "
             f"default {SearchOptions.z})")
+
+
+def options_markdown() -> str:
+    """The options table of the docs (docs/update_tables.py writes it into docs/training.md)."""
+    levels = ", ".join(f"`{name}`: {w} worlds, {ms} ms (p99 within {LEVEL_BOUNDS_MS[name]:g} ms)"
+                       for name, (w, ms) in LEVELS.items())
+    rows = [
+        ("level", SearchOptions.level, " or ".join(f"`{name}`" for name in LEVELS),
+         f"the budget: {levels}; `worlds` or `ms` given beside it win"),
+        ("worlds", "the level's", f"0..{MOST_WORLDS}", "worlds per decision (0: play as BASE)"),
+        ("ms", "the level's", "whole number, 0 for none",
+         "time cap per decision in milliseconds; a world the cap finds in play is dropped"),
+        ("rollout", SearchOptions.rollout, ", ".join(f"`{name}`" for name in ROLLOUTS),
+         "the policy of the rollouts' moves in every seat (`bot`: the table's shipped bot; `greedy` and "
+         "`expert` where the game has them)"),
+        ("value", SearchOptions.value, ", ".join(f"`{name}`" for name in VALUES),
+         "the seat's hand win reward, or minus its points / 100 (for match play)"),
+        ("z", f"{SearchOptions.z:g}", f"0..{MOST_Z:g}",
+         "standard errors by which a move must beat BASE's choice to be played instead (0: the best mean)"),
+    ]
+    lines = ["| option | default | accepted | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{name}` | {default} | {accepted} | {meaning} |" for name, default, accepted, meaning in
+              rows]
+    return "\n".join(lines) + "\n"
+
+
 _WORDS = ("value", "rollout", "level")
 """the options whose values are words, not numbers"""
 

@@ -12,7 +12,9 @@ names:
 - ``deal suites``: the shipped suites; ``leaderboard``: a table per suite of
   the `cardlab bench` result files in docs/leaderboard/; ``exploitability``:
   the `cardlab exploit` files in docs/leaderboard/exploit/
-  (`cardlab.evaluation.leaderboard`).
+  (`cardlab.evaluation.leaderboard`);
+- ``search options``: the options of ``search:BASE``
+  (`cardlab.agents.search.options_markdown`).
 
 tests/test_docs.py fails when a page and the code disagree; run
 ``python docs/update_tables.py`` to mend it (after `cardlab ship-bots`, too).
@@ -25,6 +27,7 @@ import re
 import sys
 from collections.abc import Callable
 
+from cardlab.agents.search import options_markdown
 from cardlab.envs import make_game
 from cardlab.evaluation.leaderboard import bench_markdown, exploit_markdown, suites_markdown
 from cardlab.training.ship import bots_table
@@ -45,6 +48,7 @@ LEADERBOARD: dict[str, Callable[[], str]] = {
     "deal suites": suites_markdown,
     "leaderboard": lambda: bench_markdown(RESULTS),
     "exploitability": lambda: exploit_markdown(RESULTS),
+    "search options": options_markdown,
 }
 
 
