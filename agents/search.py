@@ -129,6 +129,11 @@ class SearchOptions:
             raise ValueError(f"search option rollout={excerpt(self.rollout)}: give one of "
                              f"{', '.join(f'rollout={name}' for name in ROLLOUTS)}")
 
+    def budget(self) -> tuple[int, int]:
+        """(worlds, ms): the level's where not given (`__post_init__` filled them)."""
+        assert self.worlds is not None and self.ms is not None
+        return self.worlds, self.ms
+
 
 _FIELDS = tuple(field.name for field in dataclasses.fields(SearchOptions))
 ACCEPTED = (f"level={'|'.join(LEVELS)} (the budget, default {SearchOptions.level}: "
@@ -330,7 +335,7 @@ class SearchAgent(Agent):
     def _search(self, observation: dict[str, np.ndarray], legal: np.ndarray,
                 rng: np.random.Generator) -> np.ndarray:
         """(candidates, worlds finished): each candidate's result in each world (`Rollouts.play`)."""
-        wanted, ms = self.options.worlds, self.options.ms
+        wanted, ms = self.options.budget()
         if wanted == 0:
             return np.zeros((legal.size, 0))
         deadline = time.perf_counter() + ms / 1000 if ms else None
