@@ -124,7 +124,8 @@ def _rounds(kind: int, who: np.ndarray, earner: np.ndarray, active: np.ndarray, 
 Rounds = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], bool]
 """(who, earner, active, gained, counted) -> whether some episode ended: `_rounds` on one engine's arrays"""
 ToEnd = Callable[[np.ndarray, int, np.ndarray], None]
-"""(active (B,) bool, seat, gained (B,) float64): the active slots played to their episode's end"""
+"""(active (B,) bool, seat, gained (B,) float64): the active slots played to their episode's end (the
+slots after the last active one are not looked at)"""
 
 
 def _compiled_rounds(engine: Any, agent: Agent) -> Rounds | None:
@@ -147,10 +148,12 @@ def _compiled_rounds(engine: Any, agent: Agent) -> Rounds | None:
 
     def rounds(who: np.ndarray, earner: np.ndarray, active: np.ndarray, gained: np.ndarray,
                counted: np.ndarray) -> bool:
-        return bool(_rounds(kind, who, earner, active, gained, counted, engine.info, engine.seats,
-                            engine.hands, engine.bank, engine.table, engine.generators, engine.params,
-                            engine.reward_table, engine.obs_offsets, engine.obs_scales, mask, obs, hand_at,
-                            offsets, num_players, AGAIN, tables[0], tables[1], TABLES_ARRAYS, agent.rng))
+        n = who.shape[0]  # the first n slots (views: a few slots of a large engine cost what they hold)
+        return bool(_rounds(kind, who, earner, active, gained, counted, engine.info[:n], engine.seats[:n],
+                            engine.hands[:n], engine.bank[:n], engine.table[:n], engine.generators,
+                            engine.params, engine.reward_table, engine.obs_offsets, engine.obs_scales, mask,
+                            obs, hand_at, offsets, num_players, AGAIN, tables[0], tables[1], TABLES_ARRAYS,
+                            agent.rng))
 
     return rounds
 
@@ -183,6 +186,7 @@ def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
         return None
     nobody = np.full(engine.batch_size, -1, dtype=np.int64)
     counted = np.ones(engine.batch_size, dtype=np.bool_)
+    earner = np.zeros(engine.batch_size, dtype=np.int64)
 
     def play(active: np.ndarray, seat: int, gained: np.ndarray) -> None:
         if active.shape != (engine.batch_size,) or active.dtype != np.bool_:
@@ -191,6 +195,8 @@ def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
             raise ValueError(f"gained must be a ({engine.batch_size},) float64 array (added to in place)")
         if not 0 <= seat < engine.n:
             raise ValueError(f"seat must be a seat index 0..{engine.n - 1}, got {excerpt(seat)}")
-        rounds(nobody, np.full(engine.batch_size, seat, dtype=np.int64), active, gained, counted)
+        n = int(np.flatnonzero(active)[-1]) + 1 if active.any() else 0  # up to the last active slot
+        earner[:n] = seat
+        rounds(nobody[:n], earner[:n], active[:n], gained[:n], counted[:n])
 
     return play
