@@ -47,8 +47,10 @@ IN_FLIGHT = 4096
 REFILL = 0.125
 """the share of the groups that must have finished before their slots are dealt new worlds (stepped)"""
 DURATION_SHARE = 0.7
-"""under a time cap, the most of it a world should take in play (stepped) or of what is left a wave
-should take (fused)"""
+"""under a time cap, the most of it a world should take in play (stepped)"""
+WAVE_SHARE = 0.5
+"""under a time cap, the most of what is left of it a wave should take at the pace measured (fused): a
+wave cannot be cut, and its hands' lengths vary"""
 FIRST_IN_FLIGHT = 256
 """the slots a capped stepped search keeps in play before it has measured a duration"""
 FIRST_WAVE = 8
@@ -147,7 +149,7 @@ class Rollouts:
                 if left <= 0:
                     break
                 if done:
-                    size = int(left * DURATION_SHARE * done / max(spent, 1e-9))  # at the pace measured
+                    size = int(left * WAVE_SHARE * done / max(spent, 1e-9))  # at the pace measured
                     if size < 1:
                         break
                 size = min(most, FIRST_WAVE if not done else size)

@@ -89,7 +89,7 @@ MOST_WORLDS = 16384
 """the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""
 MOST_Z = 10.0
 """the largest margin `z` a spec may ask for"""
-LEVELS: dict[str, tuple[int, int]] = {"quick": (2048, 70), "strong": (MOST_WORLDS, 750)}
+LEVELS: dict[str, tuple[int, int]] = {"quick": (2048, 60), "strong": (MOST_WORLDS, 700)}
 """level -> (worlds, ms): ``quick`` the web app's default search, ``strong`` about ten times its time"""
 LEVEL_BOUNDS_MS = {"quick": 100.0, "strong": 1000.0}
 """level -> the decision time its budget keeps within at the 99th percentile on one core (what
@@ -306,9 +306,10 @@ class SearchAgent(Agent):
         self.last_decision = None
         if legal.size == 1:
             return int(legal[0])
+        started = time.perf_counter()  # the cap counts the base's own move too
         choice = int(self.base.act(observation))
         rng = np.random.default_rng(int(self.rng.integers(2**63)))
-        results = self._search(observation, legal, rng)
+        results = self._search(observation, legal, rng, started)
         worlds = results.shape[1]
         values = results.mean(axis=1) if worlds else np.zeros(legal.size)
         best = int(np.argmax(values))
@@ -332,13 +333,14 @@ class SearchAgent(Agent):
         return bool(diff.mean() > self.options.z * diff.std(ddof=1) / np.sqrt(diff.size))
 
     # ------------------------------------------------------------ the search
-    def _search(self, observation: dict[str, np.ndarray], legal: np.ndarray,
-                rng: np.random.Generator) -> np.ndarray:
-        """(candidates, worlds finished): each candidate's result in each world (`Rollouts.play`)."""
+    def _search(self, observation: dict[str, np.ndarray], legal: np.ndarray, rng: np.random.Generator,
+                started: float) -> np.ndarray:
+        """(candidates, worlds finished): each candidate's result in each world (`Rollouts.play`), the
+        cap counted from `started` (`time.perf_counter`)."""
         wanted, ms = self.options.budget()
         if wanted == 0:
             return np.zeros((legal.size, 0))
-        deadline = time.perf_counter() + ms / 1000 if ms else None
+        deadline = started + ms / 1000 if ms else None
         known = self.game.determinization(observation)
         worlds = self._deal(known, wanted, rng)
         return self.rollouts.play(known, worlds, legal, deadline, self._values)
