@@ -51,6 +51,9 @@ DURATION_SHARE = 0.7
 WAVE_SHARE = 0.5
 """under a time cap, the most of what is left of it a wave should take at the pace measured (fused): a
 wave cannot be cut, and its hands' lengths vary"""
+WAVE_SECONDS = 0.05
+"""under a time cap, the most a wave should take at the pace measured (fused): a long cap is played in
+many waves, so that one wave slower than its pace overshoots it by little"""
 FIRST_IN_FLIGHT = 256
 """the slots a capped stepped search keeps in play before it has measured a duration"""
 FIRST_WAVE = 8
@@ -149,7 +152,7 @@ class Rollouts:
                 if left <= 0:
                     break
                 if done:
-                    size = int(left * WAVE_SHARE * done / max(spent, 1e-9))  # at the pace measured
+                    size = int(min(left * WAVE_SHARE, WAVE_SECONDS) * done / max(spent, 1e-9))  # at the pace
                     if size < 1:
                         break
                 size = min(most, FIRST_WAVE if not done else size)
