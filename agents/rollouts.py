@@ -169,7 +169,7 @@ class Rollouts:
             actions[: size * k] = np.tile(legal, size)
             rewards, _, _ = engine.step(actions, active)
             gained = rewards[:, 0].astype(np.float64)
-            play(active & ~engine.over, 0, gained)
+            play(size * k, 0, gained)
             results[:, done: done + size] = values(engine, grid, gained).T
             spent += time.perf_counter() - started
             done += size

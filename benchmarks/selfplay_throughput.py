@@ -35,10 +35,12 @@ from pathlib import Path
 
 from cardlab.agents.bot import load_bot
 from cardlab.training.config import OpponentConfig, TrainConfig, load_config
+from cardlab.training.config_bounds import STEPS
 from cardlab.training.train import train
 
 REPO = Path(__file__).resolve().parents[1]
-NEVER = 10**12
+NEVER = STEPS
+"""a step count no run reaches (the most a config accepts)"""
 
 
 def whole_run(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
@@ -61,7 +63,9 @@ LEAN_CONFIGS = ("huit_selfplay", "switch_selfplay", "tables/huit_4p")
 PURE, VS_EXPERT = "(pure self-play)", "(learner vs expert)"
 
 
-def _lean_variants(path: str) -> dict[str, TrainConfig]:
+def lean_variants(path: str) -> dict[str, TrainConfig]:
+    """The lean runs measured of configs/`path`.yaml by label: as shipped (and on one torch thread), pure
+    self-play (the label ends with `PURE`) and the learner alone against the expert (`VS_EXPERT`)."""
     cfg = load_config(REPO / "configs" / f"{path}.yaml")
     name = Path(path).name
     sp = cfg.self_play
@@ -91,7 +95,7 @@ def main() -> None:
     sb3 = load_config(REPO / "configs" / "huit_ppo.yaml")
     runs: list[tuple[str, TrainConfig, int]] = [("MaskablePPO huit_ppo (imitation off)", sb3, args.sb3_steps)]
     for path in LEAN_CONFIGS:
-        for label, cfg in _lean_variants(path).items():
+        for label, cfg in lean_variants(path).items():
             budget = args.heuristic_steps if label.endswith(VS_EXPERT) else args.lean_steps
             if args.only in label:
                 runs.append((label, cfg, budget))

@@ -12,9 +12,10 @@ process's CPU time (on a shared machine the CPU time is the steadier figure):
   opponent's moves up to the learner's next turn are played inside it, and
   not counted).
 
-A vector step holds about two engine moves at 2 players, so vector / engine
-is at most about 0.5: the ratio column is each vector loop's rate over the
-engine's, from the same run.
+A vector step holds about two engine moves at 2 players but one observation
+and one mask (the engine loop makes both at every move), so vector / engine
+can pass 0.5: the ratio column is each vector loop's rate over the engine's,
+from the same run.
 
 Run: ``python benchmarks/vector_throughput.py [--steps 1000000] [--num-envs 256] [--repeats 3]``.
 """

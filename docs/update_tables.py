@@ -13,6 +13,9 @@ names:
   the `cardlab bench` result files in docs/leaderboard/; ``exploitability``:
   the `cardlab exploit` files in docs/leaderboard/exploit/
   (`cardlab.evaluation.leaderboard`);
+- ``speed table``: the table of one run of ``python benchmarks/speed_table.py
+  --json docs/speed_table.json`` (`benchmarks/speed_rows.py`: the machine, how
+  busy it was, each measure with its target);
 - ``search options``: the options of ``search:BASE``
   (`cardlab.agents.search.options_markdown`).
 
@@ -22,6 +25,8 @@ tests/test_docs.py fails when a page and the code disagree; run
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import pathlib
 import re
 import sys
@@ -44,10 +49,26 @@ BOTS = {"shipped bots": False, "shipped bots, brief": True}
 """the shipped bots' blocks -> whether brief"""
 RESULTS = ROOT / "docs" / "leaderboard"
 """the leaderboard's result files (`cardlab bench --json`; `cardlab exploit --json` in exploit/)"""
+SPEED = ROOT / "docs" / "speed_table.json"
+"""the speed table's run (`python benchmarks/speed_table.py --json docs/speed_table.json`)"""
+
+
+def speed_markdown() -> str:
+    """The speed table of `SPEED`, rendered by `benchmarks/speed_rows.py` (loaded from its file: the
+    benchmarks are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("speed_rows", ROOT / "benchmarks" / "speed_rows.py")
+    assert spec is not None and spec.loader is not None
+    rows = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rows)
+    markdown: Callable[[dict[str, object]], str] = rows.markdown
+    return markdown(json.loads(SPEED.read_text(encoding="utf-8")))
+
+
 LEADERBOARD: dict[str, Callable[[], str]] = {
     "deal suites": suites_markdown,
     "leaderboard": lambda: bench_markdown(RESULTS),
     "exploitability": lambda: exploit_markdown(RESULTS),
+    "speed table": speed_markdown,
     "search options": options_markdown,
 }
 

@@ -92,6 +92,27 @@ BOUNDS: dict[str, Range | None] = {
 }
 """every number of a config by its key path (a list's items as ``[]``); None: checked by another part"""
 
+TEACH_BOUNDS: dict[str, Range | None] = {
+    "seed": Range(0, SEED_HIGH),
+    "num_players": None,  # the game's own range, checked by building the game
+    "labels": Range(1, 10_000_000),
+    "label_share": Range(0, 1, above=True, words="a probability in (0, 1]"),
+    "keep_share": _PROBABILITY,
+    "max_minutes": Range(0, MINUTES),
+    "num_envs": Range(1, 4_096),
+    "holdout_share": Range(0, 0.9, words="a share from 0 to 0.9"),
+    "epochs": Range(1, 10_000),
+    "batch_size": Range(1, ROLLOUT_HIGH),
+    "learning_rate": _RATE,
+    "value_coef": Range(0, 1_000),
+    "kl_coef": Range(0, 1_000),
+    "max_grad_norm": Range(0, 1_000_000, above=True),
+    "check_hands": Range(0, 10_000_000),
+    "check_seed": Range(0, SEED_HIGH),
+    "torch_threads": Range(1, 1_024),
+}
+"""every number of a teach config (`cardlab.training.expert_iteration.TeachConfig`) by its key"""
+
 
 def numbers(section: Any, path: str = "", pattern: str = "") -> list[tuple[str, str, float]]:
     """(key path, its BOUNDS pattern, value) of every number in a config's dataclasses, in field order."""
@@ -111,14 +132,19 @@ def _numbers(value: Any, path: str, pattern: str) -> list[tuple[str, str, float]
     return []  # strings, flags and the rules mapping (the game checks its options)
 
 
-def check_numbers(cfg: Any) -> None:
-    """Refuse the first number of the config outside its range, naming its key path and the range."""
+def check_bounds(cfg: Any, bounds: dict[str, Range | None]) -> None:
+    """Refuse the first number of a config outside its range in `bounds`, naming its key path and range."""
     for path, pattern, value in numbers(cfg):
-        if pattern not in BOUNDS:  # pragma: no cover - a field added without a range: a bug here
-            raise TypeError(f"config field {pattern} has no range in BOUNDS")
-        bound = BOUNDS[pattern]
+        if pattern not in bounds:  # pragma: no cover - a field added without a range: a bug here
+            raise TypeError(f"config field {pattern} has no range")
+        bound = bounds[pattern]
         if bound is not None and not bound.holds(value):
             raise ValueError(f"{path}={excerpt(value)} is not accepted: {bound.accepted()}")
+
+
+def check_numbers(cfg: Any) -> None:
+    """Refuse the first number of a training config outside its range (`BOUNDS`), or too large a rollout."""
+    check_bounds(cfg, BOUNDS)
     rollout = cfg.ppo.n_steps * cfg.num_envs
     if rollout > ROLLOUT_HIGH:
         raise ValueError(f"ppo.n_steps * num_envs = {rollout:,} transitions per rollout are not accepted: "

@@ -9,7 +9,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
@@ -72,7 +72,14 @@ def league_settings(cfg: TrainConfig, league_dir: Path) -> LeagueSettings:
     )
 
 
-def new_run_dir(runs_dir: Path, cfg: TrainConfig) -> Path:
+class Named(Protocol):
+    """What names a run folder: a config's name and seed (a training or a teach config)."""
+
+    name: str
+    seed: int
+
+
+def new_run_dir(runs_dir: Path, cfg: Named) -> Path:
     base = f"{cfg.name}__{cfg.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
     for k in range(1000):
         run_dir = runs_dir / (base if k == 0 else f"{base}-{k}")

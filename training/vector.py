@@ -43,6 +43,11 @@ Players of the other seats, each drawn per episode and seat from
   all of them (`Agent.act_batch`: a bot's one forward pass, a compiled
   heuristic's one kernel call).
 
+In Huit, with every other seat ``"random"`` or all of them one compiled
+heuristic, a whole step (or `reset`'s play-out) is one compiled call
+(`cardlab.training.vector_fused`), which plays what the Python passes play;
+a step with a penalized illegal move is played by the passes.
+
 Autoreset is Gymnasium's same-step mode (``metadata["autoreset_mode"]``): a
 step that ends a game returns the first observation of the next one, the last
 observation of the ended one in ``infos["final_obs"]`` (flagged by
@@ -72,6 +77,7 @@ from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game, make_game
 from cardlab.training.selfplay import batched_engine
+from cardlab.training.vector_fused import fused_step
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """(observations (k, obs_size) float32, masks (k, A) bool) -> (k,) legal action ids"""
@@ -120,11 +126,18 @@ class CardVectorEnv(VectorEnv):
             if spec not in (SELF, "random"):
                 self.players.agent(i, spec)  # checks every spec now, not at the first deal
         self.fused = True
-        """play the opponents' passes in one compiled call where there is one (False: round by round in
-        Python, the reference the compiled passes are tested against)"""
+        """play each step in one compiled call where there is one (`vector_fused`), else the opponents'
+        passes in one call each where there is one (False: round by round in Python, the reference the
+        compiled calls are tested against)"""
         self._fused_play = None
+        heuristic = None
         if len(self.specs) == 1 and self.specs[0] not in (SELF, "random"):
             self._fused_play = self.players.play_out(0, self.specs[0], self.engine)
+            heuristic = self.players.agent(0, self.specs[0])
+        self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
+        self._no_moves.flags.writeable = False  # every final observation's mask: no legal move, read-only
+        self._fast = None if not (self._all_random or heuristic) else fused_step(
+            self.engine, len(self.specs), heuristic, reward, MAX_REDEALS, self._no_moves)
         layout = self.game.layout
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(layout.low, layout.high, dtype=np.float32),
@@ -140,8 +153,6 @@ class CardVectorEnv(VectorEnv):
         self.owners = np.zeros((self.num_envs, self.n), dtype=np.int64)
         """(B, n) who plays each seat: an index into `specs`, or LEARNER"""
         self._obs: dict[str, np.ndarray] | None = None
-        self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
-        self._no_moves.flags.writeable = False  # every final observation's mask: no legal move, read-only
         self._stopped: str | None = None
         """why the last reset or step stopped part-way (an opponent's failure), until the next reset"""
 
@@ -165,8 +176,12 @@ class CardVectorEnv(VectorEnv):
             self.players.reseed(seeds[0])
         self._seat(everything)
         self._obs, self._stopped = None, None
-        self._guarded(lambda: self._play_out(np.zeros(self.num_envs), np.ones(self.num_envs, dtype=np.bool_)))
-        self._obs = self._observe()
+        if self._fast is not None and self.fused:  # the play-out and the observations in one compiled call
+            self._obs = self._fast(None, self.seats, self.owners, self.rng).obs
+        else:
+            fresh = np.ones(self.num_envs, dtype=np.bool_)
+            self._guarded(lambda: self._play_out(np.zeros(self.num_envs), fresh))
+            self._obs = self._observe()
         return self._obs, {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, dtype=np.bool_)}
 
     def _seeds(self, seed: Any) -> list[int] | None:
@@ -199,6 +214,22 @@ class CardVectorEnv(VectorEnv):
             raise ValueError(f"actions must be a ({self.num_envs},) integer array, "
                              f"got {acts.dtype} {acts.shape}")
         illegal = self._illegal(acts)
+        if illegal is None and self._fast is not None and self.fused:  # the whole step in one compiled call
+            rewards, terminated, truncated, final, self._obs = self._fast(
+                acts.astype(np.int64, copy=False), self.seats, self.owners, self.rng)
+        else:
+            rewards, terminated, truncated, final = self._stepped(acts, illegal)
+            self._obs = self._observe()
+        infos: dict[str, Any] = {}
+        if final is not None:
+            infos = {"final_obs": final, "_final_obs": terminated | truncated}
+        infos["seat"], infos["_seat"] = self.seats.copy(), np.ones(self.num_envs, dtype=np.bool_)
+        return self._obs, rewards.astype(np.float32), terminated, truncated, infos
+
+    def _stepped(self, acts: np.ndarray, illegal: np.ndarray | None) -> tuple[
+            np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """`step` by the engine's calls: the learner's moves, `_play_out`, the penalties of illegal moves;
+        (rewards (B,) float64, terminated, truncated, final observations or None)."""
         moving = None if illegal is None else ~illegal
         moved, won, cut = self.engine.step(acts, moving)
         rewards = moved[self._rows, self.seats].astype(np.float64)
@@ -207,12 +238,7 @@ class CardVectorEnv(VectorEnv):
             lambda: self._play_out(rewards, np.zeros(self.num_envs, dtype=np.bool_), ended))
         if illegal is not None:
             final = self._penalize(illegal, rewards, terminated, final)
-        infos: dict[str, Any] = {}
-        if final is not None:
-            infos = {"final_obs": final, "_final_obs": terminated | truncated}
-        infos["seat"], infos["_seat"] = self.seats.copy(), np.ones(self.num_envs, dtype=np.bool_)
-        self._obs = self._observe()
-        return self._obs, rewards.astype(np.float32), terminated, truncated, infos
+        return rewards, terminated, truncated, final
 
     def _guarded(self, call: Callable[[], Any]) -> Any:
         """`call()`; an opponent's `AgentFailure` is noted (`step` refuses until `reset`) and raised."""

@@ -414,10 +414,20 @@ def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_pl
     `int_table`, `float_table`: the rules' arrays (`huit_arrays.expert_arrays`),
     copied, so that agents sharing them can play at once.
     """
+    return expert_rows(obs, masks, offsets, num_players, again, int_table.copy(), float_table.copy(), tables,
+                       rng)
+
+
+@njit(cache=True)
+def expert_rows(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
+                ints: np.ndarray, floats: np.ndarray, tables: TableArrays,
+                rng: np.random.Generator) -> np.ndarray:
+    """`expert_batch` on a working copy of the rules' arrays that its caller owns and keeps across calls
+    (the memos are stamped per row, so what one call leaves in them changes no later value): a caller
+    making many small calls (a play-out's rounds) copies the arrays once, not once a call."""
     out = np.empty(obs.shape[0], dtype=np.int64)
     legal = np.empty(masks.shape[1], dtype=np.int64)
     scores = np.zeros((masks.shape[1], 1))
-    ints, floats = int_table.copy(), float_table.copy()
     for b in range(obs.shape[0]):
         count = legal_ids(masks, b, legal)
         if count == 1:  # `best` draws nothing for one action, and the values have no other effect

@@ -48,7 +48,6 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
-from numba import njit
 from numba.typed import List as TypedList
 
 from cardlab.envs.batched import BatchedEngine, seat_indices
@@ -83,55 +82,15 @@ from cardlab.envs.huit.kernels import (
     mask_rows_kernel,
     observe_kernel,
     reset_kernel,
-    sorted_legal_ids,
     step_kernel,
 )
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
+from cardlab.envs.huit.rounds import random_rounds
 from cardlab.envs.huit.rules import HuitRules, HuitState
 from cardlab.envs.layout import memory_start
 from cardlab.envs.match import Match, win_rewards
 from cardlab.envs.options import kernel_params
 from cardlab.envs.rng import copied_into, rng_from_state, rng_state
-
-
-@njit(cache=True)
-def _random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray, counted: np.ndarray,
-                   info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                   table: np.ndarray, gens: Any, params: np.ndarray, reward_table: np.ndarray,
-                   rewards: np.ndarray, legal: np.ndarray, actions: np.ndarray) -> bool:
-    """`BatchedEngine.play_random` compiled: the same rounds, holds and draws, without Python per round.
-
-    A mover's pick is `pick_legal`'s (the k-th legal id, ascending, k = floor(u * count)) read from its
-    sorted legal ids, so no mask row is built or scanned.
-    """
-    batch = who.shape[0]
-    waiting = np.zeros(batch, dtype=np.bool_)
-    held = np.zeros(batch, dtype=np.bool_)
-    ended = False
-    while True:
-        some = False
-        for b in range(batch):
-            live = info[b, HAND_OVER] == 0
-            waiting[b] = live and info[b, CUR] != who[b]
-            held[b] = live and not waiting[b]
-            some |= waiting[b]
-        if not some:
-            return ended
-        for b in range(batch):
-            actions[b] = 0
-            if waiting[b]:
-                count = sorted_legal_ids(info, hands, table, b, legal)
-                actions[b] = legal[min(int(rng.random() * count), count - 1)]
-            elif held[b]:
-                info[b, HAND_OVER] = 1  # held while the others move
-        step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
-        for b in range(batch):
-            if held[b]:
-                info[b, HAND_OVER] = 0
-            elif waiting[b]:
-                if counted[b]:
-                    gained[b] += rewards[b, who[b]]
-                ended |= info[b, HAND_OVER] != 0
 
 
 # ---------------------------------------------------------------- the batch
@@ -180,6 +139,8 @@ class HuitBatch(BatchedEngine):
         self._rewards = np.zeros((B, n), dtype=np.float32)
         self._play_legal = np.empty(NUM_ACTIONS, dtype=np.int64)  # play_random's scratch arrays
         self._play_actions = np.zeros(B, dtype=np.int64)
+        self._play_rows = np.zeros(B, dtype=np.int64)
+        self._play_flags = np.zeros((2, B), dtype=np.bool_)
         self.reset()
 
     # ------------------------------------------------------------ episodes
@@ -287,9 +248,10 @@ class HuitBatch(BatchedEngine):
                     counted: np.ndarray) -> bool:
         """`BatchedEngine.play_random` in one compiled call: the same moves, from the same draws."""
         who, gained, flags = self.checked_play_args(seats, gained, counted)
-        return bool(_random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
-                                   self.table, self.generators, self.params, self.reward_table,
-                                   self._rewards, self._play_legal, self._play_actions))
+        return bool(random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
+                                  self.table, self.generators, self.params, self.reward_table, self._rewards,
+                                  self._play_legal, self._play_actions, self._play_flags[0],
+                                  self._play_flags[1], self._play_rows))
 
     def _apply(self, actions: np.ndarray) -> np.ndarray:
         bad = step_kernel(actions, self.info, self.seats, self.hands, self.bank, self.table, self.generators,

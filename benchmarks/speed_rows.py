@@ -1,0 +1,113 @@
+"""The rows of the speed table (`benchmarks/speed_table.py`): what each measures, its target, and the
+Markdown of a run's figures.
+
+Kept apart from the measuring script, which imports torch, numba and every
+benchmark, so that docs/update_tables.py can render the table of
+docs/results.md from the run's JSON file without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+GAMES = ("huit", "switch")
+HEURISTICS = ("random", "greedy", "expert")
+HEURISTIC_PLAYERS = 4
+"""the table size of the heuristics' rows"""
+NUM_ENVS = 256
+"""games of the vector env and of the raw engine it is set beside"""
+SEARCHES = (("search:bot:huit-2p", 2), ("search:bot:huit-4p", 4),
+            ("search:expert@huit-2p", 2), ("search:expert@huit-4p", 4))
+"""the searches measured, at their default budget (`benchmarks/decision_latency.py` specs), and players"""
+WORLDS_TARGET = {2: 1000.0, 4: 300.0}
+"""worlds per decision wanted at the default budget, by players"""
+
+
+class Row(NamedTuple):
+    """One measure of the table."""
+
+    key: str
+    """its figure's name in the JSON file"""
+    measure: str
+    unit: str
+    """what the figure counts ("" for a ratio)"""
+    target: float | None = None
+    """at least this; None: reported only"""
+    beside: str | None = None
+    """the key of a figure shown beside it (the Python agents' rate)"""
+
+
+def search_key(spec: str) -> str:
+    return f"worlds {spec}"
+
+
+def heuristic_keys(game: str, agent: str) -> tuple[str, str]:
+    """(batched, python) keys of a heuristic's decisions per second."""
+    return f"batched {agent} {game}", f"python {agent} {game}"
+
+
+def _search_row(spec: str, players: int) -> Row:
+    base, _, table = spec.partition("@")
+    shown = f"`{base}`" + (f", Huit {players}p" if table else "")
+    return Row(search_key(spec), f"search worlds per decision, {shown} (default budget; median)", "worlds",
+               WORLDS_TARGET[players])
+
+
+ROWS: tuple[Row, ...] = (
+    Row("lean vs expert", "lean training, Huit 4p, learner against three experts", "steps/s"),
+    Row("lean self-play", "lean training, Huit 4p, pure self-play", "steps/s"),
+    Row("lean ratio", "lean training: against three experts / pure self-play", "", 0.5),
+    *(_search_row(spec, players) for spec, players in SEARCHES),
+    Row("engine", f"raw batched engine, Huit 2p, {NUM_ENVS} games, random moves", "steps/s"),
+    Row("vector random", f"vector env, Huit 2p, {NUM_ENVS} games, `random` opponents", "learner steps/s",
+        500_000.0),
+    Row("vector ratio", "vector env (`random` opponents) / raw engine", "", 0.4),
+    Row("vector expert", f"vector env, Huit 2p, {NUM_ENVS} games, `expert` opponents", "learner steps/s",
+        250_000.0),
+    *(Row(heuristic_keys(game, agent)[0],
+          f"batched `{agent}`, {game.capitalize()} {HEURISTIC_PLAYERS}p (Python `act` beside)",
+          "decisions/s", beside=heuristic_keys(game, agent)[1])
+      for game in GAMES for agent in HEURISTICS),
+)
+KEYS = tuple(key for row in ROWS for key in (row.key, row.beside) if key is not None)
+"""every figure a run's JSON file holds"""
+
+
+def number(value: float, unit: str) -> str:
+    return f"{value:.2f}" if not unit else f"{value:,.0f}"
+
+
+def cells(row: Row, figures: dict[str, float]) -> tuple[str, str, str]:
+    """(figure, target, met?) of a row."""
+    value = figures[row.key]
+    figure = number(value, row.unit) + (f" {row.unit}" if row.unit else "")
+    if row.beside is not None:
+        figure += f" (Python: {number(figures[row.beside], row.unit)})"
+    if row.target is None:
+        return figure, "report", "-"
+    return figure, f"at least {number(row.target, row.unit)}", "yes" if value >= row.target else "no"
+
+
+def table(figures: dict[str, float]) -> str:
+    """The Markdown table of a run's figures; a ValueError names the figures it lacks."""
+    missing = [key for key in KEYS if key not in figures]
+    if missing:
+        raise ValueError(f"the speed figures lack {', '.join(map(repr, missing))}: run "
+                         "python benchmarks/speed_table.py --json PATH again")
+    lines = ["| measure | figure | target | met? |", "|---|---|---|---|"]
+    lines += ["| {} | {} | {} | {} |".format(row.measure, *cells(row, figures)) for row in ROWS]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """A run's JSON report as the results page shows it: the machine and how busy it was, then the table."""
+    machine, load = report["machine"], report["loadavg"]
+    cores = machine["cores"]
+    quick = " With `--quick`: tiny sizes, for a test, not figures." if report["quick"] else ""
+    nice = f", at nice {report['nice']} (below the other processes)" if report["nice"] > 0 else ""
+    lead = (f"One run on one core of a {cores}-core {machine['cpu']}{nice}, with about "
+            f"{load['start'][0]:.1f} processes wanting its {cores} cores when it began and "
+            f"{load['end'][0]:.1f} when it ended (the one-minute figure of `os.getloadavg()`); rates per CPU "
+            f"second of the process (medians of {report['repeats']} runs), the search's worlds within its "
+            f"wall-clock cap, which a busy core or a lower priority cuts short.{quick}\n\n")
+    return lead + table(report["figures"])

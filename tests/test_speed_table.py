@@ -1,0 +1,94 @@
+"""`benchmarks/speed_table.py`: one command measures every row of the speed table, and the rows render as
+the results page shows them (`benchmarks/speed_rows.py`).
+
+Why: the table sets each seat's speed beside its target from one run; a
+row the command stopped measuring, or a "met?" that misreads its target,
+would make the page claim what no run showed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.benchmarks import BENCHMARKS, load_benchmark
+
+
+def report(figures: dict[str, float], quick: bool = False, nice: int = 0) -> dict[str, Any]:
+    return {"machine": {"cpu": "Some CPU", "cores": 2}, "loadavg": {"start": [3.4, 2, 1], "end": [3.9, 3, 2]},
+            "nice": nice, "quick": quick, "repeats": 3, "figures": figures}
+
+
+def test_met_is_at_least_the_target_and_reported_rows_have_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = load_benchmark("speed_rows", monkeypatch)
+    figures = {key: 1.0 for key in rows.KEYS}
+    figures["vector random"] = 500_000.0  # the target exactly: met
+    figures["vector expert"] = 249_999.0  # just under: not met
+    figures["lean ratio"] = 0.51
+    lines = {line.split(" | ")[0].removeprefix("| "): line for line in rows.table(figures).splitlines()}
+    by_key = {row.key: lines[row.measure] for row in rows.ROWS}
+    assert by_key["vector random"].endswith("| 500,000 learner steps/s | at least 500,000 | yes |")
+    assert by_key["vector expert"].endswith("| 249,999 learner steps/s | at least 250,000 | no |")
+    assert by_key["lean ratio"].endswith("| 0.51 | at least 0.50 | yes |")
+    assert by_key["worlds search:bot:huit-2p"].endswith("| 1 worlds | at least 1,000 | no |")
+    assert by_key["lean vs expert"].endswith("| report | - |")
+    figures["python expert huit"] = 3_269.0
+    assert "(Python: 3,269) | report | - |" in rows.table(figures)
+
+
+def test_every_row_is_in_the_table_once_and_a_missing_figure_is_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = load_benchmark("speed_rows", monkeypatch)
+    body = rows.table({key: 2.0 for key in rows.KEYS}).splitlines()
+    assert len(body) == 2 + len(rows.ROWS) == 2 + len({row.measure for row in rows.ROWS})
+    figures = {key: 2.0 for key in rows.KEYS if key != "engine"}
+    with pytest.raises(ValueError, match="lack 'engine'"):
+        rows.table(figures)
+
+
+def test_the_lead_says_the_machine_and_its_load_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = load_benchmark("speed_rows", monkeypatch)
+    text = rows.markdown(report({key: 2.0 for key in rows.KEYS}))
+    lead = text.split("\n\n")[0]
+    assert "2-core Some CPU" in lead and "3.4" in lead and "3.9" in lead and "--quick" not in lead
+    assert "`--quick`" in rows.markdown(report({key: 2.0 for key in rows.KEYS}, quick=True))
+    assert "nice" not in lead
+    assert "at nice 10" in rows.markdown(report({key: 2.0 for key in rows.KEYS}, nice=10))
+
+
+@pytest.mark.slow
+def test_quick_run_measures_every_row_with_a_positive_figure(tmp_path: pathlib.Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command itself (its own process: it pins itself to one core), every measure at a tiny size."""
+    rows = load_benchmark("speed_rows", monkeypatch)
+    out = tmp_path / "speed.json"
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "speed_table.py"), "--quick", "--json", str(out)],
+                          capture_output=True, text=True, env=env, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(out.read_text(encoding="utf-8"))
+    assert found["quick"] is True and found["machine"]["cores"] == os.cpu_count()
+    assert len(found["loadavg"]["start"]) == len(found["loadavg"]["end"]) == 3
+    for key in rows.KEYS:
+        assert found["figures"][key] > 0, key
+    assert done.stdout.count("os.getloadavg()") == 1
+    assert rows.table(found["figures"]) in done.stdout
+    assert rows.markdown(found).endswith(rows.table(found["figures"]))
+
+
+def test_a_missing_json_folder_is_refused_before_measuring(tmp_path: pathlib.Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # the module sets it; restored after the test
+    bench = load_benchmark("speed_table", monkeypatch)
+    monkeypatch.setattr(bench, "run", lambda *_: pytest.fail("measured with a --json it cannot write"))
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--quick", "--json", str(tmp_path / "no" / "speed.json")])
+    assert exited.value.code == 2
+    assert f"its folder {tmp_path / 'no'} does not exist" in capsys.readouterr().err

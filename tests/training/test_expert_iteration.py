@@ -1,0 +1,162 @@
+"""Expert iteration (`cardlab teach`): the student moves towards the search's labels, stays a loadable bot,
+is reproducible (C2), and a bad config is refused in one line naming the file and the key."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from cardlab.agents.base import make_agent
+from cardlab.agents.bot import load_bot
+from cardlab.cli import main
+from cardlab.envs import make_game
+from cardlab.training.config_bounds import TEACH_BOUNDS, numbers
+from cardlab.training.expert_iteration import (
+    LABELS_FILE,
+    TeachConfig,
+    load_teach_config,
+    teach,
+    teach_config_from_dict,
+    versus_base,
+)
+from cardlab.training.progress import Progress
+
+TINY = {"name": "tiny", "game": "huit", "num_players": 2, "base": "bot:huit-2p",
+        "teacher": "search:worlds=4:ms=0:bot:huit-2p", "labels": 40, "num_envs": 8, "epochs": 8,
+        "learning_rate": 1e-3, "check_hands": 0, "seed": 5}
+
+
+def tiny_run(tmp_path: pathlib.Path, **changes: Any) -> pathlib.Path:
+    return teach(teach_config_from_dict({**TINY, **changes}), runs_dir=tmp_path, progress=False)
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    return tiny_run(tmp_path_factory.mktemp("teach"))
+
+
+def test_the_student_moves_towards_the_labels_and_is_a_loadable_bot(first_run: pathlib.Path) -> None:
+    record = json.loads((first_run / "run.json").read_text())
+    assert record["labels"] == 40 and record["holdout_labels"] == 4
+    before, after = record["before"]["train"], record["after"]["train"]
+    assert after["cross_entropy"] < before["cross_entropy"]  # the policy moved towards the labels
+    assert after["agreement"] >= before["agreement"]
+    assert record["after"]["kl_to_base_on_kept"] > 0  # it moved, and the KL term measured how far
+    game = make_game("huit", num_players=2)
+    bot = load_bot(first_run / "bot.json", game)
+    assert bot.metadata["summary"]["algorithm"] == "expert iteration"
+    assert bot.metadata["summary"]["teacher"] == TINY["teacher"]
+    assert (first_run / "critic.safetensors").is_file() and (first_run / "config.yaml").is_file()
+    labels = np.load(first_run / LABELS_FILE)
+    rows = np.arange(len(labels["action"]))
+    assert labels["mask"][rows, labels["action"]].all()  # the search's moves are legal
+    assert (labels["mask"].sum(axis=1) > 1).all()  # labels only where there was a choice
+    assert np.all(np.abs(labels["value"]) <= 1)  # the win reward's range at 2 players
+    obs = {"observation": labels["obs"][0], "action_mask": labels["mask"][0].astype(np.int8)}
+    assert bot.act(obs) in np.flatnonzero(labels["mask"][0])
+
+
+def test_the_same_seed_gives_the_same_labels_and_the_same_bot_c2(first_run: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    again = tiny_run(tmp_path)
+    first, second = np.load(first_run / LABELS_FILE), np.load(again / LABELS_FILE)
+    assert set(first.files) == set(second.files)
+    for key in first.files:
+        np.testing.assert_array_equal(first[key], second[key], err_msg=key)
+    assert (first_run / "bot.safetensors").read_bytes() == (again / "bot.safetensors").read_bytes()
+    other = tiny_run(tmp_path, seed=6)
+    assert not np.array_equal(np.load(other / LABELS_FILE)["obs"], first["obs"])
+
+
+def test_labels_from_a_run_train_the_same_student_without_searching(first_run: pathlib.Path,
+                                                                      tmp_path: pathlib.Path) -> None:
+    again = tiny_run(tmp_path, labels_from=str(first_run), teacher="search:worlds=1:ms=0:random")
+    assert (first_run / "bot.safetensors").read_bytes() == (again / "bot.safetensors").read_bytes()
+
+
+def test_a_student_no_different_from_its_base_differs_by_nothing_on_the_same_deals() -> None:
+    game = make_game("huit", num_players=2)
+    check = versus_base(game, "bot:huit-2p", "bot:huit-2p", "expert", 40, 7, Progress(False))
+    assert check["difference"] == 0 and check["student"] == check["base"] and not check["better"]
+    assert check["base"]["hands"] == 40
+
+
+def test_a_run_with_a_check_records_it(tmp_path: pathlib.Path) -> None:
+    run = tiny_run(tmp_path, labels=8, epochs=1, check_hands=20)
+    check = json.loads((run / "run.json").read_text())["check"]
+    low, high = check["difference_ci95"]
+    assert low <= check["difference"] <= high
+    assert check["difference"] == pytest.approx(check["student"]["win_rate"] - check["base"]["win_rate"])
+    assert load_bot(run / "bot.json").metadata["summary"]["check"] == check
+
+
+def test_every_number_of_the_teach_config_has_a_range_and_the_defaults_hold() -> None:
+    assert {pattern for _, pattern, _ in numbers(TeachConfig())} == set(TEACH_BOUNDS)
+    for path, pattern, value in numbers(TeachConfig()):
+        bound = TEACH_BOUNDS[pattern]
+        assert bound is None or bound.holds(value), (path, value)
+
+
+def test_the_shipped_teach_config_loads() -> None:
+    cfg = load_teach_config(pathlib.Path(__file__).parents[2] / "configs" / "teach_huit_2p.yaml")
+    assert cfg.base == "bot:huit-2p" and cfg.teacher.startswith("search:") and cfg.check_hands >= 4000
+
+
+@pytest.mark.parametrize(("changes", "key"), [
+    ({"label_share": 2}, "label_share="),
+    ({"label_share": 0}, "label_share="),
+    ({"learning_rate": -1}, "learning_rate="),
+    ({"holdout_share": 0.95}, "holdout_share="),
+    ({"labels": 0}, "labels="),
+    ({"labels": "many"}, "labels must be a whole number"),
+    ({"epochs": 1.5}, "epochs must be a whole number"),
+    ({"base": "expert"}, "base="),
+    ({"base": "bot:nowhere"}, "base:"),
+    ({"teacher": "expert"}, "teacher="),
+    ({"teacher": "search:worlds=99999:bot:huit-2p"}, "teacher:"),
+    ({"opponents": []}, "opponents="),
+    ({"opponents": ["expert", "nobody"]}, "opponents[1]:"),
+    ({"check_opponent": "nobody"}, "check_opponent:"),
+    ({"rules": {"wild": 3}}, "rules.wild"),
+    ({"num_players": 9}, "num_players"),
+    ({"game": "chess"}, "game="),
+    ({"labels_from": "/nowhere"}, "labels_from="),
+    ({"name": "a b"}, "name="),
+    ({"worlds": 4}, "unknown config key(s) worlds"),
+])
+def test_a_bad_value_is_refused_in_one_line_naming_the_file_and_the_key(
+        tmp_path: pathlib.Path, changes: dict[str, Any], key: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({**TINY, **changes}))
+    with pytest.raises(ValueError) as err:
+        load_teach_config(path)
+    message = str(err.value)
+    assert message.startswith(f"config file {path}: ") and key in message and "\n" not in message
+
+
+def test_the_command_refuses_a_missing_config_in_one_line(tmp_path: pathlib.Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["teach", str(tmp_path / "none.yaml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("cardlab teach: error: config file") and "\n" not in err
+
+
+def test_the_command_teaches_from_a_config(tmp_path: pathlib.Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "labels": 6, "epochs": 1}))
+    assert main(["teach", str(path), "--runs-dir", str(tmp_path / "runs")]) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    assert f"bot: {run / 'bot.json'}" in capsys.readouterr().out
+    assert make_agent(f"bot:{run / 'bot.json'}", make_game("huit", num_players=2)).name == "bot"
+
+
+def test_a_config_is_kept_whole_in_its_run_folder(first_run: pathlib.Path) -> None:
+    saved = yaml.safe_load((first_run / "config.yaml").read_text())
+    assert teach_config_from_dict(saved) == dataclasses.replace(TeachConfig(), **TINY)

@@ -1,0 +1,218 @@
+"""A step of the vector env (`cardlab.training.vector`) over Huit in one compiled call: `FusedStep`.
+
+Why: a learner step is the learner's moves, the other seats' moves up to the
+learner's next turn, the ends of episodes, new deals and new seats for the
+games that ended, and the learner's observations and masks. Played from Python
+(`CardVectorEnv._play_out`), that is a dozen engine calls and their array
+checks per step, which cost about as much as the moves themselves at a few
+hundred games. Here `vector_step` does all of it in one numba call, writing
+into the step's output arrays, with the same draws in the same order (the
+env's generator for the seats and its random players, the agent's for a
+heuristic), so it plays the games the env's Python passes play
+(`tests/training/test_vector_fused.py` holds them to it, step for step).
+
+Covered (`fused_step`): a `HuitBatch` whose other seats are all ``"random"``
+(the env's generator draws them, as `HuitBatch.play_random`) or all one
+compiled heuristic (`huit_playout.compiled_player`). The env plays everything
+else, and a step with a penalized illegal move, in Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from cardlab.agents.base import Agent
+from cardlab.agents.heuristics.huit import AGAIN
+from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
+from cardlab.agents.heuristics.huit_kernels import TableArrays
+from cardlab.agents.heuristics.huit_playout import NONE, CompiledPlayer, compiled_player, play_rounds, scratch
+from cardlab.envs.huit.batched import HuitBatch
+from cardlab.envs.huit.kernels import (
+    HAND_OVER,
+    SCORE_CHANGES,
+    TRUNCATED,
+    mask_kernel,
+    observe_kernel,
+    reset_kernel,
+    step_kernel,
+)
+from cardlab.envs.huit.rounds import random_rounds
+from cardlab.envs.match import points_reward
+
+ENV_RANDOM = -1
+"""`vector_step`'s kind of the env's own random players (`play_random`'s draws); others: `play_rounds`'"""
+STEPPED, TOO_MANY_DEALS = -1, -2
+"""`vector_step`'s status when it played the step, and when a game ended `max_deals` deals in a row before
+the learner's first move; a status >= 0 is the first game whose learner action is illegal (nothing moved)."""
+
+
+@njit(cache=True)
+def vector_step(learn: bool, actions: np.ndarray, who: np.ndarray, owners: np.ndarray, num_specs: int,
+                fresh: np.ndarray, gained: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+                points: np.ndarray, reported: np.ndarray, finals: np.ndarray, observations: np.ndarray,
+                masks: np.ndarray, max_deals: int, every: np.ndarray, counted: np.ndarray, deals: np.ndarray,
+                info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray, table: np.ndarray,
+                gens: Any, params: np.ndarray, reward_table: np.ndarray, rewards: np.ndarray,
+                obs_offsets: np.ndarray, obs_scales: np.ndarray, env_rng: np.random.Generator, kind: int,
+                hand_at: int, offsets: np.ndarray, num_players: int, again: int, int_table: np.ndarray,
+                float_table: np.ndarray, tables: TableArrays, agent_rng: np.random.Generator,
+                legal: np.ndarray, mask: np.ndarray, obs: np.ndarray, play_actions: np.ndarray,
+                flags: np.ndarray, rows: np.ndarray) -> tuple[int, int]:
+    """`CardVectorEnv.step` (`learn`) or the play-out of `reset` (not `learn`: no learner move) in one call.
+
+    In: the learner's `actions`, seats `who` and the seats' `owners` (both
+    drawn again in place for each new deal, as `CardVectorEnv._seat` draws
+    them), `fresh` (the games dealt since the learner's last move; set in
+    place for each new deal). Out: the learner's rewards `gained`, the ends
+    (`terminated`, `truncated`; `points` the learner's score change of a won
+    game), the games whose episodes ended in `reported[:count]` with their
+    last observations in `finals[:count]`, then `observations` and `masks`
+    of the learner in every game. Returns (status, count). The arguments
+    after `deals` are the engine's arrays, the env's generator, the player
+    (`kind`, then a `CompiledPlayer`'s fields) and scratch arrays.
+    """
+    n = owners.shape[1]
+    if learn:
+        bad = step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
+        if bad >= 0:
+            return bad, 0
+        for b in range(who.shape[0]):
+            gained[b] = rewards[b, who[b]]
+    else:
+        gained[:] = 0.0
+    terminated[:] = False
+    truncated[:] = False
+    deals[:] = 0
+    count = 0
+    while True:  # a pass: the others move up to the learner's turn, then the games that ended are dealt again
+        for b in range(who.shape[0]):
+            counted[b] = not fresh[b]
+        if kind == ENV_RANDOM:
+            random_rounds(who, env_rng, gained, counted, info, seats, hands, bank, table, gens, params,
+                          reward_table, rewards, legal, play_actions, flags[0], flags[1], rows)
+        else:
+            play_rounds(kind, who, gained, counted, info, seats, hands, bank, table, gens, params,
+                        reward_table, rewards, obs_offsets, obs_scales, hand_at, offsets, num_players, again,
+                        int_table, float_table, tables, agent_rng, mask, obs, play_actions, flags, rows)
+        over = 0
+        for b in range(who.shape[0]):
+            if info[b, HAND_OVER]:
+                rows[over] = b
+                over += 1
+        if over == 0:
+            break
+        for i in range(over):
+            b = rows[i]
+            if not fresh[b]:  # the learner's episode ended (`CardVectorEnv._record_ends`)
+                won = info[b, TRUNCATED] == 0
+                terminated[b], truncated[b] = won, not won
+                points[b] = seats[b, SCORE_CHANGES, who[b]] if won else 0
+                reported[count] = b
+                observe_kernel(info, seats, hands, bank, table, reported[count:count + 1], who[b:b + 1],
+                               obs_offsets, obs_scales, finals[count:count + 1])
+                count += 1
+            deals[b] += 1
+            if deals[b] > max_deals:
+                return TOO_MANY_DEALS, count
+        reset_kernel(rows[:over], info, seats, hands, bank, table, gens, params)
+        for i in range(over):  # `CardVectorEnv._seat`: the seats, then the owners, as numpy draws them
+            who[rows[i]] = env_rng.integers(0, n)
+        for i in range(over):
+            for s in range(n):
+                owners[rows[i], s] = env_rng.integers(0, num_specs)
+        for i in range(over):
+            owners[rows[i], who[rows[i]]] = -1
+            fresh[rows[i]] = True
+    mask_kernel(info, hands, table, masks)
+    observe_kernel(info, seats, hands, bank, table, every, who, obs_offsets, obs_scales, observations)
+    return STEPPED, count
+
+
+class StepResult(NamedTuple):
+    """What a fused step gives the env: the learner's rewards and ends, the last observations of the
+    episodes that ended (None: none ended), and the learner's next observations and masks."""
+
+    rewards: np.ndarray  # (B,) float64
+    terminated: np.ndarray  # (B,) bool
+    truncated: np.ndarray  # (B,) bool
+    final: np.ndarray | None  # (B,) object: {"observation", "action_mask"} where an episode ended
+    obs: dict[str, np.ndarray]
+
+
+class FusedStep:
+    """`vector_step` over one engine and its other seats' player: buffers made once, outputs fresh per step
+    (a caller may keep the arrays of earlier steps)."""
+
+    def __init__(self, engine: HuitBatch, num_specs: int, player: CompiledPlayer | None, reward: str,
+                 max_deals: int, no_moves: np.ndarray) -> None:
+        self.engine, self.num_specs, self.player = engine, num_specs, player
+        self.points_reward = reward == "points"
+        self.max_deals, self.no_moves = max_deals, no_moves
+        B = engine.batch_size
+        self.every = np.arange(B, dtype=np.int64)
+        self.fresh = np.zeros(B, dtype=np.bool_)
+        self.counted = np.zeros(B, dtype=np.bool_)
+        self.deals = np.zeros(B, dtype=np.int64)
+        self.points = np.zeros(B, dtype=np.int64)
+        self.reported = np.zeros(B, dtype=np.int64)
+        self.rewards = np.zeros((B, engine.n), dtype=np.float32)
+        self.legal = np.zeros(engine.num_actions, dtype=np.int64)
+        self.no_floats = np.zeros(0, dtype=np.float64)
+        self.work = scratch(engine)
+
+    def __call__(self, actions: np.ndarray | None, seats: np.ndarray, owners: np.ndarray,
+                 rng: np.random.Generator) -> StepResult:
+        """The learner's `actions` ((B,) int64) and the rest of the step, or with None the play-out after a
+        deal (every game fresh). `seats` and `owners` are the env's, drawn again in place for new deals.
+
+        An illegal learner action raises the engine's `ValueError` (nothing moved), as `HuitBatch.step`.
+        """
+        e, p, B = self.engine, self.player, self.engine.batch_size
+        learn = actions is not None
+        self.fresh[:] = not learn
+        gained = np.empty(B)
+        terminated, truncated = np.empty(B, dtype=np.bool_), np.empty(B, dtype=np.bool_)
+        finals = np.empty((B, e.obs_size), dtype=np.float32)
+        observations = np.empty((B, e.obs_size), dtype=np.float32)
+        masks = np.empty((B, e.num_actions), dtype=np.bool_)
+        kind, hand_at, offsets, num_players, ints, floats, agent_rng = (
+            (ENV_RANDOM, 0, NONE, e.n, NONE, self.no_floats, rng) if p is None else
+            (p.kind, p.hand_at, p.offsets, p.num_players, p.int_table, p.float_table, p.agent.rng))
+        status, count = vector_step(
+            learn, self.every if actions is None else actions, seats, owners, self.num_specs, self.fresh,
+            gained, terminated, truncated, self.points, self.reported, finals, observations, masks,
+            self.max_deals, self.every, self.counted, self.deals, e.info, e.seats, e.hands, e.bank, e.table,
+            e.generators, e.params, e.reward_table, self.rewards, e.obs_offsets, e.obs_scales, rng, kind,
+            hand_at, offsets, num_players, AGAIN, ints, floats, TABLES_ARRAYS, agent_rng, self.legal,
+            *self.work)
+        if status >= 0:  # nothing moved: the engine refuses the action as its own step does, naming the game
+            assert actions is not None
+            e.step(actions)
+            raise AssertionError(f"the engine took the action vector_step refused in game {status}")
+        if status == TOO_MANY_DEALS:
+            raise RuntimeError(f"{self.max_deals} deals in a row ended before the learner's first move")
+        final = None
+        if count:
+            rows = self.reported[:count]
+            if self.points_reward:
+                gained[rows] = np.where(terminated[rows], points_reward(self.points[rows]), 0.0)
+            final = np.full(B, None, dtype=object)
+            for i, b in enumerate(rows.tolist()):
+                final[b] = {"observation": finals[i], "action_mask": self.no_moves}
+        return StepResult(gained, terminated, truncated, final,
+                          {"observation": observations, "action_mask": masks.view(np.int8)})
+
+
+def fused_step(engine: Any, num_specs: int, agent: Agent | None, reward: str, max_deals: int,
+               no_moves: np.ndarray) -> FusedStep | None:
+    """The fused step of an env's engine whose other seats are all `agent` (None: all the env's random
+    players, drawn from `num_specs` specs), or None where there is none (the module doc)."""
+    if not isinstance(engine, HuitBatch):
+        return None
+    player = None if agent is None else compiled_player(engine, agent)
+    if agent is not None and player is None:
+        return None
+    return FusedStep(engine, num_specs, player, reward, max_deals, no_moves)
