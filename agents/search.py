@@ -4,43 +4,49 @@ Why: a bot plays each move from its observation alone; looking ahead when it
 must decide makes the same bot stronger without any training. At a decision
 with more than one legal move the agent samples `worlds` determinizations
 (whole states that agree with its observation: `Game.determinization`), plays
-every legal candidate in every world and rolls the hand out to its end with
-the base agent playing every seat, in the game's batched engine
-(`GameSpec.batched_engine`): the worlds are dealt straight into its slots
-(`Determinization.sample_into`), one slot per candidate and world, and the
-base is asked once per move for every slot where the player to move has a
-choice (`Agent.act_batch`: a bot plays them all in one forward pass; the
-default `act_batch` acts row by row, slow). A candidate's
-value is its mean result over the worlds, the same worlds for every
-candidate (common random numbers: each world's slots start from one state;
-a reshuffle, Switch's A10 or Huit's B10 with `shuffle_on_refill`, draws from
-each slot's own generator, so candidates of one world part ways there, which
-adds noise but no bias). The best one is played when it beats the base's
-own choice by more than ``z`` standard errors of their paired differences
-over the worlds, else the base's choice is (with ``worlds=0`` the agent
-plays as its base): among many candidates the luckiest estimate would
-otherwise often displace a good base's move, and with a few dozen worlds
-that costs more than search gains.
+every legal candidate in every world and rolls the hand out to its end in the
+game's batched engine (`cardlab.agents.rollouts`: the worlds dealt straight
+into its slots, each seat's moves from its rollout model, one `act_batch` per
+model per step, or the whole play-out in one compiled call when one compiled
+Huit heuristic plays every seat). A candidate's value is its mean result over
+the worlds, the same worlds for every candidate (common random numbers: each
+world's slots start from one state; a reshuffle, Switch's A10 or Huit's B10
+with `shuffle_on_refill`, draws from each slot's own generator, so candidates
+of one world part ways there, which adds noise but no bias). The best one is
+played when it beats the base's own choice by more than ``z`` standard errors
+of their paired differences over the worlds, else the base's choice is (with
+``worlds=0`` the agent plays as its base): among many candidates the luckiest
+estimate would otherwise often displace a good base's move.
+
+The base gives the move the search must beat; the rollout policy
+(``rollout=``) plays the rollouts' moves in every seat, and
+`SearchAgent.set_seat_models` puts a model of its own in some seats (an
+opponent recognised, say), keyed by seat relative to the searcher.
 
 Spec strings: ``search:BASE``, options as ``key=value`` parts between
 ``search:`` and the base (colons, so that no shell quoting is needed and the
 commas of ``--agents`` still separate agents):
 
-    search:bot:huit-2p                      the defaults
+    search:expert                           the defaults: level=quick, the expert's rollouts
+    search:level=strong:expert              the strong level (about 1 s a decision)
+    search:rollout=expert:bot:huit-2p       the bot's move to beat, the expert's rollouts
     search:worlds=128:ms=0:bot:huit-2p      128 worlds, no time cap
     search:value=points:bot:huit-2p-match   minus the seat's points, for match play
-    search:worlds=8:expert                  any base agent spec (not another search)
 
 Options (`SearchOptions`, defaults in brackets):
 
-- ``worlds`` [1024]: worlds sampled per decision, 0 to `MOST_WORLDS`;
-- ``ms`` [80]: wall-clock cap per decision in milliseconds, 0 for none. The
-  worlds are played as a stream: a few hundred slots in play at once, the
-  slots of finished worlds dealt new ones while worlds are wanted and one
-  would still finish before the cap at the pace measured; a world the cap
-  finds still in play is dropped (the longest of the last dealt, a small lean
-  towards short hands), and with no world finished the base's choice is
-  played. So a decision takes at most about `ms` plus one engine step;
+- ``level`` [quick]: the budget, ``quick`` (`LEVELS`: worlds and ms within
+  100 ms a decision at the 99th percentile on one core, the web app's
+  default) or ``strong`` (within 1 s); ``worlds`` and ``ms`` given beside it
+  override its own;
+- ``worlds``: worlds sampled per decision, 0 to `MOST_WORLDS`;
+- ``ms``: wall-clock cap per decision in milliseconds, 0 for none; a world
+  the cap finds still in play is dropped, and with no world finished the
+  base's choice is played. A decision takes at most about `ms` plus one
+  wave (fused) or one engine step (stepped);
+- ``rollout`` [base]: the policy of the rollouts' moves, one of `ROLLOUTS`:
+  ``base``, ``random``, the game's heuristics (``greedy``, ``expert``), or
+  ``bot`` (the table's shipped bot, ``bot:GAME``);
 - ``value`` [win]: ``win``, the seat's hand win reward (+1 for a win, the
   loss shared out as in `cardlab.envs.match.win_rewards`, 0 when C1 cuts the
   hand), or ``points``, minus the seat's score change over 100 (what the
@@ -53,59 +59,62 @@ Reproducible (C2): with ``ms=0`` the same seed and observations give the same
 moves (each decision draws its worlds from its own generator, seeded from the
 agent's; the rollout engine is kept across decisions and its slots'
 generators are reseeded with the agent, `seed`). A cap makes the worlds
-played depend on the machine's speed. A bot base
-breaks no ties at random; a heuristic base breaks its ties with its own
-generator across the slots, which adds noise between candidates but no bias.
-`action_probabilities` is the default of `Agent`: 1 on the chosen move.
-`last_decision` keeps the last search's candidates, values and worlds.
+played depend on the machine's speed. A bot breaks no ties at random; a
+heuristic breaks its ties with its own generator across the slots, which adds
+noise between candidates but no bias. `action_probabilities` is the default
+of `Agent`: 1 on the chosen move. `last_decision` keeps the last search's
+candidates, values and worlds.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
-from cardlab.envs.batched import only_legal
+from cardlab.agents.rollouts import Rollouts, checked_seat_models, seat_values
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.match import points_reward
+from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.spec import Game
 
 PREFIX = "search:"
 VALUES = ("win", "points")
-MOST_WORLDS = 4096
-"""the most worlds a spec may ask for (each is a batch slot per candidate)"""
-IN_FLIGHT = 4096
-"""the most slots a search keeps in play at once (without a time cap: always as many, up to its worlds)"""
-REFILL = 0.125
-"""the share of the groups that must have finished before their slots are dealt new worlds"""
-DURATION_SHARE = 0.7
-"""under a time cap, the most of it a world should take in play: a world's time is mostly its moves one
-after the other, each costing about the same whatever the batch, so more slots in play finish more
-worlds until the worlds no longer finish in time"""
-FIRST_IN_FLIGHT = 256
-"""the slots a capped search keeps in play before it has measured a duration"""
-PACE_WEIGHT = 0.3
-"""weight of the latest worlds in the running mean of the seconds a world takes in play"""
-SMALLEST_BATCH = 64
-"""the fewest slots of the rollout engine, and of those a capped search keeps in play"""
+ROLLOUTS = ("base", "random", "greedy", "expert", "bot")
+"""the rollout policies a spec may name (``greedy`` and ``expert`` where the game has them)"""
+MOST_WORLDS = 16384
+"""the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""
 MOST_Z = 10.0
 """the largest margin `z` a spec may ask for"""
+LEVELS: dict[str, tuple[int, int]] = {"quick": (2048, 60), "strong": (MOST_WORLDS, 700)}
+"""level -> (worlds, ms): ``quick`` the web app's default search, ``strong`` about ten times its time"""
+LEVEL_BOUNDS_MS = {"quick": 100.0, "strong": 1000.0}
+"""level -> the decision time its budget keeps within at the 99th percentile on one core (what
+``benchmarks/decision_latency.py --levels`` checks)"""
 
 
 @dataclasses.dataclass(frozen=True)
 class SearchOptions:
-    """The budget and the value of a search (see the module doc)."""
+    """The budget, the rollouts and the value of a search (see the module doc); `worlds` and `ms` left None
+    take the `level`'s."""
 
-    worlds: int = 1024
-    ms: int = 80
+    worlds: int | None = None
+    ms: int | None = None
     value: str = "win"
     z: float = 1.0
+    rollout: str = "base"
+    level: str = "quick"
 
     def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"search option level={excerpt(self.level)}: give one of "
+                             f"{', '.join(f'level={name}' for name in LEVELS)}")
+        worlds, ms = LEVELS[self.level]
+        object.__setattr__(self, "worlds", worlds if self.worlds is None else self.worlds)
+        object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
         for name, high in (("worlds", MOST_WORLDS), ("ms", None)):
             number = getattr(self, name)
             if isinstance(number, bool) or not isinstance(number, int) or number < 0 or (
@@ -116,14 +125,53 @@ class SearchOptions:
             raise ValueError(f"search option value={excerpt(self.value)}: give value=win or value=points")
         if isinstance(self.z, bool) or not isinstance(self.z, (int, float)) or not 0 <= self.z <= MOST_Z:
             raise ValueError(f"search option z={excerpt(self.z)}: give a number from 0 to {MOST_Z}")
+        if self.rollout not in ROLLOUTS:
+            raise ValueError(f"search option rollout={excerpt(self.rollout)}: give one of "
+                             f"{', '.join(f'rollout={name}' for name in ROLLOUTS)}")
+
+    def budget(self) -> tuple[int, int]:
+        """(worlds, ms): the level's where not given (`__post_init__` filled them)."""
+        assert self.worlds is not None and self.ms is not None
+        return self.worlds, self.ms
 
 
 _FIELDS = tuple(field.name for field in dataclasses.fields(SearchOptions))
-ACCEPTED = (f"worlds=N (worlds per decision, 0..{MOST_WORLDS}, default {SearchOptions.worlds}), "
-            f"ms=N (time cap per decision in ms, 0 for none, default {SearchOptions.ms}), "
+ACCEPTED = (f"level={'|'.join(LEVELS)} (the budget, default {SearchOptions.level}: "
+            f"{', '.join(f'{name} {w} worlds in {ms} ms' for name, (w, ms) in LEVELS.items())}), "
+            f"worlds=N (worlds per decision, 0..{MOST_WORLDS}, default the level's), "
+            f"ms=N (time cap per decision in ms, 0 for none, default the level's), "
+            f"rollout={'|'.join(ROLLOUTS)} (the rollouts' policy, default {SearchOptions.rollout}), "
             f"value=win|points (default {SearchOptions.value}), "
             f"z=X (standard errors a move must beat the base's choice by, 0..{MOST_Z}, "
             f"default {SearchOptions.z})")
+
+
+def options_markdown() -> str:
+    """The options table of the docs (docs/update_tables.py writes it into docs/training.md)."""
+    levels = ", ".join(f"`{name}`: {w} worlds, {ms} ms (p99 within {LEVEL_BOUNDS_MS[name]:g} ms)"
+                       for name, (w, ms) in LEVELS.items())
+    rows = [
+        ("level", SearchOptions.level, " or ".join(f"`{name}`" for name in LEVELS),
+         f"the budget: {levels}; `worlds` or `ms` given beside it win"),
+        ("worlds", "the level's", f"0..{MOST_WORLDS}", "worlds per decision (0: play as BASE)"),
+        ("ms", "the level's", "whole number, 0 for none",
+         "time cap per decision in milliseconds; a world the cap finds in play is dropped"),
+        ("rollout", SearchOptions.rollout, ", ".join(f"`{name}`" for name in ROLLOUTS),
+         "the policy of the rollouts' moves in every seat (`bot`: the table's shipped bot; `greedy` and "
+         "`expert` where the game has them)"),
+        ("value", SearchOptions.value, ", ".join(f"`{name}`" for name in VALUES),
+         "the seat's hand win reward, or minus its points / 100 (for match play)"),
+        ("z", f"{SearchOptions.z:g}", f"0..{MOST_Z:g}",
+         "standard errors by which a move must beat BASE's choice to be played instead (0: the best mean)"),
+    ]
+    lines = ["| option | default | accepted | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{name}` | {default} | {accepted} | {meaning} |" for name, default, accepted, meaning in
+              rows]
+    return "\n".join(lines) + "\n"
+
+
+_WORDS = ("value", "rollout", "level")
+"""the options whose values are words, not numbers"""
 
 
 def parse_spec(spec: str) -> tuple[SearchOptions, str]:
@@ -149,7 +197,7 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
         raise ValueError(f"agent spec {excerpt(spec)}: the base of a search cannot be another search")
     values: dict[str, Any] = {}
     for key, text in given.items():
-        if key == "value":
+        if key in _WORDS:
             values[key] = text
             continue
         try:
@@ -174,10 +222,30 @@ def engine_seed(seed: int | None) -> int | None:
     return _drawn_apart(seed, 2)
 
 
+def rollout_seed(seed: int | None) -> int | None:
+    """The seed of a rollout policy other than the base, drawn apart from the others."""
+    return _drawn_apart(seed, 3)
+
+
 def _drawn_apart(seed: int | None, stream: int) -> int | None:
     if seed is None:
         return None
     return int(np.random.SeedSequence([int(seed), stream]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def rollout_spec(rollout: str, game: Game) -> str | None:
+    """The agent spec of a ``rollout=`` name at `game`'s table (None: the base), or a `ValueError` saying
+    which this game has."""
+    if rollout == "base":
+        return None
+    if rollout == "bot":
+        return f"bot:{game.id}"
+    if rollout != "random" and rollout not in game.spec.heuristics:
+        have = ", ".join(f"rollout={name}" for name in ROLLOUTS
+                         if name in ("base", "random", "bot") or name in game.spec.heuristics)
+        raise ValueError(f"search option rollout={rollout}: {game.id} has no {rollout} heuristic; "
+                         f"give {have}")
+    return rollout
 
 
 class Decision(NamedTuple):
@@ -198,30 +266,35 @@ class SearchAgent(Agent):
     name = "search"
 
     def __init__(self, game: Game, base: Agent, options: SearchOptions | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, rollout: Agent | None = None) -> None:
         super().__init__(game, seed)
         if self.game.spec.determinize is None:
             raise ValueError(f"search agents need a game that can sample its hidden cards: {self.game.id} "
                              "has no determinization (GameSpec.determinize is None)")
-        if isinstance(base, SearchAgent):
-            raise ValueError("the base of a search cannot be another search")
+        if isinstance(base, SearchAgent) or isinstance(rollout, SearchAgent):
+            raise ValueError("the base of a search, and its rollout policy, cannot be another search")
         self.base = base
+        self.rollout = rollout
+        """the rollout policy when it is not the base (``rollout=``), else None"""
         self.options = options or SearchOptions()
         self.last_decision: Decision | None = None
         """the last decision's search (None after a decision with one legal move)"""
-        self._engine: Any = None
-        self._engine_seed = engine_seed(seed)
-        self._duration: float | None = None
-        """the running mean of the seconds a world takes in play (under a time cap, when to stop dealing)"""
-        self._in_flight = FIRST_IN_FLIGHT
-        """the slots a capped search keeps in play (adapted to the cap by the durations measured)"""
+        self.rollouts = Rollouts(self.game, base if rollout is None else rollout, engine_seed(seed))
+        self._values = seat_values(self.options.value)
+
+    def set_seat_models(self, models: Mapping[int, Agent]) -> None:
+        """The models that play these seats in the rollouts, keyed by seat relative to the searcher
+        (1 = the next seat, up to n - 1); the other seats keep the rollout policy. Replaces the models
+        given before (an empty mapping: the rollout policy everywhere). A `ValueError` refuses a seat
+        outside 1..n - 1, a model of another game or rules, or a search, and changes nothing."""
+        self.rollouts.seat_models = checked_seat_models(self.game, models)
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
         self.base.seed(base_seed(seed))
-        self._engine_seed = engine_seed(seed)
-        if self._engine is not None:
-            self._engine.reseed(self._engine_seed)
+        if self.rollout is not None:
+            self.rollout.seed(rollout_seed(seed))
+        self.rollouts.reseed(engine_seed(seed))
 
     def reset(self) -> None:
         self.base.reset()
@@ -233,9 +306,10 @@ class SearchAgent(Agent):
         self.last_decision = None
         if legal.size == 1:
             return int(legal[0])
+        started = time.perf_counter()  # the cap counts the base's own move too
         choice = int(self.base.act(observation))
         rng = np.random.default_rng(int(self.rng.integers(2**63)))
-        results = self._search(observation, legal, rng)
+        results = self._search(observation, legal, rng, started)
         worlds = results.shape[1]
         values = results.mean(axis=1) if worlds else np.zeros(legal.size)
         best = int(np.argmax(values))
@@ -259,116 +333,22 @@ class SearchAgent(Agent):
         return bool(diff.mean() > self.options.z * diff.std(ddof=1) / np.sqrt(diff.size))
 
     # ------------------------------------------------------------ the search
-    def _search(self, observation: dict[str, np.ndarray], legal: np.ndarray,
-                rng: np.random.Generator) -> np.ndarray:
-        """(candidates, worlds finished): each candidate's result in each world (see `_stream`).
-
-        Without a time cap up to `IN_FLIGHT` slots are in play at once, so the
-        worlds and the slots they use are the same on every machine (C2). With
-        one, the agent keeps as many slots in play as lets a world finish in
-        at most `DURATION_SHARE` of the cap (`_in_flight`, halved or doubled
-        after each decision by the durations measured).
-        """
-        wanted, ms, k = self.options.worlds, self.options.ms, legal.size
+    def _search(self, observation: dict[str, np.ndarray], legal: np.ndarray, rng: np.random.Generator,
+                started: float) -> np.ndarray:
+        """(candidates, worlds finished): each candidate's result in each world (`Rollouts.play`), the
+        cap counted from `started` (`time.perf_counter`)."""
+        wanted, ms = self.options.budget()
         if wanted == 0:
-            return np.zeros((k, 0))
-        deadline = time.perf_counter() + ms / 1000 if ms else None
+            return np.zeros((legal.size, 0))
+        deadline = started + ms / 1000 if ms else None
         known = self.game.determinization(observation)
-        groups = max(1, min(wanted, (self._in_flight if ms else IN_FLIGHT) // k))
-        results = self._stream(known, legal, wanted, groups, deadline, rng)
-        if ms and self._duration is not None:
-            if self._duration > ms / 1000 * DURATION_SHARE:
-                self._in_flight = max(SMALLEST_BATCH, self._in_flight // 2)
-            elif self._duration < ms / 1000 * DURATION_SHARE * 0.5:  # doubled, it should still fit
-                self._in_flight = min(IN_FLIGHT, self._in_flight * 2)
-        return results
+        worlds = self._deal(known, wanted, rng)
+        return self.rollouts.play(known, worlds, legal, deadline, self._values)
 
-    def _batch(self, slots: int) -> Any:
-        """The batched engine the rollouts use, kept across decisions and grown (to a power of two) when
-        more slots are needed; its generators are seeded from the agent's seed (`seed`)."""
-        if self._engine is None or self._engine.batch_size < slots:
-            size = max(SMALLEST_BATCH, 1 << (slots - 1).bit_length())
-            self._engine = self.game.spec.batched_engine()(self.game.rules, size, seed=self._engine_seed)
-        return self._engine
-
-    def _stream(self, known: Any, legal: np.ndarray, wanted: int, groups: int, deadline: float | None,
-                rng: np.random.Generator) -> np.ndarray:
-        """(candidates, worlds finished): the seat's result of each candidate played in each world, then
-        the base, the worlds in the order dealt.
-
-        `groups` worlds are in play at once, world by world in K slots (group
-        g in slots g * K .. g * K + K - 1, candidate k in the k-th), the seat
-        seat 0 of the worlds (`Game.determinization`'s default). Each move the
-        base is asked, in one `act_batch` call, for the slots where the player
-        to move has a choice; the others play their only legal move. The
-        worlds are dealt at once (`Determinization.deal`: the same worlds
-        however many are in play at a time); when `REFILL` of the groups have
-        finished, the next worlds are loaded into their slots
-        (`BatchedEngine.load_worlds`), as long as worlds are left and, under a
-        time cap, one would still finish before it at the pace measured
-        (`_duration`). A world still in play at the cap is dropped.
-        """
-        k = legal.size
-        engine = self._batch(groups * k)
-        slots = np.arange(groups * k).reshape(groups, k)
-        world_of = np.full(groups, -1, dtype=np.int64)  # the world in play in each group, -1: free
-        started = np.zeros(groups)
-        results = np.zeros((k, wanted))
-        finished = np.zeros(wanted, dtype=np.bool_)
-        used = np.zeros(engine.batch_size, dtype=np.bool_)
-        actions = np.zeros(engine.batch_size, dtype=np.int64)
-        wins = np.zeros(engine.batch_size, dtype=np.float64)
-        worlds = known.deal(rng, wanted)
-        dealt = 0
-        while True:
-            free = np.flatnonzero(world_of < 0)
-            now = time.perf_counter()
-            fits = deadline is None or now + (self._duration or 0.0) < deadline
-            if dealt < wanted and fits and free.size and free.size >= min(groups * REFILL, wanted - dealt):
-                take = free[: wanted - dealt]
-                engine.load_worlds(known, worlds.rows(slice(dealt, dealt + take.size)), slots[take])
-                world_of[take] = np.arange(dealt, dealt + take.size)
-                dealt += take.size
-                rows = slots[take].ravel()
-                used[rows], wins[rows], actions[rows] = True, 0.0, np.tile(legal, take.size)
-                started[take] = now
-            if not used.any():
-                break
-            rewards, _, _ = engine.step(actions, used)
-            wins += rewards[:, 0]
-            over = engine.over
-            done = np.flatnonzero(over[: groups * k].reshape(groups, k).all(axis=1) & (world_of >= 0))
-            if done.size:
-                rows = slots[done]
-                results[:, world_of[done]] = self._values(engine, rows, wins).T
-                finished[world_of[done]] = True
-                took = float((time.perf_counter() - started[done]).mean())
-                self._duration = took if self._duration is None else (
-                    (1 - PACE_WEIGHT) * self._duration + PACE_WEIGHT * took)
-                used[rows.ravel()] = False
-                world_of[done] = -1
-            if deadline is not None and time.perf_counter() > deadline:
-                break
-            live = np.flatnonzero(used & ~over)
-            if not live.size:
-                continue
-            mask = engine.legal_mask(live)
-            only = only_legal(mask)
-            actions[live] = only
-            choice = only < 0
-            if choice.any():
-                asked = live[choice]
-                obs = engine.observe(engine.current_player()[asked], asked)
-                actions[asked] = self.base.act_batch(obs, mask[choice])
-        return results[:, finished]
-
-    def _values(self, engine: Any, rows: np.ndarray, wins: np.ndarray) -> np.ndarray:
-        """The seat's result in each of the finished `rows` (an array of slots): its win reward, or with
-        ``value=points`` minus its points over 100 (0 when C1 cut the hand)."""
-        if self.options.value == "win":
-            return wins[rows]
-        changes = engine.score_changes()[rows, 0].astype(np.float64)
-        return np.where(engine.done[rows], points_reward(changes), 0.0)
+    def _deal(self, known: Determinization, wanted: int, rng: np.random.Generator) -> Worlds:
+        """The worlds of one decision, dealt at once from the decision's generator (the same worlds however
+        many are in play at a time): the one place where worlds are chosen."""
+        return known.deal(rng, wanted)
 
 
 def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAgent:
@@ -379,4 +359,9 @@ def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAg
         base = make_agent(base_spec, game, seed=base_seed(seed))
     except ValueError as err:
         raise ValueError(f"agent spec {excerpt(spec)}: its base agent: {err}") from None
-    return SearchAgent(game, base, options, seed)
+    try:
+        policy = rollout_spec(options.rollout, game)
+        rollout = None if policy is None else make_agent(policy, game, seed=rollout_seed(seed))
+    except ValueError as err:
+        raise ValueError(f"agent spec {excerpt(spec)}: its rollout policy: {err}") from None
+    return SearchAgent(game, base, options, seed, rollout)

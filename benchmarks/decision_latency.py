@@ -7,7 +7,9 @@ waits for); the first `--warmup` calls are left out (numba kernels load, a
 search builds its batched engine). One core: torch at one thread and
 `NUMBA_NUM_THREADS=1`. A search agent's "worlds" is the median number of worlds
 its searches (decisions with a choice) finished (below its budget when the
-time cap cut them); "one legal move" the share of decisions with nothing to choose, which a search
+time cap cut them), "worlds per CPU s" all they finished over the CPU time
+they took (what a core of its own would play, whatever else runs); "one
+legal move" the share of decisions with nothing to choose, which a search
 plays at once (so its median is near 0 when that share passes one half).
 
     python benchmarks/decision_latency.py                       # every bot, and search over three
@@ -15,7 +17,13 @@ plays at once (so its median is near 0 when that share passes one half).
     python benchmarks/decision_latency.py --agents search:expert@huit-4p   # any agent, at a named table
 
 "choice" columns time only the decisions with more than one legal move (the
-searches themselves).
+searches themselves). ``--levels`` measures the search's levels instead
+(`cardlab.agents.search.LEVELS`: ``level=quick`` and ``level=strong`` of the
+web app's search, over the expert with the expert's rollouts, at each table
+of `LEVEL_TABLES`), the median and 99th percentile of their decisions with a
+choice against each level's bound:
+
+    python benchmarks/decision_latency.py --levels --decisions 200
 """
 
 from __future__ import annotations
@@ -33,12 +41,17 @@ import numpy as np
 import torch
 
 from cardlab.agents.base import make_agent, shipped_bots
-from cardlab.agents.search import SearchAgent
+from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS, SearchAgent
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import read_json_file
 
-SEARCHED = ("search:bot:huit-2p", "search:bot:huit-4p", "search:bot:switch-4p")
+SEARCHED = ("search:bot:huit-2p", "search:bot:huit-4p", "search:bot:switch-4p", "search:expert@huit-2p",
+            "search:expert@huit-4p", "search:rollout=expert:bot:huit-2p", "search:rollout=expert:bot:huit-4p")
 """the search agents measured by default (their default budget)"""
+LEVEL_TABLES = ("huit-2p", "huit-4p", "switch-4p")
+"""the tables ``--levels`` measures each level at"""
+LEVEL_SPEC = "search:level={level}:expert"
+"""the search each level is measured with (the web app's)"""
 LIMIT_MS = 100.0
 
 
@@ -55,16 +68,20 @@ class Latency(NamedTuple):
     """share of the decisions with one legal move (a search plays it at once)"""
     worlds: float | None
     """median worlds per search (search agents only)"""
+    worlds_per_cpu_second: float | None = None
+    """the worlds the searches finished over the CPU time they took (what a free core would play; search
+    agents only)"""
 
     def row(self) -> str:
         times = np.asarray(self.times_ms)
         p99 = float(np.percentile(times, 99))
         worlds = "-" if self.worlds is None else f"{self.worlds:.0f}"
+        pace = "-" if self.worlds_per_cpu_second is None else f"{self.worlds_per_cpu_second:,.0f}"
         chosen = np.asarray(self.choice_ms) if self.choice_ms else np.zeros(1)
         return (f"| `{self.spec}` | {self.game} {self.players}p | {times.size} | {self.forced:.2f} | "
                 f"{statistics.median(times):.2f} | {p99:.2f} | {times.max():.2f} | "
                 f"{float(np.median(chosen)):.2f} | {float(np.percentile(chosen, 99)):.2f} | {worlds} | "
-                f"{'yes' if p99 <= LIMIT_MS else 'no'} |")
+                f"{pace} | {'yes' if p99 <= LIMIT_MS else 'no'} |")
 
 
 def table_of(spec: str) -> tuple[str, int]:
@@ -87,6 +104,7 @@ def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Laten
     times: list[float] = []
     forced: list[bool] = []
     worlds: list[int] = []
+    cpu = 0.0
     hand = 0
     while len(times) < warmup + decisions:
         env.reset(seed=seed + hand)
@@ -99,19 +117,39 @@ def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Laten
                 env.step(None)
                 continue
             agent = agents[env.agent_seat[name]]
-            start = time.perf_counter()
+            start, processor = time.perf_counter(), time.process_time()
             action = agent.act(observation)
             times.append((time.perf_counter() - start) * 1000)
+            spent = time.process_time() - processor
             forced.append(int(observation["action_mask"].sum()) == 1)
             decision = agent.last_decision if isinstance(agent, SearchAgent) else None
             if decision is not None and len(times) > warmup:
                 worlds.append(decision.worlds)
+                cpu += spent
             env.step(action)
     searched = any(isinstance(agent, SearchAgent) for agent in agents)
     timed = slice(warmup, warmup + decisions)
     choice = [t for t, one in zip(times[timed], forced[timed], strict=True) if not one]
     return Latency(spec, game, players, times[timed], choice, float(np.mean(forced[timed])),
-                   float(np.median(worlds)) if searched and worlds else None)
+                   float(np.median(worlds)) if searched and worlds else None,
+                   sum(worlds) / cpu if searched and worlds and cpu > 0 else None)
+
+
+def level_rows(decisions: int, seed: int, warmup: int) -> list[str]:
+    """One row per level and table: the choice decisions' median and p99 against the level's bound."""
+    rows = []
+    for level in LEVELS:
+        for table in LEVEL_TABLES:
+            spec = LEVEL_SPEC.format(level=level)
+            found = measure(f"{spec}@{table}", decisions, seed, warmup)
+            chosen = np.asarray(found.choice_ms) if found.choice_ms else np.zeros(1)
+            p99, bound = float(np.percentile(chosen, 99)), LEVEL_BOUNDS_MS[level]
+            worlds = "-" if found.worlds is None else f"{found.worlds:.0f}"
+            pace = "-" if found.worlds_per_cpu_second is None else f"{found.worlds_per_cpu_second:,.0f}"
+            rows.append(f"| {level} | `{spec}` | {found.game} {found.players}p | {chosen.size} | "
+                        f"{float(np.median(chosen)):.1f} | {p99:.1f} | {worlds} | {pace} | "
+                        f"{'yes' if p99 <= bound else 'no'} ({bound:.0f}) |")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -123,12 +161,21 @@ def main(argv: list[str] | None = None) -> None:
                         help="the agents (bot:NAME, search options over one, or SPEC@GAME-Np at that table); "
                              "default: every shipped bot, "
                              f"then {' '.join(SEARCHED)}")
+    parser.add_argument("--levels", action="store_true",
+                        help="measure the search's levels (quick, strong) at each table of LEVEL_TABLES")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.levels:
+        print("| level | agent | table | choice decisions | choice median ms | choice p99 ms | worlds | "
+              "worlds per CPU s | p99 within (ms) |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for row in level_rows(args.decisions, args.seed, args.warmup):
+            print(row, flush=True)
+        return
     specs = args.agents or [*shipped_bots(), *SEARCHED]
     print(f"| agent | table | decisions | one legal move | median ms | p99 ms | max ms | choice median ms | "
-          f"choice p99 ms | worlds | p99 <= {LIMIT_MS:.0f} ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          f"choice p99 ms | worlds | worlds per CPU s | p99 <= {LIMIT_MS:.0f} ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for spec in specs:
         print(measure(spec, args.decisions, args.seed, args.warmup).row(), flush=True)
 

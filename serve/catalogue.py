@@ -2,6 +2,8 @@
 
 No request names a path: a request names an agent from this list, and the
 list says which tables each fits (a bot: its game, size and rule options).
+Each game that can be searched offers the search at each of its levels
+(`search_choices`: ``search-quick``, the default search, and ``search-strong``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
 from cardlab.agents.bot import read_metadata
+from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game, games, get_spec
 
@@ -48,14 +51,33 @@ def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
     return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
 
 
+SEARCH_BASE = "expert"
+"""the base (and so the rollout policy) of the offered searches: it fits every table of its game"""
+
+
+def search_choices(game_id: str) -> list[AgentChoice]:
+    """The search at each level (`cardlab.agents.search.LEVELS`, quick first: the default) over the game's
+    expert, for a game that can sample its hidden cards and has an expert; none otherwise."""
+    spec = get_spec(game_id)
+    if spec.determinize is None or SEARCH_BASE not in spec.heuristics:
+        return []
+    return [AgentChoice(f"search-{level}", f"search:level={level}:{SEARCH_BASE}", game_id,
+                        about=f"the {SEARCH_BASE} looking ahead over sampled deals, {level} "
+                              f"(within {LEVEL_BOUNDS_MS[level] / 1000:g} s a move)")
+            for level in LEVELS]
+
+
 class Catalogue:
-    """The agents of this server: random, each game's heuristics, shipped bots, command-line bots."""
+    """The agents of this server: random, each game's heuristics and searches, shipped bots, command-line
+    bots."""
 
     def __init__(self, bots: Mapping[str, pathlib.Path]) -> None:
         self.choices = [AgentChoice("random", "random", about="uniform over the legal moves")]
         for game_id in games():
             for name in get_spec(game_id).heuristics:
                 self.choices.append(AgentChoice(name, name, game_id, about=f"the {name} heuristic"))
+        for game_id in games():
+            self.choices += search_choices(game_id)
         self.choices += [_bot_choice(name, path, name) for name, path in sorted(shipped_bots().items())]
         self.choices += [_bot_choice(name, path, f"bot:{path}") for name, path in bots.items()]
         self.table_bots = table_bots()

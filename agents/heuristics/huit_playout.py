@@ -15,6 +15,10 @@ round-by-round play gives (`tests/training/test_vector_fused.py`).
 play = fused_play_out(engine, agent)       # None: no compiled play-out for that engine and agent
 ended = play(seats, gained, counted)       # as `BatchedEngine.play_random`, with the agent's moves
 ```
+
+A search's rollouts (`cardlab.agents.rollouts`) play every seat to the hand's
+end the same way (`fused_to_end`, `play_to_end`): the same picks on the same
+rows, without holding any seat.
 """
 
 from __future__ import annotations
@@ -30,14 +34,18 @@ from cardlab.agents.batch_kernels import uniform_legal
 from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
 from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
 from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_rows, greedy_batch
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.huit.batched import HuitBatch
-from cardlab.envs.huit.kernels import mask_rows_kernel, observe_rows
+from cardlab.envs.huit.kernels import HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
 from cardlab.envs.huit.rounds import finish_round, start_round
 
 RANDOM, GREEDY, EXPERT = range(3)
 """The compiled players (`kind`), by the kernel they call."""
 PlayOut = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
 """(seats (B,), gained (B,) float64, counted (B,) bool) -> whether some episode ended"""
+ToEnd = Callable[[int, int, np.ndarray], None]
+"""(slots n, seat, gained (B,) float64): the first n slots played to their episode's end, `gained` adding
+`seat`'s rewards (the slots from n on are not looked at)"""
 
 
 class CompiledPlayer(NamedTuple):
@@ -148,5 +156,93 @@ def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
                                 engine.reward_table, rewards, engine.obs_offsets, engine.obs_scales,
                                 player.hand_at, player.offsets, player.num_players, AGAIN, player.int_table,
                                 player.float_table, TABLES_ARRAYS, player.agent.rng, *work))
+
+    return play
+
+
+@njit(cache=True)
+def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seats: np.ndarray,
+                hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any, params: np.ndarray,
+                reward_table: np.ndarray, rewards: np.ndarray, obs_offsets: np.ndarray,
+                obs_scales: np.ndarray, hand_at: int, offsets: np.ndarray, num_players: int, again: int,
+                int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays,
+                rng: np.random.Generator, mask: np.ndarray, obs: np.ndarray, actions: np.ndarray,
+                rows: np.ndarray, choosers: np.ndarray) -> None:
+    """Every live slot of `info` moved round by round until its episode ends, the movers' picks from the
+    `kind` kernel as in `play_rounds` (no seat held: every live slot moves each round); `gained[b]` adds
+    seat `seat`'s rewards. Only the movers with a choice are observed and asked: the kernels draw nothing
+    for one legal move, so the picks are the same."""
+    while True:
+        count = 0
+        for b in range(info.shape[0]):
+            if info[b, HAND_OVER] == 0:
+                rows[count] = b
+                count += 1
+        if count == 0:
+            return
+        movers = rows[:count]
+        masks = mask[:count]
+        mask_rows_kernel(info, hands, table, movers, masks)
+        if kind == RANDOM:
+            picked = uniform_legal(masks, rng)
+            for i in range(count):
+                actions[movers[i]] = picked[i]
+        else:
+            chosen = 0
+            for i in range(count):
+                legal = -1
+                for a in range(masks.shape[1]):
+                    if masks[i, a]:
+                        if legal != -1:
+                            legal = -2
+                            break
+                        legal = a
+                if legal >= 0:
+                    actions[movers[i]] = legal
+                else:
+                    masks[chosen] = masks[i]
+                    choosers[chosen] = movers[i]
+                    chosen += 1
+            if chosen:
+                seen = obs[:chosen]
+                asked = choosers[:chosen]
+                observe_rows(info, seats, hands, bank, table, asked, obs_offsets, obs_scales, seen)
+                if kind == GREEDY:
+                    picked = greedy_batch(seen, mask[:chosen], hand_at, tables, rng)
+                else:
+                    picked = expert_rows(seen, mask[:chosen], offsets, num_players, again, int_table,
+                                         float_table, tables, rng)
+                for i in range(chosen):
+                    actions[asked[i]] = picked[i]
+        if step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards) >= 0:
+            raise RuntimeError("a compiled player chose an illegal move")
+        for i in range(count):
+            gained[movers[i]] += rewards[movers[i], seat]
+
+
+def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
+    """`agent` playing every seat of the first n slots of `engine` to their episode's end in one compiled
+    call (a search's rollouts), or None where not compiled (`compiled_player`)."""
+    player = compiled_player(engine, agent)
+    if player is None:
+        return None
+    work = scratch(engine)
+    choosers = np.zeros(engine.batch_size, dtype=np.int64)
+    rewards = np.zeros((engine.batch_size, engine.n), dtype=np.float32)
+
+    def play(slots: int, seat: int, gained: np.ndarray) -> None:
+        whole = isinstance(slots, (int, np.integer)) and not isinstance(slots, bool)
+        if not whole or not 0 <= slots <= engine.batch_size:
+            raise ValueError(f"slots must be a count 0..{engine.batch_size}, got {excerpt(slots)}")
+        if gained.shape != (engine.batch_size,) or gained.dtype != np.float64:
+            raise ValueError(f"gained must be a ({engine.batch_size},) float64 array (added to in place)")
+        if not 0 <= seat < engine.n:
+            raise ValueError(f"seat must be a seat index 0..{engine.n - 1}, got {excerpt(seat)}")
+        n = int(slots)  # views of the first n slots: a few slots of a large engine cost what they hold
+        play_to_end(player.kind, seat, gained[:n], engine.info[:n], engine.seats[:n], engine.hands[:n],
+                    engine.bank[:n], engine.table[:n], engine.generators, engine.params, engine.reward_table,
+                    rewards[:n], engine.obs_offsets, engine.obs_scales, player.hand_at, player.offsets,
+                    player.num_players, AGAIN, player.int_table, player.float_table, TABLES_ARRAYS,
+                    player.agent.rng, work.mask, work.obs, work.actions[:n], work.rows, choosers)
 
     return play

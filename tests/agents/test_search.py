@@ -4,15 +4,17 @@ repeats itself under one seed, plays as its base with no worlds, and refuses bad
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import numpy as np
 import pytest
 from pettingzoo import AECEnv
 
-from cardlab.agents import search as search_module
+from cardlab.agents import rollouts as rollouts_module
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.search import SMALLEST_BATCH, SearchAgent, SearchOptions, parse_spec
+from cardlab.agents.rollouts import SMALLEST_BATCH
+from cardlab.agents.search import LEVELS, SearchAgent, SearchOptions, parse_spec, rollout_spec
 from cardlab.envs import make_env, make_game
 from cardlab.envs.spec import Game
 from tests.agents.test_heuristics import GAMES as MODULES
@@ -150,7 +152,7 @@ def test_the_worlds_played_do_not_depend_on_how_many_are_in_play_at_once(
         whole = make_agent(spec, game, seed=2)
         whole.act(observation)
         k = int(observation["action_mask"].sum())
-        monkeypatch.setattr(search_module, "IN_FLIGHT", 3 * k)
+        monkeypatch.setattr(rollouts_module, "IN_FLIGHT", 3 * k)
         streamed = make_agent(spec, game, seed=2)
         streamed.act(observation)
         monkeypatch.undo()
@@ -217,17 +219,49 @@ def test_spec_options_are_read() -> None:
         SearchOptions(worlds=8, ms=0, value="points", z=0.5), "bot:runs/lr=3/bot.json")
     agent = make_agent("search:worlds=5:expert", make_game("huit", num_players=2), seed=0)
     assert isinstance(agent, SearchAgent) and agent.options.worlds == 5 and agent.base.name == "expert"
+    assert agent.rollout is None and agent.rollouts.policy is agent.base
+
+
+def test_levels_set_the_budget_and_explicit_options_override_them() -> None:
+    """``level=quick`` (the default) and ``level=strong`` set worlds and ms from `LEVELS`; a ``worlds`` or
+    ``ms`` given beside a level wins; the rollout names its policy."""
+    quick, strong = LEVELS["quick"], LEVELS["strong"]
+    assert (SearchOptions().worlds, SearchOptions().ms) == quick
+    assert parse_spec("search:level=quick:expert")[0] == SearchOptions()
+    options = parse_spec("search:level=strong:expert")[0]
+    assert (options.worlds, options.ms, options.level) == (*strong, "strong")
+    assert strong[1] > quick[1] and strong[0] >= quick[0]
+    options = parse_spec("search:level=strong:ms=0:rollout=expert:bot:huit-2p")[0]
+    assert (options.worlds, options.ms, options.rollout) == (strong[0], 0, "expert")
+    game = make_game("huit", num_players=2)
+    agent = make_agent("search:rollout=greedy:bot:huit-2p", game, seed=0)
+    assert isinstance(agent, SearchAgent) and agent.rollout is not None and agent.rollout.name == "greedy"
+    assert agent.rollouts.policy is agent.rollout and agent.base is not agent.rollout
+
+
+def test_a_game_without_the_rollout_heuristic_is_refused_saying_which_it_has() -> None:
+    """``rollout=`` names a policy the game must have: random, its heuristics, its table's bot."""
+    toy = TOY_SPEC.make()
+    assert rollout_spec("base", toy) is None and rollout_spec("random", toy) == "random"
+    assert rollout_spec("bot", make_game("huit", num_players=4)) == "bot:huit"
+    with pytest.raises(ValueError, match="has no expert heuristic; give rollout=base, rollout=random, "
+                                         "rollout=bot"):
+        rollout_spec("expert", toy)
 
 
 @pytest.mark.parametrize("spec, says", [
     ("search", "names no base agent"),
     ("search:", "names no base agent"),
     ("search:worlds=8", "names no base agent"),
-    ("search:world=8:expert", "'world=8' is not a search option; accepted: worlds=N"),
+    ("search:world=8:expert", "'world=8' is not a search option; accepted: level=quick|strong"),
     ("search:worlds:expert", "'worlds' is not a search option"),
     ("search:worlds=many:expert", "worlds='many' is not a whole number; accepted"),
-    ("search:worlds=-1:expert", "worlds=-1: give a whole number 0 to 4096"),
-    ("search:worlds=5000:expert", "give a whole number 0 to 4096"),
+    ("search:worlds=-1:expert", "worlds=-1: give a whole number 0 to 16384"),
+    ("search:worlds=20000:expert", "give a whole number 0 to 16384"),
+    ("search:level=fast:expert", "level='fast': give one of level=quick, level=strong"),
+    ("search:rollout=wizard:expert", "rollout='wizard': give one of rollout=base, rollout=random, "
+                                     "rollout=greedy, rollout=expert, rollout=bot"),
+    ("search:rollout:expert", "'rollout' is not a search option; accepted: level=quick|strong"),
     ("search:ms=fast:expert", "ms='fast' is not a whole number"),
     ("search:value=score:expert", "give value=win or value=points"),
     ("search:z=-1:expert", "z=-1.0: give a number from 0 to 10"),
@@ -238,7 +272,7 @@ def test_spec_options_are_read() -> None:
     ("search:bot:huit-9p", "its base agent: no shipped bot named 'huit-9p'"),
 ])
 def test_bad_specs_are_refused_saying_why(spec: str, says: str) -> None:
-    with pytest.raises(ValueError, match=says.replace("(", r"\(")):
+    with pytest.raises(ValueError, match=re.escape(says)):
         make_agent(spec, make_game("huit", num_players=2))
 
 

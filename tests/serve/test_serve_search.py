@@ -1,0 +1,35 @@
+"""The web app offers the search at both levels (``search-quick``, the default search, and ``search-strong``)
+for each game that can be searched, and a table can be started with either in a seat, which then moves."""
+
+from __future__ import annotations
+
+import pytest
+
+from cardlab.agents.search import LEVELS
+from cardlab.serve.catalogue import search_choices
+
+from .helpers import client
+
+
+def test_the_options_offer_each_level_of_the_search_for_both_games() -> None:
+    agents = client().get("/api/options").json()["agents"]
+    offered = {(a["name"], a["game"]) for a in agents if a["name"].startswith("search-")}
+    assert offered == {(f"search-{level}", game) for level in LEVELS for game in ("huit", "switch")}
+    assert [c.name for c in search_choices("huit")] == ["search-quick", "search-strong"]  # quick first
+    assert [c.spec for c in search_choices("switch")] == ["search:level=quick:expert",
+                                                          "search:level=strong:expert"]
+
+
+@pytest.mark.parametrize("game, players", [("huit", 2), ("switch", 3)])
+@pytest.mark.parametrize("level", list(LEVELS))
+def test_a_table_starts_with_the_search_in_a_seat_and_it_plays(game: str, players: int, level: str) -> None:
+    """The search sits in seat 0 and the player in the last seat, so the search moves before the page's
+    first frame asks the player: its moves are in the frames."""
+    api = client()
+    body = {"game": game, "num_players": players, "seat": players - 1, "seed": 5,
+            "opponents": [f"search-{level}"] * (players - 1)}
+    response = api.post("/api/games", json=body)
+    assert response.status_code == 200, response.text
+    frames = response.json()["frames"]
+    assert [p["label"] for p in frames[-1]["players"][:-1]] == [f"search-{level}"] * (players - 1)
+    assert len(frames) >= players  # the start, then a move of each seat before the player's
