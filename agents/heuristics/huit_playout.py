@@ -182,7 +182,7 @@ def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seat
             return
         movers = rows[:count]
         masks = mask[:count]
-        mask_rows_kernel(info, hands, table, movers, masks)
+        mask_rows_kernel(movers, info, hands, table, masks)
         if kind == RANDOM:
             picked = uniform_legal(masks, rng)
             for i in range(count):
@@ -206,7 +206,7 @@ def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seat
             if chosen:
                 seen = obs[:chosen]
                 asked = choosers[:chosen]
-                observe_rows(info, seats, hands, bank, table, asked, obs_offsets, obs_scales, seen)
+                observe_rows(asked, info, seats, hands, bank, table, obs_offsets, obs_scales, seen)
                 if kind == GREEDY:
                     picked = greedy_batch(seen, mask[:chosen], hand_at, tables, rng)
                 else:
