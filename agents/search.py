@@ -47,7 +47,20 @@ Options (`SearchOptions`, defaults in brackets):
   points reward pays: match play cares by how much a hand is lost);
 - ``z`` [1]: the margin, in standard errors, by which the best candidate
   must beat the base's choice to be played (0 to `MOST_Z`; 0: the best mean,
-  ties to the base).
+  ties to the base);
+- ``belief`` [uniform]: how the worlds are weighed (`cardlab.agents.belief`):
+  ``uniform``, or a model of the other seats (``expert``, ``greedy``,
+  ``random``, ``bot``: the table's shipped bot, ``base``: the search's own
+  base) by whose likelihood of their recorded moves the worlds are resampled;
+- ``opponents`` [base]: who plays the other seats in the rollouts: ``base``,
+  or ``recognise``: each seat's likeliest model of the library
+  (`belief.LIBRARY`) by its moves this hand and match (`set_seat_models`);
+- ``ess`` [0.02]: the share of the worlds under which a belief's effective
+  sample size makes it fall back to the uniform worlds.
+
+With a belief or recognition the agent `sees` the hand's public record
+(the play loop `show`s it before each move; the worlds then agree with all
+of it, not only with the observation), and refuses to decide without it.
 
 Reproducible (C2): with ``ms=0`` the same seed and observations give the same
 moves (each decision draws its worlds from its own generator, seeded from the
@@ -64,18 +77,25 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
+from cardlab.agents.belief import Reading
 from cardlab.envs.batched import only_legal
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
+from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
 
 PREFIX = "search:"
 VALUES = ("win", "points")
+BELIEFS = ("uniform", "expert", "greedy", "random", "bot", "base")
+OPPONENTS = ("base", "recognise")
+STRINGS = ("value", "belief", "opponents")
+"""the options given as words"""
 MOST_WORLDS = 4096
 """the most worlds a spec may ask for (each is a batch slot per candidate)"""
 IN_FLIGHT = 4096
@@ -104,6 +124,9 @@ class SearchOptions:
     ms: int = 80
     value: str = "win"
     z: float = 1.0
+    belief: str = "uniform"
+    opponents: str = "base"
+    ess: float = 0.02
 
     def __post_init__(self) -> None:
         for name, high in (("worlds", MOST_WORLDS), ("ms", None)):
@@ -116,6 +139,13 @@ class SearchOptions:
             raise ValueError(f"search option value={excerpt(self.value)}: give value=win or value=points")
         if isinstance(self.z, bool) or not isinstance(self.z, (int, float)) or not 0 <= self.z <= MOST_Z:
             raise ValueError(f"search option z={excerpt(self.z)}: give a number from 0 to {MOST_Z}")
+        if self.belief not in BELIEFS:
+            raise ValueError(f"search option belief={excerpt(self.belief)}: give one of {', '.join(BELIEFS)}")
+        if self.opponents not in OPPONENTS:
+            raise ValueError(f"search option opponents={excerpt(self.opponents)}: give opponents=base or "
+                             "opponents=recognise")
+        if isinstance(self.ess, bool) or not isinstance(self.ess, (int, float)) or not 0 <= self.ess <= 1:
+            raise ValueError(f"search option ess={excerpt(self.ess)}: give a share of the worlds from 0 to 1")
 
 
 _FIELDS = tuple(field.name for field in dataclasses.fields(SearchOptions))
@@ -123,7 +153,9 @@ ACCEPTED = (f"worlds=N (worlds per decision, 0..{MOST_WORLDS}, default {SearchOp
             f"ms=N (time cap per decision in ms, 0 for none, default {SearchOptions.ms}), "
             f"value=win|points (default {SearchOptions.value}), "
             f"z=X (standard errors a move must beat the base's choice by, 0..{MOST_Z}, "
-            f"default {SearchOptions.z})")
+            f"default {SearchOptions.z}), belief={'|'.join(BELIEFS)} (default {SearchOptions.belief}), "
+            f"opponents={'|'.join(OPPONENTS)} (default {SearchOptions.opponents}), "
+            f"ess=X (share of the worlds, 0..1, default {SearchOptions.ess})")
 
 
 def parse_spec(spec: str) -> tuple[SearchOptions, str]:
@@ -149,13 +181,13 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
         raise ValueError(f"agent spec {excerpt(spec)}: the base of a search cannot be another search")
     values: dict[str, Any] = {}
     for key, text in given.items():
-        if key == "value":
+        if key in STRINGS:
             values[key] = text
             continue
         try:
-            values[key] = float(text) if key == "z" else int(text)
+            values[key] = float(text) if key in ("z", "ess") else int(text)
         except ValueError:
-            kind = "number" if key == "z" else "whole number"
+            kind = "number" if key in ("z", "ess") else "whole number"
             raise ValueError(f"agent spec {excerpt(spec)}: search option {key}={excerpt(text)} is not a "
                              f"{kind}; accepted: {ACCEPTED}") from None
     try:
@@ -215,6 +247,14 @@ class SearchAgent(Agent):
         """the running mean of the seconds a world takes in play (under a time cap, when to stop dealing)"""
         self._in_flight = FIRST_IN_FLIGHT
         """the slots a capped search keeps in play (adapted to the cap by the durations measured)"""
+        self.seat_models: dict[int, Agent] = {}
+        """who plays each other seat in the rollouts (seats from the searcher's; the base where none)"""
+        o = self.options
+        self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
+            self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed))
+        """the belief and recognition of the table (`cardlab.agents.belief`), None when neither is asked for"""
+        self.sees = frozenset() if self.reading is None else frozenset({"record"})
+        self._record: Record | None = None
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
@@ -225,6 +265,19 @@ class SearchAgent(Agent):
 
     def reset(self) -> None:
         self.base.reset()
+        if self.reading is not None:
+            self.reading.new_hand()
+
+    def show(self, seen: Mapping[str, Any]) -> None:
+        """The hand's public record before a decision (with a belief or recognition: `sees`)."""
+        self._record = seen.get("record")
+
+    def set_seat_models(self, models: Mapping[int, Agent]) -> None:
+        """Who plays each other seat in the rollouts, by seat from the searcher's (0); the base elsewhere."""
+        if any(not 0 < seat < self.game.num_players for seat in models):
+            raise ValueError(f"seat models are keyed by seats 1..{self.game.num_players - 1} from the searcher, "
+                             f"got {sorted(models)}")
+        self.seat_models = dict(models)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         legal = np.flatnonzero(np.asarray(observation["action_mask"]))
@@ -232,10 +285,12 @@ class SearchAgent(Agent):
             raise ValueError("the observation's action_mask has no legal action")
         self.last_decision = None
         if legal.size == 1:
+            self._record = None
             return int(legal[0])
         choice = int(self.base.act(observation))
         rng = np.random.default_rng(int(self.rng.integers(2**63)))
         results = self._search(observation, legal, rng)
+        self._record = None  # shown for this decision only
         worlds = results.shape[1]
         values = results.mean(axis=1) if worlds else np.zeros(legal.size)
         best = int(np.argmax(values))
@@ -273,7 +328,12 @@ class SearchAgent(Agent):
         if wanted == 0:
             return np.zeros((k, 0))
         deadline = time.perf_counter() + ms / 1000 if ms else None
-        known = self.game.determinization(observation)
+        record = self._record
+        if self.reading is not None and record is None:
+            raise ValueError("a search with a belief or recognised opponents must be shown the hand's public "
+                             "record before each decision (Agent.show, as the play loops do: sees='record'); "
+                             "none was shown")
+        known = self.game.determinization(observation, 0, record)
         groups = max(1, min(wanted, (self._in_flight if ms else IN_FLIGHT) // k))
         results = self._stream(known, legal, wanted, groups, deadline, rng)
         if ms and self._duration is not None:
@@ -319,6 +379,10 @@ class SearchAgent(Agent):
         actions = np.zeros(engine.batch_size, dtype=np.int64)
         wins = np.zeros(engine.batch_size, dtype=np.float64)
         worlds = known.deal(rng, wanted)
+        if self.reading is not None:
+            worlds, seats = self.reading.read(known, worlds, self._record, rng)
+            if seats is not None:
+                self.set_seat_models(seats)
         dealt = 0
         while True:
             free = np.flatnonzero(world_of < 0)
@@ -357,10 +421,20 @@ class SearchAgent(Agent):
             actions[live] = only
             choice = only < 0
             if choice.any():
-                asked = live[choice]
-                obs = engine.observe(engine.current_player()[asked], asked)
-                actions[asked] = self.base.act_batch(obs, mask[choice])
+                actions[live[choice]] = self._ask(engine, live[choice], mask[choice])
         return results[:, finished]
+
+    def _ask(self, engine: Any, asked: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The moves of the `asked` slots: one `act_batch` call per seat's model (the base's by default)."""
+        seats = engine.current_player()[asked]
+        obs = engine.observe(seats, asked)
+        if not self.seat_models:
+            return self.base.act_batch(obs, masks)
+        out = np.empty(asked.size, dtype=np.int64)
+        for seat in np.unique(seats):
+            rows = seats == seat
+            out[rows] = self.seat_models.get(int(seat), self.base).act_batch(obs[rows], masks[rows])
+        return out
 
     def _values(self, engine: Any, rows: np.ndarray, wins: np.ndarray) -> np.ndarray:
         """The seat's result in each of the finished `rows` (an array of slots): its win reward, or with

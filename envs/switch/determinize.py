@@ -26,7 +26,7 @@ from cardlab.envs import determinize as D
 from cardlab.envs.holdings import Slot
 from cardlab.envs.layout import Layout
 from cardlab.envs.record import Record
-from cardlab.envs.switch.holdings import slots_from_record
+from cardlab.envs.switch.holdings import drawn_kinds, slots_from_record
 from cardlab.envs.switch.observer import make_layout
 from cardlab.envs.switch.rules import (
     ACTION_CARD,
@@ -81,6 +81,7 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], seat:
                 "drawn": _drawn_card(observation) if phase == AFTER_DRAW else NO_CARD},
         picks={"first_out": out} if out else {},
         slots=_slots(rules, record, sizes, seat),
+        drawn=() if record is None or not record.complete else drawn_kinds(rules, record),
     )
 
 
