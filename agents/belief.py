@@ -1,4 +1,4 @@
-"""Beliefs and recognised opponents: sampled worlds weighed by how likely the other seats' recorded moves were.
+"""Beliefs and recognised opponents: worlds weighed by how likely the other seats' recorded moves were.
 
 Why: a search that deals the hidden cards uniformly (`cardlab.envs.determinize`)
 treats a seat that laid its only heart as likely to hold more hearts as one
@@ -282,7 +282,8 @@ class Reading:
         self.recognizer.end_hand()
         self._hand_started = False
 
-    def read(self, known: Determinization, worlds: Worlds, record: Record | None, rng: np.random.Generator) -> tuple[Worlds, dict[int, Agent] | None]:
+    def read(self, known: Determinization, worlds: Worlds, record: Record | None,
+             rng: np.random.Generator) -> tuple[Worlds, dict[int, Agent] | None]:
         """The worlds to search, and with `recognise` each other seat's rollout agent (None: unchanged)."""
         if not self._hand_started:
             self._hand_started = True

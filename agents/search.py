@@ -252,7 +252,7 @@ class SearchAgent(Agent):
         o = self.options
         self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
             self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed))
-        """the belief and recognition of the table (`cardlab.agents.belief`), None when neither is asked for"""
+        """the belief and recognition of the table (`cardlab.agents.belief`); None: neither is asked for"""
         self.sees = frozenset() if self.reading is None else frozenset({"record"})
         self._record: Record | None = None
 
@@ -275,8 +275,8 @@ class SearchAgent(Agent):
     def set_seat_models(self, models: Mapping[int, Agent]) -> None:
         """Who plays each other seat in the rollouts, by seat from the searcher's (0); the base elsewhere."""
         if any(not 0 < seat < self.game.num_players for seat in models):
-            raise ValueError(f"seat models are keyed by seats 1..{self.game.num_players - 1} from the searcher, "
-                             f"got {sorted(models)}")
+            raise ValueError(f"seat models are keyed by seats 1..{self.game.num_players - 1} from the "
+                             f"searcher's, got {sorted(models)}")
         self.seat_models = dict(models)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:

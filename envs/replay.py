@@ -188,4 +188,4 @@ def _template(game: Any, deals: Deals, starter: int | None, first: int, scores: 
         state.deal_stacked({**deal, "dealer": dealer})
         if state.current == first:
             return state
-    raise ValueError(f"no dealer makes seat {first} move first in this record: the record does not fit the game")
+    raise ValueError(f"no dealer makes seat {first} move first in this record: it does not fit the game")
