@@ -43,7 +43,7 @@ from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
 
-EPS = 0.1
+EPS = 0.3
 """a softened heuristic's share of probability spread over the legal moves"""
 ESS_SHARE = 0.1
 """below this share of the worlds as effective sample size, a belief falls back to uniform worlds"""
@@ -127,6 +127,8 @@ def play_back(game: Game, known: Determinization, worlds: Worlds, record: Record
         active[rows] = True
         actions[rows] = move.action
         engine.step(actions, active)
+    rows = np.flatnonzero(ok)
+    ok[rows] = (engine.current_player()[rows] == 0) & ~engine.over[rows].astype(bool)  # the seat's turn now
     return Replayed(loglik, ok)
 
 
@@ -247,7 +249,8 @@ def seat_agents(models: Mapping[str, Model], chosen: Mapping[int, str]) -> dict[
 
 
 LIBRARY = ("random", "greedy", "expert", "bot", "base")
-"""the models a recognising search chooses among (those the game has: its heuristics, a shipped bot)"""
+"""the models a recognising search chooses among (those the game has: its heuristics, a shipped bot; the
+search's base unless it is one of them)"""
 
 
 class Reading:
@@ -267,8 +270,11 @@ class Reading:
                 has_bot = True
             except ValueError:
                 has_bot = False
-            names += [name for name in LIBRARY if name not in names and (
-                name in ("random", "base") or name in game.spec.heuristics or (name == "bot" and has_bot))]
+            known = [name for name in LIBRARY if name == "random" or name in game.spec.heuristics
+                     or (name == "bot" and has_bot)]
+            if base.name not in known:  # a heuristic base is in the library already
+                known.append("base")
+            names += [name for name in known if name not in names]
         self.models = model_library(game, base, names, seed)
         self.names = list(self.models)
         self.recognizer = Recognizer(self.names, game.num_players)

@@ -55,7 +55,7 @@ Options (`SearchOptions`, defaults in brackets):
 - ``opponents`` [base]: who plays the other seats in the rollouts: ``base``,
   or ``recognise``: each seat's likeliest model of the library
   (`belief.LIBRARY`) by its moves this hand and match (`set_seat_models`);
-- ``ess`` [0.02]: the share of the worlds under which a belief's effective
+- ``ess`` [0.01]: the share of the worlds under which a belief's effective
   sample size makes it fall back to the uniform worlds.
 
 With a belief or recognition the agent `sees` the hand's public record
@@ -126,7 +126,7 @@ class SearchOptions:
     z: float = 1.0
     belief: str = "uniform"
     opponents: str = "base"
-    ess: float = 0.02
+    ess: float = 0.01
 
     def __post_init__(self) -> None:
         for name, high in (("worlds", MOST_WORLDS), ("ms", None)):
