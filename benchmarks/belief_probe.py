@@ -96,19 +96,22 @@ def probe_belief(args: argparse.Namespace) -> None:
                     rows["ok"].append(float(replayed.ok.mean()))
             env.step(agents[seat].act(obs))
     n = len(rows["uniform"])
-    print(f"{args.game} {args.players}p, {args.hands} hands of {args.player}, model {args.model} eps {args.eps}, "
+    print(f"{args.game} {args.players}p, {args.hands} hands of {args.player}, model {args.model} "
+          f"eps {args.eps}, "
           f"{args.worlds} worlds, ESS fallback under {args.ess}: {n} decisions replayed, not replayed: "
           f"{dict(skipped)}")
     if not n:
         return
     for key in ("uniform", "weighted", "searched"):
         values = np.array(rows[key])
-        print(f"  placed right, {key:9s}: mean {values.mean():.4f} (se {values.std(ddof=1) / np.sqrt(n):.4f})")
+        se = values.std(ddof=1) / np.sqrt(n)
+        print(f"  placed right, {key:9s}: mean {values.mean():.4f} (se {se:.4f})")
     gain = np.array(rows["weighted"]) - np.array(rows["uniform"])
     print(f"  weighted - uniform: mean {gain.mean():+.4f} (se {gain.std(ddof=1) / np.sqrt(n):.4f}), "
           f"better at {np.mean(gain > 0):.3f} of the decisions")
     print(f"  ESS/W median {np.median(rows['ess']):.3f}, fell back at {np.mean(rows['fallback']):.3f}, "
-          f"worlds fitting the record {np.mean(rows['ok']):.3f}; replay median {np.median(took) * 1000:.0f} ms")
+          f"worlds fitting the record {np.mean(rows['ok']):.3f}; replay median "
+          f"{np.median(took) * 1000:.0f} ms")
 
 
 def probe_recognition(args: argparse.Namespace) -> None:
@@ -136,7 +139,7 @@ def probe_recognition(args: argparse.Namespace) -> None:
                 record = raw.public_record(name)
                 if unreplayable(record) is None:
                     known = game.determinization(obs, 0, record)
-                    _, seats = reading.read(known, known.deal(rng, args.worlds), record, rng)
+                    reading.read(known, known.deal(rng, args.worlds), record, rng)
                     best = reading.recognizer.best()
             env.step(agents[seat].act(obs))
         for s, c in enumerate(cast, start=1):

@@ -13,10 +13,11 @@ from cardlab.agents.search import SearchAgent, SearchOptions
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.determinize import Worlds
+from cardlab.envs.record import DRAW
 from cardlab.evaluation.episodes import run_episode
 
-BANK = ["7H", "QS", "KS", "JC", "AC", "9C", "10C", "7C", "8D", "QH", "JH", "KC", "8H", "9H", "10S", "JS", "QD",
-        "KD", "AS", "7D", "8S", "AH"]
+BANK = ["7H", "QS", "KS", "JC", "AC", "9C", "10C", "7C", "8D", "QH", "JH", "KC", "8H", "9H", "10S", "JS",
+        "QD", "KD", "AS", "7D", "8S", "AH"]
 # Huit, 2 players, seat 0 first (dealer 1, B3). Seat 1 holds no spade, no 7, one 8 and most diamonds (the
 # expert announces its longest suit: no tie for its generator to break).
 EIGHT_ONLY = {"hands": [["7S", "9S", "10H", "JD", "QC"], ["8C", "9D", "10D", "KH", "AD"]], "bank": BANK,
@@ -26,7 +27,7 @@ EIGHT_ONLY = {"hands": [["7S", "9S", "10H", "JD", "QC"], ["8C", "9D", "10D", "KH
 def true_world(known: Any, state: Any, seat: int) -> Worlds:
     """The one world that is the table's true state, as `known` (seat `seat`'s view) lays out a row."""
     n = len(known.sizes)
-    spans, pile = known.spans
+    spans, _ = known.spans
     row: list[int] = []
     for s, _start, _stop in spans:
         row += C.counts_to_cards(state.hands[(seat + s) % n].tolist())
@@ -62,8 +63,8 @@ def test_a_seat_that_spent_its_8_is_believed_to_have_had_no_other_play() -> None
     spans, _ = known.spans
     _, start, stop = spans[0]
     held = worlds.hidden[:, start:stop]
-    could_follow = np.isin(held, [c for c in range(C.NUM_KINDS) if C.suit_of(c) == 0 or C.rank_of(c) == C.SEVEN]
-                           ).any(axis=1)
+    follows = [c for c in range(C.NUM_KINDS) if C.suit_of(c) == 0 or C.rank_of(c) == C.SEVEN]
+    could_follow = np.isin(held, follows).any(axis=1)
     assert weights[could_follow].sum() < 0.7 * could_follow.mean()  # well under their uniform share
     assert weights[0] == pytest.approx(weights.max()) and weights[0] > 1.0 / worlds.count  # the true world
 
@@ -116,7 +117,8 @@ def test_the_replay_passes_through_each_world(game_id: str, players: int) -> Non
             break
         seat = raw.agent_seat[name]
         record = raw.public_record(name)
-        if seat == viewer and sum(e.kind == 4 for e in record.events) and B.replay.unreplayable(record) is None:
+        drawn = any(e.kind == DRAW for e in record.events)
+        if seat == viewer and drawn and B.replay.unreplayable(record) is None:
             known = game.determinization(obs, 0, record)
             worlds = known.deal(rng, 20)
             engine = game.spec.batched_engine()(game.rules, 20, seed=0)
@@ -126,7 +128,8 @@ def test_the_replay_passes_through_each_world(game_id: str, players: int) -> Non
             for w in range(worlds.count):
                 state = engine.to_state(w)
                 for s, start, stop in spans:
-                    assert sorted(C.counts_to_cards(state.hands[s].tolist())) == sorted(worlds.hidden[w, start:stop])
+                    held = sorted(C.counts_to_cards(state.hands[s].tolist()))
+                    assert held == sorted(worlds.hidden[w, start:stop])
             checked += 1
         env.step(agents[seat].act(obs))
     assert checked
@@ -152,7 +155,7 @@ def test_ess_and_the_fallback_to_uniform() -> None:
 @pytest.mark.parametrize("player", ["random", "expert"])
 def test_recognition_names_how_a_seat_plays(player: str) -> None:
     env = make_env("huit", num_players=2)
-    raw, game = env.unwrapped, env.unwrapped.game
+    game = env.unwrapped.game
     options = SearchOptions(worlds=32, ms=0, opponents="recognise")
     searcher = SearchAgent(game, make_agent("greedy", game, seed=0), options, seed=0)
     assert searcher.sees == {"record"}
