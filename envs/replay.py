@@ -11,7 +11,12 @@ these go back on the face-down pile's top in the order drawn. That deal,
 loaded into an engine and played forward with the recorded moves, passes
 through the world's hands at every step (a random choice of which cards
 were drawn is one sample of the hands the world could have come from, as
-likely as any other under a shuffled deck).
+likely as any other under a shuffled deck). Where the record proves a
+drawer held none of some kinds at a draw (`Determinization.voids`, A8),
+the cards of those kinds it holds later are taken out at its later draws
+first, since it cannot have held them then: that choice leans a little away
+from uniform, but keeps the worlds that fit the record from being lost to an
+unlucky split.
 
 The moves come from the record's events by their text form (a lay is
 ``play`` with its cards, last on top, and the suit it declares; ``draw``,
@@ -115,7 +120,9 @@ def deals_back(known: Determinization, worlds: Worlds, record: Record, rng: np.r
                 hands[:, event.seat, card] += 1
         elif event.kind == DRAW and event.number:
             allowed = known.drawn[i] if i < len(known.drawn) else None
-            taken = np.stack([_take_one(hands, event.seat, allowed, ok, rng) for _ in range(event.number)], 1)
+            first = _void_before(known, record, i)
+            taken = np.stack([_take_one(hands, event.seat, allowed, first, ok, rng)
+                              for _ in range(event.number)], 1)
             drawn.append(taken)
     dealt = [e for e in record.events if e.kind == DEAL]
     for e in dealt:
@@ -125,11 +132,25 @@ def deals_back(known: Determinization, worlds: Worlds, record: Record, rng: np.r
     return Deals(hands, piles.astype(np.int64), ok)
 
 
-def _take_one(hands: np.ndarray, seat: int, allowed: np.ndarray | None, ok: np.ndarray,
-              rng: np.random.Generator) -> np.ndarray:
-    """(W,) one card taken at random from `seat`'s hand in every world, of the `allowed` kinds; a world
-    whose hand holds none is marked not `ok` (and gives up no card)."""
+def _void_before(known: Determinization, record: Record, i: int) -> np.ndarray | None:
+    """The kinds the drawer of event `i` held none of at one of its earlier draws (None: no such draw)."""
+    seat, found = record.events[i].seat, None
+    for j in range(min(i, len(known.voids))):
+        void = known.voids[j]
+        if void is not None and record.events[j].seat == seat:
+            found = void if found is None else found | void
+    return found
+
+
+def _take_one(hands: np.ndarray, seat: int, allowed: np.ndarray | None, first: np.ndarray | None,
+              ok: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(W,) one card taken at random from `seat`'s hand in every world, of the `allowed` kinds, and of the
+    `first` kinds where the hand holds some (cards the seat cannot have held at an earlier draw must come
+    from a later one); a world whose hand holds no allowed card is marked not `ok` (and gives none up)."""
     counts = hands[:, seat] if allowed is None else hands[:, seat] * allowed
+    if first is not None:
+        preferred = counts * first
+        counts = np.where(preferred.sum(axis=1, keepdims=True) > 0, preferred, counts)
     totals = counts.sum(axis=1)
     ok &= totals > 0
     ends = np.cumsum(counts, axis=1)

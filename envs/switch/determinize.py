@@ -81,8 +81,16 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], seat:
                 "drawn": _drawn_card(observation) if phase == AFTER_DRAW else NO_CARD},
         picks={"first_out": out} if out else {},
         slots=_slots(rules, record, sizes, seat),
-        drawn=() if record is None or not record.complete else drawn_kinds(rules, record),
+        **_draws(rules, record),
     )
+
+
+def _draws(rules: SwitchRules, record: Record | None) -> dict[str, tuple[np.ndarray | None, ...]]:
+    """What the record tells of each draw (`drawn_kinds`), as the Determinization's fields."""
+    if record is None or not record.complete:
+        return {}
+    drawn, voids = drawn_kinds(rules, record)
+    return {"drawn": drawn, "voids": voids}
 
 
 def _slots(rules: SwitchRules, record: Record | None, sizes: list[int], seat: int) -> tuple[Slot, ...]:

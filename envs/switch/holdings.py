@@ -95,15 +95,17 @@ def slots_from_record(rules: SwitchRules, record: Record, sizes: Sequence[int], 
     return slots
 
 
-def drawn_kinds(rules: SwitchRules, record: Record) -> tuple[np.ndarray | None, ...]:
-    """Per event of `record`, the kinds the card of a one-card draw of the seat's accord may be (A8); None
-    for other events and where nothing is known.
+def drawn_kinds(rules: SwitchRules, record: Record) -> tuple[tuple[np.ndarray | None, ...],
+                                                               tuple[np.ndarray | None, ...]]:
+    """Per event of `record`: the kinds the card of a one-card draw of the seat's accord may be, and the
+    kinds the drawer held none of as it drew (A8); None for other events and where nothing is known.
 
     Kept the turn (`offered`) and then laid a card: that card; kept it and
     passed: a playable kind; the turn ended at once (with `play_after_draw`):
-    an unplayable one.
+    an unplayable one. Without `voluntary_draw` the drawer held no playable kind.
     """
     out: list[np.ndarray | None] = [None] * len(record.events)
+    voids: list[np.ndarray | None] = [None] * len(record.events)
     top: int | None = None
     for i, event in enumerate(record.events):
         if event.kind in (STARTER, LAY):
@@ -111,6 +113,8 @@ def drawn_kinds(rules: SwitchRules, record: Record) -> tuple[np.ndarray | None, 
         if event.kind != DRAW or event.penalty or event.number != 1 or top is None:
             continue
         playable = playable_kinds(rules, top, None if event.suit == C.NO_SUIT else event.suit)
+        if not rules.voluntary_draw:
+            voids[i] = playable
         after = record.events[i + 1] if i + 1 < len(record.events) else None
         if event.offered and after is not None and after.kind == LAY and after.seat == event.seat:
             out[i] = after.cards[0] == _KINDS
@@ -118,7 +122,7 @@ def drawn_kinds(rules: SwitchRules, record: Record) -> tuple[np.ndarray | None, 
             out[i] = playable
         elif rules.play_after_draw:
             out[i] = ~playable
-    return tuple(out)
+    return tuple(out), tuple(voids)
 
 
 def _take(held: list[list], card: int, seat: int) -> None:
