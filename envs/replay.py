@@ -110,7 +110,8 @@ def deals_back(known: Determinization, worlds: Worlds, record: Record, rng: np.r
     spans, pile = known.spans
     rows = np.arange(count)
     for seat, start, stop in spans:
-        np.add.at(hands, (np.repeat(rows, stop - start), seat, worlds.hidden[:, start:stop].ravel()), 1)
+        seats = np.full((stop - start) * count, seat)
+        np.add.at(hands, (np.repeat(rows, stop - start), seats, worlds.hidden[:, start:stop].ravel()), 1)
     ok = np.ones(count, dtype=bool)
     drawn: list[np.ndarray] = []  # the cards of each draw, backwards: (W, number) arrays
     for i in range(len(record.events) - 1, -1, -1):
