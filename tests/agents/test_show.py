@@ -159,3 +159,10 @@ def test_an_agent_seeing_something_unknown_is_refused() -> None:
     spy.sees = frozenset({"minds"})
     with pytest.raises(ValueError, match="may see 'record' and 'state'"):
         show_table(spy, env, env.agent_selection)
+
+
+def test_batched_evaluation_refuses_an_agent_that_sees_more() -> None:
+    from cardlab.evaluation.batched import play_hands_batched
+
+    with pytest.raises(ValueError, match="batched play cannot show it"):
+        play_hands_batched("huit", {"num_players": 2}, [RecordSpy.name, "expert"], range(1), 0)
