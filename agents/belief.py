@@ -102,9 +102,8 @@ def play_back(game: Game, known: Determinization, worlds: Worlds, record: Record
         return Replayed(loglik, ok)
     if engine is None or engine.batch_size < count:
         engine = game.spec.batched_engine()(game.rules, max(count, 1), seed=0)
-    for w, state in enumerate(replay.deal_states(game, known, deals, record, rng)):
-        if state is not None:
-            engine.load(w, state)
+    at_deal, dealt = replay.deal_worlds(game, known, deals, record, rng)
+    engine.load_worlds(at_deal, dealt, np.arange(count)[:, None])
     actions = np.zeros(engine.batch_size, dtype=np.int64)
     active = np.zeros(engine.batch_size, dtype=bool)
     for move in moves:

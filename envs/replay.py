@@ -30,7 +30,7 @@ the pile turned over, which the world does not hold. Seats are the record's
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -123,7 +123,7 @@ def deals_back(known: Determinization, worlds: Worlds, record: Record, rng: np.r
             allowed = known.drawn[i] if i < len(known.drawn) else None
             first = _void_before(known, record, i)
             taken = np.stack([_take_one(hands, event.seat, allowed, first, ok, rng)
-                              for _ in range(event.number)], 1)
+                              for _ in range(event.number)], 1)  # seat 0 (all worlds alike): alike
             drawn.append(taken)
     dealt = [e for e in record.events if e.kind == DEAL]
     for e in dealt:
@@ -155,52 +155,66 @@ def _take_one(hands: np.ndarray, seat: int, allowed: np.ndarray | None, first: n
     totals = counts.sum(axis=1)
     ok &= totals > 0
     ends = np.cumsum(counts, axis=1)
-    target = np.floor(rng.random(len(totals)) * totals)
+    # The observing seat's hands are alike in every world: one draw for all keeps its deal alike too.
+    target = np.floor((rng.random() if seat == 0 else rng.random(len(totals))) * totals)
     picked = (ends > target[:, None]).argmax(axis=1)
     live = totals > 0
     hands[np.flatnonzero(live), seat, picked[live]] -= 1
     return np.where(live, picked, -1)
 
 
-def deal_states(game: Any, known: Determinization, deals: Deals, record: Record,
-                rng: np.random.Generator) -> list[Any]:
-    """The rules-engine state at the deal of each world that is `ok` (None for the others).
+def deal_worlds(game: Any, known: Determinization, deals: Deals, record: Record,
+                rng: np.random.Generator) -> tuple[Determinization, Worlds]:
+    """The deals as worlds of a determinization at the deal, for `BatchedEngine.load_worlds` (array writes).
 
     The first mover, the starter's effects (A4) and every other field come
     from one stacked deal (`deal_stacked`) with the dealer that makes the
-    record's first mover move first; each world's cards are then put in
-    (`HandState.assembled`), the match as observed.
+    record's first mover move first; the observing seat's deal is alike in
+    every world (`deals_back`), so it is that determinization's own hand. A
+    world that is not `ok` gets the first `ok` world's cards (its slot is
+    not played).
     """
     n = len(known.sizes)
     starter = next((e.cards[0] for e in record.events if e.kind == STARTER), None)
     moves = [e for e in record.events if e.kind in ACTING]
-    template = _template(game, deals, starter, moves[0].seat if moves else 0, known.match.scores, rng)
-    names = (*known.fields, *known.picks)
+    w0 = int(np.argmax(deals.ok))
+    template = _template(game, deals.hands[w0], deals.piles[w0], starter, moves[0].seat if moves else 0,
+                         known.match.scores, rng)
+    hands = np.where(deals.ok[:, None, None], deals.hands, deals.hands[w0][None])
+    piles = np.where(deals.ok[:, None], deals.piles, deals.piles[w0][None])
+    sizes = hands[w0].sum(axis=1).tolist()
+    deck = np.asarray(known.rules.deck(), dtype=np.int64)
+    played = np.zeros(C.NUM_KINDS, dtype=np.int64)
+    if starter is not None:
+        played[starter] += 1
+    unseen = deck - hands[w0, 0] - played
+    count = deals.ok.size
+    kinds = np.tile(np.arange(C.NUM_KINDS), count)
+    parts = [np.repeat(kinds, hands[:, s].ravel()).reshape(count, -1) for s in range(1, n)]
+    parts.append(piles)
+    in_pile = np.zeros((count, C.NUM_KINDS), dtype=np.int64)
+    np.add.at(in_pile, (np.repeat(np.arange(count), piles.shape[1]), piles.ravel()), 1)
+    rest = unseen[None] - hands[:, 1:].sum(axis=1) - in_pile
+    parts.append(np.repeat(kinds, rest.ravel()).reshape(count, -1))
     m = known.match
-    out: list[Any] = []
-    for w in range(deals.ok.size):
-        if not deals.ok[w]:
-            out.append(None)
-            continue
-        hands = [C.counts_to_cards(deals.hands[w, s].tolist()) for s in range(n)]
-        pile = deals.piles[w][deals.piles[w] >= 0].tolist()
-        match = Match(n, list(m.scores), template.match.dealer, list(m.streaks), m.hands_played)
-        state = known.state.assembled(known.rules, rng, hands, pile, [] if starter is None else [starter],
-                                      match, template.current)
-        for name in names:
-            setattr(state, name, copy.copy(getattr(template, name)))
-        out.append(state)
-    return out
+    at_deal = dataclasses.replace(
+        known, own=C.counts_to_cards(hands[w0, 0].tolist()), sizes=sizes, pile=piles.shape[1],
+        unseen=np.repeat(np.arange(C.NUM_KINDS), unseen), under=np.zeros(0, dtype=np.int64), top=starter,
+        match=Match(n, list(m.scores), template.match.dealer, list(m.streaks), m.hands_played),
+        fields={**{name: getattr(template, name) for name in (*known.fields, *known.picks)},
+                "current": template.current},
+        picks={}, slots=(), drawn=(), voids=())
+    worlds = Worlds(np.concatenate(parts, axis=1), np.zeros((count, 0), dtype=np.int64), {})
+    return at_deal, worlds
 
 
-def _template(game: Any, deals: Deals, starter: int | None, first: int, scores: list[int],
-              rng: np.random.Generator) -> Any:
-    """A stacked deal of the first `ok` world whose first mover is `first` (the dealer tried seat by seat)."""
-    w = int(np.argmax(deals.ok))
+def _template(game: Any, hands: np.ndarray, pile: np.ndarray, starter: int | None, first: int,
+              scores: list[int], rng: np.random.Generator) -> Any:
+    """A stacked deal of these cards whose first mover is `first` (the dealer tried seat by seat)."""
     piles = game.spec.state.PILES
     deal: dict[str, Any] = {
-        "hands": [[C.card_str(c) for c in C.counts_to_cards(h.tolist())] for h in deals.hands[w]],
-        piles[0]: [C.card_str(int(c)) for c in deals.piles[w] if c >= 0],
+        "hands": [[C.card_str(c) for c in C.counts_to_cards(h.tolist())] for h in hands],
+        piles[0]: [C.card_str(int(c)) for c in pile],
         "scores": list(scores),
     }
     if starter is not None:
