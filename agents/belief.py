@@ -271,7 +271,7 @@ class Reading:
                 has_bot = False
             known = [name for name in LIBRARY if name == "random" or name in game.spec.heuristics
                      or (name == "bot" and has_bot)]
-            if base.name not in known:  # a heuristic base is in the library already
+            if base.name not in (*game.spec.heuristics, "random"):  # a heuristic base is in it already
                 known.append("base")
             names += [name for name in known if name not in names]
         self.models = model_library(game, base, names, seed)

@@ -7,13 +7,14 @@ and the record (`Game.determinization`), played back through the record
 seats (`--model`, softened by `--eps`). Measured there, against the true
 hands:
 
-- `placed`: the expected share of the other hands' cards a world puts in the
-  right hand, uniform worlds vs weighted worlds (the mean over decisions);
-- `log p(true)`: the mean over decisions of the log of the weight share of
-  the worlds that place every card of the other hands right... too rare to
-  count, so instead `top`: the share of decisions where the best-weighted
-  world places more cards right than the mean uniform world;
-- the ESS as a share of W, and how often the belief falls back (`--ess`).
+- `placed right`: the expected share of the other hands' cards a world puts
+  in the right hand (the mean over decisions), for the uniform worlds, the
+  same worlds weighted by the belief, and the worlds the search would play
+  (resampled, or uniform where the belief fell back);
+- the weighted minus the uniform share, and at how many decisions it is
+  above 0;
+- the ESS as a share of W, how often the belief falls back (`--ess`), the
+  share of the worlds that fit the record, and the replay's median time.
 
 Recognition: a table of seat 0 `expert` and the other seats each played by
 one of `--players` (in turn), with the library of `cardlab.agents.belief.LIBRARY`;
