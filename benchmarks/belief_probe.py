@@ -122,7 +122,7 @@ def probe_recognition(args: argparse.Namespace) -> None:
     names = args.recognise.split(",")
     base = make_agent("expert", game, seed=0)
     rng = np.random.default_rng(args.seed)
-    right: dict[str, list[bool]] = collections.defaultdict(list)
+    named_as: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for hand in range(args.hands):
         cast = [names[(hand + s) % len(names)] for s in range(args.players - 1)]
         agents = [base] + [make_agent(c, game, seed=hand * 10 + s) for s, c in enumerate(cast)]
@@ -145,12 +145,13 @@ def probe_recognition(args: argparse.Namespace) -> None:
             env.step(agents[seat].act(obs))
         for s, c in enumerate(cast, start=1):
             if s in best:
-                named = "expert" if best[s] == "base" else best[s]
-                right[c].append(named == c)
+                named_as[c]["expert" if best[s] == "base" else best[s]] += 1
     print(f"{args.game} {args.players}p recognition, {args.hands} hands, one hand each (library "
           f"{', '.join(B.LIBRARY)}):")
     for c in names:
-        print(f"  {c:7s}: named right in {np.mean(right[c]):.3f} of {len(right[c])} seat-hands")
+        seen = sum(named_as[c].values())
+        print(f"  {c:7s}: named right in {named_as[c][c] / max(seen, 1):.3f} of {seen} seat-hands; named "
+              f"{dict(named_as[c].most_common())}")
 
 
 def main() -> None:
