@@ -186,3 +186,16 @@ def test_a_believing_search_needs_the_record_and_plays_with_it() -> None:
         make_agent("search:belief=nobody:expert", game)
     with pytest.raises(ValueError, match="opponents=base or opponents=recognise"):
         make_agent("search:opponents=all:expert", game)
+
+
+def test_each_seat_of_a_larger_table_gets_its_own_model() -> None:
+    env = make_env("huit", num_players=3)
+    game = env.unwrapped.game
+    searcher = SearchAgent(game, make_agent("greedy", game, seed=0),
+                           SearchOptions(worlds=16, ms=0, opponents="recognise"), seed=0)
+    players = [searcher, make_agent("random", game, seed=1), make_agent("expert", game, seed=2)]
+    for hand in range(3):
+        run_episode(env, players, seed=hand)
+    named = searcher.reading.recognizer.best()
+    assert named[1] == "random" and named[2] != "random"
+    assert searcher.seat_models[1] is searcher.reading.models["random"].agent
