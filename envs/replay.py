@@ -133,25 +133,29 @@ def deals_back(known: Determinization, worlds: Worlds, record: Record, rng: np.r
     return Deals(hands, piles.astype(np.int64), ok)
 
 
-def _void_before(known: Determinization, record: Record, i: int) -> np.ndarray | None:
-    """The kinds the drawer of event `i` held none of at one of its earlier draws (None: no such draw)."""
-    seat, found = record.events[i].seat, None
-    for j in range(min(i, len(known.voids))):
-        void = known.voids[j]
-        if void is not None and record.events[j].seat == seat:
-            found = void if found is None else found | void
-    return found
+def _void_before(known: Determinization, record: Record, i: int) -> list[np.ndarray]:
+    """The kinds the drawer of event `i` held none of at each of its earlier draws, the latest first."""
+    seat = record.events[i].seat
+    return [void for j in range(min(i, len(known.voids)) - 1, -1, -1)
+            if (void := known.voids[j]) is not None and record.events[j].seat == seat]
 
 
-def _take_one(hands: np.ndarray, seat: int, allowed: np.ndarray | None, first: np.ndarray | None,
+def _take_one(hands: np.ndarray, seat: int, allowed: np.ndarray | None, first: list[np.ndarray],
               ok: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """(W,) one card taken at random from `seat`'s hand in every world, of the `allowed` kinds, and of the
-    `first` kinds where the hand holds some (cards the seat cannot have held at an earlier draw must come
-    from a later one); a world whose hand holds no allowed card is marked not `ok` (and gives none up)."""
+    first kinds of `first` the hand holds (cards the seat cannot have held at its latest earlier draw must
+    come from a later one, then those of the draw before, ...); a world whose hand holds no allowed card
+    is marked not `ok` (and gives none up)."""
     counts = hands[:, seat] if allowed is None else hands[:, seat] * allowed
-    if first is not None:
-        preferred = counts * first
-        counts = np.where(preferred.sum(axis=1, keepdims=True) > 0, preferred, counts)
+    if first:
+        picked_from = counts.copy()
+        pending = np.ones(counts.shape[0], dtype=bool)
+        for void in first:
+            preferred = counts * void
+            found = pending & (preferred.sum(axis=1) > 0)
+            picked_from[found] = preferred[found]
+            pending &= ~found
+        counts = picked_from
     totals = counts.sum(axis=1)
     ok &= totals > 0
     ends = np.cumsum(counts, axis=1)
