@@ -146,11 +146,12 @@ def normalised(log_weights: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return w / w.sum()
 
 
-def resample(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(W,) indices drawn by systematic resampling of normalised `weights` (each world about W * w times)."""
-    count = weights.size
+def resample(weights: np.ndarray, rng: np.random.Generator, keep: int | None = None) -> np.ndarray:
+    """(keep,) indices (default: as many as weights) drawn by systematic resampling of normalised `weights`
+    (each world about keep * w times)."""
+    count = weights.size if keep is None else keep
     points = (rng.random() + np.arange(count)) / count
-    return np.minimum(np.searchsorted(np.cumsum(weights), points, side="right"), count - 1)
+    return np.minimum(np.searchsorted(np.cumsum(weights), points, side="right"), weights.size - 1)
 
 
 class Weighed(NamedTuple):
@@ -165,19 +166,21 @@ class Weighed(NamedTuple):
 
 
 def weigh(worlds: Worlds, replayed: Replayed, seat_models: Sequence[int], share: float,
-          rng: np.random.Generator) -> Weighed:
+          rng: np.random.Generator, keep: int | None = None) -> Weighed:
     """The worlds weighed with model `seat_models[s]` (an index into the replay's models) for each seat s
-    but 0, then resampled, or the uniform worlds when the ESS falls under `share` of the worlds."""
+    but 0, then `keep` of them (default: all) resampled, or the first `keep` uniform worlds when the ESS
+    falls under `share` of the worlds."""
     count = worlds.count
+    first = worlds.rows(slice(0, count if keep is None else keep))
     if replayed.reason is not None:
-        return Weighed(worlds, np.full(count, 1.0 / max(count, 1)), float(count), True, replayed.reason)
+        return Weighed(first, np.full(count, 1.0 / max(count, 1)), float(count), True, replayed.reason)
     logs = sum((replayed.loglik[m, s] for s, m in enumerate(seat_models) if s != 0), np.zeros(count))
     weights = normalised(logs, replayed.ok)
     found = ess(weights)
     if found < share * count:
         reason = "no world fits the record" if not replayed.ok.any() else "the weights collapsed"
-        return Weighed(worlds, weights, found, True, reason)
-    return Weighed(worlds.rows(resample(weights, rng)), weights, found, False)
+        return Weighed(first, weights, found, True, reason)
+    return Weighed(worlds.rows(resample(weights, rng, keep)), weights, found, False)
 
 
 def log_evidence(loglik: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -258,10 +261,10 @@ class Reading:
     for the rollouts, from one replay of the record per decision."""
 
     def __init__(self, game: Game, base: Agent, belief: str, recognise: bool, share: float,
-                 seed: int | None) -> None:
+                 seed: int | None, pool: int = 4) -> None:
         from cardlab.agents.base import fitting_bot
 
-        self.game, self.belief, self.recognise, self.share = game, belief, recognise, share
+        self.game, self.belief, self.recognise, self.share, self.pool = game, belief, recognise, share, pool
         names = [belief] if belief != "uniform" else []
         if recognise:
             try:
@@ -287,9 +290,14 @@ class Reading:
         self.recognizer.end_hand()
         self._hand_started = False
 
-    def read(self, known: Determinization, worlds: Worlds, record: Record | None,
+    def read(self, known: Determinization, wanted: int, record: Record | None,
              rng: np.random.Generator) -> tuple[Worlds, dict[int, Agent] | None]:
-        """The worlds to search, and with `recognise` each other seat's rollout agent (None: unchanged)."""
+        """`wanted` worlds to search, and with `recognise` each other seat's rollout agent (None: unchanged).
+
+        A belief deals `pool` times the worlds wanted and resamples `wanted` of them by weight, so that
+        the worlds searched are not a few dealt ones repeated (the paired test of the search counts each
+        world as a sample)."""
+        worlds = known.deal(rng, wanted * (self.pool if self.belief != "uniform" else 1))
         if not self._hand_started:
             self._hand_started = True
             if not any(known.match.scores):  # totals all 0: a new match
@@ -305,5 +313,5 @@ class Reading:
         if self.belief == "uniform":
             return worlds, seats
         index = self.names.index(self.belief)
-        self.last = weigh(worlds, replayed, [index] * self.game.num_players, self.share, rng)
+        self.last = weigh(worlds, replayed, [index] * self.game.num_players, self.share, rng, wanted)
         return self.last.worlds, seats

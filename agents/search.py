@@ -51,7 +51,9 @@ Options (`SearchOptions`, defaults in brackets):
 - ``belief`` [uniform]: how the worlds are weighed (`cardlab.agents.belief`):
   ``uniform``, or a model of the other seats (``expert``, ``greedy``,
   ``random``, ``bot``: the table's shipped bot, ``base``: the search's own
-  base) by whose likelihood of their recorded moves the worlds are resampled;
+  base) by whose likelihood of their recorded moves the worlds are resampled
+  (four times the worlds are dealt and weighed, the worlds searched drawn
+  from them);
 - ``opponents`` [base]: who plays the other seats in the rollouts: ``base``,
   or ``recognise``: each seat's likeliest model of the library
   (`belief.LIBRARY`) by its moves this hand and match (`set_seat_models`);
@@ -378,9 +380,10 @@ class SearchAgent(Agent):
         used = np.zeros(engine.batch_size, dtype=np.bool_)
         actions = np.zeros(engine.batch_size, dtype=np.int64)
         wins = np.zeros(engine.batch_size, dtype=np.float64)
-        worlds = known.deal(rng, wanted)
-        if self.reading is not None:
-            worlds, seats = self.reading.read(known, worlds, self._record, rng)
+        if self.reading is None:
+            worlds = known.deal(rng, wanted)
+        else:
+            worlds, seats = self.reading.read(known, wanted, self._record, rng)
             if seats is not None:
                 self.set_seat_models(seats)
         dealt = 0

@@ -140,7 +140,7 @@ def probe_recognition(args: argparse.Namespace) -> None:
                 record = raw.public_record(name)
                 if unreplayable(record) is None:
                     known = game.determinization(obs, 0, record)
-                    reading.read(known, known.deal(rng, args.worlds), record, rng)
+                    reading.read(known, args.worlds, record, rng)
                     best = reading.recognizer.best()
             env.step(agents[seat].act(obs))
         for s, c in enumerate(cast, start=1):
