@@ -4,8 +4,13 @@ An agent is made for one `Game` (a game with its rule options, from
 `cardlab.envs.make_game`), never from a live env: it decodes observations
 through `game.layout` and names actions through `game.action_to_str`, and each
 turn it gets only the observation dict of its seat (with the `action_mask`).
-So it can see what a player sees and nothing more. It owns a seeded
-`np.random.Generator` and never touches the global RNG.
+So it can see what a player sees and nothing more, unless it asks for more
+in `sees` (the play loop then `show`s it before each `act`: "record", the
+hand's public record as its seat saw it; "state", a deep copy of the true
+game state, which only a cheat for measured upper bounds asks for). It owns a seeded
+`np.random.Generator` and never touches the global RNG. Every play loop that
+asks an agent for a move in an env shows it what it sees through one helper,
+`show_table`; the web app refuses an agent that sees the state.
 
 Spec strings name agents everywhere (configs, CLI): ``random``, the game's
 heuristics (``greedy``, ``expert``: `GameSpec.heuristics`), ``bot:NAME`` (a
@@ -26,11 +31,12 @@ likeliest moves. The web app's hints and `cardlab advise` use it.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import pathlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -62,10 +68,17 @@ class Agent(ABC):
     """Chooses a legal action from an observation dict."""
 
     name: str = "agent"
+    sees: frozenset[str] = frozenset()
+    """what the play loop shows the agent before each `act` (`show`), beyond its observation: "record"
+    and/or "state" (see the module doc)"""
 
     def __init__(self, game: Game, seed: int | None = None) -> None:
         self.game = as_game(game)
         self.rng = np.random.default_rng(seed)
+
+    def show(self, seen: Mapping[str, Any]) -> None:  # noqa: B027 - a hook: most agents see nothing more
+        """Called by the play loop before each `act` with what `sees` names: {"record": the public
+        record, "state": a deep copy of the true state}; agents that see nothing more ignore it."""
 
     @abstractmethod
     def act(self, observation: dict[str, np.ndarray]) -> int:
@@ -97,6 +110,34 @@ class Agent(ABC):
 
     def seed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
+
+
+SEES = ("record", "state")
+"""what an agent's `sees` may name"""
+
+
+def show_table(agent: Agent, env: Any, name: str) -> None:
+    """Before `agent` acts as `name` in `env` (an AEC env), `show` it what its `sees` names.
+
+    "record": the hand's public record as that seat saw it
+    (`CardGameEnv.public_record`: seats numbered from its own, no hidden
+    card); "state": a deep copy of the true game state. The one place every
+    play loop does it; an agent that sees nothing more costs nothing.
+    """
+    sees = agent.sees
+    if not sees:
+        return
+    unknown = sorted(set(sees) - set(SEES))
+    if unknown:
+        raise ValueError(f"agent {agent.name} sees {', '.join(map(repr, unknown))}: an agent may see "
+                         f"{' and '.join(map(repr, SEES))} beyond its observation")
+    raw = getattr(env, "unwrapped", env)
+    seen: dict[str, Any] = {}
+    if "record" in sees:
+        seen["record"] = raw.public_record(name)
+    if "state" in sees:
+        seen["state"] = copy.deepcopy(raw.game_state)
+    agent.show(seen)
 
 
 def checked_batch(game: Game, observations: Any, masks: Any) -> tuple[np.ndarray, np.ndarray]:

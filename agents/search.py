@@ -53,7 +53,22 @@ Options (`SearchOptions`, defaults in brackets):
   points reward pays: match play cares by how much a hand is lost);
 - ``z`` [1]: the margin, in standard errors, by which the best candidate
   must beat the base's choice to be played (0 to `MOST_Z`; 0: the best mean,
-  ties to the base).
+  ties to the base);
+- ``belief`` [uniform]: how the worlds are weighed (`cardlab.agents.belief`):
+  ``uniform``, or a model of the other seats (``expert``, ``greedy``,
+  ``random``, ``bot``: the table's shipped bot, ``base``: the search's own
+  base) by whose likelihood of their recorded moves the worlds are resampled
+  (four times the worlds are dealt and weighed, the worlds searched drawn
+  from them);
+- ``opponents`` [base]: who plays the other seats in the rollouts: ``base``,
+  or ``recognise``: each seat's likeliest model of the library
+  (`belief.LIBRARY`) by its moves this hand and match (`set_seat_models`);
+- ``ess`` [0.01]: the share of the worlds under which a belief's effective
+  sample size makes it fall back to the uniform worlds.
+
+With a belief or recognition the agent `sees` the hand's public record
+(the play loop `show`s it before each move; the worlds then agree with all
+of it, not only with the observation), and refuses to decide without it.
 
 Reproducible (C2): with ``ms=0`` the same seed and observations give the same
 moves (each decision draws its worlds from its own generator, seeded from the
@@ -76,15 +91,20 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
+from cardlab.agents.belief import Reading
 from cardlab.agents.rollouts import Rollouts, checked_seat_models, seat_values
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.determinize import Determinization, Worlds
+from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
 
 PREFIX = "search:"
 VALUES = ("win", "points")
 ROLLOUTS = ("base", "random", "greedy", "expert", "bot")
 """the rollout policies a spec may name (``greedy`` and ``expert`` where the game has them)"""
+BELIEFS = ("uniform", "expert", "greedy", "random", "bot", "base")
+"""the beliefs a spec may name (`cardlab.agents.belief`)"""
+OPPONENTS = ("base", "recognise")
 MOST_WORLDS = 16384
 """the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""
 MOST_Z = 10.0
@@ -107,6 +127,9 @@ class SearchOptions:
     z: float = 1.0
     rollout: str = "base"
     level: str = "quick"
+    belief: str = "uniform"
+    opponents: str = "base"
+    ess: float = 0.01
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -129,6 +152,14 @@ class SearchOptions:
             raise ValueError(f"search option rollout={excerpt(self.rollout)}: give one of "
                              f"{', '.join(f'rollout={name}' for name in ROLLOUTS)}")
 
+        if self.belief not in BELIEFS:
+            raise ValueError(f"search option belief={excerpt(self.belief)}: give one of {', '.join(BELIEFS)}")
+        if self.opponents not in OPPONENTS:
+            raise ValueError(f"search option opponents={excerpt(self.opponents)}: give opponents=base or "
+                             "opponents=recognise")
+        if isinstance(self.ess, bool) or not isinstance(self.ess, (int, float)) or not 0 <= self.ess <= 1:
+            raise ValueError(f"search option ess={excerpt(self.ess)}: give a share of the worlds from 0 to 1")
+
     def budget(self) -> tuple[int, int]:
         """(worlds, ms): the level's where not given (`__post_init__` filled them)."""
         assert self.worlds is not None and self.ms is not None
@@ -143,7 +174,9 @@ ACCEPTED = (f"level={'|'.join(LEVELS)} (the budget, default {SearchOptions.level
             f"rollout={'|'.join(ROLLOUTS)} (the rollouts' policy, default {SearchOptions.rollout}), "
             f"value=win|points (default {SearchOptions.value}), "
             f"z=X (standard errors a move must beat the base's choice by, 0..{MOST_Z}, "
-            f"default {SearchOptions.z})")
+            f"default {SearchOptions.z}), belief={'|'.join(BELIEFS)} (default {SearchOptions.belief}), "
+            f"opponents={'|'.join(OPPONENTS)} (default {SearchOptions.opponents}), "
+            f"ess=X (share of the worlds, 0..1, default {SearchOptions.ess})")
 
 
 def options_markdown() -> str:
@@ -163,6 +196,16 @@ def options_markdown() -> str:
          "the seat's hand win reward, or minus its points / 100 (for match play)"),
         ("z", f"{SearchOptions.z:g}", f"0..{MOST_Z:g}",
          "standard errors by which a move must beat BASE's choice to be played instead (0: the best mean)"),
+        ("belief", SearchOptions.belief, ", ".join(f"`{name}`" for name in BELIEFS),
+         "how the worlds are weighed: uniformly, or by how likely that model of the other seats (`bot`: the "
+         "table's shipped bot, `base`: BASE) was to make their recorded moves from each world's hands (four "
+         "times the worlds dealt and weighed, the worlds searched resampled from them)"),
+        ("opponents", SearchOptions.opponents, ", ".join(f"`{name}`" for name in OPPONENTS),
+         "who plays the other seats in the rollouts: the rollout policy, or each seat's likeliest model "
+         "(random, the heuristics, the table's bot, BASE) by its moves this hand and match"),
+        ("ess", f"{SearchOptions.ess:g}", "0..1",
+         "the share of the worlds under which the belief's effective sample size makes it fall back to "
+         "uniform worlds"),
     ]
     lines = ["| option | default | accepted | meaning |", "|---|---|---|---|"]
     lines += [f"| `{name}` | {default} | {accepted} | {meaning} |" for name, default, accepted, meaning in
@@ -170,7 +213,7 @@ def options_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-_WORDS = ("value", "rollout", "level")
+_WORDS = ("value", "rollout", "level", "belief", "opponents")
 """the options whose values are words, not numbers"""
 
 
@@ -201,9 +244,9 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
             values[key] = text
             continue
         try:
-            values[key] = float(text) if key == "z" else int(text)
+            values[key] = float(text) if key in ("z", "ess") else int(text)
         except ValueError:
-            kind = "number" if key == "z" else "whole number"
+            kind = "number" if key in ("z", "ess") else "whole number"
             raise ValueError(f"agent spec {excerpt(spec)}: search option {key}={excerpt(text)} is not a "
                              f"{kind}; accepted: {ACCEPTED}") from None
     try:
@@ -288,6 +331,12 @@ class SearchAgent(Agent):
         given before (an empty mapping: the rollout policy everywhere). A `ValueError` refuses a seat
         outside 1..n - 1, a model of another game or rules, or a search, and changes nothing."""
         self.rollouts.seat_models = checked_seat_models(self.game, models)
+        o = self.options
+        self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
+            self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed))
+        """the belief and recognition of the table (`cardlab.agents.belief`); None: neither is asked for"""
+        self.sees = frozenset() if self.reading is None else frozenset({"record"})
+        self._record: Record | None = None
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
@@ -298,6 +347,12 @@ class SearchAgent(Agent):
 
     def reset(self) -> None:
         self.base.reset()
+        if self.reading is not None:
+            self.reading.new_hand()
+
+    def show(self, seen: Mapping[str, Any]) -> None:
+        """The hand's public record before a decision (with a belief or recognition: `sees`)."""
+        self._record = seen.get("record")
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         legal = np.flatnonzero(np.asarray(observation["action_mask"]))
@@ -305,11 +360,13 @@ class SearchAgent(Agent):
             raise ValueError("the observation's action_mask has no legal action")
         self.last_decision = None
         if legal.size == 1:
+            self._record = None
             return int(legal[0])
         started = time.perf_counter()  # the cap counts the base's own move too
         choice = int(self.base.act(observation))
         rng = np.random.default_rng(int(self.rng.integers(2**63)))
         results = self._search(observation, legal, rng, started)
+        self._record = None  # shown for this decision only
         worlds = results.shape[1]
         values = results.mean(axis=1) if worlds else np.zeros(legal.size)
         best = int(np.argmax(values))
@@ -341,14 +398,25 @@ class SearchAgent(Agent):
         if wanted == 0:
             return np.zeros((legal.size, 0))
         deadline = started + ms / 1000 if ms else None
-        known = self.game.determinization(observation)
+        record = self._record
+        if self.reading is not None and record is None:
+            raise ValueError("a search with a belief or recognised opponents must be shown the hand's public "
+                             "record before each decision (Agent.show, as the play loops do: sees='record'); "
+                             "none was shown")
+        known = self.game.determinization(observation, 0, record)
         worlds = self._deal(known, wanted, rng)
         return self.rollouts.play(known, worlds, legal, deadline, self._values)
 
     def _deal(self, known: Determinization, wanted: int, rng: np.random.Generator) -> Worlds:
         """The worlds of one decision, dealt at once from the decision's generator (the same worlds however
-        many are in play at a time): the one place where worlds are chosen."""
-        return known.deal(rng, wanted)
+        many are in play at a time): the one place where worlds are chosen; with a belief, resampled by it,
+        and with recognition, the recognised seats' models set (`set_seat_models`)."""
+        if self.reading is None:
+            return known.deal(rng, wanted)
+        worlds, seats = self.reading.read(known, wanted, self._record, rng)
+        if seats is not None:
+            self.set_seat_models(seats)
+        return worlds
 
 
 def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAgent:

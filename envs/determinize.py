@@ -86,6 +86,11 @@ class Determinization:
     slots: tuple[Slot, ...] = ()
     """what the hand's public record proves of the other hands (`cardlab.envs.holdings`); every sample
     fills them"""
+    drawn: tuple[np.ndarray | None, ...] = ()
+    """per event of the record, the kinds ((NUM_KINDS,) bool) a card drawn there may be, None: any (Switch's
+    A8); empty without a record. A replay of the hand (`cardlab.envs.replay`) draws by it"""
+    voids: tuple[np.ndarray | None, ...] = ()
+    """per event of the record, the kinds the drawer there held none of (Switch's A8), None: unknown"""
 
     def __post_init__(self) -> None:
         needed = sum(size for s, size in enumerate(self.sizes) if s != self.seat) + self.pile

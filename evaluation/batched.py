@@ -51,6 +51,10 @@ def play_hands_batched(
     n = table.num_players
     agents = [agent_factory(spec, table, derive_seed(seed, AGENT, HAND, slot))
               for slot, spec in enumerate(slots)]
+    for spec, agent in zip(slots, agents, strict=True):
+        if agent.sees:
+            raise ValueError(f"agent {spec} sees {' and '.join(sorted(agent.sees))} beyond its observation, "
+                             "which batched play cannot show it: play its hands one by one (without batched)")
     per_block = max(1, BLOCK_SLOTS // n)
     records: list[EpisodeRecord] = []
     for start in range(deals.start, deals.stop, per_block):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.base import Agent, resolve_spec
+from cardlab.agents.base import Agent, resolve_spec, show_table
 from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
@@ -116,6 +116,7 @@ def run_episode(
             continue
         seat = env.agent_seat[name]
         who = names[seat] if names is not None else seat_agents[seat].name
+        show_table(seat_agents[seat], env, name)
         action = checked_action(seat_agents[seat], obs, who)
         if before_step is not None:
             before_step(seat, action)

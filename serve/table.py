@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cardlab.agents.base import Advice, Agent, make_agent
+from cardlab.agents.base import Advice, Agent, make_agent, show_table
 from cardlab.agents.failure import AgentFailure, checked_action, checked_advice, timed_action
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
@@ -226,6 +226,11 @@ class Table:
             s: make_agent(p.spec, game, seed=derive_seed(base, AGENT, s))
             for s, p in enumerate(players) if p.spec is not None
         }
+        for s, agent in self.agents.items():
+            if "state" in agent.sees:
+                raise ValueError(f"agent {excerpt(players[s].spec)} sees the true state of the game (the "
+                                 "hidden cards): a cheat for measured upper bounds, not seated at a person's "
+                                 "table; choose an agent that plays from what its seat sees")
         self.advisors = Advisors(game)
         self.lock = threading.RLock()
         """held by every call that reads or changes the table: requests run on several threads"""
@@ -268,6 +273,7 @@ class Table:
             mover = self.hand.to_move
             assert mover is not None
             observation = self.hand.observe(mover)
+            show_table(self.agents[mover], self.hand.env, self.hand.env.possible_agents[mover])
             try:
                 action = timed_action(self.agents[mover], observation, self.players[mover].label,
                                       self.agent_seconds)

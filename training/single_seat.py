@@ -37,7 +37,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.base import make_agent, show_table
 from cardlab.envs import env_class
 from cardlab.envs.aec import CardGameEnv
 from cardlab.envs.checked_json import excerpt
@@ -176,6 +176,7 @@ class SingleSeatEnv(gymnasium.Env):
             rewards, done = [], False
             while not done:
                 mask = self._last["action_mask"]
+                show_table(teacher, self.game_env, self.learner)
                 action = teacher.act(self._last)
                 observations.append(obs)
                 masks.append(mask.astype(bool))
@@ -234,7 +235,9 @@ class SingleSeatEnv(gymnasium.Env):
         while not self._hand_over():
             name = env.agent_selection
             if name != self.learner:
-                self._apply(self.opponents[env.agent_seat[name]].act(env.observe(name)))
+                opponent = self.opponents[env.agent_seat[name]]
+                show_table(opponent, env, name)
+                self._apply(opponent.act(env.observe(name)))
                 continue
             if not self.skip_forced:
                 return

@@ -26,7 +26,7 @@ from cardlab.envs import determinize as D
 from cardlab.envs.holdings import Slot
 from cardlab.envs.layout import Layout
 from cardlab.envs.record import Record
-from cardlab.envs.switch.holdings import slots_from_record
+from cardlab.envs.switch.holdings import drawn_kinds, slots_from_record
 from cardlab.envs.switch.observer import make_layout
 from cardlab.envs.switch.rules import (
     ACTION_CARD,
@@ -81,7 +81,16 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], seat:
                 "drawn": _drawn_card(observation) if phase == AFTER_DRAW else NO_CARD},
         picks={"first_out": out} if out else {},
         slots=_slots(rules, record, sizes, seat),
+        **_draws(rules, record),
     )
+
+
+def _draws(rules: SwitchRules, record: Record | None) -> dict[str, tuple[np.ndarray | None, ...]]:
+    """What the record tells of each draw (`drawn_kinds`), as the Determinization's fields."""
+    if record is None or not record.complete:
+        return {}
+    drawn, voids = drawn_kinds(rules, record)
+    return {"drawn": drawn, "voids": voids}
 
 
 def _slots(rules: SwitchRules, record: Record | None, sizes: list[int], seat: int) -> tuple[Slot, ...]:

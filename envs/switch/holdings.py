@@ -15,6 +15,10 @@ group with the fewest allowed kinds that allows it, which keeps the most
 worlds open (the groups are nested or disjoint, so any other choice allows
 only fewer). The result fits every world that agrees with the record.
 
+`drawn_kinds` reads the same record draw by draw, for a replay of the hand
+(`cardlab.envs.replay`): what each drawn card may be, the card itself when
+the drawer laid it at once (A8).
+
 Not used: with `voluntary_draw` a draw proves nothing about voids, and what
 the drawn card's playability tells is left out too (it would break the
 nesting); an incomplete record (restored from an old file, or a batched
@@ -89,6 +93,36 @@ def slots_from_record(rules: SwitchRules, record: Record, sizes: Sequence[int], 
         if seat != skip:
             slots.extend(Slot(seat, size, allowed) for size, allowed in held if size and not allowed.all())
     return slots
+
+
+def drawn_kinds(rules: SwitchRules, record: Record) -> tuple[tuple[np.ndarray | None, ...],
+                                                               tuple[np.ndarray | None, ...]]:
+    """Per event of `record`: the kinds the card of a one-card draw of the seat's accord may be, and the
+    kinds the drawer held none of as it drew (A8); None for other events and where nothing is known.
+
+    Kept the turn (`offered`) and then laid a card: that card; kept it and
+    passed: a playable kind; the turn ended at once (with `play_after_draw`):
+    an unplayable one. Without `voluntary_draw` the drawer held no playable kind.
+    """
+    out: list[np.ndarray | None] = [None] * len(record.events)
+    voids: list[np.ndarray | None] = [None] * len(record.events)
+    top: int | None = None
+    for i, event in enumerate(record.events):
+        if event.kind in (STARTER, LAY):
+            top = event.cards[-1]
+        if event.kind != DRAW or event.penalty or event.number != 1 or top is None:
+            continue
+        playable = playable_kinds(rules, top, None if event.suit == C.NO_SUIT else event.suit)
+        if not rules.voluntary_draw:
+            voids[i] = playable
+        after = record.events[i + 1] if i + 1 < len(record.events) else None
+        if event.offered and after is not None and after.kind == LAY and after.seat == event.seat:
+            out[i] = np.asarray(_KINDS == after.cards[0])
+        elif event.offered:
+            out[i] = playable
+        elif rules.play_after_draw:
+            out[i] = ~playable
+    return tuple(out), tuple(voids)
 
 
 def _take(held: list[list], card: int, seat: int) -> None:
