@@ -324,6 +324,17 @@ class SearchAgent(Agent):
         """the last decision's search (None after a decision with one legal move)"""
         self.rollouts = Rollouts(self.game, base if rollout is None else rollout, engine_seed(seed))
         self._values = seat_values(self.options.value)
+        o = self.options
+        self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
+            self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed))
+        """the belief and recognition of the table (`cardlab.agents.belief`); None: neither is asked for"""
+        self.sees = frozenset() if self.reading is None else frozenset({"record"})
+        self._record: Record | None = None
+
+    @property
+    def seat_models(self) -> Mapping[int, Agent]:
+        """The models that play some seats in the rollouts, keyed by seat relative to the searcher."""
+        return self.rollouts.seat_models
 
     def set_seat_models(self, models: Mapping[int, Agent]) -> None:
         """The models that play these seats in the rollouts, keyed by seat relative to the searcher
@@ -331,12 +342,6 @@ class SearchAgent(Agent):
         given before (an empty mapping: the rollout policy everywhere). A `ValueError` refuses a seat
         outside 1..n - 1, a model of another game or rules, or a search, and changes nothing."""
         self.rollouts.seat_models = checked_seat_models(self.game, models)
-        o = self.options
-        self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
-            self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed))
-        """the belief and recognition of the table (`cardlab.agents.belief`); None: neither is asked for"""
-        self.sees = frozenset() if self.reading is None else frozenset({"record"})
-        self._record: Record | None = None
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)

@@ -189,13 +189,20 @@ def test_a_believing_search_needs_the_record_and_plays_with_it() -> None:
 
 
 def test_each_seat_of_a_larger_table_gets_its_own_model() -> None:
+    """One hand of evidence each (a hand episode is a new match): the random seat is named `random` in
+    at least half of six hands (a library of five models: a fifth by chance), the expert's seat never,
+    and the rollouts seat the model named."""
     env = make_env("huit", num_players=3)
     game = env.unwrapped.game
-    searcher = SearchAgent(game, make_agent("greedy", game, seed=0),
-                           SearchOptions(worlds=16, ms=0, opponents="recognise"), seed=0)
-    players = [searcher, make_agent("random", game, seed=1), make_agent("expert", game, seed=2)]
-    for hand in range(3):
+    named_random = 0
+    for hand in range(6):
+        searcher = SearchAgent(game, make_agent("greedy", game, seed=0),
+                               SearchOptions(worlds=16, ms=0, opponents="recognise"), seed=0)
+        players = [searcher, make_agent("random", game, seed=1), make_agent("expert", game, seed=2)]
         run_episode(env, players, seed=hand)
-    named = searcher.reading.recognizer.best()
-    assert named[1] == "random" and named[2] != "random"
-    assert searcher.seat_models[1] is searcher.reading.models["random"].agent
+        named = searcher.reading.recognizer.best()
+        assert named[2] != "random"
+        if named[1] == "random":
+            named_random += 1
+            assert searcher.seat_models[1] is searcher.reading.models["random"].agent
+    assert named_random >= 3
