@@ -4,7 +4,10 @@ An agent is made for one `Game` (a game with its rule options, from
 `cardlab.envs.make_game`), never from a live env: it decodes observations
 through `game.layout` and names actions through `game.action_to_str`, and each
 turn it gets only the observation dict of its seat (with the `action_mask`).
-So it can see what a player sees and nothing more. It owns a seeded
+So it can see what a player sees and nothing more, unless it asks for more
+in `sees` (the play loop then `show`s it before each `act`: "record", the
+hand's public record as its seat saw it; "state", a deep copy of the true
+game state, which only a cheat for measured upper bounds asks for). It owns a seeded
 `np.random.Generator` and never touches the global RNG.
 
 Spec strings name agents everywhere (configs, CLI): ``random``, the game's
@@ -30,7 +33,7 @@ import difflib
 import pathlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -62,10 +65,17 @@ class Agent(ABC):
     """Chooses a legal action from an observation dict."""
 
     name: str = "agent"
+    sees: frozenset[str] = frozenset()
+    """what the play loop shows the agent before each `act` (`show`), beyond its observation: "record"
+    and/or "state" (see the module doc)"""
 
     def __init__(self, game: Game, seed: int | None = None) -> None:
         self.game = as_game(game)
         self.rng = np.random.default_rng(seed)
+
+    def show(self, seen: Mapping[str, Any]) -> None:  # noqa: B027 - a hook: most agents see nothing more
+        """Called by the play loop before each `act` with what `sees` names: {"record": the public
+        record, "state": a deep copy of the true state}; agents that see nothing more ignore it."""
 
     @abstractmethod
     def act(self, observation: dict[str, np.ndarray]) -> int:

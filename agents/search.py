@@ -30,6 +30,7 @@ commas of ``--agents`` still separate agents):
     search:worlds=128:ms=0:bot:huit-2p      128 worlds, no time cap
     search:value=points:bot:huit-2p-match   minus the seat's points, for match play
     search:worlds=8:expert                  any base agent spec (not another search)
+    search:cheat=1:worlds=64:expert         the cheat: the other hands as they are (upper bounds only)
 
 Options (`SearchOptions`, defaults in brackets):
 
@@ -47,7 +48,13 @@ Options (`SearchOptions`, defaults in brackets):
   points reward pays: match play cares by how much a hand is lost);
 - ``z`` [1]: the margin, in standard errors, by which the best candidate
   must beat the base's choice to be played (0 to `MOST_Z`; 0: the best mean,
-  ties to the base).
+  ties to the base);
+- ``cheat`` [0]: 1 deals every world with the other seats' true hands (the
+  face-down pile still dealt at random from the true pile's cards, since no
+  player could know its order; `cardlab.envs.determinize.revealed`), all else
+  as the normal search: the measured upper bound of what any inference of
+  the hidden hands can reach. The agent `sees` the true state, so it plays
+  only where the play loop shows it (evaluation), never at a person's table.
 
 Reproducible (C2): with ``ms=0`` the same seed and observations give the same
 moves (each decision draws its worlds from its own generator, seeded from the
@@ -64,6 +71,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -71,6 +79,7 @@ import numpy as np
 from cardlab.agents.base import Agent, as_game, make_agent
 from cardlab.envs.batched import only_legal
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.determinize import revealed
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
 
@@ -104,9 +113,10 @@ class SearchOptions:
     ms: int = 80
     value: str = "win"
     z: float = 1.0
+    cheat: int = 0
 
     def __post_init__(self) -> None:
-        for name, high in (("worlds", MOST_WORLDS), ("ms", None)):
+        for name, high in (("worlds", MOST_WORLDS), ("ms", None), ("cheat", 1)):
             number = getattr(self, name)
             if isinstance(number, bool) or not isinstance(number, int) or number < 0 or (
                     high is not None and number > high):
@@ -123,7 +133,8 @@ ACCEPTED = (f"worlds=N (worlds per decision, 0..{MOST_WORLDS}, default {SearchOp
             f"ms=N (time cap per decision in ms, 0 for none, default {SearchOptions.ms}), "
             f"value=win|points (default {SearchOptions.value}), "
             f"z=X (standard errors a move must beat the base's choice by, 0..{MOST_Z}, "
-            f"default {SearchOptions.z})")
+            f"default {SearchOptions.z}), "
+            f"cheat=0|1 (1: worlds dealt with the true hidden hands, default {SearchOptions.cheat})")
 
 
 def parse_spec(spec: str) -> tuple[SearchOptions, str]:
@@ -215,6 +226,12 @@ class SearchAgent(Agent):
         """the running mean of the seconds a world takes in play (under a time cap, when to stop dealing)"""
         self._in_flight = FIRST_IN_FLIGHT
         """the slots a capped search keeps in play (adapted to the cap by the durations measured)"""
+        self.sees = frozenset({"state"}) if self.options.cheat else frozenset()
+        self._state: Any = None
+        """with ``cheat=1``: the true state shown before this decision (`show`), used once"""
+
+    def show(self, seen: Mapping[str, Any]) -> None:
+        self._state = seen.get("state")
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
@@ -274,6 +291,8 @@ class SearchAgent(Agent):
             return np.zeros((k, 0))
         deadline = time.perf_counter() + ms / 1000 if ms else None
         known = self.game.determinization(observation)
+        if self.options.cheat:
+            known = self._revealed(known)
         groups = max(1, min(wanted, (self._in_flight if ms else IN_FLIGHT) // k))
         results = self._stream(known, legal, wanted, groups, deadline, rng)
         if ms and self._duration is not None:
@@ -282,6 +301,15 @@ class SearchAgent(Agent):
             elif self._duration < ms / 1000 * DURATION_SHARE * 0.5:  # doubled, it should still fit
                 self._in_flight = min(IN_FLIGHT, self._in_flight * 2)
         return results
+
+    def _revealed(self, known: Any) -> Any:
+        """With ``cheat=1``: `known` dealing the true other hands of the state shown for this decision."""
+        state, self._state = self._state, None
+        if state is None:
+            raise ValueError("search option cheat=1 deals the true hidden hands, so it needs the true state "
+                             "shown before each decision (Agent.show), as evaluation's play loops do; this "
+                             "play loop showed none")
+        return revealed(known, state, state.current)
 
     def _batch(self, slots: int) -> Any:
         """The batched engine the rollouts use, kept across decisions and grown (to a power of two) when
