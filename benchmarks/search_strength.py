@@ -39,7 +39,7 @@ import math
 import pathlib
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,8 +58,9 @@ from cardlab.evaluation.suites import DEFAULT_SUITE, Suite, load_suite
 
 FORMAT = 1
 """version of the JSON's layout"""
-BLOCKS_PER_CONFIG = 8
-"""blocks of deals per configuration on Ray: enough for an even finish and a moving progress bar"""
+ROUNDS = 10
+"""rounds of a run: each plays the next block of deals for every config (the Ray tasks), and the JSON
+is written after each, so a run stopped early keeps its finished rounds, every config on the same deals"""
 
 
 class Timed(Agent):
@@ -120,43 +121,53 @@ Played = list[tuple[list[EpisodeRecord], float, int]]
 """per configuration: its records in deal order, its seconds and its decisions with a choice"""
 
 
-def play_all(suite: Suite, tables: list[list[str]], deals: int, workers: int, progress: bool) -> Played:
-    """Every table's deals 0..deals-1 of `suite`: here, or with `workers` > 0 as Ray tasks."""
-    n = suite.num_players
-    jobs = [(t, part) for part in blocks(deals, BLOCKS_PER_CONFIG if workers else 1)
-            for t in range(len(tables))]  # the configs interleaved, so each moves on from the start
-    done: dict[int, tuple[range, tuple[list[EpisodeRecord], float, int]]] = {}
+def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
+                progress: bool) -> Iterator[Played]:
+    """Every table's deals 0..deals-1 of `suite`, here or with `workers` > 0 as Ray tasks, in `ROUNDS`
+    rounds (each the next block of deals for every table); after each round, every table's so far."""
+    n, parts = suite.num_players, blocks(deals, ROUNDS)
+    jobs = [(t, r) for r in range(len(parts)) for t in range(len(tables))]
+    results: dict[tuple[int, int], tuple[list[EpisodeRecord], float, int]] = {}
+    out: Played = [([], 0.0, 0) for _ in tables]
+    rounds = 0
+
+    def completed() -> Iterator[Played]:
+        nonlocal rounds
+        while rounds < len(parts) and all((t, rounds) in results for t in range(len(tables))):
+            for t, (records, seconds, decisions) in enumerate(out):
+                more, more_seconds, more_decisions = results.pop((t, rounds))
+                out[t] = records + more, seconds + more_seconds, decisions + more_decisions
+            rounds += 1
+            yield list(out)
+
     with tqdm(total=len(tables) * deals * n, disable=not progress, desc="search strength",
               unit="hand", file=sys.stderr) as bar:
         if not workers:
-            for index, (t, part) in enumerate(jobs):
-                done[index] = part, play_timed(suite.game, suite.rules, tables[t], part.start, part.stop,
-                                               suite.seed, on_deal=bar.update)
-        else:
-            from cardlab.cluster.runtime import import_ray, ray_session
+            for t, r in jobs:
+                results[t, r] = play_timed(suite.game, suite.rules, tables[t], parts[r].start, parts[r].stop,
+                                           suite.seed, on_deal=bar.update)
+                yield from completed()
+            return
+        from cardlab.cluster.runtime import import_ray, ray_session
 
-            with ray_session(workers):
-                ray = import_ray()
-                remote = ray.remote(num_cpus=1)(play_timed)
-                pending = {remote.remote(suite.game, suite.rules, tables[t], part.start, part.stop,
-                                         suite.seed): index for index, (t, part) in enumerate(jobs)}
-                while pending:
-                    ready, _ = ray.wait(list(pending), num_returns=1)
-                    index = pending.pop(ready[0])
-                    done[index] = jobs[index][1], ray.get(ready[0])
-                    bar.update(len(done[index][0]) * n)
-    out: Played = [([], 0.0, 0) for _ in tables]
-    for index in sorted(done, key=lambda i: (jobs[i][0], jobs[i][1].start)):
-        records, seconds, decisions = out[jobs[index][0]]
-        part_records, part_seconds, part_decisions = done[index][1]
-        out[jobs[index][0]] = records + part_records, seconds + part_seconds, decisions + part_decisions
-    return out
+        with ray_session(workers):
+            ray = import_ray()
+            remote = ray.remote(num_cpus=1)(play_timed)
+            pending = {remote.remote(suite.game, suite.rules, tables[t], parts[r].start, parts[r].stop,
+                                     suite.seed): (t, r) for t, r in jobs}
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                job = pending.pop(ready[0])
+                results[job] = ray.get(ready[0])
+                bar.update(len(parts[job[1]]) * n)
+                yield from completed()
 
 
 def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[str] = DEFAULT_FIELD,
-            workers: int = 0, progress: bool = False) -> dict[str, Any]:
-    """Each config in slot 0 on the suite's first deals (`hands` rounded up to whole rotations); the
-    figures the table prints and the JSON holds."""
+            workers: int = 0, progress: bool = False,
+            on_round: Callable[[dict[str, Any]], object] | None = None) -> dict[str, Any]:
+    """Each config in slot 0 on the suite's first deals (`hands` rounded up to whole rotations): the
+    figures the table prints and the JSON holds; `on_round(figures so far)` after each round."""
     if not configs:
         raise ValueError("give at least one configuration (an agent spec), e.g. --configs expert "
                          "search:worlds=64:ms=0:expert")
@@ -169,14 +180,26 @@ def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[st
     table = make_game(suite.game, suite.rules)
     for spec in dict.fromkeys(spec for slots in tables for spec in slots):
         make_agent(spec, table)  # a bad spec is refused, saying why, before any hand is played
-    played = play_all(suite, tables, deals, workers, progress)
+    result: dict[str, Any] = {}
+    for played in play_rounds(suite, tables, deals, workers, progress):
+        result = figures(suite, [c.strip() for c in configs], tables, played, list(field), deals)
+        result["workers"] = workers
+        if on_round is not None:
+            on_round(result)
+    return result
+
+
+def figures(suite: Suite, configs: list[str], tables: list[list[str]], played: Played, field: list[str],
+            asked: int) -> dict[str, Any]:
+    """The figures of the deals played so far (`asked`: the deals the run plays in all)."""
+    n = suite.num_players
     rows = []
     for config, slots, (records, seconds, decisions) in zip(configs, tables, played, strict=True):
         rate = Rate.of_slot(records, 0)
         (low, high), (w_low, w_high) = rate.paired_interval, rate.interval
         points, points_low, points_high = mean_interval(point_differences(records))
         diff, diff_low, diff_high = paired_difference(records, played[0][0])
-        rows.append({"config": config.strip(), "slots": slots, "hands": rate.n, "wins": rate.wins,
+        rows.append({"config": config, "slots": slots, "hands": rate.n, "wins": rate.wins,
                      "win_rate": rate.rate, "paired_ci_low": low, "paired_ci_high": high,
                      "wilson_ci_low": w_low, "wilson_ci_high": w_high,
                      "vs_first": {"difference": diff, "ci_low": diff_low, "ci_high": diff_high},
@@ -188,12 +211,14 @@ def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[st
     for i in range(len(configs)):
         for j in range(i + 1, len(configs)):
             diff, low, high = paired_difference(played[j][0], played[i][0])
-            pairs.append({"a": rows[j]["config"], "b": rows[i]["config"], "difference": diff,
-                          "ci_low": low, "ci_high": high})
+            pairs.append({"a": configs[j], "b": configs[i], "difference": diff, "ci_low": low,
+                          "ci_high": high})
+    deals = len(played[0][0]) // n
     return {"format": FORMAT, "suite": suite.name, "suite_version": suite.version,
             "suite_sha256": suite.deals_sha256, "game": suite.game, "num_players": n, "rules": suite.rules,
-            "deals": deals, "hands": deals * n, "field": list(field), "fair_share": 1 / n,
-            "workers": workers, "configs": rows, "pairs": pairs, "cardlab_version": __version__}
+            "deals": deals, "hands": deals * n, "deals_asked": asked, "complete": deals == asked,
+            "field": field, "fair_share": 1 / n, "configs": rows, "pairs": pairs,
+            "cardlab_version": __version__}
 
 
 def plain(value: Any) -> Any:
@@ -207,9 +232,9 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _interval(low: float, high: float, signed: bool = False) -> str:
+def _interval(low: float | None, high: float | None, signed: bool = False) -> str:
     form = "+.3f" if signed else ".3f"
-    return "" if math.isnan(low) else f"[{low:{form}}, {high:{form}}]"
+    return "" if low is None or high is None or math.isnan(low) else f"[{low:{form}}, {high:{form}}]"
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -246,14 +271,17 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.workers < 0:
         parser.error(f"--workers must be 0 (play here) or more, got {args.workers}")
+    def write(result: dict[str, Any]) -> None:
+        if args.json is not None:
+            args.json.write_text(json.dumps(plain(result), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
     try:
         result = measure(args.configs, load_suite(args.suite), args.hands, args.field, args.workers,
-                         not args.no_progress)
+                         not args.no_progress, on_round=write)
     except ValueError as err:
         parser.error(str(err))
     print(format_table(result))
     if args.json is not None:
-        args.json.write_text(json.dumps(plain(result), indent=2, allow_nan=False) + "\n", encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)
 
 
