@@ -244,11 +244,14 @@ def format_table(result: dict[str, Any]) -> str:
             f"{plural(result['hands'], 'hand')} per config, field {', '.join(result['field'])}, fair share "
             f"{result['fair_share']:.3f}; 95% intervals clustered by deal, differences paired by deal")
     first = result["configs"][0]["config"]
-    rows = [[r["config"], r["hands"], f"{r['win_rate']:.3f}", _interval(r["paired_ci_low"], r["paired_ci_high"]),
-             f"{r['vs_first']['difference']:+.3f}", _interval(r["vs_first"]["ci_low"], r["vs_first"]["ci_high"],
-                                                             True),
-             "" if r["ms_per_decision"] is None else f"{r['ms_per_decision']:.1f}"] for r in result["configs"]]
-    table = text_table(["config", "hands", "win rate", "95% CI", f"vs {first}", "95% CI", "ms/decision"], rows)
+    rows = [[r["config"], r["hands"], f"{r['win_rate']:.3f}",
+             _interval(r["paired_ci_low"], r["paired_ci_high"]),
+             f"{r['vs_first']['difference']:+.3f}",
+             _interval(r["vs_first"]["ci_low"], r["vs_first"]["ci_high"], True),
+             "" if r["ms_per_decision"] is None else f"{r['ms_per_decision']:.1f}"]
+            for r in result["configs"]]
+    headers = ["config", "hands", "win rate", "95% CI", f"vs {first}", "95% CI", "ms/decision"]
+    table = text_table(headers, rows)
     pairs = [[p["a"], p["b"], f"{p['difference']:+.3f}", _interval(p["ci_low"], p["ci_high"], True)]
              for p in result["pairs"]]
     out = f"{head}\n{table}"
@@ -273,7 +276,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--workers must be 0 (play here) or more, got {args.workers}")
     def write(result: dict[str, Any]) -> None:
         if args.json is not None:
-            args.json.write_text(json.dumps(plain(result), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+            text = json.dumps(plain(result), indent=2, allow_nan=False)
+            args.json.write_text(text + "\n", encoding="utf-8")
 
     try:
         result = measure(args.configs, load_suite(args.suite), args.hands, args.field, args.workers,
