@@ -29,6 +29,7 @@ row on the same deals (options that exist in this cardlab's ``search:``)::
         search:cheat=1:worlds=64:ms=0:expert
 
     python benchmarks/search_strength.py --hands 20 --configs expert search:worlds=4:ms=0:expert
+    python benchmarks/search_strength.py --show search_ablation.json   # a stopped run's finished rounds
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def format_table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--configs", nargs="+", required=True,
+    parser.add_argument("--configs", nargs="+",
                         help="agent specs, one per row; the first is the base of the differences")
     parser.add_argument("--field", nargs="+", default=list(DEFAULT_FIELD),
                         help="agent specs of the other seats, repeated in order (default: expert)")
@@ -271,7 +272,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=0, help="Ray workers (default 0: play here)")
     parser.add_argument("--json", type=pathlib.Path, help="write the figures to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--show", type=pathlib.Path, metavar="JSON",
+                        help="print the table of a JSON this benchmark wrote (a stopped run's: its finished "
+                             "rounds) instead of playing")
     args = parser.parse_args(argv)
+    if args.show is not None:
+        try:
+            print(format_table(json.loads(args.show.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            parser.error(f"--show {args.show}: not a JSON this benchmark wrote ({type(err).__name__}: {err})")
+        return
+    if not args.configs:
+        parser.error("give --configs SPEC... (agent specs, one per row), or --show JSON")
     if args.workers < 0:
         parser.error(f"--workers must be 0 (play here) or more, got {args.workers}")
     def write(result: dict[str, Any]) -> None:

@@ -79,6 +79,8 @@ def test_the_benchmark_measures_configs_on_the_same_deals(monkeypatch: pytest.Mo
                                                                               expert["win_rate"])}
     table = capsys.readouterr().out
     assert f"{SEARCH}  12" in table and "vs search:worlds=4:ms=0:expert" in table
+    bench.main(["--show", str(out)])
+    assert capsys.readouterr().out == table
 
 
 def test_the_benchmark_refuses_bad_input_before_playing(monkeypatch: pytest.MonkeyPatch,
@@ -86,7 +88,8 @@ def test_the_benchmark_refuses_bad_input_before_playing(monkeypatch: pytest.Monk
     bench = load_benchmark("search_strength", monkeypatch)
     for argv, said in ((["--configs", "search:worlds=x:expert"], "worlds=x"),
                        (["--configs", "expert", "--hands", "0"], "a whole number from 1 to 4000"),
-                       (["--configs", "expert", "--field", "nobody"], "unknown agent spec")):
+                       (["--configs", "expert", "--field", "nobody"], "unknown agent spec"),
+                       ([], "give --configs SPEC"), (["--show", "nowhere.json"], "--show nowhere.json")):
         with pytest.raises(SystemExit):
             bench.main(argv)
         assert said in capsys.readouterr().err
