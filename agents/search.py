@@ -32,6 +32,7 @@ commas of ``--agents`` still separate agents):
     search:rollout=expert:bot:huit-2p       the bot's move to beat, the expert's rollouts
     search:worlds=128:ms=0:bot:huit-2p      128 worlds, no time cap
     search:value=points:bot:huit-2p-match   minus the seat's points, for match play
+    search:cheat=1:worlds=64:ms=0:expert    the cheat: the other hands as they are (upper bounds only)
 
 Options (`SearchOptions`, defaults in brackets):
 
@@ -69,6 +70,12 @@ Options (`SearchOptions`, defaults in brackets):
 With a belief or recognition the agent `sees` the hand's public record
 (the play loop `show`s it before each move; the worlds then agree with all
 of it, not only with the observation), and refuses to decide without it.
+- ``cheat`` [0]: 1 deals every world with the other seats' true hands (the
+  face-down pile still dealt at random from the true pile's cards, since no
+  player could know its order; `cardlab.envs.determinize.revealed`), all else
+  as the normal search: the measured upper bound of what any inference of
+  the hidden hands can reach. The agent `sees` the true state, so it plays
+  only where the play loop shows it (evaluation), never at a person's table.
 
 Reproducible (C2): with ``ms=0`` the same seed and observations give the same
 moves (each decision draws its worlds from its own generator, seeded from the
@@ -94,7 +101,7 @@ from cardlab.agents.base import Agent, as_game, make_agent
 from cardlab.agents.belief import Reading
 from cardlab.agents.rollouts import Rollouts, checked_seat_models, seat_values
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.determinize import Determinization, Worlds
+from cardlab.envs.determinize import Determinization, Worlds, revealed
 from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
 
@@ -130,6 +137,7 @@ class SearchOptions:
     belief: str = "uniform"
     opponents: str = "base"
     ess: float = 0.01
+    cheat: int = 0
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -138,7 +146,7 @@ class SearchOptions:
         worlds, ms = LEVELS[self.level]
         object.__setattr__(self, "worlds", worlds if self.worlds is None else self.worlds)
         object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
-        for name, high in (("worlds", MOST_WORLDS), ("ms", None)):
+        for name, high in (("worlds", MOST_WORLDS), ("ms", None), ("cheat", 1)):
             number = getattr(self, name)
             if isinstance(number, bool) or not isinstance(number, int) or number < 0 or (
                     high is not None and number > high):
@@ -176,7 +184,8 @@ ACCEPTED = (f"level={'|'.join(LEVELS)} (the budget, default {SearchOptions.level
             f"z=X (standard errors a move must beat the base's choice by, 0..{MOST_Z}, "
             f"default {SearchOptions.z}), belief={'|'.join(BELIEFS)} (default {SearchOptions.belief}), "
             f"opponents={'|'.join(OPPONENTS)} (default {SearchOptions.opponents}), "
-            f"ess=X (share of the worlds, 0..1, default {SearchOptions.ess})")
+            f"ess=X (share of the worlds, 0..1, default {SearchOptions.ess}), "
+            f"cheat=0|1 (1: worlds dealt with the true hidden hands, default {SearchOptions.cheat})")
 
 
 def options_markdown() -> str:
@@ -206,6 +215,10 @@ def options_markdown() -> str:
         ("ess", f"{SearchOptions.ess:g}", "0..1",
          "the share of the worlds under which the belief's effective sample size makes it fall back to "
          "uniform worlds"),
+        ("cheat", str(SearchOptions.cheat), "`0`, `1`",
+         "1: every world holds the other seats' true hands (the face-down pile still dealt at random from "
+         "its true cards): the measured upper bound of any inference of the hidden cards, for benchmarks "
+         "only (it plays only where the play loop shows it the true state, as evaluation does)"),
     ]
     lines = ["| option | default | accepted | meaning |", "|---|---|---|---|"]
     lines += [f"| `{name}` | {default} | {accepted} | {meaning} |" for name, default, accepted, meaning in
@@ -328,8 +341,11 @@ class SearchAgent(Agent):
         self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
             self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed))
         """the belief and recognition of the table (`cardlab.agents.belief`); None: neither is asked for"""
-        self.sees = frozenset() if self.reading is None else frozenset({"record"})
+        self.sees = frozenset(({"record"} if self.reading is not None else set()) |
+                              ({"state"} if o.cheat else set()))
         self._record: Record | None = None
+        self._state: Any = None
+        """with ``cheat=1``: the true state shown before this decision (`show`), used once"""
 
     @property
     def seat_models(self) -> Mapping[int, Agent]:
@@ -356,8 +372,10 @@ class SearchAgent(Agent):
             self.reading.new_hand()
 
     def show(self, seen: Mapping[str, Any]) -> None:
-        """The hand's public record before a decision (with a belief or recognition: `sees`)."""
+        """What `sees` names, before a decision: the hand's public record (a belief or recognition), the true
+        state (``cheat=1``)."""
         self._record = seen.get("record")
+        self._state = seen.get("state")
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         legal = np.flatnonzero(np.asarray(observation["action_mask"]))
@@ -365,7 +383,7 @@ class SearchAgent(Agent):
             raise ValueError("the observation's action_mask has no legal action")
         self.last_decision = None
         if legal.size == 1:
-            self._record = None
+            self._record = self._state = None
             return int(legal[0])
         started = time.perf_counter()  # the cap counts the base's own move too
         choice = int(self.base.act(observation))
@@ -409,6 +427,8 @@ class SearchAgent(Agent):
                              "record before each decision (Agent.show, as the play loops do: sees='record'); "
                              "none was shown")
         known = self.game.determinization(observation, 0, record)
+        if self.options.cheat:
+            known = self._revealed(known)
         worlds = self._deal(known, wanted, rng)
         return self.rollouts.play(known, worlds, legal, deadline, self._values)
 
@@ -422,6 +442,15 @@ class SearchAgent(Agent):
         if seats is not None:
             self.set_seat_models(seats)
         return worlds
+
+    def _revealed(self, known: Determinization) -> Determinization:
+        """With ``cheat=1``: `known` dealing the true other hands of the state shown for this decision."""
+        state, self._state = self._state, None
+        if state is None:
+            raise ValueError("search option cheat=1 deals the true hidden hands, so it needs the true state "
+                             "shown before each decision (Agent.show), as evaluation's play loops do; this "
+                             "play loop showed none")
+        return revealed(known, state, state.current)
 
 
 def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAgent:

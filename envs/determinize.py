@@ -21,6 +21,11 @@ hands into `slots` (`cardlab.envs.holdings`; Switch's forced draws, A8); the
 samples then fill them, so each agrees with the record as well. The sampled
 states' own records are empty and marked incomplete.
 
+`revealed(known, state, seat)` is the cheat's determinization, for measured
+upper bounds only (``search:cheat=1``): the other hands as the true state
+holds them, in every world; the face-down pile is still dealt at random,
+from the true pile's cards, since no player could know its order.
+
 What no observation tells is chosen the same way in both games (each game's
 module adds its own):
 
@@ -44,7 +49,7 @@ import copy
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -91,6 +96,8 @@ class Determinization:
     A8); empty without a record. A replay of the hand (`cardlab.envs.replay`) draws by it"""
     voids: tuple[np.ndarray | None, ...] = ()
     """per event of the record, the kinds the drawer there held none of (Switch's A8), None: unknown"""
+    truth: Revealed | None = None
+    """the true hidden cards (`revealed`: a cheat's): every sample deals the other hands as they are"""
 
     def __post_init__(self) -> None:
         needed = sum(size for s, size in enumerate(self.sizes) if s != self.seat) + self.pile
@@ -114,7 +121,9 @@ class Determinization:
         `slots` filled (`holdings.deal_slots`, a world at a time)."""
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise ValueError(f"count must be a whole number of worlds >= 0, got {excerpt(count)}")
-        if self.slots:
+        if self.truth is not None:
+            hidden = self.truth.rows(rng, int(count))
+        elif self.slots:
             hidden = np.stack([self.constrained_row(rng) for _ in range(int(count))]) if count else \
                 np.empty((0, self.unseen.size), dtype=np.int64)
         else:
@@ -182,6 +191,51 @@ class Worlds:
         """The worlds `which` (indices or a slice) of these, in that order."""
         return Worlds(self.hidden[which], self.under[which],
                       {name: chosen[which] for name, chosen in self.picks.items()})
+
+
+class Revealed(NamedTuple):
+    """The hidden cards of a true state as a `Worlds.hidden` row lays them out (`revealed`)."""
+
+    hands: np.ndarray
+    """the other hands' cards, in `Determinization.spans` order"""
+    pile: np.ndarray
+    """the face-down pile's cards (dealt in a random order in each world)"""
+    rest: np.ndarray
+    """the unseen cards in no hand and not in the pile (a stacked deal's unused cards)"""
+
+    def rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """(count, unseen) int64: the hands as they are, the pile shuffled from `rng` per row, the rest."""
+        pile = rng.permuted(np.broadcast_to(self.pile, (count, self.pile.size)), axis=1)
+        return np.concatenate([np.broadcast_to(self.hands, (count, self.hands.size)), pile,
+                               np.broadcast_to(self.rest, (count, self.rest.size))], axis=1).astype(np.int64)
+
+
+def revealed(known: Determinization, state: Any, seat: int) -> Determinization:
+    """`known` dealing the true `state`'s other hands in every world: a cheat, for measured bounds only.
+
+    `seat` is the observer's seat in `state` (`known.seat` in the worlds; the
+    others follow in seat order). The face-down pile is dealt at random from
+    its true cards (its order is no player's knowledge), the order under the
+    top card and the picks as for any world; the record's slots are moot (the
+    true hands fill them). A `ValueError` when the state does not fit the
+    observation `known` was read from (other hand sizes, other unseen cards).
+    """
+    n = len(known.sizes)
+    true_seat = [(seat + s - known.seat) % n for s in range(n)]
+    hands = [np.asarray(state.hands[true_seat[s]], dtype=np.int64) for s in range(n)]
+    found = [int(hand.sum()) for hand in hands]
+    if found != list(known.sizes):
+        raise ValueError(f"the true state's hands hold {found} cards from the observer's seat on, but the "
+                         f"observation shows {list(known.sizes)}: is it the state of this observation?")
+    spans, _pile = known.spans
+    others = np.concatenate([cards(hands[s]) for s, _start, _stop in spans] or [np.empty(0, np.int64)])
+    pile = np.sort(np.asarray(getattr(state, state.PILES[0]), dtype=np.int64))
+    rest = np.sort(np.asarray(state.left_out, dtype=np.int64))
+    if pile.size != known.pile or not np.array_equal(np.sort(np.concatenate([others, pile, rest])),
+                                                     np.sort(known.unseen)):
+        raise ValueError("the true state's other hands and piles are not the cards the observation leaves "
+                         "unseen: is it the state of this observation?")
+    return dataclasses.replace(known, truth=Revealed(others, pile, rest))
 
 
 def unfit(what: str) -> ValueError:

@@ -6,6 +6,7 @@ so that every one of them seats, seeds and plays a table the same way.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -100,7 +101,8 @@ def run_episode(
     `before_step(seat, action)` runs once a move is chosen, before the env
     applies it; `on_step(seat, action)` runs after every move, and returning
     True stops the episode there (the returned info is then the last one seen).
-    An agent that fails (`checked_action`) stops the episode with an
+    An agent that `sees` more than its observation is shown it first
+    (`shown`, `Agent.show`). An agent that fails (`checked_action`) stops the episode with an
     `AgentFailure` naming it as ``names[seat]`` (default: its class's name),
     before the env is touched, so the env stays as it was at that turn.
     """
@@ -124,6 +126,17 @@ def run_episode(
         if on_step is not None and on_step(seat, action):
             return dict(env.infos[name])
     return final
+
+
+def shown(env: Any, name: str, sees: frozenset[str]) -> dict[str, Any]:
+    """What an agent that `sees` more than its observation is shown before it acts (`Agent.show`)."""
+    raw = env.unwrapped
+    seen: dict[str, Any] = {}
+    if "record" in sees:
+        seen["record"] = raw.public_record(name)
+    if "state" in sees:
+        seen["state"] = copy.deepcopy(raw.game_state)
+    return seen
 
 
 def seat_slots(specs: Sequence[str], num_players: int, game: Game | None = None) -> list[str]:

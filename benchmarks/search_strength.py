@@ -1,0 +1,305 @@
+"""How strong is each search configuration? One seat per config, the field in every other, on the same deals.
+
+Each configuration (any agent spec, usually a ``search:`` one) sits in slot 0
+with the field (`--field`, default the expert; repeated in order) in every
+other seat, every deal played once per seat rotation (`play_deals`, the unit
+`evaluate` plays), on the first deals of a deal suite (`--suite`,
+`cardlab.evaluation.suites`): every configuration meets the same cards, so
+their differences are paired by deal (`cardlab.evaluation.stats.paired_difference`).
+
+Printed, per configuration: hands, win rate with its 95% interval clustered
+by deal (`cardlab.evaluation.paired`), its paired difference from the first
+configuration with a 95% interval, and the mean milliseconds of its decisions
+with more than one legal move (wall time of its `act`, so it depends on the
+machine and its load); then every pair's paired difference. `--json` writes
+all of it. `--workers N` plays blocks of deals on a local Ray with N workers
+(the specs are built in the workers, so bot paths must be local files).
+
+The ceiling of a search is its cheating twin (``cheat=1``: the other hands
+as they are), and the ablation of what inference buys is one command, every
+row on the same deals (options that exist in this cardlab's ``search:``)::
+
+    nice python benchmarks/search_strength.py --suite huit-2p --hands 4000 --workers 2 \\
+        --json search_ablation.json --configs expert \\
+        search:worlds=64:ms=0:expert \\
+        search:belief=expert:worlds=64:ms=0:expert \\
+        search:opponents=recognise:worlds=64:ms=0:expert \\
+        search:belief=expert:opponents=recognise:worlds=64:ms=0:expert \\
+        search:belief=expert:opponents=recognise:worlds=256:ms=0:expert \\
+        search:cheat=1:worlds=64:ms=0:expert
+
+    python benchmarks/search_strength.py --hands 20 --configs expert search:worlds=4:ms=0:expert
+    python benchmarks/search_strength.py --show search_ablation.json   # a stopped run's finished rounds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pathlib
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from cardlab import __version__
+from cardlab.agents.base import Agent, make_agent
+from cardlab.envs import make_game
+from cardlab.envs.checked_json import excerpt
+from cardlab.evaluation.bench import DEFAULT_FIELD, bench_slots, point_differences
+from cardlab.evaluation.episodes import HAND, plural
+from cardlab.evaluation.evaluate import play_deals
+from cardlab.evaluation.results import EpisodeRecord, Rate, text_table
+from cardlab.evaluation.stats import mean_interval, paired_difference
+from cardlab.evaluation.suites import DEFAULT_SUITE, Suite, load_suite
+
+FORMAT = 1
+"""version of the JSON's layout"""
+ROUNDS = 10
+"""rounds of a run: each plays the next block of deals for every config (the Ray tasks), and the JSON
+is written after each, so a run stopped early keeps its finished rounds, every config on the same deals"""
+
+
+class Timed(Agent):
+    """An agent's wall time over its decisions with a choice; everything else is the agent's own."""
+
+    def __init__(self, agent: Agent) -> None:
+        super().__init__(agent.game)
+        self.agent, self.name, self.sees = agent, agent.name, agent.sees
+        self.seconds, self.decisions = 0.0, 0
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        if np.count_nonzero(observation["action_mask"]) < 2:
+            return self.agent.act(observation)
+        start = time.perf_counter()
+        action = self.agent.act(observation)
+        self.seconds += time.perf_counter() - start
+        self.decisions += 1
+        return action
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.agent.act_batch(observations, masks)
+
+    def show(self, seen: Any) -> None:
+        self.agent.show(seen)
+
+    def reset(self) -> None:
+        self.agent.reset()
+
+    def seed(self, seed: int | None) -> None:
+        self.agent.seed(seed)
+
+
+def play_timed(game: str, rules: dict[str, Any], slots: Sequence[str], first: int, stop: int, seed: int,
+               on_deal: Callable[[int], object] | None = None) -> tuple[list[EpisodeRecord], float, int]:
+    """Deals first..stop-1 (`play_deals`: `evaluate`'s records of this seed), with slot 0's wall time
+    over its decisions with a choice: (records, seconds, decisions)."""
+    timed: list[Timed] = []
+
+    def factory(spec: str, table: Any, agent_seed: int) -> Agent:
+        agent = make_agent(spec, table, agent_seed)
+        if not timed:
+            timed.append(Timed(agent))
+            return timed[0]
+        return agent
+
+    records = play_deals(game, rules, slots, HAND, range(first, stop), seed, agent_factory=factory,
+                         on_deal=on_deal)
+    return records, timed[0].seconds, timed[0].decisions
+
+
+def blocks(deals: int, count: int) -> list[range]:
+    """deals 0..deals-1 in `count` runs (fewer when there are fewer deals), in deal order."""
+    size = max(1, math.ceil(deals / max(1, count)))
+    return [range(first, min(first + size, deals)) for first in range(0, deals, size)]
+
+
+Played = list[tuple[list[EpisodeRecord], float, int]]
+"""per configuration: its records in deal order, its seconds and its decisions with a choice"""
+
+
+def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
+                progress: bool) -> Iterator[Played]:
+    """Every table's deals 0..deals-1 of `suite`, here or with `workers` > 0 as Ray tasks, in `ROUNDS`
+    rounds (each the next block of deals for every table); after each round, every table's so far."""
+    n, parts = suite.num_players, blocks(deals, ROUNDS)
+    jobs = [(t, r) for r in range(len(parts)) for t in range(len(tables))]
+    results: dict[tuple[int, int], tuple[list[EpisodeRecord], float, int]] = {}
+    out: Played = [([], 0.0, 0) for _ in tables]
+    rounds = 0
+
+    def completed() -> Iterator[Played]:
+        nonlocal rounds
+        while rounds < len(parts) and all((t, rounds) in results for t in range(len(tables))):
+            for t, (records, seconds, decisions) in enumerate(out):
+                more, more_seconds, more_decisions = results.pop((t, rounds))
+                out[t] = records + more, seconds + more_seconds, decisions + more_decisions
+            rounds += 1
+            yield list(out)
+
+    with tqdm(total=len(tables) * deals * n, disable=not progress, desc="search strength",
+              unit="hand", file=sys.stderr) as bar:
+        if not workers:
+            for t, r in jobs:
+                results[t, r] = play_timed(suite.game, suite.rules, tables[t], parts[r].start, parts[r].stop,
+                                           suite.seed, on_deal=bar.update)
+                yield from completed()
+            return
+        from cardlab.cluster.runtime import import_ray, ray_session
+
+        with ray_session(workers):
+            ray = import_ray()
+            remote = ray.remote(num_cpus=1)(play_timed)
+            pending = {remote.remote(suite.game, suite.rules, tables[t], parts[r].start, parts[r].stop,
+                                     suite.seed): (t, r) for t, r in jobs}
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                job = pending.pop(ready[0])
+                results[job] = ray.get(ready[0])
+                bar.update(len(parts[job[1]]) * n)
+                yield from completed()
+
+
+def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[str] = DEFAULT_FIELD,
+            workers: int = 0, progress: bool = False,
+            on_round: Callable[[dict[str, Any]], object] | None = None) -> dict[str, Any]:
+    """Each config in slot 0 on the suite's first deals (`hands` rounded up to whole rotations): the
+    figures the table prints and the JSON holds; `on_round(figures so far)` after each round."""
+    if not configs:
+        raise ValueError("give at least one configuration (an agent spec), e.g. --configs expert "
+                         "search:worlds=64:ms=0:expert")
+    n = suite.num_players
+    if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= suite.episodes:
+        raise ValueError(f"hands must be a whole number from 1 to {suite.episodes} (suite {suite.name}: "
+                         f"{suite.deals} deals x {n} rotations), got {excerpt(hands)}")
+    deals = math.ceil(hands / n)
+    tables = [bench_slots(config.strip(), [f.strip() for f in field], n) for config in configs]
+    table = make_game(suite.game, suite.rules)
+    for spec in dict.fromkeys(spec for slots in tables for spec in slots):
+        make_agent(spec, table)  # a bad spec is refused, saying why, before any hand is played
+    result: dict[str, Any] = {}
+    for played in play_rounds(suite, tables, deals, workers, progress):
+        result = figures(suite, [c.strip() for c in configs], tables, played, list(field), deals)
+        result["workers"] = workers
+        if on_round is not None:
+            on_round(result)
+    return result
+
+
+def figures(suite: Suite, configs: list[str], tables: list[list[str]], played: Played, field: list[str],
+            asked: int) -> dict[str, Any]:
+    """The figures of the deals played so far (`asked`: the deals the run plays in all)."""
+    n = suite.num_players
+    rows = []
+    for config, slots, (records, seconds, decisions) in zip(configs, tables, played, strict=True):
+        rate = Rate.of_slot(records, 0)
+        (low, high), (w_low, w_high) = rate.paired_interval, rate.interval
+        points, points_low, points_high = mean_interval(point_differences(records))
+        diff, diff_low, diff_high = paired_difference(records, played[0][0])
+        rows.append({"config": config, "slots": slots, "hands": rate.n, "wins": rate.wins,
+                     "win_rate": rate.rate, "paired_ci_low": low, "paired_ci_high": high,
+                     "wilson_ci_low": w_low, "wilson_ci_high": w_high,
+                     "vs_first": {"difference": diff, "ci_low": diff_low, "ci_high": diff_high},
+                     "point_difference": points, "point_difference_ci_low": points_low,
+                     "point_difference_ci_high": points_high,
+                     "truncated": sum(r.truncated for r in records), "decisions": decisions,
+                     "ms_per_decision": 1000 * seconds / decisions if decisions else None})
+    pairs = []
+    for i in range(len(configs)):
+        for j in range(i + 1, len(configs)):
+            diff, low, high = paired_difference(played[j][0], played[i][0])
+            pairs.append({"a": configs[j], "b": configs[i], "difference": diff, "ci_low": low,
+                          "ci_high": high})
+    deals = len(played[0][0]) // n
+    return {"format": FORMAT, "suite": suite.name, "suite_version": suite.version,
+            "suite_sha256": suite.deals_sha256, "game": suite.game, "num_players": n, "rules": suite.rules,
+            "deals": deals, "hands": deals * n, "deals_asked": asked, "complete": deals == asked,
+            "field": field, "fair_share": 1 / n, "configs": rows, "pairs": pairs,
+            "cardlab_version": __version__}
+
+
+def plain(value: Any) -> Any:
+    """`value` with every NaN (an interval of one deal) as None, for strict JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def _interval(low: float | None, high: float | None, signed: bool = False) -> str:
+    form = "+.3f" if signed else ".3f"
+    return "" if low is None or high is None or math.isnan(low) else f"[{low:{form}}, {high:{form}}]"
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The configurations' rows, then every pair's paired difference."""
+    head = (f"{result['game']} {result['num_players']}p, suite {result['suite']} v{result['suite_version']}: "
+            f"its first {plural(result['deals'], 'deal')} x {result['num_players']} seat rotations = "
+            f"{plural(result['hands'], 'hand')} per config, field {', '.join(result['field'])}, fair share "
+            f"{result['fair_share']:.3f}; 95% intervals clustered by deal, differences paired by deal")
+    first = result["configs"][0]["config"]
+    rows = [[r["config"], r["hands"], f"{r['win_rate']:.3f}",
+             _interval(r["paired_ci_low"], r["paired_ci_high"]),
+             f"{r['vs_first']['difference']:+.3f}",
+             _interval(r["vs_first"]["ci_low"], r["vs_first"]["ci_high"], True),
+             "" if r["ms_per_decision"] is None else f"{r['ms_per_decision']:.1f}"]
+            for r in result["configs"]]
+    headers = ["config", "hands", "win rate", "95% CI", f"vs {first}", "95% CI", "ms/decision"]
+    table = text_table(headers, rows)
+    pairs = [[p["a"], p["b"], f"{p['difference']:+.3f}", _interval(p["ci_low"], p["ci_high"], True)]
+             for p in result["pairs"]]
+    out = f"{head}\n{table}"
+    if len(pairs) > 1:
+        out += "\n\n" + text_table(["config", "less", "difference", "95% CI"], pairs)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", nargs="+",
+                        help="agent specs, one per row; the first is the base of the differences")
+    parser.add_argument("--field", nargs="+", default=list(DEFAULT_FIELD),
+                        help="agent specs of the other seats, repeated in order (default: expert)")
+    parser.add_argument("--suite", default=DEFAULT_SUITE, help=f"deal suite (default {DEFAULT_SUITE})")
+    parser.add_argument("--hands", type=int, default=400, help="hands per config (default 400)")
+    parser.add_argument("--workers", type=int, default=0, help="Ray workers (default 0: play here)")
+    parser.add_argument("--json", type=pathlib.Path, help="write the figures to this JSON file")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--show", type=pathlib.Path, metavar="JSON",
+                        help="print the table of a JSON this benchmark wrote (a stopped run's: its finished "
+                             "rounds) instead of playing")
+    args = parser.parse_args(argv)
+    if args.show is not None:
+        try:
+            print(format_table(json.loads(args.show.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            parser.error(f"--show {args.show}: not a JSON this benchmark wrote ({type(err).__name__}: {err})")
+        return
+    if not args.configs:
+        parser.error("give --configs SPEC... (agent specs, one per row), or --show JSON")
+    if args.workers < 0:
+        parser.error(f"--workers must be 0 (play here) or more, got {args.workers}")
+    def write(result: dict[str, Any]) -> None:
+        if args.json is not None:
+            text = json.dumps(plain(result), indent=2, allow_nan=False)
+            args.json.write_text(text + "\n", encoding="utf-8")
+
+    try:
+        result = measure(args.configs, load_suite(args.suite), args.hands, args.field, args.workers,
+                         not args.no_progress, on_round=write)
+    except ValueError as err:
+        parser.error(str(err))
+    print(format_table(result))
+    if args.json is not None:
+        print(f"wrote {args.json}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

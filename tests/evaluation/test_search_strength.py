@@ -1,0 +1,95 @@
+"""The search-strength benchmark (`benchmarks/search_strength.py`) and the paired difference it reports
+(`cardlab.evaluation.stats.paired_difference`): configs on the same deals, differences paired by deal."""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+import pytest
+
+from cardlab.evaluation.results import EpisodeRecord
+from cardlab.evaluation.stats import paired_difference
+from cardlab.evaluation.suites import load_suite
+from tests.benchmarks import load_benchmark
+
+SEARCH = "search:worlds=4:ms=0:expert"
+
+
+def record(deal: int, rotation: int, winner: int) -> EpisodeRecord:
+    seats = (rotation % 2, (rotation + 1) % 2)
+    return EpisodeRecord(deal, rotation, seats, (winner,), (0, 0), False)
+
+
+def test_a_paired_difference_is_the_mean_per_deal_difference_with_a_t_interval() -> None:
+    a = [record(d, r, 0) for d in range(4) for r in range(2)]  # slot 0 wins every hand
+    b = [record(d, r, int(d < 2 or r == 1)) for d in range(4) for r in range(2)]  # 0, 0, 1/2, 1/2 per deal
+    diff, low, high = paired_difference(a, b)
+    assert diff == pytest.approx(0.75)  # 1 - (0 + 0 + 0.5 + 0.5) / 4: the difference of the rates
+    assert low < 0.75 < high and high - 0.75 == pytest.approx(0.75 - low)
+    assert paired_difference(b, b) == (0.0, 0.0, 0.0)
+    assert paired_difference(list(reversed(a)), b)[0] == pytest.approx(0.75)  # matched by deal, not order
+    assert math.isnan(paired_difference(a[:2], b[:2])[1])  # one deal: no interval
+
+
+def test_a_paired_difference_refuses_other_deals() -> None:
+    a = [record(d, r, 0) for d in range(3) for r in range(2)]
+    with pytest.raises(ValueError, match="same deals with the same episodes"):
+        paired_difference(a, a[:4])
+    with pytest.raises(ValueError, match="same deals with the same episodes"):
+        paired_difference(a, [record(d + 1, r, 0) for d in range(3) for r in range(2)])
+
+
+def test_the_benchmark_measures_configs_on_the_same_deals(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: pathlib.Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A tiny run: every field of the JSON, a config's paired difference with itself 0 (the same deals,
+    the same seeds: the same hands), the configs' rows in order, the table printed."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    out = tmp_path / "strength.json"
+    rounds: list[int] = []
+    monkeypatch.setattr(bench, "ROUNDS", 3)
+    write = bench.measure
+    monkeypatch.setattr(bench, "measure", lambda *a, **k: write(
+        *a, **{**k, "on_round": lambda r: (rounds.append(r["deals"]), k["on_round"](r))}))
+    bench.main(["--hands", "11", "--no-progress", "--json", str(out), "--configs", SEARCH, "expert", SEARCH])
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert rounds == [2, 4, 6]  # 11 hands: 6 deals of 2 rotations, in 3 rounds, the JSON written after each
+    suite = load_suite("huit-2p", check=False)
+    assert {k: result[k] for k in ("suite", "suite_version", "suite_sha256", "game", "num_players")} == {
+        "suite": "huit-2p", "suite_version": suite.version, "suite_sha256": suite.deals_sha256,
+        "game": "huit", "num_players": 2}
+    assert (result["deals"], result["hands"], result["deals_asked"], result["complete"]) == (6, 12, 6, True)
+    assert result["field"] == ["expert"] and result["fair_share"] == 0.5 and result["workers"] == 0
+    first, expert, again = result["configs"]
+    assert [first["config"], expert["config"], again["config"]] == [SEARCH, "expert", SEARCH]
+    assert first["slots"] == [SEARCH, "expert"]
+    for row in result["configs"]:
+        assert row["hands"] == 12 and row["wins"] == round(row["win_rate"] * 12)
+        assert row["paired_ci_low"] <= row["win_rate"] <= row["paired_ci_high"]
+        assert row["decisions"] > 0 and row["ms_per_decision"] > 0
+    assert first["vs_first"] == {"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    assert again["vs_first"] == {"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    assert again["wins"] == first["wins"]
+    assert expert["vs_first"]["difference"] == pytest.approx(expert["win_rate"] - first["win_rate"])
+    pairs = {(p["a"], p["b"]): p["difference"] for p in result["pairs"]}
+    assert pairs == {("expert", SEARCH): pytest.approx(expert["win_rate"] - first["win_rate"]),
+                     (SEARCH, SEARCH): 0.0, (SEARCH, "expert"): pytest.approx(first["win_rate"] -
+                                                                              expert["win_rate"])}
+    table = capsys.readouterr().out
+    assert f"{SEARCH}  12" in table and "vs search:worlds=4:ms=0:expert" in table
+    bench.main(["--show", str(out)])
+    assert capsys.readouterr().out == table
+
+
+def test_the_benchmark_refuses_bad_input_before_playing(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    bench = load_benchmark("search_strength", monkeypatch)
+    for argv, said in ((["--configs", "search:worlds=x:expert"], "worlds=x"),
+                       (["--configs", "expert", "--hands", "0"], "a whole number from 1 to 4000"),
+                       (["--configs", "expert", "--field", "nobody"], "unknown agent spec"),
+                       ([], "give --configs SPEC"), (["--show", "nowhere.json"], "--show nowhere.json")):
+        with pytest.raises(SystemExit):
+            bench.main(argv)
+        assert said in capsys.readouterr().err
