@@ -69,6 +69,7 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], seat:
     out = [s for s in range(rules.num_players) if not sizes[s]]
     if out and not pending:
         raise D.unfit(f"seat(s) {out} hold no cards, yet no A9 run is pending")
+    drawn, voids = _draws(rules, record)
     return D.Determinization(
         state=SwitchState, rules=rules, seat=seat, own=D.cards(hand).tolist(), sizes=sizes,
         pile=D.whole(parts["stock"][0], rules.deck_size(), "stock"),
@@ -81,16 +82,16 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], seat:
                 "drawn": _drawn_card(observation) if phase == AFTER_DRAW else NO_CARD},
         picks={"first_out": out} if out else {},
         slots=_slots(rules, record, sizes, seat),
-        **_draws(rules, record),
+        drawn=drawn, voids=voids,
     )
 
 
-def _draws(rules: SwitchRules, record: Record | None) -> dict[str, tuple[np.ndarray | None, ...]]:
-    """What the record tells of each draw (`drawn_kinds`), as the Determinization's fields."""
+def _draws(rules: SwitchRules, record: Record | None) -> tuple[tuple[np.ndarray | None, ...],
+                                                                 tuple[np.ndarray | None, ...]]:
+    """What the record tells of each draw (`drawn_kinds`), as the Determinization's `drawn` and `voids`."""
     if record is None or not record.complete:
-        return {}
-    drawn, voids = drawn_kinds(rules, record)
-    return {"drawn": drawn, "voids": voids}
+        return (), ()
+    return drawn_kinds(rules, record)
 
 
 def _slots(rules: SwitchRules, record: Record | None, sizes: list[int], seat: int) -> tuple[Slot, ...]:

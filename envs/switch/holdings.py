@@ -117,7 +117,7 @@ def drawn_kinds(rules: SwitchRules, record: Record) -> tuple[tuple[np.ndarray | 
             voids[i] = playable
         after = record.events[i + 1] if i + 1 < len(record.events) else None
         if event.offered and after is not None and after.kind == LAY and after.seat == event.seat:
-            out[i] = np.asarray(_KINDS == after.cards[0])
+            out[i] = np.asarray(after.cards[0] == _KINDS)
         elif event.offered:
             out[i] = playable
         elif rules.play_after_draw:
