@@ -44,9 +44,11 @@ SHIPPED = {
     "switch-4p-selfplay": "configs/switch_selfplay.yaml",
     **{f"huit-{n}p": f"configs/tables/huit_{n}p.yaml" for n in (3, 4, 5, 6)},
     **{f"switch-{n}p": f"configs/tables/switch_{n}p.yaml" for n in (5, 6)},
+    "huit-2p-taught": "configs/teach_huit_2p_search.yaml",
 }
 """Name of each shipped bot -> the config it is trained from (a path from the repository root); the
-table bots (``bot:GAME-Np``, one per table size) come from configs/tables/."""
+table bots (``bot:GAME-Np``, one per table size) come from configs/tables/, the taught bot from a
+`cardlab teach` config (``teach_*.yaml``: expert iteration, `cardlab.training.expert_iteration`)."""
 OUT_DIR = pathlib.Path("agents/bots")
 OPPONENTS = ("expert", "greedy", "random")
 """the measuring opponents, each in every seat but the bot's"""
@@ -92,17 +94,27 @@ def ship_bot(name: str, source: pathlib.Path, out_dir: pathlib.Path = OUT_DIR, h
     return shipped
 
 
+def is_teach_config(path: pathlib.Path) -> bool:
+    """Whether a config of `SHIPPED` is a `cardlab teach` config (``teach_*.yaml``), not a training one."""
+    return path.suffix in (".yaml", ".yml") and path.name.startswith("teach_")
+
+
 def _run_folder(source: pathlib.Path, runs_dir: pathlib.Path) -> pathlib.Path | None:
     """The run folder of `source` (trained here if it is a config); None for a bot file, measured as it is."""
     if source.is_dir():
         return source
     if source.is_file() and source.suffix == ".json":
         return None
+    if source.is_file() and is_teach_config(source):
+        from cardlab.training.expert_iteration import load_teach_config, teach
+
+        return teach(load_teach_config(source), runs_dir=runs_dir)
     if source.is_file() and source.suffix in (".yaml", ".yml"):
         from cardlab.training.train import train_from_file  # SB3 only when training
 
         return train_from_file(source, runs_dir=runs_dir)
-    raise ValueError(f"{source}: expected a YAML config, a finished run folder or a bot's .json")
+    raise ValueError(f"{source}: expected a YAML config (a training config, or a teach_*.yaml teach config), "
+                     "a finished run folder or a bot's .json")
 
 
 def measure(meta_path: pathlib.Path, game: Game, opponent: str, hands: int, seed: int,

@@ -12,7 +12,8 @@ from cardlab.agents.base import SHIPPED_BOTS, make_agent, shipped_bots, spec_nam
 from cardlab.agents.bot import BotAgent
 from cardlab.envs import make_game
 from cardlab.training.config import load_config
-from cardlab.training.ship import OPPONENT, SHIPPED, bots_table, measurements
+from cardlab.training.expert_iteration import load_teach_config
+from cardlab.training.ship import OPPONENT, SHIPPED, bots_table, is_teach_config, measurements
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BOTS = sorted(spec[4:] for spec in shipped_bots())
@@ -28,7 +29,7 @@ def test_every_shipped_bot_has_its_config_and_every_table_size_one() -> None:
     assert {"huit-2p", "switch-4p"} <= set(BOTS) <= set(SHIPPED)
     sizes = set()
     for name, path in SHIPPED.items():
-        cfg = load_config(ROOT / path)
+        cfg = load_teach_config(ROOT / path) if is_teach_config(ROOT / path) else load_config(ROOT / path)
         game, players = name.split("-")[:2]
         assert (cfg.game, f"{cfg.num_players}p") == (game, players), name
         sizes.add((cfg.game, cfg.num_players))

@@ -103,9 +103,28 @@ def test_every_number_of_the_teach_config_has_a_range_and_the_defaults_hold() ->
         assert bound is None or bound.holds(value), (path, value)
 
 
-def test_the_shipped_teach_config_loads() -> None:
-    cfg = load_teach_config(pathlib.Path(__file__).parents[2] / "configs" / "teach_huit_2p.yaml")
-    assert cfg.base == "bot:huit-2p" and cfg.teacher.startswith("search:") and cfg.check_hands >= 4000
+TEACH_CONFIGS = sorted((pathlib.Path(__file__).parents[2] / "configs").glob("teach_*.yaml"))
+
+
+@pytest.mark.parametrize("path", TEACH_CONFIGS, ids=[p.name for p in TEACH_CONFIGS])
+def test_the_shipped_teach_configs_load(path: pathlib.Path) -> None:
+    cfg = load_teach_config(path)
+    assert cfg.base.startswith("bot:") and cfg.teacher.startswith("search:") and cfg.check_hands >= 4000
+    assert ":ms=0:" in cfg.teacher and cfg.max_minutes == 0  # reproducible labels (C2)
+
+
+def test_ship_bots_teaches_a_teach_config(tmp_path: pathlib.Path) -> None:
+    """`cardlab ship-bots NAME=configs/teach_*.yaml` runs `cardlab teach` on it, then measures the student."""
+    from cardlab.training.ship import ship_bot
+
+    path = tmp_path / "teach_tiny.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "labels": 6, "epochs": 1}))
+    shipped = ship_bot("tiny-taught", path, tmp_path / "bots", hands=4, seed=3, runs_dir=tmp_path / "runs",
+                       progress=False)
+    (run,) = (tmp_path / "runs").iterdir()
+    assert run.name.startswith("tiny__5__") and (run / LABELS_FILE).is_file()
+    bot = load_bot(tmp_path / "bots" / "tiny-taught.json")
+    assert bot.metadata["summary"]["shipped"] == shipped and shipped["hands"] == 4
 
 
 @pytest.mark.parametrize(("changes", "key"), [
