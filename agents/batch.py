@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.heuristics.huit_playout import PlayOut, fused_play_out
+from cardlab.agents.heuristics.huit_playout import fused_play_out
+from cardlab.agents.heuristics.playout import PlayOut
 from cardlab.envs.spec import Game
 
 

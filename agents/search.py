@@ -8,7 +8,7 @@ every legal candidate in every world and rolls the hand out to its end in the
 game's batched engine (`cardlab.agents.rollouts`: the worlds dealt straight
 into its slots, each seat's moves from its rollout model, one `act_batch` per
 model per step, or the whole play-out in one compiled call when one compiled
-Huit heuristic plays every seat). A candidate's value is its mean result over
+heuristic plays every seat). A candidate's value is its mean result over
 the worlds, the same worlds for every candidate (common random numbers: each
 world's slots start from one state; a reshuffle, Switch's A10 or Huit's B10
 with `shuffle_on_refill`, draws from each slot's own generator, so candidates

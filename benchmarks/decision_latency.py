@@ -20,10 +20,11 @@ plays at once (so its median is near 0 when that share passes one half).
 searches themselves). ``--levels`` measures the search's levels instead
 (`cardlab.agents.search.LEVELS`: ``level=quick`` and ``level=strong`` of the
 web app's search, over the expert with the expert's rollouts, at each table
-of `LEVEL_TABLES`), the median and 99th percentile of their decisions with a
-choice against each level's bound:
+of `LEVEL_TABLES`, or of those ``--tables`` names), the median and 99th
+percentile of their decisions with a choice against each level's bound:
 
     python benchmarks/decision_latency.py --levels --decisions 200
+    python benchmarks/decision_latency.py --levels --tables switch-4p
 """
 
 from __future__ import annotations
@@ -135,11 +136,11 @@ def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Laten
                    sum(worlds) / cpu if searched and worlds and cpu > 0 else None)
 
 
-def level_rows(decisions: int, seed: int, warmup: int) -> list[str]:
+def level_rows(decisions: int, seed: int, warmup: int, tables: tuple[str, ...] = LEVEL_TABLES) -> list[str]:
     """One row per level and table: the choice decisions' median and p99 against the level's bound."""
     rows = []
     for level in LEVELS:
-        for table in LEVEL_TABLES:
+        for table in tables:
             spec = LEVEL_SPEC.format(level=level)
             found = measure(f"{spec}@{table}", decisions, seed, warmup)
             chosen = np.asarray(found.choice_ms) if found.choice_ms else np.zeros(1)
@@ -163,13 +164,15 @@ def main(argv: list[str] | None = None) -> None:
                              f"then {' '.join(SEARCHED)}")
     parser.add_argument("--levels", action="store_true",
                         help="measure the search's levels (quick, strong) at each table of LEVEL_TABLES")
+    parser.add_argument("--tables", nargs="+", metavar="GAME-Np", choices=LEVEL_TABLES, default=LEVEL_TABLES,
+                        help=f"with --levels, only these tables (default: all of {' '.join(LEVEL_TABLES)})")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.levels:
         print("| level | agent | table | choice decisions | choice median ms | choice p99 ms | worlds | "
               "worlds per CPU s | p99 within (ms) |")
         print("|---|---|---|---|---|---|---|---|---|")
-        for row in level_rows(args.decisions, args.seed, args.warmup):
+        for row in level_rows(args.decisions, args.seed, args.warmup, tuple(args.tables)):
             print(row, flush=True)
         return
     specs = args.agents or [*shipped_bots(), *SEARCHED]

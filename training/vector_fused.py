@@ -28,7 +28,8 @@ from cardlab.agents.base import Agent
 from cardlab.agents.heuristics.huit import AGAIN
 from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
 from cardlab.agents.heuristics.huit_kernels import TableArrays
-from cardlab.agents.heuristics.huit_playout import NONE, CompiledPlayer, compiled_player, play_rounds, scratch
+from cardlab.agents.heuristics.huit_playout import CompiledPlayer, compiled_player, play_rounds
+from cardlab.agents.heuristics.playout import NONE, scratch
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.kernels import (
     HAND_OVER,

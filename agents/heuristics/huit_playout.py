@@ -23,29 +23,30 @@ rows, without holding any seat.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from cardlab.agents.base import Agent, RandomAgent
+from cardlab.agents.base import Agent
 from cardlab.agents.batch_kernels import uniform_legal
 from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
 from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
 from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_rows, greedy_batch
-from cardlab.envs.checked_json import excerpt
+from cardlab.agents.heuristics.playout import (
+    GREEDY,
+    NONE,
+    RANDOM,
+    PlayOut,
+    ToEnd,
+    checked_slots,
+    player_kind,
+    scratch,
+    split_forced,
+)
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.kernels import HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
 from cardlab.envs.huit.rounds import finish_round, start_round
-
-RANDOM, GREEDY, EXPERT = range(3)
-"""The compiled players (`kind`), by the kernel they call."""
-PlayOut = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
-"""(seats (B,), gained (B,) float64, counted (B,) bool) -> whether some episode ended"""
-ToEnd = Callable[[int, int, np.ndarray], None]
-"""(slots n, seat, gained (B,) float64): the first n slots played to their episode's end, `gained` adding
-`seat`'s rewards (the slots from n on are not looked at)"""
 
 
 class CompiledPlayer(NamedTuple):
@@ -63,16 +64,6 @@ class CompiledPlayer(NamedTuple):
     agent: Agent
 
 
-class Scratch(NamedTuple):
-    """`play_rounds`' working arrays for a batch of B slots, allocated once per engine."""
-
-    mask: np.ndarray  # (B, num_actions) bool: the movers' masks, packed
-    obs: np.ndarray  # (B, obs_size) float32: their observations, packed
-    actions: np.ndarray  # (B,) int64
-    flags: np.ndarray  # (2, B) bool: waiting, held
-    rows: np.ndarray  # (B,) int64: the movers' slots
-
-
 @njit(cache=True)
 def play_rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray, info: np.ndarray,
                 seats: np.ndarray, hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any,
@@ -82,7 +73,7 @@ def play_rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndar
                 mask: np.ndarray, obs: np.ndarray, actions: np.ndarray, flags: np.ndarray,
                 rows: np.ndarray) -> bool:
     """The rounds of `BatchedEngine.play_random` (`huit.rounds`), the movers' actions from the `kind` kernel
-    on their rows (the fields of a `CompiledPlayer`, then of a `Scratch`)."""
+    on their rows (the fields of a `CompiledPlayer`, then of a `playout.Scratch`)."""
     ended = False
     while True:
         count = start_round(who, info, flags[0], flags[1], rows)
@@ -107,18 +98,12 @@ def play_rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndar
                               table, gens, params, reward_table, rewards)
 
 
-NONE = np.zeros(0, dtype=np.int64)
-"""The int64 arguments a kernel does not read (typed as those it reads, so that no kernel compiles twice)."""
-
-
 def compiled_player(engine: Any, agent: Agent) -> CompiledPlayer | None:
     """`agent` as `play_rounds` plays it on `engine`, or None if it has no compiled kernel there.
 
     Compiled: a `HuitBatch` with `RandomAgent`, `HuitGreedy` or `HuitExpert` of the same rules.
     """
-    if not isinstance(engine, HuitBatch) or agent.game.rules != engine.rules:
-        return None
-    kind = {RandomAgent: RANDOM, HuitGreedy: GREEDY, HuitExpert: EXPERT}.get(type(agent))
+    kind = player_kind(engine, agent, HuitBatch, HuitGreedy, HuitExpert)
     if kind is None:
         return None
     offsets, tables = NONE, (NONE, np.zeros(0, dtype=np.float64))
@@ -126,14 +111,6 @@ def compiled_player(engine: Any, agent: Agent) -> CompiledPlayer | None:
         offsets, tables = agent.offsets, (agent.arrays[0].copy(), agent.arrays[1].copy())
     return CompiledPlayer(kind, engine.layout.slices["hand"].start, offsets, engine.n, tables[0], tables[1],
                           agent)
-
-
-def scratch(engine: Any) -> Scratch:
-    """`play_rounds`' working arrays for `engine`'s batch."""
-    B = engine.batch_size
-    return Scratch(np.empty((B, engine.num_actions), dtype=np.bool_),
-                   np.empty((B, engine.obs_size), dtype=np.float32), np.zeros(B, dtype=np.int64),
-                   np.zeros((2, B), dtype=np.bool_), np.zeros(B, dtype=np.int64))
 
 
 def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
@@ -170,8 +147,7 @@ def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seat
                 rows: np.ndarray, choosers: np.ndarray) -> None:
     """Every live slot of `info` moved round by round until its episode ends, the movers' picks from the
     `kind` kernel as in `play_rounds` (no seat held: every live slot moves each round); `gained[b]` adds
-    seat `seat`'s rewards. Only the movers with a choice are observed and asked: the kernels draw nothing
-    for one legal move, so the picks are the same."""
+    seat `seat`'s rewards. Only the movers with a choice are observed and asked (`playout.split_forced`)."""
     while True:
         count = 0
         for b in range(info.shape[0]):
@@ -181,39 +157,22 @@ def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seat
         if count == 0:
             return
         movers = rows[:count]
-        masks = mask[:count]
-        mask_rows_kernel(movers, info, hands, table, masks)
-        if kind == RANDOM:
-            picked = uniform_legal(masks, rng)
-            for i in range(count):
-                actions[movers[i]] = picked[i]
-        else:
-            chosen = 0
-            for i in range(count):
-                legal = -1
-                for a in range(masks.shape[1]):
-                    if masks[i, a]:
-                        if legal != -1:
-                            legal = -2
-                            break
-                        legal = a
-                if legal >= 0:
-                    actions[movers[i]] = legal
-                else:
-                    masks[chosen] = masks[i]
-                    choosers[chosen] = movers[i]
-                    chosen += 1
-            if chosen:
+        mask_rows_kernel(movers, info, hands, table, mask[:count])
+        chosen = split_forced(movers, mask[:count], actions, choosers)
+        if chosen:
+            asked, masks = choosers[:chosen], mask[:chosen]
+            if kind == RANDOM:
+                picked = uniform_legal(masks, rng)
+            else:
                 seen = obs[:chosen]
-                asked = choosers[:chosen]
                 observe_rows(asked, info, seats, hands, bank, table, obs_offsets, obs_scales, seen)
                 if kind == GREEDY:
-                    picked = greedy_batch(seen, mask[:chosen], hand_at, tables, rng)
+                    picked = greedy_batch(seen, masks, hand_at, tables, rng)
                 else:
-                    picked = expert_rows(seen, mask[:chosen], offsets, num_players, again, int_table,
-                                         float_table, tables, rng)
-                for i in range(chosen):
-                    actions[asked[i]] = picked[i]
+                    picked = expert_rows(seen, masks, offsets, num_players, again, int_table, float_table,
+                                         tables, rng)
+            for i in range(chosen):
+                actions[asked[i]] = picked[i]
         if step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards) >= 0:
             raise RuntimeError("a compiled player chose an illegal move")
         for i in range(count):
@@ -231,14 +190,7 @@ def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
     rewards = np.zeros((engine.batch_size, engine.n), dtype=np.float32)
 
     def play(slots: int, seat: int, gained: np.ndarray) -> None:
-        whole = isinstance(slots, (int, np.integer)) and not isinstance(slots, bool)
-        if not whole or not 0 <= slots <= engine.batch_size:
-            raise ValueError(f"slots must be a count 0..{engine.batch_size}, got {excerpt(slots)}")
-        if gained.shape != (engine.batch_size,) or gained.dtype != np.float64:
-            raise ValueError(f"gained must be a ({engine.batch_size},) float64 array (added to in place)")
-        if not 0 <= seat < engine.n:
-            raise ValueError(f"seat must be a seat index 0..{engine.n - 1}, got {excerpt(seat)}")
-        n = int(slots)  # views of the first n slots: a few slots of a large engine cost what they hold
+        n = checked_slots(engine, slots, seat, gained)  # views of the first n slots: they cost what they hold
         play_to_end(player.kind, seat, gained[:n], engine.info[:n], engine.seats[:n], engine.hands[:n],
                     engine.bank[:n], engine.table[:n], engine.generators, engine.params, engine.reward_table,
                     rewards[:n], engine.obs_offsets, engine.obs_scales, player.hand_at, player.offsets,

@@ -128,7 +128,7 @@ def _held_after(after: int, card: int, plain: Arr, cards: Arr) -> float:
 
 # ---------------------------------------------------------------- greedy
 @njit(cache=True)
-def _greedy_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, cards: Arr, actions: Arr,
+def greedy_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, cards: Arr, actions: Arr,
                   rng: np.random.Generator) -> Arr:
     """`SwitchGreedy.act` row after row (its `score`, padded to `WIDTH`)."""
     out = np.empty(obs.shape[0], dtype=np.int64)
@@ -254,7 +254,7 @@ def _attack(card: int, suit: int, sizes: Arr, after: Arr, n: int, direction: int
 
 
 @njit(cache=True)
-def _expert_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, match_rank: bool, w: Arr, cards: Arr,
+def expert_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, match_rank: bool, w: Arr, cards: Arr,
                   actions: Arr, rng: np.random.Generator) -> Arr:
     """`SwitchExpert.act` row after row (`declare_score`, `score`, padded to `WIDTH`)."""
     out = np.empty(obs.shape[0], dtype=np.int64)
@@ -324,12 +324,12 @@ def greedy_actions(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, deck
     would get -1 and draw nothing); `offsets` from `layout_offsets`, `deck`
     the copies per kind (`SwitchRules.deck`, int64).
     """
-    return _greedy_batch(obs, masks, offsets, deck, n, _CARDS, _ACTIONS, rng)
+    return greedy_batch(obs, masks, offsets, deck, n, _CARDS, _ACTIONS, rng)
 
 
 def expert_actions(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, deck: np.ndarray, n: int,
                    match_rank: bool, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """(B,) int64: what `SwitchExpert` with generator `rng` plays in each row (`weights` in `WEIGHT_NAMES`
     order); the arguments as `greedy_actions`'."""
-    return _expert_batch(obs, masks, offsets, deck, n, match_rank, weights,
+    return expert_batch(obs, masks, offsets, deck, n, match_rank, weights,
                          _CARDS, _ACTIONS, rng)

@@ -133,13 +133,15 @@ class SwitchBatch(BatchedEngine):
         slices = self.observer.layout.slices
         names = ("hand", "top", "suit", "pending", "direction", "phase", "opponents", "scores", "played",
                  "stock")
-        self._offsets = np.array([*(slices[name].start for name in names), memory_start(self.layout)],
-                                 dtype=np.int64)
+        self.obs_offsets = np.array([*(slices[name].start for name in names), memory_start(self.layout)],
+                                    dtype=np.int64)
+        """where `observe_kernel` writes each field (`offsets` of its doc); with the two below, what it
+        takes besides the state (a compiled play-out calls it too)"""
         # The observer's float32 factors, widened exactly as numpy widens them (int64 * float32 -> float64).
-        self._inv_copies = self.observer._inv_copies.astype(np.float64)
-        self._floats = np.array([self.observer._inv_deck, self.observer._inv_target,
-                                 self.observer._scores_low, self.observer._scores_high], dtype=np.float64)
-        self._pack = np.repeat(np.arange(C.NUM_KINDS, dtype=np.int8), self.deck)
+        self.obs_inv_copies = self.observer._inv_copies.astype(np.float64)
+        self.obs_floats = np.array([self.observer._inv_deck, self.observer._inv_target,
+                                    self.observer._scores_low, self.observer._scores_high], dtype=np.float64)
+        self.pack = np.repeat(np.arange(C.NUM_KINDS, dtype=np.int8), self.deck)
         """the rules' deck as a sorted pack: what each deal shuffles (the engine's list, as an array)"""
         self.generators = slot_generators(self.generators)  # the kernels draw from them
         self._rewards = np.zeros((B, n), dtype=np.float32)
@@ -154,7 +156,7 @@ class SwitchBatch(BatchedEngine):
     def reset(self, slots: Any = None) -> None:
         """Start a new match in `slots` (all when None): totals 0, dealer n-1, a shuffled deal."""
         reset_kernel(self._slots(slots), self.info, self.seats, self.hands, self.piles, self.played,
-                     self.generators, self.params, CARD_TABLE, self._pack)
+                     self.generators, self.params, CARD_TABLE, self.pack)
         self._known_fresh = False
 
     def load(self, slot: int, state: SwitchState) -> None:
@@ -274,7 +276,7 @@ class SwitchBatch(BatchedEngine):
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
         observe_kernel(idx, who, self.info, self.seats, self.hands, self.piles, self.played, self.params,
-                       self._offsets, self._inv_copies, self._floats, out)
+                       self.obs_offsets, self.obs_inv_copies, self.obs_floats, out)
         return out
 
     # ------------------------------------------------------------ moves
@@ -283,8 +285,13 @@ class SwitchBatch(BatchedEngine):
         known = self._known_fresh and bool((self._known_rows | (self.info[:, OVER] != 0)).all())
         status = step_kernel(acts, self._known, known, self.info, self.seats, self.hands, self.piles,
                              self.played, self.generators, self.params, self.reward_table, CARD_TABLE,
-                             ACTION_TABLE, PLAY_TABLE, self._pack, self._rewards)
+                             ACTION_TABLE, PLAY_TABLE, self.pack, self._rewards)
         self._known_fresh = status >= 0  # refused: nothing moved, the mask still holds
         if status >= 0:
             self._refuse(int(status), int(acts[status]))
         return self._rewards.copy()
+
+    def moved(self) -> None:
+        """Slots moved outside `step` (a compiled play-out over these arrays,
+        `cardlab.agents.heuristics.switch_playout`): the last `legal_mask` no longer holds."""
+        self._known_fresh = False

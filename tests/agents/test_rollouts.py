@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.rollouts import Rollouts
+from cardlab.agents.rollouts import Rollouts, fused_to_end
 from cardlab.agents.search import SearchAgent, SearchOptions
 from cardlab.envs import make_game
 from cardlab.envs.spec import Game
@@ -55,22 +55,26 @@ def searched(game: Game, rollout: Agent, observation: dict[str, np.ndarray], wor
     return agent.last_decision
 
 
-@pytest.mark.parametrize("players", [2, 4])
-def test_the_fused_play_out_finds_what_the_stepped_rollouts_find(players: int) -> None:
-    """``rollout=expert`` in every seat, played to the end in one compiled call, gives each candidate the
-    same value in every world as the round-by-round rollouts (one `act_batch` per step) with the same expert
-    and generator state, so the same move: the fused loop plays the same games."""
-    game = make_game("huit", num_players=players)
+@pytest.mark.parametrize("game_id, players, kind", [("huit", 2, "expert"), ("huit", 4, "expert"),
+                                                   ("switch", 4, "random"), ("switch", 4, "greedy"),
+                                                   ("switch", 4, "expert"), ("switch", 5, "expert")])
+def test_the_fused_play_out_finds_what_the_stepped_rollouts_find(game_id: str, players: int,
+                                                                 kind: str) -> None:
+    """``rollout=KIND`` in every seat, played to the end in one compiled call, gives each candidate the
+    same value in every world as the round-by-round rollouts (one `act_batch` per step) with the same
+    heuristic and generator state, so the same move: the fused loop plays the same games."""
+    game = make_game(game_id, num_players=players)
     for observation in decisions(game, 6, seed=players):
-        fused = searched(game, make_agent("expert", game, seed=5), observation)
-        stepped = searched(game, Stepped(make_agent("expert", game, seed=5)), observation)
+        fused = searched(game, make_agent(kind, game, seed=5), observation)
+        stepped = searched(game, Stepped(make_agent(kind, game, seed=5)), observation)
         assert fused.worlds == stepped.worlds == 48
         np.testing.assert_array_equal(fused.values, stepped.values)
         assert fused.action == stepped.action
 
 
-def test_the_fused_way_is_taken_only_when_one_compiled_model_plays_every_seat() -> None:
-    game = make_game("huit", num_players=3)
+@pytest.mark.parametrize("game_id", ["huit", "switch"])
+def test_the_fused_way_is_taken_only_when_one_compiled_model_plays_every_seat(game_id: str) -> None:
+    game = make_game(game_id, num_players=3)
     expert = make_agent("expert", game, seed=0)
     rollouts = Rollouts(game, expert, engine_seed=0)
     engine = rollouts.batch(8)
@@ -80,9 +84,10 @@ def test_the_fused_way_is_taken_only_when_one_compiled_model_plays_every_seat() 
     rollouts.seat_models = {1: expert, 2: expert}
     assert rollouts.fused(engine) is not None
     assert Rollouts(game, Stepped(expert), engine_seed=0).fused(engine) is None
-    switch = make_game("switch", num_players=3)
-    other = Rollouts(switch, make_agent("expert", switch, seed=0), engine_seed=0)
-    assert other.fused(other.batch(8)) is None
+    other = make_game("switch" if game_id == "huit" else "huit", num_players=3)
+    assert fused_to_end(engine, make_agent("expert", other, seed=0)) is None  # another game's heuristic
+    four = make_game(game_id, num_players=4)
+    assert fused_to_end(engine, make_agent("expert", four, seed=0)) is None  # other rules
 
 
 def test_each_seat_s_model_is_asked_for_its_own_seat_s_moves_only() -> None:

@@ -1,0 +1,96 @@
+"""What the compiled play-outs of both games share (`huit_playout`, `switch_playout`): the players' kinds,
+the calls' shapes, their scratch arrays and argument checks, and the one-legal-move split.
+
+Why apart: each game's play-out runs its own engine's and heuristics' kernels
+inside numba, but which agents compile, what the calls take and check, and
+which movers are asked at all are the same in both, so they are written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from cardlab.agents.base import Agent, RandomAgent
+from cardlab.envs.checked_json import excerpt
+
+RANDOM, GREEDY, EXPERT = range(3)
+"""The compiled players (`kind`), by the kernel they call."""
+PlayOut = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
+"""(seats (B,), gained (B,) float64, counted (B,) bool) -> whether some episode ended"""
+ToEnd = Callable[[int, int, np.ndarray], None]
+"""(slots n, seat, gained (B,) float64): the first n slots played to their episode's end, `gained` adding
+`seat`'s rewards (the slots from n on are not looked at)"""
+NONE = np.zeros(0, dtype=np.int64)
+"""The int64 arguments a kernel does not read (typed as those it reads, so that no kernel compiles twice)."""
+
+
+def player_kind(engine: Any, agent: Agent, engine_class: type[Any], greedy: type, expert: type) -> int | None:
+    """`agent`'s kernel (`RANDOM`, `GREEDY`, `EXPERT`) on `engine`, or None where it has none: compiled are
+    an engine of `engine_class` with a `RandomAgent`, or the game's `greedy` or `expert` class, of the
+    engine's rules (the class itself: a subclass may play otherwise)."""
+    if not isinstance(engine, engine_class) or agent.game.rules != engine.rules:
+        return None
+    return {RandomAgent: RANDOM, greedy: GREEDY, expert: EXPERT}.get(type(agent))
+
+
+class Scratch(NamedTuple):
+    """A play-out's working arrays for a batch of B slots, allocated once per engine."""
+
+    mask: np.ndarray  # (B, num_actions) bool: the movers' masks, packed
+    obs: np.ndarray  # (B, obs_size) float32: their observations, packed
+    actions: np.ndarray  # (B,) int64
+    flags: np.ndarray  # (2, B) bool: waiting, held
+    rows: np.ndarray  # (B,) int64: the movers' slots
+
+
+def scratch(engine: Any) -> Scratch:
+    """A play-out's working arrays for `engine`'s batch."""
+    B = engine.batch_size
+    return Scratch(np.empty((B, engine.num_actions), dtype=np.bool_),
+                   np.empty((B, engine.obs_size), dtype=np.float32), np.zeros(B, dtype=np.int64),
+                   np.zeros((2, B), dtype=np.bool_), np.zeros(B, dtype=np.int64))
+
+
+def checked_slots(engine: Any, slots: Any, seat: Any, gained: Any) -> int:
+    """A `ToEnd` call's arguments checked against `engine`: the slot count n (an int)."""
+    whole = isinstance(slots, (int, np.integer)) and not isinstance(slots, bool)
+    if not whole or not 0 <= slots <= engine.batch_size:
+        raise ValueError(f"slots must be a count 0..{engine.batch_size}, got {excerpt(slots)}")
+    shaped = isinstance(gained, np.ndarray) and gained.shape == (engine.batch_size,)
+    if not shaped or gained.dtype != np.float64:
+        raise ValueError(f"gained must be a ({engine.batch_size},) float64 array (added to in place)")
+    seated = isinstance(seat, (int, np.integer)) and not isinstance(seat, bool)
+    if not seated or not 0 <= seat < engine.n:
+        raise ValueError(f"seat must be a seat index 0..{engine.n - 1}, got {excerpt(seat)}")
+    return int(slots)
+
+
+@njit(cache=True)
+def split_forced(movers: np.ndarray, masks: np.ndarray, actions: np.ndarray, choosers: np.ndarray) -> int:
+    """The movers with one legal move get it in `actions` (by slot); the others' mask rows are packed to
+    the front of `masks` and their slots into `choosers`; returns how many choose.
+
+    Why: the stepped rollouts ask a model only where there is a choice
+    (`Rollouts.act`), and the kernels draw nothing for one legal move, so
+    asking only the choosers picks the same moves at less cost.
+    """
+    chosen = 0
+    for i in range(movers.shape[0]):
+        legal = -1
+        for a in range(masks.shape[1]):
+            if masks[i, a]:
+                if legal != -1:
+                    legal = -2
+                    break
+                legal = a
+        if legal >= 0:
+            actions[movers[i]] = legal
+        else:
+            masks[chosen] = masks[i]
+            choosers[chosen] = movers[i]
+            chosen += 1
+    return chosen
