@@ -129,10 +129,15 @@ class Rollouts:
 
     def batch(self, slots: int) -> Any:
         """The batched engine, kept across decisions and grown (to a power of two) when more slots are
-        needed; its generators are seeded from `engine_seed`."""
+        needed; its generators are seeded from `engine_seed`, and a grown engine's first slots go on
+        with the old slots' generators, so that slot i draws the same numbers whether the engine was
+        grown since the last `reseed` or was already large (C2: the same hand in any order of play)."""
         if self.engine is None or self.engine.batch_size < slots:
             size = max(SMALLEST_BATCH, 1 << (slots - 1).bit_length())
-            self.engine = self.game.spec.batched_engine()(self.game.rules, size, seed=self.engine_seed)
+            old, self.engine = self.engine, self.game.spec.batched_engine()(self.game.rules, size,
+                                                                            seed=self.engine_seed)
+            for slot in range(0 if old is None else old.batch_size):
+                self.engine.generators[slot].bit_generator.state = old.generators[slot].bit_generator.state
         return self.engine
 
     def fused(self, engine: Any) -> ToEnd | None:

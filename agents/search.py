@@ -283,10 +283,15 @@ def rollout_seed(seed: int | None) -> int | None:
     return _drawn_apart(seed, 3)
 
 
-def _drawn_apart(seed: int | None, stream: int) -> int | None:
+def seat_model_seed(seed: int | None, seat: int) -> int | None:
+    """The seed of the model `set_seat_models` gave a seat (relative to the searcher), drawn apart too."""
+    return _drawn_apart(seed, 4, seat)
+
+
+def _drawn_apart(seed: int | None, *stream: int) -> int | None:
     if seed is None:
         return None
-    return int(np.random.SeedSequence([int(seed), stream]).generate_state(1, np.uint64)[0] >> 1)
+    return int(np.random.SeedSequence([int(seed), *stream]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def rollout_spec(rollout: str, game: Game) -> str | None:
@@ -360,10 +365,18 @@ class SearchAgent(Agent):
         self.rollouts.seat_models = checked_seat_models(self.game, models)
 
     def seed(self, seed: int | None) -> None:
+        """Reseed the search and everything it plays with: the base, the rollout policy, the seat models
+        (each model once, by its first seat; the base and the rollout policy keep their own seeds) and
+        the rollout engine, so that a seed replays a hand whatever was played before it (C2)."""
         super().seed(seed)
         self.base.seed(base_seed(seed))
         if self.rollout is not None:
             self.rollout.seed(rollout_seed(seed))
+        seeded = {id(self.base), id(self.rollout)}
+        for seat, model in sorted(self.seat_models.items()):
+            if id(model) not in seeded:
+                seeded.add(id(model))
+                model.seed(seat_model_seed(seed, seat))
         self.rollouts.reseed(engine_seed(seed))
 
     def reset(self) -> None:

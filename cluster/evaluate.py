@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +37,7 @@ from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.compare import Contest, PlayDeals
 from cardlab.evaluation.episodes import HAND, MATCH, check_seed, players_for, seat_slots, table_rules
-from cardlab.evaluation.evaluate import play_deals
+from cardlab.evaluation.evaluate import AgentFactory, play_deals
 from cardlab.evaluation.results import EpisodeRecord, EvalResult
 from cardlab.evaluation.tournament import TournamentResult, tournament
 
@@ -113,22 +114,25 @@ def _read_bots(tables: Sequence[_Table]) -> dict[str, BotFile]:
     return bots
 
 
-def _agent(slot: Any, game: Any, seed: int) -> Agent:
-    """A slot's agent in a worker: a spec string, or a bot from received bytes."""
+def _agent(slot: Any, game: Any, seed: int, factory: AgentFactory = make_agent) -> Agent:
+    """A slot's agent in a worker: a bot from received bytes, or what `factory` builds of a spec string."""
     if isinstance(slot, BotFile):
         return slot.load(game, seed)
-    return make_agent(slot, game, seed)
+    return factory(slot, game, seed)
 
 
 def play_block(game: str, rules: dict[str, Any], slots: Sequence[Any], kind: int, first: int, stop: int,
-               seed: int, block: int = 0, before_block: BeforeBlock | None = None) -> list[EpisodeRecord]:
-    """The records of deals first..stop-1 (a Ray task); `slots` holds specs, BotFiles or refs to them."""
+               seed: int, block: int = 0, before_block: BeforeBlock | None = None,
+               agent_factory: AgentFactory = make_agent) -> list[EpisodeRecord]:
+    """The records of deals first..stop-1 (a Ray task); `slots` holds specs, BotFiles or refs to them, and
+    `agent_factory` (sent to the worker, so picklable) builds the agents of the specs."""
     if before_block is not None:
         before_block(block)
     if not all(isinstance(slot, (str, BotFile)) for slot in slots):  # refs of bots: fetched in the worker
         ray = import_ray()
         slots = [ray.get(slot) if isinstance(slot, ray.ObjectRef) else slot for slot in slots]
-    return play_deals(game, rules, slots, kind, range(first, stop), seed, agent_factory=_agent)
+    return play_deals(game, rules, slots, kind, range(first, stop), seed,
+                      agent_factory=functools.partial(_agent, factory=agent_factory))
 
 
 def evaluate_many(
@@ -143,11 +147,13 @@ def evaluate_many(
     workers: int | None = None,
     address: str | None = None,
     before_block: BeforeBlock | None = None,
+    agent_factory: AgentFactory = make_agent,
 ) -> list[EvalResult]:
     """`evaluate` each table's agent specs (same hands, matches, seed, rules), all tables' blocks on Ray.
 
-    Equal to ``[evaluate(game, specs, ...) for specs in tables]``; see `ray_session` for
-    `workers` and `address`.
+    Equal to ``[evaluate(game, specs, ..., agent_factory=...) for specs in tables]``; see `ray_session` for
+    `workers` and `address`. A bot slot is loaded from its bytes, the other specs built by `agent_factory`
+    in the workers.
     """
     seed = check_seed(seed)
     plans = [_plan(game, specs, hands, matches, rule_options) for specs in tables]
@@ -162,7 +168,7 @@ def evaluate_many(
         def submit(index: int) -> Any:
             b = blocks[index]
             return remote.remote(game, plans[b.table].rules, shipped[b.table], b.kind, b.deals.start,
-                                 b.deals.stop, seed, index, before_block)
+                                 b.deals.stop, seed, index, before_block, agent_factory)
 
         total = sum(len(b.deals) * len(plans[b.table].slots) for b in blocks)
         done = _run(ray, len(blocks), submit, parallel, progress, total, f"{game} eval")
@@ -222,10 +228,11 @@ def evaluate_parallel(
     workers: int | None = None,
     address: str | None = None,
     before_block: BeforeBlock | None = None,
+    agent_factory: AgentFactory = make_agent,
 ) -> EvalResult:
     """`evaluate` on Ray workers: the same arguments and the same result."""
     return evaluate_many(game, [agent_specs], hands, seed, rule_options, matches, progress, workers=workers,
-                         address=address, before_block=before_block)[0]
+                         address=address, before_block=before_block, agent_factory=agent_factory)[0]
 
 
 def tournament_parallel(

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from cardlab import __version__
+from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.results import EpisodeRecord, EvalResult, Rate, text_table
@@ -74,6 +75,11 @@ class BenchResult:
         return self.result.match_records if self.suite.episode == "match" else self.result.hand_records
 
     @property
+    def deals(self) -> int:
+        """The deals played: the suite's, or its first part (`bench`'s `deals`)."""
+        return len({r.deal for r in self.records})
+
+    @property
     def rate(self) -> Rate:
         return Rate.of_slot(self.records, 0)
 
@@ -88,7 +94,7 @@ class BenchResult:
         return {
             "format": FORMAT, "suite": self.suite.name, "suite_version": self.suite.version,
             "suite_sha256": self.suite.deals_sha256, "game": self.suite.game,
-            "num_players": self.suite.num_players, "episode": self.suite.episode, "deals": self.suite.deals,
+            "num_players": self.suite.num_players, "episode": self.suite.episode, "deals": self.deals,
             "agent": self.agent, "field": self.field, "slots": self.result.slots,
             "episodes": rate.n, "wins": rate.wins, "win_rate": rate.rate, "paired_ci_low": low,
             "paired_ci_high": high, "wilson_ci_low": w_low, "wilson_ci_high": w_high,
@@ -111,7 +117,7 @@ class BenchResult:
         d = self.as_dict()
         what = "match" if self.suite.episode == "match" else "hand"
         head = (f"{self.agent} on suite {self.suite.name} v{self.suite.version} ({self.suite.game}, "
-                f"{self.suite.num_players} players, {self.suite.deals} deals x {self.suite.num_players} seat "
+                f"{self.suite.num_players} players, {self.deals} deals x {self.suite.num_players} seat "
                 f"rotations = {plural(d['episodes'], what)}), field: {', '.join(self.field)}")
         rows = [[f"{what} win rate", f"{d['win_rate']:.3f}",
                  f"[{d['paired_ci_low']:.3f}, {d['paired_ci_high']:.3f}]",
@@ -124,15 +130,22 @@ class BenchResult:
 
 
 def bench(agent: str, suite: Suite, field: Sequence[str] = DEFAULT_FIELD, *, play: Evaluate = evaluate,
-          progress: bool = False, command: Sequence[str] = ()) -> BenchResult:
+          progress: bool = False, command: Sequence[str] = (), deals: int | None = None) -> BenchResult:
     """Play `agent` on every deal of `suite` in duplicate against `field` (module doc).
 
     `play` is `evaluate` or `evaluate_parallel` (same arguments, same records);
-    `command` is the argv recorded in the result.
+    `command` is the argv recorded in the result. `deals` plays only the
+    suite's first that many deals (every one in each seat rotation), for a
+    figure that costs less than the whole suite; the result says how many.
     """
+    if deals is not None and (isinstance(deals, bool) or not isinstance(deals, int)
+                              or not 1 <= deals <= suite.deals):
+        raise ValueError(f"deals must be a whole number from 1 to the suite's {suite.deals:,}, got "
+                         f"{excerpt(deals)}")
     field = [f.strip() for f in field]
     slots = bench_slots(agent.strip(), field, suite.num_players)
-    hands, matches = (0, suite.episodes) if suite.episode == "match" else (suite.episodes, 0)
+    episodes = suite.num_players * (suite.deals if deals is None else deals)
+    hands, matches = (0, episodes) if suite.episode == "match" else (episodes, 0)
     result = play(suite.game, slots, hands, seed=suite.seed, rule_options=suite.rules, matches=matches,
                   progress=progress)
     return BenchResult(suite, result.slots[0], field, result, shlex.join(command))

@@ -48,6 +48,9 @@ from cardlab.evaluation.episodes import (
 )
 from cardlab.evaluation.results import EpisodeRecord, EvalResult
 
+AgentFactory = Callable[[Any, Any, int], Agent]
+"""(slot spec, game, seed) -> the slot's agent: `make_agent`, or one that sets the agent up further"""
+
 
 def play_deals(
     game: str,
@@ -56,7 +59,7 @@ def play_deals(
     kind: int,
     deals: range,
     seed: int,
-    agent_factory: Callable[[Any, Any, int], Agent] = make_agent,
+    agent_factory: AgentFactory = make_agent,
     on_deal: Callable[[int], object] | None = None,
 ) -> list[EpisodeRecord]:
     """Every seat rotation of each deal in `deals` (hands or matches, per `kind`): the unit of work.
@@ -101,14 +104,14 @@ def play_deals(
 
 def _play_rotations(
     game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int,
-    tick: Callable[[int], None], batched: bool = False,
+    tick: Callable[[int], None], batched: bool = False, agent_factory: AgentFactory = make_agent,
 ) -> list[EpisodeRecord]:
     """`count` episodes (rounded up to whole rotations) of one kind, hands or matches; `tick(episodes)`
     after each deal."""
     deals = range(math.ceil(count / len(slots)))
     if batched and kind == HAND:
-        return play_hands_batched(game, rules, slots, deals, seed, on_deal=tick)
-    return play_deals(game, rules, slots, kind, deals, seed, on_deal=tick)
+        return play_hands_batched(game, rules, slots, deals, seed, agent_factory, on_deal=tick)
+    return play_deals(game, rules, slots, kind, deals, seed, agent_factory, on_deal=tick)
 
 
 def evaluate(
@@ -122,6 +125,7 @@ def evaluate(
     desc: str | None = None,
     batched: bool = False,
     on_played: Callable[[int, int], None] | None = None,
+    agent_factory: AgentFactory = make_agent,
 ) -> EvalResult:
     """Play `hands` seeded hands (and `matches` matches) with seats rotated; see the module doc.
 
@@ -130,7 +134,9 @@ def evaluate(
     hands many at once in the game's batched engine, each slot's agent asked
     once per move of the batch (`cardlab.evaluation.batched`: the same deals
     and rotations, the agents' random draws differ); matches are played one
-    at a time either way.
+    at a time either way. `agent_factory(slot_spec, game, seed)` builds each
+    slot's agent (`make_agent`; a factory that sets up an agent further, as the
+    search responder of `cardlab.training.exploit_search` does).
     """
     seed = check_seed(seed)
     for name, value in (("hands", hands), ("matches", matches)):
@@ -151,8 +157,9 @@ def evaluate(
             if on_played is not None:
                 on_played(int(bar.n), total)
 
-        hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, tick, batched)
-        match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, tick)
+        hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, tick, batched, agent_factory)
+        match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, tick,
+                                        agent_factory=agent_factory)
     return EvalResult(
         game=game, rules=full_rules, num_players=n, seed=seed, slots=slots,
         hand_records=hand_records, match_records=match_records, hands_asked=hands, matches_asked=matches,

@@ -6,7 +6,8 @@ of those files, so the page shows the files and nothing else. Per suite, the
 shipped agents (random, each heuristic, each shipped bot of the table, and a
 search over that bot) are always listed, those without a file as "not run".
 Exploitability rows are `cardlab exploit --json` files in the folder's
-``exploit/`` subfolder.
+``exploit/`` subfolder, of either responder (PPO, or the search that knows
+the agent's policy).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from cardlab.evaluation.suites import Suite, load_suite, suite_names
 ROW_FIELDS = ("format", "suite", "suite_version", "suite_sha256", "agent", "field", "episodes", "win_rate",
               "paired_ci_low", "paired_ci_high", "point_difference", "point_difference_ci_low",
               "point_difference_ci_high", "command")
-EXPLOIT_FIELDS = ("game", "num_players", "agent", "warm_start", "steps", "seconds", "hands", "fair_share",
-                  "exploiter_win_rate", "exploiter_ci_low", "exploiter_ci_high")
+EXPLOIT_FIELDS = ("game", "num_players", "agent", "hands", "fair_share", "exploiter_win_rate",
+                  "exploiter_ci_low", "exploiter_ci_high")
+RESPONDER_FIELDS = {"ppo": ("warm_start", "steps", "seconds"), "search": ("base", "worlds", "seconds")}
+"""each responder's own fields (`cardlab exploit --responder`; a file without ``responder`` is PPO's)"""
 
 
 def shipped_agents(suite: Suite) -> list[str]:
@@ -37,11 +40,14 @@ def shipped_agents(suite: Suite) -> list[str]:
 
 
 def _read(path: pathlib.Path, fields: Sequence[str]) -> dict[str, Any]:
-    data = read_json_file(path)
+    return _checked(path, read_json_file(path), fields)
+
+
+def _checked(path: pathlib.Path, data: Any, fields: Sequence[str]) -> dict[str, Any]:
     missing = [f for f in fields if not isinstance(data, dict) or f not in data]
     if missing:
         raise ValueError(f"result file {path} lacks {', '.join(missing)}: give the JSON that cardlab wrote")
-    return data
+    return dict(data)
 
 
 def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
@@ -63,7 +69,14 @@ def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
 
 def exploit_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
     """The exploitability results (`cardlab exploit --json`), largest bound first."""
-    rows = [_read(path, EXPLOIT_FIELDS) for path in sorted((folder / "exploit").glob("*.json"))]
+    rows = []
+    for path in sorted((folder / "exploit").glob("*.json")):
+        row = _read(path, EXPLOIT_FIELDS)
+        responder = row.setdefault("responder", "ppo")
+        if responder not in RESPONDER_FIELDS:
+            raise ValueError(f"result file {path}: responder {excerpt(responder)}; this cardlab reads the "
+                             f"responders {', '.join(RESPONDER_FIELDS)}")
+        rows.append(_checked(path, row, RESPONDER_FIELDS[responder]))
     return sorted(rows, key=lambda r: (r["game"], r["num_players"],
                                        -(r["exploiter_ci_low"] - r["fair_share"])))
 
@@ -112,15 +125,19 @@ def bench_markdown(folder: pathlib.Path) -> str:
 
 def exploit_markdown(folder: pathlib.Path) -> str:
     """The exploitability lower bounds: responder's rate, fair share, bound (interval's low end less fair)."""
-    lines = ["| table | agent | responder starts from | at 0 steps | steps | minutes | responder's win rate "
+    lines = ["| table | agent | responder | at 0 steps | steps | minutes | responder's win rate "
              "| 95% CI (paired) | fair share | lower bound | hands |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in exploit_rows(folder):
         bound = r["exploiter_ci_low"] - r["fair_share"]
-        curve = r.get("curve") or [{}]
-        start = f"{curve[0]['win_rate']:.3f}" if curve[0].get("steps") == 0 and len(curve) > 1 else "-"
-        lines.append(f"| {r['game']} {r['num_players']}p | `{r['agent']}` | {r['warm_start']} | {start} | "
-                     f"{r['steps']:,} | {r['seconds'] / 60:.1f} | {r['exploiter_win_rate']:.3f} | "
+        if r["responder"] == "search":
+            responder, start, steps = f"search over `{r['base']}`, {r['worlds']:,} worlds", "-", "-"
+        else:
+            curve = r.get("curve") or [{}]
+            start = f"{curve[0]['win_rate']:.3f}" if curve[0].get("steps") == 0 and len(curve) > 1 else "-"
+            responder, steps = f"PPO from {r['warm_start']}", f"{r['steps']:,}"
+        lines.append(f"| {r['game']} {r['num_players']}p | `{r['agent']}` | {responder} | {start} | "
+                     f"{steps} | {r['seconds'] / 60:.1f} | {r['exploiter_win_rate']:.3f} | "
                      f"{_interval(r['exploiter_ci_low'], r['exploiter_ci_high'])} | {r['fair_share']:.3f} | "
                      f"{max(bound, 0.0):.3f} | {r['hands']} |")
     if len(lines) == 2:

@@ -172,3 +172,36 @@ def test_the_same_seed_gives_the_same_moves_with_compiled_rollouts(spec: str) ->
         if value is not None:
             assert first.last_decision is not None
             np.testing.assert_array_equal(first.last_decision.values, value)
+
+
+def test_a_grown_engine_goes_on_with_the_old_slots_generators() -> None:
+    """C2 in any order of play: after a reseed, slot i draws the same numbers whether the engine was grown
+    since (its first slots carry the old generators on) or was already large (fresh from the seed)."""
+    game = make_game("switch", num_players=4)
+    grown = Rollouts(game, make_agent("greedy", game), engine_seed=5)
+    grown.batch(64).generators[3].random(7)  # slot 3 drew before the engine had to grow
+    large = Rollouts(game, make_agent("greedy", game), engine_seed=5)
+    large.batch(256).generators[3].random(7)
+    engine = grown.batch(200)
+    assert engine.batch_size == 256 and engine is not large.engine
+    for slot in (3, 0, 100):
+        assert engine.generators[slot].random() == large.engine.generators[slot].random()
+
+
+def test_a_search_reseeds_its_seat_models_with_itself() -> None:
+    """A seat model's generator restarts with the search's seed (C2: a hand replays whatever the model
+    drew before); one model in several seats is seeded once, and the base keeps its own seed."""
+    game = make_game("switch", num_players=4)
+    agent = make_agent("search:worlds=4:ms=0:expert", game, seed=0)
+    assert isinstance(agent, SearchAgent)
+    model = make_agent("random", game, seed=1)
+    agent.set_seat_models({1: model, 2: model, 3: agent.base})
+    agent.seed(11)
+    first = model.rng.random(3)
+    base_first = agent.base.rng.random(3)
+    model.rng.random(5)
+    agent.seed(11)
+    np.testing.assert_array_equal(model.rng.random(3), first)
+    np.testing.assert_array_equal(agent.base.rng.random(3), base_first)
+    agent.seed(12)
+    assert not np.array_equal(model.rng.random(3), first)

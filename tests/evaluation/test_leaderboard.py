@@ -58,5 +58,38 @@ def test_exploitability_rows_show_the_bound_above_the_fair_share(tmp_path: pathl
               "exploiter_ci_low": 0.547, "exploiter_ci_high": 0.601,
               "curve": [{"steps": 0, "win_rate": 0.585}, {"steps": 30000, "win_rate": 0.574}]}
     (tmp_path / "exploit" / "greedy.json").write_text(json.dumps(result))
-    assert ("| huit 2p | `greedy` | imitation of expert | 0.585 | 30,000 | 1.0 | 0.574 | [0.547, 0.601] "
-            "| 0.500 | 0.047 | 1000 |") in exploit_markdown(tmp_path)
+    assert ("| huit 2p | `greedy` | PPO from imitation of expert | 0.585 | 30,000 | 1.0 | 0.574 | "
+            "[0.547, 0.601] | 0.500 | 0.047 | 1000 |") in exploit_markdown(tmp_path)
+
+
+def test_a_search_responder_s_row_names_its_base_and_worlds_and_ranks_by_its_bound(
+        tmp_path: pathlib.Path) -> None:
+    """A search row has no training steps; its minutes are its evaluation's; rows rank by bound."""
+    (tmp_path / "exploit").mkdir()
+    ppo = {"responder": "ppo", "game": "huit", "num_players": 2, "agent": "expert", "warm_start": "none",
+           "steps": 10, "seconds": 6.0, "hands": 100, "fair_share": 0.5, "exploiter_win_rate": 0.45,
+           "exploiter_ci_low": 0.4, "exploiter_ci_high": 0.5}
+    search = {"responder": "search", "base": "expert", "worlds": 64, "game": "huit", "num_players": 2,
+              "agent": "expert", "seconds": 600.0, "hands": 2000, "fair_share": 0.5,
+              "exploiter_win_rate": 0.547, "exploiter_ci_low": 0.529, "exploiter_ci_high": 0.565}
+    (tmp_path / "exploit" / "a.json").write_text(json.dumps(ppo))
+    (tmp_path / "exploit" / "b.json").write_text(json.dumps(search))
+    lines = exploit_markdown(tmp_path).splitlines()
+    assert lines[2] == ("| huit 2p | `expert` | search over `expert`, 64 worlds | - | - | 10.0 | 0.547 | "
+                        "[0.529, 0.565] | 0.500 | 0.029 | 2000 |")
+    assert lines[3].startswith("| huit 2p | `expert` | PPO from none | - | 10 | 0.1 | 0.450 |")
+
+
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"responder": "minimax"}, "responder 'minimax'; this cardlab reads the responders ppo, search"),
+    ({"worlds": None}, "lacks worlds"),
+])
+def test_an_exploit_file_of_an_unknown_responder_or_without_its_fields_is_refused(
+        tmp_path: pathlib.Path, changes: dict[str, object], words: str) -> None:
+    (tmp_path / "exploit").mkdir()
+    data = {"responder": "search", "base": "expert", "worlds": 64, "game": "huit", "num_players": 2,
+            "agent": "expert", "seconds": 1.0, "hands": 20, "fair_share": 0.5, "exploiter_win_rate": 0.5,
+            "exploiter_ci_low": 0.4, "exploiter_ci_high": 0.6, **changes}
+    (tmp_path / "exploit" / "a.json").write_text(json.dumps({k: v for k, v in data.items() if v is not None}))
+    with pytest.raises(ValueError, match=words):
+        exploit_markdown(tmp_path)
