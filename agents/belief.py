@@ -14,11 +14,16 @@ slots, the log-probability of the move that seat made there:
 - a bot (one with `logits`): the softmax of its logits over the legal moves;
 - `random`: uniform over the legal moves.
 
-`Belief` weighs each world by the product of those probabilities for the
+A compiled Huit model (`random`, `greedy`, `expert`) plays the whole record
+in one numba call (`cardlab.agents.heuristics.huit_replay`), with the same
+log-probabilities as the stepped loop; any other model, and Switch, step.
+
+`weigh` weighs each world by the product of those probabilities for the
 model given to each seat, measures how concentrated the weights are (the
 effective sample size, ESS = (sum w)^2 / sum w^2), falls back to the uniform
 worlds when the ESS falls under `ess` times the worlds, and else resamples
-the worlds by weight (systematic resampling). A world whose replay meets a
+the worlds by weight (systematic resampling). How a search spends its time
+on this, and uses the weights, is `cardlab.agents.reading`. A world whose replay meets a
 recorded move that is illegal there (its hands cannot have made it) gets
 weight 0: it is not replayed any further. A record the replay cannot follow
 (`replay.unreplayable`: after the played cards became a new pile, A10, B10)
@@ -32,12 +37,14 @@ finished hands; `best` names each seat's likeliest model.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from cardlab.agents.base import Agent, RandomAgent
+from cardlab.agents.heuristics.huit_replay import Replay, fused_replay
 from cardlab.envs import replay
 from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.record import Record
@@ -86,9 +93,14 @@ class Replayed(NamedTuple):
 
 
 def play_back(game: Game, known: Determinization, worlds: Worlds, record: Record | None,
-              models: Sequence[Model], rng: np.random.Generator, engine: Any = None) -> Replayed:
+              models: Sequence[Model], rng: np.random.Generator, engine: Any = None,
+              fused: bool = True) -> Replayed:
     """Each world's deal played forward through the record, every model asked at each decision of another
-    seat (see the module doc); `engine` a batched engine of the game with at least W slots, else built."""
+    seat (see the module doc); `engine` a batched engine of the game with at least W slots, else built.
+
+    With `fused` and one model that has a compiled replay on the engine (a Huit heuristic or `random`,
+    `huit_replay.fused_replay`) the moves are played in one compiled call, with the same results as the
+    stepped loop (`fused=False`), which serves every other model and game."""
     n, count = game.num_players, worlds.count
     loglik = np.zeros((len(models), n, count))
     reason = replay.unreplayable(record)
@@ -104,6 +116,11 @@ def play_back(game: Game, known: Determinization, worlds: Worlds, record: Record
         engine = game.spec.batched_engine()(game.rules, max(count, 1), seed=0)
     at_deal, dealt = replay.deal_worlds(game, known, deals, record, rng)
     engine.load_worlds(at_deal, dealt, np.arange(count)[:, None])
+    compiled = fused_replay_of(engine, models[0]) if fused and len(models) == 1 else None
+    if compiled is not None:
+        compiled(count, np.array([move.seat for move in moves]), np.array([move.action for move in moves]),
+                 ok, loglik[0])
+        return Replayed(loglik, ok)
     actions = np.zeros(engine.batch_size, dtype=np.int64)
     active = np.zeros(engine.batch_size, dtype=bool)
     for move in moves:
@@ -129,6 +146,21 @@ def play_back(game: Game, known: Determinization, worlds: Worlds, record: Record
     rows = np.flatnonzero(ok)
     ok[rows] = (engine.current_player()[rows] == 0) & ~engine.over[rows].astype(bool)  # the seat's turn now
     return Replayed(loglik, ok)
+
+
+_FUSED: weakref.WeakKeyDictionary[Any, dict[tuple[int, float], tuple[Agent, Replay | None]]] = (
+    weakref.WeakKeyDictionary())
+"""per engine, the compiled replay of each model agent (its scratch arrays are the engine's size)"""
+
+
+def fused_replay_of(engine: Any, model: Model) -> Replay | None:
+    """`huit_replay.fused_replay` of `model` on `engine`, made once per engine and agent."""
+    per_engine = _FUSED.setdefault(engine, {})
+    key = (id(model.agent), float(model.eps))
+    cached = per_engine.get(key)
+    if cached is None or cached[0] is not model.agent:
+        cached = per_engine[key] = (model.agent, fused_replay(engine, model.agent, model.eps))
+    return cached[1]
 
 
 def ess(weights: np.ndarray) -> float:
@@ -168,8 +200,8 @@ class Weighed(NamedTuple):
 def weigh(worlds: Worlds, replayed: Replayed, seat_models: Sequence[int], share: float,
           rng: np.random.Generator, keep: int | None = None) -> Weighed:
     """The worlds weighed with model `seat_models[s]` (an index into the replay's models) for each seat s
-    but 0, then `keep` of them (default: all) resampled, or the first `keep` uniform worlds when the ESS
-    falls under `share` of the worlds."""
+    but 0, then `keep` of them (default: all) resampled in a random order, or the first `keep` uniform
+    worlds when the ESS falls under `share` of the worlds."""
     count = worlds.count
     first = worlds.rows(slice(0, count if keep is None else keep))
     if replayed.reason is not None:
@@ -180,7 +212,8 @@ def weigh(worlds: Worlds, replayed: Replayed, seat_models: Sequence[int], share:
     if found < share * count:
         reason = "no world fits the record" if not replayed.ok.any() else "the weights collapsed"
         return Weighed(first, weights, found, True, reason)
-    return Weighed(worlds.rows(resample(weights, rng, keep)), weights, found, False)
+    drawn = resample(weights, rng, keep)  # in the pool's order: shuffled, so that any first part is a sample
+    return Weighed(worlds.rows(rng.permutation(drawn)), weights, found, False)
 
 
 def log_evidence(loglik: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -253,65 +286,3 @@ def seat_agents(models: Mapping[str, Model], chosen: Mapping[int, str]) -> dict[
 LIBRARY = ("random", "greedy", "expert", "bot", "base")
 """the models a recognising search chooses among (those the game has: its heuristics, a shipped bot; the
 search's base unless it is one of them)"""
-
-
-class Reading:
-    """A search's reading of the table (`cardlab.agents.search`: ``belief=``, ``opponents=``): the worlds
-    it deals weighed by `belief` (a model name, or "uniform"), and with `recognise` each other seat's model
-    for the rollouts, from one replay of the record per decision."""
-
-    def __init__(self, game: Game, base: Agent, belief: str, recognise: bool, share: float,
-                 seed: int | None, pool: int = 4) -> None:
-        from cardlab.agents.base import fitting_bot
-
-        self.game, self.belief, self.recognise, self.share, self.pool = game, belief, recognise, share, pool
-        names = [belief] if belief != "uniform" else []
-        if recognise:
-            try:
-                fitting_bot(game)
-                has_bot = True
-            except ValueError:
-                has_bot = False
-            known = [name for name in LIBRARY if name == "random" or name in game.spec.heuristics
-                     or (name == "bot" and has_bot)]
-            if base.name not in (*game.spec.heuristics, "random"):  # a heuristic base is in it already
-                known.append("base")
-            names += [name for name in known if name not in names]
-        self.models = model_library(game, base, names, seed)
-        self.names = list(self.models)
-        self.recognizer = Recognizer(self.names, game.num_players)
-        self.last: Weighed | None = None
-        """the last decision's belief (None: no belief asked for, or no record to read)"""
-        self._engine: Any = None
-        self._hand_started = False
-
-    def new_hand(self) -> None:
-        """A hand ends: its evidence joins the match's (`Recognizer.end_hand`)."""
-        self.recognizer.end_hand()
-        self._hand_started = False
-
-    def read(self, known: Determinization, wanted: int, record: Record | None,
-             rng: np.random.Generator) -> tuple[Worlds, dict[int, Agent] | None]:
-        """`wanted` worlds to search, and with `recognise` each other seat's rollout agent (None: unchanged).
-
-        A belief deals `pool` times the worlds wanted and resamples `wanted` of them by weight, so that
-        the worlds searched are not a few dealt ones repeated (the paired test of the search counts each
-        world as a sample)."""
-        worlds = known.deal(rng, wanted * (self.pool if self.belief != "uniform" else 1))
-        if not self._hand_started:
-            self._hand_started = True
-            if not any(known.match.scores):  # totals all 0: a new match
-                self.recognizer.new_match()
-        if self._engine is None or self._engine.batch_size < worlds.count:
-            size = max(64, 1 << max(worlds.count - 1, 0).bit_length())
-            self._engine = self.game.spec.batched_engine()(self.game.rules, size, seed=0)
-        replayed = play_back(self.game, known, worlds, record, list(self.models.values()), rng, self._engine)
-        seats = None
-        if self.recognise:
-            self.recognizer.observe(replayed)
-            seats = seat_agents(self.models, self.recognizer.best())
-        if self.belief == "uniform":
-            return worlds, seats
-        index = self.names.index(self.belief)
-        self.last = weigh(worlds, replayed, [index] * self.game.num_players, self.share, rng, wanted)
-        return self.last.worlds, seats

@@ -80,6 +80,8 @@ def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
         if play is not None:
             return play
     return None
+Prepare = Callable[[int], None]
+"""(stop) -> None: the worlds up to `stop` made ready before they are loaded (`Rollouts.play`)"""
 
 
 def checked_seat_models(game: Game, models: Mapping[int, Agent]) -> dict[int, Agent]:
@@ -151,15 +153,18 @@ class Rollouts:
         return cached[2]
 
     def play(self, known: Any, worlds: Any, legal: np.ndarray, deadline: float | None,
-             values: Values) -> np.ndarray:
-        """(K candidates, worlds finished): each candidate's value in each world finished (module doc)."""
+             values: Values, prepare: Prepare | None = None) -> np.ndarray:
+        """(K candidates, worlds finished): each candidate's value in each world finished (module doc).
+
+        `prepare(stop)`, when given, is called before worlds up to `stop` (in the order dealt) are loaded,
+        inside the time the pace measures (a belief weighs them there: `cardlab.agents.reading`)."""
         probe = self.batch(legal.size)
         if self.fused(probe) is not None:
-            return self._waves(known, worlds, legal, deadline, values)
-        return self._stream(known, worlds, legal, deadline, values)
+            return self._waves(known, worlds, legal, deadline, values, prepare)
+        return self._stream(known, worlds, legal, deadline, values, prepare)
 
     def _waves(self, known: Any, worlds: Any, legal: np.ndarray, deadline: float | None,
-               values: Values) -> np.ndarray:
+               values: Values, prepare: Prepare | None) -> np.ndarray:
         """The fused way: waves of worlds, each played to the end in one compiled call."""
         k, wanted = legal.size, worlds.count
         most = max(1, IN_FLIGHT // k)
@@ -181,6 +186,8 @@ class Rollouts:
             play = self.fused(engine)
             assert play is not None  # (the models did not change since `play` chose this way)
             started = time.perf_counter()
+            if prepare is not None:
+                prepare(done + size)
             grid = np.arange(size * k).reshape(size, k)
             engine.load_worlds(known, worlds.rows(slice(done, done + size)), grid)
             active = np.zeros(engine.batch_size, dtype=np.bool_)
@@ -220,7 +227,7 @@ class Rollouts:
                 actions[asked[rows]] = models[seats_of[0]].act_batch(obs[rows], mask[choice[rows]])
 
     def _stream(self, known: Any, worlds: Any, legal: np.ndarray, deadline: float | None,
-                values: Values) -> np.ndarray:
+                values: Values, prepare: Prepare | None) -> np.ndarray:
         """The stepped way: `groups` worlds in play at once, world by world in K slots (group g in slots
         g * K .. g * K + K - 1, candidate k in the k-th), refilled when `REFILL` of them have finished.
 
@@ -248,6 +255,8 @@ class Rollouts:
             fits = deadline is None or now + (self.duration or 0.0) < deadline
             if dealt < wanted and fits and free.size and free.size >= min(groups * REFILL, wanted - dealt):
                 take = free[: wanted - dealt]
+                if prepare is not None:
+                    prepare(dealt + take.size)
                 engine.load_worlds(known, worlds.rows(slice(dealt, dealt + take.size)), slots[take])
                 world_of[take] = np.arange(dealt, dealt + take.size)
                 dealt += take.size

@@ -33,6 +33,7 @@ commas of ``--agents`` still separate agents):
     search:worlds=128:ms=0:bot:huit-2p      128 worlds, no time cap
     search:value=points:bot:huit-2p-match   minus the seat's points, for match play
     search:cheat=1:worlds=64:ms=0:expert    the cheat: the other hands as they are (upper bounds only)
+    search:belief=expert:weigh=weights:expert   worlds weighed by the expert's likelihood of the moves made
 
 Options (`SearchOptions`, defaults in brackets):
 
@@ -41,10 +42,12 @@ Options (`SearchOptions`, defaults in brackets):
   default) or ``strong`` (within 1 s); ``worlds`` and ``ms`` given beside it
   override its own;
 - ``worlds``: worlds sampled per decision, 0 to `MOST_WORLDS`;
-- ``ms``: wall-clock cap per decision in milliseconds, 0 for none; a world
-  the cap finds still in play is dropped, and with no world finished the
-  base's choice is played. A decision takes at most about `ms` plus one
-  wave (fused) or one engine step (stepped);
+- ``ms``: wall-clock cap per decision in milliseconds, 0 for none, counted
+  from the decision's start (the base's move, a belief's replay and the
+  rollouts all within it); a world the cap finds still in play is dropped,
+  and with no world finished the base's choice is played. A decision takes
+  at most about `ms` plus one wave (fused) or one engine step (stepped), or
+  with a belief one replay block (`reading.MIN_BLOCK` worlds or more);
 - ``rollout`` [base]: the policy of the rollouts' moves, one of `ROLLOUTS`:
   ``base``, ``random``, the game's heuristics (``greedy``, ``expert``), or
   ``bot`` (the table's shipped bot, ``bot:GAME``);
@@ -58,9 +61,16 @@ Options (`SearchOptions`, defaults in brackets):
 - ``belief`` [uniform]: how the worlds are weighed (`cardlab.agents.belief`):
   ``uniform``, or a model of the other seats (``expert``, ``greedy``,
   ``random``, ``bot``: the table's shipped bot, ``base``: the search's own
-  base) by whose likelihood of their recorded moves the worlds are resampled
-  (four times the worlds are dealt and weighed, the worlds searched drawn
-  from them);
+  base) by whose likelihood of their recorded moves the worlds are weighed;
+- ``weigh`` [resample]: how a belief's weights are used
+  (`cardlab.agents.reading`, `WEIGHS`): ``resample``, four times the worlds
+  dealt and weighed (under a cap, as many as fit in `REPLAY_SHARE` of it) and
+  the worlds searched drawn from them by weight; or ``weights``, the worlds
+  dealt once, each weighed, and each candidate's value its weighted mean
+  over the worlds (self-normalised importance sampling), the margin ``z``
+  then in weighted standard errors of the paired differences
+  (`reading.weighed_margin`, with the weights' effective sample size). With
+  a cap the replay of the record counts in it, as the rollouts do;
 - ``opponents`` [base]: who plays the other seats in the rollouts: ``base``,
   or ``recognise``: each seat's likeliest model of the library
   (`belief.LIBRARY`) by its moves this hand and match (`set_seat_models`);
@@ -98,8 +108,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
-from cardlab.agents.belief import Reading
-from cardlab.agents.rollouts import Rollouts, checked_seat_models, seat_values
+from cardlab.agents.reading import REPLAY_SHARE, WEIGHS, Reading, Weighing, weighed_margin, weighed_values
+from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat_values
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.determinize import Determinization, Worlds, revealed
 from cardlab.envs.record import Record
@@ -138,6 +148,7 @@ class SearchOptions:
     opponents: str = "base"
     ess: float = 0.01
     cheat: int = 0
+    weigh: str = "resample"
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -162,6 +173,9 @@ class SearchOptions:
 
         if self.belief not in BELIEFS:
             raise ValueError(f"search option belief={excerpt(self.belief)}: give one of {', '.join(BELIEFS)}")
+        if self.weigh not in WEIGHS:
+            raise ValueError(f"search option weigh={excerpt(self.weigh)}: give one of "
+                             f"{', '.join(f'weigh={name}' for name in WEIGHS)}")
         if self.opponents not in OPPONENTS:
             raise ValueError(f"search option opponents={excerpt(self.opponents)}: give opponents=base or "
                              "opponents=recognise")
@@ -183,6 +197,7 @@ ACCEPTED = (f"level={'|'.join(LEVELS)} (the budget, default {SearchOptions.level
             f"value=win|points (default {SearchOptions.value}), "
             f"z=X (standard errors a move must beat the base's choice by, 0..{MOST_Z}, "
             f"default {SearchOptions.z}), belief={'|'.join(BELIEFS)} (default {SearchOptions.belief}), "
+            f"weigh={'|'.join(WEIGHS)} (how a belief's weights are used, default {SearchOptions.weigh}), "
             f"opponents={'|'.join(OPPONENTS)} (default {SearchOptions.opponents}), "
             f"ess=X (share of the worlds, 0..1, default {SearchOptions.ess}), "
             f"cheat=0|1 (1: worlds dealt with the true hidden hands, default {SearchOptions.cheat})")
@@ -207,8 +222,13 @@ def options_markdown() -> str:
          "standard errors by which a move must beat BASE's choice to be played instead (0: the best mean)"),
         ("belief", SearchOptions.belief, ", ".join(f"`{name}`" for name in BELIEFS),
          "how the worlds are weighed: uniformly, or by how likely that model of the other seats (`bot`: the "
-         "table's shipped bot, `base`: BASE) was to make their recorded moves from each world's hands (four "
-         "times the worlds dealt and weighed, the worlds searched resampled from them)"),
+         "table's shipped bot, `base`: BASE) was to make their recorded moves from each world's hands"),
+        ("weigh", SearchOptions.weigh, ", ".join(f"`{name}`" for name in WEIGHS),
+         "how a belief's weights are used: `resample`, four times the worlds dealt and weighed (under a cap, "
+         f"as many as fit in {REPLAY_SHARE:g} of it) and the worlds searched drawn from them by weight; "
+         "`weights`, the "
+         "worlds dealt once and each candidate's value its weighted mean over them (importance sampling; "
+         "`z` in weighted standard errors)"),
         ("opponents", SearchOptions.opponents, ", ".join(f"`{name}`" for name in OPPONENTS),
          "who plays the other seats in the rollouts: the rollout policy, or each seat's likeliest model "
          "(random, the heuristics, the table's bot, BASE) by its moves this hand and match"),
@@ -226,7 +246,7 @@ def options_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-_WORDS = ("value", "rollout", "level", "belief", "opponents")
+_WORDS = ("value", "rollout", "level", "belief", "opponents", "weigh")
 """the options whose values are words, not numbers"""
 
 
@@ -344,7 +364,7 @@ class SearchAgent(Agent):
         self._values = seat_values(self.options.value)
         o = self.options
         self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
-            self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed))
+            self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed), weights=o.weigh)
         """the belief and recognition of the table (`cardlab.agents.belief`); None: neither is asked for"""
         self.sees = frozenset(({"record"} if self.reading is not None else set()) |
                               ({"state"} if o.cheat else set()))
@@ -401,38 +421,41 @@ class SearchAgent(Agent):
         started = time.perf_counter()  # the cap counts the base's own move too
         choice = int(self.base.act(observation))
         rng = np.random.default_rng(int(self.rng.integers(2**63)))
-        results = self._search(observation, legal, rng, started)
+        results, weights = self._search(observation, legal, rng, started)
         self._record = None  # shown for this decision only
-        worlds = results.shape[1]
-        values = results.mean(axis=1) if worlds else np.zeros(legal.size)
+        values = weighed_values(results, weights)
         best = int(np.argmax(values))
-        beats = self._beats(results, best, int(np.searchsorted(legal, choice)))
+        beats = self._beats(results, best, int(np.searchsorted(legal, choice)), weights)
         action = int(legal[best]) if beats else choice
-        self.last_decision = Decision(legal, values, worlds, choice, action)
+        self.last_decision = Decision(legal, values, results.shape[1], choice, action)
         return action
 
-    def _beats(self, results: np.ndarray, best: int, base: int) -> bool:
+    def _beats(self, results: np.ndarray, best: int, base: int, weights: np.ndarray | None = None) -> bool:
         """Whether candidate `best` beats the base's choice by more than `z` standard errors.
 
         The error is that of the paired differences over the worlds (common
-        random numbers): without this margin the noisiest of many candidates
-        would often displace a good base's choice.
+        random numbers), weighted by `weights` (None: equal;
+        `reading.weighed_margin`): without this margin the noisiest of many
+        candidates would often displace a good base's choice. With one world,
+        or weights as concentrated as one, there is no error to measure: only
+        ``z=0`` switches.
         """
-        diff = results[best] - results[base]
-        if diff.size == 0 or diff.mean() <= 0:
+        mean, error, size = weighed_margin(results[best] - results[base], weights)
+        if size == 0 or mean <= 0:
             return False
-        if diff.size == 1:
+        if size <= 1.0:
             return self.options.z == 0
-        return bool(diff.mean() > self.options.z * diff.std(ddof=1) / np.sqrt(diff.size))
+        return bool(mean > self.options.z * error)
 
     # ------------------------------------------------------------ the search
     def _search(self, observation: dict[str, np.ndarray], legal: np.ndarray, rng: np.random.Generator,
-                started: float) -> np.ndarray:
+                started: float) -> tuple[np.ndarray, np.ndarray | None]:
         """(candidates, worlds finished): each candidate's result in each world (`Rollouts.play`), the
-        cap counted from `started` (`time.perf_counter`)."""
+        cap counted from `started` (`time.perf_counter`); and with ``weigh=weights`` the worlds' weights
+        (None: equal)."""
         wanted, ms = self.options.budget()
         if wanted == 0:
-            return np.zeros((legal.size, 0))
+            return np.zeros((legal.size, 0)), None
         deadline = started + ms / 1000 if ms else None
         record = self._record
         if self.reading is not None and record is None:
@@ -442,19 +465,24 @@ class SearchAgent(Agent):
         known = self.game.determinization(observation, 0, record)
         if self.options.cheat:
             known = self._revealed(known)
-        worlds = self._deal(known, wanted, rng)
-        return self.rollouts.play(known, worlds, legal, deadline, self._values)
+        worlds, prepare = self._deal(known, wanted, rng, deadline)
+        results = self.rollouts.play(known, worlds, legal, deadline, self._values, prepare)
+        if prepare is None or self.reading is None:
+            return results, None
+        return results, self.reading.weights(results.shape[1])
 
-    def _deal(self, known: Determinization, wanted: int, rng: np.random.Generator) -> Worlds:
+    def _deal(self, known: Determinization, wanted: int, rng: np.random.Generator,
+              deadline: float | None) -> tuple[Worlds | Weighing, Prepare | None]:
         """The worlds of one decision, dealt at once from the decision's generator (the same worlds however
-        many are in play at a time): the one place where worlds are chosen; with a belief, resampled by it,
-        and with recognition, the recognised seats' models set (`set_seat_models`)."""
+        many are in play at a time): the one place where worlds are chosen; with a belief, resampled by it
+        or (``weigh=weights``) with the hook that weighs them as the rollouts reach them, and with
+        recognition, the recognised seats' models set (`set_seat_models`)."""
         if self.reading is None:
-            return known.deal(rng, wanted)
-        worlds, seats = self.reading.read(known, wanted, self._record, rng)
-        if seats is not None:
-            self.set_seat_models(seats)
-        return worlds
+            return known.deal(rng, wanted), None
+        read = self.reading.read(known, wanted, self._record, rng, deadline)
+        if read.seats is not None:
+            self.set_seat_models(read.seats)
+        return read.worlds, read.prepare
 
     def _revealed(self, known: Determinization) -> Determinization:
         """With ``cheat=1``: `known` dealing the true other hands of the state shown for this decision."""

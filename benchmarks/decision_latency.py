@@ -25,6 +25,14 @@ percentile of their decisions with a choice against each level's bound:
 
     python benchmarks/decision_latency.py --levels --decisions 200
     python benchmarks/decision_latency.py --levels --tables switch-4p
+
+``--belief`` adds the rows of the belief at each level (`BELIEF_SPECS`:
+``belief=expert`` with ``weigh=resample`` and ``weigh=weights``, whose
+replay of the record counts in the cap), ``--level quick`` measures one
+level only; an agent that sees the hand's record is shown it before each
+move, outside the time measured (`show_table`, as the play loops do):
+
+    python benchmarks/decision_latency.py --levels --belief --level quick --decisions 200
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import os
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # read when numba is imported: before cardlab
 
 import argparse
+import itertools
 import statistics
 import time
 from typing import NamedTuple
@@ -41,7 +50,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from cardlab.agents.base import make_agent, shipped_bots
+from cardlab.agents.base import make_agent, shipped_bots, show_table
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS, SearchAgent
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import read_json_file
@@ -53,6 +62,9 @@ LEVEL_TABLES = ("huit-2p", "huit-4p", "switch-4p")
 """the tables ``--levels`` measures each level at"""
 LEVEL_SPEC = "search:level={level}:expert"
 """the search each level is measured with (the web app's)"""
+BELIEF_SPECS = ("search:level={level}:belief=expert:expert",
+                "search:level={level}:belief=expert:weigh=weights:expert")
+"""with ``--belief``: the belief's searches measured beside it at each level"""
 LIMIT_MS = 100.0
 
 
@@ -118,6 +130,7 @@ def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Laten
                 env.step(None)
                 continue
             agent = agents[env.agent_seat[name]]
+            show_table(agent, env, name)
             start, processor = time.perf_counter(), time.process_time()
             action = agent.act(observation)
             times.append((time.perf_counter() - start) * 1000)
@@ -136,20 +149,22 @@ def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Laten
                    sum(worlds) / cpu if searched and worlds and cpu > 0 else None)
 
 
-def level_rows(decisions: int, seed: int, warmup: int, tables: tuple[str, ...] = LEVEL_TABLES) -> list[str]:
-    """One row per level and table: the choice decisions' median and p99 against the level's bound."""
+def level_rows(decisions: int, seed: int, warmup: int, belief: bool = False,
+               levels: tuple[str, ...] = tuple(LEVELS), tables: tuple[str, ...] = LEVEL_TABLES) -> list[str]:
+    """One row per level, table and search (`LEVEL_SPEC`, with `belief` also `BELIEF_SPECS`): the choice
+    decisions' median and p99 against the level's bound."""
     rows = []
-    for level in LEVELS:
-        for table in tables:
-            spec = LEVEL_SPEC.format(level=level)
-            found = measure(f"{spec}@{table}", decisions, seed, warmup)
-            chosen = np.asarray(found.choice_ms) if found.choice_ms else np.zeros(1)
-            p99, bound = float(np.percentile(chosen, 99)), LEVEL_BOUNDS_MS[level]
-            worlds = "-" if found.worlds is None else f"{found.worlds:.0f}"
-            pace = "-" if found.worlds_per_cpu_second is None else f"{found.worlds_per_cpu_second:,.0f}"
-            rows.append(f"| {level} | `{spec}` | {found.game} {found.players}p | {chosen.size} | "
-                        f"{float(np.median(chosen)):.1f} | {p99:.1f} | {worlds} | {pace} | "
-                        f"{'yes' if p99 <= bound else 'no'} ({bound:.0f}) |")
+    for level, table, template in itertools.product(levels, tables,
+                                                    (LEVEL_SPEC, *(BELIEF_SPECS if belief else ()))):
+        spec = template.format(level=level)
+        found = measure(f"{spec}@{table}", decisions, seed, warmup)
+        chosen = np.asarray(found.choice_ms) if found.choice_ms else np.zeros(1)
+        p99, bound = float(np.percentile(chosen, 99)), LEVEL_BOUNDS_MS[level]
+        worlds = "-" if found.worlds is None else f"{found.worlds:.0f}"
+        pace = "-" if found.worlds_per_cpu_second is None else f"{found.worlds_per_cpu_second:,.0f}"
+        rows.append(f"| {level} | `{spec}` | {found.game} {found.players}p | {chosen.size} | "
+                    f"{float(np.median(chosen)):.1f} | {p99:.1f} | {worlds} | {pace} | "
+                    f"{'yes' if p99 <= bound else 'no'} ({bound:.0f}) |")
     return rows
 
 
@@ -166,13 +181,18 @@ def main(argv: list[str] | None = None) -> None:
                         help="measure the search's levels (quick, strong) at each table of LEVEL_TABLES")
     parser.add_argument("--tables", nargs="+", metavar="GAME-Np", choices=LEVEL_TABLES, default=LEVEL_TABLES,
                         help=f"with --levels, only these tables (default: all of {' '.join(LEVEL_TABLES)})")
+    parser.add_argument("--belief", action="store_true",
+                        help="with --levels: the belief's searches too (BELIEF_SPECS)")
+    parser.add_argument("--level", choices=tuple(LEVELS), help="with --levels: this level only")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.levels:
         print("| level | agent | table | choice decisions | choice median ms | choice p99 ms | worlds | "
               "worlds per CPU s | p99 within (ms) |")
         print("|---|---|---|---|---|---|---|---|---|")
-        for row in level_rows(args.decisions, args.seed, args.warmup, tuple(args.tables)):
+        levels = (args.level,) if args.level else tuple(LEVELS)
+        for row in level_rows(args.decisions, args.seed, args.warmup, args.belief, levels,
+                              tuple(args.tables)):
             print(row, flush=True)
         return
     specs = args.agents or [*shipped_bots(), *SEARCHED]

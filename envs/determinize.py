@@ -136,9 +136,13 @@ class Determinization:
         """One `Worlds.hidden` row dealt by `holdings.deal_slots`: the other hands, the pile, the rest."""
         hands, pile = deal_slots(self.unseen, self.sizes, self.seat, self.pile, self.slots, rng)
         dealt = [card for s, hand in enumerate(hands) if s != self.seat for card in hand] + list(pile)
-        rest = list(self.unseen)
-        for card in dealt:
-            rest.remove(card)
+        left = np.bincount(np.asarray(dealt, dtype=np.int64), minlength=NUM_KINDS).tolist()
+        rest = []  # the unseen cards not dealt, in their order (each dealt card takes its kind's first)
+        for card in self.unseen.tolist():
+            if left[card]:
+                left[card] -= 1
+            else:
+                rest.append(card)
         return np.array(dealt + rest, dtype=np.int64)
 
     def world(self, worlds: Worlds, w: int, rng: np.random.Generator) -> Any:

@@ -264,6 +264,8 @@ def test_a_game_without_the_rollout_heuristic_is_refused_saying_which_it_has() -
     ("search:rollout:expert", "'rollout' is not a search option; accepted: level=quick|strong"),
     ("search:ms=fast:expert", "ms='fast' is not a whole number"),
     ("search:value=score:expert", "give value=win or value=points"),
+    ("search:weigh=average:belief=expert:expert",
+     "weigh='average': give one of weigh=resample, weigh=weights"),
     ("search:z=-1:expert", "z=-1.0: give a number from 0 to 10"),
     ("search:z=sure:expert", "z='sure' is not a number; accepted"),
     ("search:worlds=4:worlds=8:expert", "given twice"),
