@@ -288,27 +288,13 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
         raise ValueError(f"agent spec {excerpt(spec)}: {err}") from None
 
 
-def base_seed(seed: int | None) -> int | None:
-    """The base agent's seed, drawn apart from the search's own (None stays None)."""
-    return _drawn_apart(seed, 1)
+BASE, ENGINE, ROLLOUT, SEAT = range(1, 5)
+"""The streams `drawn_apart` draws the seeds of: the base agent, the rollout engine's slot generators,
+a rollout policy other than the base, and the model `set_seat_models` gave a seat."""
 
 
-def engine_seed(seed: int | None) -> int | None:
-    """The seed of the rollout engine's slot generators, drawn apart from the agent's and the base's."""
-    return _drawn_apart(seed, 2)
-
-
-def rollout_seed(seed: int | None) -> int | None:
-    """The seed of a rollout policy other than the base, drawn apart from the others."""
-    return _drawn_apart(seed, 3)
-
-
-def seat_model_seed(seed: int | None, seat: int) -> int | None:
-    """The seed of the model `set_seat_models` gave a seat (relative to the searcher), drawn apart too."""
-    return _drawn_apart(seed, 4, seat)
-
-
-def _drawn_apart(seed: int | None, *stream: int) -> int | None:
+def drawn_apart(seed: int | None, *stream: int) -> int | None:
+    """The seed of one `stream` of the agent's parts, drawn apart from the others (None stays None)."""
     if seed is None:
         return None
     return int(np.random.SeedSequence([int(seed), *stream]).generate_state(1, np.uint64)[0] >> 1)
@@ -360,11 +346,12 @@ class SearchAgent(Agent):
         self.options = options or SearchOptions()
         self.last_decision: Decision | None = None
         """the last decision's search (None after a decision with one legal move)"""
-        self.rollouts = Rollouts(self.game, base if rollout is None else rollout, engine_seed(seed))
+        self.rollouts = Rollouts(self.game, base if rollout is None else rollout, drawn_apart(seed, ENGINE))
         self._values = seat_values(self.options.value)
         o = self.options
         self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
-            self.game, base, o.belief, o.opponents == "recognise", o.ess, base_seed(seed), weights=o.weigh)
+            self.game, base, o.belief, o.opponents == "recognise", o.ess, drawn_apart(seed, BASE),
+            weights=o.weigh)
         """the belief and recognition of the table (`cardlab.agents.belief`); None: neither is asked for"""
         self.sees = frozenset(({"record"} if self.reading is not None else set()) |
                               ({"state"} if o.cheat else set()))
@@ -389,15 +376,15 @@ class SearchAgent(Agent):
         (each model once, by its first seat; the base and the rollout policy keep their own seeds) and
         the rollout engine, so that a seed replays a hand whatever was played before it (C2)."""
         super().seed(seed)
-        self.base.seed(base_seed(seed))
+        self.base.seed(drawn_apart(seed, BASE))
         if self.rollout is not None:
-            self.rollout.seed(rollout_seed(seed))
+            self.rollout.seed(drawn_apart(seed, ROLLOUT))
         seeded = {id(self.base), id(self.rollout)}
         for seat, model in sorted(self.seat_models.items()):
             if id(model) not in seeded:
                 seeded.add(id(model))
-                model.seed(seat_model_seed(seed, seat))
-        self.rollouts.reseed(engine_seed(seed))
+                model.seed(drawn_apart(seed, SEAT, seat))
+        self.rollouts.reseed(drawn_apart(seed, ENGINE))
 
     def reset(self) -> None:
         self.base.reset()
@@ -499,12 +486,12 @@ def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAg
     game = as_game(game)
     options, base_spec = parse_spec(spec)
     try:
-        base = make_agent(base_spec, game, seed=base_seed(seed))
+        base = make_agent(base_spec, game, seed=drawn_apart(seed, BASE))
     except ValueError as err:
         raise ValueError(f"agent spec {excerpt(spec)}: its base agent: {err}") from None
     try:
         policy = rollout_spec(options.rollout, game)
-        rollout = None if policy is None else make_agent(policy, game, seed=rollout_seed(seed))
+        rollout = None if policy is None else make_agent(policy, game, seed=drawn_apart(seed, ROLLOUT))
     except ValueError as err:
         raise ValueError(f"agent spec {excerpt(spec)}: its rollout policy: {err}") from None
     return SearchAgent(game, base, options, seed, rollout)
