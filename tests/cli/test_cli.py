@@ -424,7 +424,7 @@ def test_ship_bots_from_a_run_and_from_a_config(run_dir: pathlib.Path, tmp_path:
     missing = ["ship-bots", f"x={tmp_path / 'no'}"]
     assert "no such file or folder (give a YAML config, a finished run folder" in fail(missing, capsys)
     refused = fail(["ship-bots", f"x={tmp_path / 'bots'}/tiny-run.safetensors"], capsys)
-    assert ("expected a YAML config (a training config, or a teach_*.yaml teach config), a finished run folder "
-            "or a bot's .json") in refused
+    assert ("expected a YAML config (a training config, or a teach_*.yaml teach config), a finished run "
+            "folder or a bot's .json") in refused
     assert "--remeasure: no bot in" in fail(["ship-bots", "--remeasure", "--out", str(tmp_path)], capsys)
     assert "bot name 'a b'" in fail(["ship-bots", f"a b={run_dir}"], capsys)
