@@ -40,6 +40,7 @@ from cardlab.agents.heuristics.playout import (
     PlayOut,
     ToEnd,
     checked_slots,
+    live_rows,
     player_kind,
     scratch,
     split_forced,
@@ -149,11 +150,7 @@ def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seat
     `kind` kernel as in `play_rounds` (no seat held: every live slot moves each round); `gained[b]` adds
     seat `seat`'s rewards. Only the movers with a choice are observed and asked (`playout.split_forced`)."""
     while True:
-        count = 0
-        for b in range(info.shape[0]):
-            if info[b, HAND_OVER] == 0:
-                rows[count] = b
-                count += 1
+        count = live_rows(info, HAND_OVER, rows)
         if count == 0:
             return
         movers = rows[:count]

@@ -70,6 +70,17 @@ def checked_slots(engine: Any, slots: Any, seat: Any, gained: Any) -> int:
 
 
 @njit(cache=True)
+def live_rows(info: np.ndarray, over: int, rows: np.ndarray) -> int:
+    """The slots whose hand is still in play (`info[b, over]` 0), in slot order, into `rows`; their count."""
+    count = 0
+    for b in range(info.shape[0]):
+        if info[b, over] == 0:
+            rows[count] = b
+            count += 1
+    return count
+
+
+@njit(cache=True)
 def split_forced(movers: np.ndarray, masks: np.ndarray, actions: np.ndarray, choosers: np.ndarray) -> int:
     """The movers with one legal move get it in `actions` (by slot); the others' mask rows are packed to
     the front of `masks` and their slots into `choosers`; returns how many choose.

@@ -32,6 +32,7 @@ from cardlab.agents.heuristics.playout import (
     RANDOM,
     ToEnd,
     checked_slots,
+    live_rows,
     player_kind,
     scratch,
     split_forced,
@@ -105,11 +106,7 @@ def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seat
     by mover, `actions` and `known` (the movers' masks, which the step reads back) by slot.
     """
     while True:
-        count = 0
-        for b in range(info.shape[0]):
-            if info[b, OVER] == 0:
-                rows[count] = b
-                count += 1
+        count = live_rows(info, OVER, rows)
         if count == 0:
             return
         movers = rows[:count]
