@@ -52,8 +52,6 @@ from cardlab.envs.spec import Game
 
 EPS = 0.3
 """a softened heuristic's share of probability spread over the legal moves"""
-ESS_SHARE = 0.1
-"""below this share of the worlds as effective sample size, a belief falls back to uniform worlds"""
 
 
 class Model(NamedTuple):

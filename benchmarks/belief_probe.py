@@ -41,7 +41,7 @@ from cardlab.agents.base import make_agent
 from cardlab.agents.reading import Reading
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
-from cardlab.envs.replay import unreplayable
+from cardlab.evaluation.episodes import seat_zero_choices
 
 
 def placed(known: Any, worlds: Any, true_hands: list[np.ndarray]) -> np.ndarray:
@@ -60,8 +60,7 @@ def placed(known: Any, worlds: Any, true_hands: list[np.ndarray]) -> np.ndarray:
 
 def probe_belief(args: argparse.Namespace) -> None:
     env = make_env(args.game, num_players=args.players)
-    raw = env.unwrapped
-    game = raw.game
+    game = env.unwrapped.game
     agents = [make_agent(args.player, game, seed=s) for s in range(args.players)]
     model = B.Model(args.model, make_agent(args.model, game, seed=99), args.eps)
     engine = game.spec.batched_engine()(game.rules, args.worlds, seed=0)  # kept, as a search keeps its own
@@ -70,37 +69,26 @@ def probe_belief(args: argparse.Namespace) -> None:
     skipped: collections.Counter[str] = collections.Counter()
     took = []
     for hand in range(args.hands):
-        env.reset(seed=10_000 + hand)
-        for name in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
+        for choice in seat_zero_choices(env, agents, seed=10_000 + hand):
+            if choice.unreplayable is not None:
+                skipped[choice.unreplayable] += 1
                 continue
-            seat = raw.agent_seat[name]
-            if seat == 0 and np.count_nonzero(obs["action_mask"]) > 1:
-                record = raw.public_record(name)
-                reason = unreplayable(record)
-                if reason is not None:
-                    skipped[reason] += 1
-                else:
-                    known = game.determinization(obs, 0, record)
-                    worlds = known.deal(rng, args.worlds)
-                    start = time.perf_counter()
-                    replayed = B.play_back(game, known, worlds, record, [model], rng, engine,
-                                           not args.stepped)
-                    weighed = B.weigh(worlds, replayed, [0] * args.players, args.ess, rng)
-                    took.append(time.perf_counter() - start)
-                    state = raw.game_state
-                    true = [state.hands[(0 + s) % args.players] for s in range(args.players)]
-                    share = placed(known, worlds, true)
-                    rows["uniform"].append(float(share.mean()))
-                    rows["weighted"].append(float(share @ weighed.weights) if replayed.ok.any() else
-                                            float(share.mean()))
-                    rows["searched"].append(float(placed(known, weighed.worlds, true).mean()))
-                    rows["ess"].append(weighed.ess / args.worlds)
-                    rows["fallback"].append(float(weighed.uniform))
-                    rows["ok"].append(float(replayed.ok.mean()))
-            env.step(agents[seat].act(obs))
+            known = choice.determinization()
+            worlds = known.deal(rng, args.worlds)
+            start = time.perf_counter()
+            replayed = B.play_back(game, known, worlds, choice.record, [model], rng, engine, not args.stepped)
+            weighed = B.weigh(worlds, replayed, [0] * args.players, args.ess, rng)
+            took.append(time.perf_counter() - start)
+            state = choice.raw.game_state
+            true = [state.hands[(0 + s) % args.players] for s in range(args.players)]
+            share = placed(known, worlds, true)
+            rows["uniform"].append(float(share.mean()))
+            rows["weighted"].append(float(share @ weighed.weights) if replayed.ok.any() else
+                                    float(share.mean()))
+            rows["searched"].append(float(placed(known, weighed.worlds, true).mean()))
+            rows["ess"].append(weighed.ess / args.worlds)
+            rows["fallback"].append(float(weighed.uniform))
+            rows["ok"].append(float(replayed.ok.mean()))
     n = len(rows["uniform"])
     print(f"{args.game} {args.players}p, {args.hands} hands of {args.player}, model {args.model} "
           f"eps {args.eps}, "
@@ -122,8 +110,7 @@ def probe_belief(args: argparse.Namespace) -> None:
 
 def probe_recognition(args: argparse.Namespace) -> None:
     env = make_env(args.game, num_players=args.players)
-    raw = env.unwrapped
-    game = raw.game
+    game = env.unwrapped.game
     names = args.recognise.split(",")
     base = make_agent("expert", game, seed=0)
     rng = np.random.default_rng(args.seed)
@@ -134,20 +121,10 @@ def probe_recognition(args: argparse.Namespace) -> None:
         reading = Reading(game, base, "uniform", True, args.ess, seed=hand)
         reading.recognizer.new_match()
         best: dict[int, str] = {}
-        env.reset(seed=20_000 + hand)
-        for name in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = raw.agent_seat[name]
-            if seat == 0 and np.count_nonzero(obs["action_mask"]) > 1:
-                record = raw.public_record(name)
-                if unreplayable(record) is None:
-                    known = game.determinization(obs, 0, record)
-                    reading.read(known, args.worlds, record, rng)
-                    best = reading.recognizer.best()
-            env.step(agents[seat].act(obs))
+        for choice in seat_zero_choices(env, agents, seed=20_000 + hand):
+            if choice.unreplayable is None:
+                reading.read(choice.determinization(), args.worlds, choice.record, rng)
+                best = reading.recognizer.best()
         for s, c in enumerate(cast, start=1):
             if s in best:
                 named_as[c]["expert" if best[s] == "base" else best[s]] += 1

@@ -1,14 +1,17 @@
 """Episodes of a seated table: who plays which seat, seeds, and one episode played out.
 
 Shared by `evaluate`, tournaments, terminal play, the web app and Ray workers,
-so that every one of them seats, seeds and plays a table the same way.
+so that every one of them seats, seeds and plays a table the same way; and
+seat 0's choices in a played hand, where the belief's probes and tests
+measure it (`seat_zero_choices`).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +21,9 @@ from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.determinize import Determinization
+from cardlab.envs.record import Record
+from cardlab.envs.replay import unreplayable
 from cardlab.envs.spec import Game
 
 HAND, MATCH, AGENT = 0, 1, 2  # first key of derived seeds, so the streams never overlap
@@ -126,6 +132,50 @@ def run_episode(
         if on_step is not None and on_step(seat, action):
             return dict(env.infos[name])
     return final
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """A decision of seat 0 with more than one legal move, met before its move (`seat_zero_choices`)."""
+
+    raw: CardGameEnv
+    """the unwrapped env as it stands at the decision (its `game_state` holds the true hands)"""
+    name: str
+    """the agent name of seat 0"""
+    obs: dict[str, np.ndarray]
+    record: Record
+    """the hand's public record as seat 0 sees it"""
+    unreplayable: str | None
+    """why the record cannot be played back from the deal (`cardlab.envs.replay.unreplayable`), or None"""
+
+    def determinization(self) -> Determinization:
+        """What seat 0's observation and record fix of the state (`Game.determinization`)."""
+        return self.raw.game.determinization(self.obs, 0, self.record)
+
+
+def seat_zero_choices(env: Any, agents: Sequence[Agent], seed: int) -> Iterator[Choice]:
+    """Play one hand of `env` from `seed` (seat s by ``agents[s]``) and yield seat 0's choices as met.
+
+    Why: a belief (`cardlab.agents.belief`) is measured where a search uses
+    it, at its seat's real choices with the record seen there. Each is yielded
+    before its move, which ``agents[0]`` then makes as at every other
+    decision; unreplayable records are yielded too, with the reason, so a
+    caller can count what it skips. Agents are shown the table (`show_table`),
+    not reset (their generators run on across hands).
+    """
+    raw = env.unwrapped
+    env.reset(seed=seed)
+    for name in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        seat = raw.agent_seat[name]
+        if seat == 0 and np.count_nonzero(obs["action_mask"]) > 1:
+            record = raw.public_record(name)
+            yield Choice(raw, name, obs, record, unreplayable(record))
+        show_table(agents[seat], env, name)
+        env.step(agents[seat].act(obs))
 
 
 def shown(env: Any, name: str, sees: frozenset[str]) -> dict[str, Any]:

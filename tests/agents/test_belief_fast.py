@@ -15,30 +15,18 @@ from cardlab.agents.base import make_agent, show_table
 from cardlab.agents.reading import MIN_BLOCK, Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.search import SearchAgent, SearchOptions, parse_spec
 from cardlab.envs import make_env
-from cardlab.envs.replay import unreplayable
+from cardlab.evaluation.episodes import seat_zero_choices
 
 
 def recorded(players: int, hands: int, seed: int) -> list[tuple[Any, Any, Any]]:
     """(game, determinization, record) at seat 0's decisions with a choice in hands of experts, where the
     record replays (no pile turned over, A10/B10)."""
     env = make_env("huit", num_players=players)
-    raw, game = env.unwrapped, env.unwrapped.game
+    game = env.unwrapped.game
     agents = [make_agent("expert", game, seed=s) for s in range(players)]
-    found = []
-    for hand in range(hands):
-        env.reset(seed=seed + hand)
-        for name in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = raw.agent_seat[name]
-            if seat == 0 and np.count_nonzero(obs["action_mask"]) > 1:
-                record = raw.public_record(name)
-                if unreplayable(record) is None:
-                    found.append((game, game.determinization(obs, 0, record), record))
-            env.step(agents[seat].act(obs))
-    return found
+    return [(game, choice.determinization(), choice.record)
+            for hand in range(hands) for choice in seat_zero_choices(env, agents, seed + hand)
+            if choice.unreplayable is None]
 
 
 @pytest.mark.parametrize("players", [2, 4])
