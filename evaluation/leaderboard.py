@@ -3,8 +3,8 @@
 Each row is one result file, as `cardlab bench AGENT --suite NAME --json F`
 writes it; `docs/update_tables.py` writes the page's tables from the folder
 of those files, so the page shows the files and nothing else. Per suite, the
-shipped agents (random, each heuristic, each shipped bot of the table, and a
-search over that bot) are always listed, those without a file as "not run".
+shipped agents (random, each heuristic, each shipped bot of the table, and the
+search `SEARCH`) are always listed, those without a file as "not run".
 Exploitability rows are `cardlab exploit --json` files in the folder's
 ``exploit/`` subfolder, of either responder (PPO, or the search that knows
 the agent's policy).
@@ -30,13 +30,15 @@ EXPLOIT_FIELDS = ("game", "num_players", "agent", "hands", "fair_share", "exploi
                   "exploiter_ci_low", "exploiter_ci_high")
 RESPONDER_FIELDS = {"ppo": ("warm_start", "steps", "seconds"), "search": ("base", "worlds", "seconds")}
 """each responder's own fields (`cardlab exploit --responder`; a file without ``responder`` is PPO's)"""
+SEARCH = "search:worlds=128:ms=0:expert"
+"""the search every table lists: the quick level's worlds (about what fits in its 60 ms at four seats) over
+the expert, without its clock, so that a rerun on any machine plays the same moves"""
 
 
 def shipped_agents(suite: Suite) -> list[str]:
-    """The agents every suite's table lists: random, the heuristics, the table's shipped bots, a search."""
+    """The agents every suite's table lists: random, the heuristics, the table's shipped bots, `SEARCH`."""
     game = make_game(suite.game, suite.rules)
-    bots = list(shipped_bots(game))
-    return ["random", *game.spec.heuristics, *bots, *(f"search:{bot}" for bot in bots[:1])]
+    return ["random", *game.spec.heuristics, *shipped_bots(game), SEARCH]
 
 
 def _read(path: pathlib.Path, fields: Sequence[str]) -> dict[str, Any]:
