@@ -278,9 +278,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.show is not None:
         try:
-            print(format_table(json.loads(args.show.read_text(encoding="utf-8"))))
+            table = format_table(json.loads(args.show.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as err:
             parser.error(f"--show {args.show}: not a JSON this benchmark wrote ({type(err).__name__}: {err})")
+        print(table)
         return
     if not args.configs:
         parser.error("give --configs SPEC... (agent specs, one per row), or --show JSON")
