@@ -31,8 +31,8 @@ EXPLOIT_FIELDS = ("game", "num_players", "agent", "hands", "fair_share", "exploi
 RESPONDER_FIELDS = {"ppo": ("warm_start", "steps", "seconds"), "search": ("base", "worlds", "seconds")}
 """each responder's own fields (`cardlab exploit --responder`; a file without ``responder`` is PPO's)"""
 SEARCH = "search:worlds=128:ms=0:expert"
-"""the search every table lists: the quick level's worlds (about what fits in its 60 ms at four seats) over
-the expert, without its clock, so that a rerun on any machine plays the same moves"""
+"""the search every table lists: the quick search over the expert without its clock, so that a rerun on any
+machine plays the same moves, and with fewer worlds than its 60 ms fit, so that a suite of it is affordable"""
 
 
 def shipped_agents(suite: Suite) -> list[str]:
