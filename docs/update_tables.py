@@ -17,7 +17,7 @@ names:
   --json docs/speed_table.json`` (`benchmarks/speed_rows.py`: the machine, how
   busy it was, each measure with its target);
 - ``search options``: the options of ``search:BASE``
-  (`cardlab.agents.search.options_markdown`).
+  (`cardlab.agents.search_options.options_markdown`).
 
 tests/test_docs.py fails when a page and the code disagree; run
 ``python docs/update_tables.py`` to mend it (after `cardlab ship-bots`, too).
@@ -32,7 +32,7 @@ import re
 import sys
 from collections.abc import Callable
 
-from cardlab.agents.search import options_markdown
+from cardlab.agents.search_options import options_markdown
 from cardlab.envs import make_game
 from cardlab.evaluation.leaderboard import bench_markdown, exploit_markdown, suites_markdown
 from cardlab.training.ship import bots_table

@@ -263,7 +263,7 @@ def test_a_game_without_the_rollout_heuristic_is_refused_saying_which_it_has() -
                                      "rollout=greedy, rollout=expert, rollout=bot"),
     ("search:rollout:expert", "'rollout' is not a search option; accepted: level=quick|strong"),
     ("search:ms=fast:expert", "ms='fast' is not a whole number"),
-    ("search:value=score:expert", "give value=win or value=points"),
+    ("search:value=score:expert", "value='score': give one of value=win, value=points"),
     ("search:weigh=average:belief=expert:expert",
      "weigh='average': give one of weigh=resample, weigh=weights"),
     ("search:z=-1:expert", "z=-1.0: give a number from 0 to 10"),

@@ -1,0 +1,226 @@
+"""The options of ``search:BASE``, each declared once: its parsing, checks, error text and docs table.
+
+Why one declaration: an option written in several places (the module doc,
+the accepted list of the error text, the docs table, the checks) drifts; here
+each is one field of `SearchOptions` made by `option` (its default, meaning,
+accepted words or bounds), and `parse_spec`, `SearchOptions.__post_init__`,
+`ACCEPTED` and `options_markdown` read the declarations (`DECLARED`).
+
+To add an option: one field of `SearchOptions` with `option(...)`, then read
+it in `cardlab.agents.search` (and `python docs/update_tables.py` for the docs
+table). To add a value of a word option: add it to its tuple (`BELIEFS`,
+`ROLLOUTS`, ...) and say what it means in the option's doc.
+
+Numbers are written in the ASCII digits 0-9 (``worlds=64``, ``z=0.5``): no
+exponent, sign other than ``-``, underscore or other script's digits (Python's
+`int` would take a full-width 64), so a spec reads the same to a person as to the
+parser; every number is bounded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from cardlab.agents.reading import REPLAY_SHARE, WEIGHS
+from cardlab.envs.checked_json import excerpt
+
+PREFIX = "search:"
+VALUES = ("win", "points")
+ROLLOUTS = ("base", "random", "greedy", "expert", "bot")
+"""the rollout policies a spec may name (``greedy`` and ``expert`` where the game has them)"""
+BELIEFS = ("uniform", "expert", "greedy", "random", "bot", "base")
+"""the beliefs a spec may name (`cardlab.agents.belief`)"""
+OPPONENTS = ("base", "recognise")
+MOST_WORLDS = 16384
+"""the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""
+MOST_MS = 600_000
+"""the longest time cap a spec may ask for, in ms (ten minutes a decision)"""
+MOST_Z = 10.0
+"""the largest margin `z` a spec may ask for"""
+LEVELS: dict[str, tuple[int, int]] = {"quick": (2048, 60), "strong": (MOST_WORLDS, 700)}
+"""level -> (worlds, ms): ``quick`` the web app's default search, ``strong`` about ten times its time"""
+LEVEL_BOUNDS_MS = {"quick": 100.0, "strong": 1000.0}
+"""level -> the decision time its budget keeps within at the 99th percentile on one core (what
+``benchmarks/decision_latency.py --levels`` checks)"""
+
+_WHOLE = re.compile(r"-?[0-9]{1,15}")
+_NUMBER = re.compile(r"-?(?:[0-9]{1,15}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})")
+"""the numbers a spec may write: ASCII digits only (``[0-9]`` is not ``\\d``, which takes every script's)"""
+
+
+class Declared(NamedTuple):
+    """One search option as declared by `option`: what parsing, the checks and the docs read."""
+
+    name: str
+    default: Any
+    doc: str
+    choices: tuple[str, ...]
+    """the words accepted (a word option), else ()"""
+    low: float
+    high: float
+    whole: bool
+    """a number option: whole numbers only (else any number from `low` to `high`)"""
+    shown: str
+    """the default as the docs show it"""
+
+    def accepted(self) -> str:
+        """What the option accepts, as the error text and the docs say it."""
+        if self.choices:
+            return f"one of {', '.join(f'{self.name}={word}' for word in self.choices)}"
+        if self.whole:
+            return f"a whole number {self.low:g} to {self.high:g}"
+        return f"a number from {self.low:g} to {self.high:g}"
+
+    def brief(self) -> str:
+        """The option in `ACCEPTED`'s one-line list."""
+        if self.choices:
+            return f"{self.name}={'|'.join(self.choices)}"
+        return f"{self.name}={self.low:g}..{self.high:g}"
+
+    def parse(self, text: str) -> Any:
+        """The value of ``name=text`` (a word as given, checked later; a number parsed), or a `ValueError`."""
+        if self.choices:
+            return text
+        kind = "whole number" if self.whole else "number"
+        if not (_WHOLE if self.whole else _NUMBER).fullmatch(text):
+            raise ValueError(f"search option {self.name}={excerpt(text)} is not a {kind}; accepted: "
+                             f"{self.accepted()}, in the digits 0-9")
+        return int(text) if self.whole else float(text)
+
+    def check(self, value: Any) -> None:
+        """A `ValueError` unless `value` is one the option accepts."""
+        if self.choices:
+            ok = isinstance(value, str) and value in self.choices
+        elif self.whole:
+            ok = isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high
+        else:
+            ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+                  and self.low <= value <= self.high)
+        if not ok:
+            raise ValueError(f"search option {self.name}={excerpt(value)}: give {self.accepted()}")
+
+
+def option(default: Any, doc: str, *, choices: tuple[str, ...] = (), low: float = 0, high: float = 0,
+           whole: bool = True, shown: str = "") -> Any:
+    """A field of `SearchOptions`: its default, meaning and accepted values (`choices`, the words; else a
+    number from `low` to `high`, whole unless `whole` is false), written once; `shown` is the default as
+    the docs show it (default: the value itself)."""
+    if not choices and not low <= high:
+        raise ValueError(f"option bounds {low}..{high} are empty")
+    if not shown:
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+    meta = {"declared": (default, doc, tuple(choices), float(low), float(high), whole, shown)}
+    return dataclasses.field(default=default, metadata=meta)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchOptions:
+    """The budget, the rollouts and the value of a search (`cardlab.agents.search`); `worlds` and `ms`
+    left None take the `level`'s. Each field is one option, declared once (module doc)."""
+
+    level: str = option(
+        "quick", "the budget: " + ", ".join(
+            f"`{name}`: {w} worlds, {ms} ms (p99 within {LEVEL_BOUNDS_MS[name]:g} ms on one core)"
+            for name, (w, ms) in LEVELS.items()) + "; `worlds` or `ms` given beside it win",
+        choices=tuple(LEVELS))
+    worlds: int | None = option(
+        None, "worlds sampled per decision (0: play as BASE)", low=0, high=MOST_WORLDS, shown="the level's")
+    ms: int | None = option(
+        None, "wall-clock cap per decision in milliseconds, 0 for none, counted from the decision's start "
+        "(BASE's move, a belief's replay and the rollouts all within it); a world the cap finds still in "
+        "play is dropped, and with no world finished BASE's choice is played", low=0, high=MOST_MS,
+        shown="the level's")
+    rollout: str = option(
+        "base", "the policy of the rollouts' moves in every seat (`bot`: the table's shipped bot; `greedy` "
+        "and `expert` where the game has them)", choices=ROLLOUTS)
+    value: str = option(
+        "win", "`win`: the seat's hand win reward (+1 for a win, the loss shared out, 0 when C1 cuts the "
+        "hand); `points`: minus the seat's score change / 100 (for match play)", choices=VALUES)
+    z: float = option(
+        1.0, "standard errors of the paired differences over the worlds by which a move must beat BASE's "
+        "choice to be played instead (0: the best mean, ties to BASE)", low=0, high=MOST_Z, whole=False)
+    belief: str = option(
+        "uniform", "how the worlds are weighed: uniformly, or by how likely that model of the other seats "
+        "(`bot`: the table's shipped bot, `base`: BASE) was to make their recorded moves from each world's "
+        "hands", choices=BELIEFS)
+    weigh: str = option(
+        "resample", "how a belief's weights are used: `resample`, four times the worlds dealt and weighed "
+        f"(under a cap, as many as fit in {REPLAY_SHARE:g} of it) and the worlds searched drawn from them by "
+        "weight; `weights`, the worlds dealt once and each candidate's value its weighted mean over them "
+        "(importance sampling; `z` in weighted standard errors)", choices=WEIGHS)
+    opponents: str = option(
+        "base", "who plays the other seats in the rollouts: the rollout policy, or each seat's likeliest "
+        "model (random, the heuristics, the table's bot, BASE) by its moves this hand and match",
+        choices=OPPONENTS)
+    ess: float = option(
+        0.01, "the share of the worlds under which the belief's effective sample size makes it fall back to "
+        "uniform worlds", low=0, high=1, whole=False)
+    cheat: int = option(
+        0, "1: every world holds the other seats' true hands (the face-down pile still dealt at random from "
+        "its true cards): the measured upper bound of any inference of the hidden cards, for benchmarks "
+        "only (it plays only where the play loop shows it the true state, as evaluation does)", low=0,
+        high=1)
+
+    def __post_init__(self) -> None:
+        DECLARED["level"].check(self.level)
+        worlds, ms = LEVELS[self.level]
+        object.__setattr__(self, "worlds", worlds if self.worlds is None else self.worlds)
+        object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
+        for declared in DECLARED.values():
+            declared.check(getattr(self, declared.name))
+
+    def budget(self) -> tuple[int, int]:
+        """(worlds, ms): the level's where not given (`__post_init__` filled them)."""
+        assert self.worlds is not None and self.ms is not None
+        return self.worlds, self.ms
+
+
+DECLARED: Mapping[str, Declared] = {
+    field.name: Declared(field.name, *field.metadata["declared"])
+    for field in dataclasses.fields(SearchOptions)
+}
+"""name -> declaration of every search option, in `SearchOptions`' order"""
+ACCEPTED = ", ".join(declared.brief() for declared in DECLARED.values())
+"""the options in one line, as an error text lists them"""
+
+
+def options_markdown() -> str:
+    """The options table of the docs (docs/update_tables.py writes it into docs/training.md)."""
+    lines = ["| option | default | accepted | meaning |", "|---|---|---|---|"]
+    for d in DECLARED.values():
+        accepted = ", ".join(f"`{word}`" for word in d.choices) or f"{d.low:g}..{d.high:g}"
+        lines.append(f"| `{d.name}` | {d.shown} | {accepted} | {d.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_spec(spec: str) -> tuple[SearchOptions, str]:
+    """(options, base spec) of ``search:[key=value:...]BASE``; a `ValueError` names what is wrong."""
+    if not spec.startswith(PREFIX) and spec != PREFIX[:-1]:
+        raise ValueError(f"a search spec starts with 'search:', got {excerpt(spec)}")
+    parts = spec[len(PREFIX):].split(":") if spec != PREFIX[:-1] else []
+    values: dict[str, Any] = {}
+    while parts and ("=" in parts[0] or parts[0].strip() in DECLARED):
+        key, sep, text = (p.strip() for p in parts.pop(0).partition("="))
+        if key not in DECLARED or not sep:
+            raise ValueError(f"agent spec {excerpt(spec)}: {excerpt(key + sep + text)} is not a search "
+                             f"option; accepted: {ACCEPTED}, then the base agent, e.g. "
+                             "search:worlds=64:bot:huit-2p")
+        if key in values:
+            raise ValueError(f"agent spec {excerpt(spec)}: search option {key} is given twice")
+        try:
+            values[key] = DECLARED[key].parse(text)
+        except ValueError as err:
+            raise ValueError(f"agent spec {excerpt(spec)}: {err}") from None
+    base = ":".join(parts).strip()
+    if not base:
+        raise ValueError(f"agent spec {excerpt(spec)} names no base agent: give one after the options, e.g. "
+                         "search:bot:huit-2p or search:worlds=64:expert")
+    if base.startswith(PREFIX) or base == PREFIX[:-1]:
+        raise ValueError(f"agent spec {excerpt(spec)}: the base of a search cannot be another search")
+    try:
+        return SearchOptions(**values), base
+    except ValueError as err:
+        raise ValueError(f"agent spec {excerpt(spec)}: {err}") from None

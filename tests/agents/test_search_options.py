@@ -1,0 +1,84 @@
+"""The search's options, each declared once (`cardlab.agents.search_options`): the parser, the checks, the
+error text and the docs table all come from the declarations, and every number is bounded and written in the
+digits 0-9."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from cardlab.agents.search_options import (
+    ACCEPTED,
+    DECLARED,
+    MOST_MS,
+    MOST_WORLDS,
+    SearchOptions,
+    options_markdown,
+    parse_spec,
+)
+
+
+def test_every_field_is_declared_and_reaches_the_accepted_list_and_the_docs_table() -> None:
+    names = [field.name for field in dataclasses.fields(SearchOptions)]
+    assert list(DECLARED) == names
+    table = options_markdown().splitlines()
+    assert len(table) == 2 + len(names)
+    for name, row in zip(names, table[2:], strict=True):
+        declared = DECLARED[name]
+        assert row.startswith(f"| `{name}` | {declared.shown} | ") and declared.doc in row
+        assert f"{name}=" in ACCEPTED
+        for word in declared.choices:
+            assert f"`{word}`" in row
+
+
+@pytest.mark.parametrize("name", list(DECLARED))
+def test_each_option_parses_its_declared_values_and_refuses_others(name: str) -> None:
+    declared = DECLARED[name]
+    if declared.choices:
+        for word in declared.choices:
+            assert getattr(parse_spec(f"search:{name}={word}:expert")[0], name) == word
+        bad = "nonesuch"
+    else:
+        top = int(declared.high) if declared.whole else declared.high
+        assert getattr(parse_spec(f"search:{name}={top}:expert")[0], name) == top
+        bad = str(int(declared.high) + 1)
+    with pytest.raises(ValueError, match=re.escape(f"{name}=") + ".*give " + re.escape(declared.accepted())):
+        parse_spec(f"search:{name}={bad}:expert")
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("search:ms=1e29:expert", "ms='1e29' is not a whole number; accepted: a whole number 0 to 600000, in the "
+                              "digits 0-9"),
+    ("search:ms=100000000000000000000000000000:expert", "ms='100000000000000000000000000000' is not a whole "
+                                                        "number"),
+    (f"search:ms={MOST_MS + 1}:expert", f"ms={MOST_MS + 1}: give a whole number 0 to {MOST_MS}"),
+    ("search:worlds=\uff16\uff14:expert", "worlds='\uff16\uff14' is not a whole number"),
+    ("search:worlds=\u0664:expert", "is not a whole number"),  # an Arabic-Indic 4: int() would take it
+    ("search:worlds=1_000:expert", "worlds='1_000' is not a whole number"),
+    ("search:worlds=+8:expert", "is not a whole number"),
+    ("search:z=nan:expert", "z='nan' is not a number; accepted: a number from 0 to 10"),
+    ("search:z=inf:expert", "z='inf' is not a number"),
+    ("search:z=\uff10.5:expert", "is not a number"),
+    ("search:ess=1e-3:expert", "ess='1e-3' is not a number"),
+    (f"search:worlds={MOST_WORLDS}.0:expert", "is not a whole number"),
+])
+def test_numbers_are_bounded_ascii_and_refused_in_one_line(spec: str, says: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(says)) as caught:
+        parse_spec(spec)
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 300
+
+
+def test_numbers_in_ascii_digits_parse() -> None:
+    options = parse_spec("search:worlds=64:ms=0:z=.5:ess=0.25:expert")[0]
+    assert (options.worlds, options.ms, options.z, options.ess) == (64, 0, 0.5, 0.25)
+
+
+@pytest.mark.parametrize("values", [{"ms": 10**29}, {"ms": 1e3}, {"worlds": True}, {"z": float("nan")},
+                                    {"z": float("inf")}, {"belief": 3}, {"ess": -0.1}])
+def test_options_given_in_code_are_checked_as_parsed_ones_are(values: dict[str, object]) -> None:
+    (name,) = values
+    accepted = re.escape(DECLARED[name].accepted())
+    with pytest.raises(ValueError, match=f"search option {name}=.*: give {accepted}"):
+        SearchOptions(**values)
