@@ -34,6 +34,7 @@ commas of ``--agents`` still separate agents):
     search:value=points:bot:huit-2p-match   minus the seat's points, for match play
     search:cheat=1:worlds=64:ms=0:expert    the cheat: the other hands as they are (upper bounds only)
     search:belief=expert:weigh=weights:expert   worlds weighed by the expert's likelihood of the moves made
+    search:belief=learned:expert            worlds dealt by the table's shipped hand reader
 
 The options (`SearchOptions`) are each declared once, with their meaning,
 default and accepted values, in `cardlab.agents.search_options`, which
@@ -64,6 +65,7 @@ candidates, values and worlds.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -71,6 +73,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
+from cardlab.agents.reader import shipped_reader
 from cardlab.agents.reading import Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat_values
 from cardlab.agents.search_options import (
@@ -151,11 +154,16 @@ class SearchAgent(Agent):
         self.rollouts = Rollouts(self.game, base if rollout is None else rollout, drawn_apart(seed, ENGINE))
         self._values = seat_values(self.options.value)
         o = self.options
-        self.reading = None if o.belief == "uniform" and o.opponents == "base" else Reading(
-            self.game, base, o.belief, o.opponents == "recognise", o.ess, drawn_apart(seed, BASE),
+        self.reader = shipped_reader(self.game) if o.belief == "learned" else None
+        """with ``belief=learned``: the table's shipped hand reader, whose reading deals the worlds"""
+        weighed = "uniform" if o.belief == "learned" else o.belief
+        self.reading = None if weighed == "uniform" and o.opponents == "base" else Reading(
+            self.game, base, weighed, o.opponents == "recognise", o.ess, drawn_apart(seed, BASE),
             weights=o.weigh)
-        """the belief and recognition of the table (`cardlab.agents.belief`); None: neither is asked for"""
-        self.sees = frozenset(({"record"} if self.reading is not None else set()) |
+        """the likelihood belief and recognition of the table (`cardlab.agents.belief`); None: neither is
+        asked for"""
+        reads = self.reading is not None or self.reader is not None
+        self.sees = frozenset(({"record"} if reads else set()) |
                               ({"state"} if o.cheat else set()))
         self._record: Record | None = None
         self._state: Any = None
@@ -247,11 +255,14 @@ class SearchAgent(Agent):
             return np.zeros((legal.size, 0)), None
         deadline = started + ms / 1000 if ms else None
         record = self._record
-        if self.reading is not None and record is None:
+        if (self.reading is not None or self.reader is not None) and record is None:
             raise ValueError("a search with a belief or recognised opponents must be shown the hand's public "
                              "record before each decision (Agent.show, as the play loops do: sees='record'); "
                              "none was shown")
         known = self.game.determinization(observation, 0, record)
+        if self.reader is not None:
+            known = dataclasses.replace(known, leaning=self.reader.leaning(known, observation["observation"],
+                                                                           record))
         if self.options.cheat:
             known = self._revealed(known)
         worlds, prepare = self._deal(known, wanted, rng, deadline)

@@ -31,8 +31,8 @@ PREFIX = "search:"
 VALUES = ("win", "points")
 ROLLOUTS = ("base", "random", "greedy", "expert", "bot")
 """the rollout policies a spec may name (``greedy`` and ``expert`` where the game has them)"""
-BELIEFS = ("uniform", "expert", "greedy", "random", "bot", "base")
-"""the beliefs a spec may name (`cardlab.agents.belief`)"""
+BELIEFS = ("uniform", "learned", "expert", "greedy", "random", "bot", "base")
+"""the beliefs a spec may name (`cardlab.agents.reader` for ``learned``, else `cardlab.agents.belief`)"""
 OPPONENTS = ("base", "recognise")
 MOST_WORLDS = 16384
 """the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""
@@ -143,9 +143,10 @@ class SearchOptions:
         1.0, "standard errors of the paired differences over the worlds by which a move must beat BASE's "
         "choice to be played instead (0: the best mean, ties to BASE)", low=0, high=MOST_Z, whole=False)
     belief: str = option(
-        "uniform", "how the worlds are weighed: uniformly, or by how likely that model of the other seats "
-        "(`bot`: the table's shipped bot, `base`: BASE) was to make their recorded moves from each world's "
-        "hands", choices=BELIEFS)
+        "uniform", "how the worlds are dealt and weighed: uniformly; `learned`, dealt by where the table's "
+        "shipped hand reader reads each unseen card (`cardlab read-hands`), not weighed; or dealt uniformly "
+        "and weighed by how likely that model of the other seats (`bot`: the table's shipped bot, `base`: "
+        "BASE) was to make their recorded moves from each world's hands", choices=BELIEFS)
     weigh: str = option(
         "resample", "how a belief's weights are used: `resample`, four times the worlds dealt and weighed "
         f"(under a cap, as many as fit in {REPLAY_SHARE:g} of it) and the worlds searched drawn from them by "

@@ -1,6 +1,7 @@
 """How much better than uniform a belief places the hidden cards, and how often recognition names the player.
 
-Hands of a table are played by agents (experts by default); at each decision
+Hands of a table are played by agents (seat 0 `--player`, the other seats
+`--field`, any agent specs; experts by default); at each decision
 of seat 0 with a choice, W worlds are dealt uniformly from its observation
 and the record (`Game.determinization`), played back through the record
 (`cardlab.agents.belief.play_back`) and weighed by the model of the other
@@ -13,6 +14,13 @@ hands:
   (resampled, or uniform where the belief fell back);
 - the weighted minus the uniform share, and at how many decisions it is
   above 0;
+- for a hand reader (`--reader`: the table's shipped one by default,
+  `cardlab.agents.reader`), the same share for W worlds dealt from it
+  (`Determinization.leaning`) beside the uniform worlds of the same
+  decisions (``reader_uniform``: the reader's figures include decisions a
+  replay cannot follow, A10/B10), its log loss per unseen card and its
+  calibration (mean predicted against observed probability of a kind's
+  place, by tenth), and its time to read and deal;
 - the ESS as a share of W, how often the belief falls back (`--ess`), the
   share of the worlds that fit the record, and the replay's median time (in
   an engine kept across decisions, as a search keeps its own; compiled where
@@ -25,12 +33,18 @@ counted right when it is the seat's player (``base`` counts as ``expert``,
 the searcher's base here).
 
     python benchmarks/belief_probe.py --game huit --players 2 --hands 40 --worlds 256
+    python benchmarks/belief_probe.py --game huit --players 4 --field greedy --recognise '' --json F.json
+
+`--json F` writes the belief probe's figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
+import json
+import pathlib
 import time
 from typing import Any
 
@@ -38,10 +52,12 @@ import numpy as np
 
 from cardlab.agents import belief as B
 from cardlab.agents.base import make_agent
+from cardlab.agents.reader import HandReader, load_reader, shipped_reader, shipped_reader_path
 from cardlab.agents.reading import Reading
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.evaluation.episodes import seat_zero_choices
+from cardlab.training.reader_data import label
 
 
 def placed(known: Any, worlds: Any, true_hands: list[np.ndarray]) -> np.ndarray:
@@ -58,29 +74,71 @@ def placed(known: Any, worlds: Any, true_hands: list[np.ndarray]) -> np.ndarray:
     return right / max(total, 1)
 
 
-def probe_belief(args: argparse.Namespace) -> None:
+def field_agents(args: argparse.Namespace, game: Any) -> list[Any]:
+    """Seat 0 `--player`, the other seats `--field` in turn (any spec `make_agent` takes)."""
+    field = args.field or [args.player]
+    return [make_agent(args.player, game, seed=0)] + [
+        make_agent(field[(s - 1) % len(field)], game, seed=s) for s in range(1, args.players)]
+
+
+def reader_of(args: argparse.Namespace, game: Any) -> HandReader | None:
+    """The reader measured: `--reader PATH`, the table's shipped one (``shipped``), or none."""
+    if args.reader == "none":
+        return None
+    if args.reader == "shipped":
+        return shipped_reader(game) if shipped_reader_path(game).is_file() else None
+    return load_reader(args.reader, game)
+
+
+def reader_fit(reader: HandReader, known: Any, choice: Any,
+               leaning: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """(log loss summed over the unseen cards, cards, (kinds, P) labels) of the reader at one decision."""
+    labels = label(known, choice.raw.game_state, reader.kinds, reader.places).astype(np.float64)
+    logs = np.log(np.maximum(leaning[reader.kinds], 1e-12))
+    return float(-(labels * logs).sum()), float(labels.sum()), labels
+
+
+def probe_belief(args: argparse.Namespace) -> dict[str, Any]:
     env = make_env(args.game, num_players=args.players)
     game = env.unwrapped.game
-    agents = [make_agent(args.player, game, seed=s) for s in range(args.players)]
+    agents = field_agents(args, game)
+    reader = reader_of(args, game)
     model = B.Model(args.model, make_agent(args.model, game, seed=99), args.eps)
     engine = game.spec.batched_engine()(game.rules, args.worlds, seed=0)  # kept, as a search keeps its own
     rng = np.random.default_rng(args.seed)
     rows: dict[str, list[float]] = collections.defaultdict(list)
     skipped: collections.Counter[str] = collections.Counter()
-    took = []
+    took: list[float] = []
+    read_took: list[float] = []
+    loss = cards = 0.0
+    bins = np.zeros((10, 3))
     for hand in range(args.hands):
         for choice in seat_zero_choices(env, agents, seed=10_000 + hand):
+            state = choice.raw.game_state
+            true = [state.hands[(0 + s) % args.players] for s in range(args.players)]
+            known = choice.determinization()
+            worlds = known.deal(rng, args.worlds)
+            if reader is not None:
+                start = time.perf_counter()
+                leaning = reader.leaning(known, choice.obs["observation"], choice.record)
+                learned = dataclasses.replace(known, leaning=leaning).deal(rng, args.worlds)
+                read_took.append(time.perf_counter() - start)
+                rows["reader"].append(float(placed(known, learned, true).mean()))
+                rows["reader_uniform"].append(float(placed(known, worlds, true).mean()))
+                lost, count, labels = reader_fit(reader, known, choice, leaning)
+                loss, cards = loss + lost, cards + count
+                present = labels.sum(axis=1) > 0
+                probs = leaning[reader.kinds][present].ravel()
+                share = (labels[present] / labels[present].sum(axis=1, keepdims=True)).ravel()
+                index = np.minimum((probs * 10).astype(int), 9)
+                np.add.at(bins, index, np.stack([probs, share, np.ones_like(probs)], axis=1))
             if choice.unreplayable is not None:
                 skipped[choice.unreplayable] += 1
                 continue
-            known = choice.determinization()
-            worlds = known.deal(rng, args.worlds)
             start = time.perf_counter()
             replayed = B.play_back(game, known, worlds, choice.record, [model], rng, engine, not args.stepped)
             weighed = B.weigh(worlds, replayed, [0] * args.players, args.ess, rng)
             took.append(time.perf_counter() - start)
-            state = choice.raw.game_state
-            true = [state.hands[(0 + s) % args.players] for s in range(args.players)]
             share = placed(known, worlds, true)
             rows["uniform"].append(float(share.mean()))
             rows["weighted"].append(float(share @ weighed.weights) if replayed.ok.any() else
@@ -90,22 +148,36 @@ def probe_belief(args: argparse.Namespace) -> None:
             rows["fallback"].append(float(weighed.uniform))
             rows["ok"].append(float(replayed.ok.mean()))
     n = len(rows["uniform"])
-    print(f"{args.game} {args.players}p, {args.hands} hands of {args.player}, model {args.model} "
-          f"eps {args.eps}, "
-          f"{args.worlds} worlds, ESS fallback under {args.ess}: {n} decisions replayed, not replayed: "
-          f"{dict(skipped)}")
-    if not n:
-        return
-    for key in ("uniform", "weighted", "searched"):
+    field = args.field or [args.player]
+    print(f"{args.game} {args.players}p, {args.hands} hands, seat 0 {args.player}, field {' '.join(field)}; "
+          f"likelihood model {args.model} eps {args.eps}, {args.worlds} worlds, ESS fallback under "
+          f"{args.ess}: "
+          f"{n} decisions replayed, not replayed: {dict(skipped)}")
+    out: dict[str, Any] = {"game": args.game, "players": args.players, "hands": args.hands,
+                           "player": args.player, "field": field, "model": args.model, "worlds": args.worlds,
+                           "decisions": n, "not_replayed": dict(skipped)}
+    for key in ("uniform", "weighted", "searched", "reader", "reader_uniform"):
         values = np.array(rows[key])
-        se = values.std(ddof=1) / np.sqrt(n)
-        print(f"  placed right, {key:9s}: mean {values.mean():.4f} (se {se:.4f})")
-    gain = np.array(rows["weighted"]) - np.array(rows["uniform"])
-    print(f"  weighted - uniform: mean {gain.mean():+.4f} (se {gain.std(ddof=1) / np.sqrt(n):.4f}), "
-          f"better at {np.mean(gain > 0):.3f} of the decisions")
-    print(f"  ESS/W median {np.median(rows['ess']):.3f}, fell back at {np.mean(rows['fallback']):.3f}, "
-          f"worlds fitting the record {np.mean(rows['ok']):.3f}; replay median "
-          f"{np.median(took) * 1000:.1f} ms, p99 {np.percentile(took, 99) * 1000:.1f} ms")
+        if values.size > 1:
+            se = values.std(ddof=1) / np.sqrt(values.size)
+            out[f"placed_{key}"] = [float(values.mean()), float(se), int(values.size)]
+            print(f"  placed right, {key:14s}: mean {values.mean():.4f} (se {se:.4f}, {values.size} "
+                  "decisions)")
+    if n > 1:
+        gain = np.array(rows["weighted"]) - np.array(rows["uniform"])
+        print(f"  weighted - uniform: mean {gain.mean():+.4f} (se {gain.std(ddof=1) / np.sqrt(n):.4f}), "
+              f"better at {np.mean(gain > 0):.3f} of the decisions")
+        print(f"  ESS/W median {np.median(rows['ess']):.3f}, fell back at {np.mean(rows['fallback']):.3f}, "
+              f"worlds fitting the record {np.mean(rows['ok']):.3f}; replay median "
+              f"{np.median(took) * 1000:.1f} ms, p99 {np.percentile(took, 99) * 1000:.1f} ms")
+    if reader is not None and cards:
+        calibration = [[round(b[0] / b[2], 4), round(b[1] / b[2], 4), int(b[2])] for b in bins if b[2]]
+        out |= {"reader_log_loss": loss / cards, "reader_calibration": calibration,
+                "reader_ms_median": float(np.median(read_took) * 1000)}
+        print(f"  reader: log loss {loss / cards:.4f} per unseen card; read and dealt in "
+              f"{np.median(read_took) * 1000:.1f} ms (median); calibration (predicted, observed, count): "
+              f"{calibration}")
+    return out
 
 
 def probe_recognition(args: argparse.Namespace) -> None:
@@ -142,7 +214,16 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--hands", type=int, default=20)
     parser.add_argument("--worlds", type=int, default=256)
-    parser.add_argument("--player", default="expert", help="who plays every seat in the belief probe")
+    parser.add_argument("--player", default="expert",
+                        help="who plays seat 0 (and the others without --field)")
+    parser.add_argument("--field", nargs="+", metavar="SPEC",
+                        help="who plays the other seats, in turn (any agent spec, MODULE:FACTORY included)")
+    parser.add_argument("--reader", default="shipped",
+                        help="the hand reader measured: a reader's NAME.json, 'shipped' (the table's, if "
+                             "any) "
+                             "or 'none'")
+    parser.add_argument("--json", type=pathlib.Path, metavar="F",
+                        help="write the belief probe's figures here")
     parser.add_argument("--model", default="expert", help="the other seats' model of the belief")
     parser.add_argument("--eps", type=float, default=B.EPS)
     parser.add_argument("--ess", type=float, default=0.01)
@@ -152,7 +233,9 @@ def main() -> None:
     parser.add_argument("--stepped", action="store_true",
                         help="replay move by move even where a compiled replay exists (as before it did)")
     args = parser.parse_args()
-    probe_belief(args)
+    figures = probe_belief(args)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     if args.recognise:
         probe_recognition(args)
 

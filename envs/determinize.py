@@ -56,6 +56,7 @@ import numpy as np
 from cardlab.envs.cards import NUM_KINDS, NUM_SUITS, card_str
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.holdings import Slot, deal_slots
+from cardlab.envs.leaning import lean_rows
 from cardlab.envs.match import Match
 
 T = TypeVar("T")
@@ -98,6 +99,9 @@ class Determinization:
     """per event of the record, the kinds the drawer there held none of (Switch's A8), None: unknown"""
     truth: Revealed | None = None
     """the true hidden cards (`revealed`: a cheat's): every sample deals the other hands as they are"""
+    leaning: np.ndarray | None = None
+    """(NUM_KINDS, places) weights of where each unseen kind is (a hand reader's, `cardlab.envs.leaning`):
+    samples are dealt by them, slots and sizes still exact; None: uniformly"""
 
     def __post_init__(self) -> None:
         needed = sum(size for s, size in enumerate(self.sizes) if s != self.seat) + self.pile
@@ -117,12 +121,15 @@ class Determinization:
         return hands, slice(start, start + self.pile)
 
     def deal(self, rng: np.random.Generator, count: int) -> Worlds:
-        """`count` worlds' unseen cards dealt from `rng`, each world's independently: uniformly, or with
-        `slots` filled (`holdings.deal_slots`, a world at a time)."""
+        """`count` worlds' unseen cards dealt from `rng`, each world's independently: uniformly, with
+        `slots` filled (`holdings.deal_slots`, a world at a time), or by the `leaning`
+        (`leaning.lean_rows`)."""
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise ValueError(f"count must be a whole number of worlds >= 0, got {excerpt(count)}")
         if self.truth is not None:
             hidden = self.truth.rows(rng, int(count))
+        elif self.leaning is not None:
+            hidden = lean_rows(self, self.leaning, rng, int(count))
         elif self.slots:
             hidden = np.stack([self.constrained_row(rng) for _ in range(int(count))]) if count else \
                 np.empty((0, self.unseen.size), dtype=np.int64)

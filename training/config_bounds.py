@@ -114,6 +114,24 @@ TEACH_BOUNDS: dict[str, Range | None] = {
 """every number of a teach config (`cardlab.training.expert_iteration.TeachConfig`) by its key"""
 
 
+READER_BOUNDS: dict[str, Range | None] = {
+    "seed": Range(0, SEED_HIGH),
+    "num_players": None,  # the game's own range, checked by building the game
+    "field[].weight": Range(0, 1_000_000),
+    "positions": Range(1, 100_000_000),
+    "chunk": Range(1, 1_000_000),
+    "keep_share": Range(0, 1, above=True, words="a probability in (0, 1]"),
+    "workers": Range(1, 256),
+    "hidden[]": Range(1, MAX_LAYER_UNITS),
+    "epochs": Range(1, 10_000),
+    "batch_size": Range(1, ROLLOUT_HIGH),
+    "learning_rate": _RATE,
+    "holdout_share": Range(0, 0.9, words="a share from 0 to 0.9"),
+    "torch_threads": Range(1, 1_024),
+}
+"""every number of a reader config (`cardlab.training.reader.ReaderConfig`) by its key"""
+
+
 def numbers(section: Any, path: str = "", pattern: str = "") -> list[tuple[str, str, float]]:
     """(key path, its BOUNDS pattern, value) of every number in a config's dataclasses, in field order."""
     found: list[tuple[str, str, float]] = []
