@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.envs.fast import RANDOM, CompiledPolicy
 from cardlab.envs.spec import Game, games, make_game
 
 THREADS_ENV = "CARDLAB_TORCH_THREADS"
@@ -111,6 +112,12 @@ class Agent(ABC):
     def seed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
 
+    def compiled(self) -> CompiledPolicy | None:
+        """This agent as its game's compiled fast paths may play it (`cardlab.envs.fast`: the kernel its
+        `act_batch` calls, its rules and parameters), or None (the default): then every path plays it move
+        by move through `act_batch`. A class says it of itself only: a subclass may play otherwise."""
+        return None
+
 
 SEES = ("record", "state")
 """what an agent's `sees` may name"""
@@ -158,7 +165,7 @@ def checked_batch(game: Game, observations: Any, masks: Any) -> tuple[np.ndarray
     if legal.dtype not in (np.bool_, np.int8, np.uint8):
         legal = legal != 0
     legal = np.ascontiguousarray(legal)
-    from cardlab.agents.batch_kernels import first_empty_row
+    from cardlab.envs.policy_kernels import first_empty_row
 
     empty = first_empty_row(legal) if rows else -1
     if empty >= 0:
@@ -178,11 +185,15 @@ class RandomAgent(Agent):
         return int(legal[self.rng.integers(legal.size)])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """`act` row by row in one compiled call (`batch_kernels.uniform_legal`), drawing from `self.rng`."""
-        from cardlab.agents.batch_kernels import uniform_legal
+        """`act` row by row in one compiled call (`policy_kernels.uniform_legal`), drawing from `self.rng`."""
+        from cardlab.envs.policy_kernels import uniform_legal
 
         _obs, legal = checked_batch(self.game, observations, masks)
         return uniform_legal(legal, self.rng)
+
+    def compiled(self) -> CompiledPolicy | None:
+        """The compiled random player (`policy_kernels.uniform_legal`, every game's)."""
+        return CompiledPolicy(RANDOM, self.game.rules, self) if type(self) is RandomAgent else None
 
     def action_probabilities(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         mask = np.asarray(observation["action_mask"], dtype=np.float64)

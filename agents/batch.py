@@ -27,9 +27,18 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.heuristics.huit_playout import fused_play_out
-from cardlab.agents.heuristics.playout import PlayOut
+from cardlab.envs.fast import PlayOut
 from cardlab.envs.spec import Game
+
+
+def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
+    """`agent` playing every seat but one of each game of `engine` up to that seat's turn in one compiled
+    call (its game's `FastPaths.play_out` with `Agent.compiled`), or None where its game's paths do not
+    compile it."""
+    paths, policy = agent.game.spec.fast_paths(), agent.compiled()
+    if paths is None or paths.play_out is None or policy is None:
+        return None
+    return paths.play_out(engine, policy)
 
 
 class BatchPlayers:
@@ -65,5 +74,5 @@ class BatchPlayers:
 
     def play_out(self, key: int, spec: str, engine: Any) -> PlayOut | None:
         """Player `key` playing all but one seat of each game of `engine` up to that seat's turn, in one
-        compiled call (`huit_playout.fused_play_out`); None where no compiled play-out exists."""
+        compiled call (`fused_play_out`); None where no compiled play-out exists."""
         return fused_play_out(engine, self.agent(key, spec))

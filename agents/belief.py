@@ -14,9 +14,10 @@ slots, the log-probability of the move that seat made there:
 - a bot (one with `logits`): the softmax of its logits over the legal moves;
 - `random`: uniform over the legal moves.
 
-A compiled Huit model (`random`, `greedy`, `expert`) plays the whole record
-in one numba call (`cardlab.agents.heuristics.huit_replay`), with the same
-log-probabilities as the stepped loop; any other model, and Switch, step.
+A model its game's fast paths compile (`Agent.compiled`; Huit's `random`,
+`greedy`, `expert`) plays the whole record in one numba call (the game's
+`FastPaths.replay`), with the same log-probabilities as the stepped loop;
+any other model, and a game without a compiled replay (Switch), step.
 
 `weigh` weighs each world by the product of those probabilities for the
 model given to each seat, measures how concentrated the weights are (the
@@ -44,9 +45,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent, RandomAgent
-from cardlab.agents.heuristics.huit_replay import Replay, fused_replay
 from cardlab.envs import replay
 from cardlab.envs.determinize import Determinization, Worlds
+from cardlab.envs.fast import Replay
 from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
 
@@ -96,8 +97,8 @@ def play_back(game: Game, known: Determinization, worlds: Worlds, record: Record
     """Each world's deal played forward through the record, every model asked at each decision of another
     seat (see the module doc); `engine` a batched engine of the game with at least W slots, else built.
 
-    With `fused` and one model that has a compiled replay on the engine (a Huit heuristic or `random`,
-    `huit_replay.fused_replay`) the moves are played in one compiled call, with the same results as the
+    With `fused` and one model that has a compiled replay on the engine (`fused_replay_of`: a Huit
+    heuristic or `random`) the moves are played in one compiled call, with the same results as the
     stepped loop (`fused=False`), which serves every other model and game."""
     n, count = game.num_players, worlds.count
     loglik = np.zeros((len(models), n, count))
@@ -152,13 +153,22 @@ _FUSED: weakref.WeakKeyDictionary[Any, dict[tuple[int, float], tuple[Agent, Repl
 
 
 def fused_replay_of(engine: Any, model: Model) -> Replay | None:
-    """`huit_replay.fused_replay` of `model` on `engine`, made once per engine and agent."""
+    """The compiled replay of `model` on `engine` (its game's `FastPaths.replay` with `Agent.compiled`), made
+    once per engine and agent; None where its game's paths do not compile it."""
     per_engine = _FUSED.setdefault(engine, {})
     key = (id(model.agent), float(model.eps))
     cached = per_engine.get(key)
     if cached is None or cached[0] is not model.agent:
         cached = per_engine[key] = (model.agent, fused_replay(engine, model.agent, model.eps))
     return cached[1]
+
+
+def fused_replay(engine: Any, agent: Agent, eps: float) -> Replay | None:
+    """The compiled replay of `agent` (softened by `eps`) on `engine` by its game's fast paths, or None."""
+    paths, policy = agent.game.spec.fast_paths(), agent.compiled()
+    if paths is None or paths.replay is None or policy is None:
+        return None
+    return paths.replay(engine, policy, eps)
 
 
 def ess(weights: np.ndarray) -> float:

@@ -13,8 +13,8 @@ Two ways to play them:
 - **fused**, when one compiled heuristic of the game (``random``,
   ``greedy``, ``expert``) plays every seat: the worlds are played in waves,
   each wave loaded (`BatchedEngine.load_worlds`), its candidates played, and
-  every slot played to the hand's end in one numba call (`FUSED_TO_END`:
-  `huit_playout.fused_to_end`, `switch_playout.fused_to_end`); under a time
+  every slot played to the hand's end in one numba call (the game's
+  `FastPaths.to_end`, `fused_to_end`); under a time
   cap each wave is sized by the pace measured so far to end before the cap;
 - **stepped**, otherwise (a bot, or models that differ by seat): a few
   hundred slots in play at once, each engine step asking each model once
@@ -38,9 +38,8 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.base import Agent
-from cardlab.agents.heuristics import huit_playout, switch_playout
-from cardlab.agents.heuristics.playout import ToEnd
 from cardlab.envs.batched import only_legal
+from cardlab.envs.fast import ToEnd
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
 
@@ -67,19 +66,17 @@ SMALLEST_BATCH = 64
 """the fewest slots of the rollout engine, and of those a capped search keeps in play"""
 Values = Callable[[Any, np.ndarray, np.ndarray], np.ndarray]
 """(engine, (W, K) slots, (B,) win rewards gained) -> (W, K) the searcher's value in each slot"""
-FUSED_TO_END: tuple[Callable[[Any, Agent], ToEnd | None], ...] = (huit_playout.fused_to_end,
-                                                                   switch_playout.fused_to_end)
-"""each game's compiled play-out to the hand's end: None for an engine or agent it does not compile"""
 
 
 def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
-    """`agent` playing every seat of `engine`'s first slots to the hand's end in one compiled call, or None
-    where no game's play-out compiles it (`FUSED_TO_END`)."""
-    for make in FUSED_TO_END:
-        play = make(engine, agent)
-        if play is not None:
-            return play
-    return None
+    """`agent` playing every seat of `engine`'s first slots to the hand's end in one compiled call (its
+    game's `FastPaths.to_end` with `Agent.compiled`), or None where its game's paths do not compile it."""
+    paths, policy = agent.game.spec.fast_paths(), agent.compiled()
+    if paths is None or paths.to_end is None or policy is None:
+        return None
+    return paths.to_end(engine, policy)
+
+
 Prepare = Callable[[int], None]
 """(stop) -> None: the worlds up to `stop` made ready before they are loaded (`Rollouts.play`)"""
 

@@ -36,12 +36,12 @@ import torch
 
 from cardlab.agents.base import make_agent, register
 from cardlab.agents.heuristics import huit as H
-from cardlab.agents.heuristics import huit_tables as T
-from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.heuristics import tables as T
 from cardlab.envs.match import win_rewards
+from cardlab.envs.policy_kernels import p_lacks
 from cardlab.evaluation import evaluate as evaluate_module
 from cardlab.evaluation.episodes import derive_seed
 from cardlab.evaluation.evaluate import evaluate

@@ -3,7 +3,8 @@
 Everything cardlab knows about a game goes through its `GameSpec`: the rule
 options (defaults, ranges, docs), the engine state class, the observer (the
 public view, and the hidden view that only a training critic reads), action
-ids as text both ways, the action table of the docs, the heuristic agents and
+ids as text both ways, the action table of the docs, the heuristic agents, the
+compiled fast paths (`fast`, `cardlab.envs.fast`) and
 the lines of the text view. The AEC env, the agents, the CLI, configs,
 evaluation and bot files all read the spec from the registry, never a game
 module directly, so a third game is one folder plus one registration line:
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.fast import FastPaths
 from cardlab.envs.layout import Layout
 from cardlab.envs.match import Match
 from cardlab.envs.options import RuleOptions
@@ -176,6 +178,10 @@ class GameSpec:
     """the game's own public fields of a seat's view, for the web app: (state, seat) -> JSON values that
     every player sees (suit to follow, flags, ...) plus what only this seat saw (a card it drew); hands,
     pile sizes, the turn and the match's totals are added by the app; None: no fields of its own"""
+    fast: str | None = None
+    """'module:NAME' of the game's compiled fast paths (a `cardlab.envs.fast.FastPaths`: fused play-outs, the
+    compiled replay, the fused vector step), imported when first asked for (`fast_paths`); None: the game
+    has none, and every feature plays it move by move"""
     determinize: Callable[[Any, Mapping[str, np.ndarray], int, Record | None], Determinization] | None = None
     """reads one seat's observation for search agents: (rules, observation dict, seat, the public record as
     the seat saw it or None) -> a `cardlab.envs.determinize.Determinization`, whose `sample(rng)` gives whole
@@ -216,6 +222,16 @@ class GameSpec:
             return generic_batch(self)
         module, _, attr = self.batched.partition(":")
         return getattr(importlib.import_module(module), attr)
+
+    def fast_paths(self) -> FastPaths | None:
+        """The game's compiled fast paths (`fast`), imported when first asked for; None where it has none."""
+        if self.fast is None:
+            return None
+        module, _, attr = self.fast.partition(":")
+        paths = getattr(importlib.import_module(module), attr)
+        if not isinstance(paths, FastPaths):
+            raise ValueError(f"game {self.id!r}: GameSpec.fast names {self.fast!r}, which is not a FastPaths")
+        return paths
 
     def heuristic(self, name: str) -> Callable[..., Any]:
         """The agent class registered under `name` for this game."""

@@ -43,10 +43,11 @@ Players of the other seats, each drawn per episode and seat from
   all of them (`Agent.act_batch`: a bot's one forward pass, a compiled
   heuristic's one kernel call).
 
-In Huit, with every other seat ``"random"`` or all of them one compiled
-heuristic, a whole step (or `reset`'s play-out) is one compiled call
-(`cardlab.training.vector_fused`), which plays what the Python passes play;
-a step with a penalized illegal move is played by the passes.
+In a game with a fused vector step (the game's `FastPaths.vector_step`: Huit),
+with every other seat ``"random"`` or all of them one compiled heuristic, a
+whole step (or `reset`'s play-out) is one compiled call, which plays what the
+Python passes play; a step with a penalized illegal move is played by the
+passes.
 
 Autoreset is Gymnasium's same-step mode (``metadata["autoreset_mode"]``): a
 step that ends a game returns the first observation of the next one, the last
@@ -77,7 +78,6 @@ from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game, make_game
 from cardlab.training.selfplay import batched_engine
-from cardlab.training.vector_fused import fused_step
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """(observations (k, obs_size) float32, masks (k, A) bool) -> (k,) legal action ids"""
@@ -126,9 +126,9 @@ class CardVectorEnv(VectorEnv):
             if spec not in (SELF, "random"):
                 self.players.agent(i, spec)  # checks every spec now, not at the first deal
         self.fused = True
-        """play each step in one compiled call where there is one (`vector_fused`), else the opponents'
-        passes in one call each where there is one (False: round by round in Python, the reference the
-        compiled calls are tested against)"""
+        """play each step in one compiled call where there is one (the game's `FastPaths.vector_step`), else
+        the opponents' passes in one call each where there is one (False: round by round in Python, the
+        reference the compiled calls are tested against)"""
         self._fused_play = None
         heuristic = None
         if len(self.specs) == 1 and self.specs[0] not in (SELF, "random"):
@@ -136,8 +136,12 @@ class CardVectorEnv(VectorEnv):
             heuristic = self.players.agent(0, self.specs[0])
         self._no_moves = np.zeros(self.game.num_actions, dtype=np.int8)
         self._no_moves.flags.writeable = False  # every final observation's mask: no legal move, read-only
-        self._fast = None if not (self._all_random or heuristic) else fused_step(
-            self.engine, len(self.specs), heuristic, reward, MAX_REDEALS, self._no_moves)
+        paths = self.game.spec.fast_paths()
+        fused_step = None if paths is None else paths.vector_step
+        compiled = None if heuristic is None else heuristic.compiled()  # None with a heuristic: not compiled
+        wanted = fused_step is not None and (self._all_random or compiled is not None)
+        self._fast = None if not wanted or fused_step is None else fused_step(
+            self.engine, len(self.specs), compiled, reward, MAX_REDEALS, self._no_moves)
         layout = self.game.layout
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(layout.low, layout.high, dtype=np.float32),

@@ -1,7 +1,7 @@
 """Heuristic Huit américain players (RULES.md part B): `HuitGreedy` and `HuitExpert`.
 
 They read hands as card bitmasks and tables through the rule tables of
-`cardlab.agents.heuristics.huit_tables`, so that the expert's look-ahead over
+`cardlab.envs.huit.heuristics.tables`, so that the expert's look-ahead over
 hypothetical hands stays fast.
 """
 
@@ -14,10 +14,13 @@ from collections.abc import Iterable
 import numpy as np
 
 from cardlab.agents.base import checked_batch
-from cardlab.agents.heuristics import huit_kernels as K
-from cardlab.agents.heuristics.common import HeuristicAgent, Score, p_lacks
-from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS, expert_arrays, observation_offsets
-from cardlab.agents.heuristics.huit_tables import (
+from cardlab.agents.heuristics.common import HeuristicAgent, Score
+from cardlab.envs import cards as C
+from cardlab.envs.fast import EXPERT, GREEDY, CompiledPolicy
+from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.heuristics import kernels as K
+from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS, expert_arrays, observation_offsets
+from cardlab.envs.huit.heuristics.tables import (
     BIT,
     EIGHTS,
     GROUP_BITS,
@@ -38,11 +41,10 @@ from cardlab.agents.heuristics.huit_tables import (
     suit_counts,
     to_mask,
 )
-from cardlab.envs import cards as C
-from cardlab.envs.huit import rules as R
+from cardlab.envs.policy_kernels import p_lacks
 from cardlab.envs.spec import Game
 
-AGAIN = 3  # extra turns (Queens, 2 players) the expert looks ahead
+AGAIN = K.AGAIN  # extra turns (Queens, 2 players) the expert looks ahead
 # `p_lacks` memoised: its arguments are small counts (unknown, wanted, held cards), met again and again.
 cached_p_lacks = functools.cache(p_lacks)
 
@@ -87,7 +89,7 @@ def decode(agent: HeuristicAgent, observation: dict[str, np.ndarray]) -> HuitVie
 
 
 def added(values: Iterable[float]) -> float:
-    """The sum of `values`, added left to right as the compiled expert adds them (`huit_kernels`).
+    """The sum of `values`, added left to right as the compiled expert adds them (`heuristics.kernels`).
 
     Not `sum`: from Python 3.12 it compensates rounding, and the last bits of
     a value decide ties after rounding (`HeuristicAgent.best`).
@@ -116,9 +118,13 @@ class HuitGreedy(HeuristicAgent):
         return self.best(self.legal(observation), lambda a: self.score(view, a))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """`act` for every row in order, in one compiled call (`huit_kernels.greedy_batch`)."""
+        """`act` for every row in order, in one compiled call (`heuristics.kernels.greedy_batch`)."""
         obs, legal = checked_batch(self.game, observations, masks)
         return K.greedy_batch(obs, legal, self.layout.slices["hand"].start, TABLES_ARRAYS, self.rng)
+
+    def compiled(self) -> CompiledPolicy | None:
+        """The greedy kernel the game's fast paths call (`cardlab.envs.huit.fast`)."""
+        return CompiledPolicy(GREEDY, self.game.rules, self) if type(self) is HuitGreedy else None
 
     def score(self, view: HuitView, action: int) -> Score:
         if action == R.DRAW:
@@ -203,7 +209,7 @@ class HuitExpert(HeuristicAgent):
       can follow whatever comes, and the card on top that it can follow itself.
     - *Unknown cards*: the 32 less its hand less the table. From them and an
       opponent's hand size it reckons the chance that the next player cannot
-      lay on what it leaves (`common.p_lacks`): no card of the suit or rank and
+      lay on what it leaves (`policy_kernels.p_lacks`): no card of the suit or rank and
       no 8, or on a fresh Ace no Ace and no 8 (B7). It picks the top card of a
       group, or the suit its 8s announce, with that in view.
     - *Who moves next* after Queens (B8): in 4-player play a Queen skips the
@@ -261,10 +267,20 @@ class HuitExpert(HeuristicAgent):
         return self.best(list(values), lambda a: (values[a],))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """`act` for every row in order, in one compiled call (`huit_kernels.expert_batch`)."""
+        """`act` for every row in order, in one compiled call (`heuristics.kernels.expert_batch`)."""
         obs, legal = checked_batch(self.game, observations, masks)
         return K.expert_batch(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays,
                               TABLES_ARRAYS, self.rng)
+
+    def compiled(self) -> CompiledPolicy | None:
+        """The expert kernel the game's fast paths call (`cardlab.envs.huit.fast`), its parameters
+        (`kernel_params`) those `act_batch` passes."""
+        return CompiledPolicy(EXPERT, self.game.rules, self, self.kernel_params) if type(self) is HuitExpert \
+            else None
+
+    def kernel_params(self) -> tuple[np.ndarray, ...]:
+        """(observation offsets, int table, float table): what the expert kernel reads of this agent."""
+        return (self.offsets, *self.arrays)
 
     def values_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """(B, num_actions) float64: the `value` of each legal action of each row, NaN elsewhere, compiled.

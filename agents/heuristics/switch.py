@@ -6,7 +6,7 @@ discard pile. Seats are counted from the observer: 0 is me, 1 the seat after
 me in seat order, and so on.
 
 Both also play a whole batch of observations in one compiled call
-(`act_batch`, kernels in `switch_kernels`), move for move what `act` plays
+(`act_batch`, kernels in `cardlab.envs.switch.heuristics.kernels`), move for move what `act` plays
 with the same generator; the differential test keeps the two one.
 """
 
@@ -18,11 +18,13 @@ import functools
 import numpy as np
 
 from cardlab.agents.base import checked_batch
-from cardlab.agents.heuristics import switch_kernels as K
-from cardlab.agents.heuristics.common import HeuristicAgent, Score, counts, p_lacks, threat
+from cardlab.agents.heuristics.common import HeuristicAgent, Score, counts, threat
 from cardlab.envs import cards as C
+from cardlab.envs.fast import EXPERT, GREEDY, CompiledPolicy
+from cardlab.envs.policy_kernels import p_lacks
 from cardlab.envs.spec import Game
 from cardlab.envs.switch import rules as R
+from cardlab.envs.switch.heuristics import kernels as K
 
 IS_WILD = np.array(R.WILD)  # Jacks and Jokers go on anything (A5)
 IS_RUN_CARD = np.array(R.RUN_CARD)  # 2s and Jokers start or answer a draw run (A6)
@@ -111,7 +113,7 @@ def held_after(view: SwitchView, action: int) -> float:
 
 
 class SwitchHeuristic(HeuristicAgent):
-    """What both Switch heuristics hold for their compiled batch (`switch_kernels`): field offsets, deck."""
+    """What both Switch heuristics hold for their compiled batch (`K`): field offsets, deck."""
 
     def __init__(self, game: Game, seed: int | None = None) -> None:
         super().__init__(game, seed)
@@ -138,9 +140,14 @@ class SwitchGreedy(SwitchHeuristic):
         return self.best(self.legal(observation), lambda a: self.score(view, a))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """`act` for every row in one compiled call (`switch_kernels.greedy_actions`), same draws."""
+        """`act` for every row in one compiled call (`heuristics.kernels.greedy_actions`), same draws."""
         obs, mask = checked_batch(self.game, observations, masks)
         return K.greedy_actions(obs, mask, self.offsets, self.deck, self.game.num_players, self.rng)
+
+    def compiled(self) -> CompiledPolicy | None:
+        """The greedy kernel the game's fast paths call (`cardlab.envs.switch.fast`): (offsets, deck)."""
+        return CompiledPolicy(GREEDY, self.game.rules, self, lambda: (self.offsets, self.deck)) \
+            if type(self) is SwitchGreedy else None
 
     def score(self, view: SwitchView, action: int) -> Score:
         if action == R.DRAW:
@@ -180,7 +187,7 @@ class SwitchWeights:
 
 @functools.lru_cache(maxsize=16)
 def weight_array(weights: SwitchWeights) -> np.ndarray:
-    """The weights as the compiled expert takes them (`switch_kernels.WEIGHT_NAMES` order), made once each."""
+    """The weights as the compiled expert takes them (`K.WEIGHT_NAMES` order), made once each."""
     return np.array([getattr(weights, name) for name in K.WEIGHT_NAMES], dtype=np.float64)
 
 
@@ -205,7 +212,7 @@ class SwitchExpert(SwitchHeuristic):
       are to going out (1 / cards^2): an 8 to skip them, a King to turn play
       away from them, a run they probably cannot answer, or a suit they
       probably lack. "Probably" is reckoned from the unknown cards: the decks
-      less my hand less the discard pile (`common.p_lacks`). Who moves next is
+      less my hand less the discard pile (`policy_kernels.p_lacks`). Who moves next is
       worked out after reversals, skips and seats already out (A7, A9).
     - Ties go to the card worth most points (A11), for match play.
     """
@@ -222,10 +229,17 @@ class SwitchExpert(SwitchHeuristic):
         return self.best(legal, lambda a: self.score(view, a, could_play))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """`act` for every row in one compiled call (`switch_kernels.expert_actions`), same draws."""
+        """`act` for every row in one compiled call (`heuristics.kernels.expert_actions`), same draws."""
         obs, mask = checked_batch(self.game, observations, masks)
         return K.expert_actions(obs, mask, self.offsets, self.deck, self.game.num_players,
                                 bool(self.rules.match_rank), weight_array(self.weights), self.rng)
+
+    def compiled(self) -> CompiledPolicy | None:
+        """The expert kernel the game's fast paths call (`cardlab.envs.switch.fast`): (offsets, deck,
+        weights), the weights read at each call as `act_batch` reads them."""
+        return CompiledPolicy(EXPERT, self.game.rules, self,
+                              lambda: (self.offsets, self.deck, weight_array(self.weights))) \
+            if type(self) is SwitchExpert else None
 
     def hand_value(self, hand: np.ndarray) -> float:
         """What my cards are worth: minus one card each, plus the cards that keep me playing."""

@@ -6,7 +6,7 @@ the step runs, as `BatchedEngine.hold` does), pick a move for each of the others
 (the movers, in slot order), step, release the held slots and add `who[b]`'s
 rewards of the movers where `counted[b]`. `start_round` and `finish_round` are
 that round without its picks: `random_rounds` here (the engine's `play_random`)
-and the compiled heuristics' play-outs (`cardlab.agents.heuristics.huit_playout`)
+and the compiled heuristics' play-outs (`cardlab.envs.huit.fast.playout`)
 put their own picks between the two, so all of them hold, step, release and
 tally the same way.
 """

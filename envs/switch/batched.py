@@ -293,5 +293,5 @@ class SwitchBatch(BatchedEngine):
 
     def moved(self) -> None:
         """Slots moved outside `step` (a compiled play-out over these arrays,
-        `cardlab.agents.heuristics.switch_playout`): the last `legal_mask` no longer holds."""
+        `cardlab.envs.switch.fast.playout`): the last `legal_mask` no longer holds."""
         self._known_fresh = False

@@ -1,4 +1,5 @@
-"""Switch's compiled heuristics (`switch_kernels`) against the Python agents, decision by decision.
+"""Switch's compiled heuristics (`cardlab.envs.switch.heuristics.kernels`) against the Python agents,
+decision by decision.
 
 The claim: for any rows, `agent.act_batch(obs, masks)` is what the same agent
 (same generator state) plays by `act` row after row, and both generators end
@@ -22,7 +23,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cardlab.agents.heuristics import SwitchExpert, SwitchGreedy
-from cardlab.agents.heuristics import switch_kernels as K
 from cardlab.agents.heuristics.common import HeuristicAgent
 from cardlab.agents.heuristics.switch import SwitchWeights
 from cardlab.envs import cards as C
@@ -31,6 +31,7 @@ from cardlab.envs.batched import sample_legal
 from cardlab.envs.spec import Game
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batched import SwitchBatch
+from cardlab.envs.switch.heuristics import kernels as K
 from cardlab.envs.switch.kernels import (
     CURRENT,
     DIRECTION,

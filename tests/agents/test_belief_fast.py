@@ -1,5 +1,6 @@
-"""The belief within a search's budget: the compiled replay (`huit_replay`) against the stepped one, the
-replay in blocks (`cardlab.agents.reading`), and ``weigh=weights`` (importance-sampled values)."""
+"""The belief within a search's budget: the compiled replay (`cardlab.envs.huit.fast.replay`) against the
+stepped one, the replay in blocks (`cardlab.agents.reading`), and ``weigh=weights`` (importance-sampled
+values)."""
 
 from __future__ import annotations
 

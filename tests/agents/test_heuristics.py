@@ -20,13 +20,13 @@ from pettingzoo import AECEnv
 from cardlab.agents.base import RandomAgent, make_agent
 from cardlab.agents.heuristics import HuitExpert, HuitGreedy, SwitchExpert, SwitchGreedy
 from cardlab.agents.heuristics import huit as H
-from cardlab.agents.heuristics import huit_tables as T
 from cardlab.agents.heuristics import switch as S
-from cardlab.agents.heuristics.common import p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs import huit_v1, switch_v1
 from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.heuristics import tables as T
 from cardlab.envs.huit.rules import DECK_CARDS
+from cardlab.envs.policy_kernels import p_lacks
 from cardlab.evaluation.evaluate import evaluate
 
 GAMES = {"switch": switch_v1, "huit": huit_v1}

@@ -1,4 +1,4 @@
-"""Switch's compiled play-out to the hand's end (`cardlab.agents.heuristics.switch_playout`): the games it
+"""Switch's compiled play-out to the hand's end (`cardlab.envs.switch.fast.playout`): the games it
 plays are those the stepped rollouts play (`Rollouts.act`, one `act_batch` per engine step), draw runs
 (A6) and refills of the stock (A10) included, and a capped search takes it in waves."""
 
@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.heuristics.switch_playout import fused_to_end
-from cardlab.agents.rollouts import FIRST_WAVE, Rollouts
+from cardlab.agents.rollouts import FIRST_WAVE, Rollouts, fused_to_end
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import make_game
 from cardlab.envs.switch.batched import SwitchBatch

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from cardlab.agents.heuristics.huit_playout import fused_play_out
+from cardlab.agents.batch import fused_play_out
 from cardlab.envs import make_game
 from cardlab.envs.batched import sample_legal
 from cardlab.training.vector import CardVectorEnv
@@ -85,7 +85,7 @@ def steps_of(env: CardVectorEnv, steps: int, illegal_every: int = 0) -> list[np.
 ])
 def test_the_one_call_step_gives_what_the_python_step_gives(opponents: list[str], players: int, reward: str,
                                                              illegal: str) -> None:
-    """Claim: `vector_fused.FusedStep` (one compiled call a step) gives, step for step from the same seed,
+    """Claim: `vector_step.FusedStep` (one compiled call a step) gives, step for step from the same seed,
     the observations, masks, rewards (both reward options), ends, final observations, seats, owners (several
     random specs draw them) and generator state of the Python loop over compiled passes (`_play_out`:
     `play_random`, `fused_play_out`); steps with a penalized illegal move (played by that loop) interleave

@@ -1,40 +1,24 @@
-"""What the compiled play-outs of both games share (`huit_playout`, `switch_playout`): the players' kinds,
-the calls' shapes, their scratch arrays and argument checks, and the one-legal-move split.
+"""What the compiled play-outs of every game share (`cardlab.envs.huit.fast`, `cardlab.envs.switch.fast`):
+their scratch arrays and argument checks, the live slots and the one-legal-move split.
 
 Why apart: each game's play-out runs its own engine's and heuristics' kernels
-inside numba, but which agents compile, what the calls take and check, and
-which movers are asked at all are the same in both, so they are written once.
+inside numba, but what the calls take and check, and which movers are asked
+at all, are the same in every game, so they are written once. The players'
+kinds and the calls' shapes are `cardlab.envs.fast`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from cardlab.agents.base import Agent, RandomAgent
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.fast import CompiledPolicy
 
-RANDOM, GREEDY, EXPERT = range(3)
-"""The compiled players (`kind`), by the kernel they call."""
-PlayOut = Callable[[np.ndarray, np.ndarray, np.ndarray], bool]
-"""(seats (B,), gained (B,) float64, counted (B,) bool) -> whether some episode ended"""
-ToEnd = Callable[[int, int, np.ndarray], None]
-"""(slots n, seat, gained (B,) float64): the first n slots played to their episode's end, `gained` adding
-`seat`'s rewards (the slots from n on are not looked at)"""
 NONE = np.zeros(0, dtype=np.int64)
 """The int64 arguments a kernel does not read (typed as those it reads, so that no kernel compiles twice)."""
-
-
-def player_kind(engine: Any, agent: Agent, engine_class: type[Any], greedy: type, expert: type) -> int | None:
-    """`agent`'s kernel (`RANDOM`, `GREEDY`, `EXPERT`) on `engine`, or None where it has none: compiled are
-    an engine of `engine_class` with a `RandomAgent`, or the game's `greedy` or `expert` class, of the
-    engine's rules (the class itself: a subclass may play otherwise)."""
-    if not isinstance(engine, engine_class) or agent.game.rules != engine.rules:
-        return None
-    return {RandomAgent: RANDOM, greedy: GREEDY, expert: EXPERT}.get(type(agent))
 
 
 class Scratch(NamedTuple):
@@ -105,3 +89,11 @@ def split_forced(movers: np.ndarray, masks: np.ndarray, actions: np.ndarray, cho
             choosers[chosen] = movers[i]
             chosen += 1
     return chosen
+
+
+def compiled_kind(engine: Any, policy: CompiledPolicy, engine_class: type[Any]) -> int | None:
+    """`policy`'s kernel (`RANDOM`, `GREEDY`, `EXPERT`) on `engine`, or None where a game's path does not
+    compile it: an engine of `engine_class` (the game's batched engine) and the policy's own rules."""
+    if not isinstance(engine, engine_class) or policy.rules != engine.rules:
+        return None
+    return policy.kind

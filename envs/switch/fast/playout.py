@@ -3,18 +3,18 @@
 Why: a search's rollouts (`cardlab.agents.rollouts`) otherwise cost a Python
 round per engine step (mask, observe, `act_batch`, step), so a Switch search
 finished a few dozen worlds in its 60 ms where Huit's compiled play-out
-(`huit_playout`) finishes hundreds. Here the rounds run inside numba: the
+(`cardlab.envs.huit.fast.playout`) finishes hundreds. Here the rounds run inside numba: the
 engine's kernels (`cardlab.envs.switch.kernels`: `legal_mask_kernel`,
 `observe_kernel`, `step_kernel`) and the heuristic's own
-(`switch_kernels.greedy_batch`, `switch_kernels.expert_batch`,
-`batch_kernels.uniform_legal`) on the movers with a choice, in slot order,
+(`heuristics.kernels.greedy_batch`, `heuristics.kernels.expert_batch`,
+`policy_kernels.uniform_legal`) on the movers with a choice, in slot order,
 with the agent's generator: so each round picks what the agent's `act_batch`
 picks on those rows, and the games are those the stepped rollouts play
 (`tests/agents/test_switch_playout.py`).
 
 ```python
-play = fused_to_end(engine, agent)    # None: no compiled play-out for that engine and agent
-play(n, seat, gained)                 # the first n slots to the hand's end, gained += seat's rewards
+play = fused_to_end(engine, agent.compiled())   # None: no compiled play-out for them
+play(n, seat, gained)           # the first n slots to the hand's end, gained += seat's rewards
 ```
 """
 
@@ -25,21 +25,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from cardlab.agents.base import Agent
-from cardlab.agents.batch_kernels import uniform_legal
-from cardlab.agents.heuristics.playout import (
-    GREEDY,
-    RANDOM,
-    ToEnd,
-    checked_slots,
-    live_rows,
-    player_kind,
-    scratch,
-    split_forced,
-)
-from cardlab.agents.heuristics.switch import SwitchExpert, SwitchGreedy, weight_array
-from cardlab.agents.heuristics.switch_kernels import expert_batch, greedy_batch, layout_offsets
+from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, ToEnd
+from cardlab.envs.playout import checked_slots, compiled_kind, live_rows, scratch, split_forced
+from cardlab.envs.policy_kernels import uniform_legal
 from cardlab.envs.switch.batched import SwitchBatch
+from cardlab.envs.switch.heuristics.kernels import expert_batch, greedy_batch, layout_offsets
 from cardlab.envs.switch.kernels import (
     ACTION_TABLE,
     CARD_TABLE,
@@ -56,8 +46,8 @@ NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 
 
 class CompiledPlayer(NamedTuple):
-    """What `play_to_end` needs of one agent: its kernel (`kind`), that kernel's layout offsets and deck
-    (`SwitchHeuristic`'s), the table's size and rank matching, and the agent, whose generator and
+    """What `play_to_end` needs of one policy: its kernel (`kind`), that kernel's layout offsets and deck
+    (`SwitchHeuristic`'s), the table's size and rank matching, and the policy, whose agent's generator and
     weights are read at each call (`Agent.seed` replaces the one, a caller may set the others), so the
     moves are those `act_batch` gives."""
 
@@ -66,26 +56,28 @@ class CompiledPlayer(NamedTuple):
     deck: np.ndarray
     num_players: int
     match_rank: bool
-    agent: Agent
+    policy: CompiledPolicy
 
     def weights(self) -> np.ndarray:
         """The expert's weights as its `act_batch` reads them now (none for the others)."""
-        return weight_array(self.agent.weights) if isinstance(self.agent, SwitchExpert) else NO_WEIGHTS
+        return self.policy.params()[2] if self.kind == EXPERT else NO_WEIGHTS
 
 
-def compiled_player(engine: Any, agent: Agent) -> CompiledPlayer | None:
-    """`agent` as `play_to_end` plays it on `engine`, or None if it has no compiled kernel there.
+def compiled_player(engine: Any, policy: CompiledPolicy) -> CompiledPlayer | None:
+    """`policy` as `play_to_end` plays it on `engine`, or None if it has no compiled kernel there.
 
-    Compiled: a `SwitchBatch` with `RandomAgent`, `SwitchGreedy` or `SwitchExpert` of the same rules.
+    Compiled: a `SwitchBatch` with a policy of the same rules (`playout.compiled_kind`); a heuristic's
+    `params()` are its (offsets, deck) and the expert's then its weights array, as
+    `SwitchGreedy` and `SwitchExpert` hold them; `random` reads none.
     """
-    kind = player_kind(engine, agent, SwitchBatch, SwitchGreedy, SwitchExpert)
+    kind = compiled_kind(engine, policy, SwitchBatch)
     if kind is None:
         return None
-    if isinstance(agent, (SwitchGreedy, SwitchExpert)):
-        offsets, deck = agent.offsets, agent.deck
-    else:
+    if kind == RANDOM:
         offsets, deck = layout_offsets(engine.layout), np.asarray(engine.rules.deck(), dtype=np.int64)
-    return CompiledPlayer(kind, offsets, deck, engine.n, bool(engine.rules.match_rank), agent)
+    else:
+        offsets, deck = policy.params()[:2]
+    return CompiledPlayer(kind, offsets, deck, engine.n, bool(engine.rules.match_rank), policy)
 
 
 @njit(cache=True)
@@ -138,10 +130,10 @@ def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seat
             gained[movers[i]] += rewards[movers[i], seat]
 
 
-def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
-    """`agent` playing every seat of the first n slots of `engine` to the hand's end in one compiled call
+def fused_to_end(engine: Any, policy: CompiledPolicy) -> ToEnd | None:
+    """`policy` playing every seat of the first n slots of `engine` to the hand's end in one compiled call
     (a search's rollouts), or None where not compiled (`compiled_player`)."""
-    player = compiled_player(engine, agent)
+    player = compiled_player(engine, policy)
     if player is None:
         return None
     work = scratch(engine)
@@ -156,7 +148,7 @@ def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
         play_to_end(player.kind, seat, gained[:n], e.info[:n], e.seats[:n], e.hands[:n], e.piles[:n],
                     e.played[:n], e.generators, e.params, e.reward_table, e.pack, rewards[:n], e.obs_offsets,
                     e.obs_inv_copies, e.obs_floats, player.offsets, player.deck, player.num_players,
-                    player.match_rank, player.weights(), player.agent.rng, CARD_TABLE, ACTION_TABLE,
+                    player.match_rank, player.weights(), player.policy.player.rng, CARD_TABLE, ACTION_TABLE,
                     PLAY_TABLE, work.mask, work.obs, work.actions[:n], work.rows, choosers, known[:n], who)
         e.moved()
 

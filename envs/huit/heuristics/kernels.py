@@ -2,8 +2,8 @@
 
 Each kernel takes the rows in order and does for each what the Python agent's
 `act` does (`cardlab.agents.heuristics.huit`), reading the rule tables
-`huit_arrays` builds from `huit_tables` (so both read the same tables; they are
-passed in as `Tables`) and breaking ties with `common.best_index` and the agent's own generator. So a
+`arrays` builds from `tables` (so both read the same tables; they are
+passed in as `Tables`) and breaking ties with `policy_kernels.best_index` and the agent's own generator. So a
 batch picks, row by row, the move the Python agent picks from the same
 observation and generator state, and leaves the generator where it would: the
 differential tests hold the two to that.
@@ -23,14 +23,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from cardlab.agents.batch_kernels import legal_ids
-from cardlab.agents.heuristics.common import best_index, compiled_p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
+from cardlab.envs.policy_kernels import best_index, compiled_p_lacks, legal_ids
 
 
 class Tables(NamedTuple):
-    """The rule tables the kernels read (`huit_arrays.TABLES_ARRAYS` builds them from `huit_tables`).
+    """The rule tables the kernels read (`arrays.TABLES_ARRAYS` builds them from `tables`).
 
     Passed in, not read as globals: numba freezes a global array into its
     cached code and does not see it change in another module. The kernels
@@ -48,8 +47,8 @@ class Tables(NamedTuple):
     lay_start: np.ndarray  # (tables, ranks, 17) lay_actions[lay_start[t, k, g]:lay_start[t, k, g + 1]]:
     lay_actions: np.ndarray  # ... the legal groups of the k-th rank when the cards held of it index g
     keep: np.ndarray  # (DRAW,) per play action, the mask that keeps all but the cards it lays
-    reach: np.ndarray  # per hand shape, the cards sharing a rank or a suit with it (`huit_tables.REACH`)
-    shape_ranks: np.ndarray  # the cards behind each rank bit of a shape (`huit_tables.shape`)
+    reach: np.ndarray  # per hand shape, the cards sharing a rank or a suit with it (`tables.REACH`)
+    shape_ranks: np.ndarray  # the cards behind each rank bit of a shape (`tables.shape`)
     shape_suits: np.ndarray  # ... and behind each suit bit
     greedy_columns: np.ndarray  # (DRAW, 3) `HuitGreedy.score` of each play but the last column
     greedy_suit: np.ndarray  # (DRAW,) the cards whose count is that last column
@@ -68,6 +67,8 @@ TableArrays = tuple[np.ndarray, ...]
 """`tuple(Tables(...))`, as the kernels take it."""
 DRAW, PASS = R.DRAW, R.PASS
 GREEDY_DRAW, GREEDY_PASS = -2.0, -1.0  # `HuitGreedy.score` of draw and pass
+AGAIN = 3
+"""extra turns (Queens, 2 players) the expert looks ahead"""
 OFFSET_FIELDS = ("hand", "top", "suit", "ace_penalty", "opponents", "played")
 """The observation fields the heuristics read: the kernels get where each starts (`offsets`), in this order,
 since the layout depends on the rule options (`memory` adds a field)."""
@@ -81,7 +82,7 @@ ALL_SEATS: int = _SEATS
 """The most seats at a table: the outcome memo holds this many next seats per table."""
 
 # The expert keeps what it knows of a row, its memos and the tables of the table's rules in two flat
-# arrays, one of int64 and one of float64 (`huit_arrays.expert_arrays`), at these offsets (field -> size):
+# arrays, one of int64 and one of float64 (`arrays.expert_arrays`), at these offsets (field -> size):
 # a kernel's helpers get two arrays, not a dozen (numba passes every field of every array argument).
 OUTCOMES = NUM_TABLES * 2 * ALL_SEATS
 """The outcomes of a turn (table, fresh Ace, next seat): the slots of the threat memo."""
@@ -140,7 +141,7 @@ def popcount(x: int) -> int:
 
 @inlined
 def shape(hand: int, tables: TableArrays) -> int:
-    """`huit_tables.shape`: bit i per rank `RANKS[i]` held, then one bit per suit held."""
+    """`tables.shape`: bit i per rank `RANKS[i]` held, then one bit per suit held."""
     out = 0
     ranks = tables[T_SHAPE_RANKS].size
     for i in range(ranks):
@@ -154,7 +155,7 @@ def shape(hand: int, tables: TableArrays) -> int:
 
 @inlined
 def read_cards(obs: np.ndarray, b: int, start: int, tables: TableArrays) -> int:
-    """`huit_tables.to_mask` of the 32-long slice of row `b` at `start`."""
+    """`tables.to_mask` of the 32-long slice of row `b` at `start`."""
     mask = 0
     for i in range(NUM_CARDS):
         if obs[b, start + i] > 0.5:
@@ -174,7 +175,7 @@ def first_max(obs: np.ndarray, b: int, start: int, size: int) -> int:
 
 @inlined
 def table_of(obs: np.ndarray, b: int, offsets: np.ndarray, tables: TableArrays) -> int:
-    """The table index (`huit_arrays.TABLES`) of row `b`: `follow_of(top, suit)` of `decode`."""
+    """The table index (`arrays.TABLES`) of row `b`: `follow_of(top, suit)` of `decode`."""
     top = first_max(obs, b, offsets[AT_TOP], NUM_CARDS)
     if top < 0:
         return 0
@@ -411,7 +412,7 @@ def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_pl
                  rng: np.random.Generator) -> np.ndarray:
     """`HuitExpert.act` for every row in order, looking `again` Queen turns ahead.
 
-    `int_table`, `float_table`: the rules' arrays (`huit_arrays.expert_arrays`),
+    `int_table`, `float_table`: the rules' arrays (`arrays.expert_arrays`),
     copied, so that agents sharing them can play at once.
     """
     return expert_rows(obs, masks, offsets, num_players, again, int_table.copy(), float_table.copy(), tables,

@@ -1,12 +1,12 @@
-"""The rule tables of `huit_tables`, and the expert's weights, as numpy arrays for the compiled heuristics.
+"""The rule tables of `tables`, and the expert's weights, as numpy arrays for the compiled heuristics.
 
-`cardlab.agents.heuristics.huit_kernels` plays `HuitGreedy` and `HuitExpert`
+`cardlab.envs.huit.heuristics.kernels` plays `HuitGreedy` and `HuitExpert`
 on whole batches in numba, which cannot read the Python objects the agents use
 (`Follow`, `Outcome`, dicts keyed by bitmasks). So every table here is read off
 those objects once, not written again: a table (`Follow`) becomes an index
 (0 the empty table, then `FOLLOWS` in order), an `Outcome` three ints (table,
 fresh Ace, seat to move next), and a group held of one rank a 4-bit index.
-Card sets stay bitmasks over card ids, as in `huit_tables`.
+Card sets stay bitmasks over card ids, as in `tables`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.heuristics import huit_kernels as K
-from cardlab.agents.heuristics import huit_tables as T
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.heuristics import kernels as K
+from cardlab.envs.huit.heuristics import tables as T
 
 # ---------------------------------------------------------------- tables (what may follow a table)
 TABLES: tuple[T.Follow, ...] = (T.EMPTY_TABLE, *T.FOLLOWS.values())
@@ -63,10 +63,10 @@ LAY_ACTIONS = np.array(_actions, dtype=np.int64)
 KEEP = np.array([~bits for bits in T.GROUP_BITS[:R.DRAW]], dtype=np.int64)
 """Per play action: the mask that keeps all but the cards it lays."""
 REACH = np.array(T.REACH, dtype=np.int64)
-"""Per hand shape: the cards sharing a rank or a suit with it (`huit_tables.REACH`)."""
+"""Per hand shape: the cards sharing a rank or a suit with it (`tables.REACH`)."""
 SHAPE_RANK_BITS = np.array([T.RANK_BITS[r] for r in R.RANKS], dtype=np.int64)
 SHAPE_SUIT_BITS = np.array(T.SUIT_BITS, dtype=np.int64)
-"""The cards behind each bit of a shape: ranks (`RANKS` order), then suits (`huit_tables.shape`)."""
+"""The cards behind each bit of a shape: ranks (`RANKS` order), then suits (`tables.shape`)."""
 EIGHTS, PLAIN = T.EIGHTS, T.PLAIN
 # The greedy's score columns of each play action (`HuitGreedy.score`): not an 8, cards laid, their points,
 # and the cards (8s aside) of the suit it leaves, which the hand's own cards are counted in.
@@ -77,7 +77,8 @@ GREEDY_SUIT = np.array([T.PLAIN & T.SUIT_BITS[T.suit_after(a)] & ~T.GROUP_BITS[a
 """Per play action: the cards that `HuitGreedy.score` counts in the hand once the group is laid."""
 
 if len(TABLES) != K.NUM_TABLES:
-    raise ValueError(f"huit_tables has {len(TABLES)} tables, the compiled expert's memo holds {K.NUM_TABLES}")
+    raise ValueError(f"the heuristics' tables have {len(TABLES)} tables, the compiled expert's memo holds "
+                     f"{K.NUM_TABLES}")
 TABLES_ARRAYS: K.TableArrays = tuple(K.Tables(
     bits=np.array([EIGHTS, PLAIN | EIGHTS, T.RANKS_HELD], dtype=np.int64), deck_bits=DECK_BITS,
     top_table=TOP_TABLE, table_can=TABLE_CAN, lay_ranks=LAY_RANKS, lay_bits=LAY_BITS, lay_shift=LAY_SHIFT,
@@ -114,5 +115,5 @@ def expert_arrays(weights: Any, known: tuple[tuple[float, ...], ...], num_player
 
 
 def observation_offsets(layout: Any) -> np.ndarray:
-    """Where the fields the heuristics read start in an observation (`huit_kernels.OFFSET_FIELDS` order)."""
+    """Where the fields the heuristics read start in an observation (`kernels.OFFSET_FIELDS` order)."""
     return np.array([layout.slices[name].start for name in K.OFFSET_FIELDS], dtype=np.int64)

@@ -1,4 +1,5 @@
-"""A step of the vector env (`cardlab.training.vector`) over Huit in one compiled call: `FusedStep`.
+"""A step of the vector env (`cardlab.training.vector`) over Huit in one compiled call: `FusedStep`, Huit's
+`FastPaths.vector_step`.
 
 Why: a learner step is the learner's moves, the other seats' moves up to the
 learner's next turn, the ends of episodes, new deals and new seats for the
@@ -13,24 +14,22 @@ heuristic), so it plays the games the env's Python passes play
 
 Covered (`fused_step`): a `HuitBatch` whose other seats are all ``"random"``
 (the env's generator draws them, as `HuitBatch.play_random`) or all one
-compiled heuristic (`huit_playout.compiled_player`). The env plays everything
+compiled heuristic (`playout.compiled_player`). The env plays everything
 else, and a step with a penalized illegal move, in Python.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numba import njit
 
-from cardlab.agents.base import Agent
-from cardlab.agents.heuristics.huit import AGAIN
-from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
-from cardlab.agents.heuristics.huit_kernels import TableArrays
-from cardlab.agents.heuristics.huit_playout import CompiledPlayer, compiled_player, play_rounds
-from cardlab.agents.heuristics.playout import NONE, scratch
+from cardlab.envs.fast import CompiledPolicy, StepResult
 from cardlab.envs.huit.batched import HuitBatch
+from cardlab.envs.huit.fast.playout import CompiledPlayer, compiled_player, play_rounds
+from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
+from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays
 from cardlab.envs.huit.kernels import (
     HAND_OVER,
     SCORE_CHANGES,
@@ -42,6 +41,7 @@ from cardlab.envs.huit.kernels import (
 )
 from cardlab.envs.huit.rounds import random_rounds
 from cardlab.envs.match import points_reward
+from cardlab.envs.playout import NONE, scratch
 
 ENV_RANDOM = -1
 """`vector_step`'s kind of the env's own random players (`play_random`'s draws); others: `play_rounds`'"""
@@ -132,17 +132,6 @@ def vector_step(learn: bool, actions: np.ndarray, who: np.ndarray, owners: np.nd
     return STEPPED, count
 
 
-class StepResult(NamedTuple):
-    """What a fused step gives the env: the learner's rewards and ends, the last observations of the
-    episodes that ended (None: none ended), and the learner's next observations and masks."""
-
-    rewards: np.ndarray  # (B,) float64
-    terminated: np.ndarray  # (B,) bool
-    truncated: np.ndarray  # (B,) bool
-    final: np.ndarray | None  # (B,) object: {"observation", "action_mask"} where an episode ended
-    obs: dict[str, np.ndarray]
-
-
 class FusedStep:
     """`vector_step` over one engine and its other seats' player: buffers made once, outputs fresh per step
     (a caller may keep the arrays of earlier steps)."""
@@ -207,13 +196,13 @@ class FusedStep:
                           {"observation": observations, "action_mask": masks.view(np.int8)})
 
 
-def fused_step(engine: Any, num_specs: int, agent: Agent | None, reward: str, max_deals: int,
+def fused_step(engine: Any, num_specs: int, policy: CompiledPolicy | None, reward: str, max_deals: int,
                no_moves: np.ndarray) -> FusedStep | None:
-    """The fused step of an env's engine whose other seats are all `agent` (None: all the env's random
+    """The fused step of an env's engine whose other seats are all `policy` (None: all the env's random
     players, drawn from `num_specs` specs), or None where there is none (the module doc)."""
     if not isinstance(engine, HuitBatch):
         return None
-    player = None if agent is None else compiled_player(engine, agent)
-    if agent is not None and player is None:
+    player = None if policy is None else compiled_player(engine, policy)
+    if policy is not None and player is None:
         return None
     return FusedStep(engine, num_specs, player, reward, max_deals, no_moves)

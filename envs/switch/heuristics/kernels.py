@@ -5,7 +5,7 @@
 (B, obs_size) float32 array with its (B, num_actions) bool mask, in numba:
 the same decode of the observation (through the layout's field offsets,
 `layout_offsets`), the same scores with their float expressions in the same
-order, and the same tie-break (`common.best_index`, drawing from the agent's
+order, and the same tie-break (`policy_kernels.best_index`, drawing from the agent's
 own generator row after row). So a batch picks what the Python agent picks
 move by move from the same generator, and leaves the generator in the same
 state; `tests/agents/test_batched_switch_heuristics.py` checks it.
@@ -26,9 +26,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cardlab.agents.heuristics.common import best_index, compiled_p_lacks
 from cardlab.envs import cards as C
 from cardlab.envs.layout import Layout
+from cardlab.envs.policy_kernels import best_index, compiled_p_lacks
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.kernels import ACTION_TABLE, CARD_TABLE, T_POINTS, T_RANK, T_RUN, T_SUIT, T_WILD
 

@@ -6,39 +6,33 @@ stepped replay pays a Python round per recorded move (mask, observe, the
 model's `act_batch`, step), and between those rounds numpy passes over the
 (W, 354) masks: at a few hundred worlds that is most of its time, too much
 for a search's quick level. Here the whole record is played inside numba,
-calling the model's own kernel (`huit_kernels.expert_rows`,
-`huit_kernels.greedy_batch`, or the uniform count for `random`) on the rows
+calling the model's own kernel (`heuristics.kernels.expert_rows`,
+`heuristics.kernels.greedy_batch`, or the uniform count for `random`) on the rows
 where another seat had a choice, in slot order, with the model agent's
-generator (`huit_playout.compiled_player`): so each move's picks are those
+generator (`playout.compiled_player`): so each move's picks are those
 `act_batch` gives on those rows, and the log-likelihoods are the stepped
 replay's (`tests/agents/test_belief_fast.py` holds the two to that).
 
 ```python
-replay = fused_replay(engine, agent, eps)   # None: no compiled model for that engine and agent
-replay(count, seats, actions, ok, loglik)   # the first `count` slots, loaded at the deal, played forward
+replay = fused_replay(engine, agent.compiled(), eps)   # None: none compiled for them
+replay(count, seats, actions, ok, loglik)    # the first `count` slots, loaded at the deal, played forward
 ```
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from cardlab.agents.base import Agent
-from cardlab.agents.heuristics.huit import AGAIN
-from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
-from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_rows, greedy_batch
-from cardlab.agents.heuristics.huit_playout import GREEDY, RANDOM, compiled_player, scratch
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.fast import GREEDY, RANDOM, CompiledPolicy, Replay
+from cardlab.envs.huit.fast.playout import compiled_player
+from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
+from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays, expert_rows, greedy_batch
 from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
-
-Replay = Callable[[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
-"""(slots n, seats (M,) int64, actions (M,) int64, ok (n,) bool, loglik (players, n) float64): the first n
-slots played through the M recorded moves; `ok` cleared where a move does not fit, each seat's row of
-`loglik` added to"""
+from cardlab.envs.playout import scratch
 
 
 @njit(cache=True)
@@ -118,16 +112,16 @@ def replay_moves(kind: int, eps: float, move_seats: np.ndarray, move_actions: np
             ok[b] = False
 
 
-def fused_replay(engine: Any, agent: Agent, eps: float) -> Replay | None:
-    """The record played forward in the first n slots of `engine` with `agent` (softened by `eps`) as the
+def fused_replay(engine: Any, policy: CompiledPolicy, eps: float) -> Replay | None:
+    """The record played forward in the first n slots of `engine` with `policy` (softened by `eps`) as the
     model of the other seats, in one compiled call, or None where not compiled
-    (`huit_playout.compiled_player`: a `HuitBatch` with `random`, `greedy` or `expert` of its rules).
+    (`playout.compiled_player`: a `HuitBatch` with `random`, `greedy` or `expert` of its rules).
 
     The slots must hold the worlds at the deal (`BatchedEngine.load_worlds`);
     the engine's generators draw nothing (a replayable record turns no pile
     over, `cardlab.envs.replay.unreplayable`).
     """
-    player = compiled_player(engine, agent)
+    player = compiled_player(engine, policy)
     if player is None:
         return None
     work = scratch(engine)

@@ -4,16 +4,16 @@ Why: a Gymnasium vector env's heuristic opponents (`cardlab.training.vector`)
 otherwise cost a Python round per opponent move (observe every game, mask,
 `act_batch`, step), about seven rounds per learner step at 2 players. Here the
 rounds run inside numba, calling the heuristic's own kernel
-(`huit_kernels.greedy_batch`, `huit_kernels.expert_rows`,
-`batch_kernels.uniform_legal`) on the rows whose seat to move is not the
+(`heuristics.kernels.greedy_batch`, `heuristics.kernels.expert_rows`,
+`policy_kernels.uniform_legal`) on the rows whose seat to move is not the
 learner's, in slot order, with the agent's generator, between the rounds' own
 hold and step (`cardlab.envs.huit.rounds`): so each round picks
 what `act_batch` picks on those rows, and the games are the ones the
 round-by-round play gives (`tests/training/test_vector_fused.py`).
 
 ```python
-play = fused_play_out(engine, agent)       # None: no compiled play-out for that engine and agent
-ended = play(seats, gained, counted)       # as `BatchedEngine.play_random`, with the agent's moves
+play = fused_play_out(engine, agent.compiled())   # None: no compiled play-out for that engine and policy
+ended = play(seats, gained, counted)               # as `BatchedEngine.play_random`, with the agent's moves
 ```
 
 A search's rollouts (`cardlab.agents.rollouts`) play every seat to the hand's
@@ -28,31 +28,19 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from cardlab.agents.base import Agent
-from cardlab.agents.batch_kernels import uniform_legal
-from cardlab.agents.heuristics.huit import AGAIN, HuitExpert, HuitGreedy
-from cardlab.agents.heuristics.huit_arrays import TABLES_ARRAYS
-from cardlab.agents.heuristics.huit_kernels import TableArrays, expert_rows, greedy_batch
-from cardlab.agents.heuristics.playout import (
-    GREEDY,
-    NONE,
-    RANDOM,
-    PlayOut,
-    ToEnd,
-    checked_slots,
-    live_rows,
-    player_kind,
-    scratch,
-    split_forced,
-)
+from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, Drawing, PlayOut, ToEnd
 from cardlab.envs.huit.batched import HuitBatch
+from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
+from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays, expert_rows, greedy_batch
 from cardlab.envs.huit.kernels import HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
 from cardlab.envs.huit.rounds import finish_round, start_round
+from cardlab.envs.playout import NONE, checked_slots, compiled_kind, live_rows, scratch, split_forced
+from cardlab.envs.policy_kernels import uniform_legal
 
 
 class CompiledPlayer(NamedTuple):
-    """What `play_rounds` needs of one agent: its kernel (`kind`), the arguments of that kernel (the
-    expert's arrays as a working copy of this player's own, `huit_kernels.expert_rows`) and the agent,
+    """What `play_rounds` needs of one policy: its kernel (`kind`), the arguments of that kernel (the
+    expert's arrays as a working copy of the policy's own, `heuristics.kernels.expert_rows`) and the agent,
     whose generator draws (read at each call: `Agent.seed` replaces it), so the moves are those `act_batch`
     gives."""
 
@@ -62,7 +50,7 @@ class CompiledPlayer(NamedTuple):
     num_players: int
     int_table: np.ndarray
     float_table: np.ndarray
-    agent: Agent
+    agent: Drawing
 
 
 @njit(cache=True)
@@ -99,29 +87,31 @@ def play_rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndar
                               table, gens, params, reward_table, rewards)
 
 
-def compiled_player(engine: Any, agent: Agent) -> CompiledPlayer | None:
-    """`agent` as `play_rounds` plays it on `engine`, or None if it has no compiled kernel there.
+def compiled_player(engine: Any, policy: CompiledPolicy) -> CompiledPlayer | None:
+    """`policy` as `play_rounds` plays it on `engine`, or None if it has no compiled kernel there.
 
-    Compiled: a `HuitBatch` with `RandomAgent`, `HuitGreedy` or `HuitExpert` of the same rules.
+    Compiled: a `HuitBatch` with a policy of the same rules (`playout.compiled_kind`); the expert's
+    `params()` are its (offsets, int table, float table), as `HuitExpert` holds them.
     """
-    kind = player_kind(engine, agent, HuitBatch, HuitGreedy, HuitExpert)
+    kind = compiled_kind(engine, policy, HuitBatch)
     if kind is None:
         return None
     offsets, tables = NONE, (NONE, np.zeros(0, dtype=np.float64))
-    if isinstance(agent, HuitExpert):
-        offsets, tables = agent.offsets, (agent.arrays[0].copy(), agent.arrays[1].copy())
+    if kind == EXPERT:
+        offsets, ints, floats = policy.params()
+        tables = (ints.copy(), floats.copy())
     return CompiledPlayer(kind, engine.layout.slices["hand"].start, offsets, engine.n, tables[0], tables[1],
-                          agent)
+                          policy.player)
 
 
-def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:
-    """`agent` playing every seat but `seats[b]` of `engine` in one compiled call, or None if not compiled
+def fused_play_out(engine: Any, policy: CompiledPolicy) -> PlayOut | None:
+    """`policy` playing every seat but `seats[b]` of `engine` in one compiled call, or None if not compiled
     (`compiled_player`).
 
     The call takes and checks what `play_random` takes (without its
     generator: the agent's draws its moves) and plays as it does.
     """
-    player = compiled_player(engine, agent)
+    player = compiled_player(engine, policy)
     if player is None:
         return None
     work = scratch(engine)
@@ -176,10 +166,10 @@ def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seat
             gained[movers[i]] += rewards[movers[i], seat]
 
 
-def fused_to_end(engine: Any, agent: Agent) -> ToEnd | None:
-    """`agent` playing every seat of the first n slots of `engine` to their episode's end in one compiled
+def fused_to_end(engine: Any, policy: CompiledPolicy) -> ToEnd | None:
+    """`policy` playing every seat of the first n slots of `engine` to their episode's end in one compiled
     call (a search's rollouts), or None where not compiled (`compiled_player`)."""
-    player = compiled_player(engine, agent)
+    player = compiled_player(engine, policy)
     if player is None:
         return None
     work = scratch(engine)
