@@ -13,7 +13,8 @@ configuration with a 95% interval, and the mean milliseconds of its decisions
 with more than one legal move (wall time of its `act`, so it depends on the
 machine and its load); then every pair's paired difference. `--json` writes
 all of it. `--workers N` plays blocks of deals on a local Ray with N workers
-(the specs are built in the workers, so bot paths must be local files).
+(the specs are built in the workers, so bot paths must be local files);
+`--processes N` plays them in N local processes instead, without Ray.
 
 The ceiling of a search is its cheating twin (``cheat=1``: the other hands
 as they are), and the ablation of what inference buys is one command, every
@@ -123,9 +124,10 @@ Played = list[tuple[list[EpisodeRecord], float, int]]
 
 
 def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
-                progress: bool) -> Iterator[Played]:
-    """Every table's deals 0..deals-1 of `suite`, here or with `workers` > 0 as Ray tasks, in `ROUNDS`
-    rounds (each the next block of deals for every table); after each round, every table's so far."""
+                progress: bool, processes: int = 0) -> Iterator[Played]:
+    """Every table's deals 0..deals-1 of `suite`, here, with `workers` > 0 as Ray tasks or with
+    `processes` > 0 in local processes (no Ray), in `ROUNDS` rounds (each the next block of deals for
+    every table); after each round, every table's so far."""
     n, parts = suite.num_players, blocks(deals, ROUNDS)
     jobs = [(t, r) for r in range(len(parts)) for t in range(len(tables))]
     results: dict[tuple[int, int], tuple[list[EpisodeRecord], float, int]] = {}
@@ -143,11 +145,25 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
 
     with tqdm(total=len(tables) * deals * n, disable=not progress, desc="search strength",
               unit="hand", file=sys.stderr) as bar:
-        if not workers:
+        if not workers and not processes:
             for t, r in jobs:
                 results[t, r] = play_timed(suite.game, suite.rules, tables[t], parts[r].start, parts[r].stop,
                                            suite.seed, on_deal=bar.update)
                 yield from completed()
+            return
+        if processes:
+            import concurrent.futures
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")
+            with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
+                futures = {pool.submit(play_timed, suite.game, suite.rules, tables[t], parts[r].start,
+                                       parts[r].stop, suite.seed): (t, r) for t, r in jobs}
+                for future in concurrent.futures.as_completed(futures):
+                    job = futures[future]
+                    results[job] = future.result()
+                    bar.update(len(parts[job[1]]) * n)
+                    yield from completed()
             return
         from cardlab.cluster.runtime import import_ray, ray_session
 
@@ -166,7 +182,7 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
 
 def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[str] = DEFAULT_FIELD,
             workers: int = 0, progress: bool = False,
-            on_round: Callable[[dict[str, Any]], object] | None = None) -> dict[str, Any]:
+            on_round: Callable[[dict[str, Any]], object] | None = None, processes: int = 0) -> dict[str, Any]:
     """Each config in slot 0 on the suite's first deals (`hands` rounded up to whole rotations): the
     figures the table prints and the JSON holds; `on_round(figures so far)` after each round."""
     if not configs:
@@ -182,7 +198,7 @@ def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[st
     for spec in dict.fromkeys(spec for slots in tables for spec in slots):
         make_agent(spec, table)  # a bad spec is refused, saying why, before any hand is played
     result: dict[str, Any] = {}
-    for played in play_rounds(suite, tables, deals, workers, progress):
+    for played in play_rounds(suite, tables, deals, workers, progress, processes):
         result = figures(suite, [c.strip() for c in configs], tables, played, list(field), deals)
         result["workers"] = workers
         if on_round is not None:
@@ -270,6 +286,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--suite", default=DEFAULT_SUITE, help=f"deal suite (default {DEFAULT_SUITE})")
     parser.add_argument("--hands", type=int, default=400, help="hands per config (default 400)")
     parser.add_argument("--workers", type=int, default=0, help="Ray workers (default 0: play here)")
+    parser.add_argument("--processes", type=int, default=0,
+                        help="local processes instead of Ray workers (default 0; the same figures)")
     parser.add_argument("--json", type=pathlib.Path, help="write the figures to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--show", type=pathlib.Path, metavar="JSON",
@@ -294,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         result = measure(args.configs, load_suite(args.suite), args.hands, args.field, args.workers,
-                         not args.no_progress, on_round=write)
+                         not args.no_progress, on_round=write, processes=max(0, args.processes))
     except ValueError as err:
         parser.error(str(err))
     print(format_table(result))

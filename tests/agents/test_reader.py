@@ -1,0 +1,177 @@
+"""Hand readers (`cardlab.agents.reader`): what they read, their files' refusals, the search that deals by them.
+
+Reader files are shared like bot files, so each refusal is one line naming the
+file and what is accepted; the search's ``belief=learned`` deals its worlds by
+the table's shipped reader and replays with ``ms=0`` (C2).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+
+import numpy as np
+import pytest
+
+from cardlab.agents.base import make_agent
+from cardlab.agents.reader import (
+    READING_VERSION,
+    HandReader,
+    load_reader,
+    new_network,
+    reader_layout,
+    save_reader,
+    shipped_reader,
+    shipped_reader_path,
+)
+from cardlab.envs import make_env, make_game
+from cardlab.envs.reading_inputs import SEAT_KINDS, reading_inputs
+from cardlab.envs.record import DRAW, PASS, Event, Record
+from cardlab.evaluation.episodes import seat_zero_choices
+
+HUIT4 = make_game("huit", {"num_players": 4})
+
+
+def first_choice(game: str, players: int):  # type: ignore[no-untyped-def]
+    env = make_env(game, num_players=players)
+    agents = [make_agent("expert", env.unwrapped.game, seed=s) for s in range(players)]
+    return next(seat_zero_choices(env, agents, seed=1))
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """An untrained Huit 4p reader's files."""
+    layout = reader_layout(HUIT4)
+    network = new_network(layout.size, len(layout.deck_kinds), 4, [16], "relu")
+    return save_reader(network, tmp_path_factory.mktemp("reader") / "r", HUIT4, "relu", {"note": "test"})
+
+
+def test_an_untrained_reader_leans_by_the_places_sizes(written: pathlib.Path) -> None:
+    reader = load_reader(written, HUIT4)
+    for layer in reader.layers:  # zero logits: what is left is the prior, each place's room
+        layer[0][:] = 0
+        layer[1][:] = 0
+    choice = first_choice("huit", 4)
+    known = choice.determinization()
+    leaning = reader.leaning(known, choice.obs["observation"], choice.record)
+    room = np.array([known.sizes[1], known.sizes[2], known.sizes[3], known.unseen.size - sum(known.sizes[1:])])
+    assert np.allclose(leaning[int(known.unseen[0])], room / room.sum())
+
+
+def test_a_voluntary_draw_then_a_pass_reads_as_lacking_the_matching_kinds() -> None:  # B9
+    choice = first_choice("huit", 4)
+    known = choice.determinization()
+    layout = reader_layout(HUIT4)
+    record = choice.record
+    slices, at = {}, 0
+    for name, width in layout.fields:
+        slices[name] = slice(at, at + width)
+        at += width
+    before = reading_inputs(layout, known, choice.obs["observation"], record)
+    drawn = Record((*record.events, Event(DRAW, 1, number=1, suit=2)), record.complete)
+    after_draw = reading_inputs(layout, known, choice.obs["observation"], drawn)
+    passed = Record((*drawn.events, Event(PASS, 1)), record.complete)
+    after_pass = reading_inputs(layout, known, choice.obs["observation"], passed)
+    diamonds = [i for i, k in enumerate(layout.deck_kinds) if k % 4 == 2]
+    assert "lacked_since" in SEAT_KINDS
+    since = slices["seat1.lacked_since"]
+    assert np.allclose(after_draw[since][diamonds], 0.1)  # one card drawn since it showed it lacked them
+    assert np.allclose(after_pass[since][diamonds], 0.0)  # passed after the draw: none of them now
+    assert np.allclose(after_pass[slices["seat1.lacked"]][diamonds], 1.0)
+    assert not np.array_equal(before[slices["seat1.lacked"]], after_pass[slices["seat1.lacked"]])
+    assert np.array_equal(before[slices["seat2.lacked"]], after_pass[slices["seat2.lacked"]])
+
+
+def edited(written: pathlib.Path, tmp_path: pathlib.Path, **changes: object) -> pathlib.Path:
+    target = tmp_path / "edited.json"
+    shutil.copy(written.with_suffix(".safetensors"), target.with_suffix(".safetensors"))
+    meta = json.loads(written.read_text())
+    meta.update(changes)
+    target.write_text(json.dumps(meta))
+    return target
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"game": "switch"}, "it plays switch, not huit"),
+    ({"num_players": 3}, "trained for 3 players"),
+    ({"reading": {"version": READING_VERSION + 1, "size": 658}}, "reading inputs are version"),
+    ({"format": "cardlab-bot"}, "not a cardlab-reader file"),
+    ({"kinds": [1, 2]}, "this table reads"),
+    ({"weights": {"sha256": "0" * 64}}, "does not match its sha256"),
+])
+def test_a_foreign_or_corrupted_reader_is_refused_in_one_line(written: pathlib.Path, tmp_path: pathlib.Path,
+                                                              changes: dict[str, object], message: str) -> None:
+    path = edited(written, tmp_path, **changes)
+    with pytest.raises(ValueError, match=message) as err:
+        load_reader(path, HUIT4)
+    assert str(err.value).startswith(f"reader {path}") and "\n" not in str(err.value)
+
+
+def test_a_truncated_reader_is_refused(written: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "cut.json"
+    path.write_bytes(written.read_bytes()[:200])
+    with pytest.raises(ValueError, match=r"^reader .*cut\.json"):
+        load_reader(path, HUIT4)
+    shutil.copy(written, path)
+    path.with_suffix(".safetensors").write_bytes(written.with_suffix(".safetensors").read_bytes()[:100])
+    with pytest.raises(ValueError, match=r"^reader .*does not match its sha256"):
+        load_reader(path, HUIT4)
+
+
+def test_a_reader_at_another_table_size_is_refused(written: pathlib.Path) -> None:
+    with pytest.raises(ValueError, match="trained for 4 players, the game has 3"):
+        load_reader(written, make_game("huit", {"num_players": 3}))
+
+
+@pytest.mark.parametrize(("game", "players"), [("huit", 2), ("huit", 4), ("huit", 6), ("switch", 4),
+                                               ("switch", 6)])
+def test_every_table_with_a_bot_ships_a_reader(game: str, players: int) -> None:
+    table = make_game(game, {"num_players": players})
+    assert isinstance(shipped_reader(table), HandReader)
+
+
+def test_a_table_without_a_reader_says_which_have_one() -> None:
+    table = make_game("switch", {"num_players": 3})
+    assert not shipped_reader_path(table).exists()
+    with pytest.raises(ValueError, match="no hand reader ships for switch with 3 players.*huit-4p"):
+        shipped_reader(table)
+    with pytest.raises(ValueError, match="no hand reader ships"):
+        make_agent("search:belief=learned:expert", table)
+
+
+def play(spec: str, game: str, players: int, seed: int) -> list[int]:
+    """The searcher's moves (seat 0) in one hand against experts; the record shown as the play loops do."""
+    env = make_env(game, num_players=players)
+    table = env.unwrapped.game
+    agents = [make_agent(spec, table, seed=seed)] + [make_agent("expert", table, seed=s) for s in range(1, players)]
+    moves = []
+    env.reset(seed=seed)
+    for name in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        seat = env.unwrapped.agent_seat[name]
+        if agents[seat].sees:
+            agents[seat].show({"record": env.unwrapped.public_record(name)})
+        move = agents[seat].act(obs)
+        if seat == 0:
+            moves.append(move)
+        env.step(move)
+    return moves
+
+
+@pytest.mark.parametrize(("game", "players"), [("huit", 4), ("switch", 4)])
+def test_the_learned_belief_plays_and_replays(game: str, players: int) -> None:  # C2
+    spec = "search:belief=learned:worlds=16:ms=0:expert"
+    assert make_agent(spec, make_game(game, {"num_players": players})).sees == frozenset({"record"})
+    first = play(spec, game, players, seed=3)
+    assert first and first == play(spec, game, players, seed=3)
+
+
+def test_the_learned_belief_refuses_to_decide_without_the_record() -> None:
+    choice = first_choice("huit", 4)
+    agent = make_agent("search:belief=learned:worlds=8:ms=0:expert", HUIT4, seed=0)
+    with pytest.raises(ValueError, match="must be shown the hand's public record"):
+        agent.act(choice.obs)

@@ -1,0 +1,73 @@
+"""`cardlab read-hands`: a reader config trained end to end in a tiny form, resumed, and refused when bad."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from cardlab.agents.reader import load_reader
+from cardlab.envs import make_game
+from cardlab.training.config import OpponentConfig
+from cardlab.training.reader import ReaderConfig, load_reader_config, read_hands, validate_reader
+from cardlab.training.reader_data import Table, make_chunk
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs" / "readers"
+TINY = ReaderConfig(name="tiny", game="huit", num_players=3, positions=120, chunk=60, hidden=[8], epochs=1,
+                    batch_size=32, holdout_share=0.5,
+                    field=[OpponentConfig("expert", 1.0), OpponentConfig("random", 1.0)])
+
+
+def test_a_tiny_reader_trains_resumes_and_loads(tmp_path: pathlib.Path) -> None:
+    run = read_hands(TINY, runs_dir=tmp_path, progress=False)
+    reader = load_reader(run / "reader.json", make_game("huit", {"num_players": 3}))
+    record = json.loads((run / "run.json").read_text())
+    assert record["holdout_positions"] == 60 and record["holdout"]["log_loss"] > 0
+    chunk = run / "data" / "chunk-00001.npz"
+    kept = dict(np.load(chunk))
+    chunk.unlink()
+    read_hands(TINY, runs_dir=tmp_path, resume=run, progress=False)
+    again = dict(np.load(chunk))
+    assert all(np.array_equal(kept[key], again[key]) for key in kept)  # a chunk is the same whoever makes it
+    assert reader.meta["summary"]["positions"] == 120
+
+
+def test_labels_place_every_unseen_card_and_inputs_hold_no_hidden_card() -> None:
+    table = Table("huit", {"num_players": 4}, (("expert", 1.0),), 1.0, seed=5)
+    data = make_chunk(table, 0, 40)
+    labels, room = data["labels"].astype(int), data["room"]
+    assert np.array_equal(labels.sum(axis=1), room)  # each place holds its size, the pile its cards
+    assert (labels <= 1).all()  # Huit: one copy of each card
+    other = make_chunk(dataclasses.replace(table, seed=6), 0, 40)
+    assert not np.array_equal(data["inputs"], other["inputs"])
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"field": [OpponentConfig("nobody", 1.0)]}, r"field\[0\].spec"),
+    ({"positions": 0}, "positions=0 is not accepted"),
+    ({"activation": "gelu"}, "activation='gelu' is not accepted: use one of relu, tanh"),
+    ({"rules": {"num_players": 3}}, "rules.num_players is not accepted"),
+    ({"game": "chess"}, "game='chess' is not accepted"),
+    ({"field": [OpponentConfig("expert", 0.0)]}, "weights add up to 0"),
+])
+def test_a_bad_config_is_refused_with_its_key(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        validate_reader(dataclasses.replace(TINY, **changes))  # type: ignore[arg-type]
+
+
+def test_every_shipped_reader_config_loads() -> None:
+    names = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
+    assert names == ["huit_2p", "huit_3p", "huit_4p", "huit_5p", "huit_6p", "switch_4p", "switch_5p", "switch_6p"]
+    for name in names:
+        cfg = load_reader_config(CONFIGS / f"{name}.yaml")
+        assert f"{cfg.game}_{cfg.num_players}p" == name
+
+
+def test_an_unknown_key_names_the_file(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("game: huit\nworlds: 3\n")
+    with pytest.raises(ValueError, match=r"config file .*bad\.yaml: .*worlds"):
+        load_reader_config(path)
