@@ -171,7 +171,8 @@ def probe_belief(args: argparse.Namespace) -> dict[str, Any]:
               f"worlds fitting the record {np.mean(rows['ok']):.3f}; replay median "
               f"{np.median(took) * 1000:.1f} ms, p99 {np.percentile(took, 99) * 1000:.1f} ms")
     if reader is not None and cards:
-        calibration = [[round(float(b[0] / b[2]), 4), round(float(b[1] / b[2]), 4), int(b[2])] for b in bins if b[2]]
+        calibration = [[round(float(b[0] / b[2]), 4), round(float(b[1] / b[2]), 4), int(b[2])]
+                       for b in bins if b[2]]
         out |= {"reader_log_loss": loss / cards, "reader_calibration": calibration,
                 "reader_ms_median": float(np.median(read_took) * 1000)}
         print(f"  reader: log loss {loss / cards:.4f} per unseen card; read and dealt in "

@@ -61,8 +61,9 @@ from cardlab.evaluation.suites import DEFAULT_SUITE, Suite, load_suite
 FORMAT = 1
 """version of the JSON's layout"""
 ROUNDS = 10
-"""rounds of a run: each plays the next block of deals for every config (the Ray tasks), and the JSON
-is written after each, so a run stopped early keeps its finished rounds, every config on the same deals"""
+"""rounds of a run (at least; twice the workers or processes when more): each plays the next block of deals
+for every config (the Ray tasks), and the JSON is written after each, so a run stopped early keeps its
+finished rounds, every config on the same deals"""
 
 
 class Timed(Agent):
@@ -128,7 +129,7 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
     """Every table's deals 0..deals-1 of `suite`, here, with `workers` > 0 as Ray tasks or with
     `processes` > 0 in local processes (no Ray), in `ROUNDS` rounds (each the next block of deals for
     every table); after each round, every table's so far."""
-    n, parts = suite.num_players, blocks(deals, ROUNDS)
+    n, parts = suite.num_players, blocks(deals, max(ROUNDS, 2 * (workers + processes)))
     jobs = [(t, r) for r in range(len(parts)) for t in range(len(tables))]
     results: dict[tuple[int, int], tuple[list[EpisodeRecord], float, int]] = {}
     out: Played = [([], 0.0, 0) for _ in tables]

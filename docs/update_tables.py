@@ -17,7 +17,9 @@ names:
   --json docs/speed_table.json`` (`benchmarks/speed_rows.py`: the machine, how
   busy it was, each measure with its target);
 - ``search options``: the options of ``search:BASE``
-  (`cardlab.agents.search_options.options_markdown`).
+  (`cardlab.agents.search_options.options_markdown`);
+- ``hand readers``: the shipped hand readers' held-out fit, from their
+  metadata (`cardlab.training.reader.readers_table`).
 
 tests/test_docs.py fails when a page and the code disagree; run
 ``python docs/update_tables.py`` to mend it (after `cardlab ship-bots`, too).
@@ -35,6 +37,7 @@ from collections.abc import Callable
 from cardlab.agents.search_options import options_markdown
 from cardlab.envs import make_game
 from cardlab.evaluation.leaderboard import bench_markdown, exploit_markdown, suites_markdown
+from cardlab.training.reader import readers_table
 from cardlab.training.ship import bots_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -70,6 +73,7 @@ LEADERBOARD: dict[str, Callable[[], str]] = {
     "exploitability": lambda: exploit_markdown(RESULTS),
     "speed table": speed_markdown,
     "search options": options_markdown,
+    "hand readers": readers_table,
 }
 
 

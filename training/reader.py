@@ -36,7 +36,14 @@ import torch
 import yaml
 
 from cardlab.agents.base import make_agent
-from cardlab.agents.reader import NUMPY_ACTIVATIONS, new_network, place_log_probs, reader_layout, save_reader
+from cardlab.agents.reader import (
+    NUMPY_ACTIVATIONS,
+    SHIPPED,
+    new_network,
+    place_log_probs,
+    reader_layout,
+    save_reader,
+)
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game, make_game
@@ -260,6 +267,20 @@ def fit(cfg: ReaderConfig, game: Game, train: dict[str, torch.Tensor], show: Pro
                 show.heartbeat(functools.partial(_epoch_line, epoch + 1, cfg.epochs))
             show.say(f"epoch {epoch + 1}/{cfg.epochs}: training log loss {total / count:.4f} per card")
     return network.cpu()
+
+
+def readers_table() -> str:
+    """The docs' table of the shipped readers, from their metadata (docs/update_tables.py writes it)."""
+    lines = ["| reader | positions | held-out log loss per card (uniform deal) | probability of the true hand "
+             "(uniform deal) | network |", "|---|---|---|---|---|"]
+    for path in sorted(SHIPPED.glob("*.json")):
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        fit = meta["summary"]["holdout"]
+        lines.append(f"| `{path.stem}` | {meta['summary']['positions']:,} | {fit['log_loss']:.4f} "
+                     f"({fit['uniform_log_loss']:.4f}) | {fit['true_place_probability']:.3f} "
+                     f"({fit['uniform_true_place_probability']:.3f}) | "
+                     f"{' x '.join(map(str, meta['network']['layer_sizes']))} |")
+    return "\n".join(lines) + "\n"
 
 
 def _epoch_line(epoch: int, epochs: int) -> str:
