@@ -271,8 +271,8 @@ def fit(cfg: ReaderConfig, game: Game, train: dict[str, torch.Tensor], show: Pro
 
 def readers_table() -> str:
     """The docs' table of the shipped readers, from their metadata (docs/update_tables.py writes it)."""
-    lines = ["| reader | positions | held-out log loss per card (uniform deal) | probability of the true hand "
-             "(uniform deal) | network |", "|---|---|---|---|---|"]
+    lines = ["| reader | positions | held-out log loss per card (uniform deal) | probability of the true "
+             "hand (uniform deal) | network |", "|---|---|---|---|---|"]
     for path in sorted(SHIPPED.glob("*.json")):
         meta = json.loads(path.read_text(encoding="utf-8"))
         fit = meta["summary"]["holdout"]

@@ -1,4 +1,5 @@
-"""Hand readers (`cardlab.agents.reader`): what they read, their files' refusals, the search that deals by them.
+"""Hand readers (`cardlab.agents.reader`): what they read, their files' refusals, the search that deals by
+them.
 
 Reader files are shared like bot files, so each refusal is one line naming the
 file and what is accepted; the search's ``belief=learned`` deals its worlds by
@@ -55,7 +56,8 @@ def test_an_untrained_reader_leans_by_the_places_sizes(written: pathlib.Path) ->
     choice = first_choice("huit", 4)
     known = choice.determinization()
     leaning = reader.leaning(known, choice.obs["observation"], choice.record)
-    room = np.array([known.sizes[1], known.sizes[2], known.sizes[3], known.unseen.size - sum(known.sizes[1:])])
+    others = known.sizes[1:]
+    room = np.array([*others, known.unseen.size - sum(others)])
     assert np.allclose(leaning[int(known.unseen[0])], room / room.sum())
 
 
@@ -100,8 +102,8 @@ def edited(written: pathlib.Path, tmp_path: pathlib.Path, **changes: object) -> 
     ({"kinds": [1, 2]}, "this table reads"),
     ({"weights": {"sha256": "0" * 64}}, "does not match its sha256"),
 ])
-def test_a_foreign_or_corrupted_reader_is_refused_in_one_line(written: pathlib.Path, tmp_path: pathlib.Path,
-                                                              changes: dict[str, object], message: str) -> None:
+def test_a_foreign_or_corrupted_reader_is_refused_in_one_line(
+        written: pathlib.Path, tmp_path: pathlib.Path, changes: dict[str, object], message: str) -> None:
     path = edited(written, tmp_path, **changes)
     with pytest.raises(ValueError, match=message) as err:
         load_reader(path, HUIT4)
@@ -134,7 +136,7 @@ def test_every_table_with_a_bot_ships_a_reader(game: str, players: int) -> None:
 def test_a_table_without_a_reader_says_which_have_one() -> None:
     table = make_game("switch", {"num_players": 3})
     assert not shipped_reader_path(table).exists()
-    with pytest.raises(ValueError, match="no hand reader ships for switch with 3 players.*huit-4p"):
+    with pytest.raises(ValueError, match=r"no hand reader ships for switch with 3 players.*huit-4p"):
         shipped_reader(table)
     with pytest.raises(ValueError, match="no hand reader ships"):
         make_agent("search:belief=learned:expert", table)
@@ -144,7 +146,8 @@ def play(spec: str, game: str, players: int, seed: int) -> list[int]:
     """The searcher's moves (seat 0) in one hand against experts; the record shown as the play loops do."""
     env = make_env(game, num_players=players)
     table = env.unwrapped.game
-    agents = [make_agent(spec, table, seed=seed)] + [make_agent("expert", table, seed=s) for s in range(1, players)]
+    agents = [make_agent(spec, table, seed=seed)]
+    agents += [make_agent("expert", table, seed=s) for s in range(1, players)]
     moves = []
     env.reset(seed=seed)
     for name in env.agent_iter():

@@ -60,7 +60,8 @@ def test_a_bad_config_is_refused_with_its_key(changes: dict[str, object], messag
 
 def test_every_shipped_reader_config_loads() -> None:
     names = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
-    assert names == ["huit_2p", "huit_3p", "huit_4p", "huit_5p", "huit_6p", "switch_4p", "switch_5p", "switch_6p"]
+    assert names == ["huit_2p", "huit_3p", "huit_4p", "huit_5p", "huit_6p",
+                     "switch_4p", "switch_5p", "switch_6p"]
     for name in names:
         cfg = load_reader_config(CONFIGS / f"{name}.yaml")
         assert f"{cfg.game}_{cfg.num_players}p" == name
