@@ -28,7 +28,8 @@ percentile of their decisions with a choice against each level's bound:
 
 ``--belief`` adds the rows of the belief at each level (`BELIEF_SPECS`:
 ``belief=expert`` with ``weigh=resample`` and ``weigh=weights``, whose
-replay of the record counts in the cap), ``--level quick`` measures one
+replay of the record counts in the cap, and ``belief=learned``, whose
+reading and deal count in it), ``--level quick`` measures one
 level only; an agent that sees the hand's record is shown it before each
 move, outside the time measured (`show_table`, as the play loops do):
 
@@ -63,7 +64,8 @@ LEVEL_TABLES = ("huit-2p", "huit-4p", "switch-4p")
 LEVEL_SPEC = "search:level={level}:expert"
 """the search each level is measured with (the web app's)"""
 BELIEF_SPECS = ("search:level={level}:belief=expert:expert",
-                "search:level={level}:belief=expert:weigh=weights:expert")
+                "search:level={level}:belief=expert:weigh=weights:expert",
+                "search:level={level}:belief=learned:expert")
 """with ``--belief``: the belief's searches measured beside it at each level"""
 LIMIT_MS = 100.0
 
