@@ -3,8 +3,8 @@
 Why apart from `cardlab.agents.belief`: the belief's arithmetic (the replay,
 the weights, the evidence) knows nothing of a search's budget; a reading
 spends it. The record is played back in blocks of worlds (`belief.play_back`,
-each block one deal walked back, one engine load and, for a compiled Huit
-model, one compiled call): without a time cap every world is replayed (blocks
+each block one deal walked back, one engine load and, for a model its
+game's fast paths compile, one compiled call): without a time cap every world is replayed (blocks
 of at most `MAX_BLOCK`, the same on every machine, C2); under one, the first
 block holds `MIN_BLOCK` worlds and each next one as many as the pace measured
 on this decision's record says end in time (at most `BLOCK_GROWTH` times the

@@ -6,10 +6,12 @@ each is one field of `SearchOptions` made by `option` (its default, meaning,
 accepted words or bounds), and `parse_spec`, `SearchOptions.__post_init__`,
 `ACCEPTED` and `options_markdown` read the declarations (`DECLARED`).
 
-To add an option: one field of `SearchOptions` with `option(...)`, then read
-it in `cardlab.agents.search` (and `python docs/update_tables.py` for the docs
-table). To add a value of a word option: add it to its tuple (`BELIEFS`,
-`ROLLOUTS`, ...) and say what it means in the option's doc.
+To add an option: one field of `SearchOptions` with `option(...)` (a word:
+``choices=``; a bounded number: ``low=``, ``high=``, ``whole=``; a text such as
+a file's path: ``text=``), then read it in `cardlab.agents.search` (and
+`python docs/update_tables.py` for the docs table). To add a value of a word
+option: add it to its tuple (`BELIEFS`, `ROLLOUTS`, ...) and say what it
+means in the option's doc.
 
 Numbers are written in the ASCII digits 0-9 (``worlds=64``, ``z=0.5``): no
 exponent, sign other than ``-``, underscore or other script's digits (Python's
@@ -40,6 +42,8 @@ MOST_MS = 600_000
 """the longest time cap a spec may ask for, in ms (ten minutes a decision)"""
 MOST_Z = 10.0
 """the largest margin `z` a spec may ask for"""
+MOST_TEXT = 256
+"""the longest value a text option takes (a spec's parts are split at colons, so a value holds none)"""
 LEVELS: dict[str, tuple[int, int]] = {"quick": (2048, 60), "strong": (MOST_WORLDS, 700)}
 """level -> (worlds, ms): ``quick`` the web app's default search, ``strong`` about ten times its time"""
 LEVEL_BOUNDS_MS = {"quick": 100.0, "strong": 1000.0}
@@ -65,9 +69,13 @@ class Declared(NamedTuple):
     """a number option: whole numbers only (else any number from `low` to `high`)"""
     shown: str
     """the default as the docs show it"""
+    text: str = ""
+    """a text option (a file's path, say): what the text names, for the docs; "" for a word or a number"""
 
     def accepted(self) -> str:
         """What the option accepts, as the error text and the docs say it."""
+        if self.text:
+            return f"{self.text}: printable text of 1 to {MOST_TEXT} characters"
         if self.choices:
             return f"one of {', '.join(f'{self.name}={word}' for word in self.choices)}"
         if self.whole:
@@ -76,13 +84,16 @@ class Declared(NamedTuple):
 
     def brief(self) -> str:
         """The option in `ACCEPTED`'s one-line list."""
+        if self.text:
+            return f"{self.name}=TEXT"
         if self.choices:
             return f"{self.name}={'|'.join(self.choices)}"
         return f"{self.name}={self.low:g}..{self.high:g}"
 
     def parse(self, text: str) -> Any:
-        """The value of ``name=text`` (a word as given, checked later; a number parsed), or a `ValueError`."""
-        if self.choices:
+        """The value of ``name=text`` (a word or text as given, checked later; a number parsed), or a
+        `ValueError`."""
+        if self.choices or self.text:
             return text
         kind = "whole number" if self.whole else "number"
         if not (_WHOLE if self.whole else _NUMBER).fullmatch(text):
@@ -91,8 +102,11 @@ class Declared(NamedTuple):
         return int(text) if self.whole else float(text)
 
     def check(self, value: Any) -> None:
-        """A `ValueError` unless `value` is one the option accepts."""
-        if self.choices:
+        """A `ValueError` unless `value` is one the option accepts (a text option also takes its default)."""
+        if self.text:
+            ok = isinstance(value, str) and (value == self.default or (
+                0 < len(value) <= MOST_TEXT and value.isprintable()))
+        elif self.choices:
             ok = isinstance(value, str) and value in self.choices
         elif self.whole:
             ok = isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high
@@ -104,15 +118,16 @@ class Declared(NamedTuple):
 
 
 def option(default: Any, doc: str, *, choices: tuple[str, ...] = (), low: float = 0, high: float = 0,
-           whole: bool = True, shown: str = "") -> Any:
-    """A field of `SearchOptions`: its default, meaning and accepted values (`choices`, the words; else a
-    number from `low` to `high`, whole unless `whole` is false), written once; `shown` is the default as
-    the docs show it (default: the value itself)."""
-    if not choices and not low <= high:
+           whole: bool = True, shown: str = "", text: str = "") -> Any:
+    """A field of `SearchOptions`: its default, meaning and accepted values (`choices`, the words; `text`,
+    what a text value names, e.g. "a reader file's path"; else a number from `low` to `high`, whole
+    unless `whole` is false), written once; `shown` is the default as the docs show it (default: the
+    value itself)."""
+    if not choices and not text and not low <= high:
         raise ValueError(f"option bounds {low}..{high} are empty")
     if not shown:
         shown = f"{default:g}" if isinstance(default, float) else str(default)
-    meta = {"declared": (default, doc, tuple(choices), float(low), float(high), whole, shown)}
+    meta = {"declared": (default, doc, tuple(choices), float(low), float(high), whole, shown, text)}
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -192,7 +207,7 @@ def options_markdown() -> str:
     """The options table of the docs (docs/update_tables.py writes it into docs/training.md)."""
     lines = ["| option | default | accepted | meaning |", "|---|---|---|---|"]
     for d in DECLARED.values():
-        accepted = ", ".join(f"`{word}`" for word in d.choices) or f"{d.low:g}..{d.high:g}"
+        accepted = d.text or ", ".join(f"`{word}`" for word in d.choices) or f"{d.low:g}..{d.high:g}"
         lines.append(f"| `{d.name}` | {d.shown} | {accepted} | {d.doc} |")
     return "\n".join(lines) + "\n"
 

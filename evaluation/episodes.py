@@ -8,7 +8,6 @@ measure it (`seat_zero_choices`).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Iterator, Sequence
@@ -108,7 +107,7 @@ def run_episode(
     applies it; `on_step(seat, action)` runs after every move, and returning
     True stops the episode there (the returned info is then the last one seen).
     An agent that `sees` more than its observation is shown it first
-    (`shown`, `Agent.show`). An agent that fails (`checked_action`) stops the episode with an
+    (`show_table`, `Agent.show`). An agent that fails (`checked_action`) stops the episode with an
     `AgentFailure` naming it as ``names[seat]`` (default: its class's name),
     before the env is touched, so the env stays as it was at that turn.
     """
@@ -176,17 +175,6 @@ def seat_zero_choices(env: Any, agents: Sequence[Agent], seed: int) -> Iterator[
             yield Choice(raw, name, obs, record, unreplayable(record))
         show_table(agents[seat], env, name)
         env.step(agents[seat].act(obs))
-
-
-def shown(env: Any, name: str, sees: frozenset[str]) -> dict[str, Any]:
-    """What an agent that `sees` more than its observation is shown before it acts (`Agent.show`)."""
-    raw = env.unwrapped
-    seen: dict[str, Any] = {}
-    if "record" in sees:
-        seen["record"] = raw.public_record(name)
-    if "state" in sees:
-        seen["state"] = copy.deepcopy(raw.game_state)
-    return seen
 
 
 def seat_slots(specs: Sequence[str], num_players: int, game: Game | None = None) -> list[str]:

@@ -1,4 +1,5 @@
-"""A lean masked PPO over the batched self-play engine (CleanRL style: one file, torch only).
+"""A lean masked PPO over the batched self-play engine: the CleanRL-style loop (rollout, GAE, update) in
+torch, on cardlab's shared run machinery (config, run folder, records, checkpoints, league, bot export).
 
 Chosen with ``trainer: lean`` in a config (`cardlab.training.train.train`
 dispatches here); it reads the same keys as the MaskablePPO trainer (`cardlab.training.sb3`)

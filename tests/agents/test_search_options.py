@@ -13,7 +13,9 @@ from cardlab.agents.search_options import (
     ACCEPTED,
     DECLARED,
     MOST_MS,
+    MOST_TEXT,
     MOST_WORLDS,
+    Declared,
     SearchOptions,
     options_markdown,
     parse_spec,
@@ -82,3 +84,14 @@ def test_options_given_in_code_are_checked_as_parsed_ones_are(values: dict[str, 
     accepted = re.escape(DECLARED[name].accepted())
     with pytest.raises(ValueError, match=f"search option {name}=.*: give {accepted}"):
         SearchOptions(**values)
+
+
+def test_a_text_option_takes_printable_text_of_bounded_length() -> None:
+    """No option takes text yet; `option(..., text=...)` declares one (a reader file's path, say)."""
+    reader = Declared("reader", "", "the reader file", (), 0, 0, True, "none", text="a reader file's path")
+    assert reader.parse("runs/reader.json") == "runs/reader.json" and reader.brief() == "reader=TEXT"
+    reader.check("runs/reader.json")
+    reader.check("")  # the default: none given
+    for bad in ("x" * (MOST_TEXT + 1), "a\nb", 3):
+        with pytest.raises(ValueError, match=re.escape(f"give {reader.accepted()}")):
+            reader.check(bad)
