@@ -35,6 +35,7 @@ commas of ``--agents`` still separate agents):
     search:cheat=1:worlds=64:ms=0:expert    the cheat: the other hands as they are (upper bounds only)
     search:belief=expert:weigh=weights:expert   worlds weighed by the expert's likelihood of the moves made
     search:belief=learned:expert            worlds dealt by the table's shipped hand reader
+    search:belief=learned:reader=runs/r/reader.json:expert   ... or by a reader of one's own
 
 The options (`SearchOptions`) are each declared once, with their meaning,
 default and accepted values, in `cardlab.agents.search_options`, which
@@ -73,7 +74,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
-from cardlab.agents.reader import shipped_reader
+from cardlab.agents.reader import load_reader, shipped_reader
 from cardlab.agents.reading import Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat_values
 from cardlab.agents.search_options import (
@@ -154,8 +155,10 @@ class SearchAgent(Agent):
         self.rollouts = Rollouts(self.game, base if rollout is None else rollout, drawn_apart(seed, ENGINE))
         self._values = seat_values(self.options.value)
         o = self.options
-        self.reader = shipped_reader(self.game) if o.belief == "learned" else None
-        """with ``belief=learned``: the table's shipped hand reader, whose reading deals the worlds"""
+        self.reader = None if o.belief != "learned" else (
+            load_reader(o.reader, self.game) if o.reader else shipped_reader(self.game))
+        """with ``belief=learned``: the hand reader (``reader=``, else the table's shipped one) whose reading
+        deals the worlds"""
         weighed = "uniform" if o.belief == "learned" else o.belief
         self.reading = None if weighed == "uniform" and o.opponents == "base" else Reading(
             self.game, base, weighed, o.opponents == "recognise", o.ess, drawn_apart(seed, BASE),

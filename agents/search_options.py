@@ -179,6 +179,9 @@ class SearchOptions:
         "its true cards): the measured upper bound of any inference of the hidden cards, for benchmarks "
         "only (it plays only where the play loop shows it the true state, as evaluation does)", low=0,
         high=1)
+    reader: str = option(
+        "", "with `belief=learned`: the hand reader that deals the worlds, a reader's NAME.json (`cardlab "
+        "read-hands` writes RUN/reader.json)", text="a hand reader file", shown="the table's shipped reader")
 
     def __post_init__(self) -> None:
         DECLARED["level"].check(self.level)
@@ -187,6 +190,9 @@ class SearchOptions:
         object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
         for declared in DECLARED.values():
             declared.check(getattr(self, declared.name))
+        if self.reader and self.belief != "learned":
+            raise ValueError(f"search option reader={excerpt(self.reader)} is read only with belief=learned; "
+                             "give belief=learned beside it, or leave the reader out")
 
     def budget(self) -> tuple[int, int]:
         """(worlds, ms): the level's where not given (`__post_init__` filled them)."""

@@ -178,3 +178,12 @@ def test_the_learned_belief_refuses_to_decide_without_the_record() -> None:
     agent = make_agent("search:belief=learned:worlds=8:ms=0:expert", HUIT4, seed=0)
     with pytest.raises(ValueError, match="must be shown the hand's public record"):
         agent.act(choice.obs)
+
+
+def test_a_reader_of_one_s_own_deals_the_worlds(written: pathlib.Path) -> None:
+    agent = make_agent(f"search:belief=learned:reader={written}:worlds=8:ms=0:expert", HUIT4)
+    assert agent.reader is not None and agent.reader.meta["summary"] == {"note": "test"}
+    with pytest.raises(ValueError, match=r"is read only with belief=learned"):
+        make_agent(f"search:reader={written}:expert", HUIT4)
+    with pytest.raises(ValueError, match=r"^reader .*trained for 4 players, the game has 2"):
+        make_agent(f"search:belief=learned:reader={written}:expert", make_game("huit", {"num_players": 2}))

@@ -42,6 +42,10 @@ def test_each_option_parses_its_declared_values_and_refuses_others(name: str) ->
         for word in declared.choices:
             assert getattr(parse_spec(f"search:{name}={word}:expert")[0], name) == word
         bad = "nonesuch"
+    elif declared.text:
+        beside = "belief=learned:" if name == "reader" else ""  # the option it is read with
+        assert getattr(parse_spec(f"search:{beside}{name}=runs/r/x.json:expert")[0], name) == "runs/r/x.json"
+        bad = "x" * (MOST_TEXT + 1)
     else:
         top = int(declared.high) if declared.whole else declared.high
         assert getattr(parse_spec(f"search:{name}={top}:expert")[0], name) == top
