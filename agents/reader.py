@@ -32,7 +32,6 @@ import hashlib
 import itertools
 import json
 import pathlib
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -40,7 +39,7 @@ import torch
 from safetensors.torch import save as save_bytes
 from torch import nn
 
-from cardlab.agents.bot import write_bot_files
+from cardlab.agents.bot import inference_threads, torch_threads, write_bot_files
 from cardlab.agents.bot.format import ACTIVATIONS, MAX_JSON_DEPTH, MAX_METADATA_BYTES, bot_paths, layer_names
 from cardlab.agents.bot.load import build_network
 from cardlab.agents.bot.validate import check_game, check_network, read_weights
@@ -52,9 +51,8 @@ from cardlab.envs.reading_inputs import READING_VERSION, InputLayout, input_layo
 from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
 
-NUMPY_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "relu": lambda x: np.maximum(x, 0), "tanh": np.tanh}
-"""the activations a reader may have (its forward pass is numpy's, `HandReader.log_probs`)"""
+READER_ACTIVATIONS = ("relu", "tanh")
+"""the activations a reader may have (the ones its trainer offers)"""
 FORMAT = "cardlab-reader"
 FORMAT_VERSION = 1
 SHIPPED = pathlib.Path(__file__).resolve().parent / "readers"
@@ -88,17 +86,14 @@ def place_log_probs(logits: torch.Tensor, room: torch.Tensor) -> torch.Tensor:
 class HandReader:
     """A trained reader at one table: `leaning` gives, for a seat's view, each kind's place weights."""
 
-    def __init__(self, game: Game, network: nn.Module, meta: dict[str, Any],
-                 activation: str = "relu") -> None:
+    def __init__(self, game: Game, network: nn.Module, meta: dict[str, Any]) -> None:
         self.game = game
         self.network = network.eval()
         self.meta = meta
         self.layout = reader_layout(game)
         self.kinds = np.asarray(self.layout.deck_kinds, dtype=np.int64)
         self.places = game.num_players
-        self.activation: Callable[[np.ndarray], np.ndarray] = NUMPY_ACTIVATIONS[activation]
-        self.layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
-                       for m in network.modules() if isinstance(m, nn.Linear)]
+        self.threads = inference_threads()
 
     def inputs(self, known: Determinization, observation: np.ndarray, record: Record | None) -> np.ndarray:
         """The reading inputs of one view (`cardlab.envs.reading_inputs`)."""
@@ -107,18 +102,13 @@ class HandReader:
     def log_probs(self, inputs: np.ndarray, room: np.ndarray) -> np.ndarray:
         """(B, kinds, P) log-probabilities for (B, inputs) rows and their (B, P) places' room.
 
-        The forward pass is numpy's: a reader reads one row per decision, where
-        torch's per-call overhead and threads cost more than the arithmetic."""
-        x = np.asarray(inputs, dtype=np.float32)
-        for i, (weight, bias) in enumerate(self.layers):
-            x = x @ weight + bias
-            if i < len(self.layers) - 1:
-                x = self.activation(x)
-        logits = x.reshape(len(x), self.kinds.size, self.places).astype(np.float64)
-        with np.errstate(divide="ignore"):
-            logits = logits + np.log(np.asarray(room, dtype=np.float64))[:, None, :]
-        top = logits.max(axis=-1, keepdims=True)
-        return logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+        On the reader's torch threads (`inference_threads`: one by default), as a bot's forward pass: a
+        reader reads one row per decision, where more threads, or numpy's BLAS, cost more than the
+        arithmetic on a busy machine."""
+        with torch_threads(self.threads), torch.inference_mode():
+            logits = self.network(torch.as_tensor(inputs, dtype=torch.float32))
+            logits = logits.reshape(len(inputs), self.kinds.size, self.places)
+            return place_log_probs(logits.double(), torch.as_tensor(room)).numpy()
 
     def leaning(self, known: Determinization, observation: np.ndarray, record: Record | None) -> np.ndarray:
         """(NUM_KINDS, P) place probabilities of each kind for this view: what `Determinization.leaning`
@@ -182,8 +172,8 @@ _FIELDS: tuple[tuple[str, Any, str], ...] = (
     ("kinds", lambda v: isinstance(v, list) and len(v) <= NUM_KINDS and all(_is_int(k) for k in v),
      "the list of the deck's card ids"),
     ("network", lambda v: isinstance(v, dict) and isinstance(v.get("layer_sizes"), list)
-     and v.get("activation") in NUMPY_ACTIVATIONS, f"an object with layer_sizes and an activation, one of "
-     f"{', '.join(NUMPY_ACTIVATIONS)}"),
+     and v.get("activation") in READER_ACTIVATIONS, f"an object with layer_sizes and an activation, one of "
+     f"{', '.join(READER_ACTIVATIONS)}"),
     ("summary", lambda v: isinstance(v, dict), "an object"),
     ("weights", lambda v: isinstance(v, dict) and isinstance(v.get("sha256"), str),
      "an object with a sha256"),
@@ -256,7 +246,7 @@ def load_reader(path: str | pathlib.Path, game: Game) -> HandReader:
     if not bool(torch.isfinite(probe).all()):
         raise _refuse(meta_path, "its network gives NaN or infinite logits on a probe (weights too large?); "
                                  "a reader's forward pass must be finite")
-    return HandReader(game, network, meta, meta["network"]["activation"])
+    return HandReader(game, network, meta)
 
 
 def shipped_reader_path(game: Game) -> pathlib.Path:

@@ -37,7 +37,7 @@ import yaml
 
 from cardlab.agents.base import make_agent
 from cardlab.agents.reader import (
-    NUMPY_ACTIVATIONS,
+    READER_ACTIVATIONS,
     SHIPPED,
     new_network,
     place_log_probs,
@@ -54,7 +54,7 @@ from cardlab.training.reader_data import Table, make_chunks
 from cardlab.training.runs import new_run_dir
 from cardlab.training.yaml_files import read_extended
 
-ACTIVATIONS = tuple(NUMPY_ACTIVATIONS)
+ACTIVATIONS = READER_ACTIVATIONS
 CHUNKS = "data"
 
 

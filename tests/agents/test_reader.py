@@ -14,6 +14,7 @@ import shutil
 
 import numpy as np
 import pytest
+import torch
 
 from cardlab.agents.base import make_agent
 from cardlab.agents.reader import (
@@ -50,9 +51,9 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 
 def test_an_untrained_reader_leans_by_the_places_sizes(written: pathlib.Path) -> None:
     reader = load_reader(written, HUIT4)
-    for layer in reader.layers:  # zero logits: what is left is the prior, each place's room
-        layer[0][:] = 0
-        layer[1][:] = 0
+    with torch.no_grad():
+        for parameter in reader.network.parameters():  # zero logits: what is left is the prior, the room
+            parameter.zero_()
     choice = first_choice("huit", 4)
     known = choice.determinization()
     leaning = reader.leaning(known, choice.obs["observation"], choice.record)
