@@ -144,8 +144,8 @@ def check_graph(meta_path: pathlib.Path, meta: dict[str, Any], name: str, model:
         for node in graph.node:
             if node.domain not in STANDARD_DOMAINS:
                 raise refuse(meta_path, f"the ONNX file {name} uses the custom operator "
-                                         f"{excerpt(node.domain, 40)}::{excerpt(node.op_type, 40)}; "
-                                         f"{GRAPH_ACCEPTED}")
+                                         f"{excerpt(node.op_type, 40)} of the domain "
+                                         f"{excerpt(node.domain, 40)}; {GRAPH_ACCEPTED}")
         for tensor in _tensors(graph):
             if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
                 where = next((e.value for e in tensor.external_data if e.key == "location"), "")
@@ -171,13 +171,14 @@ def _check_values(meta_path: pathlib.Path, meta: dict[str, Any], name: str, mode
     shapes = (f"input {wanted_in!r} of float32 (B, {game.layout.size}) and output {wanted_out!r} of float32 "
               f"(B, {game.num_actions}), B any number of observations")
     if [value.name for value in inputs] != [wanted_in]:
-        found = [excerpt(value.name, 40) for value in inputs]
+        found = ", ".join(excerpt(value.name, 40) for value in inputs[:8]) or "none"
         raise refuse(meta_path, f"the ONNX file {name} takes the inputs {found}; the table needs one, "
                                  f"{shapes}")
     outputs = {value.name: value for value in model.graph.output}
     if wanted_out not in outputs:
         raise refuse(meta_path, f"the ONNX file {name} has no output {excerpt(wanted_out, 40)} (its outputs: "
-                                 f"{[excerpt(n, 40) for n in outputs][:8]}); the table needs {shapes}")
+                                 f"{', '.join(excerpt(n, 40) for n in list(outputs)[:8])}); the table needs "
+                                 f"{shapes}")
     for role, value, size in (("input", inputs[0], game.layout.size),
                               ("output", outputs[wanted_out], game.num_actions)):
         if value.type.tensor_type.elem_type != onnx.TensorProto.FLOAT:
