@@ -134,8 +134,8 @@ def test_cli_ray_flag_without_ray_says_how_to_install(monkeypatch: pytest.Monkey
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert err.splitlines() == [err] and "Traceback" not in err
-        assert ('Ray is not installed; install cardlab\'s ray extra: pip install torch==2.13.0 -e ".[ray]" '
-                '--config-settings editable_mode=strict') in err
+        hint = 'pip install torch==2.13.0 -e ".[ray]"'
+        assert f"Ray is not installed; install cardlab's ray extra: {hint}" in err
     serial = ["eval", "--game", "huit", "--agents", "random", "random", "--hands", "2"]
     assert main(serial) == 0  # the serial command runs without Ray
     assert main([*serial, "--workers", "0"]) == 2
