@@ -253,3 +253,31 @@ def test_a_run_folder_of_an_onnx_bot_loads(tmp_path: pathlib.Path, onnx_bot: pat
     for suffix in (".json", ".onnx"):
         (tmp_path / f"bot{suffix}").write_bytes(onnx_bot.with_suffix(suffix).read_bytes())
     assert isinstance(load_bot(tmp_path).network, onnx_module.OnnxNetwork)
+
+
+def test_trainers_imitate_an_onnx_bot_rather_than_copy_its_weights(onnx_bot: pathlib.Path) -> None:
+    """A teach run's base must be a bot file (its weights are the student's start); exploit's warm start
+    imitates an ONNX bot instead of copying weights it does not have."""
+    import dataclasses
+
+    from cardlab.training.expert_iteration import TeachConfig, validate_teach
+
+    onnx, file = make_agent(f"bot:{onnx_bot}", HUIT), make_agent("bot:huit-2p", HUIT)
+    assert isinstance(onnx, BotAgent) and isinstance(file, BotAgent)
+    assert not onnx.has_weights and file.has_weights
+    cfg = dataclasses.replace(TeachConfig(), base=f"bot:{onnx_bot}")
+    with pytest.raises(ValueError, match=r"base=.* is not accepted: give a bot file's spec .*not an ONNX bot"):
+        validate_teach(cfg)
+
+
+def test_it_travels_to_ray_workers_as_its_files_bytes(onnx_bot: pathlib.Path) -> None:
+    """What a Ray worker gets (`BotFile`): the metadata and the graph's bytes, loaded with every check."""
+    from cardlab.cluster.botfiles import BotFile
+
+    sent = BotFile.read(onnx_bot)
+    assert sent.weights_suffix == ".onnx" and sent.weights == onnx_bot.read_bytes()
+    arrived = sent.load(HUIT)
+    assert isinstance(arrived, BotAgent) and isinstance(arrived.network, onnx_module.OnnxNetwork)
+    damaged = BotFile(sent.source, sent.metadata, sent.weights[:-7], sent.weights_suffix)
+    with pytest.raises(ValueError, match=r"as received: bot .*does not match its sha256 \(truncated or"):
+        damaged.load(HUIT)
