@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         algorithm, policy, steps = "MaskablePPO", model.policy, int(model.num_timesteps)
     summary = {"algorithm": algorithm, "run": run_dir.name, "checkpoint": checkpoint.name,
                "steps": steps, "config": config_to_dict(cfg)}
-    table = {"game": cfg.game, "rules": cfg.rules, "num_players": cfg.num_players, "summary": summary}
+    table: dict[str, Any] = {"game": cfg.game, "rules": cfg.rules, "num_players": cfg.num_players,
+                             "summary": summary}
     if args.format == "onnx":
         path = export_onnx(actor_network(policy), args.output, **table)
         written = path.with_suffix(".onnx")
