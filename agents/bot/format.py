@@ -78,6 +78,13 @@ def bot_paths(path: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
     return stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".safetensors")
 
 
+def bots_in(folder: pathlib.Path) -> list[pathlib.Path]:
+    """The metadata file of each bot in a folder: every ``NAME.json`` with ``NAME.safetensors`` or
+    ``NAME.onnx`` beside it, by name (a folder of bots, as `cardlab serve --bot FOLDER` takes)."""
+    return [path for path in sorted(folder.glob("*.json"))
+            if path.with_suffix(".safetensors").is_file() or onnx_path(path).is_file()]
+
+
 def onnx_path(meta_path: pathlib.Path) -> pathlib.Path:
     """The graph file of an ONNX bot whose metadata is `meta_path`: ``NAME.onnx`` beside ``NAME.json``."""
     return meta_path.with_name(meta_path.stem + ".onnx")

@@ -281,3 +281,21 @@ def test_it_travels_to_ray_workers_as_its_files_bytes(onnx_bot: pathlib.Path) ->
     damaged = BotFile(sent.source, sent.metadata, sent.weights[:-7], sent.weights_suffix)
     with pytest.raises(ValueError, match=r"as received: bot .*does not match its sha256 \(truncated or"):
         damaged.load(HUIT)
+
+
+def test_serve_offers_each_bot_of_a_folder(tmp_path: pathlib.Path, onnx_bot: pathlib.Path) -> None:
+    """`cardlab serve --bot FOLDER`: every bot in it (an ONNX bot beside a bot file)."""
+    from cardlab.agents.base import SHIPPED_BOTS
+    from cardlab.cli.serve import bot_files
+    from cardlab.serve.app import named_bots
+
+    for suffix in (".json", ".onnx"):
+        (tmp_path / f"mine{suffix}").write_bytes(onnx_bot.with_suffix(suffix).read_bytes())
+    for suffix in (".json", ".safetensors"):
+        (tmp_path / f"file{suffix}").write_bytes((SHIPPED_BOTS / f"huit-2p{suffix}").read_bytes())
+    (tmp_path / "notes.json").write_text("{}")  # no bot: nothing beside it
+    assert bot_files([tmp_path]) == [tmp_path / "file.json", tmp_path / "mine.json"]
+    assert list(named_bots(bot_files([tmp_path]))) == ["bot:file", "bot:mine"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="holds no bot"):
+        bot_files([tmp_path / "empty"])
