@@ -299,3 +299,13 @@ def test_serve_offers_each_bot_of_a_folder(tmp_path: pathlib.Path, onnx_bot: pat
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="holds no bot"):
         bot_files([tmp_path / "empty"])
+
+
+def test_the_speed_benchmark_runs_and_checks_the_moves(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.benchmarks import load_benchmark
+
+    load_benchmark("onnx_speed", monkeypatch).main(["--bots", "huit-2p", "--moves", "16", "--batch", "16",
+                                                    "--repeats", "1"])
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert row.startswith("| bot:huit-2p | ") and row.count(" us") == 4
