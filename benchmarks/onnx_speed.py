@@ -7,7 +7,9 @@ play at the bot's table, both are timed: a single move (`act` on one
 observation dict, what a play loop, the web app or `cardlab eval` asks) and a
 batched move (`act_batch` on `--batch` rows, what search rollouts and self-play
 ask), each the median of `--repeats` rounds of `--moves` calls (batched: of
-`--moves // 8` calls). The moves are checked to be the same.
+`--moves // 8` calls). Times are the process's CPU time (one thread each),
+so that other processes sharing the machine's cores do not count. The moves
+are checked to be the same.
 
     python benchmarks/onnx_speed.py                          # huit-2p and switch-4p
     python benchmarks/onnx_speed.py --bots huit-2p --batch 1024
@@ -56,13 +58,13 @@ def decisions(game: Game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray
 
 
 def per_call_us(call: Callable[[int], object], calls: int, repeats: int) -> float:
-    """Median over `repeats` rounds of the microseconds one call takes (`calls` calls a round)."""
+    """Median over `repeats` rounds of the CPU microseconds one call takes (`calls` calls a round)."""
     rounds = []
     for _ in range(repeats):
-        began = time.perf_counter()
+        began = time.process_time()
         for i in range(calls):
             call(i)
-        rounds.append((time.perf_counter() - began) / calls * 1e6)
+        rounds.append((time.process_time() - began) / calls * 1e6)
     return statistics.median(rounds)
 
 
@@ -96,8 +98,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeats", type=int, default=5, help="rounds, the median kept")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    print(f"one thread; single move: median us per act(); batched: median us per row of act_batch() of "
-          f"{args.batch} rows; {args.repeats} rounds")
+    print(f"one thread, CPU time; single move: median us per act(); batched: median us per row of "
+          f"act_batch() of {args.batch} rows; {args.repeats} rounds")
     print("| bot | single move: bot file | single move: ONNX | batched, per row: bot file | "
           "batched, per row: ONNX |")
     print("|---|---|---|---|---|")
