@@ -62,6 +62,16 @@ def test_bots_travel_as_bytes_and_play_as_at_home(ray_local: Any, tmp_path: path
     assert parallel.slots[0] == f"bot:{bot}"
 
 
+def test_an_onnx_bot_travels_and_plays_as_at_home(ray_local: Any, tmp_path: pathlib.Path) -> None:
+    from cardlab.agents.bot import export_onnx, load_bot
+
+    file = load_bot(make_bot(tmp_path))
+    onnx = export_onnx(file.network, tmp_path / "exported", game=file.game, summary={})
+    specs = [f"bot:{onnx.with_suffix('.onnx')}", "greedy"]
+    serial = evaluate("huit", specs, 20, seed=2)
+    assert evaluate_parallel("huit", specs, 20, seed=2).hand_records == serial.hand_records
+
+
 def test_a_killed_worker_is_retried_and_the_result_is_unchanged(ray_local: Any,
                                                                  tmp_path: pathlib.Path) -> None:
     marker = tmp_path / "killed-once"
