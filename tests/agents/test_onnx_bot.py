@@ -132,6 +132,25 @@ def test_a_hand_built_graph_plays(tmp_path: pathlib.Path) -> None:
     assert all(masks[i, a] for i, a in enumerate(moves))
 
 
+def test_names_and_other_outputs_are_the_metadatas(tmp_path: pathlib.Path) -> None:
+    """The input and output go by the names the metadata gives; another output (a value head) is not read."""
+    model = linear_model(SIZE, ACTIONS)
+    graph = model.graph
+    graph.node.append(helper.make_node("ReduceSum", ["logits"], ["value"], keepdims=1))
+    graph.output.append(helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]))
+    for node in graph.node:
+        node.input[:] = ["obs" if name == "observation" else name for name in node.input]
+        node.output[:] = ["scores" if name == "logits" else name for name in node.output]
+        node.input[:] = ["scores" if name == "logits" else name for name in node.input]
+    graph.input[0].name, graph.output[0].name = "obs", "scores"
+    bot = load_bot(write_bot(tmp_path, model, input="obs", output="scores"), HUIT)
+    obs = decisions(HUIT, 8, seed=3)[0]
+    logits = bot.logits(obs)
+    assert logits.shape == (8, ACTIONS)
+    weights = numpy_helper.to_array(graph.initializer[0])
+    np.testing.assert_allclose(logits, obs @ weights, rtol=1e-5, atol=1e-5)
+
+
 SIZE, ACTIONS = HUIT.layout.size, HUIT.num_actions
 HOSTILE = {
     "custom operator": (linear_model(SIZE, ACTIONS, domain="com.evil"),
