@@ -17,7 +17,7 @@ from cardlab.agents.bot import load_bot
 from cardlab.agents.bot.onnx_bot import OnnxNetwork
 from cardlab.cli import main
 from cardlab.envs import make_game
-from tests.onnx_helpers import tiny_suite
+from tests.onnx_helpers import seated, tiny_suite
 
 PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "onnx.md"
 
@@ -44,6 +44,7 @@ def test_the_plain_torch_recipe_plays(tmp_path: pathlib.Path, monkeypatch: pytes
     exec(compile(recipe("A plain torch module"), "docs/onnx.md", "exec"), {})
     assert isinstance(load_bot("my_policy.onnx").network, OnnxNetwork)
     benched(tmp_path, "bot:my_policy.onnx", capsys)
+    seated(tmp_path / "my_policy.onnx")
 
 
 class SpacesOnly(gymnasium.Env):  # type: ignore[type-arg]
@@ -85,6 +86,7 @@ def test_the_stable_baselines3_recipe_plays_the_policys_moves(
         expected = distribution.distribution.probs.argmax(dim=1).numpy()
     np.testing.assert_array_equal(bot.act_batch(obs, masks), expected)
     benched(tmp_path, "bot:my_sb3.onnx", capsys)
+    seated(tmp_path / "my_sb3.onnx")
 
 
 LEAN = {
@@ -110,3 +112,4 @@ def test_a_lean_run_exports_to_an_onnx_bot_that_plays(tmp_path: pathlib.Path,
     obs = np.random.default_rng(1).random((64, game.layout.size)).astype(np.float32)
     np.testing.assert_allclose(onnx.logits(obs), file.logits(obs), rtol=1e-4, atol=1e-4)
     benched(tmp_path, f"bot:{tmp_path / 'lean.onnx'}", capsys)
+    seated(tmp_path / "lean.onnx")

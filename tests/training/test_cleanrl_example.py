@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from cardlab.cli import main
-from tests.onnx_helpers import tiny_suite
+from tests.onnx_helpers import seated, tiny_suite
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "cleanrl_ppo.py"
 
@@ -38,3 +38,4 @@ def test_cleanrl_ppo_runs_a_few_iterations_knowing_only_the_id(tmp_path: pathlib
     suite = tiny_suite(tmp_path, "huit", 3)
     assert main(["bench", f"bot:{tmp_path / 'cleanrl.onnx'}", "--suite", str(suite)]) == 0
     assert f"bot:{tmp_path / 'cleanrl.onnx'} on suite tiny v1" in capsys.readouterr().out
+    seated(tmp_path / "cleanrl.onnx", players=3)
