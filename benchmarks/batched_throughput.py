@@ -10,7 +10,7 @@ pinned to one CPU), median of several runs. One step is one move of one game:
   and `apply` on the rules engine, one game);
 - openspiel: `openspiel_loop` of the same file, `crazy_eights` (when
   `open_spiel` is installed, by the bench extra:
-  `pip install torch==2.13.0 -e ".[bench]" --config-settings editable_mode=strict`).
+  `pip install torch==2.13.0 -e ".[bench]"`).
 
 A game's batched engine is its `GameSpec.batched_engine()`; a game without
 one is skipped.
@@ -116,7 +116,7 @@ def main() -> None:
         import pyspiel  # noqa: F401
     except ImportError:
         openspiel = None
-        install = 'pip install torch==2.13.0 -e ".[bench]" --config-settings editable_mode=strict'
+        install = 'pip install torch==2.13.0 -e ".[bench]"'
         print(f"open_spiel is not installed ({install}): no side-by-side comparison")
     else:
         openspiel = median_of(openspiel_loop, args.engine_steps, args.repeats)

@@ -6,7 +6,7 @@ Loops, for both games at 4 players (one core, median of several runs):
   the rules engine and observer (what a vectorised learner would call);
 - aec: the full `env()` (PettingZoo wrappers) loop, `last()` then `step()`;
 - openspiel (when `open_spiel` is installed, by the bench extra:
-  `pip install torch==2.13.0 -e ".[bench]" --config-settings editable_mode=strict`): its
+  `pip install torch==2.13.0 -e ".[bench]"`): its
   `crazy_eights` with the same loop (`legal_actions`, `observation_tensor`
   converted to a numpy array, `apply_action`; chance nodes sampled too).
 
@@ -120,7 +120,7 @@ def main() -> None:
         import pyspiel  # noqa: F401
     except ImportError:
         openspiel = None
-        install = 'pip install torch==2.13.0 -e ".[bench]" --config-settings editable_mode=strict'
+        install = 'pip install torch==2.13.0 -e ".[bench]"'
         print(f"open_spiel is not installed ({install}): no side-by-side comparison")
     else:
         openspiel = median_of(openspiel_loop, args.steps, args.repeats)

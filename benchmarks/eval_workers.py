@@ -15,7 +15,7 @@ one); during each serial run, the machine's busy cores from /proc/stat
     python benchmarks/eval_workers.py                      # 20,000 Huit hands, expert vs greedy, 3 runs each
     python benchmarks/eval_workers.py --hands 4000 --runs 1
 
-Needs the ray extra (pip install torch==2.13.0 -e ".[ray]" --config-settings editable_mode=strict).
+Needs the ray extra (pip install torch==2.13.0 -e ".[ray]").
 """
 
 from __future__ import annotations

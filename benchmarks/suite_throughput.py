@@ -12,7 +12,7 @@ result file.
 
 Needs the ray extra for the workers' figure:
 
-    pip install torch==2.13.0 -e ".[ray]" --config-settings editable_mode=strict
+    pip install torch==2.13.0 -e ".[ray]"
 """
 
 from __future__ import annotations

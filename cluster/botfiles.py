@@ -2,7 +2,8 @@
 
 A Ray worker on another machine cannot read ``bot:runs/x/bot.json``, and a
 pickled torch module would run code where it is unpickled. So a bot travels
-as the bytes of its two files (`BotFile`), and the receiver writes them into
+as the bytes of its two files (`BotFile`: the metadata, and the weights or an
+ONNX bot's graph), and the receiver writes them into
 a private temporary folder and loads them with `load_bot`: every check that
 guards a bot file from a stranger (sizes, nesting, fields, layer sizes, the
 weights' sha256, header and values, the game and rules) runs on arrival, and
@@ -20,9 +21,13 @@ from cardlab.agents.base import Agent
 from cardlab.agents.bot import (
     MAX_HEADER_BYTES,
     MAX_METADATA_BYTES,
+    MAX_ONNX_BYTES,
     MAX_PARAMETERS,
+    ONNX_FORMAT,
     bot_paths,
     load_bot,
+    onnx_path,
+    read_metadata,
     write_bot_files,
 )
 
@@ -46,20 +51,26 @@ class BotFile:
     """where the bytes were read, e.g. 'bot:runs/x/bot.json'"""
     metadata: bytes
     weights: bytes
+    weights_suffix: str = ".safetensors"
+    """the weights file's suffix: ".safetensors", or ".onnx" for an ONNX bot's graph"""
 
     @classmethod
     def read(cls, path: str | pathlib.Path, source: str | None = None) -> BotFile:
         """The bytes of a bot's two files (read once, capped; checked by whoever loads them)."""
         meta_path, weights_path = bot_paths(path)
-        return cls(source or f"bot:{meta_path}", _read_capped(meta_path, MAX_METADATA_BYTES),
-                   _read_capped(weights_path, _MAX_WEIGHTS_BYTES))
+        metadata = _read_capped(meta_path, MAX_METADATA_BYTES)
+        if read_metadata(meta_path)["format"] == ONNX_FORMAT:
+            return cls(source or f"bot:{meta_path}", metadata,
+                       _read_capped(onnx_path(meta_path), MAX_ONNX_BYTES), ".onnx")
+        return cls(source or f"bot:{meta_path}", metadata, _read_capped(weights_path, _MAX_WEIGHTS_BYTES))
 
     def write(self, folder: str | pathlib.Path, stem: str) -> pathlib.Path:
         """Write the pair as ``folder/stem``, weights first and the metadata renamed in last.
 
         A reader that lists ``*.json`` (a league) never sees half a bot; returns the metadata path.
         """
-        return write_bot_files(pathlib.Path(folder) / stem, self.metadata, self.weights)
+        return write_bot_files(pathlib.Path(folder) / stem, self.metadata, self.weights,
+                               weights_suffix=self.weights_suffix)
 
     def load(self, game: object = None, seed: int | None = None, sample: bool = False) -> Agent:
         """The bot as an agent, through `load_bot` on a private copy (all its checks run)."""

@@ -41,7 +41,7 @@ POLICY = "shared"
 """the id of the one RLModule every seat plays"""
 ENV_NAME = "cardlab_aec"
 ALGORITHM = "RLlib multi-agent PPO (shared policy)"
-INSTALL_HINT = 'pip install torch==2.13.0 -e ".[rllib]" --config-settings editable_mode=strict'
+INSTALL_HINT = 'pip install torch==2.13.0 -e ".[rllib]"'
 SUPPORTED_TRAINER = "maskable_ppo"
 """the `trainer` key is the other trainers'; left at its default it is ignored here"""
 

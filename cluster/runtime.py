@@ -18,7 +18,7 @@ from typing import Any
 
 from cardlab.envs.checked_json import excerpt
 
-INSTALL_HINT = 'pip install torch==2.13.0 -e ".[ray]" --config-settings editable_mode=strict'
+INSTALL_HINT = 'pip install torch==2.13.0 -e ".[ray]"'
 # Ray reads this when it picks a node's address: "0" keeps a local Ray on 127.0.0.1 instead of the
 # machine's network address (nothing outside this machine is needed or reachable).
 _LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"

@@ -8,6 +8,13 @@ Why masking in the logits: most of the 354 (Huit) or 71 (Switch) actions are
 illegal at any turn; setting their logits to -inf keeps the policy on legal
 moves without any penalty to learn first.
 
+At the end the actor is saved as an ONNX bot (``--save``, default
+``runs/cleanrl_ppo.onnx``): ``torch.onnx.export`` writes the graph, then one
+call of cardlab, `write_onnx_metadata`, writes the JSON beside it that names
+the table the policy plays (the env's game); then ``cardlab bench
+bot:runs/cleanrl_ppo.onnx`` measures it, ``cardlab serve --bot
+runs/cleanrl_ppo.onnx`` seats it in the web app.
+
 Run: ``python examples/cleanrl_ppo.py --env-id cardlab:cardlab/Huit-v1
 --env-kwargs '{"num_players": 2, "opponents": ["random"]}' --total-timesteps 1000000``.
 """
@@ -16,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import pathlib
 import time
+import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -26,7 +35,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env-id", default="cardlab:cardlab/Huit-v1")
     p.add_argument("--env-kwargs", type=json.loads, default={"num_players": 2, "opponents": ["random"]},
@@ -45,7 +54,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--vf-coef", type=float, default=0.5)
     p.add_argument("--max-grad-norm", type=float, default=0.5)
     p.add_argument("--threads", type=int, default=1, help="torch threads")
-    return p.parse_args()
+    p.add_argument("--save", type=pathlib.Path, default=pathlib.Path("runs/cleanrl_ppo.onnx"),
+                   help="the ONNX bot to write at the end: PATH.onnx and PATH.json beside it")
+    return p.parse_args(argv)
 
 
 def layer(i: int, o: int, std: float = float(np.sqrt(2))) -> nn.Linear:
@@ -77,8 +88,24 @@ class Agent(nn.Module):
         return action, probs.log_prob(action), probs.entropy(), self.critic(x)
 
 
-def main() -> dict[str, Any]:
-    args = parse_args()
+def save_onnx_bot(actor: nn.Module, obs_size: int, path: pathlib.Path, game: Any,
+                  stats: dict[str, Any]) -> None:
+    """The actor's logits as an ONNX graph (plain torch), and the metadata that says which table it plays."""
+    path = path.with_suffix(".onnx")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript-based exporter's notice that a newer one exists
+        torch.onnx.export(actor.eval(), (torch.zeros(1, obs_size),), str(path), dynamo=False,
+                          input_names=["observation"], output_names=["logits"],
+                          dynamic_axes={"observation": {0: "batch"}, "logits": {0: "batch"}})
+    from cardlab.agents.bot import write_onnx_metadata  # the only cardlab call: the table of the policy
+
+    meta = write_onnx_metadata(path, game=game, summary={"algorithm": "examples/cleanrl_ppo.py", **stats})
+    print(f"wrote {path} and {meta}: cardlab bench bot:{path}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     envs = gym.make_vec(args.env_id, num_envs=args.num_envs, vectorization_mode="vector_entry_point",
@@ -158,7 +185,9 @@ def main() -> dict[str, Any]:
                  "episodes": len(episode_returns), "mean_return": float(np.mean(recent)) if recent else 0.0,
                  "pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy.mean().item()}
         print(json.dumps(stats), flush=True)
+    game = envs.unwrapped.game  # the cardlab table the env plays (its game, rules and players)
     envs.close()
+    save_onnx_bot(agent.actor, int(np.prod(obs_space.shape)), args.save, game, stats)
     return stats
 
 

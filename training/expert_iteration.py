@@ -180,9 +180,11 @@ def validate_teach(cfg: TeachConfig) -> Game:
         game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
     except ValueError as err:
         raise ValueError(f"num_players or rules: {err}") from None
-    if not isinstance(_agent(cfg.base, game, "base"), BotAgent):
-        raise ValueError(f"base={excerpt(cfg.base)} is not accepted: give a bot spec (bot:NAME or bot:PATH), "
-                         "whose weights the student starts from")
+    base = _agent(cfg.base, game, "base")
+    if not (isinstance(base, BotAgent) and base.has_weights):
+        raise ValueError(f"base={excerpt(cfg.base)} is not accepted: give a bot file's spec (bot:NAME or "
+                         "bot:PATH of a .json beside its .safetensors, not an ONNX bot), whose weights the "
+                         "student starts from")
     if not isinstance(_agent(cfg.teacher, game, "teacher"), SearchAgent):
         raise ValueError(f"teacher={excerpt(cfg.teacher)} is not accepted: give a search spec, e.g. "
                          "search:worlds=64:ms=0:bot:huit-2p")

@@ -2,7 +2,9 @@
 
 A bot is a ``NAME.json`` of metadata beside a ``NAME.safetensors`` of the
 actor's weights, so that loading one never executes code (no pickle); the
-format is described in `cardlab.agents.bot.format`. ``bot:PATH`` and
+format is described in `cardlab.agents.bot.format`. An ONNX bot is a
+``NAME.json`` beside a ``NAME.onnx`` graph, a policy trained anywhere, run
+by onnxruntime after its checks (`cardlab.agents.bot.onnx_bot`). ``bot:PATH`` and
 `load_bot` accept either file, PATH without a suffix, or a run folder
 (``RUN``: the ``RUN/bot.json`` a training run writes). Playing a bot needs
 torch only; this package never imports stable-baselines3.
@@ -12,6 +14,9 @@ The modules, one concept each:
 - `format`: the format constants, the loader's caps (``MAX_*``),
   `ACTIVATIONS`, file names and tensor names;
 - `export`: `export_bot`, `write_bot_files` (a pair written whole or not at all);
+- `onnx_export`: `export_onnx` (a torch module's logits as an ONNX bot),
+  `write_onnx_metadata` (the metadata of a graph exported elsewhere);
+- `onnx_bot`: the checks of an untrusted ONNX graph and its session as a module;
 - `validate`: the checks of untrusted files (bounded JSON, fields, game,
   network, weights header and values), each refusal a ValueError that says
   what is accepted;
@@ -24,7 +29,7 @@ Everything public is re-exported here: import from ``cardlab.agents.bot``.
 """
 
 from cardlab.agents.bot.agent import BotAgent, network_actions
-from cardlab.agents.bot.export import export_bot, write_bot_files
+from cardlab.agents.bot.export import actor_network, export_bot, write_bot_files
 from cardlab.agents.bot.format import (
     ACTIVATIONS,
     FORMAT,
@@ -34,14 +39,20 @@ from cardlab.agents.bot.format import (
     MAX_JSON_DEPTH,
     MAX_LAYER_UNITS,
     MAX_METADATA_BYTES,
+    MAX_ONNX_BYTES,
+    MAX_ONNX_NODES,
     MAX_PARAMETERS,
+    ONNX_FORMAT,
     RUN_BOT,
     SUFFIXES,
     bot_paths,
+    bots_in,
     layer_names,
+    onnx_path,
     tensor_shapes,
 )
 from cardlab.agents.bot.load import build_network, load_bot
+from cardlab.agents.bot.onnx_export import export_onnx, write_onnx_metadata
 from cardlab.agents.bot.threads import inference_threads, torch_threads
 from cardlab.agents.bot.validate import LAYER_LIMITS, WEIGHTS_ACCEPTED, read_metadata
 
@@ -55,20 +66,28 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_LAYER_UNITS",
     "MAX_METADATA_BYTES",
+    "MAX_ONNX_BYTES",
+    "MAX_ONNX_NODES",
     "MAX_PARAMETERS",
+    "ONNX_FORMAT",
     "RUN_BOT",
     "SUFFIXES",
     "WEIGHTS_ACCEPTED",
     "BotAgent",
+    "actor_network",
     "bot_paths",
+    "bots_in",
     "build_network",
     "export_bot",
+    "export_onnx",
     "inference_threads",
     "layer_names",
     "load_bot",
     "network_actions",
+    "onnx_path",
     "read_metadata",
     "tensor_shapes",
     "torch_threads",
     "write_bot_files",
+    "write_onnx_metadata",
 ]

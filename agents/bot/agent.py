@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from cardlab.agents.base import Agent
+from cardlab.agents.bot.format import FORMAT
 from cardlab.agents.bot.threads import inference_threads, torch_threads
 from cardlab.agents.failure import finite_logits
 from cardlab.envs.spec import Game
@@ -51,6 +52,12 @@ class BotAgent(Agent):
         self.sample = sample
         self.threads = inference_threads(threads)
         """torch threads of the forward pass (see `cardlab.agents.bot.threads`)"""
+
+    @property
+    def has_weights(self) -> bool:
+        """Whether its network is a bot file's Linear layers, whose weights a trainer can start from (an
+        ONNX bot's graph runs in onnxruntime: a trainer can imitate it, not copy it)."""
+        return self.metadata.get("format") == FORMAT
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """Raw logits for one observation vector (or a batch of them)."""

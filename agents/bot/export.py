@@ -60,6 +60,27 @@ def _split_layers(modules: list[nn.Module], action: Any) -> tuple[list[nn.Linear
     return hidden, name, action
 
 
+def table_of(game: str | Game, rules: dict[str, Any] | None, num_players: int | None) -> Game:
+    """The `Game` an export names: a `Game`, or a game id with rule options and `num_players`."""
+    rules = dict(rules or {})
+    if num_players is not None:
+        if rules.get("num_players", num_players) != num_players:
+            raise ValueError(
+                f"rules say num_players={rules['num_players']} but num_players={num_players} was given"
+            )
+        rules["num_players"] = num_players
+    return make_game(game, rules)
+
+
+def actor_network(policy: Any) -> nn.Sequential:
+    """The actor of a MaskablePPO policy or of an actor `nn.Sequential` (checked as `export_bot` checks it),
+    as one `nn.Sequential` from the flat observation to the logits, sharing the policy's layers."""
+    _actor_layers(policy)
+    if isinstance(policy, nn.Sequential):
+        return policy
+    return nn.Sequential(*policy.mlp_extractor.policy_net, policy.action_net)
+
+
 def export_bot(
     policy: Any,
     path: str | pathlib.Path,
@@ -75,14 +96,7 @@ def export_bot(
     differ from the defaults are needed: the file stores them all, so that
     loading compares complete rule sets) and `num_players`.
     """
-    rules = dict(rules or {})
-    if num_players is not None:
-        if rules.get("num_players", num_players) != num_players:
-            raise ValueError(
-                f"rules say num_players={rules['num_players']} but num_players={num_players} was given"
-            )
-        rules["num_players"] = num_players
-    table = make_game(game, rules)
+    table = table_of(game, rules, num_players)
     spec, rule_set = table.spec, table.rules
     num_players = table.num_players
     obs_size = table.layout.size
@@ -121,8 +135,11 @@ def export_bot(
     return write_bot_files(meta_path, text.encode("utf-8"), weights)
 
 
-def write_bot_files(path: str | pathlib.Path, metadata: bytes, weights: bytes) -> pathlib.Path:
+def write_bot_files(path: str | pathlib.Path, metadata: bytes, weights: bytes, *,
+                    weights_suffix: str = ".safetensors") -> pathlib.Path:
     """Write a bot's two files, each whole or not at all: the weights first, the metadata renamed in last.
+
+    The weights are ``NAME.safetensors``, or with ``weights_suffix=".onnx"`` an ONNX bot's graph.
 
     Why: readers list ``*.json`` (a league's snapshots, the shipped bots) while
     another process writes, and must never see half a bot. Each file is written
@@ -130,7 +147,8 @@ def write_bot_files(path: str | pathlib.Path, metadata: bytes, weights: bytes) -
     follow the umask (safetensors' own save_file makes its file 0600). Returns
     the metadata path.
     """
-    meta_path, weights_path = bot_paths(path)
+    meta_path = bot_paths(path)[0]
+    weights_path = meta_path.with_name(meta_path.stem + weights_suffix)
     meta_path.parent.mkdir(parents=True, exist_ok=True)
     for data, final in ((weights, weights_path), (metadata, meta_path)):
         temporary = final.with_name(f".tmp-{final.name}-{os.getpid()}-{secrets.token_hex(4)}")

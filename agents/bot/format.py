@@ -31,6 +31,9 @@ from cardlab.envs.checked_json import MAX_DEPTH
 
 FORMAT = "cardlab-bot"
 FORMAT_VERSION = 1
+ONNX_FORMAT = "cardlab-onnx-bot"
+"""the metadata format of an ONNX bot: ``NAME.json`` beside ``NAME.onnx`` (`cardlab.agents.bot.onnx_bot`)"""
+ONNX_FORMAT_VERSION = 1
 ACTIVATIONS: dict[str, type[nn.Module]] = {
     "tanh": nn.Tanh,
     "relu": nn.ReLU,
@@ -48,18 +51,22 @@ MAX_HEADER_BYTES = 1 << 16
 MAX_HIDDEN_LAYERS = 16
 MAX_LAYER_UNITS = 65_536
 MAX_PARAMETERS = 1 << 25
+MAX_ONNX_BYTES = 4 * MAX_PARAMETERS + (1 << 20)
+"""an ONNX bot's graph file: as many float32 numbers as a bot file's network may hold, and 1 MiB of graph"""
+MAX_ONNX_NODES = 10_000
 
 RUN_BOT = "bot"
 """the name of the bot a training run writes in its folder (``RUN/bot.json``)"""
-SUFFIXES = (".json", ".safetensors")
+SUFFIXES = (".json", ".safetensors", ".onnx")
 
 
 def bot_paths(path: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
-    """The (metadata, weights) files a bot path names: NAME.json, NAME.safetensors, NAME, or a folder.
+    """The (metadata, weights) files a bot path names: NAME.json, .safetensors, .onnx, NAME, or a folder.
 
     A folder (a training run's) names the bot in it, ``FOLDER/bot.json``. Only
-    a ``.json`` or ``.safetensors`` suffix is replaced: ``runs/v1.2/bot`` keeps
-    its dots.
+    a ``.json``, ``.safetensors`` or ``.onnx`` suffix is replaced:
+    ``runs/v1.2/bot`` keeps its dots. An ONNX bot's graph is `onnx_path` of
+    the metadata file; its metadata's format says which of the two it is.
     """
     path = pathlib.Path(path).expanduser()
     if path.is_dir():
@@ -69,6 +76,18 @@ def bot_paths(path: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
                          "beside it) or a run folder")
     stem = path.with_suffix("") if path.suffix in SUFFIXES else path
     return stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".safetensors")
+
+
+def bots_in(folder: pathlib.Path) -> list[pathlib.Path]:
+    """The metadata file of each bot in a folder: every ``NAME.json`` with ``NAME.safetensors`` or
+    ``NAME.onnx`` beside it, by name (a folder of bots, as `cardlab serve --bot FOLDER` takes)."""
+    return [path for path in sorted(folder.glob("*.json"))
+            if path.with_suffix(".safetensors").is_file() or onnx_path(path).is_file()]
+
+
+def onnx_path(meta_path: pathlib.Path) -> pathlib.Path:
+    """The graph file of an ONNX bot whose metadata is `meta_path`: ``NAME.onnx`` beside ``NAME.json``."""
+    return meta_path.with_name(meta_path.stem + ".onnx")
 
 
 def layer_names(sizes: list[int]) -> list[str]:

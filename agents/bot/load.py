@@ -1,5 +1,9 @@
 """`load_bot`: a bot's files, checked (`cardlab.agents.bot.validate`), made into a `BotAgent`.
 
+A bot file's network is built from its checked weights; an ONNX bot's graph
+is checked and run by onnxruntime (`cardlab.agents.bot.onnx_bot`). Either
+network's logits must be finite on probes and on observations of random play.
+
 A loaded bot refuses an env of another game, other rule options, another
 number of players, or another observation/action layout, since its network
 would read the numbers wrongly.
@@ -18,7 +22,15 @@ from torch import nn
 
 from cardlab.agents.base import as_game
 from cardlab.agents.bot.agent import BotAgent
-from cardlab.agents.bot.format import ACTIVATIONS, RUN_BOT, SUFFIXES, bot_paths, layer_names
+from cardlab.agents.bot.format import (
+    ACTIVATIONS,
+    ONNX_FORMAT,
+    RUN_BOT,
+    SUFFIXES,
+    bot_paths,
+    layer_names,
+    onnx_path,
+)
 from cardlab.agents.bot.threads import inference_threads
 from cardlab.agents.bot.validate import check_game, check_network, read_metadata, read_weights, refuse
 from cardlab.envs import env_class
@@ -47,7 +59,8 @@ def build_network(meta: dict[str, Any], tensors: dict[str, torch.Tensor]) -> nn.
 
 def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None, *,
              sample: bool = False, threads: int | None = None) -> BotAgent:
-    """Load a bot file for `game` (a `Game`, or an env); refuse it unless game, rules and layouts match.
+    """Load a bot (a bot file or an ONNX bot) for `game` (a `Game`, or an env); refuse it unless game, rules
+    and layouts match.
 
     Without `game`, the bot's own game and rules (from its metadata) are used. Every
     check on the files (sizes, nesting, fields, layer sizes against the metadata and
@@ -65,7 +78,7 @@ def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None
                          f"bot from its last checkpoint with `cardlab export {folder} -o {folder / RUN_BOT}`")
     if not meta_path.is_file() and folder.suffix not in SUFFIXES and not folder.exists():
         raise ValueError(f"bot {folder}: no such bot file or run folder (give NAME.json, with "
-                         "NAME.safetensors beside it, or a training run's folder)")
+                         "NAME.safetensors or NAME.onnx beside it, or a training run's folder)")
     meta = read_metadata(meta_path)
     if game is None:
         try:
@@ -75,9 +88,14 @@ def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None
     else:
         table = as_game(game)
     check_game(meta_path, meta, table)
-    check_network(meta_path, meta)
-    tensors = read_weights(meta_path, meta, weights_path)
-    network = build_network(meta, tensors)
+    network: nn.Module
+    if meta["format"] == ONNX_FORMAT:
+        from cardlab.agents.bot.onnx_bot import load_onnx_network  # onnxruntime only for an ONNX bot
+
+        network = load_onnx_network(meta_path, meta, onnx_path(meta_path), table, threads)
+    else:
+        check_network(meta_path, meta)
+        network = build_network(meta, read_weights(meta_path, meta, weights_path))
     check_outputs(meta_path, network, table)
     return BotAgent(table, network, meta, seed=seed, sample=sample, threads=threads)
 

@@ -37,6 +37,8 @@ from cardlab.agents.bot.format import (
     MAX_LAYER_UNITS,
     MAX_METADATA_BYTES,
     MAX_PARAMETERS,
+    ONNX_FORMAT,
+    ONNX_FORMAT_VERSION,
     tensor_shapes,
 )
 from cardlab.envs.checked_json import excerpt, read_json
@@ -70,7 +72,8 @@ def _parse_json(path: pathlib.Path, data: bytes, what: str) -> Any:
         raise refuse(path, f"{err}; {what} is the JSON export writes") from None
 
 
-_FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+Field = tuple[str, Callable[[Any], bool], str]
+_TABLE_FIELDS: tuple[Field, ...] = (
     ("game", lambda v: isinstance(v, str) and v in games(), f"a game id: {', '.join(games())}"),
     ("rules", lambda v: isinstance(v, dict), "an object of rule options"),
     ("num_players", lambda v: _is_int(v) and v >= 1, "a whole number of players"),
@@ -78,22 +81,44 @@ _FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("observation.version", _is_int, "a whole number"),
     ("observation.size", _is_size, f"a whole number from 1 to {MAX_LAYER_UNITS:,}"),
     ("num_actions", _is_size, f"a whole number from 1 to {MAX_LAYER_UNITS:,}"),
+)
+_SHA256: Field = ("sha256", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) is not None,
+                  "64 lowercase hex digits")
+_SUMMARY: Field = ("summary", lambda v: isinstance(v, dict), "an object (the training summary export writes)")
+_FIELDS: tuple[Field, ...] = (
+    *_TABLE_FIELDS,
     ("network", lambda v: isinstance(v, dict), "an object with layer_sizes and activation"),
     ("network.layer_sizes", lambda v: isinstance(v, list), "a list of layer widths"),
     ("network.activation", lambda v: isinstance(v, str) and v in ACTIVATIONS,
      f"one of {', '.join(ACTIVATIONS)}"),
-    ("summary", lambda v: isinstance(v, dict), "an object (the training summary export writes)"),
+    _SUMMARY,
     ("weights", lambda v: isinstance(v, dict), "an object with the weights file's sha256"),
-    ("weights.sha256", lambda v: isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) is not None,
-     "64 lowercase hex digits"),
+    ("weights." + _SHA256[0], *_SHA256[1:]),
 )
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and 1 <= len(value) <= 256
+
+
+_ONNX_FIELDS: tuple[Field, ...] = (
+    *_TABLE_FIELDS,
+    ("onnx", lambda v: isinstance(v, dict), "an object with the graph's sha256, input and output"),
+    ("onnx." + _SHA256[0], *_SHA256[1:]),
+    ("onnx.input", _is_name, "the name of the graph's input of observations (B, observation size)"),
+    ("onnx.output", _is_name, "the name of the graph's output of logits (B, number of actions)"),
+    _SUMMARY,
+)
+FORMATS = {FORMAT: (FORMAT_VERSION, _FIELDS), ONNX_FORMAT: (ONNX_FORMAT_VERSION, _ONNX_FIELDS)}
+"""the metadata formats a bot may have: format -> (the version read, the fields checked)"""
 
 
 def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     """The metadata, refused unless it is small, shallow JSON of this format with well-typed fields."""
     if not meta_path.is_file():
         raise refuse(
-            meta_path, "file not found (a bot is NAME.json plus NAME.safetensors, written by export)"
+            meta_path, "file not found (a bot is NAME.json plus NAME.safetensors, or NAME.json plus "
+                       "NAME.onnx, written by export)"
         )
     with meta_path.open("rb") as f:
         data = f.read(MAX_METADATA_BYTES + 1)
@@ -107,22 +132,24 @@ def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
 
 
 def _check_format(meta_path: pathlib.Path, meta: Any) -> None:
-    accepted = f'the JSON object export writes, with "format": "{FORMAT}"'
+    accepted = (f'the JSON object export writes, with "format": "{FORMAT}" (beside NAME.safetensors) or '
+                f'"{ONNX_FORMAT}" (beside NAME.onnx)')
     if not isinstance(meta, dict):
         raise refuse(meta_path, f"not a {FORMAT} file (the JSON is not an object); "
                                  f"a bot's metadata is {accepted}")
-    if meta.get("format") != FORMAT:
+    if meta.get("format") not in FORMATS:
         raise refuse(meta_path, f'not a {FORMAT} file ("format" is {_show(meta.get("format"))}); '
                                  f"a bot's metadata is {accepted}")
     version = meta.get("format_version")
-    if not (_is_int(version) and version == FORMAT_VERSION):
-        raise refuse(meta_path, f"format version {_show(version)}; this cardlab reads version "
-                                 f"{FORMAT_VERSION} (export the bot again with this cardlab)")
+    expected = FORMATS[meta["format"]][0]
+    if not (_is_int(version) and version == expected):
+        raise refuse(meta_path, f"format version {_show(version)}; this cardlab reads version {expected} "
+                                 "(export the bot again with this cardlab)")
 
 
 def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
     """Each field the loader reads exists and has the right type (parents are checked before children)."""
-    for name, valid, accepted in _FIELDS:
+    for name, valid, accepted in FORMATS[meta["format"]][1]:
         *parents, key = name.split(".")
         holder = meta
         for parent in parents:

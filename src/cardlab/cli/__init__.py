@@ -26,8 +26,8 @@ cardlab exploit AGENT --game G (--minutes M | --steps N) [--warm SPEC] [--points
 ```
 
 Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
-``bot:huit-2p``, ``bot:switch-4p``), ``bot:PATH`` (a bot's ``NAME.json``, or a
-run folder for the bot it wrote), ``MODULE:FACTORY`` (your own agent,
+``bot:huit-2p``, ``bot:switch-4p``), ``bot:PATH`` (a bot's ``NAME.json``, an
+ONNX bot's ``NAME.onnx``, or a run folder for the bot it wrote), ``MODULE:FACTORY`` (your own agent,
 `cardlab.agents.factory`). Lists of agents (``--agents``,
 ``--opponents``) are space-separated, and commas are accepted too:
 ``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v`` sets a

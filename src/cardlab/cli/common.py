@@ -100,9 +100,9 @@ def specs_text() -> str:
     aliases = table_aliases()
     tables = f"{', '.join(aliases)} (the shipped bot of the table's size), " if aliases else ""
     return (f"random, greedy, expert, {tables}{', '.join(shipped_bots())} (shipped bots), "
-            "bot:PATH (a bot's .json, or a run folder), search:BASE (decision-time search over any of those, "
-            "e.g. search:bot:huit-2p or search:worlds=128:ms=0:bot:huit-2p), MODULE:FACTORY (your own agent: "
-            "a module on the Python path and its factory(game, seed=None))")
+            "bot:PATH (a bot's .json, an ONNX bot's .onnx, or a run folder), search:BASE (decision-time "
+            "search over any of those, e.g. search:bot:huit-2p or search:worlds=128:ms=0:bot:huit-2p), "
+            "MODULE:FACTORY (your own agent: a module on the Python path and its factory(game, seed=None))")
 
 
 def table_default(game_id: str, rules: dict[str, Any], instead: str) -> tuple[str, int]:

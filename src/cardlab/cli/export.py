@@ -1,4 +1,5 @@
-"""`cardlab export`: a bot file from a run folder or one of its checkpoints (this machine's runs only)."""
+"""`cardlab export`: a bot from a run folder or one of its checkpoints (this machine's runs only), as a bot
+file or as an ONNX bot; an ONNX bot also from any bot file (``bot:NAME``, a bot's ``.json``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,16 @@ from cardlab.cli.common import Command
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The run folder or checkpoint, and the bot to write."""
-    p.add_argument("source", type=pathlib.Path, metavar="RUN_DIR_OR_CHECKPOINT_ZIP",
-                   help="a run folder (its last checkpoint) or one of its checkpoints/model_<steps>.zip")
+    """The run folder, checkpoint or bot, the format and the bot to write."""
+    p.add_argument("source", metavar="RUN_DIR_OR_CHECKPOINT_ZIP",
+                   help="a run folder (its last checkpoint) or one of its checkpoints/model_<steps>.zip; "
+                        "with --format onnx also a bot: bot:NAME (a shipped bot) or a bot's .json")
     p.add_argument("-o", "--output", required=True, type=pathlib.Path, metavar="PATH",
-                   help="the bot to write: PATH.json and PATH.safetensors (a folder gets bot.json in it)")
+                   help="the bot to write: PATH.json and PATH.safetensors, or PATH.onnx with --format onnx "
+                        "(a folder gets bot.json in it)")
+    p.add_argument("--format", choices=FORMATS, default=FORMATS[0],
+                   help="bot: a bot file (default); onnx: an ONNX bot, the same policy as an ONNX graph that "
+                        "any onnxruntime plays")
 
 
 def checkpoint_and_run(source: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
@@ -35,13 +41,38 @@ def checkpoint_and_run(source: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path
     return source, run_of_checkpoint(source)
 
 
+FORMATS = ("bot", "onnx")
+
+
+def export_loaded_bot(source: str, output: pathlib.Path) -> int:
+    """Write an ONNX bot of a bot (shipped or a file): the same network, its table and summary."""
+    from cardlab.agents.base import bot_source
+    from cardlab.agents.bot import ONNX_FORMAT, BotAgent, export_onnx, load_bot
+
+    bot: BotAgent = load_bot(bot_source(source if source.startswith("bot:") else f"bot:{source}"))
+    if bot.metadata["format"] == ONNX_FORMAT:
+        raise ValueError(f"{source} is an ONNX bot already: it plays as it is (bot:PATH)")
+    summary = {**bot.metadata["summary"], "exported_from": source}
+    path = export_onnx(bot.network, output, game=bot.game, summary=summary)
+    print(f"wrote {path} and {path.with_suffix('.onnx')} ({bot.game.id}, {bot.game.num_players} players, "
+          f"from {source})")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Load the checkpoint with its run's config (either trainer) and write the bot's two files."""
-    from cardlab.agents.bot import export_bot
+    from cardlab.agents.bot import actor_network, export_bot, export_onnx
     from cardlab.training.checkpoints import load_checkpoint
     from cardlab.training.config import config_to_dict, load_config
 
-    checkpoint, run_dir = checkpoint_and_run(args.source)
+    text = str(args.source)
+    source = pathlib.Path(text).expanduser()
+    if text.startswith("bot:") or source.suffix == ".json":
+        if args.format != "onnx":
+            raise ValueError(f"{text} is a bot already: give --format onnx to write it as an ONNX bot, or a "
+                             "run folder or checkpoint .zip to write a bot file")
+        return export_loaded_bot(text, args.output)
+    checkpoint, run_dir = checkpoint_and_run(source)
     config_path = run_dir / "config.yaml"
     if not config_path.is_file():
         raise ValueError(f"no config.yaml in {run_dir}: the run's config names the game and rules of "
@@ -58,12 +89,18 @@ def run(args: argparse.Namespace) -> int:
         algorithm, policy, steps = "MaskablePPO", model.policy, int(model.num_timesteps)
     summary = {"algorithm": algorithm, "run": run_dir.name, "checkpoint": checkpoint.name,
                "steps": steps, "config": config_to_dict(cfg)}
-    path = export_bot(policy, args.output, game=cfg.game, rules=cfg.rules, num_players=cfg.num_players,
-                      summary=summary)
-    print(f"wrote {path} and {path.with_suffix('.safetensors')} ({cfg.game}, {cfg.num_players} players, "
-          f"{steps:,} steps)")
+    table: dict[str, Any] = {"game": cfg.game, "rules": cfg.rules, "num_players": cfg.num_players,
+                             "summary": summary}
+    if args.format == "onnx":
+        path = export_onnx(actor_network(policy), args.output, **table)
+        written = path.with_suffix(".onnx")
+    else:
+        path = export_bot(policy, args.output, **table)
+        written = path.with_suffix(".safetensors")
+    print(f"wrote {path} and {written} ({cfg.game}, {cfg.num_players} players, {steps:,} steps)")
     return 0
 
 
-COMMAND = Command("export", "write a bot file from a run folder or a checkpoint .zip of a run on this "
-                  "machine (checked against the run's checkpoints/SHA256SUMS)", add_arguments, run)
+COMMAND = Command("export", "write a bot file or an ONNX bot from a run folder or a checkpoint .zip of a run "
+                  "on this machine (checked against the run's checkpoints/SHA256SUMS), or an ONNX bot from a "
+                  "bot file", add_arguments, run)

@@ -18,8 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=whole(1), default=8000, metavar="P",
                    help="port to listen on (default 8000)")
     p.add_argument("--bot", action="append", type=pathlib.Path, default=[], metavar="PATH",
-                   help="also offer this bot file, as bot:NAME after its file name, or after its run "
-                        "folder for a run's bot.json (repeatable)")
+                   help="also offer this bot (a bot file's .json, an ONNX bot's .onnx or .json), as bot:NAME "
+                        "after its file name, or after its run folder for a run's bot.json; a folder of "
+                        "bots offers each of them (repeatable)")
     p.add_argument("--game", default=DEFAULT_GAME, metavar="GAME",
                    help=f"the game the page opens on (default {DEFAULT_GAME})")
     p.add_argument("--opponent", metavar="NAME",
@@ -39,6 +40,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_threads(p)
 
 
+def bot_files(paths: list[pathlib.Path]) -> list[pathlib.Path]:
+    """The bots of ``--bot``: each path as given, a folder of bots (not a run folder) as each bot in it."""
+    from cardlab.agents.bot import RUN_BOT, bots_in
+
+    found: list[pathlib.Path] = []
+    for path in paths:
+        if not path.is_dir() or (path / f"{RUN_BOT}.json").is_file():
+            found.append(path)
+            continue
+        inside = bots_in(path)
+        if not inside:
+            raise ValueError(f"--bot {path}: the folder holds no bot (NAME.json beside NAME.safetensors or "
+                             "NAME.onnx) and no run's bot.json")
+        found += inside
+    return found
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the limits, then serve until stopped."""
     from cardlab.serve.app import Settings, named_bots, serve
@@ -50,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                          "--idle-minutes above 0")
     settings = Settings(max_games=args.max_games, max_replays=args.max_replays,
                         idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
-                        bots=named_bots(args.bot), delay_ms=args.delay_ms, game=args.game,
+                        bots=named_bots(bot_files(args.bot)), delay_ms=args.delay_ms, game=args.game,
                         opponent=args.opponent)
     serve(args.host, args.port, settings)
     return 0
