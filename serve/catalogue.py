@@ -32,6 +32,9 @@ class AgentChoice:
     about: str = ""
     rules: Mapping[str, Any] | None = None
     """the rule options it was trained with (a bot plays only those); None: any"""
+    search_ms: float = 0.0
+    """a search: its level's bound on a decision's time in ms (what a seat of it costs the search workers
+    each round of play); 0: not a search"""
 
     def public(self) -> dict[str, Any]:
         rules = None if self.rules is None else dict(self.rules)
@@ -63,7 +66,8 @@ def search_choices(game_id: str) -> list[AgentChoice]:
         return []
     return [AgentChoice(f"search-{level}", f"search:level={level}:{SEARCH_BASE}", game_id,
                         about=f"the {SEARCH_BASE} looking ahead over sampled deals, {level} "
-                              f"(within {LEVEL_BOUNDS_MS[level] / 1000:g} s a move)")
+                              f"(within {LEVEL_BOUNDS_MS[level] / 1000:g} s a move)",
+                        search_ms=LEVEL_BOUNDS_MS[level])
             for level in LEVELS]
 
 

@@ -9,8 +9,7 @@ hand, which holds its start state, tells nothing about the hands after it.
 
 A replay (`REPLAY_FORMAT`) is the start state of a hand (`state_dict()`:
 the deal, the totals, the generator that refills the pile), every move as
-text with its seat, and the result. Loading one plays the moves again through
-the env, so a damaged or forged file is refused with the move that fails.
+text with its seat, and the result (loaded by `cardlab.serve.replay`).
 
 An agent that fails at its turn (it raises, answers an illegal move or
 non-finite numbers, or takes more than `agent_seconds`) never freezes the
@@ -36,10 +35,11 @@ import numpy as np
 
 from cardlab.agents.base import Advice, Agent, make_agent, show_table
 from cardlab.agents.failure import AgentFailure, checked_action, checked_advice, timed_action
+from cardlab.agents.search import SearchAgent
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.rng import rng_state
-from cardlab.envs.spec import Game, get_spec
+from cardlab.envs.spec import Game
 from cardlab.evaluation.episodes import AGENT, HAND, derive_seed
 from cardlab.serve.view import legal_moves, position, seat_view
 
@@ -48,8 +48,6 @@ REPLAY_FORMAT = "cardlab-replay"
 REPLAY_VERSION = 1
 REPLAY_KEYS = ("game", "rules", "seat", "players", "start", "moves", "result")
 MAX_LABEL = 60
-MAX_HANDS = 10**9
-"""the largest hand number a replay may carry"""
 FALLBACK = "random"
 """the agent a failing seat falls back to: it draws among the legal moves of the action mask and reads
 nothing else (no network, no decoding of the observation), so it has no way to fail; a heuristic would play
@@ -58,6 +56,17 @@ KEPT_HANDS = 50
 """the finished hands whose replays a table keeps (the last ones): about 30 KB each"""
 AGENT_SECONDS = 10.0
 """the time an agent may take for one move before its seat falls back (a bot takes milliseconds)"""
+
+
+Mover = Callable[[Agent, dict[str, np.ndarray], str, float], tuple[int, float]]
+"""(agent, observation, its name, seconds) -> (its checked move, seconds it waited to be run): how a table
+asks an agent for a move (the web app runs searches on its search workers: `cardlab.serve.searchpool`)"""
+
+
+def own_thread(agent: Agent, observation: dict[str, np.ndarray], who: str, seconds: float
+               ) -> tuple[int, float]:
+    """The default `Mover`: `timed_action`, on a thread of the move's own."""
+    return timed_action(agent, observation, who, seconds), 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,10 +128,19 @@ def changes_table(method: F) -> F:
 
 
 def reads_table(method: F) -> F:
-    """A call that reads the table: it waits for a move being applied to finish."""
+    """A call that reads the table: refused with `Busy` while a move of another request is being applied.
+
+    Refused, not waited for: a move may wait for the search workers, and a
+    request (an advice, on a search worker itself) waiting for that move
+    would hold a thread, or the worker the move waits for.
+    """
     def guarded(self: Table, *args: Any, **kwargs: Any) -> Any:
-        with self.lock:
+        if not self.lock.acquire(blocking=False):
+            raise Busy("a move of this game is being applied: ask again once it is answered")
+        try:
             return method(self, *args, **kwargs)
+        finally:
+            self.lock.release()
     return guarded  # type: ignore[return-value]
 
 
@@ -200,6 +218,10 @@ class Advisors:
             self.agents[spec] = make_agent(spec, self.game, seed=0)
         return self.agents[spec]
 
+    def searches(self) -> int:
+        """How many of them are searches (each holds a rollout engine: the web app caps them)."""
+        return sum(isinstance(agent, SearchAgent) for agent in list(self.agents.values()))
+
 
 class Table:
     """A person at `seat` against agents, in hand play (each hand alone) or match play (to the target score).
@@ -210,7 +232,7 @@ class Table:
 
     def __init__(self, game: Game, seat: int, players: Sequence[Player], mode: str = "hand",
                  seed: int | None = None, agent_seconds: float = AGENT_SECONDS,
-                 kept_hands: int = KEPT_HANDS) -> None:
+                 kept_hands: int = KEPT_HANDS, mover: Mover = own_thread) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {excerpt(mode)} is not known: use {' or '.join(MODES)}")
         if len(players) != game.num_players:
@@ -219,7 +241,9 @@ class Table:
             raise ValueError(f"seat {seat} is not the person's seat at this {game.num_players}-player table")
         self.game, self.seat, self.players, self.mode, self.seed = game, seat, list(players), mode, seed
         base = secrets.randbits(63) if seed is None else seed
-        self.base_seed, self.agent_seconds = base, agent_seconds
+        self.base_seed, self.agent_seconds, self.mover = base, agent_seconds, mover
+        self.waited = 0.0
+        """seconds the agents' moves of the answer being made waited for a search worker"""
         self.notices: list[str] = []
         """what the table says of itself: each seat that fell back, who failed and how"""
         self.agents: dict[int, Agent] = {
@@ -239,6 +263,13 @@ class Table:
         self.hands_finished = 0
         self.wins = [0] * game.num_players
         self.hand = self._deal(None)
+        self.latest = self.view()
+        """the view made last: what `view` answers while a move is being applied"""
+
+    def searches(self) -> int:
+        """How many of its agents (seats, advisors) are searches (each holds a rollout engine)."""
+        seats = sum(isinstance(agent, SearchAgent) for agent in self.agents.values())
+        return seats + self.advisors.searches()
 
     def _hand_seed(self, number: int) -> int:
         return secrets.randbits(63) if self.seed is None else derive_seed(self.seed, HAND, number)
@@ -255,8 +286,18 @@ class Table:
         return Hand(self.game, start)
 
     # ------------------------------------------------------------ play
-    @reads_table
     def view(self) -> dict[str, Any]:
+        """The person's view; while a move is being applied (by another request), the last view made, with
+        ``busy`` true: a view never waits for the agents' moves."""
+        if not self.lock.acquire(blocking=False):
+            return {**self.latest, "busy": True}
+        try:
+            self.latest = self._view()
+            return self.latest
+        finally:
+            self.lock.release()
+
+    def _view(self) -> dict[str, Any]:
         view = self.hand.view(self.seat, self.players)
         view["hand_number"] = self.hands_finished + (0 if self.hand.over else 1)  # of this table, either mode
         view["mode"] = self.mode
@@ -264,6 +305,8 @@ class Table:
         view["wins"] = list(self.wins)
         view["can_deal"] = self.hand.over and not self._match_over()
         view["notices"] = list(self.notices)
+        view["search_wait_ms"] = round(self.waited * 1000)
+        view["busy"] = False
         return view
 
     def advance(self) -> list[dict[str, Any]]:
@@ -275,8 +318,9 @@ class Table:
             observation = self.hand.observe(mover)
             show_table(self.agents[mover], self.hand.env, self.hand.env.possible_agents[mover])
             try:
-                action = timed_action(self.agents[mover], observation, self.players[mover].label,
-                                      self.agent_seconds)
+                action, waited = self.mover(self.agents[mover], observation, self.players[mover].label,
+                                            self.agent_seconds)
+                self.waited += waited
             except AgentFailure as err:
                 action = self._fall_back(mover, err, observation)
             self.hand.apply(action)
@@ -304,7 +348,9 @@ class Table:
 
     def start(self) -> list[dict[str, Any]]:
         """The first frames of the table: the deal, then the agents' moves up to the person's turn."""
-        return [self.view(), *self.advance()]
+        with self.lock:
+            self.waited = 0.0
+            return [self.view(), *self.advance()]
 
     @changes_table
     def move(self, text: str, turn: int | None = None) -> list[dict[str, Any]]:
@@ -316,6 +362,7 @@ class Table:
         `ValueError` for an unreadable or illegal move.
         """
         self._check_turn(turn)
+        self.waited = 0.0
         action = self.game.str_to_action(text)
         legal = self.hand.env.legal_actions()
         if action not in legal:
@@ -376,100 +423,3 @@ class Table:
             "rules": self.game.rules.to_dict(), "seat": self.seat, "players": [p.label for p in self.players],
             "hand_number": number, "start": hand.start, "moves": list(hand.moves), "result": hand.result,
         }
-
-
-class Replay:
-    """A loaded replay: the hand played again move by move, seen from the replay's seat."""
-
-    def __init__(self, data: Any) -> None:
-        if not isinstance(data, Mapping) or data.get("format") != REPLAY_FORMAT:
-            raise ValueError(f"not a replay: a replay is a JSON object with \"format\": \"{REPLAY_FORMAT}\"")
-        if data.get("version") != REPLAY_VERSION:
-            raise ValueError(f"replay version {excerpt(data.get('version'))}: "
-                             f"this cardlab reads version {REPLAY_VERSION}")
-        missing = [k for k in REPLAY_KEYS if k not in data]
-        if missing:
-            raise ValueError(f"the replay lacks {', '.join(missing)}")
-        spec = get_spec(data["game"])
-        rules = data["rules"]
-        if not isinstance(rules, Mapping):
-            raise ValueError("the replay's 'rules' must be an object of rule options")
-        self.game = spec.make(rules)
-        n = self.game.num_players
-        seat, labels = data["seat"], data["players"]
-        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n:
-            raise ValueError(f"the replay's 'seat' must be a seat 0..{n - 1}")
-        if not isinstance(labels, list) or len(labels) != n or not all(
-            isinstance(x, str) and len(x) <= MAX_LABEL for x in labels
-        ):
-            raise ValueError(f"the replay's 'players' must be {n} names of at most {MAX_LABEL} characters")
-        self.seat, self.players = seat, [Player(x) for x in labels]
-        if not isinstance(data["start"], Mapping):
-            raise ValueError("the replay's 'start' must be a saved state (state_dict() data)")
-        self.hand = Hand(self.game, data["start"])
-        self.hand_number = self._hand_number(data.get("hand_number"))
-        self.actions = self._read_moves(data["moves"])
-        self._goto(len(self.actions))
-        if self.hand.result() != data["result"]:
-            raise ValueError("the replay's 'result' is not what its moves give: the file was changed")
-        self.advisors = Advisors(self.game)
-
-    def _hand_number(self, number: Any) -> int:
-        """The hand's number at its table (saved since a game's hand 3 in hand play starts like hand 1)."""
-        if number is None:  # a file from before the field: count the hands of the match
-            return int(self.hand.env.game_state.match.hands_played) + 1
-        if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_HANDS:
-            raise ValueError(f"the replay's 'hand_number' must be a whole number 1..{MAX_HANDS}")
-        return number
-
-    def _read_moves(self, moves: Any) -> list[int]:
-        """Check every move (seat, text, legality) by playing it; returns the action ids."""
-        if not isinstance(moves, list):
-            raise ValueError("the replay's 'moves' must be a list of {\"seat\": s, \"move\": text}")
-        actions = []
-        for i, entry in enumerate(moves, 1):
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("move"), str):
-                raise ValueError(f"move {i} of the replay must be {{\"seat\": s, \"move\": text}}")
-            if entry.get("seat") != self.hand.to_move:
-                raise ValueError(f"move {i} of the replay is by seat {excerpt(entry.get('seat'))}, but "
-                                 f"{'nobody' if self.hand.over else f'seat {self.hand.to_move}'} is to move")
-            try:
-                action = self.game.str_to_action(entry["move"])
-                self.hand.apply(action)
-            except ValueError as err:
-                raise ValueError(f"move {i} of the replay ({excerpt(entry['move'])}): {err}") from None
-            actions.append(action)
-        if not self.hand.over:
-            raise ValueError("the replay ends before the hand does: only finished hands are replays")
-        return actions
-
-    def _goto(self, step: int) -> None:
-        if step < len(self.hand.moves):
-            self.hand = Hand(self.game, self.hand.start)
-        while len(self.hand.moves) < step:
-            self.hand.apply(self.actions[len(self.hand.moves)])
-
-    @property
-    def steps(self) -> int:
-        return len(self.actions)
-
-    def frame(self, step: int, advisor: str | None = None, top: int = 3, name: str | None = None
-              ) -> dict[str, Any]:
-        """The seat's view after `step` moves (0: the deal), with advice when the seat is to move.
-
-        `advisor` is a spec; a failure of it names it as `name` (else the spec).
-        """
-        if not 0 <= step <= self.steps:
-            raise LookupError(f"step {step} is not in this replay: steps are 0..{self.steps}")
-        self._goto(step)
-        view = self.hand.view(self.seat, self.players)
-        view["hand_number"] = self.hand_number
-        view["step"], view["steps"] = step, self.steps
-        view["next_move"] = None
-        if step < self.steps:
-            move = self.game.action_to_str(self.actions[step])
-            view["next_move"] = {"seat": self.hand.to_move, "move": move}
-        if advisor is not None and self.hand.to_move == self.seat:
-            advice = self.hand.advice(self.seat, self.advisors.get(advisor), top, name or advisor)
-            view["advice"] = [a._asdict() for a in advice]
-        return view

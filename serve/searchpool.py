@@ -1,0 +1,193 @@
+"""The web app's search workers: every search runs off the event loop, a few at a time, each client in turn.
+
+Why: a search takes a core for up to its level's bound (`LEVEL_BOUNDS_MS`)
+and most of it holds the interpreter's lock (its play-outs are compiled
+without releasing it). Run on the event loop it stops every other request;
+run on a thread per move, twenty tables' searches share two cores, each
+overruns its own time cap many times over, their seats fall back, and the
+threads of the abandoned searches go on. So:
+
+- `SearchPool` runs searches (a search seat's move, a search's advice) on
+  `workers` threads, no more: a search starts only when a worker is free,
+  so its own time cap (counted from its start) holds, and a search the
+  table stops waiting for ends at that cap (cooperatively: nothing kills a
+  thread), freeing its worker;
+- the waiting searches queue per client (the address a request came from),
+  and the workers take the clients in turn, so one client with many tables
+  waits behind its own searches, not everyone's; a client may have at most
+  `per_client` searches waiting, beyond that a 429 with ``Retry-After``;
+- `SearchPool.wait_estimate` is the time a new search would wait now (the
+  app refuses a new search table with a 503 and ``Retry-After`` when it is
+  past its bound, before the table starts).
+
+The time a move waited in the queue is not counted in the agent's time
+limit (`Table.agent_seconds`): the page shows it instead, so no seat falls
+back because the server was busy.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from fastapi import HTTPException
+
+from cardlab.agents.base import Agent
+from cardlab.agents.failure import AgentFailure, checked_action
+
+PER_CLIENT = 8
+"""the most searches one client may have waiting at once"""
+PACE_WEIGHT = 0.2
+"""weight of the latest search in the running mean of a search's duration"""
+FIRST_PACE = 1.0
+"""the duration assumed of a search before one was measured, in seconds"""
+
+
+class Job:
+    """One search to run: the call, its client, when it was queued, started and ended, and its outcome."""
+
+    def __init__(self, client: str, call: Callable[[], Any]) -> None:
+        self.client, self.call = client, call
+        self.queued = time.monotonic()
+        self.began: float | None = None
+        self.started, self.done = threading.Event(), threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        self.began = time.monotonic()
+        self.started.set()
+        try:
+            self.result = self.call()
+        except BaseException as err:  # handed to the waiting request, which raises it there
+            self.error = err
+        finally:
+            self.done.set()
+
+    @property
+    def waited(self) -> float:
+        """Seconds it spent in the queue (so far, while it waits)."""
+        return (self.began if self.began is not None else time.monotonic()) - self.queued
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+class SearchPool:
+    """`workers` threads running searches, the waiting ones queued per client and taken client by client."""
+
+    def __init__(self, workers: int, per_client: int = PER_CLIENT) -> None:
+        if workers < 1:
+            raise ValueError(f"search workers {workers}: give 1 or more")
+        self.workers, self.per_client = workers, per_client
+        self.queues: dict[str, collections.deque[Job]] = {}
+        """each client's waiting searches; the dict's order is the order the clients are served in"""
+        self.cond = threading.Condition()
+        self.running = 0
+        self.pace = FIRST_PACE
+        """the running mean of a search's duration, in seconds"""
+        self.threads: list[threading.Thread] = []
+        self.closed = False
+
+    # ------------------------------------------------------------ submitting
+    def submit(self, client: str, call: Callable[[], Any]) -> Job:
+        """Queue `call` for `client`; a 429 with ``Retry-After`` when the client has `per_client` waiting."""
+        with self.cond:
+            if self.closed:
+                raise HTTPException(503, "the server is shutting down", headers={"Retry-After": "10"})
+            queue = self.queues.setdefault(client, collections.deque())
+            if len(queue) >= self.per_client:
+                wait = retry_seconds(self.pace * len(queue))
+                raise HTTPException(
+                    429, f"you have {len(queue)} searches waiting for a search worker already (at most "
+                         f"{self.per_client}): wait for their answers, then ask again",
+                    headers={"Retry-After": str(wait)})
+            job = Job(client, call)
+            queue.append(job)
+            self._start_workers()
+            self.cond.notify()
+            return job
+
+    def run(self, client: str, call: Callable[[], Any]) -> tuple[Any, float]:
+        """(what `call` returns, seconds it waited for a worker): `call` run on a worker; it raises what
+        `call` raises."""
+        job = self.submit(client, call)
+        job.done.wait()
+        return job.outcome(), job.waited
+
+    def act(self, client: str, agent: Agent, observation: dict[str, np.ndarray], who: str,
+            seconds: float) -> tuple[int, float]:
+        """(the agent's checked move, seconds it waited for a worker); an `AgentFailure` if it fails or
+        takes more than `seconds` once started (the time waiting for a worker is not counted). A search
+        that overruns ends at its own time cap on its worker; its agent must not be asked again."""
+        observation = {key: np.array(value, copy=True) for key, value in observation.items()}
+        job = self.submit(client, lambda: checked_action(agent, observation, who))
+        job.started.wait()
+        if not job.done.wait(seconds):
+            raise AgentFailure(who, f"it took more than {seconds:g} s to move")
+        action: int = job.outcome()
+        return action, job.waited
+
+    # ------------------------------------------------------------ the queue
+    def wait_estimate(self) -> float:
+        """Seconds a search queued now would wait for a worker, at the measured pace."""
+        with self.cond:
+            waiting = sum(len(q) for q in self.queues.values())
+            if self.running + waiting < self.workers:
+                return 0.0
+            return self.pace * (self.running + waiting - self.workers + 1) / self.workers
+
+    def waiting(self) -> int:
+        with self.cond:
+            return sum(len(q) for q in self.queues.values())
+
+    def _next(self) -> Job | None:
+        """The next client's oldest search (the client then goes to the back of the line)."""
+        for client, queue in self.queues.items():
+            if queue:
+                job = queue.popleft()
+                del self.queues[client]
+                if queue:
+                    self.queues[client] = queue
+                return job
+        return None
+
+    def _start_workers(self) -> None:
+        while len(self.threads) < self.workers:
+            name = f"cardlab search {len(self.threads)}"
+            thread = threading.Thread(target=self._work, name=name, daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _work(self) -> None:
+        while True:
+            with self.cond:
+                job = self._next()
+                while job is None:
+                    if self.closed:
+                        return
+                    self.cond.wait()
+                    job = self._next()
+                self.running += 1
+            began = time.monotonic()
+            job.run()
+            with self.cond:
+                self.running -= 1
+                self.pace = (1 - PACE_WEIGHT) * self.pace + PACE_WEIGHT * (time.monotonic() - began)
+
+    def close(self) -> None:
+        """Let the workers end once the queue is empty (the app's shutdown)."""
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+
+def retry_seconds(seconds: float) -> int:
+    """A ``Retry-After`` value: whole seconds, at least 1."""
+    return max(1, int(seconds + 0.999))

@@ -1,0 +1,192 @@
+"""What one web app holds and decides for its routes: settings, stores, agents, search workers, admission.
+
+A table with search seats is admitted before it starts, or refused with a
+429 (this client's share is taken) or a 503 (the server's is) and a
+``Retry-After``: it costs the search workers its seats' level bounds every
+round of play, and each search agent holds a rollout engine (memory).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio.to_thread
+import numpy as np
+from anyio import CapacityLimiter
+from fastapi import HTTPException, Request
+
+from cardlab.agents.base import Agent
+from cardlab.agents.failure import AgentFailure
+from cardlab.agents.search import SearchAgent
+from cardlab.serve.catalogue import Catalogue
+from cardlab.serve.guard import LOOPBACK_NAMES, without_paths
+from cardlab.serve.limits import BODY_SECONDS
+from cardlab.serve.searchpool import PER_CLIENT, SearchPool, retry_seconds
+from cardlab.serve.store import Entry, Store
+from cardlab.serve.table import AGENT_SECONDS, Mover, own_thread
+
+SEARCH_AGENT_MB = 17
+"""the memory one search agent holds, measured (its rollout engine, most of it): a Huit 4-player table with
+three search seats grows the server by about 50 MB"""
+
+
+def default_workers() -> int:
+    """One search worker per core but one (the event loop and the other requests keep a core), at least 1."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Limits and bots of one server (`cardlab serve` options)."""
+
+    max_games: int = 100
+    """games kept at once"""
+    max_replays: int = 20
+    """loaded replays kept at once (a store of their own: loading replays never locks out new games)"""
+    idle_seconds: float = 3600.0
+    """a game or replay not used for this long is forgotten"""
+    max_body: int = 512 * 1024
+    """largest request body in bytes (a replay of a long hand is the biggest)"""
+    bots: Mapping[str, pathlib.Path] = dataclasses.field(default_factory=dict)
+    """extra bots by spec (``bot:NAME``) -> metadata file, from the command line"""
+    delay_ms: int = 600
+    """the page's pause between two opponents' moves"""
+    game: str | None = None
+    """the game the page opens on (`cardlab serve --game`); None: the first registered one"""
+    opponent: str | None = None
+    """the opponent the page seats when it fits the table (`--opponent`; ``bot:GAME``: the shipped bot of the
+    table's size); else the table's shipped bot (`table_bots`), else the first bot that fits"""
+    hosts: frozenset[str] | None = LOOPBACK_NAMES
+    """the names a request's Host header may give (DNS rebinding); None: any (a non-loopback --host)"""
+    body_seconds: float = BODY_SECONDS
+    """the time a request body may take to arrive whole (then 408 and the connection is closed)"""
+    agent_seconds: float = AGENT_SECONDS
+    """the time an agent may take for a move once it runs, before its seat falls back
+    (`cardlab.serve.table.FALLBACK`); a search's wait for a search worker is not counted"""
+    search_workers: int = dataclasses.field(default_factory=default_workers)
+    """threads that run searches (`cardlab.serve.searchpool`): one per core but one, at least 1"""
+    search_round_seconds: float = 6.0
+    """the most a round of play at every active search table may cost each search worker (the sum of its
+    search seats' level bounds); a new search table past it is refused (503)"""
+    search_active_seconds: float = 120.0
+    """a search table counts in that cost until it has been unused for this long"""
+    search_tables_per_client: int = 3
+    """active search tables one client (address) may have; one more is refused (429)"""
+    max_search_agents: int = 24
+    """search agents (seats and advisors, about `SEARCH_AGENT_MB` MB each) the server holds at once; a table
+    or advice needing more is refused (503)"""
+    search_idle_seconds: float = 600.0
+    """a game or replay holding a search agent is forgotten after this long unused (freeing its memory)"""
+    search_queue_per_client: int = PER_CLIENT
+    """searches one client may have waiting for a worker; one more is refused (429)"""
+
+
+def client_of(request: Request) -> str:
+    """The client a request counts against: its address."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+def checked(call: Callable[[], Any]) -> Any:
+    """Run a game call; its refusals become 4xx answers (the game is unchanged, no server path shown)."""
+    try:
+        return call()
+    except AgentFailure as err:  # its public words only: the agent's own message may name its cards
+        raise HTTPException(400, without_paths(err.public)) from None
+    except PermissionError as err:
+        raise HTTPException(409, without_paths(str(err))) from None
+    except LookupError as err:
+        raise HTTPException(404, without_paths(str(err))) from None
+    except ValueError as err:
+        raise HTTPException(400, without_paths(str(err))) from None
+
+
+def busy(status: int, seconds: float, message: str) -> HTTPException:
+    """A refusal for want of search capacity: 429 (the client's share) or 503 (the server's), with
+    ``Retry-After`` and the time in the message."""
+    wait = retry_seconds(seconds)
+    return HTTPException(status, f"{message}; try again in {wait} s", headers={"Retry-After": str(wait)})
+
+
+class Server:
+    """The state of one app (`app.state.server`): stores, agents, search workers, admission of searches."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.catalogue = Catalogue(settings.bots)
+        self.store = Store(settings.max_games, settings.idle_seconds, "game", idle_of=self.idle_of)
+        self.replays = Store(settings.max_replays, settings.idle_seconds, "replay", idle_of=self.idle_of)
+        self.pool = SearchPool(settings.search_workers, settings.search_queue_per_client)
+        self.admission = threading.Lock()
+        """held while a search table is admitted and stored (two at once could both fit the last place)"""
+        self.waiters = CapacityLimiter(max(1, settings.max_games + settings.max_replays))
+        """the threads of calls that may wait for the search workers, apart from the threads of the other
+        requests (fastapi's), so that waiting searches never hold up a view"""
+
+    def idle_of(self, item: Any) -> float:
+        return self.settings.search_idle_seconds if item.searches() else self.settings.idle_seconds
+
+    async def off_loop(self, call: Callable[[], Any]) -> Any:
+        """`checked(call)` on a waiting thread (`waiters`): off the event loop, apart from quick requests."""
+        return await anyio.to_thread.run_sync(checked, call, limiter=self.waiters)
+
+    def mover(self, client: str) -> Mover:
+        """How a table of `client` asks its agents: searches on the search workers, others on their own
+        thread (`own_thread`)."""
+        def move(agent: Agent, observation: dict[str, np.ndarray], who: str, seconds: float
+                 ) -> tuple[int, float]:
+            if isinstance(agent, SearchAgent):
+                return self.pool.act(client, agent, observation, who, seconds)
+            return own_thread(agent, observation, who, seconds)
+        return move
+
+    def search_agents(self) -> int:
+        """Search agents held now, in games and replays."""
+        return sum(entry.item.searches() for store in (self.store, self.replays) for entry in store.entries())
+
+    def check_memory(self, more: int) -> None:
+        """A 503 when `more` search agents would pass `max_search_agents`."""
+        held, most = self.search_agents(), self.settings.max_search_agents
+        if held + more <= most:
+            return
+        soonest = min((store.expires_in(e) for store in (self.store, self.replays) for e in store.entries()
+                       if e.item.searches()), default=self.settings.search_idle_seconds)
+        raise busy(503, soonest, f"the server holds its most search agents ({held} of {most}, about "
+                                 f"{SEARCH_AGENT_MB} MB each): finish or delete a table with a search")
+
+    def admit(self, client: str, search_ms: float, searches: int) -> None:
+        """Refuse a new table with `searches` search seats costing `search_ms` a round, when it cannot be
+        served: the client has its share of active search tables (429), or the server is at its memory or
+        time bound (503). Called under `admission`, with the table stored right after."""
+        if not searches:
+            return
+        s = self.settings
+        now = self.store.clock()
+        active = [e for e in self.store.entries() if e.search_ms and now - e.used < s.search_active_seconds]
+        mine = [e for e in active if e.client == client]
+        if len(mine) >= s.search_tables_per_client:
+            raise busy(429, s.search_active_seconds - max(now - e.used for e in mine),
+                       f"you have {len(mine)} tables with search opponents in play (at most "
+                       f"{s.search_tables_per_client}): finish or delete one")
+        self.check_memory(searches)
+        load = sum(e.search_ms for e in active) / 1000
+        if load + search_ms / 1000 > s.search_workers * s.search_round_seconds:
+            raise busy(503, s.search_active_seconds - max(now - e.used for e in active),
+                       f"the search workers are taken: the tables in play ask {load:.1f} s of search a round "
+                       f"of {s.search_workers * s.search_round_seconds:g} s")
+        wait = self.pool.wait_estimate()
+        if wait > s.search_round_seconds:
+            raise busy(503, wait, f"the search workers are {wait:.0f} s behind")
+
+    def add_table(self, table: Any, client: str, search_ms: float) -> str:
+        """Admit (`admit`) and store a new table; its key."""
+        with self.admission:
+            self.admit(client, search_ms, table.searches())
+            return self.store.add(table, client, search_ms)
+
+    def entry(self, key: str) -> Entry:
+        return self.store.entry(key)
