@@ -31,7 +31,7 @@ from cardlab.serve.store import Entry, Store
 from cardlab.serve.table import AGENT_SECONDS, Mover, own_thread
 
 SEARCH_AGENT_MB = 17
-"""the memory one search agent holds, measured (its rollout engine, most of it): a Huit 4-player table with
+"""the memory one search agent holds, measured (its rollout engine, most of it): a 4-player table with
 three search seats grows the server by about 50 MB"""
 
 
@@ -173,8 +173,12 @@ class Server:
                        f"you have {len(mine)} tables with search opponents in play (at most "
                        f"{s.search_tables_per_client}): finish or delete one")
         self.check_memory(searches)
-        load = sum(e.search_ms for e in active) / 1000
-        if load + search_ms / 1000 > s.search_workers * s.search_round_seconds:
+        load, most = sum(e.search_ms for e in active) / 1000, s.search_workers * s.search_round_seconds
+        if search_ms / 1000 > most:
+            raise HTTPException(400, f"the search seats of this table ask {search_ms / 1000:g} s of search a "
+                                     f"round, more than this server's search workers give ({most:g} s): "
+                                     "choose fewer or quicker search opponents")
+        if load + search_ms / 1000 > most:
             raise busy(503, s.search_active_seconds - max(now - e.used for e in active),
                        f"the search workers are taken: the tables in play ask {load:.1f} s of search a round "
                        f"of {s.search_workers * s.search_round_seconds:g} s")

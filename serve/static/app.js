@@ -273,7 +273,9 @@ function render(view) {
     : view.legal.length ? "your-turn" : over && view.result && view.result.match_over && view.mode === "match" ? "match-over"
       : over ? "hand-over" : "waiting";
   document.body.dataset.game = view.game;
-  const notices = view.notices || [];  // a seat whose agent failed, and who plays it now
+  const notices = [...(view.notices || [])];  // a seat whose agent failed, and who plays it now
+  // the time the search opponents' moves waited for a free search worker (not counted in their own time)
+  if (view.search_wait_ms >= 500) notices.push(`The search opponents waited ${(view.search_wait_ms / 1000).toFixed(1)} s for a free search worker: the server is busy.`);
   $("notices").hidden = !notices.length;
   $("notices").textContent = notices.join(" ");
   renderSeats(view);

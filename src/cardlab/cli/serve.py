@@ -37,6 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="largest request body (default 524288)")
     p.add_argument("--delay-ms", type=whole(0), default=600, metavar="MS",
                    help="the page's pause between opponents' moves (default 600)")
+    p.add_argument("--search-workers", type=whole(1), default=None, metavar="N",
+                   help="threads that run the search opponents and advisors, each client in turn (default: "
+                        "one per core but one, at least 1)")
+    p.add_argument("--max-search-agents", type=whole(1), default=24, metavar="N",
+                   help="search agents (seats and advisors, about 17 MB each) held at once; a table or "
+                        "advice needing more is refused with 503 until one is freed (default 24)")
     add_threads(p)
 
 
@@ -69,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(max_games=args.max_games, max_replays=args.max_replays,
                         idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
                         bots=named_bots(bot_files(args.bot)), delay_ms=args.delay_ms, game=args.game,
-                        opponent=args.opponent)
+                        opponent=args.opponent, max_search_agents=args.max_search_agents,
+                        **({} if args.search_workers is None else {"search_workers": args.search_workers}))
     serve(args.host, args.port, settings)
     return 0
 

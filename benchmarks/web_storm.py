@@ -1,0 +1,159 @@
+"""Many clients on search tables at once: does the web app keep its searches' budgets and its other requests
+fast, or say it is busy before a table starts?
+
+`cardlab serve` runs in a process of its own on a free loopback port; each
+of `--clients` clients comes from an address of its own (127.0.0.2, ...,
+so each counts as a client of its own) and opens one table with search
+opponents (Huit 2 to 4 players and Switch 4, ``search-strong`` by default),
+then plays its first legal move again and again until `--seconds` are up.
+An observer asks ``GET /api/options`` and the view of a table of its own
+every 100 ms. Printed: the tables admitted and refused (status and
+Retry-After), the moves' latencies and the seats that fell back for time,
+the search waits the pages were shown, the observer's latencies, the
+server's threads during and after the storm, and its memory.
+
+    python benchmarks/web_storm.py                       # 20 clients, 60 s
+    python benchmarks/web_storm.py --clients 8 --seconds 30 --level quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import httpx
+
+TABLES = [("huit", 2), ("huit", 3), ("huit", 4), ("switch", 4)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def proc_status(pid: int, key: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1])
+    return 0
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+def play(base: str, address: str, table: tuple[str, int], level: str, stop: float,
+         out: dict[str, Any]) -> None:
+    """One client: open a table, then play its first legal move until `stop`."""
+    game, n = table
+    transport = httpx.HTTPTransport(local_address=address)
+    with httpx.Client(transport=transport, timeout=120) as http:
+        started = time.monotonic()
+        answer = http.post(f"{base}/api/games", json={"game": game, "num_players": n, "seat": n - 1,
+                                                      "opponents": [f"search-{level}"] * (n - 1)})
+        out["status"], out["retry"] = answer.status_code, answer.headers.get("retry-after")
+        out["moves"], out["waits"], out["fallbacks"] = [time.monotonic() - started], [], 0
+        if answer.status_code != 200:
+            return
+        key, view = answer.json()["id"], answer.json()["frames"][-1]
+        while time.monotonic() < stop:
+            if view["legal"]:
+                move = {"move": view["legal"][0]["text"], "turn": view["turn"]}
+                t = time.monotonic()
+                reply = http.post(f"{base}/api/games/{key}/move", json=move)
+                if reply.status_code != 200:
+                    out.setdefault("errors", []).append(reply.status_code)
+                    break
+                out["moves"].append(time.monotonic() - t)
+                view = reply.json()["frames"][-1]
+                out["waits"].append(view["search_wait_ms"] / 1000)
+            else:
+                reply = http.post(f"{base}/api/games/{key}/next")
+                if reply.status_code != 200:
+                    break
+                view = reply.json()["frames"][-1]
+        out["fallbacks"] = sum("took more than" in notice for notice in view["notices"])
+
+
+def observe(base: str, stop: float, took: list[float]) -> None:
+    with httpx.Client(timeout=30) as http:
+        key = http.post(f"{base}/api/games", json={"game": "huit", "num_players": 2,
+                                                   "opponents": ["greedy"]}).json()["id"]
+        while time.monotonic() < stop:
+            for path in ("/api/options", f"/api/games/{key}"):
+                t = time.monotonic()
+                http.get(base + path).raise_for_status()
+                took.append(time.monotonic() - t)
+            time.sleep(0.1)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--clients", type=int, default=20)
+    p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--level", choices=("quick", "strong"), default="strong")
+    args = p.parse_args()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "cardlab", "serve", "--port", str(port)],
+                              stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                httpx.get(f"{base}/api/options", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        rss0 = proc_status(server.pid, "VmRSS")
+        stop = time.monotonic() + args.seconds
+        outs: list[dict[str, Any]] = [{} for _ in range(args.clients)]
+        took: list[float] = []
+        threads = [threading.Thread(target=play, args=(base, f"127.0.0.{i + 2}", TABLES[i % len(TABLES)],
+                                                       args.level, stop, outs[i]))
+                   for i in range(args.clients)]
+        threads.append(threading.Thread(target=observe, args=(base, stop, took)))
+        for t in threads:
+            t.start()
+        most_threads = 0
+        while time.monotonic() < stop:
+            most_threads = max(most_threads, proc_status(server.pid, "Threads"))
+            time.sleep(1)
+        for t in threads:
+            t.join(300)
+        time.sleep(5)
+        after = proc_status(server.pid, "Threads")
+        rss = proc_status(server.pid, "VmRSS")
+    finally:
+        server.terminate()
+        server.wait(10)
+    admitted = [o for o in outs if o.get("status") == 200]
+    refused = [(o.get("status"), o.get("retry")) for o in outs if o.get("status") != 200]
+    moves = [m for o in admitted for m in o["moves"]]
+    waits = [w for o in admitted for w in o["waits"]]
+    print(f"{args.clients} clients on search-{args.level} tables for {args.seconds:g} s")
+    print(f"tables admitted {len(admitted)}, refused {len(refused)}: {sorted(set(refused), key=str)}")
+    print(f"moves {len(moves)}: median {statistics.median(moves) if moves else float('nan'):.2f} s, "
+          f"p99 {percentile(moves, 0.99):.2f} s; search waits shown: median "
+          f"{statistics.median(waits) if waits else 0:.2f} s, most {max(waits, default=0):.2f} s")
+    print(f"seats fallen back for time: {sum(o.get('fallbacks', 0) for o in admitted)}; "
+          f"move errors: {[e for o in admitted for e in o.get('errors', [])]}")
+    print(f"observer requests {len(took)}: median {statistics.median(took) * 1000:.0f} ms, "
+          f"p99 {percentile(took, 0.99) * 1000:.0f} ms, most {max(took) * 1000:.0f} ms")
+    print(f"server threads: most {most_threads} during, {after} five seconds after; "
+          f"memory {rss0 / 1024:.0f} MB before, {rss / 1024:.0f} MB after "
+          f"({(rss - rss0) / 1024 / max(1, len(admitted)):.0f} MB per admitted table)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
