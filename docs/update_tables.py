@@ -100,13 +100,37 @@ def blocks(text: str) -> dict[str, str]:
     return {m["what"]: m["body"] for m in BLOCK.finditer(text)}
 
 
+def shown(what: str) -> str:
+    """`generated(what)`, refused if it holds a block's marker or HTML (what a row could slip into a page:
+    an end marker would leave the text after it outside the block, and in the page after the row is gone)."""
+    body = generated(what)
+    if "<!--" in body or "-->" in body or "<script" in body.lower():
+        raise ValueError(f"the generated block {what!r} holds a comment marker or a script: the page cannot "
+                         "show it (a result file's text?)")
+    return body
+
+
 def update(text: str) -> str:
-    return BLOCK.sub(lambda m: m.group(1) + generated(m["what"]) + m.group(4), text)
+    """`text` with every generated block rewritten; a page whose markers do not pair is refused."""
+    if text.count("<!-- BEGIN GENERATED:") != text.count("<!-- END GENERATED -->"):
+        raise ValueError("the page's <!-- BEGIN GENERATED: ... --> and <!-- END GENERATED --> markers do not "
+                         "pair: mend them by hand (restore the page from git)")
+    return BLOCK.sub(lambda m: m.group(1) + shown(m["what"]) + m.group(4), text)
+
+
+def main() -> int:
+    """Rewrite every page's generated blocks; a bad result file or page is one line on stderr, exit 1."""
+    try:
+        updated = {page: update(page.read_text(encoding="utf-8")) for page in pages()}
+    except ValueError as err:
+        print(f"update_tables: {err}", file=sys.stderr)
+        return 1
+    for page, text in updated.items():
+        if text != page.read_text(encoding="utf-8"):
+            page.write_text(text, encoding="utf-8")
+            print(f"updated {page.relative_to(ROOT) if page.is_relative_to(ROOT) else page}", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":
-    for page in pages():
-        text = page.read_text(encoding="utf-8")
-        if BLOCK.search(text) and update(text) != text:
-            page.write_text(update(text), encoding="utf-8")
-            print(f"updated {page.relative_to(ROOT)}", file=sys.stderr)
+    sys.exit(main())

@@ -93,7 +93,7 @@ class BenchResult:
         points, points_low, points_high = self.points
         return {
             "format": FORMAT, "suite": self.suite.name, "suite_version": self.suite.version,
-            "suite_sha256": self.suite.deals_sha256, "game": self.suite.game,
+            "suite_sha256": self.suite.deals_sha256, "rules": dict(self.suite.rules), "game": self.suite.game,
             "num_players": self.suite.num_players, "episode": self.suite.episode, "deals": self.deals,
             "agent": self.agent, "field": self.field, "slots": self.result.slots,
             "episodes": rate.n, "wins": rate.wins, "win_rate": rate.rate, "paired_ci_low": low,

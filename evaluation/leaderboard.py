@@ -20,12 +20,15 @@ from cardlab.agents.base import shipped_bots
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.evaluation.bench import FORMAT
-from cardlab.evaluation.episodes import plural
+from cardlab.evaluation.episodes import plural, table_rules
+from cardlab.evaluation.rows import check_bench_row, check_exploit_row
 from cardlab.evaluation.suites import Suite, load_suite, suite_names
 
-ROW_FIELDS = ("format", "suite", "suite_version", "suite_sha256", "agent", "field", "episodes", "win_rate",
-              "paired_ci_low", "paired_ci_high", "point_difference", "point_difference_ci_low",
+ROW_FIELDS = ("format", "suite", "suite_version", "suite_sha256", "rules", "agent", "field", "episodes",
+              "win_rate", "paired_ci_low", "paired_ci_high", "point_difference", "point_difference_ci_low",
               "point_difference_ci_high", "command")
+SUITE_KEYS = ("game", "num_players", "episode")
+"""a row's fields that must be its suite's, when it has them"""
 EXPLOIT_FIELDS = ("game", "num_players", "agent", "hands", "fair_share", "exploiter_win_rate",
                   "exploiter_ci_low", "exploiter_ci_high")
 RESPONDER_FIELDS = {"ppo": ("warm_start", "steps", "seconds"), "search": ("base", "worlds", "seconds")}
@@ -53,7 +56,8 @@ def _checked(path: pathlib.Path, data: Any, fields: Sequence[str]) -> dict[str, 
 
 
 def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
-    """Suite name -> its result rows (best win rate first); a row of another suite's cards is refused."""
+    """Suite name -> its result rows (best win rate first); a row of another suite's cards or rules, or
+    with a field out of its type or range (`cardlab.evaluation.rows`), is refused."""
     rows: dict[str, list[dict[str, Any]]] = {}
     for path in sorted(folder.glob("*.json")):
         row = _read(path, ROW_FIELDS)
@@ -62,11 +66,33 @@ def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
                              f"{excerpt(row['suite'])}; this cardlab reads format {FORMAT} of the suites "
                              f"{', '.join(suite_names())}")
         suite = load_suite(row["suite"], check=False)
-        if row["suite_sha256"] != suite.deals_sha256:
-            raise ValueError(f"result file {path} was played on other cards than suite {suite.name} version "
-                             f"{suite.version}: run its command again ({row['command']}) or remove it")
+        check_suite_row(path, row, suite)
+        check_bench_row(path, row)
         rows.setdefault(row["suite"], []).append(row)
     return {name: sorted(found, key=lambda r: -r["win_rate"]) for name, found in rows.items()}
+
+
+def check_suite_row(path: pathlib.Path, row: dict[str, Any], suite: Suite) -> None:
+    """The row was played on the suite's cards, under its rules, in its episodes."""
+    command = excerpt(row["command"], 200)
+    if row["suite_sha256"] != suite.deals_sha256 or row["suite_version"] != suite.version:
+        raise ValueError(f"result file {path} was played on other cards than suite {suite.name} version "
+                         f"{suite.version}: run its command again ({command}) or remove it")
+    if not isinstance(row["rules"], dict) or row["rules"] != suite.rules:
+        differ = sorted(k for k in {*suite.rules, *(row["rules"] if isinstance(row["rules"], dict) else {})}
+                        if not isinstance(row["rules"], dict) or row["rules"].get(k) != suite.rules.get(k))
+        raise ValueError(f"result file {path}: rules differ from suite {suite.name}'s in "
+                         f"{(', '.join(differ) or 'their type')[:200]}: it was played under other rules; "
+                         f"run its command again on the shipped suite ({command}) or remove it")
+    shipped = {"game": suite.game, "num_players": suite.num_players, "episode": suite.episode}
+    for key in SUITE_KEYS:
+        if key in row and row[key] != shipped[key]:
+            raise ValueError(f"result file {path}: {key} must be suite {suite.name}'s "
+                             f"{excerpt(shipped[key])}, got {excerpt(row[key])}")
+    if "deals" in row and (isinstance(row["deals"], bool) or not isinstance(row["deals"], int)
+                           or not 1 <= row["deals"] <= suite.deals):
+        raise ValueError(f"result file {path}: deals must be a whole number from 1 to suite {suite.name}'s "
+                         f"{suite.deals:,}, got {excerpt(row['deals'])}")
 
 
 def exploit_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
@@ -75,10 +101,20 @@ def exploit_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
     for path in sorted((folder / "exploit").glob("*.json")):
         row = _read(path, EXPLOIT_FIELDS)
         responder = row.setdefault("responder", "ppo")
-        if responder not in RESPONDER_FIELDS:
+        if not isinstance(responder, str) or responder not in RESPONDER_FIELDS:
             raise ValueError(f"result file {path}: responder {excerpt(responder)}; this cardlab reads the "
                              f"responders {', '.join(RESPONDER_FIELDS)}")
-        rows.append(_checked(path, row, RESPONDER_FIELDS[responder]))
+        row = _checked(path, row, RESPONDER_FIELDS[responder])
+        check_exploit_row(path, row, RESPONDER_FIELDS[responder])
+        game, n = row["game"], row["num_players"]
+        try:
+            rules = table_rules(game, {**row.get("rules", {}), "num_players": n})
+        except ValueError as err:
+            raise ValueError(f"result file {path}: rules: {err}") from None
+        if rules != table_rules(game, {"num_players": n}):
+            raise ValueError(f"result file {path}: rules must be {game}'s default rules at {n} players (the "
+                             f"page's table), got {excerpt(row.get('rules'))}")
+        rows.append(row)
     return sorted(rows, key=lambda r: (r["game"], r["num_players"],
                                        -(r["exploiter_ci_low"] - r["fair_share"])))
 

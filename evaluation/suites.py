@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import json
 import pathlib
+import re
 import sys
 from typing import Any
 
@@ -28,6 +29,7 @@ import numpy as np
 
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.envs.spec import games
 from cardlab.evaluation.episodes import HAND, MATCH, derive_seed, plural, table_rules
 
 SUITES_DIR = pathlib.Path(__file__).resolve().parent / "suites"
@@ -37,6 +39,14 @@ SUITE_SEED = 20_251_201
 VERSION = 1
 """the version of the suites written now: raised with a rule or engine change that deals other cards"""
 EPISODES = {"hand": HAND, "match": MATCH}
+MOST_DEALS = 100_000
+"""the most deals a suite may hold: each is dealt again to check its hash before a suite is played (the
+shipped ones hold 2,000 or 500)"""
+MOST_SEED = 2**64 - 1
+MOST_VERSION = 1000
+NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+"""a suite's name: it names result files and the leaderboard's tables"""
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,16 +147,17 @@ def load_suite(name: str, check: bool = True) -> Suite:
     if not isinstance(data, dict) or set(data) != set(FIELDS):
         keys = sorted(data) if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"suite {path}: expected the fields {', '.join(FIELDS)}, got {excerpt(keys)}")
-    if data["episode"] not in EPISODES or not isinstance(data["rules"], dict):
-        raise ValueError(f"suite {path}: episode must be hand or match and rules an object, got "
-                         f"{excerpt(data['episode'])} and {excerpt(data['rules'])}")
-    for key in ("version", "seed", "deals"):
-        if isinstance(data[key], bool) or not isinstance(data[key], int) or data[key] < 1:
-            raise ValueError(f"suite {path}: {key} must be a whole number >= 1, got {excerpt(data[key])}")
+    check_fields(path, data)
     suite = Suite(**data)
-    rules = table_rules(suite.game, suite.rules)
+    try:
+        rules = table_rules(suite.game, suite.rules)
+    except ValueError as err:
+        raise ValueError(f"suite {path}: rules: {err}") from None
+    suite = dataclasses.replace(suite, rules=rules)
+    if path.resolve() != (SUITES_DIR / f"{suite.name}.json").resolve() and suite.name in suite_names():
+        check_as_shipped(path, suite)
     if not check:
-        return dataclasses.replace(suite, rules=rules)
+        return suite
     found = deals_hash(suite.game, rules, suite.kind, suite.seed, suite.deals)
     if found != suite.deals_sha256:
         raise ValueError(f"suite {suite.name} version {suite.version} ({path}): this cardlab deals other "
@@ -154,7 +165,43 @@ def load_suite(name: str, check: bool = True) -> Suite:
                          f"{suite.deals_sha256[:12]}...): the rules or the engine changed since it was made, "
                          "so its results would not compare; use the suites shipped with this cardlab "
                          "(python -m cardlab.evaluation.suites --check)")
-    return dataclasses.replace(suite, rules=rules)
+    return suite
+
+
+WHOLE = {"version": (1, MOST_VERSION), "seed": (0, MOST_SEED), "deals": (1, MOST_DEALS)}
+
+
+def check_fields(path: pathlib.Path, data: dict[str, Any]) -> None:
+    """Each field of a suite file of its type and within its range, before any card is dealt."""
+    def fail(key: str, wanted: str) -> ValueError:
+        return ValueError(f"suite {path}: {key} must be {wanted}, got {excerpt(data[key])}")
+
+    if not isinstance(data["name"], str) or not NAME.fullmatch(data["name"]):
+        raise fail("name", "1 to 40 lowercase letters, digits and -, starting with a letter or digit")
+    if data["game"] not in games():
+        raise fail("game", f"one of {', '.join(games())}")
+    if not isinstance(data["episode"], str) or data["episode"] not in EPISODES:
+        raise fail("episode", "hand or match")
+    if not isinstance(data["rules"], dict):
+        raise fail("rules", "an object of rule options")
+    for key, (low, high) in WHOLE.items():
+        if isinstance(data[key], bool) or not isinstance(data[key], int) or not low <= data[key] <= high:
+            raise fail(key, f"a whole number from {low:,} to {high:,}")
+    if not isinstance(data["deals_sha256"], str) or not SHA256.fullmatch(data["deals_sha256"]):
+        raise fail("deals_sha256", "the SHA-256 of the cards, 64 lowercase hex digits")
+
+
+def check_as_shipped(path: pathlib.Path, suite: Suite) -> None:
+    """A suite file named as a shipped suite must be that suite: its rules, episodes, seed, deals and cards
+    (a row played on it is shown under the shipped suite's name)."""
+    shipped = load_suite(suite.name, check=False)
+    differ = [key for key in FIELDS if getattr(suite, key) != getattr(shipped, key)]
+    if differ:
+        rules = [k for k in shipped.rules if suite.rules.get(k) != shipped.rules[k]]
+        what = ", ".join(f"rules.{k}" for k in rules) if differ == ["rules"] else ", ".join(differ)
+        raise ValueError(f"suite {path} is named {suite.name} but differs from the shipped suite "
+                         f"{suite.name} in {what}: a suite of other rules or deals is another suite; give "
+                         f"it a name of its own, or use the shipped one (--suite {suite.name})")
 
 
 def write_suites(folder: pathlib.Path = SUITES_DIR) -> list[pathlib.Path]:

@@ -14,7 +14,8 @@ from cardlab.evaluation.suites import load_suite
 def row(agent: str, rate: float, **changes: object) -> dict[str, object]:
     suite = load_suite("huit-2p", check=False)
     return {"format": 1, "suite": "huit-2p", "suite_version": suite.version,
-            "suite_sha256": suite.deals_sha256, "agent": agent, "field": ["expert"], "episodes": 4000,
+            "suite_sha256": suite.deals_sha256, "rules": suite.rules, "agent": agent, "field": ["expert"],
+            "episodes": 4000,
             "win_rate": rate, "paired_ci_low": rate - 0.01, "paired_ci_high": rate + 0.01,
             "point_difference": 1.0, "point_difference_ci_low": 0.5,
             "point_difference_ci_high": 1.5, "command": f"cardlab bench {agent}", **changes}

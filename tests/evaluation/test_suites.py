@@ -42,7 +42,7 @@ def test_the_files_are_what_the_plan_makes() -> None:
     ({"seed": 12345}, "this cardlab deals other cards from its seeds"),
     ({"deals": 11}, "this cardlab deals other cards from its seeds"),
     ({"rules": {"num_players": 2, "hand_size": 6}}, "the rules or the engine changed since it was made"),
-    ({"deals": 0}, "deals must be a whole number >= 1"),
+    ({"deals": 0}, "deals must be a whole number from 1 to 100,000"),
     ({"episode": "game"}, "episode must be hand or match"),
     ({"extra": 1}, "expected the fields"),
 ])

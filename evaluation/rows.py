@@ -1,0 +1,135 @@
+"""The fields of a leaderboard row, typed and bounded: a result file is checked whole before the page shows
+it.
+
+Why: the leaderboard (`cardlab.evaluation.leaderboard`) is generated from
+files anyone may send, and its page is Markdown, where a ``|`` splits a
+cell, a new line ends a table and ``<!-- ... -->`` closes the generated
+block. So every field is checked for its type and range (a win rate is a
+number from 0 to 1, an agent a short spec, a field a list of them), and any
+text the page shows may hold only `SHOWN`'s characters. Each refusal is one
+line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from cardlab.envs.checked_json import excerpt
+from cardlab.envs.spec import games
+
+SHOWN = re.compile(r"[A-Za-z0-9 _.,:;=@/+()\[\]{}'#%~-]*")
+"""the characters a text the page shows may hold: no ``|``, ``<``, ``>``, backtick, new line"""
+SHOWN_WORDS = "letters, digits, spaces and _ . , : ; = @ / + ( ) [ ] { } ' # % ~ -"
+MOST_SPEC = 200
+"""the longest agent spec a row may name"""
+MOST_FIELD = 9
+"""the most reference agents a row's field may list"""
+MOST_COMMAND = 2000
+MOST_EPISODES = 10**9
+MOST_POINTS = 10**6
+"""the largest point difference per deal (a match's totals stay far below)"""
+MOST_SECONDS = 10**8
+MOST_STEPS = 10**15
+
+
+class Row:
+    """The checks of one row (a result file's JSON object), each naming `path` and the key."""
+
+    def __init__(self, path: pathlib.Path, data: Mapping[str, Any], within: str = "") -> None:
+        self.path, self.data, self.within = path, data, within
+
+    def fail(self, key: str, wanted: str) -> ValueError:
+        return ValueError(f"result file {self.path}: {self.within}{key} must be {wanted}, got "
+                          f"{excerpt(self.data.get(key))}")
+
+    def whole(self, key: str, low: int, high: int) -> int:
+        value = self.data.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.fail(key, f"a whole number from {low:,} to {high:,}")
+        return value
+
+    def number(self, key: str, low: float, high: float) -> float:
+        value = self.data.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not (
+                low <= value <= high):
+            raise self.fail(key, f"a number from {low:g} to {high:g}")
+        return float(value)
+
+    def rate(self, key: str) -> float:
+        return self.number(key, 0.0, 1.0)
+
+    def text(self, key: str, most: int = MOST_SPEC, shown: bool = True) -> str:
+        """A string of at most `most` characters; one the page shows holds only `SHOWN`'s characters."""
+        value = self.data.get(key)
+        if not isinstance(value, str) or not value.strip() or len(value) > most:
+            raise self.fail(key, f"a text of 1 to {most} characters")
+        if shown and not SHOWN.fullmatch(value):
+            raise self.fail(key, f"a text of {SHOWN_WORDS} only (the page shows it)")
+        if not value.isprintable():
+            raise self.fail(key, "a text of one line of printable characters")
+        return value
+
+    def specs(self, key: str) -> list[str]:
+        value = self.data.get(key)
+        if not isinstance(value, list) or not 1 <= len(value) <= MOST_FIELD or not all(
+                isinstance(v, str) and 0 < len(v) <= MOST_SPEC and SHOWN.fullmatch(v) for v in value):
+            raise self.fail(key, f"a list of 1 to {MOST_FIELD} agent specs ({SHOWN_WORDS} only)")
+        return list(value)
+
+    def interval(self, low: str, value: str, high: str, check: Any) -> None:
+        """`low` <= `value` <= `high`, each checked by `check(key)`."""
+        a, b, c = check(low), check(value), check(high)
+        if not a <= b <= c:
+            raise ValueError(f"result file {self.path}: {low} <= {value} <= {high} must hold, got "
+                             f"{a:g}, {b:g}, {c:g}")
+
+    def table(self) -> tuple[str, int]:
+        """(game, num_players) of an exploitability row."""
+        game = self.data.get("game")
+        if game not in games():
+            raise self.fail("game", f"one of {', '.join(games())}")
+        return str(game), self.whole("num_players", 2, 10)
+
+
+def check_bench_row(path: pathlib.Path, data: Mapping[str, Any]) -> None:
+    """Every field of a `cardlab bench --json` row the page or its ranking reads (the suite's own fields,
+    its cards and rules, are checked against the suite by `cardlab.evaluation.leaderboard`)."""
+    row = Row(path, data)
+    row.text("agent")
+    row.specs("field")
+    row.whole("episodes", 1, MOST_EPISODES)
+    row.interval("paired_ci_low", "win_rate", "paired_ci_high", row.rate)
+    row.interval("point_difference_ci_low", "point_difference", "point_difference_ci_high",
+                 lambda key: row.number(key, -MOST_POINTS, MOST_POINTS))
+    row.text("command", MOST_COMMAND, shown=False)
+
+
+def check_exploit_row(path: pathlib.Path, data: Mapping[str, Any], responder_fields: tuple[str, ...]) -> None:
+    """Every field of a `cardlab exploit --json` row the page reads, the responder's own included."""
+    row = Row(path, data)
+    row.table()
+    row.text("agent")
+    row.whole("hands", 1, MOST_EPISODES)
+    row.rate("fair_share")
+    row.interval("exploiter_ci_low", "exploiter_win_rate", "exploiter_ci_high", row.rate)
+    row.number("seconds", 0.0, MOST_SECONDS)
+    if "base" in responder_fields:
+        row.text("base")
+        row.whole("worlds", 0, MOST_EPISODES)
+    else:
+        row.text("warm_start")
+        row.whole("steps", 0, MOST_STEPS)
+        curve = data.get("curve")
+        if curve is not None and (not isinstance(curve, list) or len(curve) > 10_000 or not all(
+                isinstance(point, dict) for point in curve)):
+            raise row.fail("curve", "a list of at most 10,000 points ({\"steps\": N, \"win_rate\": X, ...})")
+        for i, point in enumerate(curve or []):
+            Row(path, point, f"curve[{i}].").whole("steps", 0, MOST_STEPS)
+            Row(path, point, f"curve[{i}].").rate("win_rate")
+    rules = data.get("rules", {})
+    if not isinstance(rules, dict):
+        raise row.fail("rules", "an object of rule options")
