@@ -5,7 +5,8 @@ states, replays, bot files) is read by `read_json`: at most `max_bytes` of
 UTF-8, arrays/objects nested at most `MAX_DEPTH` deep (`json.loads` would
 recurse, not refuse), numbers of at most `MAX_NUMBER_CHARS` characters (Python
 refuses ints over 4,300 digits with its own error), strict: no NaN/Infinity,
-and no number that overflows to infinity (`1e400`), refused naming its key.
+no number that overflows to infinity (`1e400`), refused naming its key, and
+no key given twice in one object (`json.loads` keeps the last one silently).
 Each refusal is one `ValueError` saying what is wrong and what is accepted.
 
 Errors quote input through `excerpt` only: a short, bounded repr that never
@@ -122,6 +123,23 @@ def _overflow_at(value: Any, where: str) -> tuple[str, _Overflow] | None:
     return None
 
 
+class DuplicateKey(ValueError):
+    """A JSON object that gives one key twice (`json.loads` would keep the last silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def read_json(data: bytes | str, what: str, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> Any:
     """Parse untrusted JSON; a ValueError names `what` and the limit it broke."""
     if len(data) > max_bytes:
@@ -144,9 +162,13 @@ def read_json(data: bytes | str, what: str, max_bytes: int = MAX_BYTES, max_dept
         return overflows[-1]
 
     try:
-        value = json.loads(data, parse_constant=_no_constant, parse_int=_number(int), parse_float=read_float)
+        value = json.loads(data, parse_constant=_no_constant, parse_int=_number(int), parse_float=read_float,
+                           object_pairs_hook=_unique_keys)
     except RecursionError:  # pragma: no cover - too_deep refuses such text first
         raise ValueError(f"{what} nests too deep") from None
+    except DuplicateKey as err:
+        raise ValueError(f"{what} gives the key {_cut(err.key, 40)!r} twice in one object: each key may "
+                         "appear once (which one would count?)") from None
     except ValueError as err:
         raise ValueError(f"{what} is not valid JSON (truncated or corrupted?): {str(err)[:200]}") from None
     found = _overflow_at(value, "") if overflows else None

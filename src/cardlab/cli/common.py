@@ -77,8 +77,14 @@ def agent_list(tokens: Sequence[str], option: str) -> list[str]:
     return specs
 
 
-def whole(low: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= `low` (argparse names the option in its message)."""
+MOST_WHOLE = 10**12
+"""the largest whole number an option takes unless it says otherwise (a count of steps, hands, games: more
+would run for years)"""
+MOST_SEED = 2**63 - 1
+
+
+def whole(low: int, high: int = MOST_WHOLE) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high` (argparse names the option in its message)."""
 
     def parse(text: str) -> int:
         try:
@@ -88,9 +94,12 @@ def whole(low: int) -> Callable[[str], int]:
                 f"expected a whole number >= {low}, got {excerpt(text)}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {value}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {low} and at most {high:,}, got "
+                                             f"{excerpt(text)}")
         return value
 
-    parse.__name__ = f"whole number >= {low}"
+    parse.__name__ = f"whole number from {low} to {high}"
     return parse
 
 
@@ -155,7 +164,7 @@ def add_threads(p: argparse.ArgumentParser, what: str = "bots") -> None:
 
 def add_seed(p: argparse.ArgumentParser, what: str) -> None:
     """``--seed S`` (default 0), seeding `what`."""
-    p.add_argument("--seed", type=whole(0), default=0, metavar="S",
+    p.add_argument("--seed", type=whole(0, MOST_SEED), default=0, metavar="S",
                    help=f"seed of {what}; the same seed gives the same results (default 0)")
 
 
