@@ -76,10 +76,10 @@ from cardlab.training.ppo import ILLEGAL_LOGIT
 from cardlab.training.progress import Deadline, Progress
 from cardlab.training.runs import new_run_dir
 from cardlab.training.selfplay import SelfPlayBatch
+from cardlab.training.teach_labels import LABELS_FILE, read_labels, write_labels
 from cardlab.training.yaml_files import read_extended
 
 ALGORITHM = "expert iteration"
-LABELS_FILE = "labels.npz"
 
 
 @dataclasses.dataclass
@@ -191,7 +191,10 @@ def validate_teach(cfg: TeachConfig) -> Game:
     if not cfg.opponents:
         raise ValueError("opponents=[] is not accepted: list at least one agent spec")
     for i, opponent in enumerate(cfg.opponents):
-        _agent(opponent, game, f"opponents[{i}]")
+        if _agent(opponent, game, f"opponents[{i}]").sees:  # the labels' batched play shows nothing
+            raise ValueError(f"opponents[{i}]={excerpt(opponent)} is not accepted: it must be shown the "
+                             "hand's record or true state, which the batched play of the labels does not "
+                             "show; give an agent that plays from its observation")
     _agent(cfg.check_opponent, game, "check_opponent")
     if cfg.labels_from and not (Path(cfg.labels_from) / LABELS_FILE).is_file():
         raise ValueError(f"labels_from={excerpt(cfg.labels_from)} is not accepted: give a teach run folder "
@@ -255,17 +258,6 @@ def make_labels(cfg: TeachConfig, game: Game, base: BotAgent, progress: Progress
     for key, width in (("kept_obs", size), ("kept_mask", actions_n)):
         labels[key] = np.concatenate([np.zeros((0, width)), *found[key]]).astype(
             np.float32 if key == "kept_obs" else np.bool_)
-    return labels
-
-
-def read_labels(run_dir: Path, game: Game) -> dict[str, np.ndarray]:
-    """The labels a teach run saved, checked against the table's observation and action sizes."""
-    with np.load(run_dir / LABELS_FILE) as data:
-        labels = {key: data[key] for key in data.files}
-    for key, width in (("obs", game.layout.size), ("mask", game.num_actions), ("kept_obs", game.layout.size)):
-        if key not in labels or labels[key].ndim != 2 or labels[key].shape[1] != width:
-            raise ValueError(f"labels_from={run_dir}: its {LABELS_FILE} is not of this table ({key} should "
-                             f"have {width} columns)")
     return labels
 
 
@@ -437,8 +429,7 @@ def _teach(cfg: TeachConfig, game: Game, run_dir: Path, show: Progress) -> dict[
     labels = (read_labels(Path(cfg.labels_from), game) if cfg.labels_from else
               make_labels(cfg, game, base, show))
     label_seconds = time.perf_counter() - began
-    arrays: dict[str, Any] = dict(labels)  # typed so: numpy's stubs read ** as its allow_pickle
-    np.savez_compressed(run_dir / LABELS_FILE, **arrays)
+    write_labels(run_dir, labels)
     parts, kept = split_labels(labels, cfg.holdout_share, cfg.seed)
     differs = float(np.mean(labels["action"] != labels["base_action"]))
     show.say(f"{len(labels['action']):,} labels ({len(parts['holdout']['action']):,} held out), "

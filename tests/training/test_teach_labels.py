@@ -1,0 +1,70 @@
+"""A teach run's labels file is written by rename and read back checked: a truncated or foreign labels.npz is
+refused in one line naming it; a config whose opponents cannot play in the labels' batched play is refused by
+the config check, before a run folder is made."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+from cardlab.envs import make_game
+from cardlab.training.expert_iteration import teach, teach_config_from_dict
+from cardlab.training.teach_labels import LABELS_FILE, read_labels, write_labels
+
+TINY = {"name": "tiny", "game": "huit", "num_players": 2, "base": "bot:huit-2p",
+        "teacher": "search:worlds=4:ms=0:bot:huit-2p", "labels": 40, "num_envs": 8, "check_hands": 0}
+GAME = make_game("huit", {"num_players": 2})
+
+
+def labels(n: int = 6, kept: int = 3) -> dict[str, np.ndarray]:
+    size, actions = GAME.layout.size, GAME.num_actions
+    mask = np.zeros((n, actions), dtype=np.bool_)
+    mask[:, 0] = True
+    return {"obs": np.zeros((n, size), np.float32), "mask": mask, "action": np.zeros(n, np.int64),
+            "value": np.zeros(n, np.float32), "base_action": np.zeros(n, np.int64),
+            "kept_obs": np.zeros((kept, size), np.float32), "kept_mask": np.ones((kept, actions), np.bool_)}
+
+
+def test_labels_are_written_by_rename_and_read_back(tmp_path: pathlib.Path) -> None:
+    path = write_labels(tmp_path, labels())
+    assert sorted(p.name for p in tmp_path.iterdir()) == [LABELS_FILE]  # no partial file left
+    assert path == tmp_path / LABELS_FILE
+    back = read_labels(tmp_path, GAME)
+    assert all(np.array_equal(back[k], v) for k, v in labels().items())
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "text", "lacks", "width", "lengths", "illegal"])
+def test_a_damaged_labels_file_is_refused_in_one_line_naming_it(tmp_path: pathlib.Path, damage: str) -> None:
+    path = write_labels(tmp_path, labels())
+    data = labels()
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "text":
+        path.write_text("obs,mask\n1,2\n")
+    else:
+        if damage == "lacks":
+            del data["value"]
+        elif damage == "width":
+            data["obs"] = np.zeros((6, 3), np.float32)
+        elif damage == "lengths":
+            data["action"] = np.zeros(5, np.int64)
+        else:
+            data["action"] = np.ones(6, np.int64)  # the masks allow action 0 only
+        np.savez_compressed(path, **data)  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as refused:
+        read_labels(tmp_path, GAME)
+    message = str(refused.value)
+    assert str(path) in message and "\n" not in message and "labels_from=" in message, message
+
+
+@pytest.mark.parametrize("opponent", ["search:belief=expert:worlds=4:ms=0:expert",
+                                      "search:cheat=1:worlds=4:ms=0:expert"])
+def test_opponents_that_cannot_play_the_labels_are_refused_before_a_run_folder(
+        tmp_path: pathlib.Path, opponent: str) -> None:
+    with pytest.raises(ValueError, match=r"opponents\[0\]=.* is not accepted: it must be shown the hand's"):
+        teach(teach_config_from_dict({**TINY, "opponents": [opponent]}), runs_dir=tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []
