@@ -79,6 +79,11 @@ def read_yaml(path: str | Path, what: str = "config file") -> Any:
             return yaml.load(f, Loader=_Loader)
     except FileNotFoundError:
         raise ValueError(f"{what} {path} does not exist") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{what} {path} is not UTF-8 text (byte {err.start}): a config is a YAML "
+                         "file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{what} {path} is a folder: give a YAML file") from None
     except yaml.YAMLError as err:
         raise ValueError(f"{what} {path} is not valid YAML: {' '.join(str(err).split())}") from None
     except _Refused as err:

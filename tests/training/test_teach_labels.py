@@ -68,3 +68,31 @@ def test_opponents_that_cannot_play_the_labels_are_refused_before_a_run_folder(
     with pytest.raises(ValueError, match=r"opponents\[0\]=.* is not accepted: it must be shown the hand's"):
         teach(teach_config_from_dict({**TINY, "opponents": [opponent]}), runs_dir=tmp_path, progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_binary_config_is_refused_in_one_line_naming_it(tmp_path: pathlib.Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from cardlab.cli import main
+
+    path = tmp_path / "bin.yaml"
+    path.write_bytes(b"\xff\xfe\x00name: x")
+    assert main(["teach", str(path)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert str(path) in err and "is not UTF-8 text" in err and len(err.splitlines()) == 1, err
+
+
+def test_the_search_responder_names_the_agent_that_fails_in_its_rollouts(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A target that fails only inside the responder's rollouts is named there, not just the search."""
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from failing_agents import register_failing  # type: ignore[import-not-found]
+
+    from cardlab.cli import main
+
+    register_failing(monkeypatch)
+    assert main(["exploit", "fails-raise", "--game", "huit", "--responder", "search", "--worlds", "2",
+                 "--deals", "1"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "its rollout model fails-raise failed: it raised KeyError" in err, err
