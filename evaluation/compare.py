@@ -94,8 +94,8 @@ class CompareResult:
     def progress(self) -> str:
         """One line: hands so far, A's score and interval, both LLRs and their bounds, the decision."""
         c, (low, high) = self.comparison, self.paired_interval
-        return (f"{c.episodes} hands ({c.deals} deals): A scores {c.score:.3f} [{low:.3f}, {high:.3f}], "
-                f"LLR A {c.llr_a:+.2f} B {c.llr_b:+.2f}, bounds [{c.lower:.2f}, {c.upper:.2f}]: {c.decision}")
+        return (f"{c.episodes} hands ({c.deals} deals): A scores {c.score:.3f} [{low:.3f}, {high:.3f}]; "
+                f"{c.tests()}: {c.decision}")
 
     def fixed_hands(self) -> dict[str, int]:
         """Hands a fixed-size test of the same hypotheses at the same error rates would need.

@@ -168,10 +168,26 @@ class Comparison:
                 "once both are at the lower bound or below; neither has happened yet: to decide, raise "
                 "--max-hands and play on")
 
+    def answer(self, llr: float) -> str:
+        """What one side's test says so far: yes (at the upper bound), no (at the lower one), or open."""
+        return "yes" if llr >= self.upper else "no" if llr <= self.lower else "open"
+
+    def tests(self) -> str:
+        """Both tests in words, e.g. "A stronger? no (LLR -3.02 <= -2.94), B stronger? open (LLR -1.10)"."""
+        def one(side: str, llr: float) -> str:
+            said = self.answer(llr)
+            bound = {"yes": f" >= {self.upper:.2f}", "no": f" <= {self.lower:.2f}"}.get(said, "")
+            return f"{side} stronger? {said} (LLR {llr:+.2f}{bound})"
+
+        wait = ("; play goes on until B's test closes too" if self.decision == "undecided"
+                and self.answer(self.llr_a) == "no" and self.answer(self.llr_b) == "open" else
+                "; play goes on until A's test closes too" if self.decision == "undecided"
+                and self.answer(self.llr_b) == "no" and self.answer(self.llr_a) == "open" else "")
+        return f"{one('A', self.llr_a)}, {one('B', self.llr_b)}{wait}"
+
     def progress(self) -> str:
         """One line for a progress print."""
-        return (f"{self.episodes} episodes ({self.deals} deals): A scores {self.score:.3f}, "
-                f"LLR A {self.llr_a:+.2f} B {self.llr_b:+.2f} in [{self.lower:.2f}, {self.upper:.2f}]: "
+        return (f"{self.episodes} episodes ({self.deals} deals): A scores {self.score:.3f}; {self.tests()}: "
                 f"{self.decision}")
 
 

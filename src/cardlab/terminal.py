@@ -16,6 +16,7 @@ its end. End of input quits cleanly.
 from __future__ import annotations
 
 import copy
+import os
 import pathlib
 import sys
 from collections.abc import Callable
@@ -42,6 +43,10 @@ from cardlab.evaluation.episodes import (
 
 class EndOfInput(StopPlay):
     """The person's input ended (Ctrl-D, or the end of a piped file): play stops, no agent failed."""
+
+
+class OutputClosed(StopPlay):
+    """The output was closed (``cardlab play ... | head``): play stops quietly, no agent failed."""
 
 
 def numbers(count: int) -> str:
@@ -99,7 +104,14 @@ class HumanAgent(Agent):
         self.seat, self.view, self.input, self.output = seat, view, input, output
 
     def say(self, text: str = "") -> None:
-        print(text, file=self.output)
+        self.write(text + "\n")
+
+    def write(self, text: str) -> None:
+        try:
+            self.output.write(text)
+            self.output.flush()
+        except BrokenPipeError:
+            raise OutputClosed from None
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
@@ -109,8 +121,7 @@ class HumanAgent(Agent):
         for number, action in enumerate(legal, 1):
             self.say(f"  {number:>3}  {self.game.action_to_str(action)}")
         while True:
-            self.output.write("your move> ")
-            self.output.flush()
+            self.write("your move> ")
             line = self.input.readline()
             if not line:
                 raise EndOfInput
@@ -184,10 +195,12 @@ def play(
 
     try:
         run_episode(env, seat_agents, seed, on_step, before_step)
+        human.say(f"\nthanks for playing: {played} hand(s), totals {list(env.game_state.match.scores)}")
     except EndOfInput:
         human.say("\nend of input: leaving the game.")
-        return 0
-    human.say(f"\nthanks for playing: {played} hand(s), totals {list(env.game_state.match.scores)}")
+    except OutputClosed:  # the reader went away: nothing more to say, and nothing left to flush at exit
+        if human.output is sys.stdout:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -29,7 +29,7 @@ def test_expert_against_random_decides_a_quickly_through_a_real_process(tmp_path
     assert data["paired_ci_low"] <= data["score"] <= data["paired_ci_high"] and data["paired_ci_low"] > 0.5
     lines = done.stdout.splitlines()
     assert lines[1].startswith(f"{data['hands']} hands (")
-    assert "LLR A +" in lines[1] and "bounds [" in lines[1]
+    assert "A stronger? " in lines[1] and "B stronger? " in lines[1] and "(LLR " in lines[1]
     assert lines[-3].startswith(f"decision: A after {data['hands']} hands") and lines[-1] == f"wrote {out}"
     assert lines[-2].startswith("what it means: A's LLR is +") and lines[-2].endswith("so A is stronger")
 
@@ -105,3 +105,21 @@ def test_the_help_says_who_sits_where(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["compare", "--help"]) == 0
     text = capsys.readouterr().out
     assert "A plays in one seat and B in every other seat" in text and "--max-hands" in text
+
+
+def test_a_progress_line_says_which_test_has_answered_and_why_play_goes_on() -> None:
+    """The newcomer's puzzle: "LLR A -3.02 ... bounds [-2.94, 2.94]: undecided" read as a decision missed."""
+    from cardlab.evaluation.sequential import Comparison
+
+    line = Comparison("undecided", -3.02, -1.0, -2.94, 2.94, 1900, 950, 0.47).progress()
+    assert ("A stronger? no (LLR -3.02 <= -2.94), B stronger? open (LLR -1.00); play goes on until B's test "
+            "closes too: undecided") in line
+    decided = Comparison("A", 3.0, -1.0, -2.94, 2.94, 10, 20, 0.7)
+    assert "A stronger? yes (LLR +3.00 >= 2.94)" in decided.progress()
+    assert "--max-hands were played first (one test may already say no" in main_help()
+
+
+def main_help() -> str:
+    from cardlab.cli.compare import DESCRIPTION
+
+    return DESCRIPTION

@@ -134,4 +134,4 @@ def test_llr_sign_bounds_and_elo() -> None:
         bounds(0.6, 0.5)
     with pytest.raises(ValueError, match="wins <= episodes"):
         llr([3], [2], 0.5, 0.55)
-    assert "LLR A" in compare([1, 2], [2, 2], Hypotheses.from_elo()).progress()
+    assert "A stronger? open (LLR" in compare([1, 2], [2, 2], Hypotheses.from_elo()).progress()

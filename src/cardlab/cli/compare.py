@@ -35,12 +35,14 @@ A plays in one seat and B in every other seat (B's copies), on deals played
 once in every seat rotation, so A's fair share is 1/players. After each batch
 of deals a GSPRT (the sequential test of chess engines' test farms) on A's wins
 per deal asks: is A's share fair + delta (H1) rather than fair (H0)? And the
-mirror test for B. The command stops as soon as one of them decides:
+mirror test for B. Each test answers yes (its LLR reached the upper bound),
+no (it reached the lower bound) or is still open; the progress lines say
+which. The command stops as soon as the answers decide:
 
-  A          A is stronger (wrongly said of equals with probability about alpha)
-  B          B is stronger
-  equal      neither is stronger by delta (missing a real delta with probability about beta)
-  undecided  --max-hands were played first
+  A          A's test says yes: A is stronger (wrongly said of equals with probability about alpha)
+  B          B's test says yes: B is stronger
+  equal      both say no: neither is stronger by delta (missing a real delta with probability about beta)
+  undecided  --max-hands were played first (one test may already say no while the other is open)
 """
 
 
