@@ -164,8 +164,6 @@ def play(
                    for s in range(n)]
     labels = {s: _label(spec) for s, spec in specs.items()}
     names = ", ".join(f"player_{s} = {label}" for s, label in labels.items())
-    human.say(f"{env.metadata['name']}: you are player_{seat}; opponents: {names}")
-    human.say("Type a move's number or its text; end of input (Ctrl-D) quits.")
     played = 0
     notes = env.game.spec.move_notes
     before: list[Any] = [None]  # the state before the move being played
@@ -194,6 +192,8 @@ def play(
         return played >= hands
 
     try:
+        human.say(f"{env.metadata['name']}: you are player_{seat}; opponents: {names}")
+        human.say("Type a move's number or its text; end of input (Ctrl-D) quits.")
         run_episode(env, seat_agents, seed, on_step, before_step)
         human.say(f"\nthanks for playing: {played} hand(s), totals {list(env.game_state.match.scores)}")
     except EndOfInput:
