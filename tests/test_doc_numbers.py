@@ -40,6 +40,17 @@ def test_the_main_job_is_the_recipe_of_the_shipped_bot_it_is_compared_with() -> 
     assert f"| `bot:huit-2p` | Huit américain, 2 players, default rules | {quoted} [" in readme
 
 
+def test_the_main_job_s_bot_has_one_figure_across_the_docs() -> None:
+    """The config, the results page and the README give the shipped bot's figure as the recipe's; the runs'
+    own smaller checks are named as such."""
+    summary = json.loads((SHIPPED_BOTS / "huit-2p.json").read_text())["summary"]
+    shipped = f"{summary['shipped']['win_rate']:.3f}"
+    config = " ".join(line.lstrip("# ") for line in read("configs/huit_ppo.yaml").splitlines())
+    assert f"bot:huit-2p, the run that made it, wins {shipped} of hands against the expert" in config
+    results = " ".join(read("docs/results.md").split())
+    assert f"The figure of the Huit recipe's bot is the shipped `bot:huit-2p`'s, {shipped} against" in results
+
+
 def test_the_vector_env_s_size_bound_is_the_code_s() -> None:
     assert f"`num_envs` is 1 to {MAX_NUM_ENVS:,}" in read("docs/own-algorithm.md")
 
