@@ -152,10 +152,14 @@ def evaluate(
     total = n * (math.ceil(hands / n) + math.ceil(matches / n))
     with tqdm(total=total, disable=not progress, desc=desc or f"{game} eval", unit="episode",
               file=sys.stderr) as bar:
+        done = 0  # counted here: a disabled bar (no terminal) counts nothing
+
         def tick(episodes: int) -> None:
+            nonlocal done
+            done += episodes
             bar.update(episodes)
             if on_played is not None:
-                on_played(int(bar.n), total)
+                on_played(done, total)
 
         hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, tick, batched, agent_factory)
         match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, tick,

@@ -50,11 +50,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def evaluator(args: argparse.Namespace) -> Callable[..., Any]:
-    """`evaluate`, or its Ray twin with the command's workers and address (same arguments, same result)."""
+    """`evaluate`, or its Ray twin with the command's workers and address (same arguments, same result).
+
+    Serially, when stderr is not a terminal (a log: no bar is drawn), a line of how far the run is goes to
+    stdout at least every `HEARTBEAT_SECONDS`, flushed, so a log is never silent for long.
+    """
     if not on_ray(args):
         from cardlab.evaluation.evaluate import evaluate
 
-        return evaluate
+        if sys.stderr.isatty():
+            return evaluate
+        from cardlab.training.progress import Progress
+
+        log = Progress(True)
+
+        def played(done: int, total: int) -> None:
+            log.heartbeat(lambda: f"cardlab {args.command}: {done:,} of {total:,} episodes played")
+
+        return functools.partial(evaluate, on_played=played)
     from cardlab.cluster.evaluate import evaluate_parallel
 
     return functools.partial(evaluate_parallel, workers=args.workers, address=args.ray_address)
