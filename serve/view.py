@@ -27,6 +27,7 @@ the seat may see).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -165,17 +166,44 @@ class RuleField:
     high: int | None
     accepted: str
     doc: str
+    help: str = ""
+    """the option in words for a player (`player_help`): no rule ids, field names or formulas"""
+
+
+RULE_ID = re.compile(r"\s*\((?:[A-Z]\d+(?:, [A-Z]\d+)*)(?:; ([^)]*))?\)")
+"""a rule id cited in an option's doc, "(B2)" or "(A1; a note)": the note is kept, the id dropped"""
+NOT_PLAY = "not a rule of play"
+LARGE = 100_000
+"""a range's top this large is no limit a player meets: the help says "from LOW" only"""
+
+
+def player_help(doc: str, accepted: str, low: int | None, high: int | None) -> str:
+    """An option's doc and accepted values in words for the page: the rule ids (which the page does not
+    show) dropped, an option that only changes what bots are shown said as such, a formula of another
+    option in words, and a range's top that no player meets left out."""
+    if doc.startswith(NOT_PLAY):
+        return ("Not a rule of play: the game is the same; it only changes what a bot is shown, for bots "
+                "trained with it.")
+    words = RULE_ID.sub(lambda m: f" ({m[1]})" if m[1] else "", doc)
+    words = words.strip()
+    if high is not None and high >= LARGE:
+        accepted = f"a whole number from {low}" if low is not None else "a whole number"
+    accepted = re.sub(r"(\d+) // num_players", r"\1 divided by the number of players", accepted)
+    accepted = accepted.replace("'", "")
+    return f"{words[:1].upper()}{words[1:]} ({accepted})."
 
 
 def rule_fields(spec: GameSpec) -> list[dict[str, Any]]:
-    """The rule options of a game for the page's form: kind (bool, int or text), range and meaning."""
+    """The rule options of a game for the page's form: kind (bool, int or text), range, meaning and the
+    meaning in words for a player (`player_help`)."""
     docs = {d.name: d for d in spec.rules.describe()}
     out = []
     for f in dataclasses.fields(spec.rules):
         doc = docs[f.name]
         kind = "bool" if isinstance(f.default, bool) else "int" if str(f.type) == "int" else "text"
-        out.append(dataclasses.asdict(RuleField(f.name, f.default, kind, f.metadata.get("low"),
-                                                f.metadata.get("high"), doc.accepted, doc.doc)))
+        low, high = f.metadata.get("low"), f.metadata.get("high")
+        out.append(dataclasses.asdict(RuleField(f.name, f.default, kind, low, high, doc.accepted, doc.doc,
+                                                player_help(doc.doc, doc.accepted, low, high))))
     return out
 
 

@@ -106,8 +106,8 @@ function fillSetup() {
     input.dataset.kind = rule.kind;
     input.addEventListener("change", fillSeats);
     // A readable name, and the help as text (a phone has no hover for a title).
-    rules.append(el("label", { title: `${rule.doc} (${rule.accepted})` }, `${rule.name.replaceAll("_", " ")} `, input,
-      el("small", { class: "rule-help", text: `${rule.doc} (${rule.accepted})` })));
+    rules.append(el("label", { title: rule.help }, `${rule.name.replaceAll("_", " ")} `, input,
+      el("small", { class: "rule-help", text: rule.help })));
   }
   fillSeats();
 }
