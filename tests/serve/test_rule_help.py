@@ -25,7 +25,8 @@ def test_the_help_keeps_a_rule_s_note_and_says_what_only_bots_see() -> None:
         "Players at the table (2 and 3 are a training extension) (2 to 10).")
     assert player_help("points (B12)", "0 to 1,000,000", 0, 10**6) == "Points (a whole number from 0)."
     memory = "not a rule of play (play is unchanged): adds the observation field x_y"
-    assert player_help(memory, "true or false", None, None).startswith("Not a rule of play: the game is the same")
+    said = player_help(memory, "true or false", None, None)
+    assert said.startswith("Not a rule of play: the game is the same")
 
 
 def test_the_options_answer_carries_the_help_the_page_shows() -> None:
