@@ -127,4 +127,5 @@ def serve(host: str, port: int, settings: Settings) -> None:
         print(warning, file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
     print(f"cardlab serve: open http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
+    app.state.server.warm_up()  # the searches' compiled code, before a table's search needs it
     uvicorn_server(app, host, port).run()

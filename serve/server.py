@@ -20,13 +20,15 @@ import numpy as np
 from anyio import CapacityLimiter
 from fastapi import HTTPException, Request
 
-from cardlab.agents.base import Agent
+from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.failure import AgentFailure
 from cardlab.agents.search import SearchAgent
+from cardlab.envs import env_class
+from cardlab.envs.spec import get_spec, make_game
 from cardlab.serve.catalogue import Catalogue
 from cardlab.serve.guard import LOOPBACK_NAMES, without_paths
 from cardlab.serve.limits import BODY_SECONDS
-from cardlab.serve.searchpool import PER_CLIENT, SearchPool, retry_seconds
+from cardlab.serve.searchpool import PER_CLIENT, Job, SearchPool, retry_seconds
 from cardlab.serve.store import Entry, Store
 from cardlab.serve.table import AGENT_SECONDS, Mover, own_thread
 
@@ -194,3 +196,31 @@ class Server:
 
     def entry(self, key: str) -> Entry:
         return self.store.entry(key)
+
+    def warm_up(self) -> Job:
+        """Queue one decision of each offered search, first on the workers: its compiled code (minutes
+        to compile on a fresh install) is then ready before a table's search runs against its time
+        limit; searches asked meanwhile wait behind it, and their pages show the wait."""
+        return self.pool.submit(WARM_UP, lambda: [warm_search(c.spec, c.game) for c in self.catalogue.choices
+                                                  if c.search_ms and c.game is not None])
+
+
+WARM_UP = "start-up"
+"""the client the start-up's warm-up search is queued as"""
+
+
+def warm_search(spec: str, game_id: str) -> str:
+    """Play one decision of the search `spec` on a first deal of `game_id` (default rules); its spec."""
+    game = make_game(get_spec(game_id), {})
+    agent = make_agent(spec, game, seed=0)
+    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
+    env.reset(seed=0)
+    while not agent_can_choose(env):
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    agent.act(env.observe(env.agent_selection))
+    return spec
+
+
+def agent_can_choose(env: Any) -> bool:
+    """Whether the seat to move has more than one legal move (a search searches only then)."""
+    return int(np.asarray(env.observe(env.agent_selection)["action_mask"]).sum()) > 1

@@ -296,3 +296,14 @@ def test_no_function_of_the_web_app_is_over_60_lines() -> None:
                 if lines > 60:
                     long.append(f"{path.name}:{node.name} ({lines} lines)")
     assert not long, long
+
+
+def test_the_start_up_warms_every_offered_search_first_on_the_workers() -> None:
+    """`cardlab serve` queues one decision of each offered search before any table's: a fresh install's
+    compiling then happens there, not inside a seat's time limit."""
+    api = client(search_workers=1)
+    server = api.app.state.server  # type: ignore[attr-defined]
+    job = server.warm_up()
+    assert job.done.wait(120) and job.error is None, job.error
+    offered = [c.spec for c in server.catalogue.choices if c.search_ms]
+    assert sorted(job.result) == sorted(offered) and len(offered) >= 4
