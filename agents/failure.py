@@ -55,6 +55,24 @@ def checked_action(agent: Agent, observation: dict[str, np.ndarray], who: str) -
     return checked_choice(action, observation["action_mask"], who)
 
 
+def checked_actions(agent: Agent, observations: np.ndarray, masks: np.ndarray, who: str) -> np.ndarray:
+    """`act_batch`'s moves as int64, or an `AgentFailure` naming `who` and the first game it failed in."""
+    try:
+        actions = np.asarray(agent.act_batch(observations, masks))
+    except AgentFailure as err:
+        raise err.named(who) from err
+    except Exception as err:  # as in checked_action
+        raise AgentFailure(who, f"it raised {type(err).__name__}", excerpt(str(err), 200)) from err
+    if actions.shape != (len(masks),) or not np.issubdtype(actions.dtype, np.integer):
+        raise AgentFailure(who, f"it answered {len(masks)} games with a {actions.dtype} array of shape "
+                                f"{actions.shape}, not one action id each")
+    inside = (actions >= 0) & (actions < masks.shape[1])
+    if not (inside.all() and masks[np.arange(len(masks)), np.where(inside, actions, 0)].all()):
+        for b, action in enumerate(actions.tolist()):  # one look above; a loop only to name the game
+            checked_choice(action, masks[b], f"{who} (game {b})")
+    return actions.astype(np.int64)
+
+
 def checked_choice(action: Any, mask: np.ndarray, who: str) -> int:
     """`action` as an int if `mask` allows it; else an `AgentFailure` naming `who`."""
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)):

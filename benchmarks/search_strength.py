@@ -31,6 +31,14 @@ row on the same deals (options that exist in this cardlab's ``search:``)::
 
     python benchmarks/search_strength.py --hands 20 --configs expert search:worlds=4:ms=0:expert
     python benchmarks/search_strength.py --show search_ablation.json   # a stopped run's finished rounds
+
+The JSON keeps every hand (deal, rotation, seats, winners, points), so a run
+grows in rounds across sessions: ``--resume F`` reads F, keeps its finished
+deals and plays the next ones up to ``--hands``, writing F again after each
+round (the same configs, field and suite, else it is refused, saying which)::
+
+    python benchmarks/search_strength.py --suite huit-4p --hands 8000 --resume huit4.json \\
+        --configs expert search:belief=learned:worlds=128:ms=0:expert
 """
 
 from __future__ import annotations
@@ -58,8 +66,8 @@ from cardlab.evaluation.results import EpisodeRecord, Rate, text_table
 from cardlab.evaluation.stats import mean_interval, paired_difference
 from cardlab.evaluation.suites import DEFAULT_SUITE, Suite, load_suite
 
-FORMAT = 1
-"""version of the JSON's layout"""
+FORMAT = 2
+"""version of the JSON's layout (2: every hand kept under "played", so that a run resumes)"""
 ROUNDS = 10
 """rounds of a run (at least; twice the workers or processes when more): each plays the next block of deals
 for every config (the Ray tasks), and the JSON is written after each, so a run stopped early keeps its
@@ -114,10 +122,10 @@ def play_timed(game: str, rules: dict[str, Any], slots: Sequence[str], first: in
     return records, timed[0].seconds, timed[0].decisions
 
 
-def blocks(deals: int, count: int) -> list[range]:
-    """deals 0..deals-1 in `count` runs (fewer when there are fewer deals), in deal order."""
-    size = max(1, math.ceil(deals / max(1, count)))
-    return [range(first, min(first + size, deals)) for first in range(0, deals, size)]
+def blocks(deals: int, count: int, start: int = 0) -> list[range]:
+    """deals start..deals-1 in `count` runs (fewer when there are fewer deals), in deal order."""
+    size = max(1, math.ceil((deals - start) / max(1, count)))
+    return [range(first, min(first + size, deals)) for first in range(start, deals, size)]
 
 
 Played = list[tuple[list[EpisodeRecord], float, int]]
@@ -125,14 +133,17 @@ Played = list[tuple[list[EpisodeRecord], float, int]]
 
 
 def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
-                progress: bool, processes: int = 0) -> Iterator[Played]:
-    """Every table's deals 0..deals-1 of `suite`, here, with `workers` > 0 as Ray tasks or with
+                progress: bool, processes: int = 0, done: Played | None = None) -> Iterator[Played]:
+    """Every table's deals of `suite` up to deals-1 after those `done` holds (each table's records of
+    its first deals, as a resumed run kept them), here, with `workers` > 0 as Ray tasks or with
     `processes` > 0 in local processes (no Ray), in `ROUNDS` rounds (each the next block of deals for
     every table); after each round, every table's so far."""
-    n, parts = suite.num_players, blocks(deals, max(ROUNDS, 2 * (workers + processes)))
+    out: Played = [([], 0.0, 0) for _ in tables] if done is None else list(done)
+    n = suite.num_players
+    start = len(out[0][0]) // n
+    parts = blocks(deals, max(ROUNDS, 2 * (workers + processes)), start)
     jobs = [(t, r) for r in range(len(parts)) for t in range(len(tables))]
     results: dict[tuple[int, int], tuple[list[EpisodeRecord], float, int]] = {}
-    out: Played = [([], 0.0, 0) for _ in tables]
     rounds = 0
 
     def completed() -> Iterator[Played]:
@@ -144,7 +155,7 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
             rounds += 1
             yield list(out)
 
-    with tqdm(total=len(tables) * deals * n, disable=not progress, desc="search strength",
+    with tqdm(total=len(tables) * (deals - start) * n, disable=not progress, desc="search strength",
               unit="hand", file=sys.stderr) as bar:
         if not workers and not processes:
             for t, r in jobs:
@@ -183,9 +194,12 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
 
 def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[str] = DEFAULT_FIELD,
             workers: int = 0, progress: bool = False,
-            on_round: Callable[[dict[str, Any]], object] | None = None, processes: int = 0) -> dict[str, Any]:
+            on_round: Callable[[dict[str, Any]], object] | None = None, processes: int = 0,
+            resume: dict[str, Any] | None = None) -> dict[str, Any]:
     """Each config in slot 0 on the suite's first deals (`hands` rounded up to whole rotations): the
-    figures the table prints and the JSON holds; `on_round(figures so far)` after each round."""
+    figures the table prints and the JSON holds; `on_round(figures so far)` after each round. With
+    `resume` (a JSON this benchmark wrote, for the same configs, field and suite), its hands are kept
+    and only the deals after them are played."""
     if not configs:
         raise ValueError("give at least one configuration (an agent spec), e.g. --configs expert "
                          "search:worlds=64:ms=0:expert")
@@ -198,8 +212,13 @@ def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[st
     table = make_game(suite.game, suite.rules)
     for spec in dict.fromkeys(spec for slots in tables for spec in slots):
         make_agent(spec, table)  # a bad spec is refused, saying why, before any hand is played
+    done = None if resume is None else resumed(resume, suite, [c.strip() for c in configs],
+                                               [f.strip() for f in field])
+    if done is not None and len(done[0][0]) // n >= deals:
+        return figures(suite, [c.strip() for c in configs], tables, trimmed(done, deals, n), list(field),
+                       deals)
     result: dict[str, Any] = {}
-    for played in play_rounds(suite, tables, deals, workers, progress, processes):
+    for played in play_rounds(suite, tables, deals, workers, progress, processes, done):
         result = figures(suite, [c.strip() for c in configs], tables, played, list(field), deals)
         result["workers"] = workers
         if on_round is not None:
@@ -236,7 +255,50 @@ def figures(suite: Suite, configs: list[str], tables: list[list[str]], played: P
             "suite_sha256": suite.deals_sha256, "game": suite.game, "num_players": n, "rules": suite.rules,
             "deals": deals, "hands": deals * n, "deals_asked": asked, "complete": deals == asked,
             "field": field, "fair_share": 1 / n, "configs": rows, "pairs": pairs,
-            "cardlab_version": __version__}
+            "cardlab_version": __version__,
+            "played": [{"seconds": seconds, "decisions": decisions,
+                        "hands": [[r.deal, r.rotation, list(r.seats), list(r.winners), list(r.points),
+                                   int(r.truncated)] for r in records]}
+                       for records, seconds, decisions in played]}
+
+
+def trimmed(played: Played, deals: int, n: int) -> Played:
+    """Each table's records of its first `deals` deals (the times kept whole: they are per decision)."""
+    return [(records[:deals * n], seconds, decisions) for records, seconds, decisions in played]
+
+
+def resumed(saved: dict[str, Any], suite: Suite, configs: list[str], field: list[str]) -> Played:
+    """The hands a JSON this benchmark wrote holds, for a run of these configs, field and suite; a
+    `ValueError` naming what differs when it was written for another run or another layout."""
+    if saved.get("format") != FORMAT or not isinstance(saved.get("played"), list):
+        raise ValueError(f"--resume: not a JSON of this benchmark's layout {FORMAT} (format "
+                         f"{excerpt(saved.get('format'))}; a run written before layout 2 keeps no hands "
+                         f"and cannot resume)")
+    mine = {"suite": suite.name, "suite_version": suite.version, "suite_sha256": suite.deals_sha256,
+            "field": field}
+    for key, value in mine.items():
+        if saved.get(key) != value:
+            raise ValueError(f"--resume: the JSON's {key} is {excerpt(saved.get(key))}, this run's "
+                             f"{excerpt(value)}: resume with the same suite and field")
+    theirs = [row.get("config") for row in saved.get("configs", [])]
+    if theirs != configs:
+        raise ValueError(f"--resume: the JSON measured --configs {' '.join(map(str, theirs))}, this run "
+                         f"{' '.join(configs)}: resume with the same configs in the same order")
+    played: Played = []
+    try:
+        for table in saved["played"]:
+            records = [EpisodeRecord(int(d), int(rot), tuple(map(int, seats)), tuple(map(int, winners)),
+                                     tuple(map(int, points)), bool(truncated))
+                       for d, rot, seats, winners, points, truncated in table["hands"]]
+            played.append((records, float(table["seconds"]), int(table["decisions"])))
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"--resume: the JSON's played hands are damaged ({type(err).__name__}: "
+                         f"{err})") from err
+    counts = {len(records) for records, _, _ in played}
+    n = suite.num_players
+    if len(played) != len(configs) or len(counts) != 1 or counts.pop() % n:
+        raise ValueError("--resume: the JSON's configs did not play the same whole deals; start a new run")
+    return played
 
 
 def plain(value: Any) -> Any:
@@ -248,6 +310,17 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def dumped(result: dict[str, Any]) -> str:
+    """The JSON text: the figures indented, every config's hands on one line of their own."""
+    head = plain({k: v for k, v in result.items() if k != "played"})
+    text = json.dumps(head, indent=2, allow_nan=False)
+    if "played" not in result:
+        return text + "\n"
+    tables = ",\n    ".join(json.dumps(table, separators=(",", ":"), allow_nan=False)
+                            for table in result["played"])
+    return f'{text[:-2]},\n  "played": [\n    {tables}\n  ]\n}}\n'
 
 
 def _interval(low: float | None, high: float | None, signed: bool = False) -> str:
@@ -290,6 +363,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, default=0,
                         help="local processes instead of Ray workers (default 0; the same figures)")
     parser.add_argument("--json", type=pathlib.Path, help="write the figures to this JSON file")
+    parser.add_argument("--resume", type=pathlib.Path, metavar="JSON",
+                        help="keep the hands of this JSON (a run of the same configs, field and suite), play "
+                             "the next deals up to --hands and write it again after each round")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--show", type=pathlib.Path, metavar="JSON",
                         help="print the table of a JSON this benchmark wrote (a stopped run's: its finished "
@@ -306,14 +382,29 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("give --configs SPEC... (agent specs, one per row), or --show JSON")
     if args.workers < 0:
         parser.error(f"--workers must be 0 (play here) or more, got {args.workers}")
+    resume = None
+    if args.resume is not None:
+        if args.json is not None and args.json != args.resume:
+            parser.error("--resume JSON writes to that JSON: leave out --json, or give it the same path")
+        args.json = args.resume
+        if args.resume.exists():
+            try:
+                resume = json.loads(args.resume.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as err:
+                parser.error(f"--resume {args.resume}: not a JSON ({type(err).__name__}: {err})")
+            if not isinstance(resume, dict):
+                parser.error(f"--resume {args.resume}: not a JSON this benchmark wrote")
+
     def write(result: dict[str, Any]) -> None:
         if args.json is not None:
-            text = json.dumps(plain(result), indent=2, allow_nan=False)
-            args.json.write_text(text + "\n", encoding="utf-8")
+            partial = args.json.with_name(args.json.name + ".partial")
+            partial.write_text(dumped(result), encoding="utf-8")
+            partial.replace(args.json)  # by rename: a run stopped while writing keeps its last round
 
     try:
         result = measure(args.configs, load_suite(args.suite), args.hands, args.field, args.workers,
-                         not args.no_progress, on_round=write, processes=max(0, args.processes))
+                         not args.no_progress, on_round=write, processes=max(0, args.processes),
+                         resume=resume)
     except ValueError as err:
         parser.error(str(err))
     print(format_table(result))

@@ -27,6 +27,7 @@ from stable_baselines3.common.logger import Logger
 from torch import nn
 
 from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.failure import checked_actions
 from cardlab.envs.spec import Game
 from cardlab.training.config import TrainConfig
 from cardlab.training.ppo import advantages
@@ -50,16 +51,17 @@ def demonstrations(game: Game, teacher: str, hands: int, num_games: int, gamma: 
     finished = 0
     with progress.bar(total=hands, desc=f"collecting {teacher} hands", unit="hand") as bar:
         while finished < hands:
-            part, ended = _collect(engine, agent, gamma, privileged)
+            part, ended = _collect(engine, agent, gamma, privileged, f"teacher {teacher}")
             parts.append(part)
             bar.update(min(finished + ended, hands) - finished)
             finished += ended
     return {key: torch.cat([p[key] for p in parts]) for key in parts[0]}
 
 
-def _collect(eng: Any, agent: Agent, gamma: float,
-             privileged: bool) -> tuple[dict[str, torch.Tensor], int]:
-    """`COLLECT_STEPS` teacher moves in every game; the moves whose outcome is known, and the hands ended."""
+def _collect(eng: Any, agent: Agent, gamma: float, privileged: bool,
+             who: str) -> tuple[dict[str, torch.Tensor], int]:
+    """`COLLECT_STEPS` teacher moves in every game; the moves whose outcome is known, and the hands ended.
+    A teacher that fails stops it with an `AgentFailure` naming `who` (`checked_actions`)."""
     B, n = eng.batch_size, eng.n
     obs_t: list[np.ndarray] = []
     mask_t: list[np.ndarray] = []
@@ -75,7 +77,7 @@ def _collect(eng: Any, agent: Agent, gamma: float,
             critic_t.append(table)
         else:
             obs = eng.observe(seats)
-        actions = np.asarray(agent.act_batch(obs, mask), dtype=np.int64)
+        actions = checked_actions(agent, obs, mask, who)
         rewards, done, truncated = eng.step(actions)
         ended = done | truncated
         eng.reset(ended)

@@ -93,3 +93,49 @@ def test_the_benchmark_refuses_bad_input_before_playing(monkeypatch: pytest.Monk
         with pytest.raises(SystemExit):
             bench.main(argv)
         assert said in capsys.readouterr().err
+
+
+def test_a_resumed_run_plays_only_the_deals_after_its_saved_ones_and_matches_one_run(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """C2 across sessions: 6 hands, then resumed to 12, give the JSON one 12-hand run gives (times aside);
+    the resumed part plays deals 3..5 only; a resume with other configs or field is refused, file intact."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    configs = ["--configs", "expert", "greedy"]
+    whole, grown = tmp_path / "whole.json", tmp_path / "grown.json"
+    bench.main(["--hands", "12", "--no-progress", "--json", str(whole), *configs])
+    bench.main(["--hands", "6", "--no-progress", "--resume", str(grown), *configs])
+    played: list[range] = []
+    play = bench.play_timed
+
+    def noted(game: str, rules: dict[str, object], slots: list[str], first: int, stop: int,
+              *args: object, **kwargs: object) -> object:
+        played.append(range(first, stop))
+        return play(game, rules, slots, first, stop, *args, **kwargs)
+
+    monkeypatch.setattr(bench, "play_timed", noted)
+    bench.main(["--hands", "12", "--no-progress", "--resume", str(grown), *configs])
+    assert sorted({d for block in played for d in block}) == [3, 4, 5]
+
+    def untimed(path: pathlib.Path) -> dict[str, object]:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        for row in result["configs"]:
+            del row["ms_per_decision"]
+        for table in result["played"]:
+            del table["seconds"]
+        return result
+
+    assert untimed(grown) == untimed(whole)
+    saved = grown.read_text(encoding="utf-8")
+    capsys.readouterr()
+    for argv, said in ((["--configs", "expert", "random"], "resume with the same configs"),
+                       ([*configs, "--field", "greedy"], "resume with the same suite and field"),
+                       ([*configs, "--json", str(whole)], "leave out --json")):
+        with pytest.raises(SystemExit):
+            bench.main(["--hands", "14", "--no-progress", "--resume", str(grown), *argv])
+        assert said in capsys.readouterr().err
+    assert grown.read_text(encoding="utf-8") == saved
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({k: v for k, v in json.loads(saved).items() if k != "played"} | {"format": 1}))
+    with pytest.raises(SystemExit):
+        bench.main(["--hands", "14", "--no-progress", "--resume", str(old), *configs])
+    assert "keeps no hands and cannot resume" in capsys.readouterr().err

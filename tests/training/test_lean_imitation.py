@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.failure import AgentFailure
 from cardlab.envs import make_game
+from cardlab.envs.spec import Game
+from cardlab.training import lean_imitation
 from cardlab.training.lean_imitation import demonstrations
 from cardlab.training.progress import Progress
 from cardlab.training.train import train
@@ -34,6 +37,33 @@ def test_demonstrations_are_the_teachers_moves_with_outcomes_in_the_reward_range
     returns = data["returns"].numpy()  # gamma 1: each move's return is its seat's win reward of the hand
     assert set(np.round(returns.astype(np.float64), 6).tolist()) <= {1.0, round(-1 / (players - 1), 6), 0.0}
     assert (returns == 1.0).any() and (returns < 0).any()
+
+
+class _Failing(Agent):
+    """A teacher whose moves break in one way: it raises, or answers a move its mask refuses."""
+
+    def __init__(self, game: Game, how: str) -> None:
+        super().__init__(game)
+        self.how = how
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        if self.how == "raise":
+            raise RuntimeError("boom")
+        return int(np.flatnonzero(observation["action_mask"] == 0)[0])
+
+
+@pytest.mark.parametrize(("how", "said"), [
+    ("raise", "teacher failing failed: it raised RuntimeError ('boom')"),
+    ("illegal", "teacher failing (game 0) failed: it chose an illegal move")])
+def test_a_failing_teacher_is_named_in_one_error(monkeypatch: pytest.MonkeyPatch, how: str,
+                                                 said: str) -> None:
+    """`exploit --warm SPEC` or an imitation config whose teacher breaks: one `AgentFailure`, no traceback."""
+    game = make_game("huit", num_players=2)
+    monkeypatch.setattr(lean_imitation, "make_agent", lambda spec, table, seed=None: _Failing(table, how))
+    with pytest.raises(AgentFailure) as caught:
+        lean_imitation.demonstrations(game, "failing", hands=4, num_games=3, gamma=1.0, seed=0,
+                                      progress=Progress(enabled=False))
+    assert str(caught.value) == said
 
 
 def test_a_lean_run_with_imitation_starts_from_the_teacher(tmp_path: pathlib.Path) -> None:
