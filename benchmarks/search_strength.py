@@ -47,6 +47,8 @@ import argparse
 import json
 import math
 import pathlib
+import re
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -59,8 +61,9 @@ from cardlab import __version__
 from cardlab.agents.base import Agent, make_agent
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
-from cardlab.evaluation.bench import DEFAULT_FIELD, bench_slots, point_differences
+from cardlab.evaluation.bench import DEFAULT_FIELD, bench_row, bench_slots, point_differences
 from cardlab.evaluation.episodes import HAND, plural
+from cardlab.evaluation.episodes import seat_slots
 from cardlab.evaluation.evaluate import play_deals
 from cardlab.evaluation.results import EpisodeRecord, Rate, text_table
 from cardlab.evaluation.stats import mean_interval, paired_difference
@@ -267,6 +270,35 @@ def trimmed(played: Played, deals: int, n: int) -> Played:
     return [(records[:deals * n], seconds, decisions) for records, seconds, decisions in played]
 
 
+def played_of(saved: dict[str, Any]) -> Played:
+    """Each config's records, seconds and decisions as a JSON of this benchmark holds them."""
+    return [([EpisodeRecord(int(d), int(rot), tuple(map(int, seats)), tuple(map(int, winners)),
+                            tuple(map(int, points)), bool(truncated))
+              for d, rot, seats, winners, points, truncated in table["hands"]],
+             float(table["seconds"]), int(table["decisions"])) for table in saved["played"]]
+
+
+def leaderboard_rows(result: dict[str, Any], suite: Suite, folder: pathlib.Path) -> list[pathlib.Path]:
+    """Each config's leaderboard row (`cardlab.evaluation.bench.bench_row`: what ``cardlab bench CONFIG
+    --suite S --field ...`` writes, the same hands) in `folder`, named as the leaderboard names them; only
+    for a run over the whole suite."""
+    if result["deals"] != suite.deals:
+        raise ValueError(f"--rows: the run played {result['deals']:,} of suite {suite.name}'s {suite.deals:,} "
+                         f"deals; a leaderboard row is the whole suite: run on to --hands {suite.episodes}")
+    table = make_game(suite.game, suite.rules)
+    written = []
+    for row, (records, _, _) in zip(result["configs"], played_of(result), strict=True):
+        config, field = row["config"], result["field"]
+        command = shlex.join(["cardlab", "bench", config, "--suite", suite.name,
+                              *([] if field == list(DEFAULT_FIELD) else ["--field", *field])])
+        slots = seat_slots(row["slots"], suite.num_players, table)
+        data = bench_row(suite, slots[0], field, slots, records, command)
+        path = folder / f"{suite.name}--{re.sub(r'[:/]', '_', slots[0])}.json"
+        path.write_text(json.dumps(plain(data), indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def resumed(saved: dict[str, Any], suite: Suite, configs: list[str], field: list[str]) -> Played:
     """The hands a JSON this benchmark wrote holds, for a run of these configs, field and suite; a
     `ValueError` naming what differs when it was written for another run or another layout."""
@@ -284,13 +316,8 @@ def resumed(saved: dict[str, Any], suite: Suite, configs: list[str], field: list
     if theirs != configs:
         raise ValueError(f"--resume: the JSON measured --configs {' '.join(map(str, theirs))}, this run "
                          f"{' '.join(configs)}: resume with the same configs in the same order")
-    played: Played = []
     try:
-        for table in saved["played"]:
-            records = [EpisodeRecord(int(d), int(rot), tuple(map(int, seats)), tuple(map(int, winners)),
-                                     tuple(map(int, points)), bool(truncated))
-                       for d, rot, seats, winners, points, truncated in table["hands"]]
-            played.append((records, float(table["seconds"]), int(table["decisions"])))
+        played = played_of(saved)
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"--resume: the JSON's played hands are damaged ({type(err).__name__}: "
                          f"{err})") from err
@@ -366,6 +393,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--resume", type=pathlib.Path, metavar="JSON",
                         help="keep the hands of this JSON (a run of the same configs, field and suite), play "
                              "the next deals up to --hands and write it again after each round")
+    parser.add_argument("--rows", type=pathlib.Path, metavar="DIR",
+                        help="when the run covers the whole suite, write each config's leaderboard row (what "
+                             "cardlab bench writes for it) in DIR, e.g. docs/leaderboard")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--show", type=pathlib.Path, metavar="JSON",
                         help="print the table of a JSON this benchmark wrote (a stopped run's: its finished "
@@ -410,6 +440,12 @@ def main(argv: list[str] | None = None) -> None:
     print(format_table(result))
     if args.json is not None:
         print(f"wrote {args.json}", file=sys.stderr)
+    if args.rows is not None:
+        try:
+            paths = leaderboard_rows(result, load_suite(args.suite), args.rows)
+        except ValueError as err:
+            parser.error(str(err))
+        print(f"wrote {', '.join(map(str, paths))}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -89,20 +89,7 @@ class BenchResult:
         return mean_interval(point_differences(self.records))
 
     def as_dict(self) -> dict[str, Any]:
-        rate, (low, high), (w_low, w_high) = self.rate, self.rate.paired_interval, self.rate.interval
-        points, points_low, points_high = self.points
-        return {
-            "format": FORMAT, "suite": self.suite.name, "suite_version": self.suite.version,
-            "suite_sha256": self.suite.deals_sha256, "rules": dict(self.suite.rules), "game": self.suite.game,
-            "num_players": self.suite.num_players, "episode": self.suite.episode, "deals": self.deals,
-            "agent": self.agent, "field": self.field, "slots": self.result.slots,
-            "episodes": rate.n, "wins": rate.wins, "win_rate": rate.rate, "paired_ci_low": low,
-            "paired_ci_high": high, "wilson_ci_low": w_low, "wilson_ci_high": w_high,
-            "fair_share": 1 / self.suite.num_players, "point_difference": points,
-            "point_difference_ci_low": points_low, "point_difference_ci_high": points_high,
-            "truncated": sum(r.truncated for r in self.records), "command": self.command,
-            "cardlab_version": __version__,
-        }
+        return bench_row(self.suite, self.agent, self.field, self.result.slots, self.records, self.command)
 
     def to_json(self) -> str:
         return json.dumps(self.as_dict(), indent=2) + "\n"
@@ -127,6 +114,27 @@ class BenchResult:
                  f"[{d['point_difference_ci_low']:+.3f}, {d['point_difference_ci_high']:+.3f}]", "",
                  f"truncated {d['truncated']}"]]
         return f"{head}\n{text_table(['', 'value', '95% CI (paired)', 'Wilson', ''], rows)}"
+
+
+def bench_row(suite: Suite, agent: str, field: list[str], slots: list[str], records: Sequence[EpisodeRecord],
+              command: str) -> dict[str, Any]:
+    """The leaderboard's row of `agent` in slot 0 over `records` (its episodes on the suite's first deals,
+    every seat rotation): what `cardlab bench --json` writes, from whichever run played them."""
+    rate = Rate.of_slot(records, 0)
+    (low, high), (w_low, w_high) = rate.paired_interval, rate.interval
+    points, points_low, points_high = mean_interval(point_differences(records))
+    return {
+        "format": FORMAT, "suite": suite.name, "suite_version": suite.version,
+        "suite_sha256": suite.deals_sha256, "rules": dict(suite.rules), "game": suite.game,
+        "num_players": suite.num_players, "episode": suite.episode, "deals": len({r.deal for r in records}),
+        "agent": agent, "field": field, "slots": slots,
+        "episodes": rate.n, "wins": rate.wins, "win_rate": rate.rate, "paired_ci_low": low,
+        "paired_ci_high": high, "wilson_ci_low": w_low, "wilson_ci_high": w_high,
+        "fair_share": 1 / suite.num_players, "point_difference": points,
+        "point_difference_ci_low": points_low, "point_difference_ci_high": points_high,
+        "truncated": sum(r.truncated for r in records), "command": command,
+        "cardlab_version": __version__,
+    }
 
 
 def bench(agent: str, suite: Suite, field: Sequence[str] = DEFAULT_FIELD, *, play: Evaluate = evaluate,

@@ -9,9 +9,10 @@ import pathlib
 
 import pytest
 
+from cardlab.evaluation.bench import bench as bench_suite
 from cardlab.evaluation.results import EpisodeRecord
 from cardlab.evaluation.stats import paired_difference
-from cardlab.evaluation.suites import load_suite
+from cardlab.evaluation.suites import SuitePlan, load_suite, make_suite
 from tests.benchmarks import load_benchmark
 
 SEARCH = "search:worlds=4:ms=0:expert"
@@ -139,3 +140,22 @@ def test_a_resumed_run_plays_only_the_deals_after_its_saved_ones_and_matches_one
     with pytest.raises(SystemExit):
         bench.main(["--hands", "14", "--no-progress", "--resume", str(old), *configs])
     assert "keeps no hands and cannot resume" in capsys.readouterr().err
+
+
+def test_a_whole_suite_run_writes_the_rows_bench_writes(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: pathlib.Path) -> None:
+    """`--rows`: each config's row is the one `cardlab bench CONFIG --suite S` writes (the same hands, C2),
+    named as the leaderboard names it; a run short of the whole suite writes none and says why."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    suite = make_suite(SuitePlan("tiny", "huit", 2, "hand", 3), 0)
+    monkeypatch.setattr(bench, "load_suite", lambda name: suite)
+    configs = ["expert", SEARCH]
+    short = bench.measure(configs, suite, 4)
+    with pytest.raises(ValueError, match="2 of suite tiny's 3 deals"):
+        bench.leaderboard_rows(short, suite, tmp_path)
+    bench.main(["--hands", "6", "--no-progress", "--json", str(tmp_path / "run.json"), "--rows", str(tmp_path),
+                "--configs", *configs])
+    for config in configs:
+        row = json.loads((tmp_path / f"tiny--{config.replace(':', '_')}.json").read_text(encoding="utf-8"))
+        benched = bench_suite(config, suite, command=["cardlab", "bench", config, "--suite", "tiny"])
+        assert row == json.loads(benched.to_json())
