@@ -62,8 +62,7 @@ from cardlab.agents.base import Agent, make_agent
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.bench import DEFAULT_FIELD, bench_row, bench_slots, point_differences
-from cardlab.evaluation.episodes import HAND, plural
-from cardlab.evaluation.episodes import seat_slots
+from cardlab.evaluation.episodes import HAND, plural, seat_slots
 from cardlab.evaluation.evaluate import play_deals
 from cardlab.evaluation.results import EpisodeRecord, Rate, text_table
 from cardlab.evaluation.stats import mean_interval, paired_difference
@@ -283,8 +282,9 @@ def leaderboard_rows(result: dict[str, Any], suite: Suite, folder: pathlib.Path)
     --suite S --field ...`` writes, the same hands) in `folder`, named as the leaderboard names them; only
     for a run over the whole suite."""
     if result["deals"] != suite.deals:
-        raise ValueError(f"--rows: the run played {result['deals']:,} of suite {suite.name}'s {suite.deals:,} "
-                         f"deals; a leaderboard row is the whole suite: run on to --hands {suite.episodes}")
+        raise ValueError(f"--rows: the run played {result['deals']:,} of suite {suite.name}'s "
+                         f"{suite.deals:,} deals; a leaderboard row is the whole suite: run on to --hands "
+                         f"{suite.episodes}")
     table = make_game(suite.game, suite.rules)
     written = []
     for row, (records, _, _) in zip(result["configs"], played_of(result), strict=True):

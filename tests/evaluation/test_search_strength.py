@@ -153,8 +153,8 @@ def test_a_whole_suite_run_writes_the_rows_bench_writes(monkeypatch: pytest.Monk
     short = bench.measure(configs, suite, 4)
     with pytest.raises(ValueError, match="2 of suite tiny's 3 deals"):
         bench.leaderboard_rows(short, suite, tmp_path)
-    bench.main(["--hands", "6", "--no-progress", "--json", str(tmp_path / "run.json"), "--rows", str(tmp_path),
-                "--configs", *configs])
+    bench.main(["--hands", "6", "--no-progress", "--json", str(tmp_path / "run.json"),
+                "--rows", str(tmp_path), "--configs", *configs])
     for config in configs:
         row = json.loads((tmp_path / f"tiny--{config.replace(':', '_')}.json").read_text(encoding="utf-8"))
         benched = bench_suite(config, suite, command=["cardlab", "bench", config, "--suite", "tiny"])
