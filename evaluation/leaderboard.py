@@ -3,8 +3,9 @@
 Each row is one result file, as `cardlab bench AGENT --suite NAME --json F`
 writes it; `docs/update_tables.py` writes the page's tables from the folder
 of those files, so the page shows the files and nothing else. Per suite, the
-shipped agents (random, each heuristic, each shipped bot of the table, and the
-search `SEARCH`) are always listed, those without a file as "not run".
+shipped agents (random, each heuristic, each shipped bot of the table, the
+search `SEARCH` and, where the table has a shipped hand reader, `READER_SEARCH`)
+are always listed, those without a file as "not run".
 Exploitability rows are `cardlab exploit --json` files in the folder's
 ``exploit/`` subfolder, of either responder (PPO, or the search that knows
 the agent's policy).
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cardlab.agents.base import shipped_bots
+from cardlab.agents.reader import shipped_reader_path
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.evaluation.bench import FORMAT
@@ -37,11 +39,16 @@ SEARCH = "search:worlds=128:ms=0:expert"
 """the search every table lists: the quick search over the expert without its clock, so that a rerun on any
 machine plays the same moves, and with fewer worlds than its 60 ms fit, so that a suite of it is affordable"""
 
+READER_SEARCH = "search:belief=learned:worlds=128:ms=0:expert"
+"""`SEARCH` with its worlds dealt by the table's shipped hand reader, listed where one ships"""
+
 
 def shipped_agents(suite: Suite) -> list[str]:
-    """The agents every suite's table lists: random, the heuristics, the table's shipped bots, `SEARCH`."""
+    """The agents every suite's table lists: random, the heuristics, the table's shipped bots, `SEARCH`,
+    and `READER_SEARCH` where a hand reader ships for the table."""
     game = make_game(suite.game, suite.rules)
-    return ["random", *game.spec.heuristics, *shipped_bots(game), SEARCH]
+    reads = shipped_reader_path(game).is_file()
+    return ["random", *game.spec.heuristics, *shipped_bots(game), SEARCH, *([READER_SEARCH] if reads else [])]
 
 
 def _read(path: pathlib.Path, fields: Sequence[str]) -> dict[str, Any]:

@@ -31,7 +31,8 @@ def test_rows_are_ranked_by_win_rate_and_shipped_agents_not_run_are_listed(tmp_p
     assert "| - | `bot:huit-2p` | expert | not run |" in huit
     assert "| - | `bot:switch-4p` | expert | not run |" in text
     assert shipped_agents(load_suite("huit-3p", check=False)) == [
-        "random", "greedy", "expert", "bot:huit-3p", "search:worlds=128:ms=0:expert"]
+        "random", "greedy", "expert", "bot:huit-3p", "search:worlds=128:ms=0:expert",
+        "search:belief=learned:worlds=128:ms=0:expert"]  # a hand reader ships for Huit 3p
 
 
 @pytest.mark.parametrize(("changes", "words"), [
