@@ -139,6 +139,13 @@ class Rollouts:
                 self.engine.generators[slot].bit_generator.state = old.generators[slot].bit_generator.state
         return self.engine
 
+    def ready(self) -> None:
+        """Build the engine a capped search plays in before its clock starts: the fused way's
+        `IN_FLIGHT` slots, the stepped way's first `in_flight` (making thousands of slot generators takes
+        a large part of a quick search's time). The same moves follow either way (`batch`: C2)."""
+        probe = self.batch(SMALLEST_BATCH)
+        self.batch(IN_FLIGHT if self.fused(probe) is not None else self.in_flight)
+
     def fused(self, engine: Any) -> ToEnd | None:
         """The compiled play-out to the hand's end when one model plays every seat, else None."""
         models = self.models()

@@ -42,7 +42,10 @@ default and accepted values, in `cardlab.agents.search_options`, which
 parses and checks them and writes the docs table (docs/training.md). A
 decision takes at most about ``ms`` plus one wave (fused) or one engine step
 (stepped), or with a belief one replay block (`reading.MIN_BLOCK` worlds or
-more).
+more). A process's first clocked decision of each search waits for its
+compiled code first (`SearchAgent.warm_up`: a twin of the search plays
+`WARM_WORLDS` worlds under a clock too long to end it, on its own
+generators), so that the clock times the search and not the compiler.
 
 With a belief or recognition the agent `sees` the hand's public record
 (the play loop `show`s it before each move; the worlds then agree with all
@@ -66,6 +69,7 @@ candidates, values and worlds.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from collections.abc import Mapping
@@ -80,6 +84,7 @@ from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat
 from cardlab.agents.search_options import (
     LEVEL_BOUNDS_MS,
     LEVELS,
+    MOST_MS,
     MOST_WORLDS,
     ROLLOUTS,
     SearchOptions,
@@ -132,6 +137,12 @@ class Decision(NamedTuple):
     action: int
 
 
+WARM_WORLDS = 4
+"""worlds of the warm-up decision: enough to run every compiled step of a decision once"""
+_WARMED: set[str] = set()
+"""the searches (spec, or the game and options of one built without a spec) warmed in this process"""
+
+
 class SearchAgent(Agent):
     """PIMC over a base agent: sampled worlds, every candidate rolled out, the best mean played when it
     beats the base's own choice by the margin (see the module doc)."""
@@ -171,6 +182,8 @@ class SearchAgent(Agent):
         self._record: Record | None = None
         self._state: Any = None
         """with ``cheat=1``: the true state shown before this decision (`show`), used once"""
+        self.spec: str | None = None
+        """the spec it was made from (`make_search_agent`), which its warm-up twin is made from too"""
 
     @property
     def seat_models(self) -> Mapping[int, Agent]:
@@ -218,6 +231,7 @@ class SearchAgent(Agent):
         if legal.size == 1:
             self._record = self._state = None
             return int(legal[0])
+        self.warm_up(observation)
         started = time.perf_counter()  # the cap counts the base's own move too
         choice = int(self.base.act(observation))
         rng = np.random.default_rng(int(self.rng.integers(2**63)))
@@ -229,6 +243,25 @@ class SearchAgent(Agent):
         action = int(legal[best]) if beats else choice
         self.last_decision = Decision(legal, values, results.shape[1], choice, action)
         return action
+
+    def warm_up(self, observation: dict[str, np.ndarray]) -> None:
+        """Before a clocked decision, what the clock should not time: the rollout engine built at the size
+        the decision plays in (`Rollouts.ready`), and in the process's first clocked decision of this
+        search, its compiled code compiled or loaded from the cache, by a twin (from its spec, else a copy)
+        that decides here over `WARM_WORLDS` worlds under a clock it never reaches (the clocked code is
+        compiled apart from the unclocked). The twin's generators are its own: this search plays as it
+        would unwarmed."""
+        if not self.options.budget()[1]:
+            return
+        self.rollouts.ready()
+        key = self.spec or f"{self.game.id}/{self.game.num_players}/{type(self.base).__name__}/{self.options}"
+        if key in _WARMED:
+            return
+        _WARMED.add(key)
+        twin = make_search_agent(self.spec, self.game, seed=0) if self.spec else copy.deepcopy(self)
+        twin.options = dataclasses.replace(twin.options, worlds=WARM_WORLDS, ms=MOST_MS)  # a clock, never hit
+        twin.show({"record": self._record, "state": self._state})
+        twin.act(observation)
 
     def _beats(self, results: np.ndarray, best: int, base: int, weights: np.ndarray | None = None) -> bool:
         """Whether candidate `best` beats the base's choice by more than `z` standard errors.
@@ -310,4 +343,6 @@ def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAg
         rollout = None if policy is None else make_agent(policy, game, seed=drawn_apart(seed, ROLLOUT))
     except ValueError as err:
         raise ValueError(f"agent spec {excerpt(spec)}: its rollout policy: {err}") from None
-    return SearchAgent(game, base, options, seed, rollout)
+    agent = SearchAgent(game, base, options, seed, rollout)
+    agent.spec = spec
+    return agent

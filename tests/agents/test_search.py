@@ -3,6 +3,7 @@ repeats itself under one seed, plays as its base with no worlds, and refuses bad
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from typing import Any
@@ -12,8 +13,9 @@ import pytest
 from pettingzoo import AECEnv
 
 from cardlab.agents import rollouts as rollouts_module
+from cardlab.agents import search as search_module
 from cardlab.agents.base import Agent, make_agent
-from cardlab.agents.rollouts import SMALLEST_BATCH
+from cardlab.agents.rollouts import FIRST_IN_FLIGHT, IN_FLIGHT, SMALLEST_BATCH
 from cardlab.agents.search import LEVELS, SearchAgent, SearchOptions, parse_spec, rollout_spec
 from cardlab.envs import make_env, make_game
 from cardlab.envs.spec import Game
@@ -159,6 +161,29 @@ def test_the_worlds_played_do_not_depend_on_how_many_are_in_play_at_once(
         assert whole.last_decision is not None and streamed.last_decision is not None
         assert whole.last_decision.worlds == streamed.last_decision.worlds == 40
         np.testing.assert_array_equal(whole.last_decision.values, streamed.last_decision.values)
+
+
+@pytest.mark.parametrize(("base", "size"), [("expert", IN_FLIGHT), ("bot:huit-2p", FIRST_IN_FLIGHT)])
+def test_a_clocked_search_s_warm_up_changes_none_of_its_moves(monkeypatch: pytest.MonkeyPatch, base: str,
+                                                              size: int) -> None:
+    """Before a clocked decision the search builds its engine at the size it plays in (fused: `IN_FLIGHT`
+    slots; stepped: its first `in_flight`) and, the first time in a process, a twin decides once, so that
+    the clock times no compiling; none of it draws from the search's own generators: warmed, then run
+    without its clock, it plays what an unwarmed search plays, world for world (C2)."""
+    monkeypatch.setattr(search_module, "_WARMED", set())
+    game = make_game("huit", num_players=2)
+    observations = decisions(game, 6, seed=3)
+    plain = make_agent(f"search:worlds=40:ms=0:{base}", game, seed=7)
+    warmed = make_agent(f"search:worlds=40:ms=50:{base}", game, seed=7)
+    assert isinstance(plain, SearchAgent) and isinstance(warmed, SearchAgent)
+    warmed.warm_up(observations[0])
+    assert {f"search:worlds=40:ms=50:{base}"} == search_module._WARMED
+    assert warmed.rollouts.engine.batch_size == size
+    warmed.options = dataclasses.replace(warmed.options, ms=0)
+    for observation in observations:
+        assert warmed.act(observation) == plain.act(observation)
+        assert plain.last_decision is not None and warmed.last_decision is not None
+        np.testing.assert_array_equal(warmed.last_decision.values, plain.last_decision.values)
 
 
 def test_no_worlds_plays_as_the_base() -> None:
