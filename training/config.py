@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,6 +28,7 @@ from cardlab.agents.base import make_agent
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.envs.spec import Game, make_game
 from cardlab.training.config_bounds import check_network, check_numbers
 from cardlab.training.single_seat import make_game_env
 from cardlab.training.yaml_files import read_extended
@@ -280,6 +282,29 @@ def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:
     Other YAML files of cardlab (sweep files) use it, so their errors read like a config's.
     """
     return _parse(cls, data, path)
+
+
+def config_table(name: str, game: str, num_players: int, rules: dict[str, Any], needs: str = "",
+                 has: Callable[[Any], bool] = lambda spec: True) -> Game:
+    """The table of a run config (`cardlab teach`, `cardlab read-hands`): its run `name` checked, `game`
+    one that `has` what the run `needs` (its `GameSpec`), `rules` its rule options; or a `ValueError`
+    naming the key and what is accepted."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError(f"name={excerpt(name)} is not accepted: use letters, digits, '-', '_' and '.' "
+                         "(it names the run folder)")
+    if game not in games():
+        raise ValueError(f"game={excerpt(game)} is not accepted: use one of {', '.join(games())}")
+    if not has(get_spec(game)):
+        raise ValueError(f"game={game} is not accepted: {needs}")
+    accepted = [n for n in rule_names(game) if n != "num_players"]
+    unknown = [k for k in rules if k not in accepted]
+    if unknown:
+        raise ValueError(f"rules.{unknown[0]} is not accepted: rule options of {game} are "
+                         f"{', '.join(accepted)} (num_players is a top-level key)")
+    try:
+        return make_game(game, {**rules, "num_players": num_players})
+    except ValueError as err:
+        raise ValueError(f"num_players or rules: {err}") from None
 
 
 def config_from_dict(data: Any) -> TrainConfig:

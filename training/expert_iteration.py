@@ -48,7 +48,6 @@ import copy
 import dataclasses
 import json
 import math
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -62,13 +61,12 @@ from torch import nn
 from cardlab.agents.base import make_agent
 from cardlab.agents.bot import BotAgent, export_bot, network_actions
 from cardlab.agents.search import SearchAgent
-from cardlab.envs import games, get_spec, make_game, rule_names
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.stats import mean_interval
-from cardlab.training.config import parse_dataclass
+from cardlab.training.config import config_table, parse_dataclass
 from cardlab.training.config_bounds import TEACH_BOUNDS, check_bounds
 from cardlab.training.league import LeagueSettings
 from cardlab.training.lean import ActorCritic
@@ -161,25 +159,10 @@ def teach_config_from_dict(data: Any) -> TeachConfig:
 
 def validate_teach(cfg: TeachConfig) -> Game:
     """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name):
-        raise ValueError(f"name={excerpt(cfg.name)} is not accepted: use letters, digits, '-', '_' and '.' "
-                         "(it names the run folder)")
+    game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules, "teaching needs a batched engine and "
+                        "a determinization (the search's)",
+                        lambda spec: spec.batched_engine() is not None and spec.determinize is not None)
     check_bounds(cfg, TEACH_BOUNDS)
-    if cfg.game not in games():
-        raise ValueError(f"game={excerpt(cfg.game)} is not accepted: use one of {', '.join(games())}")
-    spec = get_spec(cfg.game)
-    if spec.batched_engine() is None or spec.determinize is None:
-        raise ValueError(f"game={cfg.game} is not accepted: teaching needs a batched engine and a "
-                         "determinization (the search's)")
-    unknown = [k for k in cfg.rules if k not in rule_names(cfg.game) or k == "num_players"]
-    if unknown:
-        raise ValueError(f"rules.{unknown[0]} is not accepted: rule options of {cfg.game} are "
-                         f"{', '.join(n for n in rule_names(cfg.game) if n != 'num_players')} (num_players "
-                         "is a top-level key)")
-    try:
-        game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
-    except ValueError as err:
-        raise ValueError(f"num_players or rules: {err}") from None
     base = _agent(cfg.base, game, "base")
     if not (isinstance(base, BotAgent) and base.has_weights):
         raise ValueError(f"base={excerpt(cfg.base)} is not accepted: give a bot file's spec (bot:NAME or "

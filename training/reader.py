@@ -26,7 +26,6 @@ import dataclasses
 import functools
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -44,10 +43,9 @@ from cardlab.agents.reader import (
     reader_layout,
     save_reader,
 )
-from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game, make_game
-from cardlab.training.config import OpponentConfig, parse_dataclass
+from cardlab.envs.spec import Game
+from cardlab.training.config import OpponentConfig, config_table, parse_dataclass
 from cardlab.training.config_bounds import READER_BOUNDS, check_bounds
 from cardlab.training.progress import Progress
 from cardlab.training.reader_data import Table, make_chunks
@@ -119,21 +117,9 @@ def load_reader_config(path: str | Path) -> ReaderConfig:
 
 def validate_reader(cfg: ReaderConfig) -> Game:
     """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name):
-        raise ValueError(f"name={excerpt(cfg.name)} is not accepted: use letters, digits, '-', '_' and '.'")
+    game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules, "a reader needs the game's "
+                        "determinization", lambda spec: spec.determinize is not None)
     check_bounds(cfg, READER_BOUNDS)
-    if cfg.game not in games():
-        raise ValueError(f"game={excerpt(cfg.game)} is not accepted: use one of {', '.join(games())}")
-    if get_spec(cfg.game).determinize is None:
-        raise ValueError(f"game={cfg.game} is not accepted: a reader needs the game's determinization")
-    unknown = [k for k in cfg.rules if k not in rule_names(cfg.game) or k == "num_players"]
-    if unknown:
-        raise ValueError(f"rules.{unknown[0]} is not accepted: rule options of {cfg.game} are "
-                         f"{', '.join(n for n in rule_names(cfg.game) if n != 'num_players')}")
-    try:
-        game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
-    except ValueError as err:
-        raise ValueError(f"num_players or rules: {err}") from None
     if cfg.device not in ("cpu", "cuda") or (cfg.device == "cuda" and not torch.cuda.is_available()):
         raise ValueError(f"device={excerpt(cfg.device)} is not accepted: use cpu, or cuda where torch sees a "
                          "GPU")
