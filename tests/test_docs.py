@@ -193,6 +193,32 @@ def test_rule_option_docs_cover_every_option() -> None:
             assert option.doc and option.accepted, f"{game}.{option.name} lacks a doc or accepted values"
 
 
+def rules_md_options(rules_class: str) -> list[list[str]]:
+    """The rows (option, default, accepted, rule) of RULES.md's options table of one `RuleOptions` class."""
+    text = read("docs/RULES.md").split("## Rule options", 1)[1]
+    table = text.split(f"(`{rules_class}`)", 1)[1].split("\n\n", 2)[1]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+
+
+def shown_default(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@pytest.mark.parametrize("game", games())
+def test_the_rules_page_options_table_is_the_code_s(game: str) -> None:
+    """RULES.md's hand-written table names each option of the code, in its order, with its default, its
+    range and the rules its doc cites: an option added, removed or changed in the code fails here."""
+    rules = make_game(game).spec.rules
+    rows = rules_md_options(rules.__name__)
+    assert [row[0].strip("`") for row in rows] == rules.names(), f"docs/RULES.md's {rules.__name__} table"
+    for (_name, default, accepted, cited), option in zip(rows, rules.describe(), strict=True):
+        assert default == shown_default(option.default), f"{option.name}: default {default} in RULES.md"
+        if rules.limits(option.name)[0] is not None:
+            assert accepted.startswith(option.accepted), f"{option.name}: accepted {accepted} in RULES.md"
+        doc_ids = re.findall(r"\b[ABC]\d+\b", option.doc)
+        assert re.findall(r"\b[ABC]\d+\b", cited) == doc_ids, f"{option.name}: rule {cited} in RULES.md"
+
+
 # ---------------------------------------------------------------- links, paths, modules
 
 def slug(heading: str) -> str:

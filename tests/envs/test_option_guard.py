@@ -18,6 +18,7 @@ from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.options import option
 from tests.envs.helpers import check_options_reach_the_batch
+from tests.envs.test_huit_batched import CASES as HUIT_CASES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,8 +36,8 @@ class ProbeBatch(HuitBatch):
     OPTIONS_ELSEWHERE: ClassVar[dict[str, str]] = {**HuitBatch.OPTIONS_ELSEWHERE, "probe": "obs_size"}
 
 
-CASES = [{"num_players": 3, "hand_size": 3, "queen_skips_each": False, "shuffle_on_refill": True,
-          "target_score": 40, "streak_length": 2, "streak_bonus": 7, "max_turns": 25, "memory": True}]
+CASES = [options for options, *_ in HUIT_CASES]
+"""Huit's differential cases: an option added to Huit and drawn there is drawn here without an edit."""
 
 
 def test_an_option_with_no_slot_and_no_consumer_is_caught() -> None:
@@ -51,7 +52,7 @@ def test_an_option_no_case_draws_is_caught() -> None:
 
 def test_an_option_that_changes_nothing_it_is_declared_to_feed_is_caught() -> None:
     with pytest.raises(AssertionError, match=r"probe=True leaves ProbeBatch\.obs_size as at the default"):
-        check_options_reach_the_batch(ProbeBatch, ProbeRules, [{**CASES[0], "probe": True}])
+        check_options_reach_the_batch(ProbeBatch, ProbeRules, [{**case, "probe": True} for case in CASES])
 
 
 def test_the_same_cases_pass_for_huit_as_it_is() -> None:

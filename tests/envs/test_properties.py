@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 from pettingzoo import AECEnv
 
 from cardlab.envs import huit_v1, switch_v1
+from cardlab.envs.huit.rules import HuitRules
+from cardlab.envs.options import RuleOptions
+from cardlab.envs.switch.rules import SwitchRules
 from tests.envs.helpers import dealt, play, play_random
 
 MODULES: dict[str, ModuleType] = {"switch": switch_v1, "huit": huit_v1}
@@ -41,6 +44,29 @@ Move = tuple[Any, ...]
 
 
 # ---------------------------------------------------------------- option strategies
+KEPT_AT_DEFAULT = {"target_score", "streak_length", "streak_bonus"}
+"""Match scoring, which the property tests leave at its default (the match tests draw it); every other
+option a strategy does not draw itself is drawn from its declaration by `declared_rest`."""
+
+
+def declared_rest(draw: st.DrawFn, rules: type[RuleOptions], chosen: Options) -> Options:
+    """`chosen`, plus a value of every other option of `rules` drawn from its declaration (a bool either
+    way, a whole number within its range near the default), so a new option is drawn without an edit."""
+    out = dict(chosen)
+    for field in rules.describe():
+        if field.name in out or field.name in KEPT_AT_DEFAULT:
+            continue
+        low, high = rules.limits(field.name)
+        if isinstance(field.default, bool):
+            out[field.name] = draw(st.booleans())
+        elif low is not None and high is not None:
+            out[field.name] = draw(st.integers(low, min(high, max(field.default, low) * 2 + 1)))
+        else:
+            raise AssertionError(f"{rules.GAME} option {field.name} is neither a bool nor a bounded whole "
+                                 "number: draw it in the game's strategy")
+    return out
+
+
 @st.composite
 def switch_options(draw: st.DrawFn) -> Options:
     """Switch rule options (A1, A2, A3, A5, A8, memory), small decks included so the stock runs out (A10)."""
@@ -49,7 +75,7 @@ def switch_options(draw: st.DrawFn) -> Options:
     extra_jokers = draw(st.integers(0, 6))
     extra_twos = draw(st.integers(0, 6))
     deck_size = 54 * num_decks + extra_jokers + extra_twos
-    return {
+    return declared_rest(draw, SwitchRules, {
         "num_players": num_players,
         "num_decks": num_decks,
         "extra_jokers": extra_jokers,
@@ -60,21 +86,21 @@ def switch_options(draw: st.DrawFn) -> Options:
         "voluntary_draw": draw(st.booleans()),
         "memory": draw(st.booleans()),
         "max_turns": FAST_MAX_TURNS,
-    }
+    })
 
 
 @st.composite
 def huit_options(draw: st.DrawFn) -> Options:
     """Huit rule options (B2, B8, B10, and `memory`), including hand_size 'all' (no bank at all)."""
     num_players = draw(st.integers(2, 6))
-    return {
+    return declared_rest(draw, HuitRules, {
         "num_players": num_players,
         "hand_size": draw(st.one_of(st.just("all"), st.integers(1, 32 // num_players))),
         "queen_skips_each": draw(st.booleans()),
         "shuffle_on_refill": draw(st.booleans()),
         "memory": draw(st.booleans()),
         "max_turns": FAST_MAX_TURNS,
-    }
+    })
 
 
 GAMES = st.one_of(
