@@ -92,7 +92,7 @@ def test_the_readme_test_commands_are_the_ci_ones() -> None:
 HISTORY = ((r"(?i)\bissues? #?\d+", "an issue number"),
            (r"(?<![\w`/&])#\d+\b", "an issue number"),
            (r"(?i)\bcommit [0-9a-f]{6,}", "a commit id"),
-           (r"(?<![#\w-])(?<!sha256:)(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", "a commit id"),
+           (r"(?<![#\w.-])(?<!sha256:)(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", "a commit id"),
            (r"(?i)\bload[ ]averages?\b|\bload[ ](of )?\d+(\.\d+)?( to |-)\d+", "a load-average figure"))
 """what the repository's text must not carry: its history belongs to git and the issue tracker"""
 NOT_HISTORY = {".css": r"#[0-9a-fA-F]{3,8}\b", ".ipynb": r'"id": "[0-9a-f-]+"'}

@@ -17,14 +17,14 @@ from cardlab.agents.base import make_agent
 from tests.agents.test_heuristics import GAMES, play_hand
 
 PINNED = {
-    ("huit", 2, "greedy"): "3210a614ed78396c",
-    ("huit", 2, "expert"): "6b288f3abdafb07f",
-    ("huit", 4, "greedy"): "2efee3300c2efe90",
-    ("huit", 4, "expert"): "79719b0d10f86b08",
-    ("switch", 2, "greedy"): "45cb3a0557171856",
-    ("switch", 2, "expert"): "319fd2f245cde20c",
-    ("switch", 4, "greedy"): "eddac2aee13f994b",
-    ("switch", 4, "expert"): "65b0a0ef28befc17",
+    ("huit", 2, "greedy"): "sha256:3210a614ed78396c",
+    ("huit", 2, "expert"): "sha256:6b288f3abdafb07f",
+    ("huit", 4, "greedy"): "sha256:2efee3300c2efe90",
+    ("huit", 4, "expert"): "sha256:79719b0d10f86b08",
+    ("switch", 2, "greedy"): "sha256:45cb3a0557171856",
+    ("switch", 2, "expert"): "sha256:319fd2f245cde20c",
+    ("switch", 4, "greedy"): "sha256:eddac2aee13f994b",
+    ("switch", 4, "expert"): "sha256:65b0a0ef28befc17",
 }
 
 
@@ -33,7 +33,7 @@ def digest(game: str, players: int, spec: str, hands: int = 6) -> str:
     env = GAMES[game].raw_env(num_players=players)
     agents = [make_agent(spec if seat % 4 != 3 else "random", env.game, seed=seat) for seat in range(players)]
     actions = [a for hand in range(hands) for a in play_hand(env, agents, seed=hand)]
-    return hashlib.sha256(",".join(map(str, actions)).encode()).hexdigest()[:16]
+    return "sha256:" + hashlib.sha256(",".join(map(str, actions)).encode()).hexdigest()[:16]
 
 
 @pytest.mark.parametrize(("game", "players", "spec"), list(PINNED))
