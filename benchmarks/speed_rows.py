@@ -21,6 +21,9 @@ SEARCHES = (("search:bot:huit-2p", 2), ("search:bot:huit-4p", 4),
 """the searches measured, at their default budget (`benchmarks/decision_latency.py` specs), and players"""
 WORLDS_TARGET = {2: 1000.0, 4: 300.0}
 """worlds per decision wanted at the default budget, by players"""
+BUDGET_MS = 60
+"""the default search's time cap (the quick level's, `cardlab.agents.search_options.LEVELS`): the search
+rows are the worlds a core of its own plays in it, its worlds per CPU second times this"""
 
 
 class Row(NamedTuple):
@@ -49,8 +52,8 @@ def heuristic_keys(game: str, agent: str) -> tuple[str, str]:
 def _search_row(spec: str, players: int) -> Row:
     base, _, table = spec.partition("@")
     shown = f"`{base}`" + (f", Huit {players}p" if table else "")
-    return Row(search_key(spec), f"search worlds per decision, {shown} (default budget; median)", "worlds",
-               WORLDS_TARGET[players])
+    return Row(search_key(spec), f"search worlds per decision, {shown} (worlds per CPU second x the default "
+               f"{BUDGET_MS} ms)", "worlds", WORLDS_TARGET[players])
 
 
 ROWS: tuple[Row, ...] = (
@@ -108,6 +111,7 @@ def markdown(report: dict[str, Any]) -> str:
     lead = (f"One run on one core of a {cores}-core {machine['cpu']}{nice}, with about "
             f"{load['start'][0]:.1f} processes wanting its {cores} cores when it began and "
             f"{load['end'][0]:.1f} when it ended (the one-minute figure of `os.getloadavg()`); rates per CPU "
-            f"second of the process (medians of {report['repeats']} runs), the search's worlds within its "
-            f"wall-clock cap, which a busy core or a lower priority cuts short.{quick}\n\n")
+            f"second of the process (medians of {report['repeats']} runs), the search's worlds what a core "
+            f"of its own plays within the default cap: what a busy core or a lower priority leaves it is "
+            f"less.{quick}\n\n")
     return lead + table(report["figures"])

@@ -8,8 +8,10 @@ CPU (`NUMBA_NUM_THREADS=1`, torch on one thread):
   the learner alone against three experts and pure self-play, whole `train`
   calls (`selfplay_throughput.whole_run`), and their ratio;
 - the search's worlds per decision at its default budget, Huit 2p and 4p,
-  over the shipped bot and over the expert: the median over the timed
-  decisions with a choice (`decision_latency.measure`);
+  over the shipped bot and over the expert: the worlds it plays per CPU
+  second over the timed decisions with a choice (`decision_latency.measure`)
+  times the default cap (`speed_rows.BUDGET_MS`), what a core of its own
+  lets through;
 - the Gymnasium vector env at 256 games with `random` and `expert`
   opponents beside the raw batched engine (`vector_throughput.vector_loop`,
   `engine_loop`), and vector over engine;
@@ -19,9 +21,10 @@ CPU (`NUMBA_NUM_THREADS=1`, torch on one thread):
 Rates are per CPU second of this process (on a shared machine the steadier
 clock; the JSON file keeps the wall-clock medians too), medians of
 `--repeats` runs, the runs of different measures interleaved so that a
-change of the machine's load falls on both sides of a ratio. The search's
-worlds are what its wall-clock cap lets through, so they fall with the
-machine's load and the process's niceness, which the report records. It prints the
+change of the machine's load falls on both sides of a ratio. The worlds the
+search's wall-clock cap lets through on a busy machine fall with its load
+and the process's niceness (which the report records); its worlds per CPU
+second do not, so the table shows those at the cap. It prints the
 machine and `os.getloadavg()` once, then the table; ``--json PATH`` writes
 the figures, which ``python docs/update_tables.py`` puts into
 docs/results.md from docs/speed_table.json. ``--quick`` measures everything
@@ -149,10 +152,10 @@ def lean(sizes: Sizes, figures: Figures) -> None:
 def search(sizes: Sizes, figures: Figures) -> None:
     for spec, _players in speed_rows.SEARCHES:
         found = decision_latency.measure(spec, sizes.decisions, warmup=sizes.warmup)
-        if found.worlds is None:
+        if found.worlds_per_cpu_second is None:
             raise RuntimeError(f"{spec}: none of its {sizes.decisions} timed decisions had a choice: "
                                "give it more decisions")
-        figures.add(speed_rows.search_key(spec), [found.worlds])
+        figures.add(speed_rows.search_key(spec), [found.worlds_per_cpu_second * speed_rows.BUDGET_MS / 1000])
 
 
 def vector(sizes: Sizes, figures: Figures) -> None:

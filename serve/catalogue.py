@@ -4,6 +4,9 @@ No request names a path: a request names an agent from this list, and the
 list says which tables each fits (a bot: its game, size and rule options).
 Each game that can be searched offers the search at each of its levels
 (`search_choices`: ``search-quick``, the default search, and ``search-strong``).
+At the tables of `LEARNED_TABLES` (default rules) the search deals its worlds
+by the table's shipped hand reader (``belief=learned``), where that measured
+stronger than uniform worlds.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
 from cardlab.agents.bot import read_metadata
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game, games, get_spec
+from cardlab.envs.spec import Game, games, get_spec, make_game
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,6 +55,23 @@ def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
     about = str(shipped.get("about", "a trained bot") if isinstance(shipped, dict) else "a trained bot")
     rules = meta.get("rules") if isinstance(meta.get("rules"), Mapping) else {}
     return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
+
+
+LEARNED_TABLES = frozenset({("huit", 2), ("huit", 4), ("switch", 4)})
+"""(game, players) where the offered searches deal their worlds by the shipped hand reader: where it measured
+stronger than uniform worlds (docs/results.md, "Reading the hands")"""
+LEARNED = "belief=learned:"
+"""what a search's spec gains at a table of `LEARNED_TABLES`"""
+
+
+def at_table(choice: AgentChoice, game: Game) -> AgentChoice:
+    """`choice` as it plays at `game`'s table: an offered search reads the hands where `LEARNED_TABLES` says
+    (under the default rules, which its reader was trained with)."""
+    if (not choice.search_ms or (game.id, game.num_players) not in LEARNED_TABLES
+            or game.rules != make_game(game.id, {"num_players": game.num_players}).rules):
+        return choice
+    return dataclasses.replace(choice, spec=choice.spec.replace("search:", "search:" + LEARNED, 1),
+                               about=choice.about + ", its deals read from the hands' record")
 
 
 SEARCH_BASE = "expert"
@@ -115,7 +135,7 @@ class Catalogue:
         name = resolve_spec(name, game)
         for choice in fits:
             if choice.name == name:
-                return choice
+                return at_table(choice, game)
         table = f"{game.id} with {game.num_players} players and these rule options"
         names = ", ".join(c.name for c in fits)
         known = next((c for c in self.choices if c.name == name), None)

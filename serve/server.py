@@ -20,12 +20,12 @@ import numpy as np
 from anyio import CapacityLimiter
 from fastapi import HTTPException, Request
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.base import Agent, make_agent, show_table
 from cardlab.agents.failure import AgentFailure
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import env_class
 from cardlab.envs.spec import get_spec, make_game
-from cardlab.serve.catalogue import Catalogue
+from cardlab.serve.catalogue import LEARNED_TABLES, Catalogue, at_table
 from cardlab.serve.guard import LOOPBACK_NAMES, without_paths
 from cardlab.serve.limits import BODY_SECONDS
 from cardlab.serve.searchpool import PER_CLIENT, Job, SearchPool, retry_seconds
@@ -201,22 +201,28 @@ class Server:
         """Queue one decision of each offered search, first on the workers: its compiled code (minutes
         to compile on a fresh install) is then ready before a table's search runs against its time
         limit; searches asked meanwhile wait behind it, and their pages show the wait."""
-        return self.pool.submit(WARM_UP, lambda: [warm_search(c.spec, c.game) for c in self.catalogue.choices
-                                                  if c.search_ms and c.game is not None])
+        offered: list[tuple[str, str, int | None]] = [
+            (c.spec, c.game, None) for c in self.catalogue.choices if c.search_ms and c.game is not None]
+        offered += [(at_table(c, make_game(game, {"num_players": players})).spec, game, players)
+                    for c in self.catalogue.choices if c.search_ms
+                    for game, players in sorted(LEARNED_TABLES) if game == c.game]
+        return self.pool.submit(WARM_UP, lambda: [warm_search(*one) for one in offered])
 
 
 WARM_UP = "start-up"
 """the client the start-up's warm-up search is queued as"""
 
 
-def warm_search(spec: str, game_id: str) -> str:
-    """Play one decision of the search `spec` on a first deal of `game_id` (default rules); its spec."""
-    game = make_game(get_spec(game_id), {})
+def warm_search(spec: str, game_id: str, players: int | None = None) -> str:
+    """Play one decision of the search `spec` on a first deal of `game_id` (default rules, `players` or the
+    game's default number); its spec."""
+    game = make_game(get_spec(game_id), {} if players is None else {"num_players": players})
     agent = make_agent(spec, game, seed=0)
     env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
     env.reset(seed=0)
     while not agent_can_choose(env):
         env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    show_table(agent, env, env.agent_selection)
     agent.act(env.observe(env.agent_selection))
     return spec
 

@@ -199,6 +199,7 @@ class Hand:
         """The advisor's likeliest moves for `seat`; an `AgentFailure` naming `who` if it fails."""
         if self.to_move != seat:
             raise PermissionError("advice is for your own decisions: it is not your turn")
+        show_table(advisor, self.env, self.env.possible_agents[seat])  # a reading search sees the record
         return checked_advice(advisor, self.observe(seat), top, who)
 
 

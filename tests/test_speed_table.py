@@ -92,3 +92,13 @@ def test_a_missing_json_folder_is_refused_before_measuring(tmp_path: pathlib.Pat
         bench.main(["--quick", "--json", str(tmp_path / "no" / "speed.json")])
     assert exited.value.code == 2
     assert f"its folder {tmp_path / 'no'} does not exist" in capsys.readouterr().err
+
+
+def test_the_search_rows_count_the_worlds_of_the_default_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows' cap is the default search's (the quick level's): what a core of its own plays within it."""
+    from cardlab.agents.search_options import LEVELS, SearchOptions
+
+    rows = load_benchmark("speed_rows", monkeypatch)
+    budget = LEVELS[SearchOptions().level][1]
+    assert budget == rows.BUDGET_MS
+    assert all(f"x the default {budget} ms" in row.measure for row in rows.ROWS if row.unit == "worlds")

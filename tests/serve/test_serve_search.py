@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cardlab.agents.search import LEVELS
-from cardlab.serve.catalogue import search_choices
+from cardlab.envs import make_game
+from cardlab.serve.catalogue import LEARNED_TABLES, Catalogue, search_choices
 
 from .helpers import client
 
@@ -33,3 +34,18 @@ def test_a_table_starts_with_the_search_in_a_seat_and_it_plays(game: str, player
     frames = response.json()["frames"]
     assert [p["label"] for p in frames[-1]["players"][:-1]] == [f"search-{level}"] * (players - 1)
     assert len(frames) >= players  # the start, then a move of each seat before the player's
+
+
+@pytest.mark.parametrize(("game", "players", "rules", "reads"), [
+    ("huit", 2, {}, True), ("huit", 4, {}, True), ("switch", 4, {}, True), ("huit", 3, {}, False),
+    ("switch", 5, {}, False), ("huit", 4, {"hand_size": 6}, False)])
+def test_the_offered_search_reads_the_hands_at_the_tables_where_that_measured_stronger(
+        game: str, players: int, rules: dict[str, int], reads: bool) -> None:
+    """At a table of `LEARNED_TABLES`, under the default rules its reader was trained with, both levels deal
+    their worlds by the shipped hand reader; elsewhere they deal them uniformly."""
+    catalogue = Catalogue({})
+    table = make_game(game, {"num_players": players, **rules})
+    for level in LEVELS:
+        spec = catalogue.choose(f"search-{level}", table).spec
+        assert spec == f"search:{'belief=learned:' if reads else ''}level={level}:expert"
+    assert ((game, players) in LEARNED_TABLES) == (reads or bool(rules))
