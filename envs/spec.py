@@ -178,6 +178,9 @@ class GameSpec:
     """the game's own public fields of a seat's view, for the web app: (state, seat) -> JSON values that
     every player sees (suit to follow, flags, ...) plus what only this seat saw (a card it drew); hands,
     pile sizes, the turn and the match's totals are added by the app; None: no fields of its own"""
+    read_tables: frozenset[int] = frozenset()
+    """the table sizes (default rules) where the web app's searches deal their worlds by the table's shipped
+    hand reader (``belief=learned``): where that measured stronger than uniform worlds (docs/results.md)"""
     fast: str | None = None
     """'module:NAME' of the game's compiled fast paths (a `cardlab.envs.fast.FastPaths`: fused play-outs, the
     compiled replay, the fused vector step), imported when first asked for (`fast_paths`); None: the game

@@ -4,9 +4,9 @@ No request names a path: a request names an agent from this list, and the
 list says which tables each fits (a bot: its game, size and rule options).
 Each game that can be searched offers the search at each of its levels
 (`search_choices`: ``search-quick``, the default search, and ``search-strong``).
-At the tables of `LEARNED_TABLES` (default rules) the search deals its worlds
-by the table's shipped hand reader (``belief=learned``), where that measured
-stronger than uniform worlds.
+At the table sizes of the game's `GameSpec.read_tables` (default rules) the
+search deals its worlds by the table's shipped hand reader
+(``belief=learned``), where that measured stronger than uniform worlds.
 """
 
 from __future__ import annotations
@@ -57,17 +57,14 @@ def _bot_choice(name: str, meta_path: pathlib.Path, spec: str) -> AgentChoice:
     return AgentChoice(name, spec, meta.get("game"), meta.get("num_players"), about, rules)
 
 
-LEARNED_TABLES = frozenset({("huit", 2), ("huit", 4), ("switch", 4)})
-"""(game, players) where the offered searches deal their worlds by the shipped hand reader: where it measured
-stronger than uniform worlds (docs/results.md, "Reading the hands")"""
 LEARNED = "belief=learned:"
-"""what a search's spec gains at a table of `LEARNED_TABLES`"""
+"""what a search's spec gains at a table of its game's `GameSpec.read_tables`"""
 
 
 def at_table(choice: AgentChoice, game: Game) -> AgentChoice:
-    """`choice` as it plays at `game`'s table: an offered search reads the hands where `LEARNED_TABLES` says
-    (under the default rules, which its reader was trained with)."""
-    if (not choice.search_ms or (game.id, game.num_players) not in LEARNED_TABLES
+    """`choice` as it plays at `game`'s table: an offered search reads the hands where its game's
+    `GameSpec.read_tables` says (under the default rules, which its reader was trained with)."""
+    if (not choice.search_ms or game.num_players not in game.spec.read_tables
             or game.rules != make_game(game.id, {"num_players": game.num_players}).rules):
         return choice
     return dataclasses.replace(choice, spec=choice.spec.replace("search:", "search:" + LEARNED, 1),

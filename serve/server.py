@@ -25,7 +25,7 @@ from cardlab.agents.failure import AgentFailure
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import env_class
 from cardlab.envs.spec import get_spec, make_game
-from cardlab.serve.catalogue import LEARNED_TABLES, Catalogue, at_table
+from cardlab.serve.catalogue import Catalogue, at_table
 from cardlab.serve.guard import LOOPBACK_NAMES, without_paths
 from cardlab.serve.limits import BODY_SECONDS
 from cardlab.serve.searchpool import PER_CLIENT, Job, SearchPool, retry_seconds
@@ -203,9 +203,9 @@ class Server:
         limit; searches asked meanwhile wait behind it, and their pages show the wait."""
         offered: list[tuple[str, str, int | None]] = [
             (c.spec, c.game, None) for c in self.catalogue.choices if c.search_ms and c.game is not None]
-        offered += [(at_table(c, make_game(game, {"num_players": players})).spec, game, players)
-                    for c in self.catalogue.choices if c.search_ms
-                    for game, players in sorted(LEARNED_TABLES) if game == c.game]
+        offered += [(at_table(c, make_game(c.game, {"num_players": players})).spec, c.game, players)
+                    for c in self.catalogue.choices if c.search_ms and c.game is not None
+                    for players in sorted(get_spec(c.game).read_tables)]
         return self.pool.submit(WARM_UP, lambda: [warm_search(*one) for one in offered])
 
 

@@ -92,6 +92,7 @@ SPEC = GameSpec(
     status=status,
     version=1,
     batched="cardlab.envs.huit.batched:HuitBatch",
+    read_tables=frozenset({2, 4}),
     fast="cardlab.envs.huit.fast:FAST_PATHS",
     move_notes=move_notes,
     view=view,

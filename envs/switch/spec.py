@@ -86,6 +86,7 @@ SPEC = GameSpec(
     status=status,
     version=1,
     batched="cardlab.envs.switch.batched:SwitchBatch",
+    read_tables=frozenset({4}),
     fast="cardlab.envs.switch.fast:FAST_PATHS",
     move_notes=move_notes,
     view=view,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cardlab.agents.search import LEVELS
-from cardlab.envs import make_game
-from cardlab.serve.catalogue import LEARNED_TABLES, Catalogue, search_choices
+from cardlab.envs import get_spec, make_game
+from cardlab.serve.catalogue import Catalogue, search_choices
 
 from .helpers import client
 
@@ -41,11 +41,11 @@ def test_a_table_starts_with_the_search_in_a_seat_and_it_plays(game: str, player
     ("switch", 5, {}, False), ("huit", 4, {"hand_size": 6}, False)])
 def test_the_offered_search_reads_the_hands_at_the_tables_where_that_measured_stronger(
         game: str, players: int, rules: dict[str, int], reads: bool) -> None:
-    """At a table of `LEARNED_TABLES`, under the default rules its reader was trained with, both levels deal
-    their worlds by the shipped hand reader; elsewhere they deal them uniformly."""
+    """At a table size of its game's `GameSpec.read_tables`, under the default rules its reader was
+    trained with, both levels deal their worlds by the shipped hand reader; elsewhere uniformly."""
     catalogue = Catalogue({})
     table = make_game(game, {"num_players": players, **rules})
     for level in LEVELS:
         spec = catalogue.choose(f"search-{level}", table).spec
         assert spec == f"search:{'belief=learned:' if reads else ''}level={level}:expert"
-    assert ((game, players) in LEARNED_TABLES) == (reads or bool(rules))
+    assert (players in get_spec(game).read_tables) == (reads or bool(rules))

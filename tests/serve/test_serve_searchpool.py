@@ -20,8 +20,8 @@ from fastapi.testclient import TestClient
 
 from cardlab.agents.base import Agent
 from cardlab.agents.failure import AgentFailure
+from cardlab.envs import get_spec
 from cardlab.serve.app import Settings, create_app
-from cardlab.serve.catalogue import LEARNED_TABLES
 from cardlab.serve.limits import uvicorn_server
 from cardlab.serve.searchpool import SearchPool
 
@@ -301,13 +301,13 @@ def test_no_function_of_the_web_app_is_over_60_lines() -> None:
 
 def test_the_start_up_warms_every_offered_search_first_on_the_workers() -> None:
     """`cardlab serve` queues one decision of each offered search before any table's, and of its reading
-    twin at each table of `LEARNED_TABLES`: a fresh install's compiling then happens there, not inside a
-    seat's time limit."""
+    twin at each table size of its game's `GameSpec.read_tables`: a fresh install's compiling then
+    happens there, not inside a seat's time limit."""
     api = client(search_workers=1)
     server = api.app.state.server  # type: ignore[attr-defined]
     job = server.warm_up()
     assert job.done.wait(120) and job.error is None, job.error
     offered = [c.spec for c in server.catalogue.choices if c.search_ms]
     reading = [c.spec.replace("search:", "search:belief=learned:") for c in server.catalogue.choices
-               if c.search_ms for game, _ in LEARNED_TABLES if game == c.game]
+               if c.search_ms and c.game for _ in get_spec(c.game).read_tables]
     assert sorted(job.result) == sorted(offered + reading) and len(offered) >= 4 and reading
