@@ -214,14 +214,13 @@ def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[st
     table = make_game(suite.game, suite.rules)
     for spec in dict.fromkeys(spec for slots in tables for spec in slots):
         make_agent(spec, table)  # a bad spec is refused, saying why, before any hand is played
-    done = None if resume is None else resumed(resume, suite, [c.strip() for c in configs],
-                                               [f.strip() for f in field])
+    names = [c.strip() for c in configs]
+    done = None if resume is None else resumed(resume, suite, names, [f.strip() for f in field])
     if done is not None and len(done[0][0]) // n >= deals:
-        return figures(suite, [c.strip() for c in configs], tables, trimmed(done, deals, n), list(field),
-                       deals)
+        return figures(suite, names, tables, trimmed(done, deals, n), list(field), deals)
     result: dict[str, Any] = {}
     for played in play_rounds(suite, tables, deals, workers, progress, processes, done):
-        result = figures(suite, [c.strip() for c in configs], tables, played, list(field), deals)
+        result = figures(suite, names, tables, played, list(field), deals)
         result["workers"] = workers
         if on_round is not None:
             on_round(result)

@@ -75,18 +75,8 @@ class BenchResult:
         return self.result.match_records if self.suite.episode == "match" else self.result.hand_records
 
     @property
-    def deals(self) -> int:
-        """The deals played: the suite's, or its first part (`bench`'s `deals`)."""
-        return len({r.deal for r in self.records})
-
-    @property
     def rate(self) -> Rate:
         return Rate.of_slot(self.records, 0)
-
-    @property
-    def points(self) -> tuple[float, float, float]:
-        """Average difference of points per deal (others' mean less the agent's) and its 95% interval."""
-        return mean_interval(point_differences(self.records))
 
     def as_dict(self) -> dict[str, Any]:
         return bench_row(self.suite, self.agent, self.field, self.result.slots, self.records, self.command)
@@ -104,7 +94,7 @@ class BenchResult:
         d = self.as_dict()
         what = "match" if self.suite.episode == "match" else "hand"
         head = (f"{self.agent} on suite {self.suite.name} v{self.suite.version} ({self.suite.game}, "
-                f"{self.suite.num_players} players, {self.deals} deals x {self.suite.num_players} seat "
+                f"{self.suite.num_players} players, {d['deals']} deals x {self.suite.num_players} seat "
                 f"rotations = {plural(d['episodes'], what)}), field: {', '.join(self.field)}")
         rows = [[f"{what} win rate", f"{d['win_rate']:.3f}",
                  f"[{d['paired_ci_low']:.3f}, {d['paired_ci_high']:.3f}]",

@@ -21,7 +21,7 @@ from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
 from cardlab.agents.bot import read_metadata
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game, games, get_spec, make_game
+from cardlab.envs.spec import Game, games, get_spec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +65,7 @@ def at_table(choice: AgentChoice, game: Game) -> AgentChoice:
     """`choice` as it plays at `game`'s table: an offered search reads the hands where its game's
     `GameSpec.read_tables` says (under the default rules, which its reader was trained with)."""
     if (not choice.search_ms or game.num_players not in game.spec.read_tables
-            or game.rules != make_game(game.id, {"num_players": game.num_players}).rules):
+            or game.spec.rules.completed({"num_players": game.num_players}) != game.rules.to_dict()):
         return choice
     return dataclasses.replace(choice, spec=choice.spec.replace("search:", "search:" + LEARNED, 1),
                                about=choice.about + ", its deals read from the hands' record")
