@@ -12,7 +12,13 @@ Retry-After), the moves' latencies and the seats that fell back for time,
 the search waits the pages were shown, the observer's latencies, the
 server's threads during and after the storm, and its memory.
 
+`--tables N` measures memory alone instead: N Huit 4-player tables with
+three search seats are opened one after another (each from an address of its
+own), each plays one move, and the server's resident memory is printed after
+each, so the growth per table is read without a storm's other allocations.
+
     python benchmarks/web_storm.py                       # 20 clients, 60 s
+    python benchmarks/web_storm.py --tables 6            # memory per search table
     python benchmarks/web_storm.py --clients 8 --seconds 30 --level quick
 """
 
@@ -97,11 +103,33 @@ def observe(base: str, stop: float, took: list[float]) -> None:
             time.sleep(0.1)
 
 
+def table_memory(base: str, pid: int, tables: int, level: str) -> None:
+    """Open `tables` Huit 4p tables with three search seats, one at a time, and print the RSS after each."""
+    sizes = [proc_status(pid, "VmRSS")]
+    for i in range(tables):
+        with httpx.Client(transport=httpx.HTTPTransport(local_address=f"127.0.0.{i + 2}"), timeout=120) as http:
+            answer = http.post(f"{base}/api/games", json={"game": "huit", "num_players": 4, "seat": 3,
+                                                          "opponents": [f"search-{level}"] * 3})
+            if answer.status_code != 200:
+                print(f"table {i + 1}: refused {answer.status_code} {answer.text[:120]}")
+                break
+            key, view = answer.json()["id"], answer.json()["frames"][-1]
+            if view["legal"]:
+                http.post(f"{base}/api/games/{key}/move",
+                          json={"move": view["legal"][0]["text"], "turn": view["turn"]}).raise_for_status()
+        sizes.append(proc_status(pid, "VmRSS"))
+        print(f"table {i + 1}: {sizes[-1] / 1024:.0f} MB (+{(sizes[-1] - sizes[-2]) / 1024:.1f} MB)")
+    growth = [(b - a) / 1024 for a, b in zip(sizes[1:], sizes[2:])]
+    print(f"memory: {sizes[0] / 1024:.0f} MB at start; first table +{(sizes[1] - sizes[0]) / 1024:.1f} MB, "
+          f"each further table median +{statistics.median(growth) if growth else float('nan'):.1f} MB")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--clients", type=int, default=20)
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--level", choices=("quick", "strong"), default="strong")
+    p.add_argument("--tables", type=int, default=0, help="measure memory per search table instead of a storm")
     args = p.parse_args()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -114,6 +142,9 @@ def main() -> int:
                 break
             except httpx.HTTPError:
                 time.sleep(0.2)
+        if args.tables:
+            table_memory(base, server.pid, args.tables, args.level)
+            return 0
         rss0 = proc_status(server.pid, "VmRSS")
         stop = time.monotonic() + args.seconds
         outs: list[dict[str, Any]] = [{} for _ in range(args.clients)]

@@ -29,7 +29,7 @@ from cardlab.evaluation.suites import Suite, load_suite, suite_names
 ROW_FIELDS = ("format", "suite", "suite_version", "suite_sha256", "rules", "agent", "field", "episodes",
               "win_rate", "paired_ci_low", "paired_ci_high", "point_difference", "point_difference_ci_low",
               "point_difference_ci_high", "command")
-SUITE_KEYS = ("game", "num_players", "episode")
+SUITE_KEYS = ("game", "num_players", "episode", "fair_share")
 """a row's fields that must be its suite's, when it has them"""
 EXPLOIT_FIELDS = ("game", "num_players", "agent", "hands", "fair_share", "exploiter_win_rate",
                   "exploiter_ci_low", "exploiter_ci_high")
@@ -91,7 +91,8 @@ def check_suite_row(path: pathlib.Path, row: dict[str, Any], suite: Suite) -> No
         raise ValueError(f"result file {path}: rules differ from suite {suite.name}'s in "
                          f"{(', '.join(differ) or 'their type')[:200]}: it was played under other rules; "
                          f"run its command again on the shipped suite ({command}) or remove it")
-    shipped = {"game": suite.game, "num_players": suite.num_players, "episode": suite.episode}
+    shipped = {"game": suite.game, "num_players": suite.num_players, "episode": suite.episode,
+               "fair_share": 1 / suite.num_players}
     for key in SUITE_KEYS:
         if key in row and row[key] != shipped[key]:
             raise ValueError(f"result file {path}: {key} must be suite {suite.name}'s "

@@ -34,6 +34,11 @@ MOST_POINTS = 10**6
 """the largest point difference per deal (a match's totals stay far below)"""
 MOST_SECONDS = 10**8
 MOST_STEPS = 10**15
+BENCH_KEYS = ("format", "suite", "suite_version", "suite_sha256", "rules", "game", "num_players", "episode",
+              "deals", "agent", "field", "slots", "episodes", "wins", "win_rate", "paired_ci_low",
+              "paired_ci_high", "wilson_ci_low", "wilson_ci_high", "fair_share", "point_difference",
+              "point_difference_ci_low", "point_difference_ci_high", "truncated", "command", "cardlab_version")
+"""the keys of a `cardlab bench --json` row (`cardlab.evaluation.bench.bench_row` writes exactly these)"""
 
 
 class Row:
@@ -73,12 +78,20 @@ class Row:
             raise self.fail(key, "a text of one line of printable characters")
         return value
 
-    def specs(self, key: str) -> list[str]:
+    def specs(self, key: str, most: int = MOST_FIELD) -> list[str]:
         value = self.data.get(key)
-        if not isinstance(value, list) or not 1 <= len(value) <= MOST_FIELD or not all(
+        if not isinstance(value, list) or not 1 <= len(value) <= most or not all(
                 isinstance(v, str) and 0 < len(v) <= MOST_SPEC and SHOWN.fullmatch(v) for v in value):
-            raise self.fail(key, f"a list of 1 to {MOST_FIELD} agent specs ({SHOWN_WORDS} only)")
+            raise self.fail(key, f"a list of 1 to {most} agent specs ({SHOWN_WORDS} only)")
         return list(value)
+
+    def exactly(self, keys: tuple[str, ...]) -> None:
+        """Every key of `keys` and no other (a misspelt or made-up key is refused, not ignored)."""
+        unknown = sorted(str(k) for k in self.data if k not in keys)
+        missing = [k for k in keys if k not in self.data]
+        if unknown or missing:
+            what = f"unknown keys {excerpt(unknown)}" if unknown else f"missing keys {excerpt(missing)}"
+            raise ValueError(f"result file {self.path}: {what}; a row holds {', '.join(keys)}")
 
     def interval(self, low: str, value: str, high: str, check: Any) -> None:
         """`low` <= `value` <= `high`, each checked by `check(key)`."""
@@ -99,10 +112,17 @@ def check_bench_row(path: pathlib.Path, data: Mapping[str, Any]) -> None:
     """Every field of a `cardlab bench --json` row the page or its ranking reads (the suite's own fields,
     its cards and rules, are checked against the suite by `cardlab.evaluation.leaderboard`)."""
     row = Row(path, data)
+    row.exactly(BENCH_KEYS)
     row.text("agent")
     row.specs("field")
-    row.whole("episodes", 1, MOST_EPISODES)
+    row.specs("slots", 10)
+    episodes = row.whole("episodes", 1, MOST_EPISODES)
+    row.whole("wins", 0, episodes)
+    row.whole("truncated", 0, episodes)
     row.interval("paired_ci_low", "win_rate", "paired_ci_high", row.rate)
+    row.interval("wilson_ci_low", "win_rate", "wilson_ci_high", row.rate)
+    row.rate("fair_share")
+    row.text("cardlab_version", 40)
     row.interval("point_difference_ci_low", "point_difference", "point_difference_ci_high",
                  lambda key: row.number(key, -MOST_POINTS, MOST_POINTS))
     row.text("command", MOST_COMMAND, shown=False)

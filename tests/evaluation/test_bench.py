@@ -12,6 +12,7 @@ import pytest
 from cardlab.cli import main
 from cardlab.evaluation.bench import bench, bench_slots, point_differences
 from cardlab.evaluation.results import EpisodeRecord
+from cardlab.evaluation.rows import BENCH_KEYS
 from cardlab.evaluation.suites import SuitePlan, load_suite, make_suite
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
@@ -44,6 +45,7 @@ def test_a_copy_of_the_expert_scores_its_fair_share_and_reruns_give_the_same_fil
     assert low < 0.5 < high
     assert bench("expert", suite).to_json() == first.to_json()  # type: ignore[arg-type]
     assert bench("random", suite).as_dict()["win_rate"] < 0.3  # type: ignore[arg-type]
+    assert tuple(first.as_dict()) == BENCH_KEYS  # the keys the leaderboard's check accepts, no other
 
 
 def test_a_match_suite_reports_the_match_win_rate() -> None:

@@ -18,7 +18,11 @@ def row(agent: str, rate: float, **changes: object) -> dict[str, object]:
             "episodes": 4000,
             "win_rate": rate, "paired_ci_low": rate - 0.01, "paired_ci_high": rate + 0.01,
             "point_difference": 1.0, "point_difference_ci_low": 0.5,
-            "point_difference_ci_high": 1.5, "command": f"cardlab bench {agent}", **changes}
+            "point_difference_ci_high": 1.5, "command": f"cardlab bench {agent}",
+            "game": "huit", "num_players": 2, "episode": "hand", "deals": 2000, "slots": ["expert", "expert"],
+            "wins": round(rate * 4000), "wilson_ci_low": max(0.0, rate - 0.015),
+            "wilson_ci_high": min(1.0, rate + 0.015), "fair_share": 0.5, "truncated": 0,
+            "cardlab_version": "0.3.0", **changes}
 
 
 def test_rows_are_ranked_by_win_rate_and_shipped_agents_not_run_are_listed(tmp_path: pathlib.Path) -> None:

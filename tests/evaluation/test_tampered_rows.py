@@ -101,7 +101,25 @@ TAMPERED = [
     ({"episode": "match"}, "episode must be suite huit-2p's 'hand'"),
     ({"deals": 10**12}, "deals must be a whole number from 1 to suite huit-2p's 2,000"),
     ({"rules": "default"}, "rules differ from suite huit-2p's"),
+    ({"win_rat": 0.9}, "unknown keys ['win_rat']; a row holds format, suite"),
+    ({"wins": 4001}, "wins must be a whole number from 0 to 4,000"),
+    ({"wilson_ci_high": 0.1}, "wilson_ci_low <= win_rate <= wilson_ci_high must hold"),
+    ({"slots": "expert"}, "slots must be a list of 1 to 10 agent specs"),
+    ({"truncated": -1}, "truncated must be a whole number from 0 to 4,000"),
+    ({"fair_share": 0}, "fair_share must be suite huit-2p's 0.5"),
+    ({"deals": None}, "deals must be a whole number from 1 to suite huit-2p's"),
 ]
+
+
+@pytest.mark.parametrize("key", ["game", "deals", "wins", "slots"])
+def test_a_row_missing_a_key_bench_writes_is_refused_naming_it(tmp_path: pathlib.Path, key: str) -> None:
+    """A row without its table, deals or counts would pass under any suite's name had the key been optional."""
+    data = row("greedy", 0.4)
+    del data[key]
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=rf"result file {path}: missing keys \['{key}'\]; a row holds"):
+        bench_markdown(tmp_path)
 
 
 @pytest.mark.parametrize(("changes", "words"), TAMPERED)
