@@ -25,6 +25,7 @@ each, so the growth per table is read without a storm's other allocations.
 from __future__ import annotations
 
 import argparse
+import itertools
 import socket
 import statistics
 import subprocess
@@ -107,7 +108,8 @@ def table_memory(base: str, pid: int, tables: int, level: str) -> None:
     """Open `tables` Huit 4p tables with three search seats, one at a time, and print the RSS after each."""
     sizes = [proc_status(pid, "VmRSS")]
     for i in range(tables):
-        with httpx.Client(transport=httpx.HTTPTransport(local_address=f"127.0.0.{i + 2}"), timeout=120) as http:
+        transport = httpx.HTTPTransport(local_address=f"127.0.0.{i + 2}")
+        with httpx.Client(transport=transport, timeout=120) as http:
             answer = http.post(f"{base}/api/games", json={"game": "huit", "num_players": 4, "seat": 3,
                                                           "opponents": [f"search-{level}"] * 3})
             if answer.status_code != 200:
@@ -119,7 +121,7 @@ def table_memory(base: str, pid: int, tables: int, level: str) -> None:
                           json={"move": view["legal"][0]["text"], "turn": view["turn"]}).raise_for_status()
         sizes.append(proc_status(pid, "VmRSS"))
         print(f"table {i + 1}: {sizes[-1] / 1024:.0f} MB (+{(sizes[-1] - sizes[-2]) / 1024:.1f} MB)")
-    growth = [(b - a) / 1024 for a, b in zip(sizes[1:], sizes[2:])]
+    growth = [(b - a) / 1024 for a, b in itertools.pairwise(sizes[1:])]
     print(f"memory: {sizes[0] / 1024:.0f} MB at start; first table +{(sizes[1] - sizes[0]) / 1024:.1f} MB, "
           f"each further table median +{statistics.median(growth) if growth else float('nan'):.1f} MB")
 

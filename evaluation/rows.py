@@ -37,7 +37,8 @@ MOST_STEPS = 10**15
 BENCH_KEYS = ("format", "suite", "suite_version", "suite_sha256", "rules", "game", "num_players", "episode",
               "deals", "agent", "field", "slots", "episodes", "wins", "win_rate", "paired_ci_low",
               "paired_ci_high", "wilson_ci_low", "wilson_ci_high", "fair_share", "point_difference",
-              "point_difference_ci_low", "point_difference_ci_high", "truncated", "command", "cardlab_version")
+              "point_difference_ci_low", "point_difference_ci_high", "truncated", "command",
+              "cardlab_version")
 """the keys of a `cardlab bench --json` row (`cardlab.evaluation.bench.bench_row` writes exactly these)"""
 
 

@@ -113,7 +113,7 @@ TAMPERED = [
 
 @pytest.mark.parametrize("key", ["game", "deals", "wins", "slots"])
 def test_a_row_missing_a_key_bench_writes_is_refused_naming_it(tmp_path: pathlib.Path, key: str) -> None:
-    """A row without its table, deals or counts would pass under any suite's name had the key been optional."""
+    """A row without its table, deals or counts would pass under any suite's name were the key optional."""
     data = row("greedy", 0.4)
     del data[key]
     path = tmp_path / "a.json"
