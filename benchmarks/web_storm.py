@@ -36,7 +36,11 @@ from typing import Any
 
 import httpx
 
+from cardlab.agents.search import LEVEL_BOUNDS_MS
+
 TABLES = [("huit", 2), ("huit", 3), ("huit", 4), ("switch", 4)]
+SLACK_S = 0.5
+"""what a move may take beyond its searches' bounds and its shown wait (the request, applying the moves)"""
 
 
 def free_port() -> int:
@@ -81,9 +85,14 @@ def play(base: str, address: str, table: tuple[str, int], level: str, stop: floa
                 if reply.status_code != 200:
                     out.setdefault("errors", []).append(reply.status_code)
                     break
-                out["moves"].append(time.monotonic() - t)
-                view = reply.json()["frames"][-1]
+                took = time.monotonic() - t
+                out["moves"].append(took)
+                frames = reply.json()["frames"]
+                view = frames[-1]
                 out["waits"].append(view["search_wait_ms"] / 1000)
+                # each frame after the person's own is a search seat's decision, each within its level's bound
+                bound = view["search_wait_ms"] / 1000 + (len(frames) - 1) * LEVEL_BOUNDS_MS[level] / 1000
+                out.setdefault("over", []).append(took - bound - SLACK_S)
             else:
                 reply = http.post(f"{base}/api/games/{key}/next")
                 if reply.status_code != 200:
@@ -178,6 +187,9 @@ def main() -> int:
     print(f"moves {len(moves)}: median {statistics.median(moves) if moves else float('nan'):.2f} s, "
           f"p99 {percentile(moves, 0.99):.2f} s; search waits shown: median "
           f"{statistics.median(waits) if waits else 0:.2f} s, most {max(waits, default=0):.2f} s")
+    over = [x for o in admitted for x in o.get("over", [])]
+    print(f"moves later than their searches' bounds plus the wait shown plus {SLACK_S:g} s: "
+          f"{sum(x > 0 for x in over)} of {len(over)} (most by {max(over, default=0):.2f} s)")
     print(f"seats fallen back for time: {sum(o.get('fallbacks', 0) for o in admitted)}; "
           f"move errors: {[e for o in admitted for e in o.get('errors', [])]}")
     print(f"observer requests {len(took)}: median {statistics.median(took) * 1000:.0f} ms, "
