@@ -13,6 +13,7 @@ must not show. `detail` keeps the raised message for the command line.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -66,11 +67,17 @@ def checked_actions(agent: Agent, observations: np.ndarray, masks: np.ndarray, w
     if actions.shape != (len(masks),) or not np.issubdtype(actions.dtype, np.integer):
         raise AgentFailure(who, f"it answered {len(masks)} games with a {actions.dtype} array of shape "
                                 f"{actions.shape}, not one action id each")
+    check_legal(actions, masks, lambda b: f"{who} (game {b})")
+    return actions.astype(np.int64)
+
+
+def check_legal(actions: np.ndarray, masks: np.ndarray, who: Callable[[int], str]) -> None:
+    """An `AgentFailure` naming `who(b)` for the first row b whose action its mask refuses: one vectorised
+    look, a loop only to name the row."""
     inside = (actions >= 0) & (actions < masks.shape[1])
     if not (inside.all() and masks[np.arange(len(masks)), np.where(inside, actions, 0)].all()):
-        for b, action in enumerate(actions.tolist()):  # one look above; a loop only to name the game
-            checked_choice(action, masks[b], f"{who} (game {b})")
-    return actions.astype(np.int64)
+        for b, action in enumerate(actions.tolist()):
+            checked_choice(action, masks[b], who(b))
 
 
 def checked_choice(action: Any, mask: np.ndarray, who: str) -> int:

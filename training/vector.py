@@ -71,7 +71,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from cardlab.agents.batch import BatchPlayers
-from cardlab.agents.failure import AgentFailure, checked_choice
+from cardlab.agents.failure import AgentFailure, check_legal
 from cardlab.envs.aec import ILLEGAL, REWARDS
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.checked_json import excerpt
@@ -375,11 +375,7 @@ class CardVectorEnv(VectorEnv):
     def _check_moves(self, player: int, rows: np.ndarray, current: np.ndarray, mask: np.ndarray,
                      actions: np.ndarray) -> None:
         """An `AgentFailure` naming the player if a move of it in `rows` is illegal (before the engine)."""
-        picked = actions[rows]
-        inside = (picked >= 0) & (picked < mask.shape[1])
-        if not (inside.all() and mask[rows, np.where(inside, picked, 0)].all()):  # one look; a loop to name
-            for b in rows:
-                checked_choice(actions[b], mask[b], self._who(player, int(b), current))
+        check_legal(actions[rows], mask[rows], lambda i: self._who(player, int(rows[i]), current))
 
     def _who(self, player: int, b: int, current: np.ndarray) -> str:
         return f"opponent {self.specs[player]} (game {b}, seat {int(current[b])})"
