@@ -49,6 +49,7 @@ import time
 from typing import Any
 
 import numpy as np
+import torch
 
 from cardlab.agents import belief as B
 from cardlab.agents.base import make_agent
@@ -57,6 +58,7 @@ from cardlab.agents.reading import Reading
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.evaluation.episodes import seat_zero_choices
+from cardlab.training.reader import fit_figures
 from cardlab.training.reader_data import label
 
 
@@ -90,14 +92,6 @@ def reader_of(args: argparse.Namespace, game: Any) -> HandReader | None:
     return load_reader(args.reader, game)
 
 
-def reader_fit(reader: HandReader, known: Any, choice: Any,
-               leaning: np.ndarray) -> tuple[float, float, np.ndarray]:
-    """(log loss summed over the unseen cards, cards, (kinds, P) labels) of the reader at one decision."""
-    labels = label(known, choice.raw.game_state, reader.kinds, reader.places).astype(np.float64)
-    logs = np.log(np.maximum(leaning[reader.kinds], 1e-12))
-    return float(-(labels * logs).sum()), float(labels.sum()), labels
-
-
 def probe_belief(args: argparse.Namespace) -> dict[str, Any]:
     env = make_env(args.game, num_players=args.players)
     game = env.unwrapped.game
@@ -110,8 +104,8 @@ def probe_belief(args: argparse.Namespace) -> dict[str, Any]:
     skipped: collections.Counter[str] = collections.Counter()
     took: list[float] = []
     read_took: list[float] = []
-    loss = cards = 0.0
-    bins = np.zeros((10, 3))
+    labels: list[np.ndarray] = []
+    leanings: list[np.ndarray] = []
     for hand in range(args.hands):
         for choice in seat_zero_choices(env, agents, seed=10_000 + hand):
             state = choice.raw.game_state
@@ -125,13 +119,8 @@ def probe_belief(args: argparse.Namespace) -> dict[str, Any]:
                 read_took.append(time.perf_counter() - start)
                 rows["reader"].append(float(placed(known, learned, true).mean()))
                 rows["reader_uniform"].append(float(placed(known, worlds, true).mean()))
-                lost, count, labels = reader_fit(reader, known, choice, leaning)
-                loss, cards = loss + lost, cards + count
-                present = labels.sum(axis=1) > 0
-                probs = leaning[reader.kinds][present].ravel()
-                share = (labels[present] / labels[present].sum(axis=1, keepdims=True)).ravel()
-                index = np.minimum((probs * 10).astype(int), 9)
-                np.add.at(bins, index, np.stack([probs, share, np.ones_like(probs)], axis=1))
+                labels.append(label(known, state, reader.kinds, reader.places))
+                leanings.append(leaning[reader.kinds])
             if choice.unreplayable is not None:
                 skipped[choice.unreplayable] += 1
                 continue
@@ -170,14 +159,14 @@ def probe_belief(args: argparse.Namespace) -> dict[str, Any]:
         print(f"  ESS/W median {np.median(rows['ess']):.3f}, fell back at {np.mean(rows['fallback']):.3f}, "
               f"worlds fitting the record {np.mean(rows['ok']):.3f}; replay median "
               f"{np.median(took) * 1000:.1f} ms, p99 {np.percentile(took, 99) * 1000:.1f} ms")
-    if reader is not None and cards:
-        calibration = [[round(float(b[0] / b[2]), 4), round(float(b[1] / b[2]), 4), int(b[2])]
-                       for b in bins if b[2]]
-        out |= {"reader_log_loss": loss / cards, "reader_calibration": calibration,
+    if reader is not None and labels:
+        probs = torch.as_tensor(np.stack(leanings)).clamp(min=1e-12)
+        figures = fit_figures(probs.log(), torch.as_tensor(np.stack(labels), dtype=probs.dtype))
+        out |= {"reader_log_loss": figures["log_loss"], "reader_calibration": figures["calibration"],
                 "reader_ms_median": float(np.median(read_took) * 1000)}
-        print(f"  reader: log loss {loss / cards:.4f} per unseen card; read and dealt in "
+        print(f"  reader: log loss {figures['log_loss']:.4f} per unseen card; read and dealt in "
               f"{np.median(read_took) * 1000:.1f} ms (median); calibration (predicted, observed, count): "
-              f"{calibration}")
+              f"{figures['calibration']}")
     return out
 
 

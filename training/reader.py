@@ -193,13 +193,21 @@ def _tensors(chunks: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
 
 def fit_report(network: torch.nn.Module, data: dict[str, torch.Tensor], kinds: int,
                places: int) -> dict[str, Any]:
-    """The reader's fit on `data`: log loss per unseen card (nats) against the uniform deal's, the mean
-    probability of each card's true place among the other hands, and a calibration table by decile."""
+    """The reader's fit on `data` (`fit_figures`) beside the uniform deal's log loss and true-place
+    probability."""
     with torch.inference_mode():
         logits = network(data["inputs"].float()).reshape(-1, kinds, places)
         log_probs = place_log_probs(logits, data["room"])
-        uniform = place_log_probs(torch.zeros_like(logits), data["room"])
-    labels = data["labels"].float()
+        uniform = fit_figures(place_log_probs(torch.zeros_like(logits), data["room"]), data["labels"].float())
+    return {"positions": len(data["labels"]), **fit_figures(log_probs, data["labels"].float()),
+            "uniform_log_loss": uniform["log_loss"],
+            "uniform_true_place_probability": uniform["true_place_probability"]}
+
+
+def fit_figures(log_probs: torch.Tensor, labels: torch.Tensor) -> dict[str, Any]:
+    """Log loss per unseen card (nats), the mean probability of each card's true place among the other
+    hands, and a calibration table by decile ([predicted, observed, count] per filled bin) of (..., P)
+    place log-probabilities against (..., P) copy counts, the pile last."""
     cards = labels.sum()
     hands = labels[..., :-1]
     probs = log_probs.exp()
@@ -211,12 +219,8 @@ def fit_report(network: torch.nn.Module, data: dict[str, torch.Tensor], kinds: i
     calibration = [[round(float(predicted[bins == b].mean()), 4), round(float(observed[bins == b].mean()), 4),
                     int((bins == b).sum())] for b in range(10) if bool((bins == b).any())]
     return {
-        "positions": len(labels),
         "log_loss": float(-(torch.nan_to_num(log_probs, neginf=0.0) * labels).sum() / cards),
-        "uniform_log_loss": float(-(torch.nan_to_num(uniform, neginf=0.0) * labels).sum() / cards),
         "true_place_probability": float((probs[..., :-1] * hands).sum() / hands.sum().clamp(min=1)),
-        "uniform_true_place_probability": float((uniform.exp()[..., :-1] * hands).sum()
-                                                / hands.sum().clamp(min=1)),
         "calibration": calibration,
     }
 
