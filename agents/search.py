@@ -250,7 +250,8 @@ class SearchAgent(Agent):
         search, its compiled code compiled or loaded from the cache, by a twin (from its spec, else a copy)
         that decides here over `WARM_WORLDS` worlds under a clock it never reaches (the clocked code is
         compiled apart from the unclocked). The twin's generators are its own: this search plays as it
-        would unwarmed."""
+        would unwarmed. A search built in code whose base cannot be copied (it holds a session or a lock)
+        has no twin: its first clocked decision compiles what the engine's warm-up did not."""
         if not self.options.budget()[1]:
             return
         self.rollouts.ready()
@@ -258,7 +259,10 @@ class SearchAgent(Agent):
         if key in _WARMED:
             return
         _WARMED.add(key)
-        twin = make_search_agent(self.spec, self.game, seed=0) if self.spec else copy.deepcopy(self)
+        try:
+            twin = make_search_agent(self.spec, self.game, seed=0) if self.spec else copy.deepcopy(self)
+        except (TypeError, copy.Error):  # deepcopy's refusal of an object it cannot pickle or copy
+            return
         twin.options = dataclasses.replace(twin.options, worlds=WARM_WORLDS, ms=MOST_MS)  # a clock, never hit
         twin.show({"record": self._record, "state": self._state})
         twin.act(observation)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
+import threading
 from typing import Any
 
 import numpy as np
@@ -184,6 +185,21 @@ def test_a_clocked_search_s_warm_up_changes_none_of_its_moves(monkeypatch: pytes
         assert warmed.act(observation) == plain.act(observation)
         assert plain.last_decision is not None and warmed.last_decision is not None
         np.testing.assert_array_equal(warmed.last_decision.values, plain.last_decision.values)
+
+
+def test_a_search_over_a_base_that_cannot_be_copied_warms_up_without_a_twin_and_plays(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search built in code (no spec) is warmed by a copy of itself; a base holding what cannot be copied
+    (an ONNX session, a lock) leaves it without a twin, not failing its first clocked decision."""
+    monkeypatch.setattr(search_module, "_WARMED", set())
+    game = make_game("huit", num_players=2)
+    base = make_agent("expert", game, seed=0)
+    base.lock = threading.Lock()  # type: ignore[attr-defined]
+    search = SearchAgent(game, base, parse_spec("search:worlds=8:ms=50:expert")[0], seed=0)
+    observation = decisions(game, 1, seed=3)[0]
+    search.warm_up(observation)
+    assert len(search_module._WARMED) == 1
+    assert observation["action_mask"][search.act(observation)]
 
 
 def test_no_worlds_plays_as_the_base() -> None:
