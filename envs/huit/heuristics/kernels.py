@@ -100,6 +100,8 @@ INT_FIELDS = {
     "pool": NUM_CARDS,  # the bit of each unknown card, ascending ids (`cards_of`)
     "seat_stamp": ALL_SEATS, "threat_stamp": OUTCOMES,  # the row whose seat terms, threat terms are memoised
     "draw_keys": 3 * DRAW_MEMO,  # hand, table, fresh Ace of each draw memoised
+    # per seat, the cards it is known not to hold (0: nothing known) and how many it drew since (`VOIDS`)
+    "voids": ALL_SEATS, "void_fresh": ALL_SEATS,
     "out_table": DRAW, "out_fresh": DRAW, "out_next": DRAW,  # how each play ends the turn (B7, B8)
 }
 FLOAT_FIELDS = {
@@ -216,6 +218,7 @@ def greedy_batch(obs: np.ndarray, masks: np.ndarray, hand_at: int, tables: Table
 UNKNOWN, POOL_SIZE, STAMP, DRAWS = INT_AT["unknown"], INT_AT["pool_size"], INT_AT["stamp"], INT_AT["draws"]
 SIZES, POOL, SEAT_STAMP = INT_AT["sizes"], INT_AT["pool"], INT_AT["seat_stamp"]
 THREAT_STAMP, DRAW_KEYS = INT_AT["threat_stamp"], INT_AT["draw_keys"]
+VOIDS, VOID_FRESH = INT_AT["voids"], INT_AT["void_fresh"]
 OUT_TABLE, OUT_FRESH, OUT_NEXT = INT_AT["out_table"], INT_AT["out_fresh"], INT_AT["out_next"]
 KNOWN, SEATS = FLOAT_AT["known"], FLOAT_AT["seats"]
 THREATS, DRAW_VALUES = FLOAT_AT["threats"], FLOAT_AT["draw_values"]
@@ -243,6 +246,25 @@ def seat_terms(seat: int, num_players: int, ints: np.ndarray, floats: np.ndarray
 
 
 @inlined
+def stuck_chance(seat: int, can: int, ints: np.ndarray) -> float:
+    """Chance that `seat` holds none of the cards `can`, its cards spread at random over the unknown ones.
+
+    Where the seat's voids are known (`VOIDS`: cards it showed it lacks, then
+    `VOID_FRESH` cards drawn since), the cards held since then are spread over
+    the unknown cards less those, and only the ones drawn since over all of them.
+    """
+    size = ints[SIZES + seat]
+    wanted = popcount(ints[UNKNOWN] & can)
+    void = ints[VOIDS + seat]
+    if not void:
+        return compiled_p_lacks(ints[POOL_SIZE], wanted, size)
+    old = max(size - ints[VOID_FRESH + seat], 0)
+    free = ints[UNKNOWN] & ~void
+    return (compiled_p_lacks(popcount(free), popcount(free & can), old)
+            * compiled_p_lacks(ints[POOL_SIZE], wanted, size - old))
+
+
+@inlined
 def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.ndarray,
                 floats: np.ndarray, tables: TableArrays) -> int:
     """Where `HuitExpert.threat_terms` of an outcome are (`floats[slot]`, `floats[slot + 1]`), reckoned
@@ -252,8 +274,7 @@ def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.nda
         seat = nxt if nxt else 1
         seat_terms(seat, num_players, ints, floats)
         ahead, per_stuck = floats[SEATS + 2 * seat], floats[SEATS + 2 * seat + 1]
-        wanted = popcount(ints[UNKNOWN] & tables[T_TABLE_CAN][table])
-        lacks = compiled_p_lacks(ints[POOL_SIZE], wanted, ints[SIZES + seat])
+        lacks = stuck_chance(seat, tables[T_TABLE_CAN][table], ints)
         ace = floats[STUCK_ACE]
         fresh_ace = 1.0 if fresh else 0.0
         floats[THREATS + 2 * slot] = ahead + per_stuck * lacks + ace * lacks * fresh_ace
@@ -369,11 +390,16 @@ def play_value(hand: int, action: int, again: int, num_players: int, ints: np.nd
 
 @helper
 def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_players: int,
-               ints: np.ndarray, tables: TableArrays) -> None:
-    """`decode` and `HuitExpert.start_turn` of row `b`: hand sizes, the unknown cards, fresh memos."""
+               ints: np.ndarray, voids: np.ndarray, tables: TableArrays) -> None:
+    """`decode` and `HuitExpert.start_turn` of row `b`: hand sizes, the unknown cards, the seats' known
+    voids (`voids[b]`, none where `voids` has no rows), fresh memos."""
     ints[SIZES] = popcount(hand)
     for k in range(1, num_players):
         ints[SIZES + k] = int(np.rint(np.float64(obs[b, offsets[AT_OPPONENTS] + k - 1]) * 8.0))
+    known = voids.shape[0] > 0
+    for k in range(num_players):
+        ints[VOIDS + k] = voids[b, 0, k] if known else 0
+        ints[VOID_FRESH + k] = voids[b, 1, k] if known else 0
     unknown = tables[T_BITS][DECK_AT] & ~hand & ~read_cards(obs, b, offsets[AT_PLAYED], tables)
     ints[UNKNOWN] = unknown
     count = 0
@@ -389,13 +415,13 @@ def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_play
 
 @helper
 def row_values(obs: np.ndarray, b: int, offsets: np.ndarray, legal: np.ndarray, count: int, num_players: int,
-               again: int, ints: np.ndarray, floats: np.ndarray, scores: np.ndarray,
+               again: int, ints: np.ndarray, floats: np.ndarray, voids: np.ndarray, scores: np.ndarray,
                tables: TableArrays) -> None:
     """`HuitExpert.value` of each of row `b`'s `count` legal actions into `scores[:count, 0]`."""
     hand = read_cards(obs, b, offsets[AT_HAND], tables)
     table = table_of(obs, b, offsets, tables)
     fresh = 1 if obs[b, offsets[AT_ACE_PENALTY]] > 0.5 else 0
-    start_turn(obs, b, offsets, hand, num_players, ints, tables)
+    start_turn(obs, b, offsets, hand, num_players, ints, voids, tables)
     for i in range(count):
         a = legal[i]
         if a == PASS:
@@ -404,6 +430,12 @@ def row_values(obs: np.ndarray, b: int, offsets: np.ndarray, legal: np.ndarray, 
             scores[i, 0] = draw_value(hand, table, fresh, num_players, ints, floats, tables)
         else:
             scores[i, 0] = play_value(hand, a, again, num_players, ints, floats, tables)
+
+
+@njit(cache=True)
+def no_voids() -> np.ndarray:
+    """The `voids` of a batch in which no seat's voids are known: no rows."""
+    return np.zeros((0, 2, ALL_SEATS), dtype=np.int64)
 
 
 @njit(cache=True)
@@ -426,6 +458,21 @@ def expert_rows(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_pla
     """`expert_batch` on a working copy of the rules' arrays that its caller owns and keeps across calls
     (the memos are stamped per row, so what one call leaves in them changes no later value): a caller
     making many small calls (a play-out's rounds) copies the arrays once, not once a call."""
+    return expert_reading(obs, masks, offsets, num_players, again, ints, floats, no_voids(), tables, rng)
+
+
+@njit(cache=True)
+def expert_reading(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
+                   ints: np.ndarray, floats: np.ndarray, voids: np.ndarray, tables: TableArrays,
+                   rng: np.random.Generator) -> np.ndarray:
+    """`expert_rows` told, per row, what each seat is known not to hold.
+
+    `voids` (B, 2, ALL_SEATS) int64, seats as offsets from the mover: per seat
+    the card bitmask it is known not to hold (0: nothing known), then how many
+    cards it drew since it showed that; (0, 2, ALL_SEATS) when nothing is known
+    (`no_voids`). The expert's one guess at a hand it cannot see is whether the
+    next player can follow (`stuck_chance`): it reads these there.
+    """
     out = np.empty(obs.shape[0], dtype=np.int64)
     legal = np.empty(masks.shape[1], dtype=np.int64)
     scores = np.zeros((masks.shape[1], 1))
@@ -434,7 +481,7 @@ def expert_rows(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_pla
         if count == 1:  # `best` draws nothing for one action, and the values have no other effect
             out[b] = legal[0]
             continue
-        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, scores, tables)
+        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, voids, scores, tables)
         out[b] = legal[best_index(scores, count, rng)]
     return out
 
@@ -444,17 +491,17 @@ def expert_values(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_p
                   int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays) -> np.ndarray:
     """(B, num_actions) `HuitExpert.value` of every legal action of every row (NaN off the legal ones).
 
-    What `expert_batch` ranks, before rounding: the differential tests compare
-    it with the Python values bit for bit, which a change too small to move a
-    choice would still fail.
+    What `expert_batch` ranks, before `best_index` rounds it: for analysis, and
+    for tests that a change too small to move a choice would still fail.
     """
     out = np.full(masks.shape, np.nan)
     legal = np.empty(masks.shape[1], dtype=np.int64)
     scores = np.zeros((masks.shape[1], 1))
     ints, floats = int_table.copy(), float_table.copy()
+    voids = no_voids()
     for b in range(obs.shape[0]):
         count = legal_ids(masks, b, legal)
-        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, scores, tables)
+        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, voids, scores, tables)
         for i in range(count):
             out[b, legal[i]] = scores[i, 0]
     return out
