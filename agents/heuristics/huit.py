@@ -74,7 +74,7 @@ class HuitWeights:
     skipped: float  # the player after me is skipped (Queens)
     stuck: float  # chance that the player who moves next cannot lay
     stuck_threat: float  # the same, divided by their cards: blocking matters most near the end
-    stuck_ace: float  # ... when that means drawing 2 (a fresh Ace, B7)
+    stuck_ace: float  # ... when that means drawing the penalty (a fresh Ace, B7)
     win: float = 12.0  # I go out
 
 
@@ -150,7 +150,7 @@ class HuitExpert(HeuristicAgent):
         super().__init__(game, seed)
         self.weights = TWO_PLAYERS if self.rules.num_players == 2 else MORE_PLAYERS
         self.arrays = expert_arrays(self.weights, known_terms(self.weights), self.rules.num_players,
-                                    self.rules.queen_skips_each)
+                                    self.rules.queen_skips_each, R.ACE_DRAW)
         self.offsets = observation_offsets(self.layout)
         self.work = tuple(array.copy() for array in self.arrays)  # `act`'s own working copy
 

@@ -1,19 +1,18 @@
-"""`HuitGreedy` and `HuitExpert` compiled: one numba call plays a whole batch of observations.
+"""`HuitGreedy` and `HuitExpert` (`cardlab.agents.heuristics.huit`): their one implementation, compiled.
 
-Each kernel takes the rows in order and does for each what the Python agent's
-`act` does (`cardlab.agents.heuristics.huit`), reading the rule tables
-`arrays` builds from `tables` (so both read the same tables; they are
-passed in as `Tables`) and breaking ties with `policy_kernels.best_index` and the agent's own generator. So a
-batch picks, row by row, the move the Python agent picks from the same
-observation and generator state, and leaves the generator where it would: the
-differential tests hold the two to that.
+Each kernel plays a batch of observations, row after row: the agents' `act`
+is a batch of one, and the game's batched paths (play-outs, the vector env,
+replay) call the same kernels on many rows. They read the rule tables
+`arrays` builds from `tables` (passed in as `Tables`) and break ties with
+`policy_kernels.best_index` and the agent's own generator, so a seed fixes a
+game and a batch plays each row as it would alone.
 
-The expert's floats are added in the order of the Python code (see
-`HuitExpert.static`), so that ties come out the same; what the Python agent
-memoises per turn is memoised here per row (threat terms per outcome, the
-value of a draw along the look-ahead) or recomputed where that is cheaper
-(a hand's own terms). That state, and the tables of the table's rules and
-weights, live in two flat arrays (`INT_FIELDS`, `FLOAT_FIELDS`).
+What the expert reckons once per row is memoised per row (threat terms per
+outcome, the value of a draw along the look-ahead) or recomputed where that
+is cheaper (a hand's own terms); its floats are added in a fixed order, which
+the seeded games pinned by the tests keep. That state, and the tables of the
+table's rules and weights, live in two flat arrays (`INT_FIELDS`,
+`FLOAT_FIELDS`).
 """
 
 from __future__ import annotations
@@ -48,9 +47,9 @@ class Tables(NamedTuple):
     lay_actions: np.ndarray  # ... the legal groups of the k-th rank when the cards held of it index g
     keep: np.ndarray  # (DRAW,) per play action, the mask that keeps all but the cards it lays
     reach: np.ndarray  # per hand shape, the cards sharing a rank or a suit with it (`tables.REACH`)
-    shape_ranks: np.ndarray  # the cards behind each rank bit of a shape (`tables.shape`)
+    shape_ranks: np.ndarray  # the cards behind each rank bit of a shape (`shape`)
     shape_suits: np.ndarray  # ... and behind each suit bit
-    greedy_columns: np.ndarray  # (DRAW, 3) `HuitGreedy.score` of each play but the last column
+    greedy_columns: np.ndarray  # (DRAW, 3) the greedy's score of each play but the last column
     greedy_suit: np.ndarray  # (DRAW,) the cards whose count is that last column
 
 
@@ -66,7 +65,7 @@ EIGHTS_AT, DECK_AT, RANKS_HELD_AT = range(3)
 TableArrays = tuple[np.ndarray, ...]
 """`tuple(Tables(...))`, as the kernels take it."""
 DRAW, PASS = R.DRAW, R.PASS
-GREEDY_DRAW, GREEDY_PASS = -2.0, -1.0  # `HuitGreedy.score` of draw and pass
+GREEDY_DRAW, GREEDY_PASS = -2.0, -1.0  # the greedy's score of draw and pass: below every play
 AGAIN = 3
 """extra turns (Queens, 2 players) the expert looks ahead"""
 OFFSET_FIELDS = ("hand", "top", "suit", "ace_penalty", "opponents", "played")
@@ -97,12 +96,13 @@ INT_FIELDS = {
     # the unknown cards, how many, the row (memo entries of other rows are stale), the draws memoised
     "unknown": 1, "pool_size": 1, "stamp": 1, "draws": 1,
     "sizes": ALL_SEATS,  # cards held, me first
-    "pool": NUM_CARDS,  # the bit of each unknown card, ascending ids (`cards_of`)
+    "pool": NUM_CARDS,  # the bit of each unknown card, ascending ids
     "seat_stamp": ALL_SEATS, "threat_stamp": OUTCOMES,  # the row whose seat terms, threat terms are memoised
     "draw_keys": 3 * DRAW_MEMO,  # hand, table, fresh Ace of each draw memoised
     # per seat, the cards it is known not to hold (0: nothing known) and how many it drew since (`VOIDS`)
     "voids": ALL_SEATS, "void_fresh": ALL_SEATS,
     "out_table": DRAW, "out_fresh": DRAW, "out_next": DRAW,  # how each play ends the turn (B7, B8)
+    "ace_draw": 1,  # the cards a fresh Ace makes me draw (B7)
 }
 FLOAT_FIELDS = {
     "weights": len(WEIGHT_NAMES),
@@ -143,7 +143,7 @@ def popcount(x: int) -> int:
 
 @inlined
 def shape(hand: int, tables: TableArrays) -> int:
-    """`tables.shape`: bit i per rank `RANKS[i]` held, then one bit per suit held."""
+    """A card set's shape: bit i per rank `RANKS[i]` held, then one bit per suit (`tables.SHAPE_BITS`)."""
     out = 0
     ranks = tables[T_SHAPE_RANKS].size
     for i in range(ranks):
@@ -157,7 +157,7 @@ def shape(hand: int, tables: TableArrays) -> int:
 
 @inlined
 def read_cards(obs: np.ndarray, b: int, start: int, tables: TableArrays) -> int:
-    """`tables.to_mask` of the 32-long slice of row `b` at `start`."""
+    """The bitmask of the cards marked in the 32-long slice (`DECK_CARDS` order) of row `b` at `start`."""
     mask = 0
     for i in range(NUM_CARDS):
         if obs[b, start + i] > 0.5:
@@ -177,7 +177,7 @@ def first_max(obs: np.ndarray, b: int, start: int, size: int) -> int:
 
 @inlined
 def table_of(obs: np.ndarray, b: int, offsets: np.ndarray, tables: TableArrays) -> int:
-    """The table index (`arrays.TABLES`) of row `b`: `follow_of(top, suit)` of `decode`."""
+    """The table index (`arrays.TABLES`) of row `b`: `tables.follow_of` its top card and current suit."""
     top = first_max(obs, b, offsets[AT_TOP], NUM_CARDS)
     if top < 0:
         return 0
@@ -191,7 +191,9 @@ def table_of(obs: np.ndarray, b: int, offsets: np.ndarray, tables: TableArrays) 
 @njit(cache=True)
 def greedy_batch(obs: np.ndarray, masks: np.ndarray, hand_at: int, tables: TableArrays,
                  rng: np.random.Generator) -> np.ndarray:
-    """`HuitGreedy.act` for every row in order (`HuitGreedy.score`'s columns; draw and pass lose)."""
+    """`HuitGreedy.act` for every row in order: the play scoring highest on (not 8s, cards laid, their
+    points, cards then held of the suit it leaves), as `Tables.greedy_columns` and `greedy_suit` give
+    them; draw and pass lose to every play."""
     out = np.empty(obs.shape[0], dtype=np.int64)
     legal = np.empty(masks.shape[1], dtype=np.int64)
     scores = np.zeros((masks.shape[1], tables[T_GREEDY_COLUMNS].shape[1] + 1))
@@ -220,6 +222,7 @@ SIZES, POOL, SEAT_STAMP = INT_AT["sizes"], INT_AT["pool"], INT_AT["seat_stamp"]
 THREAT_STAMP, DRAW_KEYS = INT_AT["threat_stamp"], INT_AT["draw_keys"]
 VOIDS, VOID_FRESH = INT_AT["voids"], INT_AT["void_fresh"]
 OUT_TABLE, OUT_FRESH, OUT_NEXT = INT_AT["out_table"], INT_AT["out_fresh"], INT_AT["out_next"]
+ACE_DRAW_AT = INT_AT["ace_draw"]
 KNOWN, SEATS = FLOAT_AT["known"], FLOAT_AT["seats"]
 THREATS, DRAW_VALUES = FLOAT_AT["threats"], FLOAT_AT["draw_values"]
 CAN_PLAY, CAN_NOW, NEXT_THREAT, OTHER_THREAT, SKIPPED, STUCK, STUCK_THREAT, STUCK_ACE, WIN = (
@@ -230,7 +233,9 @@ CAN_PLAY, CAN_NOW, NEXT_THREAT, OTHER_THREAT, SKIPPED, STUCK, STUCK_THREAT, STUC
 
 @inlined
 def seat_terms(seat: int, num_players: int, ints: np.ndarray, floats: np.ndarray) -> None:
-    """`HuitExpert.seat_terms_of(seat)` into the seat's two floats, once per row."""
+    """The threat terms of `seat` moving next, into its two floats, once per row: those before its chance
+    to be stuck (its threat, the other opponents', whether the seat after me was skipped), and that
+    chance's weight."""
     if ints[SEAT_STAMP + seat] == ints[STAMP]:
         return
     others = 0.0
@@ -267,8 +272,14 @@ def stuck_chance(seat: int, can: int, ints: np.ndarray) -> float:
 @inlined
 def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.ndarray,
                 floats: np.ndarray, tables: TableArrays) -> int:
-    """Where `HuitExpert.threat_terms` of an outcome are (`floats[slot]`, `floats[slot + 1]`), reckoned
-    once per row."""
+    """Where the threat terms of an outcome are (`floats[slot]`, `floats[slot + 1]`), reckoned once per row.
+
+    They are the terms of `static` that depend on how my turn ends, not on my
+    hand: the first for when the next player is stuck as likely as
+    `stuck_chance` says; the second for my own turn again (Queens) beyond the
+    look-ahead while I can lay on my own card, as if the player after me could
+    not.
+    """
     slot = (table * 2 + fresh) * ALL_SEATS + nxt
     if ints[THREAT_STAMP + slot] != ints[STAMP]:
         seat = nxt if nxt else 1
@@ -286,9 +297,9 @@ def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.nda
 @inlined
 def static(hand: int, table: int, fresh: int, nxt: int, num_players: int, ints: np.ndarray,
            floats: np.ndarray, tables: TableArrays) -> float:
-    """`HuitExpert.static`: log-odds that I win once my turn ends with `hand` on this outcome.
+    """Log-odds that I win once my turn ends with `hand` on this outcome (`HuitWeights`).
 
-    The terms of the hand alone (`HuitExpert.hand_value`: its known terms, then
+    The terms of the hand alone (its known terms, `known_terms`, then
     the chance that it follows an unknown card), whether it follows the table it
     leaves, and the outcome's threat terms, added in that order.
     """
@@ -319,7 +330,7 @@ def end_value(rest: int, action: int, num_players: int, ints: np.ndarray, floats
 @helper
 def draw_value(hand: int, table: int, fresh: int, num_players: int, ints: np.ndarray,
                floats: np.ndarray, tables: TableArrays) -> float:
-    """`HuitExpert.draw_value` (memoised per row, as `HuitExpert.value` does)."""
+    """The value of drawing with `hand` on `table` (`reckon_draw`), memoised per row."""
     for i in range(ints[DRAWS]):
         key = DRAW_KEYS + 3 * i
         if ints[key] == hand and ints[key + 1] == table and ints[key + 2] == fresh:
@@ -342,16 +353,16 @@ def reckon_draw(hand: int, table: int, fresh: int, num_players: int, ints: np.nd
     count = ints[POOL_SIZE]
     if count == 0:
         return stay
-    if fresh:  # B7: two cards, and the turn ends; the next player faces the lock
+    if fresh:  # B7: `ace_draw` cards, each worth what one drawn card is on average, and the turn ends
         total = 0.0
         for i in range(count):
             total += static(hand | ints[POOL + i], table, 0, 1, num_players, ints, floats, tables)
-        return stay + 2 * (total / count - stay)
+        return stay + ints[ACE_DRAW_AT] * (total / count - stay)
     total = 0.0
     for i in range(count):
         more = hand | ints[POOL + i]
         best = static(more, table, 0, 1, num_players, ints, floats, tables)
-        for k in range(tables[T_LAY_RANKS][table]):  # the lays of `legal_lays(more, table, True)`
+        for k in range(tables[T_LAY_RANKS][table]):  # the lays of `more` on `table` after a draw
             held = more & tables[T_LAY_BITS][table, k]
             if not held:
                 continue
@@ -368,14 +379,15 @@ def reckon_draw(hand: int, table: int, fresh: int, num_players: int, ints: np.nd
 @helper
 def play_value(hand: int, action: int, again: int, num_players: int, ints: np.ndarray,
                floats: np.ndarray, tables: TableArrays) -> float:
-    """`HuitExpert.value` of a play action: with my turn again (Queens), the best follow-up counts."""
+    """The value of a play action: with my turn again (Queens), the best follow-up counts, for up to
+    `again` more turns."""
     rest = hand & tables[T_KEEP][action]
     if not rest or ints[OUT_NEXT + action] != 0 or again == 0:
         return end_value(rest, action, num_players, ints, floats, tables)
     table = ints[OUT_TABLE + action]
     best = 0.0
     first = True
-    for k in range(tables[T_LAY_RANKS][table]):  # `legal_lays(rest, table, False)`: the lays, then draw
+    for k in range(tables[T_LAY_RANKS][table]):  # the legal moves of `rest` on `table`: the lays, then draw
         held = rest & tables[T_LAY_BITS][table, k]
         if not held:
             continue
@@ -391,8 +403,8 @@ def play_value(hand: int, action: int, again: int, num_players: int, ints: np.nd
 @helper
 def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_players: int,
                ints: np.ndarray, voids: np.ndarray, tables: TableArrays) -> None:
-    """`decode` and `HuitExpert.start_turn` of row `b`: hand sizes, the unknown cards, the seats' known
-    voids (`voids[b]`, none where `voids` has no rows), fresh memos."""
+    """What row `b` tells of the turn: hand sizes, the unknown cards (neither mine nor on the table), the
+    seats' known voids (`voids[b]`, none where `voids` has no rows); and fresh memos."""
     ints[SIZES] = popcount(hand)
     for k in range(1, num_players):
         ints[SIZES + k] = int(np.rint(np.float64(obs[b, offsets[AT_OPPONENTS] + k - 1]) * 8.0))
@@ -417,7 +429,8 @@ def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_play
 def row_values(obs: np.ndarray, b: int, offsets: np.ndarray, legal: np.ndarray, count: int, num_players: int,
                again: int, ints: np.ndarray, floats: np.ndarray, voids: np.ndarray, scores: np.ndarray,
                tables: TableArrays) -> None:
-    """`HuitExpert.value` of each of row `b`'s `count` legal actions into `scores[:count, 0]`."""
+    """The value of each of row `b`'s `count` legal actions into `scores[:count, 0]`: a pass, what my
+    hand is worth as the turn ends; a draw, `draw_value`; a play, `play_value`."""
     hand = read_cards(obs, b, offsets[AT_HAND], tables)
     table = table_of(obs, b, offsets, tables)
     fresh = 1 if obs[b, offsets[AT_ACE_PENALTY]] > 0.5 else 0
@@ -489,7 +502,7 @@ def expert_reading(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_
 @njit(cache=True)
 def expert_values(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
                   int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays) -> np.ndarray:
-    """(B, num_actions) `HuitExpert.value` of every legal action of every row (NaN off the legal ones).
+    """(B, num_actions) the value of every legal action of every row (NaN off the legal ones).
 
     What `expert_batch` ranks, before `best_index` rounds it: for analysis, and
     for tests that a change too small to move a choice would still fail.
