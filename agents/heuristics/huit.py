@@ -152,7 +152,8 @@ class HuitExpert(HeuristicAgent):
         self.arrays = expert_arrays(self.weights, known_terms(self.weights), self.rules.num_players,
                                     self.rules.queen_skips_each, R.ACE_DRAW)
         self.offsets = observation_offsets(self.layout)
-        self.work = tuple(array.copy() for array in self.arrays)  # `act`'s own working copy
+        ints, floats = self.arrays
+        self.work = ints.copy(), floats.copy()  # `act`'s own working copy
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         return self.act_reading(observation, None)

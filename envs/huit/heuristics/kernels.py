@@ -1,18 +1,13 @@
 """`HuitGreedy` and `HuitExpert` (`cardlab.agents.heuristics.huit`): their one implementation, compiled.
 
-Each kernel plays a batch of observations, row after row: the agents' `act`
-is a batch of one, and the game's batched paths (play-outs, the vector env,
-replay) call the same kernels on many rows. They read the rule tables
-`arrays` builds from `tables` (passed in as `Tables`) and break ties with
-`policy_kernels.best_index` and the agent's own generator, so a seed fixes a
-game and a batch plays each row as it would alone.
+Each kernel plays a batch of observations, row after row: the agents' `act` is a batch of one, and the
+game's batched paths (play-outs, the vector env, replay) call the same kernels on many rows. They read
+the rule tables `arrays` builds from `tables` (`Tables`) and break ties with `policy_kernels.best_index`
+and the agent's own generator, so a seed fixes a game and a batch plays each row as it would alone.
 
-What the expert reckons once per row is memoised per row (threat terms per
-outcome, the value of a draw along the look-ahead) or recomputed where that
-is cheaper (a hand's own terms); its floats are added in a fixed order, which
-the seeded games pinned by the tests keep. That state, and the tables of the
-table's rules and weights, live in two flat arrays (`INT_FIELDS`,
-`FLOAT_FIELDS`).
+The expert memoises per row what it reckons more than once (threat terms per outcome, draws along the
+look-ahead); its floats are added in a fixed order, which the pinned seeded games keep. That state and
+the tables of the rules and weights live in two flat arrays (`INT_FIELDS`, `FLOAT_FIELDS`).
 """
 
 from __future__ import annotations
@@ -30,10 +25,8 @@ from cardlab.envs.policy_kernels import best_index, compiled_p_lacks, legal_ids
 class Tables(NamedTuple):
     """The rule tables the kernels read (`arrays.TABLES_ARRAYS` builds them from `tables`).
 
-    Passed in, not read as globals: numba freezes a global array into its
-    cached code and does not see it change in another module. The kernels
-    take them as a plain tuple (`tuple(tables)`, read at the `T_` indices
-    below), whose type numba's cache records without naming this class.
+    Passed in, not read as globals (numba freezes a global array into its cached code), as a plain tuple
+    read at the `T_` indices below, whose type numba's cache records without naming this class.
     """
 
     bits: np.ndarray  # int64: the card sets `EIGHTS_AT`, `DECK_AT` and `RANKS_HELD_AT` below
@@ -53,14 +46,10 @@ class Tables(NamedTuple):
     greedy_suit: np.ndarray  # (DRAW,) the cards whose count is that last column
 
 
-_field = Tables._fields.index
-T_BITS, T_DECK_BITS, T_TOP_TABLE, T_TABLE_CAN = _field("bits"), _field("deck_bits"), _field("top_table"), \
-    _field("table_can")
-T_LAY_RANKS, T_LAY_BITS, T_LAY_SHIFT = _field("lay_ranks"), _field("lay_bits"), _field("lay_shift")
-T_LAY_START, T_LAY_ACTIONS, T_KEEP, T_REACH = _field("lay_start"), _field("lay_actions"), _field("keep"), \
-    _field("reach")
-T_SHAPE_RANKS, T_SHAPE_SUITS = _field("shape_ranks"), _field("shape_suits")
-T_GREEDY_COLUMNS, T_GREEDY_SUIT = _field("greedy_columns"), _field("greedy_suit")
+(T_BITS, T_DECK_BITS, T_TOP_TABLE, T_TABLE_CAN, T_LAY_RANKS, T_LAY_BITS, T_LAY_SHIFT, T_LAY_START,
+ T_LAY_ACTIONS, T_KEEP, T_REACH, T_SHAPE_RANKS, T_SHAPE_SUITS, T_GREEDY_COLUMNS, T_GREEDY_SUIT) = range(
+    len(Tables._fields))
+"""Where each field of `Tables` is in the tuple, in the class's order."""
 EIGHTS_AT, DECK_AT, RANKS_HELD_AT = range(3)
 TableArrays = tuple[np.ndarray, ...]
 """`tuple(Tables(...))`, as the kernels take it."""
@@ -107,8 +96,8 @@ INT_FIELDS = {
 FLOAT_FIELDS = {
     "weights": len(WEIGHT_NAMES),
     "known": (1 << len(R.RANKS)) * KNOWN_COLUMNS,  # `known_terms`, by rows
-    "seats": 2 * ALL_SEATS,  # `seat_terms_of` per seat
-    "threats": 2 * OUTCOMES,  # `threat_terms` per outcome
+    "seats": 2 * ALL_SEATS,  # `seat_terms` per seat
+    "threats": 2 * OUTCOMES,  # `threat_slot`'s terms per outcome
     "draw_values": DRAW_MEMO,
 }
 
@@ -122,8 +111,7 @@ def _starts(fields: dict[str, int]) -> dict[str, int]:
 
 INT_AT, FLOAT_AT = _starts(INT_FIELDS), _starts(FLOAT_FIELDS)
 """Where each field of the two arrays starts (and "size": their lengths)."""
-NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
-"""numba's option to compile without its runtime of reference counts (the stubs do not list it)."""
+NO_REFCOUNT: dict[str, Any] = {"_nrt": False}  # no runtime of reference counts (numba's stubs omit it)
 helper = njit(cache=True, **NO_REFCOUNT)
 """The kernels' helpers: compiled without reference counting (they allocate nothing), since counting
 the arrays they are passed costs more than the rest of a call, and they are called millions of times."""
@@ -252,12 +240,9 @@ def seat_terms(seat: int, num_players: int, ints: np.ndarray, floats: np.ndarray
 
 @inlined
 def stuck_chance(seat: int, can: int, ints: np.ndarray) -> float:
-    """Chance that `seat` holds none of the cards `can`, its cards spread at random over the unknown ones.
-
-    Where the seat's voids are known (`VOIDS`: cards it showed it lacks, then
-    `VOID_FRESH` cards drawn since), the cards held since then are spread over
-    the unknown cards less those, and only the ones drawn since over all of them.
-    """
+    """Chance that `seat` holds none of the cards `can`, its cards spread at random over the unknown ones;
+    where its voids are known (`VOIDS`, then `VOID_FRESH` cards drawn since), the cards held since then are
+    spread over the unknown cards less those, and only the ones drawn since over all of them."""
     size = ints[SIZES + seat]
     wanted = popcount(ints[UNKNOWN] & can)
     void = ints[VOIDS + seat]
@@ -274,11 +259,9 @@ def threat_slot(table: int, fresh: int, nxt: int, num_players: int, ints: np.nda
                 floats: np.ndarray, tables: TableArrays) -> int:
     """Where the threat terms of an outcome are (`floats[slot]`, `floats[slot + 1]`), reckoned once per row.
 
-    They are the terms of `static` that depend on how my turn ends, not on my
-    hand: the first for when the next player is stuck as likely as
-    `stuck_chance` says; the second for my own turn again (Queens) beyond the
-    look-ahead while I can lay on my own card, as if the player after me could
-    not.
+    The terms of `static` that depend on how my turn ends, not on my hand: the first for when the next
+    player is stuck as likely as `stuck_chance` says; the second for my own turn again (Queens) beyond the
+    look-ahead while I can lay on my own card, as if the player after me could not.
     """
     slot = (table * 2 + fresh) * ALL_SEATS + nxt
     if ints[THREAT_STAMP + slot] != ints[STAMP]:
@@ -404,14 +387,12 @@ def play_value(hand: int, action: int, again: int, num_players: int, ints: np.nd
 def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_players: int,
                ints: np.ndarray, voids: np.ndarray, tables: TableArrays) -> None:
     """What row `b` tells of the turn: hand sizes, the unknown cards (neither mine nor on the table), the
-    seats' known voids (`voids[b]`, none where `voids` has no rows); and fresh memos."""
+    seats' known voids (`voids[b]`; none where `voids` has no rows); and fresh memos."""
     ints[SIZES] = popcount(hand)
     for k in range(1, num_players):
         ints[SIZES + k] = int(np.rint(np.float64(obs[b, offsets[AT_OPPONENTS] + k - 1]) * 8.0))
-    known = voids.shape[0] > 0
     for k in range(num_players):
-        ints[VOIDS + k] = voids[b, 0, k] if known else 0
-        ints[VOID_FRESH + k] = voids[b, 1, k] if known else 0
+        ints[VOIDS + k], ints[VOID_FRESH + k] = (voids[b, 0, k], voids[b, 1, k]) if voids.shape[0] else (0, 0)
     unknown = tables[T_BITS][DECK_AT] & ~hand & ~read_cards(obs, b, offsets[AT_PLAYED], tables)
     ints[UNKNOWN] = unknown
     count = 0
@@ -480,11 +461,10 @@ def expert_reading(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_
                    rng: np.random.Generator) -> np.ndarray:
     """`expert_rows` told, per row, what each seat is known not to hold.
 
-    `voids` (B, 2, ALL_SEATS) int64, seats as offsets from the mover: per seat
-    the card bitmask it is known not to hold (0: nothing known), then how many
-    cards it drew since it showed that; (0, 2, ALL_SEATS) when nothing is known
-    (`no_voids`). The expert's one guess at a hand it cannot see is whether the
-    next player can follow (`stuck_chance`): it reads these there.
+    `voids` (B, 2, ALL_SEATS) int64, seats as offsets from the mover: per seat the card bitmask it is
+    known not to hold (0: nothing known), then how many cards it drew since; (0, 2, ALL_SEATS) when
+    nothing is known (`no_voids`). The expert's one guess at a hidden hand, whether the next player can
+    follow (`stuck_chance`), reads them.
     """
     out = np.empty(obs.shape[0], dtype=np.int64)
     legal = np.empty(masks.shape[1], dtype=np.int64)
