@@ -323,6 +323,8 @@ def test_huit_expert_locks_a_next_player_known_to_hold_no_ace_and_no_8() -> None
     assert told(T.ACES | T.EIGHTS, drawn_since=5) == "play 10S"  # all 5 cards drawn since: nothing known
     holding_8 = sum(T.BIT[C.parse_card(card)] for card in ("JH", "7S", "9D", "QD", "8D"))
     assert told((T.PLAIN | T.EIGHTS) & ~holding_8) == "play 10S"  # told their whole hand: they answer
+    assert told(T.ACES | T.EIGHTS) == "play AS"
+    assert env.action_to_str(expert.act(observation)) == "play 10S"  # what it was told holds for one move
 
 
 # ---------------------------------------------------------------- strength

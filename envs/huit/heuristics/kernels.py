@@ -385,14 +385,12 @@ def play_value(hand: int, action: int, again: int, num_players: int, ints: np.nd
 
 @helper
 def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_players: int,
-               ints: np.ndarray, voids: np.ndarray, tables: TableArrays) -> None:
-    """What row `b` tells of the turn: hand sizes, the unknown cards (neither mine nor on the table), the
-    seats' known voids (`voids[b]`; none where `voids` has no rows); and fresh memos."""
+               ints: np.ndarray, tables: TableArrays) -> None:
+    """What row `b` tells of the turn: hand sizes, the unknown cards (neither mine nor on the table); and
+    fresh memos."""
     ints[SIZES] = popcount(hand)
     for k in range(1, num_players):
         ints[SIZES + k] = int(np.rint(np.float64(obs[b, offsets[AT_OPPONENTS] + k - 1]) * 8.0))
-    for k in range(num_players):
-        ints[VOIDS + k], ints[VOID_FRESH + k] = (voids[b, 0, k], voids[b, 1, k]) if voids.shape[0] else (0, 0)
     unknown = tables[T_BITS][DECK_AT] & ~hand & ~read_cards(obs, b, offsets[AT_PLAYED], tables)
     ints[UNKNOWN] = unknown
     count = 0
@@ -408,14 +406,14 @@ def start_turn(obs: np.ndarray, b: int, offsets: np.ndarray, hand: int, num_play
 
 @helper
 def row_values(obs: np.ndarray, b: int, offsets: np.ndarray, legal: np.ndarray, count: int, num_players: int,
-               again: int, ints: np.ndarray, floats: np.ndarray, voids: np.ndarray, scores: np.ndarray,
+               again: int, ints: np.ndarray, floats: np.ndarray, scores: np.ndarray,
                tables: TableArrays) -> None:
     """The value of each of row `b`'s `count` legal actions into `scores[:count, 0]`: a pass, what my
     hand is worth as the turn ends; a draw, `draw_value`; a play, `play_value`."""
     hand = read_cards(obs, b, offsets[AT_HAND], tables)
     table = table_of(obs, b, offsets, tables)
     fresh = 1 if obs[b, offsets[AT_ACE_PENALTY]] > 0.5 else 0
-    start_turn(obs, b, offsets, hand, num_players, ints, voids, tables)
+    start_turn(obs, b, offsets, hand, num_players, ints, tables)
     for i in range(count):
         a = legal[i]
         if a == PASS:
@@ -436,11 +434,8 @@ def no_voids() -> np.ndarray:
 def expert_batch(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_players: int, again: int,
                  int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays,
                  rng: np.random.Generator) -> np.ndarray:
-    """`HuitExpert.act` for every row in order, looking `again` Queen turns ahead.
-
-    `int_table`, `float_table`: the rules' arrays (`arrays.expert_arrays`),
-    copied, so that agents sharing them can play at once.
-    """
+    """`HuitExpert.act` for every row in order, looking `again` Queen turns ahead, on a copy of the rules'
+    arrays (`int_table`, `float_table`: `arrays.expert_arrays`), so that agents sharing them play at once."""
     return expert_rows(obs, masks, offsets, num_players, again, int_table.copy(), float_table.copy(), tables,
                        rng)
 
@@ -469,12 +464,17 @@ def expert_reading(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_
     out = np.empty(obs.shape[0], dtype=np.int64)
     legal = np.empty(masks.shape[1], dtype=np.int64)
     scores = np.zeros((masks.shape[1], 1))
+    if not voids.shape[0]:  # none known: clear any a caller's working copy holds from an earlier call
+        ints[VOIDS:VOID_FRESH + ALL_SEATS] = 0
     for b in range(obs.shape[0]):
         count = legal_ids(masks, b, legal)
         if count == 1:  # `best` draws nothing for one action, and the values have no other effect
             out[b] = legal[0]
             continue
-        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, voids, scores, tables)
+        if voids.shape[0]:
+            ints[VOIDS:VOIDS + ALL_SEATS] = voids[b, 0]
+            ints[VOID_FRESH:VOID_FRESH + ALL_SEATS] = voids[b, 1]
+        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, scores, tables)
         out[b] = legal[best_index(scores, count, rng)]
     return out
 
@@ -491,10 +491,9 @@ def expert_values(obs: np.ndarray, masks: np.ndarray, offsets: np.ndarray, num_p
     legal = np.empty(masks.shape[1], dtype=np.int64)
     scores = np.zeros((masks.shape[1], 1))
     ints, floats = int_table.copy(), float_table.copy()
-    voids = no_voids()
     for b in range(obs.shape[0]):
         count = legal_ids(masks, b, legal)
-        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, voids, scores, tables)
+        row_values(obs, b, offsets, legal, count, num_players, again, ints, floats, scores, tables)
         for i in range(count):
             out[b, legal[i]] = scores[i, 0]
     return out
