@@ -166,7 +166,7 @@ def test_random_plays_as_row_by_row_in_every_game(game_id: str, players: int) ->
 
 @pytest.mark.parametrize("spec", ["greedy", "expert"])
 def test_a_row_with_one_legal_move_draws_nothing(spec: str) -> None:
-    """As `HeuristicAgent.best`: a tie needs two moves, so one legal move leaves the generator as it was."""
+    """As `policy_kernels.best_index`: a tie needs two moves, so one legal move leaves the generator be."""
     game = make_game("huit", num_players=2)
     observations, masks = positions(game, seed=3, count=60)
     only = np.zeros_like(masks)
