@@ -149,11 +149,16 @@ class HuitExpert(HeuristicAgent):
     def __init__(self, game: Game, seed: int | None = None) -> None:
         super().__init__(game, seed)
         self.weights = TWO_PLAYERS if self.rules.num_players == 2 else MORE_PLAYERS
-        self.arrays = expert_arrays(self.weights, known_terms(self.weights), self.rules.num_players,
-                                    self.rules.queen_skips_each, R.ACE_DRAW)
+        self.arrays = self.rule_arrays()
         self.offsets = observation_offsets(self.layout)
         ints, floats = self.arrays
         self.work = ints.copy(), floats.copy()  # `act`'s own working copy
+
+    def rule_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel's arrays (`arrays.expert_arrays`) for these weights and what it reads of the rules:
+        who moves after Queens (B8), the cards a fresh Ace makes one draw (B7)."""
+        return expert_arrays(self.weights, known_terms(self.weights), self.rules.num_players,
+                             self.rules.queen_skips_each, R.ACE_DRAW)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         return self.act_reading(observation, None)

@@ -84,16 +84,20 @@ def test_the_expert_models_the_rules_its_options_cite() -> None:
 class AceDrawExpert(HuitExpert):
     """The expert as a contributor making B7's penalty an option would leave it right: reading it."""
 
-    def __init__(self, game: Game, seed: int | None = None) -> None:
-        super().__init__(game, seed)
-        self.arrays = expert_arrays(self.weights, known_terms(self.weights), self.rules.num_players,
-                                    self.rules.queen_skips_each, self.rules.ace_draw)
+    def rule_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return expert_arrays(self.weights, known_terms(self.weights), self.rules.num_players,
+                             self.rules.queen_skips_each, self.rules.ace_draw)
 
 
 def test_an_option_whose_estimate_keeps_its_default_is_caught() -> None:
     """An `ace_draw` option (B7) added with the expert still reckoning `R.ACE_DRAW` fails the check; the
-    expert reading `rules.ace_draw` passes it."""
+    expert reading `rules.ace_draw` (in `rule_arrays`) passes it, its single moves as its batches."""
     spec = dataclasses.replace(HUIT, rules=AceDrawRules)
     ace_draw = next(o for o in modelled_options(spec) if o.name == "ace_draw")
     assert ignored(spec, ace_draw)
     assert not ignored(spec, ace_draw, AceDrawExpert)
+    game = make_game(spec, {"num_players": 4, "ace_draw": 5})
+    observations, masks = rows()
+    one = AceDrawExpert(game, 0)
+    assert AceDrawExpert(game, 0).act_batch(observations, masks).tolist() == [
+        one.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks, strict=True)]
