@@ -39,9 +39,9 @@ from cardlab.agents.heuristics import huit as H
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.heuristics import kernels as K
 from cardlab.envs.huit.heuristics import tables as T
 from cardlab.envs.match import win_rewards
-from cardlab.envs.policy_kernels import p_lacks
 from cardlab.evaluation import evaluate as evaluate_module
 from cardlab.evaluation.episodes import derive_seed
 from cardlab.evaluation.evaluate import evaluate
@@ -68,15 +68,15 @@ def watch_tables() -> None:
 
 
 class Oracle(H.HuitExpert):
-    """The expert, told whether the next player can follow (it reads the true state)."""
+    """The expert, told whether the next player can follow (it reads the true state): every card a seat
+    does not hold is a known void of it (`HuitExpert.act_reading`)."""
 
     def act(self, observation: dict[str, Any]) -> int:
         state = TABLE["env"].game_state
-        self.true_hands = [hand_mask(state, (state.current + k) % state.n) for k in range(state.n)]
-        return super().act(observation)
-
-    def stuck_chance(self, seat: int, can: int) -> float:
-        return 0.0 if self.true_hands[seat] & can else 1.0
+        voids = np.zeros((2, K.ALL_SEATS), dtype=np.int64)
+        for k in range(1, state.n):
+            voids[0, k] = (T.PLAIN | T.EIGHTS) & ~hand_mask(state, (state.current + k) % state.n)
+        return self.act_reading(observation, voids)
 
 
 class VoidTracker:
@@ -103,17 +103,11 @@ class Voids(H.HuitExpert):
     def act(self, observation: dict[str, Any]) -> int:
         state = TABLE["env"].game_state
         tracker: VoidTracker = TABLE["env"].voids
-        seats = [(state.current + k) % state.n for k in range(state.n)]
-        self.shown = [(tracker.excluded[seat], tracker.drawn_since[seat]) for seat in seats]
-        return super().act(observation)
-
-    def stuck_chance(self, seat: int, can: int) -> float:
-        excluded, fresh = self.shown[seat]
-        held = self.sizes[seat]
-        old = max(held - fresh, 0)  # cards held since the void was shown: none of the excluded ones
-        free = self.unknown & ~excluded
-        return (p_lacks(free.bit_count(), (free & can).bit_count(), old)
-                * p_lacks(self.pool_size, (self.unknown & can).bit_count(), held - old))
+        voids = np.zeros((2, K.ALL_SEATS), dtype=np.int64)
+        for k in range(state.n):
+            seat = (state.current + k) % state.n
+            voids[:, k] = tracker.excluded[seat], tracker.drawn_since[seat]
+        return self.act_reading(observation, voids)
 
 
 def track_voids(env: Any) -> Any:

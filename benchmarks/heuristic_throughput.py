@@ -1,10 +1,12 @@
-"""Decisions per second of the heuristics (`random`, `greedy`, `expert`): Python agents beside batches.
+"""Decisions per second of the heuristics (`random`, `greedy`, `expert`): one move a call beside batches.
 
 For each game and table size, `rows` positions of random play on the game's
 batched engine (the observation and legal mask of the seat to move; several
 random moves between two rows of one game) are given to each agent:
 
-- python: `Agent.act` row by row, on the first `python_rows` rows;
+- act: `Agent.act` row by row, on the first `python_rows` rows (for the
+  heuristics, their compiled kernel on a batch of one: what a move-by-move
+  caller such as the web app or the AEC env pays per decision);
 - batched: `Agent.act_batch` on all rows in one call (a compiled kernel where
   the game has one; otherwise `act_batch` loops over `act`, and the two
   columns measure the same thing).
@@ -46,7 +48,7 @@ class Row(NamedTuple):
     game: str
     players: int
     agent: str
-    python: float  # decisions/s of `act`, row by row
+    python: float  # decisions/s of `act`, row by row (the speed table's key for it is "python")
     batched: float  # decisions/s of `act_batch`
 
 
@@ -111,7 +113,7 @@ def measure(games: list[str], tables: list[int], rows: int, python_rows: int, re
 
 def table(rows: list[Row]) -> str:
     """The measured rows as a Markdown table."""
-    lines = ["| game | players | agent | python decisions/s | batched decisions/s | batched / python |",
+    lines = ["| game | players | agent | act decisions/s | batched decisions/s | batched / act |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r.game} | {r.players} | {r.agent} | {r.python:,.0f} | {r.batched:,.0f} | "
@@ -133,8 +135,8 @@ def main() -> None:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     python_rows = min(args.python_rows, args.rows)
     rows = measure(args.games, args.tables, args.rows, python_rows, args.repeats, args.seed)
-    print(f"\n{args.rows:,} positions of random play per table ({python_rows:,} for the "
-          f"Python agents), CPU time on one core, median of {args.repeats} runs\n")
+    print(f"\n{args.rows:,} positions of random play per table ({python_rows:,} of them for `act` row by "
+          f"row), CPU time on one core, median of {args.repeats} runs\n")
     print(table(rows))
 
 

@@ -52,12 +52,12 @@ def uniform_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @njit(cache=True)
 def best_index(scores: np.ndarray, count: int, rng: np.random.Generator) -> int:
-    """The row of `scores[:count]` (one row per legal action, ascending ids) that `HeuristicAgent.best` picks.
+    """The row of `scores[:count]` (one row per legal action, ascending ids) that a heuristic plays.
 
-    The compiled heuristics' tie-break: rows compare as tuples after rounding
-    to 9 decimals, and with several best rows one is drawn by
-    `rng.integers(ties)` (numba's generator draws as numpy's does), so a batch
-    played row by row from one generator picks what `best` picks move by move.
+    The compiled heuristics' tie-break: rows compare in order, entry by entry,
+    after rounding to 9 decimals (so that the last bits of a sum do not decide),
+    and with several best rows one is drawn by `rng.integers(ties)`, from the
+    agent's own generator, so that a seed fixes its play.
     """
     width = scores.shape[1]
     top = np.empty(width)

@@ -1,12 +1,10 @@
-"""What the heuristic agents of both games share: legal ids, seeded tie-breaks, card odds.
+"""What the heuristic agents of both games share: each is one compiled kernel, `act` a batch of one.
 
-The compiled tie-break and card odds (`best_index`, `p_lacks`) are `cardlab.envs.policy_kernels`', which
-the games' compiled heuristics read too.
+The kernels' tie-break and card odds (`best_index`, `p_lacks`) are `cardlab.envs.policy_kernels`'.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,14 +12,14 @@ import numpy as np
 from cardlab.agents.base import Agent
 from cardlab.envs.spec import Game
 
-Score = tuple[float, ...]
-
 
 class HeuristicAgent(Agent):
-    """An agent that scores each legal action and plays a best one.
+    """An agent that scores each legal action and plays a best one, in a compiled kernel (`act_batch`).
 
-    Ties are broken with the agent's own seeded generator, so a seed fixes its
-    play and the global RNG is never touched.
+    `act` is `act_batch` on a batch of one, so that the single-move agent and
+    the batched paths play the same implementation. Ties are broken with the
+    agent's own seeded generator, so a seed fixes its play and the global RNG
+    is never touched.
     """
 
     def __init__(self, game: Game, seed: int | None = None) -> None:
@@ -29,27 +27,5 @@ class HeuristicAgent(Agent):
         self.layout = self.game.layout
         self.rules: Any = self.game.rules
 
-    @staticmethod
-    def legal(observation: dict[str, np.ndarray]) -> list[int]:
-        legal = np.flatnonzero(observation["action_mask"]).tolist()
-        if not legal:
-            raise ValueError("the observation's action_mask has no legal action: is this seat to move?")
-        return legal
-
-    def best(self, actions: Sequence[int], score: Callable[[int], Score]) -> int:
-        """A highest-scoring action (scores compare as tuples); ties drawn with `self.rng`."""
-        scored = [(tuple(round(x, 9) for x in score(a)), a) for a in actions]
-        top = max(s for s, _ in scored)
-        tied = [a for s, a in scored if s == top]
-        return tied[int(self.rng.integers(len(tied)))] if len(tied) > 1 else tied[0]
-
-
-def counts(part: np.ndarray, copies: np.ndarray) -> np.ndarray:
-    """Per-kind counts from an observation slice scaled by 1/copies."""
-    return np.rint(part * copies).astype(np.int64)
-
-
-def threat(cards_left: int) -> float:
-    """How urgently an opponent with `cards_left` cards must be stopped (1 card: 1.0)."""
-    return 1.0 / cards_left ** 2 if cards_left > 0 else 0.0
-
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        return int(self.act_batch(observation["observation"][None], observation["action_mask"][None])[0])

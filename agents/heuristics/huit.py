@@ -1,103 +1,33 @@
 """Heuristic Huit américain players (RULES.md part B): `HuitGreedy` and `HuitExpert`.
 
-They read hands as card bitmasks and tables through the rule tables of
-`cardlab.envs.huit.heuristics.tables`, so that the expert's look-ahead over
-hypothetical hands stays fast.
+Each is written once, as a compiled kernel (`cardlab.envs.huit.heuristics.kernels`)
+that plays a batch of observations: `act` is that kernel on a batch of one,
+and the game's batched paths (play-outs, the vector env, replay) call the same
+kernel on many rows. This module holds what the kernels are given: the
+expert's weights and the rule tables of the table's rules.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable
 
 import numpy as np
 
 from cardlab.agents.base import checked_batch
-from cardlab.agents.heuristics.common import HeuristicAgent, Score
+from cardlab.agents.heuristics.common import HeuristicAgent
 from cardlab.envs import cards as C
 from cardlab.envs.fast import EXPERT, GREEDY, CompiledPolicy
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.heuristics import kernels as K
 from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS, expert_arrays, observation_offsets
-from cardlab.envs.huit.heuristics.tables import (
-    BIT,
-    EIGHTS,
-    GROUP_BITS,
-    PASSED,
-    PLAIN,
-    RANKS_HELD,
-    REACH,
-    Follow,
-    Outcome,
-    cards_of,
-    follow_of,
-    lay_plays,
-    legal_lays,
-    plays_for,
-    points,
-    shape,
-    suit_after,
-    suit_counts,
-    to_mask,
-)
-from cardlab.envs.policy_kernels import p_lacks
+from cardlab.envs.huit.heuristics.tables import RANKS_HELD
 from cardlab.envs.spec import Game
 
 AGAIN = K.AGAIN  # extra turns (Queens, 2 players) the expert looks ahead
-# `p_lacks` memoised: its arguments are small counts (unknown, wanted, held cards), met again and again.
-cached_p_lacks = functools.cache(p_lacks)
-
-
-@dataclasses.dataclass
-class HuitView:
-    """The observation of the seat to move, decoded. Seats are offsets from me (0)."""
-
-    hand: int  # bitmask of my cards
-    top: int | None  # None on an empty table (B4)
-    suit: int | None
-    announced: bool  # the suit was announced by 8s (B6)
-    ace_penalty: bool  # I face a fresh Ace: Aces, 8s or draw 2 (B7)
-    after_draw: bool  # I drew this turn: lay or pass (B9)
-    sizes: list[int]  # cards held, me first, then seat order
-    unknown: int  # bitmask of the cards neither in my hand nor on the table: other hands or the bank
-
-    @property
-    def n(self) -> int:
-        return len(self.sizes)
-
-
-def decode(agent: HeuristicAgent, observation: dict[str, np.ndarray]) -> HuitView:
-    """Read the observation vector through the env's layout."""
-    vector = observation["observation"]
-    at = agent.layout.slices
-    hand = to_mask(vector[at["hand"]])
-    played = to_mask(vector[at["played"]])
-    top_part, suit_part = vector[at["top"]], vector[at["suit"]]
-    top = int(top_part.argmax())
-    suit = int(suit_part.argmax())
-    return HuitView(
-        hand=hand,
-        top=R.DECK_CARDS[top] if top_part[top] else None,
-        suit=suit if suit_part[suit] else None,
-        announced=bool(vector[at["announced"].start] > 0.5),
-        ace_penalty=bool(vector[at["ace_penalty"].start] > 0.5),
-        after_draw=bool(vector[at["after_draw"].start] > 0.5),
-        sizes=[hand.bit_count(), *(round(v * 8) for v in vector[at["opponents"]].tolist())],
-        unknown=(PLAIN | EIGHTS) & ~hand & ~played,
-    )
-
-
-def added(values: Iterable[float]) -> float:
-    """The sum of `values`, added left to right as the compiled expert adds them (`heuristics.kernels`).
-
-    Not `sum`: from Python 3.12 it compensates rounding, and the last bits of
-    a value decide ties after rounding (`HeuristicAgent.best`).
-    """
-    total = 0.0
-    for value in values:
-        total += value
-    return total
+Voids = np.ndarray
+"""(2, `K.ALL_SEATS`) int64, seats as offsets from the mover: the cards each seat is known not to hold (a
+bitmask of card ids, 0: nothing known), then how many cards it drew since it showed that."""
 
 
 class HuitGreedy(HeuristicAgent):
@@ -113,10 +43,6 @@ class HuitGreedy(HeuristicAgent):
 
     name = "greedy"
 
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        view = decode(self, observation)
-        return self.best(self.legal(observation), lambda a: self.score(view, a))
-
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in order, in one compiled call (`heuristics.kernels.greedy_batch`)."""
         obs, legal = checked_batch(self.game, observations, masks)
@@ -125,16 +51,6 @@ class HuitGreedy(HeuristicAgent):
     def compiled(self) -> CompiledPolicy | None:
         """The greedy kernel the game's fast paths call (`cardlab.envs.huit.fast`)."""
         return CompiledPolicy(GREEDY, self.game.rules, self) if type(self) is HuitGreedy else None
-
-    def score(self, view: HuitView, action: int) -> Score:
-        if action == R.DRAW:
-            return (-2.0,)
-        if action == R.PASS:
-            return (-1.0,)
-        group = GROUP_BITS[action]
-        held = suit_counts(view.hand & ~group)[suit_after(action)]
-        return (float(R.ACTION_RANK[action] != C.EIGHT), float(R.ACTION_SIZE[action]), float(points(group)),
-                float(held))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,7 +74,7 @@ class HuitWeights:
     skipped: float  # the player after me is skipped (Queens)
     stuck: float  # chance that the player who moves next cannot lay
     stuck_threat: float  # the same, divided by their cards: blocking matters most near the end
-    stuck_ace: float  # ... when that means drawing 2 (a fresh Ace, B7)
+    stuck_ace: float  # ... when that means drawing the penalty (a fresh Ace, B7)
     win: float = 12.0  # I go out
 
 
@@ -176,9 +92,10 @@ MORE_PLAYERS = HuitWeights(
 def known_terms(weights: HuitWeights) -> tuple[tuple[float, ...], ...]:
     """The terms of the value of a hand that hold whatever the unknown cards, tabulated.
 
-    Indexed by the ranks of the hand's shape (`shape(hand) & RANKS_HELD`),
-    then by its number of cards; each is summed as `HuitExpert.hand_value`
-    would, term by term.
+    Indexed by the ranks of the hand's shape (`tables.shape(hand) & RANKS_HELD`),
+    then by its number of cards: per card, per rank (turns to go), holding an
+    8, holding an Ace, added in that order. The kernel adds the terms that
+    depend on the unknown cards and on how the turn ends (`kernels.static`).
     """
     w = weights
     eight, ace = 1 << R.RANKS.index(C.EIGHT), 1 << R.RANKS.index(C.ACE)
@@ -232,39 +149,28 @@ class HuitExpert(HeuristicAgent):
     def __init__(self, game: Game, seed: int | None = None) -> None:
         super().__init__(game, seed)
         self.weights = TWO_PLAYERS if self.rules.num_players == 2 else MORE_PLAYERS
-        self.known = known_terms(self.weights)
-        self.plays = plays_for(self.rules.num_players, self.rules.queen_skips_each)
-        self.arrays = expert_arrays(self.weights, self.known, self.rules.num_players,
-                                    self.rules.queen_skips_each)
+        self.arrays = self.rule_arrays()
         self.offsets = observation_offsets(self.layout)
-        # What is known this turn (see `start_turn`).
-        self.sizes: list[int] = []
-        self.unknown = self.pool_size = 0
-        self.pool: list[int] = []
-        self.seat_terms: list[tuple[float, float] | None] = []
-        self.hand_values: dict[int, float] = {}
-        self.threats: dict[Outcome, tuple[float, float]] = {}
-        self.memo: dict[tuple[int, Follow, bool], float] = {}
+        ints, floats = self.arrays
+        self.work = ints.copy(), floats.copy()  # `act`'s own working copy
 
-    def start_turn(self, view: HuitView) -> None:
-        """Take in what is known this turn, and forget the values reckoned on the last one.
-
-        Values met again along other lines of play (same hand and table) are
-        reckoned once per turn: hypothetical hands in `hand_values`, the
-        threat terms of a table and next seat in `threats`, draws in `memo`.
-        """
-        self.sizes = view.sizes
-        self.unknown = view.unknown
-        self.pool_size = view.unknown.bit_count()
-        self.pool = [BIT[c] for c in cards_of(view.unknown)]
-        self.seat_terms = [None] * view.n
-        self.hand_values = {}
-        self.threats = {}
-        self.memo = {}
+    def rule_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel's arrays (`arrays.expert_arrays`) for these weights and what it reads of the rules:
+        who moves after Queens (B8), the cards a fresh Ace makes one draw (B7)."""
+        return expert_arrays(self.weights, known_terms(self.weights), self.rules.num_players,
+                             self.rules.queen_skips_each, R.ACE_DRAW)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
-        values = self.values(observation)
-        return self.best(list(values), lambda a: (values[a],))
+        return self.act_reading(observation, None)
+
+    def act_reading(self, observation: dict[str, np.ndarray], voids: Voids | None) -> int:
+        """`act`, told what each seat is known not to hold (`Voids`; None: nothing), as a player who
+        reads the table more closely than the observation tells would be."""
+        obs, legal = checked_batch(self.game, observation["observation"][None],
+                                   observation["action_mask"][None])
+        known = K.no_voids() if voids is None else np.ascontiguousarray(voids, dtype=np.int64)[None]
+        return int(K.expert_reading(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.work,
+                                    known, TABLES_ARRAYS, self.rng)[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in order, in one compiled call (`heuristics.kernels.expert_batch`)."""
@@ -283,155 +189,15 @@ class HuitExpert(HeuristicAgent):
         return (self.offsets, *self.arrays)
 
     def values_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """(B, num_actions) float64: the `value` of each legal action of each row, NaN elsewhere, compiled.
+        """(B, num_actions) float64: the value of each legal action of each row, NaN elsewhere.
 
-        What `act_batch` ranks (before `best` rounds it), for analysis and for
-        the tests that hold the compiled values to the Python ones.
+        What `act_batch` ranks (before `best_index` rounds it), for analysis.
         """
         obs, legal = checked_batch(self.game, observations, masks)
         return K.expert_values(obs, legal, self.offsets, self.rules.num_players, AGAIN, *self.arrays,
                                TABLES_ARRAYS)
 
     def values(self, observation: dict[str, np.ndarray]) -> dict[int, float]:
-        """Legal action -> its `value`, as `act` reckons it (unrounded)."""
-        view = decode(self, observation)
-        self.start_turn(view)
-        table = follow_of(view.top, view.suit)
-        return {a: self.value(view.hand, a, table, view.ace_penalty, AGAIN) for a in self.legal(observation)}
-
-    # ------------------------------------------------------------ values
-    def value(self, hand: int, action: int, table: Follow, ace_penalty: bool, again: int) -> float:
-        """Value of `action` with `hand` on `table` (a fresh Ace if `ace_penalty`).
-
-        When Queens give me another turn (2 players), my best next play counts,
-        for up to `again` more turns.
-        """
-        if action == R.PASS:
-            return self.static(hand, PASSED[table])
-        if action == R.DRAW:
-            key = (hand, table, ace_penalty)
-            if key not in self.memo:
-                self.memo[key] = self.draw_value(hand, table, ace_penalty)
-            return self.memo[key]
-        keep, end = self.plays[action]
-        rest = hand & keep
-        if not rest:
-            return self.weights.win
-        if end.again and again:  # my turn again: the best follow-up counts
-            after = end.table
-            return max(self.value(rest, a, after, False, again - 1) for a in legal_lays(rest, after, False))
-        return self.static(rest, end)
-
-    def draw_value(self, hand: int, table: Follow, ace_penalty: bool) -> float:
-        """Expected value of drawing: over the unknown cards, the best of laying or passing after.
-
-        After a draw there is no look-ahead (`value` with `again` 0), which is
-        spelt out in the loop: it is where the expert spends its time.
-        """
-        pool = self.pool
-        passed = PASSED[table]
-        static = self.static
-        stay = static(hand, passed)
-        if not pool:
-            return stay
-        if ace_penalty:  # B7: two cards, and the turn ends; the next player faces the lock
-            mean = added(static(hand | bit, passed) for bit in pool) / len(pool)
-            return stay + 2 * (mean - stay)
-        w = self.weights
-        win = w.win
-        can_now, cannot_now = w.can_now * True, w.can_now * False  # `w.can_now * bool(can)`, as in `static`
-        hand_values, threats = self.hand_values, self.threats
-        lays = lay_plays(table, self.rules.num_players, self.rules.queen_skips_each)
-        total = 0.0
-        for bit in pool:
-            more = hand | bit
-            best = static(more, passed)
-            for bits, plays in lays:  # the lays of `legal_lays(more, table, True)`, written out
-                held = more & bits
-                if not held:
-                    continue
-                for keep, end in plays[held]:
-                    rest = more & keep
-                    if not rest:
-                        value = win
-                    else:  # `static(rest, end)`, inlined
-                        known = hand_values.get(rest)
-                        if known is None:
-                            known = hand_values[rest] = self.hand_value(rest)
-                        terms = threats.get(end)
-                        if terms is None:
-                            terms = threats[end] = self.threat_terms(end)
-                        can = rest & end.can
-                        follow = 1 if end.again and can else 0
-                        value = known + (can_now if can else cannot_now) + terms[follow]
-                    if value > best:
-                        best = value
-            total += best
-        return total / len(pool)
-
-    def static(self, hand: int, end: Outcome) -> float:
-        """Log-odds that I win once my turn ends with `hand`, as `end` says.
-
-        The `HuitWeights` sum splits into the terms of my hand alone
-        (`hand_value`), whether I can follow the table I leave (`can_now`), and
-        the terms of how the turn ends (`threat_terms`: they need my hand only
-        to know if I can follow my own card). The first and last are reckoned
-        once per turn; the parts are added in the order of the whole sum, so
-        that the floats, hence the ties between actions, are the same.
-        """
-        value = self.hand_values.get(hand)
-        if value is None:
-            value = self.hand_values[hand] = self.hand_value(hand)
-        threats = self.threats.get(end)
-        if threats is None:
-            threats = self.threats[end] = self.threat_terms(end)
-        can = hand & end.can
-        return value + self.weights.can_now * bool(can) + threats[1 if end.again and can else 0]
-
-    def hand_value(self, hand: int) -> float:
-        """The terms of `static` that depend on my hand alone (and the unknown cards).
-
-        They are, in order: per card, per rank (turns to go), holding an 8,
-        holding an Ace (`known_terms`), and the chance that I can lay on a card
-        drawn from the unknown ones (by suit or rank, or an 8).
-        """
-        form = shape(hand)
-        pool = self.pool_size
-        return self.known[form & RANKS_HELD][hand.bit_count()] + self.weights.can_play * (
-            1.0 if hand & EIGHTS or not pool else (self.unknown & REACH[form]).bit_count() / pool
-        )
-
-    def threat_terms(self, end: Outcome) -> tuple[float, float]:
-        """The terms of `static` that depend on how my turn ends, not on my hand.
-
-        The first is for when the next player is stuck as likely as `stuck_chance` says; the
-        second for my own turn again (Queens) beyond the look-ahead while I can
-        lay on my own card: as if the player after me could not. If I cannot,
-        I pass and they face it (the first).
-        """
-        w = self.weights
-        seat = end.nxt or 1
-        fresh_ace = end.fresh_ace
-        seat_terms = self.seat_terms[seat]
-        if seat_terms is None:
-            seat_terms = self.seat_terms[seat] = self.seat_terms_of(seat)
-        ahead, per_stuck = seat_terms
-        lacks = self.stuck_chance(seat, end.can)
-        return (ahead + per_stuck * lacks + w.stuck_ace * lacks * fresh_ace,
-                ahead + per_stuck * 1.0 + w.stuck_ace * 1.0 * fresh_ace)
-
-    def stuck_chance(self, seat: int, can: int) -> float:
-        """Chance that `seat` holds none of the cards `can` (its cards spread at random over the unknown).
-
-        The one place the expert guesses at a hand it cannot see: a player who reads more overrides it.
-        """
-        return cached_p_lacks(self.pool_size, (self.unknown & can).bit_count(), self.sizes[seat])
-
-    def seat_terms_of(self, seat: int) -> tuple[float, float]:
-        """The threat terms of `seat` moving next: those before its chance to be stuck, and that
-        chance's weight."""
-        w = self.weights
-        sizes = self.sizes
-        others = added(1.0 / sizes[s] for s in range(1, len(sizes)) if s != seat and sizes[s])
-        ahead = w.next_threat / sizes[seat] + w.other_threat * others + w.skipped * (seat != 1)
-        return ahead, w.stuck + w.stuck_threat / sizes[seat]
+        """Legal action -> its value, as `act` reckons it (unrounded)."""
+        row = self.values_batch(observation["observation"][None], observation["action_mask"][None])[0]
+        return {int(a): float(row[a]) for a in np.flatnonzero(~np.isnan(row))}

@@ -1,13 +1,10 @@
 """Heuristic Switch players (RULES.md part A): `SwitchGreedy` and `SwitchExpert`.
 
-Both read only the observation of the seat to move (decoded by `decode`): own
-hand, top card, current suit, pending run, direction, hand sizes and the
-discard pile. Seats are counted from the observer: 0 is me, 1 the seat after
-me in seat order, and so on.
-
-Both also play a whole batch of observations in one compiled call
-(`act_batch`, kernels in `cardlab.envs.switch.heuristics.kernels`), move for move what `act` plays
-with the same generator; the differential test keeps the two one.
+Each is written once, as a compiled kernel (`cardlab.envs.switch.heuristics.kernels`)
+that plays a batch of observations: `act` is that kernel on a batch of one,
+and the game's play-outs call the same kernel on many rows. Both read only
+the observation of the seat to move: own hand, top card, current suit,
+pending run, direction, hand sizes and the discard pile.
 """
 
 from __future__ import annotations
@@ -18,98 +15,10 @@ import functools
 import numpy as np
 
 from cardlab.agents.base import checked_batch
-from cardlab.agents.heuristics.common import HeuristicAgent, Score, counts, threat
-from cardlab.envs import cards as C
+from cardlab.agents.heuristics.common import HeuristicAgent
 from cardlab.envs.fast import EXPERT, GREEDY, CompiledPolicy
-from cardlab.envs.policy_kernels import p_lacks
 from cardlab.envs.spec import Game
-from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.heuristics import kernels as K
-
-IS_WILD = np.array(R.WILD)  # Jacks and Jokers go on anything (A5)
-IS_RUN_CARD = np.array(R.RUN_CARD)  # 2s and Jokers start or answer a draw run (A6)
-SUIT_OF = np.array([C.suit_of(c) for c in range(C.NUM_KINDS)])
-RANK_OF = np.array([C.rank_of(c) for c in range(C.NUM_KINDS)])
-TWOS = [C.make_card(C.TWO, s) for s in range(C.NUM_SUITS)]
-JACKS = [C.make_card(C.JACK, s) for s in range(C.NUM_SUITS)]
-RUN_VALUE = K.RUN_VALUE  # cards a 2 or a Joker adds to a draw run (A6)
-# PLAIN_SUITS[card, suit] = 1 for the cards of `suit` that are not wild.
-PLAIN_SUITS = np.array([[int(SUIT_OF[c] == s and not IS_WILD[c]) for s in range(C.NUM_SUITS)]
-                        for c in range(C.NUM_KINDS)])
-
-
-@dataclasses.dataclass
-class SwitchView:
-    """The observation of the seat to move, decoded. Seats are offsets from me (0)."""
-
-    hand: np.ndarray  # copies held per card kind
-    top: int
-    suit: int | None  # None while the suit is free (a Joker starter, A4)
-    pending: int  # cards the pending draw run makes the next drawer take (A6)
-    direction: int  # +1: play goes to seat + 1; -1: reversed (A7)
-    after_draw: bool  # I drew a playable card: play it or pass (A8)
-    declaring: bool  # I name the suit after a Jack starter (A4)
-    sizes: list[int]  # cards held, me first, then seat order
-    unknown: np.ndarray  # copies per kind neither in my hand nor in the discard pile
-    match_rank: bool
-
-    @property
-    def n(self) -> int:
-        return len(self.sizes)
-
-    def next_seat(self, seat: int, steps: int = 1, direction: int | None = None) -> int:
-        """The seat `steps` turns after `seat`, passing over seats that are out (A9)."""
-        d = self.direction if direction is None else direction
-        for _ in range(steps):
-            seat = (seat + d) % self.n
-            while self.sizes[seat] == 0 and seat != 0:
-                seat = (seat + d) % self.n
-        return seat
-
-
-def decode(agent: HeuristicAgent, observation: dict[str, np.ndarray]) -> SwitchView:
-    """Read the observation vector through the env's layout."""
-    parts = agent.layout.split(observation["observation"])
-    deck = np.asarray(agent.rules.deck(), dtype=np.int64)
-    hand = counts(parts["hand"], deck)
-    played = counts(parts["played"], deck)
-    return SwitchView(
-        hand=hand,
-        top=int(np.argmax(parts["top"])),
-        suit=int(np.argmax(parts["suit"])) if parts["suit"].any() else None,
-        pending=round(float(parts["pending"][0]) * 10),
-        direction=1 if parts["direction"][0] > 0.5 else -1,
-        after_draw=bool(parts["phase"][0] > 0.5),
-        declaring=bool(parts["phase"][1] > 0.5),
-        sizes=[int(hand.sum()), *np.rint(parts["opponents"] * 10).astype(int).tolist()],
-        unknown=np.maximum(deck - hand - played, 0),
-        match_rank=agent.rules.match_rank,
-    )
-
-
-def suit_counts(hand: np.ndarray) -> list[int]:
-    """Non-wild cards held per suit (Jacks and Jokers follow any suit anyway)."""
-    return (hand @ PLAIN_SUITS).tolist()
-
-
-def suit_after(view: SwitchView, action: int) -> int | None:
-    """The current suit once `action` is played (a Jack names it; a Joker leaves it, A5)."""
-    card = R.ACTION_CARD[action]
-    if R.ACTION_DECLARE[action] != C.NO_SUIT:
-        return R.ACTION_DECLARE[action]
-    return view.suit if card == C.JOKER else C.suit_of(card)
-
-
-def without(hand: np.ndarray, card: int) -> np.ndarray:
-    rest = hand.copy()
-    rest[card] -= 1
-    return rest
-
-
-def held_after(view: SwitchView, action: int) -> float:
-    """Cards of the suit `action` leaves current that I still hold afterwards."""
-    suit = suit_after(view, action)
-    return 0.0 if suit is None else float(suit_counts(without(view.hand, R.ACTION_CARD[action]))[suit])
 
 
 class SwitchHeuristic(HeuristicAgent):
@@ -135,10 +44,6 @@ class SwitchGreedy(SwitchHeuristic):
 
     name = "greedy"
 
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        view = decode(self, observation)
-        return self.best(self.legal(observation), lambda a: self.score(view, a))
-
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in one compiled call (`heuristics.kernels.greedy_actions`), same draws."""
         obs, mask = checked_batch(self.game, observations, masks)
@@ -149,25 +54,13 @@ class SwitchGreedy(SwitchHeuristic):
         return CompiledPolicy(GREEDY, self.game.rules, self, lambda: (self.offsets, self.deck)) \
             if type(self) is SwitchGreedy else None
 
-    def score(self, view: SwitchView, action: int) -> Score:
-        if action == R.DRAW:
-            return (-2.0,)
-        if action == R.PASS:
-            return (-1.0,)
-        if action >= R.DECLARE:
-            return (float(suit_counts(view.hand)[R.ACTION_DECLARE[action]]),)
-        card = R.ACTION_CARD[action]
-        if view.pending:
-            return (float(card != C.JOKER), held_after(view, action))
-        return (float(not IS_WILD[card]), float(R.POINTS[card]), held_after(view, action))
-
 
 @dataclasses.dataclass(frozen=True)
 class SwitchWeights:
     """The expert's weights, in log-odds of winning the hand.
 
     The hand values come from a logistic fit of hand outcomes on self-play
-    positions (rounded). An attack is worth the threat (`common.threat`) it
+    positions (rounded). An attack is worth the threat (`kernels._threat`) it
     takes off the player who moves next; those weights were set by reasoning
     and scenario checks, as benchmarks cannot tell them apart.
     """
@@ -220,14 +113,6 @@ class SwitchExpert(SwitchHeuristic):
     name = "expert"
     weights = SwitchWeights()
 
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        view = decode(self, observation)
-        legal = self.legal(observation)
-        if view.declaring:
-            return self.best(legal, lambda a: self.declare_score(view, R.ACTION_DECLARE[a]))
-        could_play = any(a < R.DRAW for a in legal)
-        return self.best(legal, lambda a: self.score(view, a, could_play))
-
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`act` for every row in one compiled call (`heuristics.kernels.expert_actions`), same draws."""
         obs, mask = checked_batch(self.game, observations, masks)
@@ -240,66 +125,3 @@ class SwitchExpert(SwitchHeuristic):
         return CompiledPolicy(EXPERT, self.game.rules, self,
                               lambda: (self.offsets, self.deck, weight_array(self.weights))) \
             if type(self) is SwitchExpert else None
-
-    def hand_value(self, hand: np.ndarray) -> float:
-        """What my cards are worth: minus one card each, plus the cards that keep me playing."""
-        w = self.weights
-        jacks = int(hand[JACKS].sum())
-        twos = int(hand[TWOS].sum())
-        value = -w.card * int(hand.sum()) + w.joker * int(hand[C.JOKER])
-        value += w.jack * min(jacks, 1) + w.more_jacks * max(jacks - 1, 0)
-        return value + w.two * min(twos, 1) + w.more_twos * max(twos - 1, 0)
-
-    def declare_score(self, view: SwitchView, suit: int) -> Score:
-        """The suit I hold most; then the one the next player is least likely to hold."""
-        stuck = self.p_stuck(view, view.next_seat(0), suit, C.make_card(C.JACK, suit))
-        return (float(suit_counts(view.hand)[suit]), stuck)
-
-    def p_stuck(self, view: SwitchView, seat: int, suit: int | None, top: int) -> float:
-        """Chance that `seat` cannot play on `top` with `suit` current (no run pending)."""
-        if suit is None:
-            return 0.0
-        can = (suit == SUIT_OF) | IS_WILD
-        if view.match_rank and top != C.JOKER:
-            can |= C.rank_of(top) == RANK_OF
-        return p_lacks(int(view.unknown.sum()), int(view.unknown[can].sum()), view.sizes[seat])
-
-    def score(self, view: SwitchView, action: int, could_play: bool) -> Score:
-        """(log-odds after `action`, cards held of the suit it leaves, points it sheds)."""
-        w = self.weights
-        if action == R.DRAW:
-            lost_turn = w.tempo if could_play and not view.pending else 0.0
-            return (self.hand_value(view.hand) - w.card * (view.pending or 1) - lost_turn, 0.0, 0.0)
-        if action == R.PASS:
-            return (self.hand_value(view.hand), 0.0, 0.0)
-        card = R.ACTION_CARD[action]
-        hand = without(view.hand, card)
-        if not hand.any():
-            return (w.win, 0.0, 0.0)
-        value = self.hand_value(hand) + self.attack(view, card, suit_after(view, action))
-        return (value, held_after(view, action), float(R.POINTS[card]))
-
-    def attack(self, view: SwitchView, card: int, suit: int | None) -> float:
-        """What playing `card` does to the player who moves next, weighted by their threat."""
-        w = self.weights
-        sizes = list(view.sizes)
-        sizes[0] -= 1
-        rank = C.rank_of(card)
-        direction = -view.direction if rank == C.KING and view.n > 2 else view.direction
-        after = dataclasses.replace(view, sizes=sizes, direction=direction)
-        nxt = after.next_seat(0)
-        if RUN_VALUE[card]:
-            pool = int(view.unknown.sum())
-            p_draws = p_lacks(pool, int(view.unknown[IS_RUN_CARD].sum()), sizes[nxt])
-            run = view.pending + int(RUN_VALUE[card])
-            return w.run * p_draws * (threat(sizes[nxt]) - threat(sizes[nxt] + run))
-        value = 0.0
-        if rank == C.EIGHT:
-            value += w.skip * threat(sizes[nxt])
-            nxt = after.next_seat(nxt)
-            if nxt == 0:  # two players: my turn again
-                return value
-        elif direction != view.direction:
-            value += w.skip * (threat(sizes[view.next_seat(0)]) - threat(sizes[nxt]))
-        stuck = self.p_stuck(view, nxt, suit, card)
-        return value + w.block * stuck * (threat(sizes[nxt]) - threat(sizes[nxt] + 1))

@@ -109,6 +109,8 @@ PASS = DRAW + 1
 NUM_ACTIONS = PASS + 1
 
 NO_RANK = C.NO_RANK
+ACE_DRAW = 2
+"""Cards a fresh Ace makes the next player draw unless they answer it (B7)."""
 ACTION_RANK: list[int] = [NO_RANK] * NUM_ACTIONS
 ACTION_MASK: list[int] = [0] * NUM_ACTIONS
 ACTION_TOP: list[int] = [C.NO_SUIT] * NUM_ACTIONS
@@ -391,7 +393,7 @@ class HuitState(HandState):
     def _draw(self, seat: int) -> None:
         if not self.ace_penalty and self.current_suit is not None:  # a draw of its own accord
             self.drew_on[seat] |= 1 << self.current_suit
-        count = 2 if self.ace_penalty else 1
+        count = ACE_DRAW if self.ace_penalty else 1
         self._draw_cards(seat, count, self.ace_penalty)
         if self.ace_penalty:  # B7: the 2-card penalty ends the turn
             self._end_turn(seat, 0)

@@ -1,10 +1,11 @@
-"""Switch's compiled heuristics (`cardlab.envs.switch.heuristics.kernels`) against the Python agents,
-decision by decision.
+"""Switch's heuristics play a batch (`act_batch`) as they play its rows one at a time (`act`).
 
-The claim: for any rows, `agent.act_batch(obs, masks)` is what the same agent
-(same generator state) plays by `act` row after row, and both generators end
-in the same state, so the tie-breaks (drawn with the agent's generator) are
-the same draws. The rows come from batched games at every table size (A1),
+Each heuristic is one compiled kernel (`cardlab.envs.switch.heuristics.kernels`),
+and `act` is that kernel on a batch of one. The claim: for any rows,
+`agent.act_batch(obs, masks)` is what the same agent (same generator state)
+plays by `act` row after row, whatever the rows before a row in its batch, and
+both generators end in the same state, so the tie-breaks (drawn with the
+agent's generator) are the same draws. The rows come from batched games at every table size (A1),
 played by random, greedy and expert movers in turn, so they hold draw runs
 of 2s and Jokers (A6), declarations after a Jack starter (A4), passes and
 plays after a draw (A8), reversed play (A7), skips (A7), seats already out
@@ -149,7 +150,7 @@ def play_positions(options: dict[str, Any], seed: int, slots: int = 12, steps: i
     return Positions(game, np.concatenate(rows), np.concatenate(masks), cases)
 
 
-def python_moves(agent: HeuristicAgent, obs: np.ndarray, masks: np.ndarray) -> tuple[list[int], int]:
+def one_by_one(agent: HeuristicAgent, obs: np.ndarray, masks: np.ndarray) -> tuple[list[int], int]:
     """What `agent.act` plays row after row (masks as int8, as the AEC env gives them), and its draws."""
     moves, draws = [], 0
     for row, mask in zip(obs, masks.astype(np.int8), strict=True):
@@ -162,10 +163,10 @@ def python_moves(agent: HeuristicAgent, obs: np.ndarray, masks: np.ndarray) -> t
 def check_same(positions: Positions, cls: type[HeuristicAgent], seed: int, chunks: int = 3,
                weights: SwitchWeights | None = None) -> int:
     """`act_batch` over the rows (cut into `chunks` calls) equals `act` row after row; returns the ties."""
-    batched, python = cls(positions.game, seed), cls(positions.game, seed)
+    batched, alone = cls(positions.game, seed), cls(positions.game, seed)
     if weights is not None:
-        batched.weights = python.weights = weights  # type: ignore[attr-defined]
-    want, ties = python_moves(python, positions.obs, positions.masks)
+        batched.weights = alone.weights = weights  # type: ignore[attr-defined]
+    want, ties = one_by_one(alone, positions.obs, positions.masks)
     parts = np.array_split(np.arange(len(positions.obs)), chunks)
     got = np.concatenate([batched.act_batch(positions.obs[p], positions.masks[p]) for p in parts])
     assert got.dtype == np.int64
@@ -173,8 +174,8 @@ def check_same(positions: Positions, cls: type[HeuristicAgent], seed: int, chunk
     if wrong.size:
         i = int(wrong[0])
         raise AssertionError(f"{cls.name}: {wrong.size} of {len(got)} rows differ; row {i}: batched "
-                             f"{R.action_to_str(int(got[i]))}, python {R.action_to_str(want[i])}")
-    assert batched.rng.bit_generator.state == python.rng.bit_generator.state, f"{cls.name}: generators"
+                             f"{R.action_to_str(int(got[i]))}, one by one {R.action_to_str(want[i])}")
+    assert batched.rng.bit_generator.state == alone.rng.bit_generator.state, f"{cls.name}: generators"
     return ties
 
 
@@ -186,7 +187,7 @@ def at_table(options: dict[str, Any], players: int) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- every table size, every case
 @pytest.mark.parametrize("players", range(2, 11))
-def test_batched_heuristics_play_as_the_python_agents_at_every_table_size(players: int) -> None:
+def test_batched_heuristics_play_as_one_row_at_a_time_at_every_table_size(players: int) -> None:
     """A1-A9: same moves and same generator states, ties included, in runs, declarations, after draws,
     reversals, skips, seats out and last cards; the default rules but `memory` at odd sizes,
     `voluntary_draw` (A8) at 3, 6 and 9 and no `match_rank` (A5) at 2, 6 and 10."""
@@ -212,18 +213,26 @@ def test_batched_heuristics_honour_the_rule_options(options: dict[str, Any], pla
         check_same(positions, cls, seed=seed, chunks=2)
 
 
-WEIGHTS = st.builds(SwitchWeights, **{f.name: st.floats(-3, 3).map(lambda x: round(x, 2))
-                                      for f in dataclasses.fields(SwitchWeights)})
-
-
 @settings(max_examples=6, deadline=None)
-@given(weights=WEIGHTS, seed=SEEDS)
-def test_batched_expert_reads_each_weight_where_the_python_expert_does(weights: SwitchWeights,
-                                                                       seed: int) -> None:
-    """Drawn weights tell apart weights the defaults make equal (skip and block are both 1.0)."""
+@given(weights=st.builds(SwitchWeights, **{f.name: st.floats(-3, 3).map(lambda x: round(x, 2))
+                                           for f in dataclasses.fields(SwitchWeights)}), seed=SEEDS)
+def test_drawn_weights_are_read_at_each_call(weights: SwitchWeights, seed: int) -> None:
+    """Weights set on an agent after it is built are the ones its batches and single moves play."""
     positions = play_positions({"num_players": 5, "num_decks": 2, "extra_twos": 4}, seed=seed % 1000,
                                slots=8, steps=80)
     check_same(positions, SwitchExpert, seed=seed, chunks=1, weights=weights)
+
+
+def test_each_weight_moves_some_decision() -> None:
+    """The expert reads every one of its weights: turning any one alone against its sign changes some of its
+    moves (`tempo` weighs a draw while it could play, so the rules allow one, A8's `voluntary_draw`)."""
+    positions = play_positions({"num_players": 4, "num_decks": 2, "extra_twos": 4, "voluntary_draw": True},
+                               seed=3, steps=150)
+    plain = SwitchExpert(positions.game, 0).act_batch(positions.obs, positions.masks)
+    for name in K.WEIGHT_NAMES:
+        expert = SwitchExpert(positions.game, 0)
+        expert.weights = dataclasses.replace(expert.weights, **{name: -2.0 - getattr(expert.weights, name)})
+        assert (expert.act_batch(positions.obs, positions.masks) != plain).any(), name
 
 
 def test_the_weights_array_names_every_weight() -> None:

@@ -19,13 +19,11 @@ from pettingzoo import AECEnv
 
 from cardlab.agents.base import RandomAgent, make_agent
 from cardlab.agents.heuristics import HuitExpert, HuitGreedy, SwitchExpert, SwitchGreedy
-from cardlab.agents.heuristics import huit as H
-from cardlab.agents.heuristics import switch as S
 from cardlab.envs import cards as C
-from cardlab.envs import huit_v1, switch_v1
+from cardlab.envs import huit_v1, make_game, switch_v1
 from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.heuristics import kernels as K
 from cardlab.envs.huit.heuristics import tables as T
-from cardlab.envs.huit.rules import DECK_CARDS
 from cardlab.envs.policy_kernels import p_lacks
 from cardlab.evaluation.evaluate import evaluate
 
@@ -115,12 +113,12 @@ def test_an_agent_cannot_reach_the_other_hands(spec: str, game: str) -> None:
 
 
 def test_ties_are_broken_by_the_agents_own_seeded_generator() -> None:
-    env = huit_v1.raw_env()
-    picks = {seed: make_agent("greedy", env, seed).best(range(10), lambda a: (1.0,)) for seed in range(30)}
-    assert len(set(picks.values())) > 3  # ties are really drawn, not always the first id
-    again = {seed: make_agent("greedy", env, seed).best(range(10), lambda a: (1.0,)) for seed in range(30)}
-    assert again == picks
-    assert make_agent("greedy", env, 0).best(range(10), lambda a: (float(a == 7),)) == 7
+    # B4: seat 0 opens an empty table with one card; its four 9s score alike, so the seed draws one.
+    env = dealt("huit", {"hands": [["9S", "9H", "9D", "9C"], ["10S", "QH", "JH", "7D"]], "dealer": 1},
+                num_players=2)
+    picks = {seed: choice(env, "greedy", seed) for seed in range(30)}
+    assert set(picks.values()) == {"play 9S", "play 9H", "play 9D", "play 9C"}  # really drawn, not the first
+    assert {seed: choice(env, "greedy", seed) for seed in range(30)} == picks
 
 
 def test_p_lacks_is_the_chance_that_a_hand_misses_every_wanted_card() -> None:
@@ -183,47 +181,26 @@ def test_a_seed_fixes_the_play_and_the_global_rngs_are_untouched(spec: str, game
     assert run(1) == run(2)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_switch_view_reads_the_observation_right(seed: int) -> None:
-    env = switch_v1.raw_env(num_players=4)
-    env.reset(seed=seed)
-    walker = np.random.default_rng(seed)
-    agent = SwitchGreedy(env.game, seed)
-    deck = np.array(env.rules.deck())
-    for _ in range(60):
-        state, name = env.game_state, env.agent_selection
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("spec", SPECS)
+def test_agents_read_each_field_where_the_layout_puts_it(spec: str, game: str) -> None:
+    """`memory` adds a field to the observation and changes no play, so the fields after it move: the same
+    positions, observed with and without it, get the same moves from agents of the same seed."""
+    plain, remembering = make_game(game, num_players=3), make_game(game, num_players=3, memory=True)
+    assert plain.layout.size < remembering.layout.size
+    rng = np.random.default_rng(5)
+    rows: list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = []
+    state = remembering.new_state(rng)
+    while len(rows) < 150:
         if state.hand_over:
-            break
-        me = env.agent_seat[name]
-        view = S.decode(agent, env.observe(name))
-        assert np.array_equal(view.hand, state.hands[me])
-        assert view.top == state.top and view.suit == state.current_suit and view.pending == state.pending
-        assert view.direction == state.direction
-        assert view.sizes == [state.sizes[(me + k) % 4] for k in range(4)]
-        seen = state.hands[me] + np.bincount(state.discard, minlength=C.NUM_KINDS)
-        assert np.array_equal(view.unknown, deck - seen)
-        env.step(int(walker.choice(env.legal_actions())))
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_huit_view_reads_the_observation_right(seed: int) -> None:
-    env = huit_v1.raw_env(num_players=3)
-    env.reset(seed=seed)
-    walker = np.random.default_rng(seed)
-    agent = HuitGreedy(env.game, seed)
-    for _ in range(60):
-        state, name = env.game_state, env.agent_selection
-        if state.hand_over:
-            break
-        me = env.agent_seat[name]
-        view = H.decode(agent, env.observe(name))
-        held = {int(c) for c in np.flatnonzero(state.hands[me])}
-        assert set(T.cards_of(view.hand)) == held
-        assert view.top == state.top and view.suit == state.current_suit
-        assert view.ace_penalty == state.ace_penalty
-        assert view.sizes == [state.sizes[(me + k) % 3] for k in range(3)]
-        assert set(T.cards_of(view.unknown)) == set(DECK_CARDS) - held - set(state.table)
-        env.step(int(walker.choice(env.legal_actions())))
+            state = remembering.new_state(rng)
+        mask = np.zeros(plain.num_actions, dtype=np.int8)
+        mask[state.legal_actions()] = 1
+        rows.append(tuple({"observation": g.observer.observe(state, state.current), "action_mask": mask}
+                          for g in (plain, remembering)))  # type: ignore[arg-type]
+        state.apply(int(rng.choice(state.legal_actions())))
+    one, other = make_agent(spec, plain, 3), make_agent(spec, remembering, 3)
+    assert [one.act(a) for a, _ in rows] == [other.act(b) for _, b in rows]
 
 
 # ---------------------------------------------------------------- Switch decisions
@@ -324,6 +301,30 @@ def test_huit_expert_locks_a_next_player_about_to_go_out_with_an_ace() -> None:
     hands[1] = ["JH", "7S", "8D", "QD", "9H"]
     far = dealt("huit", {"hands": hands, "dealer": 2}, ("play 9S",))
     assert choice(far, "expert") == "play 10S"  # the Ace is kept to answer locks
+
+
+def test_huit_expert_locks_a_next_player_known_to_hold_no_ace_and_no_8() -> None:
+    """B7: a next player who showed they hold no Ace and no 8 (by drawing 2 on a fresh Ace, say) cannot
+    answer one, and the expert, told so (`act_reading`), locks them; the cards they drew since, or or a hand
+    it is told holds an 8, leave it keeping its Ace."""
+    hands = [["AS", "10S", "KD"], ["JH", "7S", "9D", "QD", "9H"], ["7H", "QH", "KH", "JD"],
+             ["9S", "QS", "KS", "AD"]]
+    env = dealt("huit", {"hands": hands, "dealer": 2}, ("play 9S",))
+    observation = env.observe(env.agent_selection)
+    expert = make_agent("expert", env.unwrapped.game, 0)
+
+    def told(void: int, drawn_since: int = 0) -> str:
+        voids = np.zeros((2, K.ALL_SEATS), dtype=np.int64)
+        voids[:, 1] = void, drawn_since
+        return env.action_to_str(expert.act_reading(observation, voids))
+
+    assert env.action_to_str(expert.act(observation)) == told(0) == "play 10S"
+    assert told(T.ACES | T.EIGHTS) == "play AS"
+    assert told(T.ACES | T.EIGHTS, drawn_since=5) == "play 10S"  # all 5 cards drawn since: nothing known
+    holding_8 = sum(T.BIT[C.parse_card(card)] for card in ("JH", "7S", "9D", "QD", "8D"))
+    assert told((T.PLAIN | T.EIGHTS) & ~holding_8) == "play 10S"  # told their whole hand: they answer
+    assert told(T.ACES | T.EIGHTS) == "play AS"
+    assert env.action_to_str(expert.act(observation)) == "play 10S"  # what it was told holds for one move
 
 
 # ---------------------------------------------------------------- strength

@@ -1,8 +1,8 @@
 """The rule tables of `tables`, and the expert's weights, as numpy arrays for the compiled heuristics.
 
 `cardlab.envs.huit.heuristics.kernels` plays `HuitGreedy` and `HuitExpert`
-on whole batches in numba, which cannot read the Python objects the agents use
-(`Follow`, `Outcome`, dicts keyed by bitmasks). So every table here is read off
+in numba, which cannot read the Python objects `tables` builds (`Follow`,
+`Outcome`, dicts keyed by bitmasks). So every table here is read off
 those objects once, not written again: a table (`Follow`) becomes an index
 (0 the empty table, then `FOLLOWS` in order), an `Outcome` three ints (table,
 fresh Ace, seat to move next), and a group held of one rank a 4-bit index.
@@ -66,15 +66,15 @@ REACH = np.array(T.REACH, dtype=np.int64)
 """Per hand shape: the cards sharing a rank or a suit with it (`tables.REACH`)."""
 SHAPE_RANK_BITS = np.array([T.RANK_BITS[r] for r in R.RANKS], dtype=np.int64)
 SHAPE_SUIT_BITS = np.array(T.SUIT_BITS, dtype=np.int64)
-"""The cards behind each bit of a shape: ranks (`RANKS` order), then suits (`tables.shape`)."""
+"""The cards behind each bit of a shape: ranks (`RANKS` order), then suits (`kernels.shape`)."""
 EIGHTS, PLAIN = T.EIGHTS, T.PLAIN
-# The greedy's score columns of each play action (`HuitGreedy.score`): not an 8, cards laid, their points,
+# The greedy's score columns of each play action (`kernels.greedy_batch`): not an 8, cards laid, their points,
 # and the cards (8s aside) of the suit it leaves, which the hand's own cards are counted in.
 GREEDY_COLUMNS = np.array([[float(R.ACTION_RANK[a] != C.EIGHT), float(R.ACTION_SIZE[a]),
                             float(T.points(T.GROUP_BITS[a]))] for a in range(R.DRAW)], dtype=np.float64)
 GREEDY_SUIT = np.array([T.PLAIN & T.SUIT_BITS[T.suit_after(a)] & ~T.GROUP_BITS[a] for a in range(R.DRAW)],
                        dtype=np.int64)
-"""Per play action: the cards that `HuitGreedy.score` counts in the hand once the group is laid."""
+"""Per play action: the cards that the greedy counts in the hand once the group is laid."""
 
 if len(TABLES) != K.NUM_TABLES:
     raise ValueError(f"the heuristics' tables have {len(TABLES)} tables, the compiled expert's memo holds "
@@ -90,11 +90,12 @@ TABLES_ARRAYS: K.TableArrays = tuple(K.Tables(
 
 @functools.cache
 def expert_arrays(weights: Any, known: tuple[tuple[float, ...], ...], num_players: int,
-                  queen_skips_each: bool) -> tuple[np.ndarray, np.ndarray]:
+                  queen_skips_each: bool, ace_draw: int) -> tuple[np.ndarray, np.ndarray]:
     """The two arrays of the compiled expert with the tables of these rules and weights filled in.
 
-    `plays_for(num_players, queen_skips_each)` gives how each play ends; the
-    weights are in `WEIGHT_NAMES` order, `known_terms` flattened by rows.
+    `plays_for(num_players, queen_skips_each)` gives how each play ends, and
+    `ace_draw` the cards a fresh Ace makes one draw (B7); the weights are in
+    `WEIGHT_NAMES` order, `known_terms` flattened by rows.
     The kernel works on a copy: the cached arrays are shared by every agent.
     """
     ints = np.zeros(K.INT_AT["size"], dtype=np.int64)
@@ -104,6 +105,7 @@ def expert_arrays(weights: Any, known: tuple[tuple[float, ...], ...], num_player
                           ("out_fresh", [int(end.fresh_ace) for end in ends]),
                           ("out_next", [end.nxt for end in ends])):
         ints[K.INT_AT[field]:K.INT_AT[field] + len(values)] = values
+    ints[K.ACE_DRAW_AT] = ace_draw
     floats[K.FLOAT_AT["weights"]:K.FLOAT_AT["weights"] + len(K.WEIGHT_NAMES)] = [
         float(getattr(weights, name)) for name in K.WEIGHT_NAMES]
     table = np.array(known, dtype=np.float64)

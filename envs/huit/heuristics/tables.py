@@ -1,19 +1,20 @@
 """Huit américain card sets as bitmasks, and what the rules say about a table, tabulated at import.
 
-Hands and card sets are Python int bitmasks over card ids (bit `c` set = card
-`c` held): with one copy of each of 32 cards, set operations and
-`int.bit_count` are all the expert's reckoning needs, and they are fast.
-The expert (`cardlab.agents.heuristics.huit`) weighs tens of thousands of
+Hands and card sets are bitmasks over card ids (bit `c` set = card `c` held):
+with one copy of each of 32 cards, set operations and popcounts are all the
+heuristics' reckoning needs. The compiled heuristics
+(`cardlab.envs.huit.heuristics.kernels`) weigh tens of thousands of
 hypothetical hands per game, so what the rules say about a table (which groups
 go on it, which cards follow it, how a turn ends) is tabulated here once
-(`Follow`, `Outcome`, `plays_for`), not asked of the engine.
+(`Follow`, `Outcome`, `plays_for`), not asked of the engine; `arrays` turns
+these tables into the kernels' arrays.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,28 +30,8 @@ RANK_POINTS = {r: int(R.POINTS[C.make_card(r, 0)]) for r in R.RANKS}
 # Per play action: the card it leaves on top, and the cards it lays as a bitmask.
 TOP_CARD = [R.group_cards(a)[-1] if a < R.DRAW else -1 for a in range(R.NUM_ACTIONS)]
 GROUP_BITS = [sum(BIT[c] for c in R.group_cards(a)) if a < R.DRAW else 0 for a in range(R.NUM_ACTIONS)]
-# The bit of each card in the observation's card order (`DECK_CARDS`), to read a 32-long slice in one product.
+# The bit of each card in the observation's card order (`DECK_CARDS`): how the kernels read a 32-long slice.
 DECK_BITS = np.array([BIT[c] for c in R.DECK_CARDS], dtype=np.int64)
-
-
-def cards_of(mask: int) -> list[int]:
-    """The card ids in a bitmask."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def to_mask(vector: np.ndarray) -> int:
-    """Bitmask of the cards marked in a 32-long observation slice (`DECK_CARDS` order)."""
-    return int((vector > 0.5) @ DECK_BITS)
-
-
-def suit_counts(hand: int) -> list[int]:
-    """Cards other than 8s held per suit (8s go on anything anyway)."""
-    return [(hand & PLAIN & bits).bit_count() for bits in SUIT_BITS]
 
 
 def points(hand: int) -> int:
@@ -70,29 +51,6 @@ SHAPE_BITS = len(R.RANKS) + C.NUM_SUITS
 RANKS_HELD = (1 << len(R.RANKS)) - 1  # the rank bits of a shape
 
 
-def _card_shape(card: int) -> int:
-    """The shape of one card (0 outside the deck)."""
-    if card >= C.NUM_KINDS or card not in R.DECK_CARDS:
-        return 0
-    return (1 << R.RANKS.index(C.rank_of(card))) | (1 << (len(R.RANKS) + C.suit_of(card)))
-
-
-def _shape_windows(width: int = 12) -> tuple[tuple[int, int, list[int]], ...]:
-    """(first bit, mask, shape of every subset) for windows of `width` bits covering the deck's bits."""
-    out = []
-    rest = PLAIN | EIGHTS
-    while rest:
-        start = (rest & -rest).bit_length() - 1
-        span = ((rest >> start) & ((1 << width) - 1)).bit_length()
-        shapes = [0] * (1 << span)
-        for subset in range(1, 1 << span):
-            low = subset & -subset
-            shapes[subset] = shapes[subset ^ low] | _card_shape(start + low.bit_length() - 1)
-        out.append((start, (1 << span) - 1, shapes))
-        rest &= ~(((1 << width) - 1) << start)
-    return tuple(out)
-
-
 def _reaches() -> list[int]:
     """Per shape, the cards that share a rank or a suit with a card set of that shape."""
     per_bit = [*(RANK_BITS[r] for r in R.RANKS), *SUIT_BITS]  # the cards sharing each shape bit
@@ -103,20 +61,7 @@ def _reaches() -> list[int]:
     return out
 
 
-SHAPE_WINDOWS = _shape_windows()
 REACH = _reaches()
-
-
-def shape(hand: int) -> int:
-    """The shape of `hand`: which ranks and suits it holds.
-
-    Table look-ups over a few windows of the bitmask: the expert asks this of
-    hundreds of thousands of hypothetical hands per game.
-    """
-    out = 0
-    for start, mask, shapes in SHAPE_WINDOWS:
-        out |= shapes[(hand >> start) & mask]
-    return out
 
 
 # ---------------------------------------------------------------- what may follow a table
@@ -131,7 +76,7 @@ class Follow:
     (plain ranks, then 8s), each with the groups every held subset of it may
     lay, exactly as `HuitState.legal_actions` filters them; `can` is the cards
     that go on it. There is one instance per table (`follow_of`, also when
-    copied or unpickled), so that it is a cheap memo key.
+    copied or unpickled), so that `arrays` numbers the tables by identity.
     """
 
     top_rank: int | None
@@ -201,54 +146,17 @@ def follow_of(top: int | None, suit: int | None) -> Follow:
     return EMPTY_TABLE if top is None else FOLLOWS[(C.rank_of(top), suit)]
 
 
-def legal_lays(hand: int, table: Follow, after_draw: bool) -> list[int]:
-    """`HuitState.legal_actions` (the same ids, in the same order) for a player holding `hand` on `table`."""
-    out: list[int] = []
-    for bits, lays in table.lays:
-        held = hand & bits
-        if held:
-            out += lays[held]
-    out.append(R.PASS if after_draw else R.DRAW)
-    return out
+class Outcome(NamedTuple):
+    """How a turn ends: the table left, whether it is a fresh Ace (B7), and the seat (offset) to move next."""
+
+    table: Follow
+    fresh_ace: bool
+    nxt: int
 
 
-class Outcome:
-    """How a turn ends: the table left, whether it is a fresh Ace (B7), and the seat (offset) to move next.
-
-    There is one instance per outcome (`outcome`, also when copied or
-    unpickled), so that it is a cheap memo key. It also holds the cards that
-    follow the table (`can`) and whether the next seat is mine again
-    (`again`), which `HuitExpert.static` reads at every call.
-    """
-
-    __slots__ = ("again", "can", "fresh_ace", "nxt", "table")
-
-    def __init__(self, table: Follow, fresh_ace: bool, nxt: int) -> None:
-        self.table, self.fresh_ace, self.nxt = table, fresh_ace, nxt
-        self.can = table.can
-        self.again = nxt == 0
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return outcome, (self.table, self.fresh_ace, self.nxt)
-
-
-_OUTCOMES: dict[tuple[Follow, bool, int], Outcome] = {}
-
-
-def outcome(table: Follow, fresh_ace: bool, nxt: int) -> Outcome:
-    """The one `Outcome` of these values."""
-    key = (table, fresh_ace, nxt)
-    if key not in _OUTCOMES:
-        _OUTCOMES[key] = Outcome(table, fresh_ace, nxt)
-    return _OUTCOMES[key]
-
-
-# Passing leaves the table as it is, and the next seat to move.
-PASSED = {table: outcome(table, False, 1) for table in (EMPTY_TABLE, *FOLLOWS.values())}
-# Per play action: the cards it keeps (all but those it lays: a mask to `&` a hand with),
-# and how the turn ends.
+# Per play action: the cards it keeps (all but those it lays: a mask to `&` a hand with), and how the
+# turn ends.
 Play = tuple[int, Outcome]
-LayPlays = tuple[tuple[int, dict[int, tuple[Play, ...]]], ...]
 
 
 @functools.cache
@@ -261,13 +169,5 @@ def plays_for(num_players: int, queen_skips_each: bool) -> tuple[Play, ...]:
         if rank == C.QUEEN:
             skips = min(R.ACTION_SIZE[action] if queen_skips_each else 1, num_players - 1)
         after = FOLLOWS[(C.rank_of(TOP_CARD[action]), suit_after(action))]
-        out.append((~GROUP_BITS[action], outcome(after, rank == C.ACE, (1 + skips) % num_players)))
+        out.append((~GROUP_BITS[action], Outcome(after, rank == C.ACE, (1 + skips) % num_players)))
     return tuple(out)
-
-
-@functools.cache
-def lay_plays(table: Follow, num_players: int, queen_skips_each: bool) -> LayPlays:
-    """`table.lays` with the `Play` of each action in place of its id."""
-    plays = plays_for(num_players, queen_skips_each)
-    return tuple((bits, {held: tuple(plays[a] for a in actions) for held, actions in lays.items()})
-                 for bits, lays in table.lays)

@@ -1,19 +1,16 @@
-"""Switch's heuristics compiled: `greedy` and `expert` over a whole batch of observations at once.
+"""`SwitchGreedy` and `SwitchExpert` (`cardlab.agents.heuristics.switch`): their one implementation, compiled.
 
-`greedy_actions` and `expert_actions` replay `SwitchGreedy.act` and
-`SwitchExpert.act` (`cardlab.agents.heuristics.switch`) for every row of a
-(B, obs_size) float32 array with its (B, num_actions) bool mask, in numba:
-the same decode of the observation (through the layout's field offsets,
-`layout_offsets`), the same scores with their float expressions in the same
-order, and the same tie-break (`policy_kernels.best_index`, drawing from the agent's
-own generator row after row). So a batch picks what the Python agent picks
-move by move from the same generator, and leaves the generator in the same
-state; `tests/agents/test_batched_switch_heuristics.py` checks it.
+`greedy_actions` and `expert_actions` play every row of a (B, obs_size)
+float32 array with its (B, num_actions) bool mask, in numba, reading the
+observation through the layout's field offsets (`layout_offsets`) and
+breaking ties with `policy_kernels.best_index`, drawing from the agent's own
+generator row after row. The agents' `act` is a batch of one, and the game's
+play-outs call the same kernels on many rows.
 
-Scores are rows of `WIDTH` floats compared as tuples. Python's tuples differ
-in length only where their first entries differ (draw -2, pass -1 against
-plays 0 or 1; a declaration, 1 long, is legal only among declarations), so
-padding with zeros compares the same.
+Scores are rows of `WIDTH` floats compared entry by entry. Rows that need
+fewer entries are padded with zeros: they differ from the others in their
+first entry already (draw -2, pass -1 against plays 0 or 1; a declaration
+is legal only among declarations).
 
 The per-row work is counts: the hand's totals (cards, Jokers, Jacks, 2s,
 plain cards per suit) and the unknown cards' (per suit, rank, wild, run
@@ -68,7 +65,8 @@ def layout_offsets(layout: Layout) -> np.ndarray:
 @njit(cache=True)
 def _decode(row: Arr, at: Arr, deck: Arr, n: int, hand: Arr, unknown: Arr, sizes: Arr
             ) -> tuple[int, int, int, int, bool]:
-    """`switch.decode` of one row: fills hand, unknown and sizes; returns top, suit, pending, direction,
+    """Read one row: fills hand (copies per kind), unknown (copies neither in my hand nor in the discard
+    pile) and sizes (cards held, me first, then seat order); returns top, suit, pending, direction,
     declaring (suit -1: free)."""
     total = 0
     for c in range(_K):
@@ -99,7 +97,7 @@ def _decode(row: Arr, at: Arr, deck: Arr, n: int, hand: Arr, unknown: Arr, sizes
 
 @njit(cache=True)
 def _plain_suits(hand: Arr, cards: Arr, out: Arr) -> None:
-    """`switch.suit_counts`: non-wild cards held per suit."""
+    """Non-wild cards held per suit (Jacks and Jokers follow any suit anyway)."""
     out[:] = 0
     for c in range(_K):
         if hand[c] and not cards[T_WILD, c]:
@@ -108,7 +106,7 @@ def _plain_suits(hand: Arr, cards: Arr, out: Arr) -> None:
 
 @njit(cache=True)
 def _suit_after(action: int, card: int, suit: int, actions: Arr, cards: Arr) -> int:
-    """`switch.suit_after` (-1: free)."""
+    """The current suit once `action` is played: a Jack names it, a Joker leaves it (A5); -1: free."""
     declared = actions[_SUIT_DECLARED, action]
     if declared >= 0:
         return declared
@@ -117,7 +115,7 @@ def _suit_after(action: int, card: int, suit: int, actions: Arr, cards: Arr) -> 
 
 @njit(cache=True)
 def _held_after(after: int, card: int, plain: Arr, cards: Arr) -> float:
-    """`switch.held_after`: plain cards of suit `after` still held once `card` is played."""
+    """Plain cards of suit `after` still held once `card` is played."""
     if after < 0:
         return 0.0
     held = plain[after]
@@ -130,7 +128,8 @@ def _held_after(after: int, card: int, plain: Arr, cards: Arr) -> float:
 @njit(cache=True)
 def greedy_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, cards: Arr, actions: Arr,
                   rng: np.random.Generator) -> Arr:
-    """`SwitchGreedy.act` row after row (its `score`, padded to `WIDTH`)."""
+    """`SwitchGreedy.act` row after row. Scores: draw -2, pass -1; a declaration, the cards held of the
+    suit; on a run, (not a Joker, held after); else (not wild, A11 points, held after)."""
     out = np.empty(obs.shape[0], dtype=np.int64)
     hand, unknown = np.empty(_K, np.int64), np.empty(_K, np.int64)
     sizes, plain = np.empty(n, np.int64), np.empty(_S, np.int64)
@@ -167,7 +166,7 @@ def greedy_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, cards: Arr, a
 # ---------------------------------------------------------------- expert
 @njit(cache=True)
 def _next_seat(sizes: Arr, n: int, seat: int, steps: int, direction: int) -> int:
-    """`SwitchView.next_seat`: `steps` turns on, passing over the seats that are out (A9)."""
+    """The seat `steps` turns after `seat`, passing over the seats that are out (A9)."""
     for _ in range(steps):
         seat = (seat + direction + n) % n
         while sizes[seat] == 0 and seat != 0:
@@ -177,13 +176,13 @@ def _next_seat(sizes: Arr, n: int, seat: int, steps: int, direction: int) -> int
 
 @njit(cache=True)
 def _threat(cards_left: int) -> float:
-    """`common.threat`."""
+    """How urgently an opponent with `cards_left` cards must be stopped (1 card: 1.0)."""
     return 1.0 / cards_left ** 2 if cards_left > 0 else 0.0
 
 
 @njit(cache=True)
 def _hand_value(total: int, jokers: int, jacks: int, twos: int, w: Arr) -> float:
-    """`SwitchExpert.hand_value` from the hand's counts."""
+    """What my cards are worth: minus one card each, plus the cards that keep me playing."""
     value = -w[W_CARD] * total + w[W_JOKER] * jokers
     value += w[W_JACK] * min(jacks, 1) + w[W_MORE_JACKS] * max(jacks - 1, 0)
     return value + w[W_TWO] * min(twos, 1) + w[W_MORE_TWOS] * max(twos - 1, 0)
@@ -216,7 +215,8 @@ def _tally(unk: Arr, cards: Arr, tally: Arr) -> None:
 
 @njit(cache=True)
 def _p_stuck(k: int, suit: int, top: int, match_rank: bool, unk: Arr, tally: Arr, cards: Arr) -> float:
-    """`SwitchExpert.p_stuck` for a seat holding `k` cards: the unknown cards it could play are the
+    """Chance that a seat holding `k` cards cannot play on `top` with `suit` current (no run pending),
+    its cards spread at random over the unknown ones: the unknown cards it could play are the
     suit's, the wild ones of other suits and (`match_rank`) the top's rank in other suits."""
     if suit < 0:
         return 0.0
@@ -230,7 +230,7 @@ def _p_stuck(k: int, suit: int, top: int, match_rank: bool, unk: Arr, tally: Arr
 @njit(cache=True)
 def _attack(card: int, suit: int, sizes: Arr, after: Arr, n: int, direction: int, pending: int,
             match_rank: bool, unk: Arr, tally: Arr, w: Arr, cards: Arr) -> float:
-    """`SwitchExpert.attack`: what `card` (leaving `suit` current) does to the player who moves next.
+    """What `card` (leaving `suit` current) does to the player who moves next, weighted by their threat.
 
     `sizes` are the hands before the play, `after` the same with mine one card short.
     """
@@ -256,7 +256,9 @@ def _attack(card: int, suit: int, sizes: Arr, after: Arr, n: int, direction: int
 @njit(cache=True)
 def expert_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, match_rank: bool, w: Arr, cards: Arr,
                   actions: Arr, rng: np.random.Generator) -> Arr:
-    """`SwitchExpert.act` row after row (`declare_score`, `score`, padded to `WIDTH`)."""
+    """`SwitchExpert.act` row after row. Scores: a declaration, (cards held of the suit, chance the next
+    player is stuck on it); else (log-odds after the action, cards held of the suit it leaves, points it
+    sheds)."""
     out = np.empty(obs.shape[0], dtype=np.int64)
     hand, unk = np.empty(_K, np.int64), np.empty(_K, np.int64)
     sizes, after = np.empty(n, np.int64), np.empty(n, np.int64)
