@@ -1,10 +1,10 @@
 """Seeded games of `greedy` and `expert` in both games, pinned move for move by a digest.
 
-The digests were taken from the agents' `act` while the Python scoring and
-the compiled kernels were still held equal by the differential tests.
-Whatever implementation decides a move (Python scoring, or the compiled
-kernels on a batch of one), the seeded games must not change: a single
-different move, or a different tie drawn, changes the digest.
+The digests were taken from the agents' `act` when a second, Python
+implementation of each heuristic was held equal to its compiled kernel by
+differential tests, so they pin the play both agreed on. However the kernel
+is changed or called, the seeded games must not change: a single different
+move, or a different tie drawn, changes the digest.
 """
 
 from __future__ import annotations
