@@ -12,10 +12,11 @@ Retry-After), the moves' latencies and the seats that fell back for time,
 the search waits the pages were shown, the observer's latencies, the
 server's threads during and after the storm, and its memory.
 
-`--tables N` measures memory alone instead: N Huit 4-player tables with
-three search seats are opened one after another (each from an address of its
-own), each plays one move, and the server's resident memory is printed after
-each, so the growth per table is read without a storm's other allocations.
+`--tables N` measures memory alone instead: once the start-up's warm-up is
+over, N Huit 4-player tables with three search seats are opened one after
+another (each from an address of its own), each plays one move, and the
+server's resident memory is printed after each, so the growth per table is
+read without a storm's other allocations.
 
     python benchmarks/web_storm.py                       # 20 clients, 60 s
     python benchmarks/web_storm.py --tables 6            # memory per search table
@@ -114,7 +115,13 @@ def observe(base: str, stop: float, took: list[float]) -> None:
 
 
 def table_memory(base: str, pid: int, tables: int, level: str) -> None:
-    """Open `tables` Huit 4p tables with three search seats, one at a time, and print the RSS after each."""
+    """Open `tables` Huit 4p tables with three search seats, one at a time, and print the RSS after each,
+    from when the start-up's warm-up is over (the RSS steady for 5 s; it holds about 150 MB)."""
+    steady, last = 0, -1
+    while steady < 5:
+        time.sleep(1)
+        size = proc_status(pid, "VmRSS")
+        steady, last = (steady + 1 if size == last else 0), size
     sizes = [proc_status(pid, "VmRSS")]
     for i in range(tables):
         transport = httpx.HTTPTransport(local_address=f"127.0.0.{i + 2}")
@@ -131,7 +138,8 @@ def table_memory(base: str, pid: int, tables: int, level: str) -> None:
         sizes.append(proc_status(pid, "VmRSS"))
         print(f"table {i + 1}: {sizes[-1] / 1024:.0f} MB (+{(sizes[-1] - sizes[-2]) / 1024:.1f} MB)")
     growth = [(b - a) / 1024 for a, b in itertools.pairwise(sizes[1:])]
-    print(f"memory: {sizes[0] / 1024:.0f} MB at start; first table +{(sizes[1] - sizes[0]) / 1024:.1f} MB, "
+    print(f"memory: {sizes[0] / 1024:.0f} MB after the warm-up; first table "
+          f"+{(sizes[1] - sizes[0]) / 1024:.1f} MB, "
           f"each further table median +{statistics.median(growth) if growth else float('nan'):.1f} MB")
 
 
