@@ -169,15 +169,17 @@ def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, ro
 @njit(cache=True)
 def mask_kernel(s: HuitArrays, out: np.ndarray) -> None:
     """The legal mask of every slot."""
+    info, hands, table = s.info, s.hands, s.table
     for b in range(out.shape[0]):
-        _mask_row(s.info, s.hands, s.table, b, out[b])
+        _mask_row(info, hands, table, b, out[b])
 
 
 @njit(cache=True)
 def mask_rows_kernel(rows: np.ndarray, s: HuitArrays, out: np.ndarray) -> None:
     """The legal mask of slot rows[r] as row r of `out`."""
+    info, hands, table = s.info, s.hands, s.table
     for r in range(rows.shape[0]):
-        _mask_row(s.info, s.hands, s.table, rows[r], out[r])
+        _mask_row(info, hands, table, rows[r], out[r])
 
 
 @njit(cache=True)
@@ -397,10 +399,9 @@ def step_kernel(actions: np.ndarray, s: HuitArrays, gens: Any) -> int:
 
 
 @njit(cache=True)
-def _observe_row(s: HuitArrays, b: int, seat: int, out: np.ndarray, r: int) -> None:
+def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, seat: int,
+                 offsets: np.ndarray, scales: np.ndarray, out: np.ndarray, r: int) -> None:
     """`HuitObserver.observe` of `seat` in slot b, into out[r]."""
-    info, seats, hands, table = s.info, s.seats, s.hands, s.table
-    offsets, scales = s.obs_offsets, s.obs_scales
     hand0, top0, suit0, flags0, opp0 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]
     score0, streak0, played0, bank0, drew0 = offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
     inv_target, inv_streak, low, high = scales[0], scales[1], scales[2], scales[3]
@@ -432,12 +433,16 @@ def _observe_row(s: HuitArrays, b: int, seat: int, out: np.ndarray, r: int) -> N
 @njit(cache=True)
 def observe_kernel(rows: np.ndarray, who: np.ndarray, s: HuitArrays, out: np.ndarray) -> None:
     """`HuitObserver.observe` of seat who[i] in slot rows[i], as row i of `out`."""
+    info, seats, hands, table = s.info, s.seats, s.hands, s.table
+    offsets, scales = s.obs_offsets, s.obs_scales
     for i in range(rows.shape[0]):
-        _observe_row(s, rows[i], who[i], out, i)
+        _observe_row(info, seats, hands, table, rows[i], who[i], offsets, scales, out, i)
 
 
 @njit(cache=True)
 def observe_rows(rows: np.ndarray, s: HuitArrays, out: np.ndarray) -> None:
     """out[i]: `observe_kernel` of the seat to move in slot rows[i] (only those rows, packed)."""
+    info, seats, hands, table = s.info, s.seats, s.hands, s.table
+    offsets, scales = s.obs_offsets, s.obs_scales
     for i in range(rows.shape[0]):
-        _observe_row(s, rows[i], s.info[rows[i], CUR], out, i)
+        _observe_row(info, seats, hands, table, rows[i], info[rows[i], CUR], offsets, scales, out, i)

@@ -73,13 +73,14 @@ def random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray,
     sorted legal ids, so no mask row is built or scanned. `legal` (NUM_ACTIONS,), `actions`, `waiting`,
     `held` and `rows` (B,) are scratch arrays.
     """
+    info, hands, table = s.info, s.hands, s.table
     ended = False
     while True:
-        count = start_round(who, s.info, waiting, held, rows)
+        count = start_round(who, info, waiting, held, rows)
         if count == 0:
             return ended
         for i in range(count):
             b = rows[i]
-            legal_count = sorted_legal_ids(s.info, s.hands, s.table, b, legal)
+            legal_count = sorted_legal_ids(info, hands, table, b, legal)
             actions[b] = legal[min(int(rng.random() * legal_count), legal_count - 1)]
         ended |= finish_round(actions, who, gained, counted, waiting, held, s, gens)

@@ -4,9 +4,9 @@
 Why one bundle: the engine's step and the compiled play-out read the same
 state arrays, batch constants and tables; passed loose, they made calls of 16
 and 32 positional arguments spelt out in the same order by each caller. As
-for Huit (`cardlab.envs.huit.batch_state`), the slots' generators stay their
-own argument: a numba typed list inside a tuple costs tens of microseconds a
-call to type.
+for Huit (`cardlab.envs.huit.batch_state`, which says why), the slots'
+generators stay their own argument, and a kernel reads the fields it uses
+once, before its loops.
 
 The layout of the arrays is in `cardlab.envs.switch.batched`'s module doc.
 """

@@ -137,8 +137,10 @@ def _legal_row(
 @njit(cache=True)
 def legal_mask_kernel(rows: Arr, s: SwitchArrays, out: Arr) -> None:
     """The legal actions of slot rows[i] as mask row i."""
+    info, seats, hands, piles = s.info, s.seats, s.hands, s.piles
+    params, cards, play_table = s.params, s.cards, s.play_table
     for i in range(rows.shape[0]):
-        _legal_row(rows[i], out[i], s.info, s.seats, s.hands, s.piles, s.params, s.cards, s.play_table)
+        _legal_row(rows[i], out[i], info, seats, hands, piles, params, cards, play_table)
 
 
 @njit(cache=True)

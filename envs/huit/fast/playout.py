@@ -79,9 +79,10 @@ def play_rounds(who: np.ndarray, gained: np.ndarray, counted: np.ndarray, s: Hui
                 player: PlayerArrays, rng: np.random.Generator, work: Scratch) -> bool:
     """The rounds of `BatchedEngine.play_random` (`huit.rounds`), the movers' actions from the player's
     kernel on their rows."""
+    actions, waiting, held = work.actions, work.flags[0], work.flags[1]
     ended = False
     while True:
-        count = start_round(who, s.info, work.flags[0], work.flags[1], work.rows)
+        count = start_round(who, s.info, waiting, held, work.rows)
         if count == 0:
             return ended
         movers = work.rows[:count]
@@ -92,8 +93,8 @@ def play_rounds(who: np.ndarray, gained: np.ndarray, counted: np.ndarray, s: Hui
         else:
             picked = heuristic_picks(movers, masks, s, player, rng, work.obs)
         for i in range(count):
-            work.actions[movers[i]] = picked[i]
-        ended |= finish_round(work.actions, who, gained, counted, work.flags[0], work.flags[1], s, gens)
+            actions[movers[i]] = picked[i]
+        ended |= finish_round(actions, who, gained, counted, waiting, held, s, gens)
 
 
 def compiled_player(engine: Any, policy: CompiledPolicy) -> CompiledPlayer | None:
@@ -139,14 +140,14 @@ def play_to_end(seat: int, gained: np.ndarray, s: HuitArrays, gens: Any, player:
     """Every live slot of `s` moved round by round until its episode ends, the movers' picks from the
     player's kernel as in `play_rounds` (no seat held: every live slot moves each round); `gained[b]` adds
     seat `seat`'s rewards. Only the movers with a choice are observed and asked (`playout.split_forced`)."""
-    mask, rows, choosers = work.mask, work.rows, work.choosers
+    mask, rows, choosers, actions, rewards = work.mask, work.rows, work.choosers, work.actions, s.rewards
     while True:
         count = live_rows(s.info, HAND_OVER, rows)
         if count == 0:
             return
         movers = rows[:count]
         mask_rows_kernel(movers, s, mask[:count])
-        chosen = split_forced(movers, mask[:count], work.actions, choosers)
+        chosen = split_forced(movers, mask[:count], actions, choosers)
         if chosen:
             asked, masks = choosers[:chosen], mask[:chosen]
             if player.kind == RANDOM:
@@ -154,11 +155,11 @@ def play_to_end(seat: int, gained: np.ndarray, s: HuitArrays, gens: Any, player:
             else:
                 picked = heuristic_picks(asked, masks, s, player, rng, work.obs)
             for i in range(chosen):
-                work.actions[asked[i]] = picked[i]
-        if step_kernel(work.actions, s, gens) >= 0:
+                actions[asked[i]] = picked[i]
+        if step_kernel(actions, s, gens) >= 0:
             raise RuntimeError("a compiled player chose an illegal move")
         for i in range(count):
-            gained[movers[i]] += s.rewards[movers[i], seat]
+            gained[movers[i]] += rewards[movers[i], seat]
 
 
 def fused_to_end(engine: Any, policy: CompiledPolicy) -> ToEnd | None:

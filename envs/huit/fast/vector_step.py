@@ -80,14 +80,16 @@ def vector_step(learn: bool, actions: np.ndarray, v: StepArrays, s: HuitArrays, 
     Returns (status, count).
     """
     who, owners, fresh, gained, counted, deals = v.who, v.owners, v.fresh, v.gained, v.counted, v.deals
-    terminated, truncated, reported, info, rows = v.terminated, v.truncated, v.reported, s.info, work.rows
+    terminated, truncated, reported, points, info, rows = (v.terminated, v.truncated, v.reported, v.points,
+                                                           s.info, work.rows)
+    seats, rewards = s.seats, s.rewards
     n = owners.shape[1]
     if learn:
         bad = step_kernel(actions, s, gens)
         if bad >= 0:
             return bad, 0
         for b in range(who.shape[0]):
-            gained[b] = s.rewards[b, who[b]]
+            gained[b] = rewards[b, who[b]]
     else:
         gained[:] = 0.0
     terminated[:] = False
@@ -114,7 +116,7 @@ def vector_step(learn: bool, actions: np.ndarray, v: StepArrays, s: HuitArrays, 
             if not fresh[b]:  # the learner's episode ended (`CardVectorEnv._record_ends`)
                 won = info[b, TRUNCATED] == 0
                 terminated[b], truncated[b] = won, not won
-                v.points[b] = s.seats[b, SCORE_CHANGES, who[b]] if won else 0
+                points[b] = seats[b, SCORE_CHANGES, who[b]] if won else 0
                 reported[count] = b
                 observe_kernel(reported[count:count + 1], who[b:b + 1], s, v.finals[count:count + 1])
                 count += 1

@@ -95,6 +95,7 @@ def play_to_end(seat: int, gained: np.ndarray, s: SwitchArrays, gens: Any, playe
     The movers' masks are also written into `s.known` by slot, which the step reads back.
     """
     info, mask, rows, choosers, who = s.info, work.mask, work.rows, work.choosers, work.per_chooser
+    known, actions, rewards = s.known, work.actions, s.rewards
     while True:
         count = live_rows(info, OVER, rows)
         if count == 0:
@@ -102,8 +103,8 @@ def play_to_end(seat: int, gained: np.ndarray, s: SwitchArrays, gens: Any, playe
         movers = rows[:count]
         legal_mask_kernel(movers, s, mask[:count])
         for i in range(count):
-            s.known[movers[i]] = mask[i]
-        chosen = split_forced(movers, mask[:count], work.actions, choosers)
+            known[movers[i]] = mask[i]
+        chosen = split_forced(movers, mask[:count], actions, choosers)
         if chosen:
             asked, masks = choosers[:chosen], mask[:chosen]
             if player.kind == RANDOM:
@@ -120,11 +121,11 @@ def play_to_end(seat: int, gained: np.ndarray, s: SwitchArrays, gens: Any, playe
                     picked = expert_batch(seen, masks, player.offsets, player.deck, player.num_players,
                                           player.match_rank, player.weights, s.cards, s.actions_table, rng)
             for i in range(chosen):
-                work.actions[asked[i]] = picked[i]
-        if step_kernel(work.actions, s, gens, True) >= 0:
+                actions[asked[i]] = picked[i]
+        if step_kernel(actions, s, gens, True) >= 0:
             raise RuntimeError("a compiled player chose an illegal move")
         for i in range(count):
-            gained[movers[i]] += s.rewards[movers[i], seat]
+            gained[movers[i]] += rewards[movers[i], seat]
 
 
 def fused_to_end(engine: Any, policy: CompiledPolicy) -> ToEnd | None:
