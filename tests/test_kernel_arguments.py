@@ -1,11 +1,17 @@
 """The batched state as one object: no numba-compiled function of the package takes more than
 `MAX_PARAMETERS` parameters, since a kernel takes the state, a player and its scratch arrays each as one
-named tuple (`cardlab.envs.huit.batch_state`, `cardlab.envs.switch.batch_state`, `cardlab.envs.playout`)."""
+tuple (`cardlab.envs.huit.batch_state`, `cardlab.envs.switch.batch_state`, `cardlab.envs.playout`), and the
+state's kernel indices follow its named fields."""
 
 from __future__ import annotations
 
 import ast
+from types import ModuleType
 
+import pytest
+
+from cardlab.envs.huit import batch_state as huit_state
+from cardlab.envs.switch import batch_state as switch_state
 from tests.test_game_folders import modules
 
 MAX_PARAMETERS = 12
@@ -43,3 +49,12 @@ def test_the_check_sees_a_crowded_kernel() -> None:
         source = f"@{decorator}\ndef k({params}):\n    pass\n"
         assert crowded(ast.parse(source)) == [("k", MAX_PARAMETERS + 1)]
     assert crowded(ast.parse(f"def plain({params}):\n    pass\n")) == []
+
+
+@pytest.mark.parametrize("module", [huit_state, switch_state], ids=["huit", "switch"])
+def test_each_field_of_the_state_bundle_has_its_kernel_index(module: ModuleType) -> None:
+    """The kernels read the bundle as a plain tuple at the `S_` indices, in the named tuple's order."""
+    bundle = module.HuitArrays if module is huit_state else module.SwitchArrays
+    assert {name: getattr(module, f"S_{name.upper()}") for name in bundle._fields} == {
+        name: i for i, name in enumerate(bundle._fields)}
+    assert len([name for name in dir(module) if name.startswith("S_")]) == len(bundle._fields)

@@ -41,7 +41,8 @@ Cards a stacked deal left out are in none of these; `state_dict` lists them as
 
 The kernels are in `cardlab.envs.huit.kernels`; they take these arrays and the
 batch's constants as one `HuitArrays` (`cardlab.envs.huit.batch_state`,
-`HuitBatch.arrays`), the generators beside it.
+`HuitBatch.arrays`, which they take as the plain tuple `kernel_arrays`), the
+generators beside it.
 """
 
 from __future__ import annotations
@@ -113,8 +114,10 @@ class HuitBatch(BatchedEngine):
         super().__init__(rules, batch_size, seed, episode)
         B = self.batch_size
         self.arrays = new_arrays(rules, B, episode, self.layout)
-        """the state and constants every kernel takes (compiled play-outs too); the names below are its
-        arrays"""
+        """the state and constants every kernel takes (compiled play-outs too), by name; the names below
+        are its arrays"""
+        self.kernel_arrays = tuple(self.arrays)
+        """`arrays` as the kernels take it (`batch_state.KernelArrays`)"""
         a = self.arrays
         self.info, self.seats, self.hands, self.bank, self.table = a.info, a.seats, a.hands, a.bank, a.table
         self.params = a.params
@@ -128,7 +131,7 @@ class HuitBatch(BatchedEngine):
     # ------------------------------------------------------------ episodes
     def reset(self, slots: Any = None) -> None:
         """A new episode in `slots` (all by default), each dealt from the slot's own generator."""
-        reset_kernel(self._slots(slots), self.arrays, self.generators)
+        reset_kernel(self._slots(slots), self.kernel_arrays, self.generators)
 
     def load(self, slot: int, state: HuitState) -> None:
         """Put an engine state (stacked deal, restored saved state) into `slot`, its generator copied."""
@@ -204,11 +207,11 @@ class HuitBatch(BatchedEngine):
         slots `rows` only, one row each, when given."""
         if rows is None:
             out = np.empty((self.batch_size, NUM_ACTIONS), dtype=np.bool_)
-            mask_kernel(self.arrays, out)
+            mask_kernel(self.kernel_arrays, out)
             return out
         idx = self._rows(rows)
         out = np.empty((idx.size, NUM_ACTIONS), dtype=np.bool_)
-        mask_rows_kernel(idx, self.arrays, out)
+        mask_rows_kernel(idx, self.kernel_arrays, out)
         return out
 
     def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -217,7 +220,7 @@ class HuitBatch(BatchedEngine):
         idx = self._rows(rows)
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
-        observe_kernel(idx, who, self.arrays, out)
+        observe_kernel(idx, who, self.kernel_arrays, out)
         return out
 
     # ------------------------------------------------------------ moves
@@ -225,12 +228,12 @@ class HuitBatch(BatchedEngine):
                     counted: np.ndarray) -> bool:
         """`BatchedEngine.play_random` in one compiled call: the same moves, from the same draws."""
         who, gained, flags = self.checked_play_args(seats, gained, counted)
-        return bool(random_rounds(who, rng, gained, flags, self.arrays, self.generators, self._play_legal,
-                                  self._play_actions, self._play_flags[0], self._play_flags[1],
-                                  self._play_rows))
+        return bool(random_rounds(who, rng, gained, flags, self.kernel_arrays, self.generators,
+                                  self._play_legal, self._play_actions, self._play_flags[0],
+                                  self._play_flags[1], self._play_rows))
 
     def _apply(self, actions: np.ndarray) -> np.ndarray:
-        bad = step_kernel(actions, self.arrays, self.generators)
+        bad = step_kernel(actions, self.kernel_arrays, self.generators)
         if bad >= 0:
             self._refuse(int(bad), int(actions[bad]))
         return self.arrays.rewards.copy()

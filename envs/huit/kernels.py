@@ -30,6 +30,16 @@ from cardlab.envs.huit.batch_state import (
     MATCH_OVER,
     PARAM_SLOTS,
     PHASE,
+    S_BANK,
+    S_HANDS,
+    S_INFO,
+    S_OBS_OFFSETS,
+    S_OBS_SCALES,
+    S_PARAMS,
+    S_REWARD_TABLE,
+    S_REWARDS,
+    S_SEATS,
+    S_TABLE,
     SCORE_CHANGES,
     SCORES,
     SIZES,
@@ -39,7 +49,7 @@ from cardlab.envs.huit.batch_state import (
     TRUNCATED,
     TURN,
     WINNER,
-    HuitArrays,
+    KernelArrays,
 )
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS
 from cardlab.envs.kernels import (
@@ -167,17 +177,17 @@ def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, ro
 
 
 @njit(cache=True)
-def mask_kernel(s: HuitArrays, out: np.ndarray) -> None:
+def mask_kernel(s: KernelArrays, out: np.ndarray) -> None:
     """The legal mask of every slot."""
-    info, hands, table = s.info, s.hands, s.table
+    info, hands, table = s[S_INFO], s[S_HANDS], s[S_TABLE]
     for b in range(out.shape[0]):
         _mask_row(info, hands, table, b, out[b])
 
 
 @njit(cache=True)
-def mask_rows_kernel(rows: np.ndarray, s: HuitArrays, out: np.ndarray) -> None:
+def mask_rows_kernel(rows: np.ndarray, s: KernelArrays, out: np.ndarray) -> None:
     """The legal mask of slot rows[r] as row r of `out`."""
-    info, hands, table = s.info, s.hands, s.table
+    info, hands, table = s[S_INFO], s[S_HANDS], s[S_TABLE]
     for r in range(rows.shape[0]):
         _mask_row(info, hands, table, rows[r], out[r])
 
@@ -348,9 +358,10 @@ def _deal(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarr
 
 
 @njit(cache=True)
-def reset_kernel(slots: np.ndarray, s: HuitArrays, gens: Any) -> None:
+def reset_kernel(slots: np.ndarray, s: KernelArrays, gens: Any) -> None:
     """A new match in each slot (`Match.new`: dealer n-1), then its first deal."""
-    info, seats, hands, bank, table, params = s.info, s.seats, s.hands, s.bank, s.table, s.params
+    info, seats, hands, bank, table = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_BANK], s[S_TABLE]
+    params = s[S_PARAMS]
     for b in slots:
         seats[b, SCORES, :] = 0
         seats[b, STREAKS, :] = 0
@@ -360,14 +371,15 @@ def reset_kernel(slots: np.ndarray, s: HuitArrays, gens: Any) -> None:
 
 
 @njit(cache=True)
-def step_kernel(actions: np.ndarray, s: HuitArrays, gens: Any) -> int:
+def step_kernel(actions: np.ndarray, s: KernelArrays, gens: Any) -> int:
     """Apply actions[b] in each live slot b of `s` (`HuitState.apply`, then the AEC env's end of hand); the
-    rewards are in `s.rewards`. `actions` may be longer than the slots (a play-out's scratch).
+    rewards are in `s[S_REWARDS]`. `actions` may be longer than the slots (a play-out's scratch).
 
     Returns -1, or the first slot whose action is illegal (then nothing was applied).
     """
-    info, seats, hands, bank, table, params = s.info, s.seats, s.hands, s.bank, s.table, s.params
-    reward_table, rewards = s.reward_table, s.rewards
+    info, seats, hands, bank, table = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_BANK], s[S_TABLE]
+    params = s[S_PARAMS]
+    reward_table, rewards = s[S_REWARD_TABLE], s[S_REWARDS]
     batch = info.shape[0]
     for b in range(batch):
         if not info[b, HAND_OVER] and not _is_legal(info, hands, table, b, actions[b]):
@@ -431,18 +443,18 @@ def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, table: 
 
 
 @njit(cache=True)
-def observe_kernel(rows: np.ndarray, who: np.ndarray, s: HuitArrays, out: np.ndarray) -> None:
+def observe_kernel(rows: np.ndarray, who: np.ndarray, s: KernelArrays, out: np.ndarray) -> None:
     """`HuitObserver.observe` of seat who[i] in slot rows[i], as row i of `out`."""
-    info, seats, hands, table = s.info, s.seats, s.hands, s.table
-    offsets, scales = s.obs_offsets, s.obs_scales
+    info, seats, hands, table = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_TABLE]
+    offsets, scales = s[S_OBS_OFFSETS], s[S_OBS_SCALES]
     for i in range(rows.shape[0]):
         _observe_row(info, seats, hands, table, rows[i], who[i], offsets, scales, out, i)
 
 
 @njit(cache=True)
-def observe_rows(rows: np.ndarray, s: HuitArrays, out: np.ndarray) -> None:
+def observe_rows(rows: np.ndarray, s: KernelArrays, out: np.ndarray) -> None:
     """out[i]: `observe_kernel` of the seat to move in slot rows[i] (only those rows, packed)."""
-    info, seats, hands, table = s.info, s.seats, s.hands, s.table
-    offsets, scales = s.obs_offsets, s.obs_scales
+    info, seats, hands, table = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_TABLE]
+    offsets, scales = s[S_OBS_OFFSETS], s[S_OBS_SCALES]
     for i in range(rows.shape[0]):
         _observe_row(info, seats, hands, table, rows[i], info[rows[i], CUR], offsets, scales, out, i)

@@ -4,9 +4,10 @@
 Why one bundle: the engine's step and the compiled play-out read the same
 state arrays, batch constants and tables; passed loose, they made calls of 16
 and 32 positional arguments spelt out in the same order by each caller. As
-for Huit (`cardlab.envs.huit.batch_state`, which says why), the slots'
-generators stay their own argument, and a kernel reads the fields it uses
-once, before its loops.
+for Huit (`cardlab.envs.huit.batch_state`, which says why), the kernels take
+the bundle as a plain tuple (`KernelArrays`, the fields at the `S_` indices),
+the slots' generators stay their own argument, and a kernel reads the fields
+it uses once, before its loops.
 
 The layout of the arrays is in `cardlab.envs.switch.batched`'s module doc.
 """
@@ -79,11 +80,20 @@ class SwitchArrays(NamedTuple):
     actions_table: np.ndarray  # ACTION_TABLE
     play_table: np.ndarray  # PLAY_TABLE
 
-    def head(self, count: int) -> SwitchArrays:
-        """The first `count` slots (views): a compiled path over them costs what they hold."""
-        return self._replace(info=self.info[:count], seats=self.seats[:count], hands=self.hands[:count],
-                             piles=self.piles[:count], played=self.played[:count],
-                             rewards=self.rewards[:count], known=self.known[:count])
+    def head(self, count: int) -> KernelArrays:
+        """The first `count` slots (views) as the kernels take them: a compiled path over them costs what
+        they hold."""
+        return tuple(self._replace(info=self.info[:count], seats=self.seats[:count], hands=self.hands[:count],
+                                   piles=self.piles[:count], played=self.played[:count],
+                                   rewards=self.rewards[:count], known=self.known[:count]))
+
+
+KernelArrays = tuple[np.ndarray, ...]
+"""`tuple(SwitchArrays(...))`: the bundle as the kernels take it (`cardlab.envs.huit.batch_state` says why)"""
+(S_INFO, S_SEATS, S_HANDS, S_PILES, S_PLAYED, S_REWARDS, S_KNOWN, S_PARAMS, S_REWARD_TABLE, S_PACK,
+ S_OBS_OFFSETS, S_OBS_INV_COPIES, S_OBS_FLOATS, S_CARDS, S_ACTIONS_TABLE, S_PLAY_TABLE) = range(16)
+"""where each field of `SwitchArrays` is in a `KernelArrays` (tests/test_kernel_arguments.py holds them to its
+order)"""
 
 
 def new_arrays(rules: SwitchRules, batch_size: int, episode: str, observer: Any) -> SwitchArrays:

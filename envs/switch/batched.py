@@ -31,7 +31,8 @@ with the same generator state deal and refill the same cards.
 API: `cardlab.envs.batched` (the one API of the batched engines); kernels:
 `cardlab.envs.switch.kernels`, which take these arrays, the batch's constants
 and the tables as one `SwitchArrays` (`cardlab.envs.switch.batch_state`,
-`SwitchBatch.arrays`), the generators beside it.
+`SwitchBatch.arrays`, which they take as the plain tuple `kernel_arrays`), the
+generators beside it.
 
 Numba compiles the kernels on first use (about 7 s of CPU, 11 s on a busy
 machine) and caches them on disk (`cache=True`, next to this file or under
@@ -116,8 +117,10 @@ class SwitchBatch(BatchedEngine):
         self.deck_size = rules.deck_size()
         B = self.batch_size
         self.arrays = new_arrays(rules, B, episode, self.observer)
-        """the state, constants and tables every kernel takes (the compiled play-out too); the names below
-        are its arrays"""
+        """the state, constants and tables every kernel takes (the compiled play-out too), by name; the names
+        below are its arrays"""
+        self.kernel_arrays = tuple(self.arrays)
+        """`arrays` as the kernels take it (`batch_state.KernelArrays`)"""
         a = self.arrays
         self.info, self.seats, self.hands, self.piles = a.info, a.seats, a.hands, a.piles
         self.played, self.params = a.played, a.params
@@ -132,7 +135,7 @@ class SwitchBatch(BatchedEngine):
     # ------------------------------------------------------------ dealing and loading
     def reset(self, slots: Any = None) -> None:
         """Start a new match in `slots` (all when None): totals 0, dealer n-1, a shuffled deal."""
-        reset_kernel(self._slots(slots), self.arrays, self.generators)
+        reset_kernel(self._slots(slots), self.kernel_arrays, self.generators)
         self._known_fresh = False
 
     def load(self, slot: int, state: SwitchState) -> None:
@@ -234,12 +237,12 @@ class SwitchBatch(BatchedEngine):
         idx = self._rows(rows)
         known = self.arrays.known
         if rows is None:
-            legal_mask_kernel(idx, self.arrays, known)
+            legal_mask_kernel(idx, self.kernel_arrays, known)
             self._known_rows[:] = True
             self._known_fresh = True
             return known.copy()  # a copy: step() checks actions against `known`
         out = np.empty((idx.size, R.NUM_ACTIONS), dtype=np.bool_)
-        legal_mask_kernel(idx, self.arrays, out)
+        legal_mask_kernel(idx, self.kernel_arrays, out)
         known[idx] = out
         self._known_rows[:] = False
         self._known_rows[idx] = True
@@ -250,14 +253,14 @@ class SwitchBatch(BatchedEngine):
         idx = self._rows(rows)
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
-        observe_kernel(idx, who, self.arrays, out)
+        observe_kernel(idx, who, self.kernel_arrays, out)
         return out
 
     # ------------------------------------------------------------ moves
     def _apply(self, acts: np.ndarray) -> np.ndarray:
         # The last mask holds for this step if it covers every slot that moves (the held ones are over).
         known = self._known_fresh and bool((self._known_rows | (self.info[:, OVER] != 0)).all())
-        status = step_kernel(acts, self.arrays, self.generators, known)
+        status = step_kernel(acts, self.kernel_arrays, self.generators, known)
         self._known_fresh = status >= 0  # refused: nothing moved, the mask still holds
         if status >= 0:
             self._refuse(int(status), int(acts[status]))

@@ -2,7 +2,7 @@
 
 Each kernel replays a piece of `cardlab.envs.switch.rules` (named in its doc)
 for every slot b of the arrays that `cardlab.envs.switch.batched.SwitchBatch`
-holds (layout in that module's doc), which they take as one `SwitchArrays`
+holds (layout in that module's doc), which they take as one `SwitchArrays` (a `KernelArrays`)
 (`cardlab.envs.switch.batch_state`), the slots' generators beside it. The card
 and action tables are taken from `cards` and `rules` at import (in
 `batch_state`) and reach the kernels in that bundle; the action-id constants
@@ -47,6 +47,22 @@ from cardlab.envs.switch.batch_state import (
     PARAM_SLOTS,
     PENDING,
     PHASE,
+    S_ACTIONS_TABLE,
+    S_CARDS,
+    S_HANDS,
+    S_INFO,
+    S_KNOWN,
+    S_OBS_FLOATS,
+    S_OBS_INV_COPIES,
+    S_OBS_OFFSETS,
+    S_PACK,
+    S_PARAMS,
+    S_PILES,
+    S_PLAY_TABLE,
+    S_PLAYED,
+    S_REWARD_TABLE,
+    S_REWARDS,
+    S_SEATS,
     SCORE_CHANGES,
     SCORES,
     SIZES,
@@ -61,7 +77,7 @@ from cardlab.envs.switch.batch_state import (
     TRUNCATED,
     TURN,
     WINNER,
-    SwitchArrays,
+    KernelArrays,
 )
 
 Arr = np.ndarray
@@ -135,24 +151,24 @@ def _legal_row(
 
 
 @njit(cache=True)
-def legal_mask_kernel(rows: Arr, s: SwitchArrays, out: Arr) -> None:
+def legal_mask_kernel(rows: Arr, s: KernelArrays, out: Arr) -> None:
     """The legal actions of slot rows[i] as mask row i."""
-    info, seats, hands, piles = s.info, s.seats, s.hands, s.piles
-    params, cards, play_table = s.params, s.cards, s.play_table
+    info, seats, hands, piles = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_PILES]
+    params, cards, play_table = s[S_PARAMS], s[S_CARDS], s[S_PLAY_TABLE]
     for i in range(rows.shape[0]):
         _legal_row(rows[i], out[i], info, seats, hands, piles, params, cards, play_table)
 
 
 @njit(cache=True)
-def observe_kernel(rows: Arr, who: Arr, s: SwitchArrays, out: Arr) -> None:
+def observe_kernel(rows: Arr, who: Arr, s: KernelArrays, out: Arr) -> None:
     """`SwitchObserver.observe` of seat who[i] in slot rows[i] as row i of `out`, with the same float64
     arithmetic before the float32 store.
 
     `offsets[10]` is the start of `drew_on`, -1 without the `memory` option.
     """
-    info, seats, hands, piles, played = s.info, s.seats, s.hands, s.piles, s.played
-    offsets, inv_copies, floats = s.obs_offsets, s.obs_inv_copies, s.obs_floats
-    n = s.params[P_N]
+    info, seats, hands, piles, played = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_PILES], s[S_PLAYED]
+    offsets, inv_copies, floats = s[S_OBS_OFFSETS], s[S_OBS_INV_COPIES], s[S_OBS_FLOATS]
+    n = s[S_PARAMS][P_N]
     inv_deck, inv_target, low, high = floats[0], floats[1], floats[2], floats[3]
     (o_hand, o_top, o_suit, o_pending, o_direction, o_phase, o_opponents, o_scores, o_played,
      o_stock, o_drew_on) = (offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], offsets[5],
@@ -376,10 +392,10 @@ def _deal(b: int, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, ge
 
 
 @njit(cache=True)
-def reset_kernel(slots: Arr, s: SwitchArrays, gens: Any) -> None:
+def reset_kernel(slots: Arr, s: KernelArrays, gens: Any) -> None:
     """A new match in each slot (`Match.new`: totals 0, dealer n-1), then its first deal."""
-    info, seats, hands, piles, played = s.info, s.seats, s.hands, s.piles, s.played
-    params, cards, pack = s.params, s.cards, s.pack
+    info, seats, hands, piles, played = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_PILES], s[S_PLAYED]
+    params, cards, pack = s[S_PARAMS], s[S_CARDS], s[S_PACK]
     for b in slots:
         seats[b, SCORES, :] = 0
         info[b, DEALER] = params[P_N] - 1
@@ -388,18 +404,19 @@ def reset_kernel(slots: Arr, s: SwitchArrays, gens: Any) -> None:
 
 
 @njit(cache=True)
-def step_kernel(actions: Arr, s: SwitchArrays, gens: Any, use_known: bool) -> int:
+def step_kernel(actions: Arr, s: KernelArrays, gens: Any, use_known: bool) -> int:
     """Check every live slot's action, then apply them all (`SwitchState.apply`, then the AEC env's end of
-    a hand: win rewards, or the next hand of the match); the rewards are in `s.rewards`. `actions` may be
+    a hand: win rewards, or the next hand of the match); the rewards are in `s[S_REWARDS]`. `actions` may be
     longer than the slots (a play-out's scratch).
 
-    With `use_known`, `s.known` is the legal mask of this very state (the last
+    With `use_known`, `s[S_KNOWN]` is the legal mask of this very state (the last
     `legal_mask()`, nothing moved since): a look-up instead of a new `_legal_row`.
     Returns -1, or the first slot whose action is illegal (then nothing was applied).
     """
-    info, seats, hands, piles, played, known = s.info, s.seats, s.hands, s.piles, s.played, s.known
-    params, cards, actions_table, play_table, pack = s.params, s.cards, s.actions_table, s.play_table, s.pack
-    reward_table, rewards = s.reward_table, s.rewards
+    info, seats, hands, piles, played = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_PILES], s[S_PLAYED]
+    params, cards, actions_table, play_table = s[S_PARAMS], s[S_CARDS], s[S_ACTIONS_TABLE], s[S_PLAY_TABLE]
+    known, pack = s[S_KNOWN], s[S_PACK]
+    reward_table, rewards = s[S_REWARD_TABLE], s[S_REWARDS]
     row = np.zeros(_NUM_ACTIONS, dtype=np.bool_)
     batch = info.shape[0]
     for b in range(batch):

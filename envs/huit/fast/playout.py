@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, Drawing, PlayOut, ToEnd
-from cardlab.envs.huit.batch_state import HAND_OVER, HuitArrays
+from cardlab.envs.huit.batch_state import HAND_OVER, S_INFO, S_REWARDS, KernelArrays
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
 from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays, expert_rows, greedy_batch
@@ -62,7 +62,7 @@ class CompiledPlayer(NamedTuple):
 
 
 @njit(cache=True)
-def heuristic_picks(asked: np.ndarray, masks: np.ndarray, s: HuitArrays, player: PlayerArrays,
+def heuristic_picks(asked: np.ndarray, masks: np.ndarray, s: KernelArrays, player: PlayerArrays,
                     rng: np.random.Generator, obs: np.ndarray) -> np.ndarray:
     """The `GREEDY` or `EXPERT` kernel's picks for the seats to move in slots `asked`, their mask rows
     `masks`; `obs` is scratch (at least as many rows)."""
@@ -75,14 +75,14 @@ def heuristic_picks(asked: np.ndarray, masks: np.ndarray, s: HuitArrays, player:
 
 
 @njit(cache=True)
-def play_rounds(who: np.ndarray, gained: np.ndarray, counted: np.ndarray, s: HuitArrays, gens: Any,
+def play_rounds(who: np.ndarray, gained: np.ndarray, counted: np.ndarray, s: KernelArrays, gens: Any,
                 player: PlayerArrays, rng: np.random.Generator, work: Scratch) -> bool:
     """The rounds of `BatchedEngine.play_random` (`huit.rounds`), the movers' actions from the player's
     kernel on their rows."""
     actions, waiting, held = work.actions, work.flags[0], work.flags[1]
     ended = False
     while True:
-        count = start_round(who, s.info, waiting, held, work.rows)
+        count = start_round(who, s[S_INFO], waiting, held, work.rows)
         if count == 0:
             return ended
         movers = work.rows[:count]
@@ -128,21 +128,21 @@ def fused_play_out(engine: Any, policy: CompiledPolicy) -> PlayOut | None:
 
     def play(seats: np.ndarray, gained: np.ndarray, counted: np.ndarray) -> bool:
         who, gained, flags = engine.checked_play_args(seats, gained, counted)
-        return bool(play_rounds(who, gained, flags, engine.arrays, engine.generators, player.arrays,
+        return bool(play_rounds(who, gained, flags, engine.kernel_arrays, engine.generators, player.arrays,
                                 player.agent.rng, work))
 
     return play
 
 
 @njit(cache=True)
-def play_to_end(seat: int, gained: np.ndarray, s: HuitArrays, gens: Any, player: PlayerArrays,
+def play_to_end(seat: int, gained: np.ndarray, s: KernelArrays, gens: Any, player: PlayerArrays,
                 rng: np.random.Generator, work: Scratch) -> None:
     """Every live slot of `s` moved round by round until its episode ends, the movers' picks from the
     player's kernel as in `play_rounds` (no seat held: every live slot moves each round); `gained[b]` adds
     seat `seat`'s rewards. Only the movers with a choice are observed and asked (`playout.split_forced`)."""
-    mask, rows, choosers, actions, rewards = work.mask, work.rows, work.choosers, work.actions, s.rewards
+    mask, rows, choosers, actions, rewards = work.mask, work.rows, work.choosers, work.actions, s[S_REWARDS]
     while True:
-        count = live_rows(s.info, HAND_OVER, rows)
+        count = live_rows(s[S_INFO], HAND_OVER, rows)
         if count == 0:
             return
         movers = rows[:count]

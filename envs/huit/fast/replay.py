@@ -28,7 +28,7 @@ from numba import njit
 
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.fast import RANDOM, CompiledPolicy, Replay
-from cardlab.envs.huit.batch_state import CUR, HAND_OVER, HuitArrays
+from cardlab.envs.huit.batch_state import CUR, HAND_OVER, S_INFO, KernelArrays
 from cardlab.envs.huit.fast.playout import PlayerArrays, compiled_player, heuristic_picks
 from cardlab.envs.huit.kernels import mask_rows_kernel, step_kernel
 from cardlab.envs.playout import Scratch, scratch
@@ -36,8 +36,8 @@ from cardlab.envs.playout import Scratch, scratch
 
 @njit(cache=True)
 def replay_moves(eps: float, move_seats: np.ndarray, move_actions: np.ndarray, ok: np.ndarray,
-                 loglik: np.ndarray, s: HuitArrays, gens: Any, player: PlayerArrays, rng: np.random.Generator,
-                 work: Scratch) -> None:
+                 loglik: np.ndarray, s: KernelArrays, gens: Any, player: PlayerArrays,
+                 rng: np.random.Generator, work: Scratch) -> None:
     """`belief.play_back`'s loop over the recorded moves for every slot of `s`, as it steps it.
 
     A slot not `ok` is held (marked over: it is not played on); at each move
@@ -48,7 +48,7 @@ def replay_moves(eps: float, move_seats: np.ndarray, move_actions: np.ndarray, o
     eps / legal moves (`random`: 1 / legal moves). After the last move a slot
     stays `ok` only where seat 0 is to move in a hand in play.
     """
-    info, mask, actions, rows = s.info, work.mask, work.actions, work.rows
+    info, mask, actions, rows = s[S_INFO], work.mask, work.actions, work.rows
     choosers, counts = work.choosers, work.per_chooser
     for b in range(info.shape[0]):
         if not ok[b]:

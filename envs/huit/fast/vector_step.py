@@ -26,7 +26,15 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import CompiledPolicy, StepResult
-from cardlab.envs.huit.batch_state import HAND_OVER, SCORE_CHANGES, TRUNCATED, HuitArrays
+from cardlab.envs.huit.batch_state import (
+    HAND_OVER,
+    S_INFO,
+    S_REWARDS,
+    S_SEATS,
+    SCORE_CHANGES,
+    TRUNCATED,
+    KernelArrays,
+)
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.fast.playout import CompiledPlayer, PlayerArrays, compiled_player, play_rounds
 from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
@@ -67,7 +75,7 @@ class StepArrays(NamedTuple):
 
 
 @njit(cache=True)
-def vector_step(learn: bool, actions: np.ndarray, v: StepArrays, s: HuitArrays, gens: Any,
+def vector_step(learn: bool, actions: np.ndarray, v: StepArrays, s: KernelArrays, gens: Any,
                 env_rng: np.random.Generator, player: PlayerArrays, agent_rng: np.random.Generator,
                 work: Scratch) -> tuple[int, int]:
     """`CardVectorEnv.step` (`learn`) or the play-out of `reset` (not `learn`: no learner move) in one call.
@@ -81,8 +89,8 @@ def vector_step(learn: bool, actions: np.ndarray, v: StepArrays, s: HuitArrays, 
     """
     who, owners, fresh, gained, counted, deals = v.who, v.owners, v.fresh, v.gained, v.counted, v.deals
     terminated, truncated, reported, points, info, rows = (v.terminated, v.truncated, v.reported, v.points,
-                                                           s.info, work.rows)
-    seats, rewards = s.seats, s.rewards
+                                                           s[S_INFO], work.rows)
+    seats, rewards = s[S_SEATS], s[S_REWARDS]
     n = owners.shape[1]
     if learn:
         bad = step_kernel(actions, s, gens)
@@ -178,7 +186,7 @@ class FusedStep:
         env = StepArrays(seats, owners, self.num_specs, self.max_deals, self.fresh, gained, terminated,
                          truncated, self.points, self.reported, finals, observations, masks, self.every,
                          self.counted, self.deals, self.legal)
-        status, count = vector_step(learn, self.every if actions is None else actions, env, e.arrays,
+        status, count = vector_step(learn, self.every if actions is None else actions, env, e.kernel_arrays,
                                     e.generators, rng, player, agent_rng, self.work)
         if status >= 0:  # nothing moved: the engine refuses the action as its own step does, naming the game
             assert actions is not None

@@ -28,7 +28,16 @@ from numba import njit
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, ToEnd
 from cardlab.envs.playout import Scratch, checked_slots, compiled_kind, live_rows, scratch, split_forced
 from cardlab.envs.policy_kernels import uniform_legal
-from cardlab.envs.switch.batch_state import CURRENT, OVER, SwitchArrays
+from cardlab.envs.switch.batch_state import (
+    CURRENT,
+    OVER,
+    S_ACTIONS_TABLE,
+    S_CARDS,
+    S_INFO,
+    S_KNOWN,
+    S_REWARDS,
+    KernelArrays,
+)
 from cardlab.envs.switch.batched import SwitchBatch
 from cardlab.envs.switch.heuristics.kernels import expert_batch, greedy_batch, layout_offsets
 from cardlab.envs.switch.kernels import legal_mask_kernel, observe_kernel, step_kernel
@@ -86,16 +95,17 @@ def compiled_player(engine: Any, policy: CompiledPolicy) -> CompiledPlayer | Non
 
 
 @njit(cache=True)
-def play_to_end(seat: int, gained: np.ndarray, s: SwitchArrays, gens: Any, player: PlayerArrays,
+def play_to_end(seat: int, gained: np.ndarray, s: KernelArrays, gens: Any, player: PlayerArrays,
                 rng: np.random.Generator, work: Scratch) -> None:
     """Every live slot of `s` moved round by round until its hand ends, each round's movers (every live
     slot, in slot order) with one legal move playing it and the others the player's kernel's pick,
     observed by their seat to move; `gained[b]` adds seat `seat`'s rewards.
 
-    The movers' masks are also written into `s.known` by slot, which the step reads back.
+    The movers' masks are also written into `s[S_KNOWN]` by slot, which the step reads back.
     """
-    info, mask, rows, choosers, who = s.info, work.mask, work.rows, work.choosers, work.per_chooser
-    known, actions, rewards = s.known, work.actions, s.rewards
+    info, mask, rows, choosers, who = s[S_INFO], work.mask, work.rows, work.choosers, work.per_chooser
+    known, rewards, cards, actions_table = s[S_KNOWN], s[S_REWARDS], s[S_CARDS], s[S_ACTIONS_TABLE]
+    actions = work.actions
     while True:
         count = live_rows(info, OVER, rows)
         if count == 0:
@@ -116,10 +126,10 @@ def play_to_end(seat: int, gained: np.ndarray, s: SwitchArrays, gens: Any, playe
                 observe_kernel(asked, who[:chosen], s, seen)
                 if player.kind == GREEDY:
                     picked = greedy_batch(seen, masks, player.offsets, player.deck, player.num_players,
-                                          s.cards, s.actions_table, rng)
+                                          cards, actions_table, rng)
                 else:
                     picked = expert_batch(seen, masks, player.offsets, player.deck, player.num_players,
-                                          player.match_rank, player.weights, s.cards, s.actions_table, rng)
+                                          player.match_rank, player.weights, cards, actions_table, rng)
             for i in range(chosen):
                 actions[asked[i]] = picked[i]
         if step_kernel(actions, s, gens, True) >= 0:
