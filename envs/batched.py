@@ -87,12 +87,23 @@ doc gives its columns, rows and card arrays.
   (A3, A10, B2, B10) with `generators[b].shuffle`, which gives the permutation
   numpy's `Generator.shuffle` gives the rules engine: no shuffle in Python,
   and a slot plays what the engine plays from the same generator state (C2).
+- The state as one object: each game's `batch_state` module defines a named
+  tuple of arrays (`HuitArrays`, `SwitchArrays`: the state arrays, the step's
+  rewards, `params`, the read-only tables and the observation's constants),
+  builds it (`new_arrays`) and cuts it to the first n slots (`head`); the
+  batch holds it as `arrays` and names its state arrays as attributes. The
+  kernels take it as a plain tuple (`kernel_arrays`, read at the module's
+  `S_` indices), which numba types about as fast as loose arrays (a named
+  tuple costs about a microsecond more a call); the generators travel beside
+  it (a typed list inside a tuple costs tens of microseconds a call to type).
 - Kernel arguments, in this order: what to act on (actions, slots, rows,
-  seats; a step's known mask), the state arrays in `STATE_ARRAYS` order, the
-  generators, `params`, the read-only tables (the reward table first), the
-  outputs (rewards, mask rows, observations) last. A step checks every live
-  slot's action before any moves and returns the first refused slot (-1:
-  none); it deals the next hand of a match itself.
+  seats), the bundle, the generators, then the outputs (mask rows,
+  observations); the step writes the rewards into the bundle. A compiled
+  path takes each further group as one named tuple too (a player's kernel
+  arguments, `cardlab.envs.playout.Scratch`), so no compiled function takes
+  more than 12 parameters (`tests/test_kernel_arguments.py`). A step checks
+  every live slot's action before any moves and returns the first refused
+  slot (-1: none); it deals the next hand of a match itself.
 - Shared rules, in `cardlab.envs.kernels` and compiled into both games'
   kernels: a hand's points and totals, the episode's end (the hand's winner,
   or the lowest totals of a finished match) with its win rewards read from

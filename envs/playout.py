@@ -22,13 +22,16 @@ NONE = np.zeros(0, dtype=np.int64)
 
 
 class Scratch(NamedTuple):
-    """A play-out's working arrays for a batch of B slots, allocated once per engine."""
+    """A play-out's working arrays for a batch of B slots, allocated once per engine and passed to its
+    kernel as one argument."""
 
     mask: np.ndarray  # (B, num_actions) bool: the movers' masks, packed
     obs: np.ndarray  # (B, obs_size) float32: their observations, packed
-    actions: np.ndarray  # (B,) int64
+    actions: np.ndarray  # (B,) int64: by slot
     flags: np.ndarray  # (2, B) bool: waiting, held
     rows: np.ndarray  # (B,) int64: the movers' slots
+    choosers: np.ndarray  # (B,) int64: the slots of the movers with a choice (`split_forced`)
+    per_chooser: np.ndarray  # (B,) int64: a number per chooser (its legal count, its seat to move)
 
 
 def scratch(engine: Any) -> Scratch:
@@ -36,7 +39,8 @@ def scratch(engine: Any) -> Scratch:
     B = engine.batch_size
     return Scratch(np.empty((B, engine.num_actions), dtype=np.bool_),
                    np.empty((B, engine.obs_size), dtype=np.float32), np.zeros(B, dtype=np.int64),
-                   np.zeros((2, B), dtype=np.bool_), np.zeros(B, dtype=np.int64))
+                   np.zeros((2, B), dtype=np.bool_), np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64),
+                   np.zeros(B, dtype=np.int64))
 
 
 def checked_slots(engine: Any, slots: Any, seat: Any, gained: Any) -> int:

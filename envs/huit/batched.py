@@ -39,7 +39,10 @@ processes load them in about 1 s.
 Cards a stacked deal left out are in none of these; `state_dict` lists them as
 `left_out`.
 
-The kernels are in `cardlab.envs.huit.kernels`.
+The kernels are in `cardlab.envs.huit.kernels`; they take these arrays and the
+batch's constants as one `HuitArrays` (`cardlab.envs.huit.batch_state`,
+`HuitBatch.arrays`, which they take as the plain tuple `kernel_arrays`), the
+generators beside it.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ import numpy as np
 from cardlab.envs.batched import BatchedEngine, seat_indices
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
-from cardlab.envs.huit.kernels import (
+from cardlab.envs.huit.batch_state import (
     ACE_PENALTY,
     ANNOUNCED,
     BANK_LEN,
@@ -62,14 +65,11 @@ from cardlab.envs.huit.kernels import (
     HAND_OVER,
     HAND_POINTS,
     HANDS_PLAYED,
-    INFO_COLUMNS,
     MATCH_OVER,
-    NUM_ACTIONS,
     PARAM_SLOTS,
     PHASE,
     SCORE_CHANGES,
     SCORES,
-    SEAT_ROWS,
     SIZES,
     STREAKS,
     SUIT,
@@ -77,19 +77,21 @@ from cardlab.envs.huit.kernels import (
     TRUNCATED,
     TURN,
     WINNER,
+    new_arrays,
+)
+from cardlab.envs.huit.kernels import (
+    NUM_ACTIONS,
     mask_kernel,
     mask_rows_kernel,
     observe_kernel,
     reset_kernel,
     step_kernel,
 )
-from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS, HuitObserver
+from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, HuitObserver
 from cardlab.envs.huit.rounds import random_rounds
 from cardlab.envs.huit.rules import HuitRules, HuitState
-from cardlab.envs.kernels import load_generator, slot_generators, win_table
-from cardlab.envs.layout import memory_start
+from cardlab.envs.kernels import load_generator, slot_generators
 from cardlab.envs.match import Match
-from cardlab.envs.options import kernel_params
 from cardlab.envs.rng import rng_from_state, rng_state
 
 
@@ -102,7 +104,7 @@ class HuitBatch(BatchedEngine):
     RULES_CLASS: ClassVar[type] = HuitRules
     OBSERVER: ClassVar[type] = HuitObserver
     PARAM_SLOTS: ClassVar[dict[str, int]] = PARAM_SLOTS
-    """the kernels' parameters by name (`cardlab.envs.huit.kernels`)"""
+    """the kernels' parameters by name (`cardlab.envs.huit.batch_state`)"""
     OPTIONS_ELSEWHERE: ClassVar[dict[str, str]] = {"memory": "obs_size"}
     """Rule options the kernels do not read (they are not in `PARAM_SLOTS`), each with the batch
     attribute it determines: `memory` adds the observation field drew_on."""
@@ -110,29 +112,16 @@ class HuitBatch(BatchedEngine):
     def __init__(self, rules: HuitRules, batch_size: int | np.integer, seed: int | None = None,
                  episode: str = "hand") -> None:
         super().__init__(rules, batch_size, seed, episode)
-        n = self.n
         B = self.batch_size
-        self.info = np.zeros((B, INFO_COLUMNS), dtype=np.int64)
-        self.seats = np.zeros((B, SEAT_ROWS, n), dtype=np.int64)
-        self.hands = np.zeros((B, n, NUM_CARDS), dtype=np.int8)
-        self.bank = np.zeros((B, NUM_CARDS), dtype=np.int8)
-        self.table = np.zeros((B, NUM_CARDS), dtype=np.int8)
-        self.params = kernel_params(rules, PARAM_SLOTS, hand_size=rules.cards_each(),
-                                    episode_match=episode == "match")
-        self.reward_table = win_table(n)
-        s = self.layout.slices
-        self.obs_offsets = np.array(
-            [*(s[name].start for name in ("hand", "top", "suit", "announced", "opponents", "scores",
-                                          "streaks", "played", "bank")),
-             memory_start(self.layout)], dtype=np.int64)
-        """where the observation fields start, as `observe_kernel` reads them (compiled play-outs too)"""
-        # The observer's scale factors and score bounds, computed as it computes them.
-        scores = s["scores"].start
-        self.obs_scales = np.array([1.0 / rules.target_score, 1.0 / rules.streak_length,
-                                 float(self.layout.low[scores]), float(self.layout.high[scores])],
-                                dtype=np.float64)
+        self.arrays = new_arrays(rules, B, episode, self.layout)
+        """the state and constants every kernel takes (compiled play-outs too), by name; the names below
+        are its arrays"""
+        self.kernel_arrays = tuple(self.arrays)
+        """`arrays` as the kernels take it (`batch_state.KernelArrays`)"""
+        a = self.arrays
+        self.info, self.seats, self.hands, self.bank, self.table = a.info, a.seats, a.hands, a.bank, a.table
+        self.params = a.params
         self.generators = slot_generators(self.generators)  # the kernels draw from them
-        self._rewards = np.zeros((B, n), dtype=np.float32)
         self._play_legal = np.empty(NUM_ACTIONS, dtype=np.int64)  # play_random's scratch arrays
         self._play_actions = np.zeros(B, dtype=np.int64)
         self._play_rows = np.zeros(B, dtype=np.int64)
@@ -142,8 +131,7 @@ class HuitBatch(BatchedEngine):
     # ------------------------------------------------------------ episodes
     def reset(self, slots: Any = None) -> None:
         """A new episode in `slots` (all by default), each dealt from the slot's own generator."""
-        reset_kernel(self._slots(slots), self.info, self.seats, self.hands, self.bank, self.table,
-                      self.generators, self.params)
+        reset_kernel(self._slots(slots), self.kernel_arrays, self.generators)
 
     def load(self, slot: int, state: HuitState) -> None:
         """Put an engine state (stacked deal, restored saved state) into `slot`, its generator copied."""
@@ -219,11 +207,11 @@ class HuitBatch(BatchedEngine):
         slots `rows` only, one row each, when given."""
         if rows is None:
             out = np.empty((self.batch_size, NUM_ACTIONS), dtype=np.bool_)
-            mask_kernel(self.info, self.hands, self.table, out)
+            mask_kernel(self.kernel_arrays, out)
             return out
         idx = self._rows(rows)
         out = np.empty((idx.size, NUM_ACTIONS), dtype=np.bool_)
-        mask_rows_kernel(idx, self.info, self.hands, self.table, out)
+        mask_rows_kernel(idx, self.kernel_arrays, out)
         return out
 
     def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -232,8 +220,7 @@ class HuitBatch(BatchedEngine):
         idx = self._rows(rows)
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
-        observe_kernel(idx, who, self.info, self.seats, self.hands, self.bank, self.table, self.obs_offsets,
-                       self.obs_scales, out)
+        observe_kernel(idx, who, self.kernel_arrays, out)
         return out
 
     # ------------------------------------------------------------ moves
@@ -241,14 +228,12 @@ class HuitBatch(BatchedEngine):
                     counted: np.ndarray) -> bool:
         """`BatchedEngine.play_random` in one compiled call: the same moves, from the same draws."""
         who, gained, flags = self.checked_play_args(seats, gained, counted)
-        return bool(random_rounds(who, rng, gained, flags, self.info, self.seats, self.hands, self.bank,
-                                  self.table, self.generators, self.params, self.reward_table, self._rewards,
+        return bool(random_rounds(who, rng, gained, flags, self.kernel_arrays, self.generators,
                                   self._play_legal, self._play_actions, self._play_flags[0],
                                   self._play_flags[1], self._play_rows))
 
     def _apply(self, actions: np.ndarray) -> np.ndarray:
-        bad = step_kernel(actions, self.info, self.seats, self.hands, self.bank, self.table, self.generators,
-                           self.params, self.reward_table, self._rewards)
+        bad = step_kernel(actions, self.kernel_arrays, self.generators)
         if bad >= 0:
             self._refuse(int(bad), int(actions[bad]))
-        return self._rewards.copy()
+        return self.arrays.rewards.copy()

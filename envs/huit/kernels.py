@@ -17,6 +17,40 @@ from numba import njit
 
 from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.batch_state import (
+    ACE_PENALTY,
+    ANNOUNCED,
+    BANK_LEN,
+    CUR,
+    DEALER,
+    DREW_ON,
+    HAND_OVER,
+    HAND_POINTS,
+    HANDS_PLAYED,
+    MATCH_OVER,
+    PARAM_SLOTS,
+    PHASE,
+    S_BANK,
+    S_HANDS,
+    S_INFO,
+    S_OBS_OFFSETS,
+    S_OBS_SCALES,
+    S_PARAMS,
+    S_REWARD_TABLE,
+    S_REWARDS,
+    S_SEATS,
+    S_TABLE,
+    SCORE_CHANGES,
+    SCORES,
+    SIZES,
+    STREAKS,
+    SUIT,
+    TABLE_LEN,
+    TRUNCATED,
+    TURN,
+    WINNER,
+    KernelArrays,
+)
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS
 from cardlab.envs.kernels import (
     add_totals,
@@ -26,22 +60,9 @@ from cardlab.envs.kernels import (
     observe_drew_on,
     score_hand,
 )
-from cardlab.envs.options import param_slots
 
 NUM_ACTIONS = R.NUM_ACTIONS
 
-# ---------------------------------------------------------------- the array layout (see the module doc)
-(CUR, SUIT, ANNOUNCED, ACE_PENALTY, PHASE, TURN, BANK_LEN, TABLE_LEN, HAND_OVER, TRUNCATED, WINNER,
- MATCH_OVER, DEALER, HANDS_PLAYED) = range(14)
-INFO_COLUMNS = 14
-SIZES, SCORES, STREAKS, HAND_POINTS, SCORE_CHANGES, DREW_ON = range(6)
-SEAT_ROWS = 6
-# The kernels' parameters, one int64 array built by name (`cardlab.envs.options.kernel_params`): a slot
-# per rule option the kernels read, `hand_size` as the count `cards_each()` resolves, and
-# `episode_match` (the batch's episode, not an option). Options the kernels do not read are in
-# `HuitBatch.OPTIONS_ELSEWHERE`; tests/envs/test_huit_batched.py checks that every option is one or the other.
-PARAM_SLOTS = param_slots("num_players", "hand_size", "queen_skips_each", "shuffle_on_refill", "target_score",
-                          "streak_length", "streak_bonus", "max_turns", "episode_match")
 P_N, P_EACH = PARAM_SLOTS["num_players"], PARAM_SLOTS["hand_size"]
 P_QUEEN_EACH, P_SHUFFLE = PARAM_SLOTS["queen_skips_each"], PARAM_SLOTS["shuffle_on_refill"]
 P_TARGET, P_STREAK_LEN, P_STREAK_BONUS = (PARAM_SLOTS["target_score"], PARAM_SLOTS["streak_length"],
@@ -156,16 +177,17 @@ def _mask_row(info: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, ro
 
 
 @njit(cache=True)
-def mask_kernel(info: np.ndarray, hands: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
+def mask_kernel(s: KernelArrays, out: np.ndarray) -> None:
     """The legal mask of every slot."""
+    info, hands, table = s[S_INFO], s[S_HANDS], s[S_TABLE]
     for b in range(out.shape[0]):
         _mask_row(info, hands, table, b, out[b])
 
 
 @njit(cache=True)
-def mask_rows_kernel(rows: np.ndarray, info: np.ndarray, hands: np.ndarray, table: np.ndarray,
-                     out: np.ndarray) -> None:
+def mask_rows_kernel(rows: np.ndarray, s: KernelArrays, out: np.ndarray) -> None:
     """The legal mask of slot rows[r] as row r of `out`."""
+    info, hands, table = s[S_INFO], s[S_HANDS], s[S_TABLE]
     for r in range(rows.shape[0]):
         _mask_row(info, hands, table, rows[r], out[r])
 
@@ -336,9 +358,10 @@ def _deal(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarr
 
 
 @njit(cache=True)
-def reset_kernel(slots: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray,
-                  bank: np.ndarray, table: np.ndarray, gens: Any, params: np.ndarray) -> None:
-    """A new match in each info (`Match.new`: dealer n-1), then its first deal."""
+def reset_kernel(slots: np.ndarray, s: KernelArrays, gens: Any) -> None:
+    """A new match in each slot (`Match.new`: dealer n-1), then its first deal."""
+    info, seats, hands, bank, table = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_BANK], s[S_TABLE]
+    params = s[S_PARAMS]
     for b in slots:
         seats[b, SCORES, :] = 0
         seats[b, STREAKS, :] = 0
@@ -348,14 +371,16 @@ def reset_kernel(slots: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: 
 
 
 @njit(cache=True)
-def step_kernel(actions: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray,
-                 bank: np.ndarray, table: np.ndarray, gens: Any, params: np.ndarray,
-                 reward_table: np.ndarray, rewards: np.ndarray) -> int:
-    """Apply one action per live info (`HuitState.apply`, then the AEC env's end of hand).
+def step_kernel(actions: np.ndarray, s: KernelArrays, gens: Any) -> int:
+    """Apply actions[b] in each live slot b of `s` (`HuitState.apply`, then the AEC env's end of hand); the
+    rewards are in `s[S_REWARDS]`. `actions` may be longer than the slots (a play-out's scratch).
 
-    Returns -1, or the first info whose action is illegal (then nothing was applied).
+    Returns -1, or the first slot whose action is illegal (then nothing was applied).
     """
-    batch = actions.shape[0]
+    info, seats, hands, bank, table = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_BANK], s[S_TABLE]
+    params = s[S_PARAMS]
+    reward_table, rewards = s[S_REWARD_TABLE], s[S_REWARDS]
+    batch = info.shape[0]
     for b in range(batch):
         if not info[b, HAND_OVER] and not _is_legal(info, hands, table, b, actions[b]):
             return b
@@ -386,10 +411,9 @@ def step_kernel(actions: np.ndarray, info: np.ndarray, seats: np.ndarray, hands:
 
 
 @njit(cache=True)
-def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                 table: np.ndarray, b: int, seat: int, offsets: np.ndarray, scales: np.ndarray,
-                 out: np.ndarray, r: int) -> None:
-    """`HuitObserver.observe` of `seat` in info b, into out[r]."""
+def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, table: np.ndarray, b: int, seat: int,
+                 offsets: np.ndarray, scales: np.ndarray, out: np.ndarray, r: int) -> None:
+    """`HuitObserver.observe` of `seat` in slot b, into out[r]."""
     hand0, top0, suit0, flags0, opp0 = offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]
     score0, streak0, played0, bank0, drew0 = offsets[5], offsets[6], offsets[7], offsets[8], offsets[9]
     inv_target, inv_streak, low, high = scales[0], scales[1], scales[2], scales[3]
@@ -419,20 +443,18 @@ def _observe_row(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: n
 
 
 @njit(cache=True)
-def observe_kernel(rows: np.ndarray, who: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray,
-                   bank: np.ndarray, table: np.ndarray, offsets: np.ndarray, scales: np.ndarray,
-                   out: np.ndarray) -> None:
-    """`HuitObserver.observe` of seat who[i] in slot rows[i], as row i of `out`.
-
-    offsets: the layout's field starts, the last one -1 when the layout has no `drew_on` (memory off).
-    """
+def observe_kernel(rows: np.ndarray, who: np.ndarray, s: KernelArrays, out: np.ndarray) -> None:
+    """`HuitObserver.observe` of seat who[i] in slot rows[i], as row i of `out`."""
+    info, seats, hands, table = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_TABLE]
+    offsets, scales = s[S_OBS_OFFSETS], s[S_OBS_SCALES]
     for i in range(rows.shape[0]):
-        _observe_row(info, seats, hands, bank, table, rows[i], who[i], offsets, scales, out, i)
+        _observe_row(info, seats, hands, table, rows[i], who[i], offsets, scales, out, i)
 
 
 @njit(cache=True)
-def observe_rows(rows: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                 table: np.ndarray, offsets: np.ndarray, scales: np.ndarray, out: np.ndarray) -> None:
-    """out[i]: `observe_kernel` of the seat to move in info rows[i] (only those rows, packed)."""
+def observe_rows(rows: np.ndarray, s: KernelArrays, out: np.ndarray) -> None:
+    """out[i]: `observe_kernel` of the seat to move in slot rows[i] (only those rows, packed)."""
+    info, seats, hands, table = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_TABLE]
+    offsets, scales = s[S_OBS_OFFSETS], s[S_OBS_SCALES]
     for i in range(rows.shape[0]):
-        _observe_row(info, seats, hands, bank, table, rows[i], info[rows[i], CUR], offsets, scales, out, i)
+        _observe_row(info, seats, hands, table, rows[i], info[rows[i], CUR], offsets, scales, out, i)

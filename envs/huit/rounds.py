@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from cardlab.envs.huit.kernels import CUR, HAND_OVER, sorted_legal_ids, step_kernel
+from cardlab.envs.huit.batch_state import CUR, HAND_OVER, S_HANDS, S_INFO, S_REWARDS, S_TABLE, KernelArrays
+from cardlab.envs.huit.kernels import sorted_legal_ids, step_kernel
 
 
 @njit(cache=True)
@@ -45,13 +46,12 @@ def start_round(who: np.ndarray, info: np.ndarray, waiting: np.ndarray, held: np
 
 @njit(cache=True)
 def finish_round(actions: np.ndarray, who: np.ndarray, gained: np.ndarray, counted: np.ndarray,
-                 waiting: np.ndarray, held: np.ndarray, info: np.ndarray, seats: np.ndarray,
-                 hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any, params: np.ndarray,
-                 reward_table: np.ndarray, rewards: np.ndarray) -> bool:
+                 waiting: np.ndarray, held: np.ndarray, s: KernelArrays, gens: Any) -> bool:
     """Step the movers by `actions`, release the held slots, add the gains; whether some mover's episode
     ended. A compiled player's illegal pick raises (the kernels pick from the legal ids only)."""
-    if step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards) >= 0:
+    if step_kernel(actions, s, gens) >= 0:
         raise RuntimeError("a compiled player chose an illegal move")
+    info, rewards = s[S_INFO], s[S_REWARDS]
     ended = False
     for b in range(who.shape[0]):
         if held[b]:
@@ -65,9 +65,7 @@ def finish_round(actions: np.ndarray, who: np.ndarray, gained: np.ndarray, count
 
 @njit(cache=True)
 def random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray, counted: np.ndarray,
-                  info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                  table: np.ndarray, gens: Any, params: np.ndarray, reward_table: np.ndarray,
-                  rewards: np.ndarray, legal: np.ndarray, actions: np.ndarray, waiting: np.ndarray,
+                  s: KernelArrays, gens: Any, legal: np.ndarray, actions: np.ndarray, waiting: np.ndarray,
                   held: np.ndarray, rows: np.ndarray) -> bool:
     """`BatchedEngine.play_random` compiled: the same rounds, holds and draws, without Python per round.
 
@@ -75,6 +73,7 @@ def random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray,
     sorted legal ids, so no mask row is built or scanned. `legal` (NUM_ACTIONS,), `actions`, `waiting`,
     `held` and `rows` (B,) are scratch arrays.
     """
+    info, hands, table = s[S_INFO], s[S_HANDS], s[S_TABLE]
     ended = False
     while True:
         count = start_round(who, info, waiting, held, rows)
@@ -84,5 +83,4 @@ def random_rounds(who: np.ndarray, rng: np.random.Generator, gained: np.ndarray,
             b = rows[i]
             legal_count = sorted_legal_ids(info, hands, table, b, legal)
             actions[b] = legal[min(int(rng.random() * legal_count), legal_count - 1)]
-        ended |= finish_round(actions, who, gained, counted, waiting, held, info, seats, hands, bank, table,
-                              gens, params, reward_table, rewards)
+        ended |= finish_round(actions, who, gained, counted, waiting, held, s, gens)

@@ -29,7 +29,10 @@ deal shuffle (A3) and the refill shuffle (A10), so a slot and a `SwitchState`
 with the same generator state deal and refill the same cards.
 
 API: `cardlab.envs.batched` (the one API of the batched engines); kernels:
-`cardlab.envs.switch.kernels`.
+`cardlab.envs.switch.kernels`, which take these arrays, the batch's constants
+and the tables as one `SwitchArrays` (`cardlab.envs.switch.batch_state`,
+`SwitchBatch.arrays`, which they take as the plain tuple `kernel_arrays`), the
+generators beside it.
 
 Numba compiles the kernels on first use (about 7 s of CPU, 11 s on a busy
 machine) and caches them on disk (`cache=True`, next to this file or under
@@ -53,14 +56,10 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.batched import BatchedEngine, seat_indices
-from cardlab.envs.kernels import load_generator, slot_generators, win_table
-from cardlab.envs.layout import memory_start
+from cardlab.envs.kernels import load_generator, slot_generators
 from cardlab.envs.match import Match
-from cardlab.envs.options import kernel_params
 from cardlab.envs.switch import rules as R
-from cardlab.envs.switch.kernels import (
-    ACTION_TABLE,
-    CARD_TABLE,
+from cardlab.envs.switch.batch_state import (
     CURRENT,
     DEALER,
     DIRECTION,
@@ -72,15 +71,12 @@ from cardlab.envs.switch.kernels import (
     HAND_POINTS,
     HANDS_PLAYED,
     MATCH_OVER,
-    NUM_INFO,
     OVER,
     PARAM_SLOTS,
     PENDING,
     PHASE,
-    PLAY_TABLE,
     SCORE_CHANGES,
     SCORES,
-    SEAT_ROWS,
     SIZES,
     STOCK,
     STOCK_LEN,
@@ -88,11 +84,9 @@ from cardlab.envs.switch.kernels import (
     TRUNCATED,
     TURN,
     WINNER,
-    legal_mask_kernel,
-    observe_kernel,
-    reset_kernel,
-    step_kernel,
+    new_arrays,
 )
+from cardlab.envs.switch.kernels import legal_mask_kernel, observe_kernel, reset_kernel, step_kernel
 from cardlab.envs.switch.observer import SwitchObserver
 from cardlab.envs.switch.rules import SwitchRules, SwitchState
 
@@ -109,7 +103,7 @@ class SwitchBatch(BatchedEngine):
     RULES_CLASS: ClassVar[type] = SwitchRules
     OBSERVER: ClassVar[type] = SwitchObserver
     PARAM_SLOTS: ClassVar[dict[str, int]] = PARAM_SLOTS
-    """the kernels' parameters by name (`cardlab.envs.switch.kernels`)"""
+    """the kernels' parameters by name (`cardlab.envs.switch.batch_state`)"""
     OPTIONS_ELSEWHERE: ClassVar[dict[str, str]] = {
         "num_decks": "deck", "extra_jokers": "deck", "extra_twos": "deck", "memory": "obs_size"}
     """Rule options the kernels do not read (they are not in `PARAM_SLOTS`), each with the batch
@@ -119,34 +113,20 @@ class SwitchBatch(BatchedEngine):
     def __init__(self, rules: SwitchRules, batch_size: int | np.integer, seed: int | None = None,
                  episode: str = "hand") -> None:
         super().__init__(rules, batch_size, seed, episode)
-        n = self.n
         self.deck = rules.deck()
-        self.deck_size = size = rules.deck_size()
+        self.deck_size = rules.deck_size()
         B = self.batch_size
-        self.info = np.zeros((B, NUM_INFO), dtype=np.int64)
-        self.seats = np.zeros((B, SEAT_ROWS, n), dtype=np.int64)
-        self.hands = np.zeros((B, n, C.NUM_KINDS), dtype=np.int8)
-        self.piles = np.zeros((B, 2, size), dtype=np.int8)
-        self.played = np.zeros((B, C.NUM_KINDS), dtype=np.int8)
-        self.params = kernel_params(rules, PARAM_SLOTS, episode_match=episode == "match")
-        self.reward_table = win_table(n)
-        slices = self.observer.layout.slices
-        names = ("hand", "top", "suit", "pending", "direction", "phase", "opponents", "scores", "played",
-                 "stock")
-        self.obs_offsets = np.array([*(slices[name].start for name in names), memory_start(self.layout)],
-                                    dtype=np.int64)
-        """where `observe_kernel` writes each field (`offsets` of its doc); with the two below, what it
-        takes besides the state (a compiled play-out calls it too)"""
-        # The observer's float32 factors, widened exactly as numpy widens them (int64 * float32 -> float64).
-        self.obs_inv_copies = self.observer._inv_copies.astype(np.float64)
-        self.obs_floats = np.array([self.observer._inv_deck, self.observer._inv_target,
-                                    self.observer._scores_low, self.observer._scores_high], dtype=np.float64)
-        self.pack = np.repeat(np.arange(C.NUM_KINDS, dtype=np.int8), self.deck)
-        """the rules' deck as a sorted pack: what each deal shuffles (the engine's list, as an array)"""
+        self.arrays = new_arrays(rules, B, episode, self.observer)
+        """the state, constants and tables every kernel takes (the compiled play-out too), by name; the names
+        below are its arrays"""
+        self.kernel_arrays = tuple(self.arrays)
+        """`arrays` as the kernels take it (`batch_state.KernelArrays`)"""
+        a = self.arrays
+        self.info, self.seats, self.hands, self.piles = a.info, a.seats, a.hands, a.piles
+        self.played, self.params = a.played, a.params
         self.generators = slot_generators(self.generators)  # the kernels draw from them
-        self._rewards = np.zeros((B, n), dtype=np.float32)
-        # The last legal mask, and whether it is still the mask of the state (nothing moved since).
-        self._known = np.zeros((B, R.NUM_ACTIONS), dtype=np.bool_)
+        # The last legal mask (`arrays.known`), and whether it is still the mask of the state (nothing moved
+        # since).
         self._known_rows = np.ones(B, dtype=np.bool_)
         """the slots the last `legal_mask` worked out"""
         self._known_fresh = False
@@ -155,8 +135,7 @@ class SwitchBatch(BatchedEngine):
     # ------------------------------------------------------------ dealing and loading
     def reset(self, slots: Any = None) -> None:
         """Start a new match in `slots` (all when None): totals 0, dealer n-1, a shuffled deal."""
-        reset_kernel(self._slots(slots), self.info, self.seats, self.hands, self.piles, self.played,
-                     self.generators, self.params, CARD_TABLE, self.pack)
+        reset_kernel(self._slots(slots), self.kernel_arrays, self.generators)
         self._known_fresh = False
 
     def load(self, slot: int, state: SwitchState) -> None:
@@ -254,18 +233,17 @@ class SwitchBatch(BatchedEngine):
 
     def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
         """(B, NUM_ACTIONS) bool, the legal actions of the seat to move; of the slots `rows` only when
-        given. `step` reads them back (`_known`) while nothing moved, for the slots they cover."""
+        given. `step` reads them back (`arrays.known`) while nothing moved, for the slots they cover."""
         idx = self._rows(rows)
+        known = self.arrays.known
         if rows is None:
-            legal_mask_kernel(idx, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
-                              PLAY_TABLE, self._known)
+            legal_mask_kernel(idx, self.kernel_arrays, known)
             self._known_rows[:] = True
             self._known_fresh = True
-            return self._known.copy()  # a copy: step() checks actions against `_known`
+            return known.copy()  # a copy: step() checks actions against `known`
         out = np.empty((idx.size, R.NUM_ACTIONS), dtype=np.bool_)
-        legal_mask_kernel(idx, self.info, self.seats, self.hands, self.piles, self.params, CARD_TABLE,
-                          PLAY_TABLE, out)
-        self._known[idx] = out
+        legal_mask_kernel(idx, self.kernel_arrays, out)
+        known[idx] = out
         self._known_rows[:] = False
         self._known_rows[idx] = True
         self._known_fresh = True
@@ -275,21 +253,18 @@ class SwitchBatch(BatchedEngine):
         idx = self._rows(rows)
         who = seat_indices(seats, idx.size, self.n)
         out = np.empty((idx.size, self.obs_size), dtype=np.float32)
-        observe_kernel(idx, who, self.info, self.seats, self.hands, self.piles, self.played, self.params,
-                       self.obs_offsets, self.obs_inv_copies, self.obs_floats, out)
+        observe_kernel(idx, who, self.kernel_arrays, out)
         return out
 
     # ------------------------------------------------------------ moves
     def _apply(self, acts: np.ndarray) -> np.ndarray:
         # The last mask holds for this step if it covers every slot that moves (the held ones are over).
         known = self._known_fresh and bool((self._known_rows | (self.info[:, OVER] != 0)).all())
-        status = step_kernel(acts, self._known, known, self.info, self.seats, self.hands, self.piles,
-                             self.played, self.generators, self.params, self.reward_table, CARD_TABLE,
-                             ACTION_TABLE, PLAY_TABLE, self.pack, self._rewards)
+        status = step_kernel(acts, self.kernel_arrays, self.generators, known)
         self._known_fresh = status >= 0  # refused: nothing moved, the mask still holds
         if status >= 0:
             self._refuse(int(status), int(acts[status]))
-        return self._rewards.copy()
+        return self.arrays.rewards.copy()
 
     def moved(self) -> None:
         """Slots moved outside `step` (a compiled play-out over these arrays,

@@ -2,9 +2,11 @@
 
 Each kernel replays a piece of `cardlab.envs.switch.rules` (named in its doc)
 for every slot b of the arrays that `cardlab.envs.switch.batched.SwitchBatch`
-holds (layout in that module's doc). The card and action tables are taken from
-`cards` and `rules` at import and passed to the kernels as arrays; the
-action-id constants are compiled in, so a change of the action layout in
+holds (layout in that module's doc), which they take as one `SwitchArrays` (a `KernelArrays`)
+(`cardlab.envs.switch.batch_state`), the slots' generators beside it. The card
+and action tables are taken from `cards` and `rules` at import (in
+`batch_state`) and reach the kernels in that bundle; the action-id constants
+are compiled in, so a change of the action layout in
 `rules.py` needs a touch of this file (the differential tests would catch a
 stale cache). Arguments and dtypes follow `cardlab.envs.batched`'s convention;
 what both games share (end of a hand, rewards, memory) is `cardlab.envs.kernels`.
@@ -26,47 +28,64 @@ from cardlab.envs.kernels import (
     observe_drew_on,
     score_hand,
 )
-from cardlab.envs.options import param_slots
 from cardlab.envs.switch import rules as R
+from cardlab.envs.switch.batch_state import ACTION_TABLE as ACTION_TABLE  # read from here by the heuristics
+from cardlab.envs.switch.batch_state import CARD_TABLE as CARD_TABLE  # read from here by the heuristics
+from cardlab.envs.switch.batch_state import (
+    CURRENT,
+    DEALER,
+    DIRECTION,
+    DISCARD,
+    DISCARD_LEN,
+    DRAWN,
+    DREW_ON,
+    FIRST_OUT,
+    HAND_POINTS,
+    HANDS_PLAYED,
+    MATCH_OVER,
+    OVER,
+    PARAM_SLOTS,
+    PENDING,
+    PHASE,
+    S_ACTIONS_TABLE,
+    S_CARDS,
+    S_HANDS,
+    S_INFO,
+    S_KNOWN,
+    S_OBS_FLOATS,
+    S_OBS_INV_COPIES,
+    S_OBS_OFFSETS,
+    S_PACK,
+    S_PARAMS,
+    S_PILES,
+    S_PLAY_TABLE,
+    S_PLAYED,
+    S_REWARD_TABLE,
+    S_REWARDS,
+    S_SEATS,
+    SCORE_CHANGES,
+    SCORES,
+    SIZES,
+    STOCK,
+    STOCK_LEN,
+    SUIT,
+    T_POINTS,
+    T_RANK,
+    T_RUN,
+    T_SUIT,
+    T_WILD,
+    TRUNCATED,
+    TURN,
+    WINNER,
+    KernelArrays,
+)
 
 Arr = np.ndarray
 
-# ---------------------------------------------------------------- array layout
-STOCK, DISCARD = 0, 1
-SIZES, SCORES, HAND_POINTS, SCORE_CHANGES, DREW_ON = range(5)
-SEAT_ROWS = 5
-(CURRENT, DIRECTION, SUIT, PENDING, PHASE, DRAWN, FIRST_OUT, TURN, OVER, TRUNCATED, WINNER,
- MATCH_OVER, DEALER, HANDS_PLAYED, STOCK_LEN, DISCARD_LEN) = range(16)
-NUM_INFO = 16
-
-# The kernels' parameters, one int64 array built by name (`cardlab.envs.options.kernel_params`): a slot
-# per rule option the kernels read, and `episode_match` (the batch's episode, not an option). Options the
-# kernels do not read are in `SwitchBatch.OPTIONS_ELSEWHERE`; tests/envs/test_switch_batched.py checks
-# that every option is one or the other.
-PARAM_SLOTS = param_slots("num_players", "match_rank", "play_after_draw", "voluntary_draw", "target_score",
-                          "max_turns", "episode_match", "hand_size")
 P_N, P_MATCH_RANK = PARAM_SLOTS["num_players"], PARAM_SLOTS["match_rank"]
 P_PLAY_AFTER_DRAW, P_VOLUNTARY = PARAM_SLOTS["play_after_draw"], PARAM_SLOTS["voluntary_draw"]
 P_TARGET, P_MAX_TURNS = PARAM_SLOTS["target_score"], PARAM_SLOTS["max_turns"]
 P_MATCH, P_HAND_SIZE = PARAM_SLOTS["episode_match"], PARAM_SLOTS["hand_size"]
-
-# ---------------------------------------------------------------- tables from the engine's definitions
-_K = C.NUM_KINDS
-# Rows of CARD_TABLE: rank, suit, wild (A5), run card (A6), points (A11); one column per card kind.
-T_RANK, T_SUIT, T_WILD, T_RUN, T_POINTS = range(5)
-CARD_TABLE = np.array([
-    [C.rank_of(c) for c in range(_K)],
-    [C.suit_of(c) for c in range(_K)],
-    [int(w) for w in R.WILD],
-    [int(r) for r in R.RUN_CARD],
-    R.POINTS.tolist(),
-], dtype=np.int64)
-# Rows of ACTION_TABLE: the card an action plays (-1: none), the suit it declares (-1: none).
-ACTION_TABLE = np.array([R.ACTION_CARD, R.ACTION_DECLARE], dtype=np.int64)
-# PLAY_TABLE[card]: the action ids that play `card` (one, or four for a Jack), -1 padded.
-PLAY_TABLE = np.full((_K, C.NUM_SUITS), -1, dtype=np.int64)
-for _card, _ids in enumerate(R.PLAY_IDS):
-    PLAY_TABLE[_card, : len(_ids)] = _ids
 
 _JOKER, _TWO, _EIGHT, _JACK, _KING = C.JOKER, C.TWO, C.EIGHT, C.JACK, C.KING
 _PLAY, _AFTER_DRAW, _DECLARE_START = R.PLAY, R.AFTER_DRAW, R.DECLARE_START
@@ -132,26 +151,24 @@ def _legal_row(
 
 
 @njit(cache=True)
-def legal_mask_kernel(
-    rows: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, params: Arr, cards: Arr, play_table: Arr,
-    out: Arr,
-) -> None:
+def legal_mask_kernel(rows: Arr, s: KernelArrays, out: Arr) -> None:
     """The legal actions of slot rows[i] as mask row i."""
+    info, seats, hands, piles = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_PILES]
+    params, cards, play_table = s[S_PARAMS], s[S_CARDS], s[S_PLAY_TABLE]
     for i in range(rows.shape[0]):
         _legal_row(rows[i], out[i], info, seats, hands, piles, params, cards, play_table)
 
 
 @njit(cache=True)
-def observe_kernel(
-    rows: Arr, who: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, params: Arr,
-    offsets: Arr, inv_copies: Arr, floats: Arr, out: Arr,
-) -> None:
+def observe_kernel(rows: Arr, who: Arr, s: KernelArrays, out: Arr) -> None:
     """`SwitchObserver.observe` of seat who[i] in slot rows[i] as row i of `out`, with the same float64
     arithmetic before the float32 store.
 
     `offsets[10]` is the start of `drew_on`, -1 without the `memory` option.
     """
-    n = params[P_N]
+    info, seats, hands, piles, played = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_PILES], s[S_PLAYED]
+    offsets, inv_copies, floats = s[S_OBS_OFFSETS], s[S_OBS_INV_COPIES], s[S_OBS_FLOATS]
+    n = s[S_PARAMS][P_N]
     inv_deck, inv_target, low, high = floats[0], floats[1], floats[2], floats[3]
     (o_hand, o_top, o_suit, o_pending, o_direction, o_phase, o_opponents, o_scores, o_played,
      o_stock, o_drew_on) = (offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], offsets[5],
@@ -375,9 +392,10 @@ def _deal(b: int, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, ge
 
 
 @njit(cache=True)
-def reset_kernel(slots: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr, gens: Any,
-                 params: Arr, cards: Arr, pack: Arr) -> None:
+def reset_kernel(slots: Arr, s: KernelArrays, gens: Any) -> None:
     """A new match in each slot (`Match.new`: totals 0, dealer n-1), then its first deal."""
+    info, seats, hands, piles, played = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_PILES], s[S_PLAYED]
+    params, cards, pack = s[S_PARAMS], s[S_CARDS], s[S_PACK]
     for b in slots:
         seats[b, SCORES, :] = 0
         info[b, DEALER] = params[P_N] - 1
@@ -386,21 +404,22 @@ def reset_kernel(slots: Arr, info: Arr, seats: Arr, hands: Arr, piles: Arr, play
 
 
 @njit(cache=True)
-def step_kernel(
-    actions: Arr, known: Arr, use_known: bool, info: Arr, seats: Arr, hands: Arr, piles: Arr, played: Arr,
-    gens: Any, params: Arr, reward_table: Arr, cards: Arr, actions_table: Arr, play_table: Arr, pack: Arr,
-    rewards: Arr,
-) -> int:
+def step_kernel(actions: Arr, s: KernelArrays, gens: Any, use_known: bool) -> int:
     """Check every live slot's action, then apply them all (`SwitchState.apply`, then the AEC env's end of
-    a hand: win rewards, or the next hand of the match).
+    a hand: win rewards, or the next hand of the match); the rewards are in `s[S_REWARDS]`. `actions` may be
+    longer than the slots (a play-out's scratch).
 
-    With `use_known`, `known` is the legal mask of this very state (the last
+    With `use_known`, `s[S_KNOWN]` is the legal mask of this very state (the last
     `legal_mask()`, nothing moved since): a look-up instead of a new `_legal_row`.
-    `pack` is the rules' deck as a sorted pack (what a deal shuffles).
     Returns -1, or the first slot whose action is illegal (then nothing was applied).
     """
+    info, seats, hands, piles, played = s[S_INFO], s[S_SEATS], s[S_HANDS], s[S_PILES], s[S_PLAYED]
+    params, cards, actions_table, play_table = s[S_PARAMS], s[S_CARDS], s[S_ACTIONS_TABLE], s[S_PLAY_TABLE]
+    known, pack = s[S_KNOWN], s[S_PACK]
+    reward_table, rewards = s[S_REWARD_TABLE], s[S_REWARDS]
     row = np.zeros(_NUM_ACTIONS, dtype=np.bool_)
-    for b in range(actions.shape[0]):
+    batch = info.shape[0]
+    for b in range(batch):
         if info[b, OVER]:
             continue
         a = actions[b]
@@ -414,7 +433,7 @@ def step_kernel(
             if not row[a]:
                 return b
     n = params[P_N]
-    for b in range(actions.shape[0]):
+    for b in range(batch):
         rewards[b, :] = 0.0
         if info[b, OVER]:
             continue

@@ -29,62 +29,72 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, Drawing, PlayOut, ToEnd
+from cardlab.envs.huit.batch_state import HAND_OVER, S_INFO, S_REWARDS, KernelArrays
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
 from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays, expert_rows, greedy_batch
-from cardlab.envs.huit.kernels import HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
+from cardlab.envs.huit.kernels import mask_rows_kernel, observe_rows, step_kernel
 from cardlab.envs.huit.rounds import finish_round, start_round
-from cardlab.envs.playout import NONE, checked_slots, compiled_kind, live_rows, scratch, split_forced
+from cardlab.envs.playout import NONE, Scratch, checked_slots, compiled_kind, live_rows, scratch, split_forced
 from cardlab.envs.policy_kernels import uniform_legal
 
 
-class CompiledPlayer(NamedTuple):
-    """What `play_rounds` needs of one policy: its kernel (`kind`), the arguments of that kernel (the
-    expert's arrays as a working copy of the policy's own, `heuristics.kernels.expert_rows`) and the agent,
-    whose generator draws (read at each call: `Agent.seed` replaces it), so the moves are those `act_batch`
-    gives."""
+class PlayerArrays(NamedTuple):
+    """One compiled policy as the kernels take it: its kernel (`kind`) and that kernel's arguments (the
+    expert's arrays as a working copy of the policy's own, `heuristics.kernels.expert_rows`)."""
 
     kind: int
     hand_at: int
     offsets: np.ndarray
     num_players: int
+    again: int
     int_table: np.ndarray
     float_table: np.ndarray
+    tables: TableArrays
+
+
+class CompiledPlayer(NamedTuple):
+    """What `play_rounds` needs of one policy: its `PlayerArrays` and the agent, whose generator draws
+    (read at each call: `Agent.seed` replaces it), so the moves are those `act_batch` gives."""
+
+    arrays: PlayerArrays
     agent: Drawing
 
 
 @njit(cache=True)
-def play_rounds(kind: int, who: np.ndarray, gained: np.ndarray, counted: np.ndarray, info: np.ndarray,
-                seats: np.ndarray, hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any,
-                params: np.ndarray, reward_table: np.ndarray, rewards: np.ndarray, obs_offsets: np.ndarray,
-                obs_scales: np.ndarray, hand_at: int, offsets: np.ndarray, num_players: int, again: int,
-                int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays, rng: np.random.Generator,
-                mask: np.ndarray, obs: np.ndarray, actions: np.ndarray, flags: np.ndarray,
-                rows: np.ndarray) -> bool:
-    """The rounds of `BatchedEngine.play_random` (`huit.rounds`), the movers' actions from the `kind` kernel
-    on their rows (the fields of a `CompiledPlayer`, then of a `playout.Scratch`)."""
+def heuristic_picks(asked: np.ndarray, masks: np.ndarray, s: KernelArrays, player: PlayerArrays,
+                    rng: np.random.Generator, obs: np.ndarray) -> np.ndarray:
+    """The `GREEDY` or `EXPERT` kernel's picks for the seats to move in slots `asked`, their mask rows
+    `masks`; `obs` is scratch (at least as many rows)."""
+    seen = obs[:asked.shape[0]]
+    observe_rows(asked, s, seen)
+    if player.kind == GREEDY:
+        return greedy_batch(seen, masks, player.hand_at, player.tables, rng)
+    return expert_rows(seen, masks, player.offsets, player.num_players, player.again, player.int_table,
+                       player.float_table, player.tables, rng)
+
+
+@njit(cache=True)
+def play_rounds(who: np.ndarray, gained: np.ndarray, counted: np.ndarray, s: KernelArrays, gens: Any,
+                player: PlayerArrays, rng: np.random.Generator, work: Scratch) -> bool:
+    """The rounds of `BatchedEngine.play_random` (`huit.rounds`), the movers' actions from the player's
+    kernel on their rows."""
+    actions, waiting, held = work.actions, work.flags[0], work.flags[1]
     ended = False
     while True:
-        count = start_round(who, info, flags[0], flags[1], rows)
+        count = start_round(who, s[S_INFO], waiting, held, work.rows)
         if count == 0:
             return ended
-        movers = rows[:count]
-        masks = mask[:count]
-        mask_rows_kernel(movers, info, hands, table, masks)
-        if kind == RANDOM:
+        movers = work.rows[:count]
+        masks = work.mask[:count]
+        mask_rows_kernel(movers, s, masks)
+        if player.kind == RANDOM:
             picked = uniform_legal(masks, rng)
         else:
-            seen = obs[:count]
-            observe_rows(movers, info, seats, hands, bank, table, obs_offsets, obs_scales, seen)
-            if kind == GREEDY:
-                picked = greedy_batch(seen, masks, hand_at, tables, rng)
-            else:
-                picked = expert_rows(seen, masks, offsets, num_players, again, int_table, float_table,
-                                     tables, rng)
+            picked = heuristic_picks(movers, masks, s, player, rng, work.obs)
         for i in range(count):
             actions[movers[i]] = picked[i]
-        ended |= finish_round(actions, who, gained, counted, flags[0], flags[1], info, seats, hands, bank,
-                              table, gens, params, reward_table, rewards)
+        ended |= finish_round(actions, who, gained, counted, waiting, held, s, gens)
 
 
 def compiled_player(engine: Any, policy: CompiledPolicy) -> CompiledPlayer | None:
@@ -100,8 +110,8 @@ def compiled_player(engine: Any, policy: CompiledPolicy) -> CompiledPlayer | Non
     if kind == EXPERT:
         offsets, ints, floats = policy.params()
         tables = (ints.copy(), floats.copy())
-    return CompiledPlayer(kind, engine.layout.slices["hand"].start, offsets, engine.n, tables[0], tables[1],
-                          policy.player)
+    return CompiledPlayer(PlayerArrays(kind, engine.layout.slices["hand"].start, offsets, engine.n, AGAIN,
+                                       tables[0], tables[1], TABLES_ARRAYS), policy.player)
 
 
 def fused_play_out(engine: Any, policy: CompiledPolicy) -> PlayOut | None:
@@ -115,52 +125,38 @@ def fused_play_out(engine: Any, policy: CompiledPolicy) -> PlayOut | None:
     if player is None:
         return None
     work = scratch(engine)
-    rewards = np.zeros((engine.batch_size, engine.n), dtype=np.float32)
 
     def play(seats: np.ndarray, gained: np.ndarray, counted: np.ndarray) -> bool:
         who, gained, flags = engine.checked_play_args(seats, gained, counted)
-        return bool(play_rounds(player.kind, who, gained, flags, engine.info, engine.seats, engine.hands,
-                                engine.bank, engine.table, engine.generators, engine.params,
-                                engine.reward_table, rewards, engine.obs_offsets, engine.obs_scales,
-                                player.hand_at, player.offsets, player.num_players, AGAIN, player.int_table,
-                                player.float_table, TABLES_ARRAYS, player.agent.rng, *work))
+        return bool(play_rounds(who, gained, flags, engine.kernel_arrays, engine.generators, player.arrays,
+                                player.agent.rng, work))
 
     return play
 
 
 @njit(cache=True)
-def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seats: np.ndarray,
-                hands: np.ndarray, bank: np.ndarray, table: np.ndarray, gens: Any, params: np.ndarray,
-                reward_table: np.ndarray, rewards: np.ndarray, obs_offsets: np.ndarray,
-                obs_scales: np.ndarray, hand_at: int, offsets: np.ndarray, num_players: int, again: int,
-                int_table: np.ndarray, float_table: np.ndarray, tables: TableArrays,
-                rng: np.random.Generator, mask: np.ndarray, obs: np.ndarray, actions: np.ndarray,
-                rows: np.ndarray, choosers: np.ndarray) -> None:
-    """Every live slot of `info` moved round by round until its episode ends, the movers' picks from the
-    `kind` kernel as in `play_rounds` (no seat held: every live slot moves each round); `gained[b]` adds
+def play_to_end(seat: int, gained: np.ndarray, s: KernelArrays, gens: Any, player: PlayerArrays,
+                rng: np.random.Generator, work: Scratch) -> None:
+    """Every live slot of `s` moved round by round until its episode ends, the movers' picks from the
+    player's kernel as in `play_rounds` (no seat held: every live slot moves each round); `gained[b]` adds
     seat `seat`'s rewards. Only the movers with a choice are observed and asked (`playout.split_forced`)."""
+    mask, rows, choosers, actions, rewards = work.mask, work.rows, work.choosers, work.actions, s[S_REWARDS]
     while True:
-        count = live_rows(info, HAND_OVER, rows)
+        count = live_rows(s[S_INFO], HAND_OVER, rows)
         if count == 0:
             return
         movers = rows[:count]
-        mask_rows_kernel(movers, info, hands, table, mask[:count])
+        mask_rows_kernel(movers, s, mask[:count])
         chosen = split_forced(movers, mask[:count], actions, choosers)
         if chosen:
             asked, masks = choosers[:chosen], mask[:chosen]
-            if kind == RANDOM:
+            if player.kind == RANDOM:
                 picked = uniform_legal(masks, rng)
             else:
-                seen = obs[:chosen]
-                observe_rows(asked, info, seats, hands, bank, table, obs_offsets, obs_scales, seen)
-                if kind == GREEDY:
-                    picked = greedy_batch(seen, masks, hand_at, tables, rng)
-                else:
-                    picked = expert_rows(seen, masks, offsets, num_players, again, int_table, float_table,
-                                         tables, rng)
+                picked = heuristic_picks(asked, masks, s, player, rng, work.obs)
             for i in range(chosen):
                 actions[asked[i]] = picked[i]
-        if step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards) >= 0:
+        if step_kernel(actions, s, gens) >= 0:
             raise RuntimeError("a compiled player chose an illegal move")
         for i in range(count):
             gained[movers[i]] += rewards[movers[i], seat]
@@ -173,15 +169,10 @@ def fused_to_end(engine: Any, policy: CompiledPolicy) -> ToEnd | None:
     if player is None:
         return None
     work = scratch(engine)
-    choosers = np.zeros(engine.batch_size, dtype=np.int64)
-    rewards = np.zeros((engine.batch_size, engine.n), dtype=np.float32)
 
     def play(slots: int, seat: int, gained: np.ndarray) -> None:
         n = checked_slots(engine, slots, seat, gained)  # views of the first n slots: they cost what they hold
-        play_to_end(player.kind, seat, gained[:n], engine.info[:n], engine.seats[:n], engine.hands[:n],
-                    engine.bank[:n], engine.table[:n], engine.generators, engine.params, engine.reward_table,
-                    rewards[:n], engine.obs_offsets, engine.obs_scales, player.hand_at, player.offsets,
-                    player.num_players, AGAIN, player.int_table, player.float_table, TABLES_ARRAYS,
-                    player.agent.rng, work.mask, work.obs, work.actions[:n], work.rows, choosers)
+        play_to_end(seat, gained[:n], engine.arrays.head(n), engine.generators, player.arrays,
+                    player.agent.rng, work)
 
     return play

@@ -27,24 +27,18 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.fast import GREEDY, RANDOM, CompiledPolicy, Replay
-from cardlab.envs.huit.fast.playout import compiled_player
-from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
-from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays, expert_rows, greedy_batch
-from cardlab.envs.huit.kernels import CUR, HAND_OVER, mask_rows_kernel, observe_rows, step_kernel
-from cardlab.envs.playout import scratch
+from cardlab.envs.fast import RANDOM, CompiledPolicy, Replay
+from cardlab.envs.huit.batch_state import CUR, HAND_OVER, S_INFO, KernelArrays
+from cardlab.envs.huit.fast.playout import PlayerArrays, compiled_player, heuristic_picks
+from cardlab.envs.huit.kernels import mask_rows_kernel, step_kernel
+from cardlab.envs.playout import Scratch, scratch
 
 
 @njit(cache=True)
-def replay_moves(kind: int, eps: float, move_seats: np.ndarray, move_actions: np.ndarray, ok: np.ndarray,
-                 loglik: np.ndarray, info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray,
-                 table: np.ndarray, gens: Any, params: np.ndarray, reward_table: np.ndarray,
-                 rewards: np.ndarray, obs_offsets: np.ndarray, obs_scales: np.ndarray, hand_at: int,
-                 offsets: np.ndarray, num_players: int, again: int, int_table: np.ndarray,
-                 float_table: np.ndarray, tables: TableArrays, rng: np.random.Generator, mask: np.ndarray,
-                 obs: np.ndarray, actions: np.ndarray, rows: np.ndarray, choosers: np.ndarray,
-                 counts: np.ndarray) -> None:
-    """`belief.play_back`'s loop over the recorded moves for every slot of `info`, as it steps it.
+def replay_moves(eps: float, move_seats: np.ndarray, move_actions: np.ndarray, ok: np.ndarray,
+                 loglik: np.ndarray, s: KernelArrays, gens: Any, player: PlayerArrays,
+                 rng: np.random.Generator, work: Scratch) -> None:
+    """`belief.play_back`'s loop over the recorded moves for every slot of `s`, as it steps it.
 
     A slot not `ok` is held (marked over: it is not played on); at each move
     a slot where the seat to move is not the recorded one, or the move is not
@@ -54,6 +48,8 @@ def replay_moves(kind: int, eps: float, move_seats: np.ndarray, move_actions: np
     eps / legal moves (`random`: 1 / legal moves). After the last move a slot
     stays `ok` only where seat 0 is to move in a hand in play.
     """
+    info, mask, actions, rows = s[S_INFO], work.mask, work.actions, work.rows
+    choosers, counts = work.choosers, work.per_chooser
     for b in range(info.shape[0]):
         if not ok[b]:
             info[b, HAND_OVER] = 1
@@ -66,7 +62,7 @@ def replay_moves(kind: int, eps: float, move_seats: np.ndarray, move_actions: np
                 live += 1
         if live == 0:
             break
-        mask_rows_kernel(rows[:live], info, hands, table, mask[:live])
+        mask_rows_kernel(rows[:live], s, mask[:live])
         fit = 0
         chosen = 0
         for i in range(live):
@@ -88,24 +84,18 @@ def replay_moves(kind: int, eps: float, move_seats: np.ndarray, move_actions: np
                 counts[chosen] = legal
                 chosen += 1
         if chosen:
-            if kind == RANDOM:
+            if player.kind == RANDOM:
                 for i in range(chosen):
                     loglik[seat, choosers[i]] -= np.log(float(counts[i]))
             else:
                 asked = choosers[:chosen]
-                seen = obs[:chosen]
-                observe_rows(asked, info, seats, hands, bank, table, obs_offsets, obs_scales, seen)
-                if kind == GREEDY:
-                    picked = greedy_batch(seen, mask[:chosen], hand_at, tables, rng)
-                else:
-                    picked = expert_rows(seen, mask[:chosen], offsets, num_players, again, int_table,
-                                         float_table, tables, rng)
+                picked = heuristic_picks(asked, mask[:chosen], s, player, rng, work.obs)
                 for i in range(chosen):
                     spread = eps / counts[i]
                     loglik[seat, asked[i]] += np.log(1.0 - eps + spread if picked[i] == action else spread)
         for i in range(fit):
             actions[rows[i]] = action
-        if step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards) >= 0:
+        if step_kernel(actions, s, gens) >= 0:
             raise RuntimeError("a recorded move was applied where it is illegal")
     for b in range(info.shape[0]):
         if ok[b] and (info[b, CUR] != 0 or info[b, HAND_OVER] != 0):
@@ -125,9 +115,6 @@ def fused_replay(engine: Any, policy: CompiledPolicy, eps: float) -> Replay | No
     if player is None:
         return None
     work = scratch(engine)
-    choosers = np.zeros(engine.batch_size, dtype=np.int64)
-    counts = np.zeros(engine.batch_size, dtype=np.int64)
-    rewards = np.zeros((engine.batch_size, engine.n), dtype=np.float32)
 
     def replay(slots: int, seats: np.ndarray, actions: np.ndarray, ok: np.ndarray,
                loglik: np.ndarray) -> None:
@@ -142,11 +129,7 @@ def fused_replay(engine: Any, policy: CompiledPolicy, eps: float) -> Replay | No
         moves = np.asarray(seats, dtype=np.int64), np.asarray(actions, dtype=np.int64)
         if moves[0].shape != moves[1].shape or moves[0].ndim != 1:
             raise ValueError("seats and actions must be 1-d arrays of one entry per recorded move")
-        replay_moves(player.kind, float(eps), *moves, ok, loglik, engine.info[:n], engine.seats[:n],
-                     engine.hands[:n], engine.bank[:n], engine.table[:n], engine.generators, engine.params,
-                     engine.reward_table, rewards[:n], engine.obs_offsets, engine.obs_scales, player.hand_at,
-                     player.offsets, player.num_players, AGAIN, player.int_table, player.float_table,
-                     TABLES_ARRAYS, player.agent.rng, work.mask, work.obs, work.actions[:n], work.rows,
-                     choosers, counts)
+        replay_moves(float(eps), *moves, ok, loglik, engine.arrays.head(n), engine.generators, player.arrays,
+                     player.agent.rng, work)
 
     return replay

@@ -20,28 +20,29 @@ else, and a step with a penalized illegal move, in Python.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import CompiledPolicy, StepResult
-from cardlab.envs.huit.batched import HuitBatch
-from cardlab.envs.huit.fast.playout import CompiledPlayer, compiled_player, play_rounds
-from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
-from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays
-from cardlab.envs.huit.kernels import (
+from cardlab.envs.huit.batch_state import (
     HAND_OVER,
+    S_INFO,
+    S_REWARDS,
+    S_SEATS,
     SCORE_CHANGES,
     TRUNCATED,
-    mask_kernel,
-    observe_kernel,
-    reset_kernel,
-    step_kernel,
+    KernelArrays,
 )
+from cardlab.envs.huit.batched import HuitBatch
+from cardlab.envs.huit.fast.playout import CompiledPlayer, PlayerArrays, compiled_player, play_rounds
+from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
+from cardlab.envs.huit.heuristics.kernels import AGAIN
+from cardlab.envs.huit.kernels import mask_kernel, observe_kernel, reset_kernel, step_kernel
 from cardlab.envs.huit.rounds import random_rounds
 from cardlab.envs.match import points_reward
-from cardlab.envs.playout import NONE, scratch
+from cardlab.envs.playout import NONE, Scratch, scratch
 
 ENV_RANDOM = -1
 """`vector_step`'s kind of the env's own random players (`play_random`'s draws); others: `play_rounds`'"""
@@ -50,34 +51,49 @@ STEPPED, TOO_MANY_DEALS = -1, -2
 the learner's first move; a status >= 0 is the first game whose learner action is illegal (nothing moved)."""
 
 
+class StepArrays(NamedTuple):
+    """The env's side of `vector_step`: what it reads and writes of the env, the step's outputs and its
+    scratch arrays, by game (B)."""
+
+    who: np.ndarray  # (B,) int64: the learner's seats, drawn again in place for each new deal
+    owners: np.ndarray  # (B, n) int64: the seats' owners (the learner -1), drawn again likewise
+    num_specs: int  # how many specs the env's owners are drawn from
+    max_deals: int  # the most deals in a row that may end before the learner's first move
+    fresh: np.ndarray  # (B,) bool: the games dealt since the learner's last move (set for new deals)
+    gained: np.ndarray  # (B,) float64, out: the learner's rewards
+    terminated: np.ndarray  # (B,) bool, out
+    truncated: np.ndarray  # (B,) bool, out
+    points: np.ndarray  # (B,) int64, out: the learner's score change of a won game
+    reported: np.ndarray  # (B,) int64, out: the games whose episodes ended, first `count`
+    finals: np.ndarray  # (B, obs_size) float32, out: their last observations, first `count`
+    observations: np.ndarray  # (B, obs_size) float32, out: the learner's next observations
+    masks: np.ndarray  # (B, num_actions) bool, out: and masks
+    every: np.ndarray  # (B,) int64: 0..B-1
+    counted: np.ndarray  # (B,) bool, scratch
+    deals: np.ndarray  # (B,) int64, scratch
+    legal: np.ndarray  # (num_actions,) int64, scratch
+
+
 @njit(cache=True)
-def vector_step(learn: bool, actions: np.ndarray, who: np.ndarray, owners: np.ndarray, num_specs: int,
-                fresh: np.ndarray, gained: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
-                points: np.ndarray, reported: np.ndarray, finals: np.ndarray, observations: np.ndarray,
-                masks: np.ndarray, max_deals: int, every: np.ndarray, counted: np.ndarray, deals: np.ndarray,
-                info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarray, table: np.ndarray,
-                gens: Any, params: np.ndarray, reward_table: np.ndarray, rewards: np.ndarray,
-                obs_offsets: np.ndarray, obs_scales: np.ndarray, env_rng: np.random.Generator, kind: int,
-                hand_at: int, offsets: np.ndarray, num_players: int, again: int, int_table: np.ndarray,
-                float_table: np.ndarray, tables: TableArrays, agent_rng: np.random.Generator,
-                legal: np.ndarray, mask: np.ndarray, obs: np.ndarray, play_actions: np.ndarray,
-                flags: np.ndarray, rows: np.ndarray) -> tuple[int, int]:
+def vector_step(learn: bool, actions: np.ndarray, v: StepArrays, s: KernelArrays, gens: Any,
+                env_rng: np.random.Generator, player: PlayerArrays, agent_rng: np.random.Generator,
+                work: Scratch) -> tuple[int, int]:
     """`CardVectorEnv.step` (`learn`) or the play-out of `reset` (not `learn`: no learner move) in one call.
 
-    In: the learner's `actions`, seats `who` and the seats' `owners` (both
-    drawn again in place for each new deal, as `CardVectorEnv._seat` draws
-    them), `fresh` (the games dealt since the learner's last move; set in
-    place for each new deal). Out: the learner's rewards `gained`, the ends
-    (`terminated`, `truncated`; `points` the learner's score change of a won
-    game), the games whose episodes ended in `reported[:count]` with their
-    last observations in `finals[:count]`, then `observations` and `masks`
-    of the learner in every game. Returns (status, count). The arguments
-    after `deals` are the engine's arrays, the env's generator, the player
-    (`kind`, then a `CompiledPlayer`'s fields) and scratch arrays.
+    In: the learner's `actions` and the env's arrays `v` (`StepArrays`),
+    the engine's `s` and generators, the env's generator, the other seats'
+    player (`ENV_RANDOM`: the env's random players) and its generator,
+    scratch. Out: `v`'s outputs (the ends, the games whose episodes ended
+    in `v.reported[:count]`, the learner's next observations and masks).
+    Returns (status, count).
     """
+    who, owners, fresh, gained, counted, deals = v.who, v.owners, v.fresh, v.gained, v.counted, v.deals
+    terminated, truncated, reported, points, info, rows = (v.terminated, v.truncated, v.reported, v.points,
+                                                           s[S_INFO], work.rows)
+    seats, rewards = s[S_SEATS], s[S_REWARDS]
     n = owners.shape[1]
     if learn:
-        bad = step_kernel(actions, info, seats, hands, bank, table, gens, params, reward_table, rewards)
+        bad = step_kernel(actions, s, gens)
         if bad >= 0:
             return bad, 0
         for b in range(who.shape[0]):
@@ -91,13 +107,11 @@ def vector_step(learn: bool, actions: np.ndarray, who: np.ndarray, owners: np.nd
     while True:  # a pass: the others move up to the learner's turn, then the games that ended are dealt again
         for b in range(who.shape[0]):
             counted[b] = not fresh[b]
-        if kind == ENV_RANDOM:
-            random_rounds(who, env_rng, gained, counted, info, seats, hands, bank, table, gens, params,
-                          reward_table, rewards, legal, play_actions, flags[0], flags[1], rows)
+        if player.kind == ENV_RANDOM:
+            random_rounds(who, env_rng, gained, counted, s, gens, v.legal, work.actions, work.flags[0],
+                          work.flags[1], rows)
         else:
-            play_rounds(kind, who, gained, counted, info, seats, hands, bank, table, gens, params,
-                        reward_table, rewards, obs_offsets, obs_scales, hand_at, offsets, num_players, again,
-                        int_table, float_table, tables, agent_rng, mask, obs, play_actions, flags, rows)
+            play_rounds(who, gained, counted, s, gens, player, agent_rng, work)
         over = 0
         for b in range(who.shape[0]):
             if info[b, HAND_OVER]:
@@ -112,23 +126,22 @@ def vector_step(learn: bool, actions: np.ndarray, who: np.ndarray, owners: np.nd
                 terminated[b], truncated[b] = won, not won
                 points[b] = seats[b, SCORE_CHANGES, who[b]] if won else 0
                 reported[count] = b
-                observe_kernel(reported[count:count + 1], who[b:b + 1], info, seats, hands, bank, table,
-                               obs_offsets, obs_scales, finals[count:count + 1])
+                observe_kernel(reported[count:count + 1], who[b:b + 1], s, v.finals[count:count + 1])
                 count += 1
             deals[b] += 1
-            if deals[b] > max_deals:
+            if deals[b] > v.max_deals:
                 return TOO_MANY_DEALS, count
-        reset_kernel(rows[:over], info, seats, hands, bank, table, gens, params)
+        reset_kernel(rows[:over], s, gens)
         for i in range(over):  # `CardVectorEnv._seat`: the seats, then the owners, as numpy draws them
             who[rows[i]] = env_rng.integers(0, n)
         for i in range(over):
-            for s in range(n):
-                owners[rows[i], s] = env_rng.integers(0, num_specs)
+            for seat in range(n):
+                owners[rows[i], seat] = env_rng.integers(0, v.num_specs)
         for i in range(over):
             owners[rows[i], who[rows[i]]] = -1
             fresh[rows[i]] = True
-    mask_kernel(info, hands, table, masks)
-    observe_kernel(every, who, info, seats, hands, bank, table, obs_offsets, obs_scales, observations)
+    mask_kernel(s, v.masks)
+    observe_kernel(v.every, who, s, v.observations)
     return STEPPED, count
 
 
@@ -148,9 +161,10 @@ class FusedStep:
         self.deals = np.zeros(B, dtype=np.int64)
         self.points = np.zeros(B, dtype=np.int64)
         self.reported = np.zeros(B, dtype=np.int64)
-        self.rewards = np.zeros((B, engine.n), dtype=np.float32)
         self.legal = np.zeros(engine.num_actions, dtype=np.int64)
-        self.no_floats = np.zeros(0, dtype=np.float64)
+        self.env_players = PlayerArrays(ENV_RANDOM, 0, NONE, engine.n, AGAIN, NONE,
+                                        np.zeros(0, dtype=np.float64), TABLES_ARRAYS)
+        """the player of `vector_step` when the env's random players hold the other seats"""
         self.work = scratch(engine)
 
     def __call__(self, actions: np.ndarray | None, seats: np.ndarray, owners: np.ndarray,
@@ -168,16 +182,12 @@ class FusedStep:
         finals = np.empty((B, e.obs_size), dtype=np.float32)
         observations = np.empty((B, e.obs_size), dtype=np.float32)
         masks = np.empty((B, e.num_actions), dtype=np.bool_)
-        kind, hand_at, offsets, num_players, ints, floats, agent_rng = (
-            (ENV_RANDOM, 0, NONE, e.n, NONE, self.no_floats, rng) if p is None else
-            (p.kind, p.hand_at, p.offsets, p.num_players, p.int_table, p.float_table, p.agent.rng))
-        status, count = vector_step(
-            learn, self.every if actions is None else actions, seats, owners, self.num_specs, self.fresh,
-            gained, terminated, truncated, self.points, self.reported, finals, observations, masks,
-            self.max_deals, self.every, self.counted, self.deals, e.info, e.seats, e.hands, e.bank, e.table,
-            e.generators, e.params, e.reward_table, self.rewards, e.obs_offsets, e.obs_scales, rng, kind,
-            hand_at, offsets, num_players, AGAIN, ints, floats, TABLES_ARRAYS, agent_rng, self.legal,
-            *self.work)
+        player, agent_rng = (self.env_players, rng) if p is None else (p.arrays, p.agent.rng)
+        env = StepArrays(seats, owners, self.num_specs, self.max_deals, self.fresh, gained, terminated,
+                         truncated, self.points, self.reported, finals, observations, masks, self.every,
+                         self.counted, self.deals, self.legal)
+        status, count = vector_step(learn, self.every if actions is None else actions, env, e.kernel_arrays,
+                                    e.generators, rng, player, agent_rng, self.work)
         if status >= 0:  # nothing moved: the engine refuses the action as its own step does, naming the game
             assert actions is not None
             e.step(actions)

@@ -26,23 +26,35 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, ToEnd
-from cardlab.envs.playout import checked_slots, compiled_kind, live_rows, scratch, split_forced
+from cardlab.envs.playout import Scratch, checked_slots, compiled_kind, live_rows, scratch, split_forced
 from cardlab.envs.policy_kernels import uniform_legal
-from cardlab.envs.switch.batched import SwitchBatch
-from cardlab.envs.switch.heuristics.kernels import expert_batch, greedy_batch, layout_offsets
-from cardlab.envs.switch.kernels import (
-    ACTION_TABLE,
-    CARD_TABLE,
+from cardlab.envs.switch.batch_state import (
     CURRENT,
     OVER,
-    PLAY_TABLE,
-    legal_mask_kernel,
-    observe_kernel,
-    step_kernel,
+    S_ACTIONS_TABLE,
+    S_CARDS,
+    S_INFO,
+    S_KNOWN,
+    S_REWARDS,
+    KernelArrays,
 )
+from cardlab.envs.switch.batched import SwitchBatch
+from cardlab.envs.switch.heuristics.kernels import expert_batch, greedy_batch, layout_offsets
+from cardlab.envs.switch.kernels import legal_mask_kernel, observe_kernel, step_kernel
 
 NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 """the weights of a player that reads none (typed as the expert's)"""
+
+
+class PlayerArrays(NamedTuple):
+    """One compiled policy as `play_to_end` takes it: its kernel (`kind`) and that kernel's arguments."""
+
+    kind: int
+    offsets: np.ndarray
+    deck: np.ndarray
+    num_players: int
+    match_rank: bool
+    weights: np.ndarray
 
 
 class CompiledPlayer(NamedTuple):
@@ -58,9 +70,11 @@ class CompiledPlayer(NamedTuple):
     match_rank: bool
     policy: CompiledPolicy
 
-    def weights(self) -> np.ndarray:
-        """The expert's weights as its `act_batch` reads them now (none for the others)."""
-        return self.policy.params()[2] if self.kind == EXPERT else NO_WEIGHTS
+    def arrays(self) -> PlayerArrays:
+        """The player as `play_to_end` takes it now: the expert's weights as its `act_batch` reads them
+        (none for the others)."""
+        weights = self.policy.params()[2] if self.kind == EXPERT else NO_WEIGHTS
+        return PlayerArrays(self.kind, self.offsets, self.deck, self.num_players, self.match_rank, weights)
 
 
 def compiled_player(engine: Any, policy: CompiledPolicy) -> CompiledPlayer | None:
@@ -81,50 +95,44 @@ def compiled_player(engine: Any, policy: CompiledPolicy) -> CompiledPlayer | Non
 
 
 @njit(cache=True)
-def play_to_end(kind: int, seat: int, gained: np.ndarray, info: np.ndarray, seats: np.ndarray,
-                hands: np.ndarray, piles: np.ndarray, played: np.ndarray, gens: Any, params: np.ndarray,
-                reward_table: np.ndarray, pack: np.ndarray, rewards: np.ndarray, obs_offsets: np.ndarray,
-                inv_copies: np.ndarray, floats: np.ndarray, at: np.ndarray, deck: np.ndarray,
-                num_players: int, match_rank: bool, weights: np.ndarray, rng: np.random.Generator,
-                cards: np.ndarray, actions_table: np.ndarray, play_table: np.ndarray, mask: np.ndarray,
-                obs: np.ndarray, actions: np.ndarray, rows: np.ndarray, choosers: np.ndarray,
-                known: np.ndarray, who: np.ndarray) -> None:
-    """Every live slot of `info` moved round by round until its hand ends, each round's movers (every
-    live slot, in slot order) with one legal move playing it and the others the `kind` kernel's pick,
+def play_to_end(seat: int, gained: np.ndarray, s: KernelArrays, gens: Any, player: PlayerArrays,
+                rng: np.random.Generator, work: Scratch) -> None:
+    """Every live slot of `s` moved round by round until its hand ends, each round's movers (every live
+    slot, in slot order) with one legal move playing it and the others the player's kernel's pick,
     observed by their seat to move; `gained[b]` adds seat `seat`'s rewards.
 
-    The arguments: the engine's state and kernel arrays (as `SwitchBatch` holds them), the fields of a
-    `CompiledPlayer`, the kernels' tables, then scratch: `mask`, `obs`, `rows`, `choosers`, `who` packed
-    by mover, `actions` and `known` (the movers' masks, which the step reads back) by slot.
+    The movers' masks are also written into `s[S_KNOWN]` by slot, which the step reads back.
     """
+    info, mask, rows, choosers, who = s[S_INFO], work.mask, work.rows, work.choosers, work.per_chooser
+    known, rewards, cards, actions_table = s[S_KNOWN], s[S_REWARDS], s[S_CARDS], s[S_ACTIONS_TABLE]
+    actions = work.actions
     while True:
         count = live_rows(info, OVER, rows)
         if count == 0:
             return
         movers = rows[:count]
-        legal_mask_kernel(movers, info, seats, hands, piles, params, cards, play_table, mask[:count])
+        legal_mask_kernel(movers, s, mask[:count])
         for i in range(count):
             known[movers[i]] = mask[i]
         chosen = split_forced(movers, mask[:count], actions, choosers)
         if chosen:
             asked, masks = choosers[:chosen], mask[:chosen]
-            if kind == RANDOM:
+            if player.kind == RANDOM:
                 picked = uniform_legal(masks, rng)
             else:
-                seen = obs[:chosen]
+                seen = work.obs[:chosen]
                 for i in range(chosen):
                     who[i] = info[asked[i], CURRENT]
-                observe_kernel(asked, who[:chosen], info, seats, hands, piles, played, params, obs_offsets,
-                               inv_copies, floats, seen)
-                if kind == GREEDY:
-                    picked = greedy_batch(seen, masks, at, deck, num_players, cards, actions_table, rng)
+                observe_kernel(asked, who[:chosen], s, seen)
+                if player.kind == GREEDY:
+                    picked = greedy_batch(seen, masks, player.offsets, player.deck, player.num_players,
+                                          cards, actions_table, rng)
                 else:
-                    picked = expert_batch(seen, masks, at, deck, num_players, match_rank, weights, cards,
-                                          actions_table, rng)
+                    picked = expert_batch(seen, masks, player.offsets, player.deck, player.num_players,
+                                          player.match_rank, player.weights, cards, actions_table, rng)
             for i in range(chosen):
                 actions[asked[i]] = picked[i]
-        if step_kernel(actions, known, True, info, seats, hands, piles, played, gens, params, reward_table,
-                       cards, actions_table, play_table, pack, rewards) >= 0:
+        if step_kernel(actions, s, gens, True) >= 0:
             raise RuntimeError("a compiled player chose an illegal move")
         for i in range(count):
             gained[movers[i]] += rewards[movers[i], seat]
@@ -137,19 +145,11 @@ def fused_to_end(engine: Any, policy: CompiledPolicy) -> ToEnd | None:
     if player is None:
         return None
     work = scratch(engine)
-    B = engine.batch_size
-    choosers, who = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64)
-    known = np.zeros((B, engine.num_actions), dtype=np.bool_)
-    rewards = np.zeros((B, engine.n), dtype=np.float32)
 
     def play(slots: int, seat: int, gained: np.ndarray) -> None:
         n = checked_slots(engine, slots, seat, gained)  # views of the first n slots: they cost what they hold
-        e = engine
-        play_to_end(player.kind, seat, gained[:n], e.info[:n], e.seats[:n], e.hands[:n], e.piles[:n],
-                    e.played[:n], e.generators, e.params, e.reward_table, e.pack, rewards[:n], e.obs_offsets,
-                    e.obs_inv_copies, e.obs_floats, player.offsets, player.deck, player.num_players,
-                    player.match_rank, player.weights(), player.policy.player.rng, CARD_TABLE, ACTION_TABLE,
-                    PLAY_TABLE, work.mask, work.obs, work.actions[:n], work.rows, choosers, known[:n], who)
-        e.moved()
+        play_to_end(seat, gained[:n], engine.arrays.head(n), engine.generators, player.arrays(),
+                    player.policy.player.rng, work)
+        engine.moved()
 
     return play
