@@ -23,14 +23,11 @@ from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.evaluation.bench import FORMAT
 from cardlab.evaluation.episodes import plural, table_rules
-from cardlab.evaluation.rows import check_bench_row, check_exploit_row
+from cardlab.evaluation.rows import BENCH_KEYS, Row, check_bench_row, check_exploit_row
 from cardlab.evaluation.suites import Suite, load_suite, suite_names
 
-ROW_FIELDS = ("format", "suite", "suite_version", "suite_sha256", "rules", "agent", "field", "episodes",
-              "win_rate", "paired_ci_low", "paired_ci_high", "point_difference", "point_difference_ci_low",
-              "point_difference_ci_high", "command")
 SUITE_KEYS = ("game", "num_players", "episode", "fair_share")
-"""a row's fields that must be its suite's, when it has them"""
+"""a row's fields that must be its suite's"""
 EXPLOIT_FIELDS = ("game", "num_players", "agent", "hands", "fair_share", "exploiter_win_rate",
                   "exploiter_ci_low", "exploiter_ci_high")
 RESPONDER_FIELDS = {"ppo": ("warm_start", "steps", "seconds"), "search": ("base", "worlds", "seconds")}
@@ -67,7 +64,8 @@ def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
     with a field out of its type or range (`cardlab.evaluation.rows`), is refused."""
     rows: dict[str, list[dict[str, Any]]] = {}
     for path in sorted(folder.glob("*.json")):
-        row = _read(path, ROW_FIELDS)
+        row = _read(path, BENCH_KEYS)
+        Row(path, row).only(BENCH_KEYS)
         if row["format"] != FORMAT or row["suite"] not in suite_names():
             raise ValueError(f"result file {path}: format {excerpt(row['format'])} of suite "
                              f"{excerpt(row['suite'])}; this cardlab reads format {FORMAT} of the suites "
@@ -94,10 +92,10 @@ def check_suite_row(path: pathlib.Path, row: dict[str, Any], suite: Suite) -> No
     shipped = {"game": suite.game, "num_players": suite.num_players, "episode": suite.episode,
                "fair_share": 1 / suite.num_players}
     for key in SUITE_KEYS:
-        if key in row and row[key] != shipped[key]:
+        if row[key] != shipped[key]:
             raise ValueError(f"result file {path}: {key} must be suite {suite.name}'s "
                              f"{excerpt(shipped[key])}, got {excerpt(row[key])}")
-    if "deals" in row and (isinstance(row["deals"], bool) or not isinstance(row["deals"], int)
+    if (isinstance(row["deals"], bool) or not isinstance(row["deals"], int)
                            or not 1 <= row["deals"] <= suite.deals):
         raise ValueError(f"result file {path}: deals must be a whole number from 1 to suite {suite.name}'s "
                          f"{suite.deals:,}, got {excerpt(row['deals'])}")
