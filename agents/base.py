@@ -150,10 +150,10 @@ def show_table(agent: Agent, env: Any, name: str) -> None:
 def checked_batch(game: Game, observations: Any, masks: Any) -> tuple[np.ndarray, np.ndarray]:
     """A compiled `act_batch`'s input: (B, obs_size) float32 observations, (B, num_actions) masks, C order.
 
-    Masks keep a bool or 8-bit dtype (others become `masks != 0`, the legal
-    ids `np.flatnonzero` reads). Refused with a `ValueError` before any row is
-    played (so the generator is untouched): other shapes, or a row with no
-    legal action.
+    Masks become bool (`masks != 0`, the legal ids `np.flatnonzero` reads):
+    one dtype, the engines' own, so that each kernel compiles once. Refused
+    with a `ValueError` before any row is played (so the generator is
+    untouched): other shapes, or a row with no legal action.
     """
     obs = np.ascontiguousarray(observations, dtype=np.float32)
     legal = np.asarray(masks)
@@ -162,9 +162,7 @@ def checked_batch(game: Game, observations: Any, masks: Any) -> tuple[np.ndarray
     if obs.ndim != 2 or (obs.shape, legal.shape) != expected:
         raise ValueError(f"act_batch takes observations (B, {game.layout.size}) and masks (B, "
                          f"{game.num_actions}) of {game.id}, got {obs.shape} and {legal.shape}")
-    if legal.dtype not in (np.bool_, np.int8, np.uint8):
-        legal = legal != 0
-    legal = np.ascontiguousarray(legal)
+    legal = np.ascontiguousarray(legal if legal.dtype == np.bool_ else legal != 0)
     from cardlab.envs.policy_kernels import first_empty_row
 
     empty = first_empty_row(legal) if rows else -1

@@ -12,9 +12,10 @@ The commands: the first decision of the web app's quick search (its time and
 the worlds it played, beside a second decision on the same position, which
 plays with everything loaded), `cardlab eval` of the expert against itself,
 and `cardlab train` of the quick config; with ``--main`` the README's main
-job too (minutes).
+job too (minutes). ``--json`` writes the report, which docs/update_tables.py
+renders on the results page (`speed_rows.cold_markdown`).
 
-    python benchmarks/cold_start.py
+    python benchmarks/cold_start.py --main --json docs/cold_start.json
     python benchmarks/cold_start.py --only search --spec search:level=quick:belief=learned:expert
 """
 
@@ -28,8 +29,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
-from cardlab.evaluation.results import text_table
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import speed_rows
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIRST_DECISION = """
@@ -82,11 +85,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spec", default="search:level=quick:expert",
                         help="the search of the first decision (default: the web app's quick search)")
     parser.add_argument("--players", type=int, default=4, help="its Huit table's players (default 4)")
-    parser.add_argument("--only", nargs="+", choices=["search", "eval", "train quick", "main job"],
+    parser.add_argument("--only", nargs="+", choices=list(speed_rows.COLD_COMMANDS),
                         help="measure only these commands")
     parser.add_argument("--main", action="store_true", help="the README's main job too (minutes)")
+    parser.add_argument("--json", type=pathlib.Path,
+                        help="write the report to this file (docs/cold_start.json: docs/update_tables.py "
+                             "renders it on the results page)")
     args = parser.parse_args(argv)
-    rows = []
+    start = [round(x, 2) for x in os.getloadavg()]
+    rows: list[dict[str, Any]] = []
+    report = {"machine": speed_rows.machine(), "loadavg": {"start": start, "end": start}, "spec": args.spec,
+              "players": args.players, "rows": rows}
     with tempfile.TemporaryDirectory(prefix="cardlab-cold-") as tmp:
         for name, command in commands(args.spec, args.players, pathlib.Path(tmp) / "runs", args.main).items():
             if args.only and name not in args.only:
@@ -94,17 +103,16 @@ def main(argv: list[str] | None = None) -> None:
             cache = pathlib.Path(tmp) / f"kernels-{len(rows)}"
             cache.mkdir()
             (cold, cold_out), (warm, warm_out) = timed(command, cache), timed(command, cache)
-            row = [name, f"{cold:.1f}", f"{warm:.1f}", "", ""]
+            row: dict[str, Any] = {"command": name, "cold_s": round(cold, 2), "warm_s": round(warm, 2)}
             if name == "search":
-                first, again = json.loads(cold_out), json.loads(warm_out)
-                row[3] = (f"cold: {first['first_ms']:.0f} ms, {first['first_worlds']} worlds (then "
-                          f"{first['again_worlds']}); warm: {again['first_ms']:.0f} ms, "
-                          f"{again['first_worlds']} worlds (then {again['again_worlds']})")
-                row[0] = f"first decision of {args.spec} (Huit {args.players}p)"
+                row["first"] = {"cold": json.loads(cold_out), "warm": json.loads(warm_out)}
             rows.append(row)
-            print(text_table(["command", "cold s", "warm s", "first decision", ""], [rows[-1]]), flush=True)
+            report["loadavg"] = {"start": start, "end": [round(x, 2) for x in os.getloadavg()]}
+            print(f"{name}: cold {cold:.1f} s, warm {warm:.1f} s", flush=True)
+            if args.json:
+                args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print()
-    print(text_table(["command", "cold s (empty kernel cache)", "warm s", "first decision", ""], rows))
+    print(speed_rows.cold_markdown(report))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ For each game and table size, `rows` positions of random play on the game's
 batched engine (the observation and legal mask of the seat to move; several
 random moves between two rows of one game) are given to each agent:
 
-- act: `Agent.act` row by row, on the first `python_rows` rows (for the
+- act: `Agent.act` row by row, on the first `act_rows` rows (for the
   heuristics, their compiled kernel on a batch of one: what a move-by-move
   caller such as the web app or the AEC env pays per decision);
 - batched: `Agent.act_batch` on all rows in one call (a compiled kernel where
@@ -48,7 +48,7 @@ class Row(NamedTuple):
     game: str
     players: int
     agent: str
-    python: float  # decisions/s of `act`, row by row (the speed table's key for it is "python")
+    act: float  # decisions/s of one-move `act`, row by row
     batched: float  # decisions/s of `act_batch`
 
 
@@ -93,20 +93,20 @@ def one_batch(make: Callable[..., Agent], spec: str, game: Game, seed: int, obse
     make(spec, game, seed).act_batch(observations, masks)
 
 
-def measure(games: list[str], tables: list[int], rows: int, python_rows: int, repeats: int,
+def measure(games: list[str], tables: list[int], rows: int, act_rows: int, repeats: int,
             seed: int) -> list[Row]:
     out = []
     for game_id in games:
         for players in tables:
             game = make_game(game_id, num_players=players)
             observations, masks = positions(game_id, players, rows, seed)
-            dicts = [{"observation": o, "action_mask": m} for o, m in zip(observations[:python_rows],
-                                                                          masks[:python_rows], strict=True)]
+            dicts = [{"observation": o, "action_mask": m} for o, m in zip(observations[:act_rows],
+                                                                          masks[:act_rows], strict=True)]
             for spec in AGENTS:
                 make_agent(spec, game, seed).act_batch(observations[:4], masks[:4])  # compile or load
-                python = functools.partial(row_by_row, make_agent, spec, game, seed, dicts)
+                one_move = functools.partial(row_by_row, make_agent, spec, game, seed, dicts)
                 batched = functools.partial(one_batch, make_agent, spec, game, seed, observations, masks)
-                out.append(Row(game_id, players, spec, cpu_rate(python, len(dicts), repeats),
+                out.append(Row(game_id, players, spec, cpu_rate(one_move, len(dicts), repeats),
                                cpu_rate(batched, rows, repeats)))
     return out
 
@@ -116,8 +116,8 @@ def table(rows: list[Row]) -> str:
     lines = ["| game | players | agent | act decisions/s | batched decisions/s | batched / act |",
              "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r.game} | {r.players} | {r.agent} | {r.python:,.0f} | {r.batched:,.0f} | "
-                     f"{r.batched / r.python:,.0f}x |")
+        lines.append(f"| {r.game} | {r.players} | {r.agent} | {r.act:,.0f} | {r.batched:,.0f} | "
+                     f"{r.batched / r.act:,.0f}x |")
     return "\n".join(lines)
 
 
@@ -125,7 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=4096, help="positions given to act_batch")
-    parser.add_argument("--python-rows", type=int, default=1024, help="of them, played by act row by row")
+    parser.add_argument("--act-rows", type=int, default=1024, help="of them, played by act row by row")
     parser.add_argument("--tables", type=int, nargs="+", default=[2, 4], help="table sizes (players)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per measure (the median is shown)")
     parser.add_argument("--games", nargs="+", default=list(games()), choices=list(games()))
@@ -133,9 +133,9 @@ def main() -> None:
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
-    python_rows = min(args.python_rows, args.rows)
-    rows = measure(args.games, args.tables, args.rows, python_rows, args.repeats, args.seed)
-    print(f"\n{args.rows:,} positions of random play per table ({python_rows:,} of them for `act` row by "
+    act_rows = min(args.act_rows, args.rows)
+    rows = measure(args.games, args.tables, args.rows, act_rows, args.repeats, args.seed)
+    print(f"\n{args.rows:,} positions of random play per table ({act_rows:,} of them for `act` row by "
           f"row), CPU time on one core, median of {args.repeats} runs\n")
     print(table(rows))
 

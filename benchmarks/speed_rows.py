@@ -1,6 +1,9 @@
 """The rows of the speed table (`benchmarks/speed_table.py`): what each measures, its target, and the
 Markdown of a run's figures.
 
+The cold-start table (`benchmarks/cold_start.py --json docs/cold_start.json`)
+is rendered here too, beside it on the results page.
+
 Kept apart from the measuring script, which imports torch, numba and every
 benchmark, so that docs/update_tables.py can render the table of
 docs/results.md from the run's JSON file without them.
@@ -8,6 +11,8 @@ docs/results.md from the run's JSON file without them.
 
 from __future__ import annotations
 
+import os
+import platform
 from typing import Any, NamedTuple
 
 GAMES = ("huit", "switch")
@@ -37,7 +42,7 @@ class Row(NamedTuple):
     target: float | None = None
     """at least this; None: reported only"""
     beside: str | None = None
-    """the key of a figure shown beside it (the Python agents' rate)"""
+    """the key of a figure shown beside it (the one-move `act` rate)"""
 
 
 def search_key(spec: str) -> str:
@@ -45,8 +50,8 @@ def search_key(spec: str) -> str:
 
 
 def heuristic_keys(game: str, agent: str) -> tuple[str, str]:
-    """(batched, python) keys of a heuristic's decisions per second."""
-    return f"batched {agent} {game}", f"python {agent} {game}"
+    """(batched, one-move `act`) keys of a heuristic's decisions per second."""
+    return f"batched {agent} {game}", f"act {agent} {game}"
 
 
 def _search_row(spec: str, players: int) -> Row:
@@ -68,7 +73,7 @@ ROWS: tuple[Row, ...] = (
     Row("vector expert", f"vector env, Huit 2p, {NUM_ENVS} games, `expert` opponents", "learner steps/s",
         250_000.0),
     *(Row(heuristic_keys(game, agent)[0],
-          f"batched `{agent}`, {game.capitalize()} {HEURISTIC_PLAYERS}p (Python `act` beside)",
+          f"batched `{agent}`, {game.capitalize()} {HEURISTIC_PLAYERS}p (one-move `act` beside)",
           "decisions/s", beside=heuristic_keys(game, agent)[1])
       for game in GAMES for agent in HEURISTICS),
 )
@@ -85,7 +90,7 @@ def cells(row: Row, figures: dict[str, float]) -> tuple[str, str, str]:
     value = figures[row.key]
     figure = number(value, row.unit) + (f" {row.unit}" if row.unit else "")
     if row.beside is not None:
-        figure += f" (Python: {number(figures[row.beside], row.unit)})"
+        figure += f" (act: {number(figures[row.beside], row.unit)})"
     if row.target is None:
         return figure, "report", "-"
     return figure, f"at least {number(row.target, row.unit)}", "yes" if value >= row.target else "no"
@@ -115,3 +120,46 @@ def markdown(report: dict[str, Any]) -> str:
             f"of its own plays within the default cap: what a busy core or a lower priority leaves it is "
             f"less.{quick}\n\n")
     return lead + table(report["figures"])
+
+
+def machine() -> dict[str, Any]:
+    """The CPU model (from /proc/cpuinfo where there is one) and the number of cores."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count() or 1}
+
+
+COLD_COMMANDS = {"search": "a process's first search decision (start, load, decide, the same position again)",
+                 "eval": "`cardlab eval --game huit --agents expert expert --hands 200`",
+                 "train quick": "`cardlab train configs/huit_quick.yaml`",
+                 "main job": "`cardlab train configs/huit_ppo.yaml` (the README's main job)"}
+"""the cold-start commands (`benchmarks/cold_start.py`) as the table names them"""
+
+
+def cold_markdown(report: dict[str, Any]) -> str:
+    """A cold-start run's JSON report as the results page shows it: the machine, then a row per command
+    (wall seconds with an empty kernel cache and with the one it filled), then the first search decision."""
+    machine, load = report["machine"], report["loadavg"]
+    lines = [f"One run each on a {machine['cores']}-core {machine['cpu']}, with about {load['start'][0]:.1f} "
+             f"processes wanting its cores when it began and {load['end'][0]:.1f} when it ended; "
+             "wall seconds of the whole command, process start included: cold with `NUMBA_CACHE_DIR` a new "
+             "empty folder (it compiles the kernels it uses), warm with the folder that run filled.", "",
+             "| command | cold s (empty kernel cache) | warm s | warm / cold |", "|---|---|---|---|"]
+    for row in report["rows"]:
+        lines.append(f"| {COLD_COMMANDS[row['command']]} | {row['cold_s']:.1f} | {row['warm_s']:.1f} | "
+                     f"{row['warm_s'] / row['cold_s']:.2f} |")
+    first = next((row["first"] for row in report["rows"] if row["command"] == "search"), None)
+    if first is not None:
+        lines += ["", f"The first decision of `{report['spec']}` at Huit {report['players']}p, then the same "
+                  "position again in the same process:", "",
+                  "| kernel cache | first decision | its worlds | the same position again |",
+                  "|---|---|---|---|"]
+        for cache, name in (("cold", "empty"), ("warm", "filled")):
+            seen = first[cache]
+            lines.append(f"| {name} | {seen['first_ms'] / 1000:.1f} s | {seen['first_worlds']} | "
+                         f"{seen['again_worlds']} worlds |")
+    return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ CPU (`NUMBA_NUM_THREADS=1`, torch on one thread):
   opponents beside the raw batched engine (`vector_throughput.vector_loop`,
   `engine_loop`), and vector over engine;
 - the batched heuristics' decisions per second, both games at 4 players,
-  with the Python agents' `act` beside (`heuristic_throughput.measure`).
+  with the agents' one-move `act` beside (`heuristic_throughput.measure`).
 
 Rates are per CPU second of this process (on a shared machine the steadier
 clock; the JSON file keeps the wall-clock medians too), medians of
@@ -43,7 +43,6 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # read when numba is imported: 
 import argparse
 import dataclasses
 import json
-import platform
 import statistics
 import sys
 import time
@@ -78,24 +77,13 @@ class Sizes:
     """steps of each engine and vector run with `random` opponents"""
     vector_expert_steps: int = 200_000
     heuristic_rows: int = 4096
-    python_rows: int = 1024
+    act_rows: int = 1024
     repeats: int = 3
 
 
 QUICK = Sizes(lean_steps=1, expert_steps=1, decisions=24, warmup=10, vector_steps=4 * speed_rows.NUM_ENVS,
-              vector_expert_steps=2 * speed_rows.NUM_ENVS, heuristic_rows=64, python_rows=16, repeats=1)
+              vector_expert_steps=2 * speed_rows.NUM_ENVS, heuristic_rows=64, act_rows=16, repeats=1)
 """one lean iteration each, a few decisions and batches: every code path, in well under a minute"""
-
-
-def machine() -> dict[str, Any]:
-    """The CPU model (from /proc/cpuinfo where there is one) and the number of cores."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count() or 1}
 
 
 class Figures:
@@ -173,12 +161,12 @@ def vector(sizes: Sizes, figures: Figures) -> None:
 
 def heuristics(sizes: Sizes, figures: Figures) -> None:
     rows = heuristic_throughput.measure(list(speed_rows.GAMES), [speed_rows.HEURISTIC_PLAYERS],
-                                        sizes.heuristic_rows, min(sizes.python_rows, sizes.heuristic_rows),
+                                        sizes.heuristic_rows, min(sizes.act_rows, sizes.heuristic_rows),
                                         sizes.repeats, seed=0)
     for row in rows:
-        batched, python = speed_rows.heuristic_keys(row.game, row.agent)
+        batched, act = speed_rows.heuristic_keys(row.game, row.agent)
         figures.add(batched, [row.batched])  # already the median of its repeats
-        figures.add(python, [row.python])
+        figures.add(act, [row.act])
 
 
 MEASURES = (lean, search, vector, heuristics)
@@ -187,7 +175,7 @@ MEASURES = (lean, search, vector, heuristics)
 def run(sizes: Sizes, quick: bool = False) -> dict[str, Any]:
     """Measure every row; the report the JSON file holds (`speed_rows.markdown` renders it)."""
     start = [round(x, 2) for x in os.getloadavg()]
-    found = machine()
+    found = speed_rows.machine()
     print(f"machine: {found['cpu']}, {found['cores']} cores; os.getloadavg(): "
           f"{', '.join(f'{x:.2f}' for x in start)}; nice {os.nice(0)}; measuring on one core", flush=True)
     figures = Figures()

@@ -15,7 +15,10 @@ names:
   (`cardlab.evaluation.leaderboard`);
 - ``speed table``: the table of one run of ``python benchmarks/speed_table.py
   --json docs/speed_table.json`` (`benchmarks/speed_rows.py`: the machine, how
-  busy it was, each measure with its target);
+  busy it was, each measure with its target); ``cold start``: the run of
+  ``python benchmarks/cold_start.py --main --json docs/cold_start.json``
+  (`speed_rows.cold_markdown`: each command with an empty kernel cache and
+  with a filled one);
 - ``search options``: the options of ``search:BASE``
   (`cardlab.agents.search_options.options_markdown`);
 - ``hand readers``: the shipped hand readers' held-out fit, from their
@@ -56,22 +59,27 @@ SPEED = ROOT / "docs" / "speed_table.json"
 """the speed table's run (`python benchmarks/speed_table.py --json docs/speed_table.json`)"""
 
 
-def speed_markdown() -> str:
-    """The speed table of `SPEED`, rendered by `benchmarks/speed_rows.py` (loaded from its file: the
-    benchmarks are scripts, not a package)."""
+COLD = ROOT / "docs" / "cold_start.json"
+"""the cold-start run (`python benchmarks/cold_start.py --main --json docs/cold_start.json`)"""
+
+
+def run_markdown(render: str, path: pathlib.Path) -> str:
+    """The run of the JSON file `path`, rendered by `render` of `benchmarks/speed_rows.py` (loaded from its
+    file: the benchmarks are scripts, not a package)."""
     spec = importlib.util.spec_from_file_location("speed_rows", ROOT / "benchmarks" / "speed_rows.py")
     assert spec is not None and spec.loader is not None
     rows = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rows)
-    markdown: Callable[[dict[str, object]], str] = rows.markdown
-    return markdown(json.loads(SPEED.read_text(encoding="utf-8")))
+    markdown: Callable[[dict[str, object]], str] = getattr(rows, render)
+    return markdown(json.loads(path.read_text(encoding="utf-8")))
 
 
 LEADERBOARD: dict[str, Callable[[], str]] = {
     "deal suites": suites_markdown,
     "leaderboard": lambda: bench_markdown(RESULTS),
     "exploitability": lambda: exploit_markdown(RESULTS),
-    "speed table": speed_markdown,
+    "speed table": lambda: run_markdown("markdown", SPEED),
+    "cold start": lambda: run_markdown("cold_markdown", COLD),
     "search options": options_markdown,
     "hand readers": readers_table,
 }

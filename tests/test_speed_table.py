@@ -38,8 +38,8 @@ def test_met_is_at_least_the_target_and_reported_rows_have_none(monkeypatch: pyt
     assert by_key["lean ratio"].endswith("| 0.51 | at least 0.50 | yes |")
     assert by_key["worlds search:bot:huit-2p"].endswith("| 1 worlds | at least 1,000 | no |")
     assert by_key["lean vs expert"].endswith("| report | - |")
-    figures["python expert huit"] = 3_269.0
-    assert "(Python: 3,269) | report | - |" in rows.table(figures)
+    figures["act expert huit"] = 3_269.0
+    assert "(act: 3,269) | report | - |" in rows.table(figures)
 
 
 def test_every_row_is_in_the_table_once_and_a_missing_figure_is_named(
@@ -102,3 +102,29 @@ def test_the_search_rows_count_the_worlds_of_the_default_cap(monkeypatch: pytest
     budget = LEVELS[SearchOptions().level][1]
     assert budget == rows.BUDGET_MS
     assert all(f"x the default {budget} ms" in row.measure for row in rows.ROWS if row.unit == "worlds")
+
+
+def test_the_cold_start_report_renders_a_row_per_command_and_the_first_decision(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`benchmarks/cold_start.py --json` keeps each command's cold and warm seconds and the first search
+    decision's worlds, and the page's table shows exactly those (the commands are not run here)."""
+    bench = load_benchmark("cold_start", monkeypatch)
+    rows = load_benchmark("speed_rows", monkeypatch)
+    seconds = iter([30.0, 3.0, 20.0, 5.0])
+    first = {"first_ms": 1234.0, "first_worlds": 140, "again_ms": 60.0, "again_worlds": 133}
+
+    def timed(argv: list[str], cache: pathlib.Path) -> tuple[float, str]:
+        assert cache.is_dir()
+        return next(seconds), json.dumps(first) if "-c" in argv else "done"
+
+    monkeypatch.setattr(bench, "timed", timed)
+    out = tmp_path / "cold.json"
+    bench.main(["--only", "search", "eval", "--json", str(out)])
+    found = json.loads(out.read_text(encoding="utf-8"))
+    assert [(r["command"], r["cold_s"], r["warm_s"]) for r in found["rows"]] == [("search", 30.0, 3.0),
+                                                                                 ("eval", 20.0, 5.0)]
+    page = rows.cold_markdown(found)
+    assert f"| {rows.COLD_COMMANDS['eval']} | 20.0 | 5.0 | 0.25 |" in page
+    assert "| empty | 1.2 s | 140 | 133 worlds |" in page
+    assert "search:level=quick:expert` at Huit 4p" in page
+    assert rows.COLD_COMMANDS["main job"] not in page

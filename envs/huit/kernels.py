@@ -327,7 +327,7 @@ def _draw(info: np.ndarray, seats: np.ndarray, hands: np.ndarray, bank: np.ndarr
         hands[b, seat, bank[b, info[b, BANK_LEN]]] = 1
         seats[b, SIZES, seat] += 1
     if penalty:
-        _end_turn(info, b, seat, 0, params[P_N])
+        _end_turn(info, b, seat, np.int64(0), params[P_N])
     else:
         info[b, PHASE] = _AFTER_DRAW
 
@@ -393,7 +393,7 @@ def step_kernel(actions: np.ndarray, s: KernelArrays, gens: Any) -> int:
         if a == _DRAW:
             _draw(info, seats, hands, bank, table, b, gens[b], params)
         elif a == _PASS:
-            _end_turn(info, b, info[b, CUR], 0, n)
+            _end_turn(info, b, info[b, CUR], np.int64(0), n)
         else:
             _play(info, seats, hands, table, b, a, params)
         info[b, TURN] += 1  # C1
@@ -401,7 +401,7 @@ def step_kernel(actions: np.ndarray, s: KernelArrays, gens: Any) -> int:
             if info[b, TURN] >= params[P_MAX_TURNS]:
                 info[b, HAND_OVER] = 1
                 info[b, TRUNCATED] = 1
-                _record(info, seats, hands, b, -1, params)
+                _record(info, seats, hands, b, np.int64(-1), params)
             continue
         if end_of_hand(params[P_MATCH], info[b, MATCH_OVER], info[b, WINNER], seats[b, SCORES], reward_table,
                        rewards[b]):  # B3: the dealer moves on and deals the next hand of the match

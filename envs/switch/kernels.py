@@ -213,7 +213,7 @@ def _next_seat(b: int, seat: int, steps: int, info: Arr, seats: Arr, n: int) -> 
 def _end_turn(b: int, seat: int, info: Arr, seats: Arr, n: int) -> None:
     info[b, PHASE] = _PLAY
     info[b, DRAWN] = -1
-    info[b, CURRENT] = _next_seat(b, seat, 1, info, seats, n)
+    info[b, CURRENT] = _next_seat(b, seat, np.int64(1), info, seats, n)
 
 
 @njit(cache=True)
@@ -277,7 +277,7 @@ def _apply_one(
                 _end_turn(b, seat, info, seats, n)
         else:
             note_drew_on(seats[b, DREW_ON], seat, info[b, SUIT])  # a draw of its own accord
-            card = _draw_cards(b, seat, 1, info, seats, hands, piles, played, gen)
+            card = _draw_cards(b, seat, np.int64(1), info, seats, hands, piles, played, gen)
             if card >= 0 and params[P_PLAY_AFTER_DRAW] and _playable(
                 b, card, info, piles, cards, params[P_MATCH_RANK]
             ):
@@ -404,7 +404,7 @@ def reset_kernel(slots: Arr, s: KernelArrays, gens: Any) -> None:
 
 
 @njit(cache=True)
-def step_kernel(actions: Arr, s: KernelArrays, gens: Any, use_known: bool) -> int:
+def step_kernel(actions: Arr, s: KernelArrays, gens: Any, use_known: bool | np.bool_) -> int:
     """Check every live slot's action, then apply them all (`SwitchState.apply`, then the AEC env's end of
     a hand: win rewards, or the next hand of the match); the rewards are in `s[S_REWARDS]`. `actions` may be
     longer than the slots (a play-out's scratch).

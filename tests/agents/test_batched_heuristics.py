@@ -210,7 +210,7 @@ def test_the_benchmark_runs_with_a_row_per_game_and_table(monkeypatch: pytest.Mo
     """`benchmarks/heuristic_throughput.py` stays runnable: a measured row per game, table and agent."""
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)  # the module sets it; restored after the test
     bench = load_benchmark("heuristic_throughput", monkeypatch)
-    rows = bench.measure(games=["huit"], tables=[2], rows=64, python_rows=16, repeats=1, seed=0)
+    rows = bench.measure(games=["huit"], tables=[2], rows=64, act_rows=16, repeats=1, seed=0)
     assert [(r.game, r.players, r.agent) for r in rows] == [("huit", 2, spec) for spec in SPECS]
-    assert all(r.batched > 0 and r.python > 0 for r in rows)
+    assert all(r.batched > 0 and r.act > 0 for r in rows)
     assert "| huit | 2 | expert |" in bench.table(rows)

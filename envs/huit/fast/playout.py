@@ -142,7 +142,7 @@ def play_to_end(seat: int, gained: np.ndarray, s: KernelArrays, gens: Any, playe
     seat `seat`'s rewards. Only the movers with a choice are observed and asked (`playout.split_forced`)."""
     mask, rows, choosers, actions, rewards = work.mask, work.rows, work.choosers, work.actions, s[S_REWARDS]
     while True:
-        count = live_rows(s[S_INFO], HAND_OVER, rows)
+        count = live_rows(s[S_INFO], np.int64(HAND_OVER), rows)
         if count == 0:
             return
         movers = rows[:count]

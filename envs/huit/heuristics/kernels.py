@@ -146,7 +146,7 @@ def shape(hand: int, tables: TableArrays) -> int:
 @inlined
 def read_cards(obs: np.ndarray, b: int, start: int, tables: TableArrays) -> int:
     """The bitmask of the cards marked in the 32-long slice (`DECK_CARDS` order) of row `b` at `start`."""
-    mask = 0
+    mask = np.int64(0)  # not a literal 0, which would compile its callers' callees again for its type
     for i in range(NUM_CARDS):
         if obs[b, start + i] > 0.5:
             mask |= tables[T_DECK_BITS][i]
@@ -379,7 +379,7 @@ def play_value(hand: int, action: int, again: int, num_players: int, ints: np.nd
             value = play_value(rest, tables[T_LAY_ACTIONS][j], again - 1, num_players, ints, floats, tables)
             if first or value > best:
                 best, first = value, False
-    value = draw_value(rest, table, 0, num_players, ints, floats, tables)
+    value = draw_value(rest, table, np.int64(0), num_players, ints, floats, tables)
     return value if first or value > best else best
 
 

@@ -107,7 +107,7 @@ def play_to_end(seat: int, gained: np.ndarray, s: KernelArrays, gens: Any, playe
     known, rewards, cards, actions_table = s[S_KNOWN], s[S_REWARDS], s[S_CARDS], s[S_ACTIONS_TABLE]
     actions = work.actions
     while True:
-        count = live_rows(info, OVER, rows)
+        count = live_rows(info, np.int64(OVER), rows)
         if count == 0:
             return
         movers = rows[:count]
@@ -132,7 +132,7 @@ def play_to_end(seat: int, gained: np.ndarray, s: KernelArrays, gens: Any, playe
                                           player.match_rank, player.weights, cards, actions_table, rng)
             for i in range(chosen):
                 actions[asked[i]] = picked[i]
-        if step_kernel(actions, s, gens, True) >= 0:
+        if step_kernel(actions, s, gens, np.bool_(True)) >= 0:
             raise RuntimeError("a compiled player chose an illegal move")
         for i in range(count):
             gained[movers[i]] += rewards[movers[i], seat]

@@ -137,7 +137,7 @@ def greedy_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, cards: Arr, a
     for b in range(obs.shape[0]):
         _, suit, pending, _, _ = _decode(obs[b], at, deck, n, hand, unknown, sizes)
         _plain_suits(hand, cards, plain)
-        count = 0
+        count = np.int64(0)
         for a in range(_NUM_ACTIONS):
             if not masks[b, a]:
                 continue
@@ -236,7 +236,7 @@ def _attack(card: int, suit: int, sizes: Arr, after: Arr, n: int, direction: int
     """
     rank = cards[T_RANK, card]
     turned = -direction if rank == _KING and n > 2 else direction
-    nxt = _next_seat(after, n, 0, 1, turned)
+    nxt = _next_seat(after, n, np.int64(0), np.int64(1), turned)
     if RUN_VALUE[card]:
         p_draws = compiled_p_lacks(tally[U_POOL], tally[U_RUN], after[nxt])
         run = pending + RUN_VALUE[card]
@@ -244,11 +244,12 @@ def _attack(card: int, suit: int, sizes: Arr, after: Arr, n: int, direction: int
     value = 0.0
     if rank == _EIGHT:
         value += w[W_SKIP] * _threat(after[nxt])
-        nxt = _next_seat(after, n, nxt, 1, turned)
+        nxt = _next_seat(after, n, nxt, np.int64(1), turned)
         if nxt == 0:  # two players: my turn again
             return value
     elif turned != direction:
-        value += w[W_SKIP] * (_threat(after[_next_seat(sizes, n, 0, 1, direction)]) - _threat(after[nxt]))
+        first = _next_seat(sizes, n, np.int64(0), np.int64(1), direction)
+        value += w[W_SKIP] * (_threat(after[first]) - _threat(after[nxt]))
     stuck = _p_stuck(sizes[nxt], suit, card, match_rank, unk, tally, cards)
     return value + w[W_BLOCK] * stuck * (_threat(after[nxt]) - _threat(after[nxt] + 1))
 
@@ -268,7 +269,7 @@ def expert_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, match_rank: b
         _, suit, pending, direction, declaring = _decode(obs[b], at, deck, n, hand, unk, sizes)
         _plain_suits(hand, cards, plain)
         _tally(unk, cards, tally)
-        total, jokers, jacks, twos = sizes[0], hand[_JOKER], 0, 0
+        total, jokers, jacks, twos = sizes[0], hand[_JOKER], np.int64(0), np.int64(0)
         for s in range(_S):
             jacks += hand[CARD_OF[_JACK, s]]
             twos += hand[CARD_OF[_TWO, s]]
@@ -276,7 +277,7 @@ def expert_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, match_rank: b
         after[:] = sizes
         after[0] -= 1
         could_play = False
-        count = 0
+        count = np.int64(0)
         for a in range(_NUM_ACTIONS):
             if masks[b, a]:
                 legal[count] = a
@@ -289,7 +290,7 @@ def expert_batch(obs: Arr, masks: Arr, at: Arr, deck: Arr, n: int, match_rank: b
             if declaring:
                 s = actions[_SUIT_DECLARED, a]
                 row[0] = float(plain[s])
-                nxt = _next_seat(sizes, n, 0, 1, direction)
+                nxt = _next_seat(sizes, n, np.int64(0), np.int64(1), direction)
                 row[1] = _p_stuck(sizes[nxt], s, CARD_OF[_JACK, s], match_rank, unk, tally, cards)
             elif a == _DRAW:
                 lost_turn = w[W_TEMPO] if could_play and not pending else 0.0
