@@ -164,6 +164,9 @@ class PolicyConfig:
     keeps, reads the learner's observation alone. trainer maskable_ppo: the critic reads the observation
     followed by the other hands and the next cards of the pile; trainer lean: every seat's observation, the
     acting seat's first, then the next seats' in turn order (every hand, not the pile's order)"""
+    read_hands: float = 0.0
+    """trainer lean: weight of an auxiliary loss in which the actor's last hidden layer also predicts the
+    other seats' hands (cardlab.training.hand_head); 0: none. The bot file is the actor alone either way"""
 
 
 @dataclasses.dataclass
@@ -423,6 +426,8 @@ def _validate(cfg: TrainConfig) -> None:
     else:
         _check(cfg.episode == "hand", f"episode (with trainer: {cfg.trainer})", cfg.episode,
                "use 'hand', or trainer: lean")
+        _check(cfg.policy.read_hands == 0, f"policy.read_hands (with trainer: {cfg.trainer})",
+               cfg.policy.read_hands, "use 0, or trainer: lean")
     pop = cfg.population
     _check(not pop.dir or cfg.self_play.enabled, "population.dir", pop.dir,
            "a population shares self-play snapshots: set self_play.enabled: true as well")

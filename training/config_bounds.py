@@ -84,6 +84,7 @@ BOUNDS: dict[str, Range | None] = {
     "ppo.vf_coef": Range(0, 1_000),
     "ppo.max_grad_norm": Range(0, 1_000_000, above=True),
     "policy.net_arch[]": Range(1, MAX_LAYER_UNITS, words=f"layer sizes >= 1 and <= {MAX_LAYER_UNITS:,}"),
+    "policy.read_hands": Range(0, 1_000),
     "eval.every_steps": _STEP_COUNT,
     "eval.hands": Range(1, 10_000_000),
     "eval.final_hands": Range(0, 10_000_000),

@@ -41,6 +41,12 @@ Checkpoints are `torch.save` files (model, optimizer, steps), named and
 recorded as the MaskablePPO ones (`cardlab.training.checkpoints`) and loaded
 with ``weights_only=True``; one whose critic is of the other kind than the
 config's (privileged or not) is refused, naming both. A resumed run restarts its games from new deals.
+
+With ``policy.read_hands: W`` > 0 the actor's last hidden layer also feeds a
+head that predicts the other seats' hands, and W times its loss joins PPO's
+(`cardlab.training.hand_head`); the bot file is the actor alone, as ever.
+A checkpoint with the head and a config without it (or the reverse) is
+refused, naming both.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ from cardlab.envs.match import POINTS_PER_REWARD
 from cardlab.envs.spec import make_game
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig
+from cardlab.training.hand_head import HEAD_WEIGHT, hand_targets, new_head, read_loss, right_seat_share
 from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
 from cardlab.training.lean_imitation import imitate
 from cardlab.training.ppo import ILLEGAL_LOGIT, advantages, ppo_loss
@@ -102,13 +109,20 @@ class ActorCritic(nn.Module):
 
     The actor reads the flat observation; the critic the same, or with
     `critic_size` another input (a privileged critic's: every seat's observation).
+    `hands`, when given, reads the actor's last hidden layer (`cardlab.training.hand_head`).
     """
 
     def __init__(self, obs_size: int, num_actions: int, net_arch: list[int], activation: str,
-                 critic_size: int | None = None) -> None:
+                 critic_size: int | None = None, hands: nn.Linear | None = None) -> None:
         super().__init__()
         self.actor = _mlp([obs_size, *net_arch, num_actions], activation, 0.01)
         self.critic = _mlp([critic_size or obs_size, *net_arch, 1], activation, 1.0)
+        self.hands = hands
+
+    def read(self, obs: torch.Tensor) -> torch.Tensor:
+        """The hand head's logits (the head must be there): the other seats' hands as the actor sees them."""
+        assert self.hands is not None
+        return self.hands(self.actor[:-1](obs))
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.actor(obs).masked_fill(~mask, ILLEGAL_LOGIT)
@@ -149,6 +163,7 @@ def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.
         raise ValueError(f"checkpoint {path} is not a lean PPO checkpoint (trainer: lean); was the run "
                          "trained with trainer: maskable_ppo?")
     _check_critic(path, data["model"], model, num_players)
+    _check_head(path, data["model"], model)
     model.load_state_dict(data["model"])
     if optimizer is not None:
         optimizer.load_state_dict(data["optimizer"])
@@ -170,6 +185,18 @@ def _check_critic(path: Path, state: object, model: ActorCritic, num_players: in
                      "with the config it was trained with (the run's config.yaml)")
 
 
+def _check_head(path: Path, state: object, model: ActorCritic) -> None:
+    """Refuse a checkpoint with the hand head when the config has none, or the reverse."""
+    held = isinstance(state, dict) and HEAD_WEIGHT in state
+    if held == (model.hands is not None):
+        return
+    kinds = {True: "an actor with the hand head (policy.read_hands > 0)",
+             False: "an actor without the hand head (policy.read_hands: 0)"}
+    raise ValueError(f"checkpoint {path} holds {kinds[held]}, but the config asks for "
+                     f"{kinds[model.hands is not None]}: load it with the config it was trained with (the "
+                     "run's config.yaml)")
+
+
 def _critic_inputs(model: ActorCritic) -> int:
     return _inputs(model.critic)
 
@@ -185,9 +212,10 @@ def _inputs(network: nn.Sequential) -> int:
 def new_model(cfg: TrainConfig) -> ActorCritic:
     """The actor-critic a config describes (its game's observation and action sizes, its kind of critic)."""
     game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
-    size = game.layout.size
-    return ActorCritic(size, game.num_actions, list(cfg.policy.net_arch), cfg.policy.activation,
-                       size * cfg.num_players if cfg.policy.privileged_critic else size)
+    size, arch = game.layout.size, list(cfg.policy.net_arch)
+    hands = new_head(arch[-1], game.layout, cfg.num_players) if cfg.policy.read_hands > 0 else None
+    return ActorCritic(size, game.num_actions, arch, cfg.policy.activation,
+                       size * cfg.num_players if cfg.policy.privileged_critic else size, hands)
 
 
 def load_actor(path: Path, run_dir: Path, cfg: TrainConfig) -> tuple[nn.Sequential, int]:
@@ -283,8 +311,10 @@ class LeanRun:
     def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
         """`ppo.n_steps` moves in every game; the learner's moves as flat tensors, with advantages."""
         T, B, n = self.cfg.ppo.n_steps, self.cfg.num_envs, self.game.num_players
-        privileged = self.cfg.policy.privileged_critic
-        obs_b = torch.empty(T, B, self.game.layout.size)
+        privileged, reading = self.cfg.policy.privileged_critic, self.model.hands is not None
+        layout = self.game.layout
+        obs_b = torch.empty(T, B, layout.size)
+        hands_b = torch.empty(T, B, self.model.hands.out_features if self.model.hands is not None else 0)
         critic_b = torch.empty(T, B, _critic_inputs(self.model)) if privileged else obs_b
         mask_b = torch.empty(T, B, self.game.num_actions, dtype=torch.bool)
         act_b = torch.empty(T, B, dtype=torch.long)
@@ -296,9 +326,12 @@ class LeanRun:
         ended_b = np.empty((T, B), dtype=np.bool_)
         with torch.no_grad():
             for t in range(T):
-                if privileged:
+                if privileged or reading:
                     view, table = self.table.observe_with_table()
-                    critic_b[t] = torch.from_numpy(table)
+                    if privileged:
+                        critic_b[t] = torch.from_numpy(table)
+                    if reading:
+                        hands_b[t] = torch.from_numpy(hand_targets(table, layout, n))
                 else:
                     view = self.table.observe()
                 obs, mask, seats, learner = view
@@ -332,6 +365,11 @@ class LeanRun:
         self.steps += int(keep.sum())
         outcomes = reward[terminal]
         stats = {"charts/learner_share_of_moves": float(learner_b.mean())}
+        if reading:
+            batch["hands"] = hands_b.reshape(T * B, -1)[keep]
+            with torch.no_grad():  # before the update: positions the head never trained on
+                read = self.model.read(batch["obs"])
+                stats["charts/hands_right_seat"] = right_seat_share(read, batch["hands"], n)
         if outcomes.size:
             if self.cfg.reward == "points":
                 stats["charts/hand_points"] = float(-outcomes.mean() * POINTS_PER_REWARD)
@@ -345,6 +383,7 @@ class LeanRun:
         ppo = self.cfg.ppo
         size = len(batch["actions"])
         totals = dict.fromkeys(("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"), 0.0)
+        weight, read_total = self.cfg.policy.read_hands, 0.0
         count = 0
         for _ in range(ppo.n_epochs):
             order = torch.randperm(size)
@@ -355,14 +394,21 @@ class LeanRun:
                 logits = self.model.masked_logits(batch["obs"][idx], batch["mask"][idx])
                 terms = ppo_loss(logits, batch["actions"][idx], batch["logp"][idx], batch["advantages"][idx],
                                  self.model.value(batch["critic"][idx]), batch["returns"][idx], ppo)
+                loss = terms.loss
+                if "hands" in batch:
+                    read = read_loss(self.model.read(batch["obs"][idx]), batch["hands"][idx])
+                    loss = loss + weight * read
+                    read_total += read.item()
                 self.optimizer.zero_grad()
-                terms.loss.backward()
+                loss.backward()
                 nn.utils.clip_grad_norm_(self.model.parameters(), ppo.max_grad_norm)
                 self.optimizer.step()
                 for key in totals:
                     totals[key] += getattr(terms, key).item()
                 count += 1
         stats = {f"losses/{k}": v / max(count, 1) for k, v in totals.items()}
+        if "hands" in batch:
+            stats["losses/read_hands"] = read_total / max(count, 1)
         stats["charts/learning_rate"] = ppo.learning_rate
         return stats
 
