@@ -120,16 +120,16 @@ async def advice(key: str, request: Request, advisor: str = Query(max_length=80)
     table: Table = entry.item
     choice = checked(lambda: server.catalogue.choose(advisor, table.game))
 
-    def ask() -> list[Any]:
+    def ask() -> tuple[int, list[Any]]:
         return table.advice(choice.spec, top, choice.name)
 
     if not choice.search_ms:
-        moves = await server.off_loop(ask)
+        turn, moves = await server.off_loop(ask)
     else:
         if choice.spec not in table.advisors.agents:
             server.check_memory(1)
-        moves, _ = await server.off_loop(lambda: server.pool.run(client, ask))
-    return {"advisor": advisor, "turn": table.hand.env.game_state.turn, "moves": [m._asdict() for m in moves]}
+        (turn, moves), _ = await server.off_loop(lambda: server.pool.run(client, ask))
+    return {"advisor": advisor, "turn": turn, "moves": [m._asdict() for m in moves]}
 
 
 @router.get("/api/games/{key}/position")

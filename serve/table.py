@@ -197,10 +197,15 @@ class Hand:
 
     def advice(self, seat: int, advisor: Agent, top: int, who: str) -> list[Advice]:
         """The advisor's likeliest moves for `seat`; an `AgentFailure` naming `who` if it fails."""
+        return checked_advice(advisor, self.shown(seat, advisor), top, who)
+
+    def shown(self, seat: int, advisor: Agent) -> dict[str, np.ndarray]:
+        """Show `advisor` the table as `seat` sees it (a reading search sees the record); a copy of the
+        seat's observation, which later moves leave as it is."""
         if self.to_move != seat:
             raise PermissionError("advice is for your own decisions: it is not your turn")
-        show_table(advisor, self.env, self.env.possible_agents[seat])  # a reading search sees the record
-        return checked_advice(advisor, self.observe(seat), top, who)
+        show_table(advisor, self.env, self.env.possible_agents[seat])
+        return {k: np.array(v, copy=True) for k, v in self.observe(seat).items()}
 
 
 class Advisors:
@@ -258,6 +263,8 @@ class Table:
                                  "table; choose an agent that plays from what its seat sees")
         self.advisors = Advisors(game)
         self.lock = threading.RLock()
+        self.advising = threading.Lock()
+        """held while an advisor searches (`advice`), apart from `lock`: moves go on meanwhile"""
         """held by every call that reads or changes the table: requests run on several threads"""
         self.finished: collections.deque[FinishedHand] = collections.deque(maxlen=kept_hands)
         """the last `kept_hands` finished hands, for their replays (a table may see thousands)"""
@@ -396,10 +403,23 @@ class Table:
         return self.mode == "match" and bool(self.hand.env.game_state.match_over)
 
     # ------------------------------------------------------------ advice, positions, replays
+    def advice(self, spec: str, top: int = 3, name: str | None = None) -> tuple[int, list[Advice]]:
+        """The turn and the advisor `spec`'s likeliest moves for the person at it; a failure names the
+        advisor as `name` (else `spec`).
+
+        The position is read under the table's lock and searched outside it, so
+        a move sent while a slow advisor thinks is played rather than refused;
+        the advice is then for a turn gone by, which its turn says. One advice
+        of a table at a time: its advisors keep what they were shown.
+        """
+        with self.advising:
+            turn, advisor, observation = self._advice_position(spec)
+            return turn, checked_advice(advisor, observation, top, name or spec)
+
     @reads_table
-    def advice(self, spec: str, top: int = 3, name: str | None = None) -> list[Advice]:
-        """The advisor `spec`'s likeliest moves for the person; a failure names it as `name` (else `spec`)."""
-        return self.hand.advice(self.seat, self.advisors.get(spec), top, name or spec)
+    def _advice_position(self, spec: str) -> tuple[int, Agent, dict[str, np.ndarray]]:
+        advisor = self.advisors.get(spec)
+        return int(self.hand.env.game_state.turn), advisor, self.hand.shown(self.seat, advisor)
 
     @reads_table
     def position(self) -> dict[str, Any]:

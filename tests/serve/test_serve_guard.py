@@ -289,3 +289,36 @@ def test_a_run_bot_is_named_after_its_run(tmp_path: pathlib.Path) -> None:
     assert "bot:huit-try-3" in names and "bot:bot" not in names
     response = api.post("/api/games", json={**HUIT, "opponents": ["bot:huit-try-3"]})
     assert response.status_code == 200, response.text
+
+
+def test_a_move_sent_while_an_advisor_thinks_is_played() -> None:
+    """A slow advisor (a strong search, or compiling) holds the advice, not the table: the person's move
+    goes through meanwhile, and the advice comes back for the turn it was asked at."""
+    from cardlab.envs import make_game
+    from cardlab.serve.table import Player, Table
+
+    table = Table(make_game("huit", {"num_players": 2}), 0, [Player("you"), Player("random", "random")],
+                  seed=3)
+    view = table.start()[-1]
+    advisor = table.advisors.get("greedy")
+    thinking, answer = threading.Event(), threading.Event()
+    probabilities = advisor.action_probabilities
+
+    def slow(observation: dict[str, np.ndarray]) -> np.ndarray:
+        thinking.set()
+        assert answer.wait(10)
+        return probabilities(observation)
+
+    advisor.action_probabilities = slow  # type: ignore[method-assign]
+    result: list[Any] = []
+    asking = threading.Thread(target=lambda: result.append(table.advice("greedy")))
+    asking.start()
+    assert thinking.wait(10)
+    legal = [m["text"] for m in view["legal"]]
+    table.move(legal[0], view["turn"])
+    assert [m for m in table.hand.moves if m["seat"] == 0][-1] == {"seat": 0, "move": legal[0]}
+    answer.set()
+    asking.join(10)
+    turn, moves = result[0]
+    assert turn == view["turn"] != table.view()["turn"]
+    assert moves and {m.text for m in moves} <= set(legal)
