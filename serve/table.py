@@ -263,9 +263,9 @@ class Table:
                                  "table; choose an agent that plays from what its seat sees")
         self.advisors = Advisors(game)
         self.lock = threading.RLock()
+        """held by every call that reads or changes the table: requests run on several threads"""
         self.advising = threading.Lock()
         """held while an advisor searches (`advice`), apart from `lock`: moves go on meanwhile"""
-        """held by every call that reads or changes the table: requests run on several threads"""
         self.finished: collections.deque[FinishedHand] = collections.deque(maxlen=kept_hands)
         """the last `kept_hands` finished hands, for their replays (a table may see thousands)"""
         self.hands_finished = 0

@@ -406,11 +406,10 @@ async function refreshAdvice() {
   let moves = null;
   if (state.replay) moves = state.view.advice || null;
   else if (myTurn()) {
-    const asked = state.view.turn;
     try {
       const answer = await api("GET", `/api/games/${state.gameId}/advice?advisor=${encodeURIComponent(advisor)}`);
       // a move made while the advisor thought asks again for its own turn: this answer is for a turn gone
-      if (answer.turn !== asked || !state.view || state.view.turn !== asked) return;
+      if (answer.turn !== state.view.turn) return;
       moves = answer.moves;
     }
     catch (err) { showError(err); }
