@@ -50,6 +50,10 @@ class Settings:
     """games kept at once"""
     max_replays: int = 20
     """loaded replays kept at once (a store of their own: loading replays never locks out new games)"""
+    games_per_client: int = 10
+    """games one client (address) may have open at once: its share of `max_games`"""
+    replays_per_client: int = 4
+    """loaded replays one client may have open at once: its share of `max_replays`"""
     idle_seconds: float = 3600.0
     """a game or replay not used for this long is forgotten"""
     max_body: int = 512 * 1024
@@ -120,8 +124,10 @@ class Server:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.catalogue = Catalogue(settings.bots)
-        self.store = Store(settings.max_games, settings.idle_seconds, "game", idle_of=self.idle_of)
-        self.replays = Store(settings.max_replays, settings.idle_seconds, "replay", idle_of=self.idle_of)
+        self.store = Store(settings.max_games, settings.idle_seconds, "game", idle_of=self.idle_of,
+                           per_client=min(settings.games_per_client, settings.max_games))
+        self.replays = Store(settings.max_replays, settings.idle_seconds, "replay", idle_of=self.idle_of,
+                             per_client=min(settings.replays_per_client, settings.max_replays))
         self.pool = SearchPool(settings.search_workers, settings.search_queue_per_client)
         self.admission = threading.Lock()
         """held while a search table is admitted and stored (two at once could both fit the last place)"""

@@ -1,4 +1,11 @@
-"""The web app's stores of games and of loaded replays: random ids, a cap, an idle expiry."""
+"""The web app's stores of games and of loaded replays: random ids, a cap, each client's share, an idle expiry.
+
+Why a share: with the cap alone one client (an address) could open every
+slot and lock everyone else out until its items expire an hour later. A
+refusal, of the client's share or of the whole store, carries
+``Retry-After``: the seconds until the soonest of the items in the way
+expires.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from fastapi import HTTPException
+
+from cardlab.serve.searchpool import retry_seconds
 
 
 class Entry(NamedTuple):
@@ -22,12 +31,15 @@ class Entry(NamedTuple):
 
 
 class Store:
-    """Games (or replays) by random id, at most `cap` at once, forgotten after `idle` seconds unused
-    (`idle_of(item)`, when given, says how long for each item)."""
+    """Games (or replays) by random id, at most `cap` at once and `per_client` of one client, forgotten
+    after `idle` seconds unused (`idle_of(item)`, when given, says how long for each item)."""
 
     def __init__(self, cap: int, idle: float, noun: str, clock: Callable[[], float] = time.monotonic,
-                 idle_of: Callable[[Any], float] | None = None) -> None:
-        self.cap, self.idle, self.noun, self.clock = cap, idle, noun, clock
+                 idle_of: Callable[[Any], float] | None = None, per_client: int | None = None) -> None:
+        per_client = cap if per_client is None else per_client
+        if not 1 <= per_client <= cap:
+            raise ValueError(f"{noun}s per client {per_client}: give 1 to the cap, {cap}")
+        self.cap, self.per_client, self.idle, self.noun, self.clock = cap, per_client, idle, noun, clock
         self.idle_of = idle_of
         self.items: dict[str, Entry] = {}
         self.lock = threading.RLock()
@@ -50,14 +62,26 @@ class Store:
             return list(self.items.values())
 
     def add(self, item: Any, client: str = "", search_ms: float = 0.0) -> str:
+        """Store `item` for `client`; its key. A 429 with ``Retry-After`` when the client has its share
+        open, or the store its cap."""
         with self.lock:
             self.purge()
             if len(self.items) >= self.cap:
-                raise HTTPException(429, f"too many {self.noun}s open ({self.cap}): finish or delete one, "
-                                         "or wait until idle ones expire")
+                raise self._full(list(self.items.values()),
+                                 f"too many {self.noun}s open ({self.cap}): finish or delete one, or wait "
+                                 "until idle ones expire")
+            mine = [entry for entry in self.items.values() if entry.client == client]
+            if len(mine) >= self.per_client:
+                raise self._full(mine, f"you have {len(mine)} {self.noun}s open (at most {self.per_client} "
+                                       f"per client): finish or delete one, or wait until an idle one expires")
             key = secrets.token_urlsafe(16)
             self.items[key] = Entry(self.clock(), item, client, search_ms)
             return key
+
+    def _full(self, blocking: list[Entry], message: str) -> HTTPException:
+        """A 429 whose ``Retry-After`` is the time until the soonest of `blocking` expires."""
+        wait = retry_seconds(min(self.expires_in(entry) for entry in blocking))
+        return HTTPException(429, f"{message}; try again in {wait} s", headers={"Retry-After": str(wait)})
 
     def get(self, key: str) -> Any:
         with self.lock:

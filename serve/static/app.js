@@ -175,6 +175,7 @@ async function startGame(event) {
   try {
     const { id, frames } = await api("POST", "/api/games", setupRequest());
     closeReplay();
+    closeGame();
     state.gameId = id;
     $("setup").hidden = true; $("table").hidden = false;
     await showFrames(frames);
@@ -434,12 +435,21 @@ function closeReplay() {
   api("DELETE", `/api/replays/${id}`).catch(() => {});
 }
 
+// A client has a share of the server's games: the page frees the game it leaves for a new one.
+function closeGame() {
+  if (!state.gameId) return;
+  const id = state.gameId;
+  state.gameId = null;
+  api("DELETE", `/api/games/${id}`).catch(() => {});
+}
+
 async function loadReplay(file) {
   showError(null);
   try {
     const loaded = await api("POST", "/api/replays", await file.text());
     closeReplay();
-    state.replay = loaded; state.gameId = null;
+    closeGame();
+    state.replay = loaded;
     $("setup").hidden = true; $("table").hidden = false;
     await showStep(0);
   } catch (err) { showError(err); }

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from cardlab.serve.app import Settings, create_app
 from cardlab.serve.table import next_deal
 
 from .helpers import client, table_of
@@ -232,6 +233,33 @@ def test_games_are_capped_and_expire() -> None:
     assert api.get(f"/api/games/{first}").status_code == 200
     now[0] += 61
     refused(api.get(f"/api/games/{first}"), 404, "it may have expired")
+
+
+def test_one_client_has_a_share_of_the_games_and_a_refusal_says_when_to_retry() -> None:
+    """One address cannot take every game or replay slot: past its share it gets 429 with Retry-After (the
+    time until its soonest item expires), and other addresses still open theirs up to the server's cap."""
+    app = create_app(Settings(max_games=5, games_per_client=2, max_replays=3, replays_per_client=1,
+                              idle_seconds=100))
+    hog, guest, third = (TestClient(app, base_url="http://127.0.0.1", client=(f"10.0.0.{i}", 5000))
+                         for i in (1, 2, 3))
+    store = app.state.store
+    now = [1000.0]
+    store.clock = lambda: now[0]
+    new_game(hog)
+    now[0] += 30
+    new_game(hog)
+    answer = hog.post("/api/games", json=HUIT)
+    refused(answer, 429, "you have 2 games open (at most 2 per client)")
+    assert answer.headers["Retry-After"] == "70"  # its first game expires 100 s after its use at t=1000
+    new_game(guest)
+    new_game(guest)
+    _, replay = finished_replay(third)
+    refused(third.post("/api/games", json=HUIT), 429, "too many games open (5)")
+    assert third.post("/api/replays", json=replay).status_code == 200
+    answer = third.post("/api/replays", json=replay)
+    refused(answer, 429, "you have 1 replays open (at most 1 per client)")
+    assert answer.headers["Retry-After"] == "100"
+    assert hog.post("/api/replays", json=replay).status_code == 200  # the replays' share is per client too
 
 
 def test_replays_have_their_own_quota_and_can_be_deleted() -> None:

@@ -31,6 +31,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="games open at once (default 100)")
     p.add_argument("--max-replays", type=whole(1), default=20, metavar="N",
                    help="loaded replays open at once, apart from the games (default 20)")
+    p.add_argument("--games-per-client", type=whole(1), default=10, metavar="N",
+                   help="games one client (address) may have open at once, its share of --max-games "
+                        "(default 10)")
+    p.add_argument("--replays-per-client", type=whole(1), default=4, metavar="N",
+                   help="loaded replays one client may have open at once (default 4)")
     p.add_argument("--idle-minutes", type=float, default=60.0, metavar="M",
                    help="forget a game unused this long (default 60)")
     p.add_argument("--max-body", type=whole(1), default=512 * 1024, metavar="BYTES",
@@ -73,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--max-games and --max-body must be at least 1, --delay-ms at least 0 and "
                          "--idle-minutes above 0")
     settings = Settings(max_games=args.max_games, max_replays=args.max_replays,
+                        games_per_client=args.games_per_client, replays_per_client=args.replays_per_client,
                         idle_seconds=args.idle_minutes * 60, max_body=args.max_body,
                         bots=named_bots(bot_files(args.bot)), delay_ms=args.delay_ms, game=args.game,
                         opponent=args.opponent, max_search_agents=args.max_search_agents,
