@@ -1,4 +1,4 @@
-"""The web app's stores of games and of loaded replays: random ids, a cap, each client's share, an idle expiry.
+"""The web app's stores of games and of loaded replays: random ids, a cap, a client's share, an idle expiry.
 
 Why a share: with the cap alone one client (an address) could open every
 slot and lock everyone else out until its items expire an hour later. A
@@ -72,8 +72,8 @@ class Store:
                                  "until idle ones expire")
             mine = [entry for entry in self.items.values() if entry.client == client]
             if len(mine) >= self.per_client:
-                raise self._full(mine, f"you have {len(mine)} {self.noun}s open (at most {self.per_client} "
-                                       f"per client): finish or delete one, or wait until an idle one expires")
+                raise self._full(mine, f"you have {len(mine)} {self.noun}s open (at most {self.per_client} per "
+                                       "client): finish or delete one, or wait until an idle one expires")
             key = secrets.token_urlsafe(16)
             self.items[key] = Entry(self.clock(), item, client, search_ms)
             return key
