@@ -73,8 +73,8 @@ class Store:
             mine = [entry for entry in self.items.values() if entry.client == client]
             if len(mine) >= self.per_client:
                 share = f"at most {self.per_client} per client"
-                raise self._full(mine, f"you have {len(mine)} {self.noun}s open ({share}): finish or delete one, "
-                                       "or wait until an idle one expires")
+                raise self._full(mine, f"you have {len(mine)} {self.noun}s open ({share}): finish or delete "
+                                       "one, or wait until an idle one expires")
             key = secrets.token_urlsafe(16)
             self.items[key] = Entry(self.clock(), item, client, search_ms)
             return key
