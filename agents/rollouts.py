@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.base import Agent
+from cardlab.agents.stopping import stop_asked
 from cardlab.envs.batched import only_legal
 from cardlab.envs.fast import ToEnd
 from cardlab.envs.match import points_reward
@@ -176,6 +177,8 @@ class Rollouts:
         done, spent = 0, 0.0
         while done < wanted:
             size = most
+            if stop_asked():
+                break
             if deadline is not None:
                 left = deadline - time.perf_counter()
                 if left <= 0:
@@ -256,7 +259,7 @@ class Rollouts:
         while True:
             free = np.flatnonzero(world_of < 0)
             now = time.perf_counter()
-            fits = deadline is None or now + (self.duration or 0.0) < deadline
+            fits = (deadline is None or now + (self.duration or 0.0) < deadline) and not stop_asked()
             if dealt < wanted and fits and free.size and free.size >= min(groups * REFILL, wanted - dealt):
                 take = free[: wanted - dealt]
                 if prepare is not None:
@@ -282,7 +285,7 @@ class Rollouts:
                     (1 - PACE_WEIGHT) * self.duration + PACE_WEIGHT * took)
                 used[rows.ravel()] = False
                 world_of[done] = -1
-            if deadline is not None and time.perf_counter() > deadline:
+            if stop_asked() or (deadline is not None and time.perf_counter() > deadline):
                 break
             live = np.flatnonzero(used & ~over)
             if live.size:

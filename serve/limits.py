@@ -108,11 +108,13 @@ class BodyLimit:
             await _refuse(send, 413, f"request body too large: at most {self.limit} bytes")
             return
         seen = 0
-        started = False
+        started = arrived = False
         deadline = asyncio.get_running_loop().time() + self.seconds
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, arrived
+            if arrived:  # the body is whole: later reads wait for the client's disconnect, untimed
+                return await receive()
             left = deadline - asyncio.get_running_loop().time()
             try:
                 message = await asyncio.wait_for(receive(), max(left, 0.0))
@@ -121,6 +123,7 @@ class BodyLimit:
             seen += len(message.get("body", b""))
             if seen > self.limit:
                 raise _TooLarge
+            arrived = message["type"] != "http.request" or not message.get("more_body", False)
             return message
 
         async def watched(message: Message) -> None:

@@ -115,7 +115,7 @@ async def next_hand(key: str, request: Request) -> dict[str, Any]:
 @router.get("/api/games/{key}/advice")
 async def advice(key: str, request: Request, advisor: str = Query(max_length=80),
                  top: int = Query(3, ge=1, le=10)) -> dict[str, Any]:
-    server, client = server_of(request), client_of(request)
+    server = server_of(request)
     entry = server.store.entry(key)
     table: Table = entry.item
     choice = checked(lambda: server.catalogue.choose(advisor, table.game))
@@ -128,7 +128,7 @@ async def advice(key: str, request: Request, advisor: str = Query(max_length=80)
     else:
         if choice.spec not in table.advisors.agents:
             server.check_memory(1)
-        (turn, moves), _ = await server.off_loop(lambda: server.pool.run(client, ask))
+        turn, moves = await server.searched(request, ask)
     return {"advisor": advisor, "turn": turn, "moves": [m._asdict() for m in moves]}
 
 

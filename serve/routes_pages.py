@@ -66,7 +66,7 @@ async def load_replay(request: Request) -> dict[str, Any]:
 @router.get("/api/replays/{key}/{step}")
 async def replay_step(key: str, step: int, request: Request, advisor: str | None = Query(None, max_length=80),
                       top: int = Query(3, ge=1, le=10)) -> dict[str, Any]:
-    server, client = server_of(request), client_of(request)
+    server = server_of(request)
     loaded: Replay = server.replays.get(key)
     choice = None if advisor is None else checked(lambda: server.catalogue.choose(advisor, loaded.game))
 
@@ -78,8 +78,8 @@ async def replay_step(key: str, step: int, request: Request, advisor: str | None
         return view
     if choice.spec not in loaded.advisors.agents:
         server.check_memory(1)
-    view, _ = await server.off_loop(lambda: server.pool.run(client, lambda: checked(frame)))
-    return view
+    searched: dict[str, Any] = await server.searched(request, frame)
+    return searched
 
 
 @router.delete("/api/replays/{key}", status_code=204)

@@ -18,7 +18,10 @@ threads of the abandoned searches go on. So:
   `per_client` searches waiting, beyond that a 429 with ``Retry-After``;
 - `SearchPool.wait_estimate` is the time a new search would wait now (the
   app refuses a new search table with a 503 and ``Retry-After`` when it is
-  past its bound, before the table starts).
+  past its bound, before the table starts);
+- a search whose asker has gone (`SearchPool.answer` watches the request's
+  connection) is dropped from the queue, or, once running, asked to stop
+  (`cardlab.agents.stopping`): its play-outs end as at their time cap.
 
 The time a move waited in the queue is not counted in the agent's time
 limit (`Table.agent_seconds`): the page shows it instead, so no seat falls
@@ -27,10 +30,11 @@ back because the server was busy.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
@@ -38,6 +42,7 @@ from fastapi import HTTPException
 
 from cardlab.agents.base import Agent
 from cardlab.agents.failure import AgentFailure, checked_action
+from cardlab.agents.stopping import stoppable
 
 PER_CLIENT = 8
 """the most searches one client may have waiting at once"""
@@ -45,6 +50,12 @@ PACE_WEIGHT = 0.2
 """weight of the latest search in the running mean of a search's duration"""
 FIRST_PACE = 1.0
 """the duration assumed of a search before one was measured, in seconds"""
+WATCH_SECONDS = 0.1
+"""how often a waiting request checks that its client is still connected"""
+
+
+class Abandoned(Exception):
+    """A search dropped from the queue because its asker has gone."""
 
 
 class Job:
@@ -55,6 +66,8 @@ class Job:
         self.queued = time.monotonic()
         self.began: float | None = None
         self.started, self.done = threading.Event(), threading.Event()
+        self.stop = threading.Event()
+        """set when its asker has gone: the search ends as at its time cap (`cardlab.agents.stopping`)"""
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -62,7 +75,8 @@ class Job:
         self.began = time.monotonic()
         self.started.set()
         try:
-            self.result = self.call()
+            with stoppable(self.stop):
+                self.result = self.call()
         except BaseException as err:  # handed to the waiting request, which raises it there
             self.error = err
         finally:
@@ -133,6 +147,30 @@ class SearchPool:
             raise AgentFailure(who, f"it took more than {seconds:g} s to move")
         action: int = job.outcome()
         return action, job.waited
+
+    async def answer(self, job: Job, gone: Callable[[], Awaitable[bool]]) -> Any:
+        """What `job` returns, awaited on the event loop; if `gone()` (the request's ``is_disconnected``)
+        turns true first, the job is cancelled (`cancel`) and `Abandoned` raised."""
+        while not job.done.is_set():
+            if await gone():
+                self.cancel(job)
+                raise Abandoned("the client closed the connection before the search's answer")
+            await asyncio.sleep(WATCH_SECONDS)
+        return job.outcome()
+
+    def cancel(self, job: Job) -> None:
+        """Drop `job` from the queue if it waits there, else ask it to stop (a running search ends as at its
+        time cap, freeing its worker)."""
+        with self.cond:
+            queue = self.queues.get(job.client)
+            if job.began is None and queue is not None and job in queue:
+                queue.remove(job)
+                if not queue:
+                    del self.queues[job.client]
+                job.error = Abandoned("dropped from the queue: its asker has gone")
+                job.done.set()
+                return
+        job.stop.set()
 
     # ------------------------------------------------------------ the queue
     def wait_estimate(self) -> float:

@@ -28,13 +28,17 @@ from cardlab.envs.spec import get_spec, make_game
 from cardlab.serve.catalogue import Catalogue, at_table
 from cardlab.serve.guard import LOOPBACK_NAMES, without_paths
 from cardlab.serve.limits import BODY_SECONDS
-from cardlab.serve.searchpool import PER_CLIENT, Job, SearchPool, retry_seconds
+from cardlab.serve.searchpool import PER_CLIENT, Abandoned, Job, SearchPool, retry_seconds
 from cardlab.serve.store import Entry, Store
 from cardlab.serve.table import AGENT_SECONDS, Mover, own_thread
 
 SEARCH_AGENT_MB = 17
 """the memory one search agent holds, measured (its rollout engine, most of it): a 4-player table with
 three search seats grows the server by about 50 MB"""
+
+
+CLIENT_GONE = 499
+"""the status of a search's answer whose client closed the connection first (as nginx logs it)"""
 
 
 def default_workers() -> int:
@@ -141,6 +145,16 @@ class Server:
     async def off_loop(self, call: Callable[[], Any]) -> Any:
         """`checked(call)` on a waiting thread (`waiters`): off the event loop, apart from quick requests."""
         return await anyio.to_thread.run_sync(checked, call, limiter=self.waiters)
+
+    async def searched(self, request: Request, call: Callable[[], Any]) -> Any:
+        """`checked(call)` run on the search workers for the request's client, awaited while the client is
+        connected: one that has gone has its search dropped from the queue or stopped (`SearchPool.answer`).
+        """
+        job = self.pool.submit(client_of(request), lambda: checked(call))
+        try:
+            return await self.pool.answer(job, request.is_disconnected)
+        except Abandoned as gone:  # nobody reads this answer: the status says why, for the log
+            raise HTTPException(CLIENT_GONE, str(gone)) from None
 
     def mover(self, client: str) -> Mover:
         """How a table of `client` asks its agents: searches on the search workers, others on their own

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 from fastapi.testclient import TestClient
 
 from cardlab.envs import cards as C
@@ -15,6 +16,7 @@ from cardlab.serve.table import Table
 CARD = re.compile(r"^(10|[2-9AJQKT])[SHDC]$|^JOKER$")
 # state_dict keys that hold hidden cards or what predicts them (the generator)
 HIDDEN_KEYS = {"hands", "stock", "bank", "left_out", "rng", "bit_generator"}
+QUICK2 = {"game": "huit", "num_players": 2, "seat": 0, "seed": 3, "opponents": ["search-quick"]}
 
 
 def client(**settings: Any) -> TestClient:
@@ -85,3 +87,16 @@ def assert_no_hidden_card(payload: Any, table: Table) -> int:
                 assert card not in hidden, f"payload names {word}, a hidden card ({text!r})"
                 assert card in known, f"payload names {word}, which the person cannot know ({text!r})"
     return seen
+
+
+def person_step(base: str, http: httpx.Client) -> tuple[str, int]:
+    """A loaded replay of a finished hand against greedy, and a step where the person is to move."""
+    key = http.post(f"{base}/api/games", json={**QUICK2, "opponents": ["greedy"]}).json()["id"]
+    view = http.get(f"{base}/api/games/{key}").json()
+    while view["legal"]:
+        view = http.post(f"{base}/api/games/{key}/move", json={"move": view["legal"][0]["text"],
+                                                               "turn": view["turn"]}).json()["frames"][-1]
+    replay = http.get(f"{base}/api/games/{key}/hands/1/replay").json()
+    loaded = http.post(f"{base}/api/replays", json=replay).json()
+    step = next(i for i, m in enumerate(replay["moves"]) if m["seat"] == 0 and i > 0)
+    return loaded["id"], step

@@ -25,10 +25,9 @@ from cardlab.serve.app import Settings, create_app
 from cardlab.serve.limits import uvicorn_server
 from cardlab.serve.searchpool import SearchPool
 
-from .helpers import client, table_of
+from .helpers import QUICK2, client, person_step, table_of
 
 SERVE = pathlib.Path(__file__).resolve().parents[2] / "serve"
-QUICK2 = {"game": "huit", "num_players": 2, "seat": 0, "seed": 3, "opponents": ["search-quick"]}
 
 
 # ---------------------------------------------------------------- the pool
@@ -240,19 +239,6 @@ def port() -> Iterator[int]:
     yield server.servers[0].sockets[0].getsockname()[1]
     server.should_exit = True
     thread.join(10)
-
-
-def person_step(base: str, http: httpx.Client) -> tuple[str, int]:
-    """A loaded replay of a finished hand against greedy, and a step where the person is to move."""
-    key = http.post(f"{base}/api/games", json={**QUICK2, "opponents": ["greedy"]}).json()["id"]
-    view = http.get(f"{base}/api/games/{key}").json()
-    while view["legal"]:
-        view = http.post(f"{base}/api/games/{key}/move", json={"move": view["legal"][0]["text"],
-                                                               "turn": view["turn"]}).json()["frames"][-1]
-    replay = http.get(f"{base}/api/games/{key}/hands/1/replay").json()
-    loaded = http.post(f"{base}/api/replays", json=replay).json()
-    step = next(i for i, m in enumerate(replay["moves"]) if m["seat"] == 0 and i > 0)
-    return loaded["id"], step
 
 
 def test_search_advice_on_a_replay_leaves_other_requests_fast(port: int) -> None:
