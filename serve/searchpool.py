@@ -59,10 +59,11 @@ class Abandoned(Exception):
 
 
 class Job:
-    """One search to run: the call, its client, when it was queued, started and ended, and its outcome."""
+    """One search to run: the call, its client, when it was queued, started and ended, and its outcome;
+    `paced`: whether its duration joins the pool's pace (a start-up's warm-up, compiling, does not)."""
 
-    def __init__(self, client: str, call: Callable[[], Any]) -> None:
-        self.client, self.call = client, call
+    def __init__(self, client: str, call: Callable[[], Any], paced: bool = True) -> None:
+        self.client, self.call, self.paced = client, call, paced
         self.queued = time.monotonic()
         self.began: float | None = None
         self.started, self.done = threading.Event(), threading.Event()
@@ -110,8 +111,9 @@ class SearchPool:
         self.closed = False
 
     # ------------------------------------------------------------ submitting
-    def submit(self, client: str, call: Callable[[], Any]) -> Job:
-        """Queue `call` for `client`; a 429 with ``Retry-After`` when the client has `per_client` waiting."""
+    def submit(self, client: str, call: Callable[[], Any], paced: bool = True) -> Job:
+        """Queue `call` for `client` (`paced`: see `Job`); a 429 with ``Retry-After`` when the client has
+        `per_client` waiting."""
         with self.cond:
             if self.closed:
                 raise HTTPException(503, "the server is shutting down", headers={"Retry-After": "10"})
@@ -122,7 +124,7 @@ class SearchPool:
                     429, f"you have {len(queue)} searches waiting for a search worker already (at most "
                          f"{self.per_client}): wait for their answers, then ask again",
                     headers={"Retry-After": str(wait)})
-            job = Job(client, call)
+            job = Job(client, call, paced)
             queue.append(job)
             self._start_workers()
             self.cond.notify()
@@ -217,7 +219,8 @@ class SearchPool:
             job.run()
             with self.cond:
                 self.running -= 1
-                self.pace = (1 - PACE_WEIGHT) * self.pace + PACE_WEIGHT * (time.monotonic() - began)
+                if job.paced:
+                    self.pace = (1 - PACE_WEIGHT) * self.pace + PACE_WEIGHT * (time.monotonic() - began)
 
     def close(self) -> None:
         """Let the workers end once the queue is empty (the app's shutdown)."""

@@ -12,6 +12,7 @@ import dataclasses
 import os
 import pathlib
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -135,6 +136,8 @@ class Server:
         self.pool = SearchPool(settings.search_workers, settings.search_queue_per_client)
         self.admission = threading.Lock()
         """held while a search table is admitted and stored (two at once could both fit the last place)"""
+        self.warming: WarmUp | None = None
+        """the start-up's warm-up while it runs (`warm_up`): search tables wait for its end"""
         self.waiters = CapacityLimiter(max(1, settings.max_games + settings.max_replays))
         """the threads of calls that may wait for the search workers, apart from the threads of the other
         requests (fastapi's), so that waiting searches never hold up a view"""
@@ -186,6 +189,10 @@ class Server:
         time bound (503). Called under `admission`, with the table stored right after."""
         if not searches:
             return
+        warming = self.warming
+        if warming is not None:
+            raise busy(503, warming.seconds_left(), f"the server is warming up its searches (compiling their "
+                                                    f"code: {warming.done} of {warming.total} ready)")
         s = self.settings
         now = self.store.clock()
         active = [e for e in self.store.entries() if e.search_ms and now - e.used < s.search_active_seconds]
@@ -226,11 +233,45 @@ class Server:
         offered += [(at_table(c, make_game(c.game, {"num_players": players})).spec, c.game, players)
                     for c in self.catalogue.choices if c.search_ms and c.game is not None
                     for players in sorted(get_spec(c.game).read_tables)]
-        return self.pool.submit(WARM_UP, lambda: [warm_search(*one) for one in offered])
+        warming = self.warming = WarmUp(len(offered))
+
+        def warm() -> list[str]:
+            try:
+                return [warming.count(warm_search(*one)) for one in offered]
+            finally:
+                self.warming = None
+
+        return self.pool.submit(WARM_UP, warm, paced=False)
 
 
 WARM_UP = "start-up"
 """the client the start-up's warm-up search is queued as"""
+WARM_UP_GUESS = 3.0
+"""the seconds a warm-up's decision is guessed to take before one has been timed"""
+
+
+class WarmUp:
+    """How far the start-up's warm-up is: its decisions done of `total`, and when it began.
+
+    Why new search tables wait for its end rather than queue behind it: a
+    decision of the warm-up may compile for a minute, so a table admitted
+    meanwhile could not be promised its wait; it is refused at once with the
+    time the rest should take (`seconds_left`).
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
+        self.began = time.monotonic()
+
+    def count(self, spec: str) -> str:
+        """Count one more decision done; its spec."""
+        self.done += 1
+        return spec
+
+    def seconds_left(self) -> float:
+        """The time the decisions left should take, at the pace of those done (`WARM_UP_GUESS` before)."""
+        each = (time.monotonic() - self.began) / self.done if self.done else WARM_UP_GUESS
+        return each * (self.total - self.done)
 
 
 def warm_search(spec: str, game_id: str, players: int | None = None) -> str:

@@ -1,4 +1,4 @@
-"""Searches whose asker has gone (issue 48, item 4): dropped from the search workers' queue when still
+"""Searches whose asker has gone: dropped from the search workers' queue when still
 waiting, stopped when running (`cardlab.agents.stopping`), so abandoned advice requests do not slow
 another client's advice."""
 

@@ -23,7 +23,7 @@ from cardlab.agents.failure import AgentFailure
 from cardlab.envs import get_spec
 from cardlab.serve.app import Settings, create_app
 from cardlab.serve.limits import uvicorn_server
-from cardlab.serve.searchpool import SearchPool
+from cardlab.serve.searchpool import FIRST_PACE, SearchPool
 
 from .helpers import QUICK2, client, person_step, table_of
 
@@ -297,3 +297,28 @@ def test_the_start_up_warms_every_offered_search_first_on_the_workers() -> None:
     reading = [c.spec.replace("search:", "search:belief=learned:") for c in server.catalogue.choices
                if c.search_ms and c.game for _ in get_spec(c.game).read_tables]
     assert sorted(job.result) == sorted(offered + reading) and len(offered) >= 4 and reading
+    assert server.warming is None and server.pool.pace == FIRST_PACE  # its minutes of compiling: no pace
+
+
+def test_a_search_table_asked_during_the_warm_up_is_refused_at_once_with_the_time_left() -> None:
+    """A table admitted while the warm-up compiles would wait behind it for as long as that takes (11-12 s
+    seen on a fresh server): it is refused at once with 503 and Retry-After, and admitted once the warm-up
+    is done; a table without a search seat is not held up."""
+    api = client(search_workers=1)
+    server = api.app.state.server  # type: ignore[attr-defined]
+    gate = threading.Event()
+    server.pool.submit("start-up", gate.wait)  # the warm-up's compiling, held while the tables are asked
+    server.warm_up()
+    started = time.monotonic()
+    response = api.post("/api/games", json=QUICK2)
+    assert time.monotonic() - started < 2
+    assert response.status_code == 503
+    assert "warming up its searches (compiling their code: 0 of " in response.json()["detail"]
+    assert int(response.headers["Retry-After"]) >= 10
+    assert api.post("/api/games", json={**QUICK2, "opponents": ["greedy"]}).status_code == 200
+    gate.set()
+    for _ in range(1200):
+        if server.warming is None:
+            break
+        time.sleep(0.1)
+    assert api.post("/api/games", json=QUICK2).status_code == 200
