@@ -21,9 +21,11 @@ from fastapi.testclient import TestClient
 from cardlab.agents.base import Agent
 from cardlab.agents.failure import AgentFailure
 from cardlab.envs import get_spec
+from cardlab.envs.spec import make_game
 from cardlab.serve.app import Settings, create_app
 from cardlab.serve.limits import uvicorn_server
 from cardlab.serve.searchpool import FIRST_PACE, SearchPool
+from cardlab.serve.server import warm_search
 
 from .helpers import QUICK2, client, person_step, table_of
 
@@ -196,10 +198,12 @@ def test_a_move_s_wait_for_a_worker_is_shown_and_no_seat_falls_back_for_it() -> 
     """The one worker held for 1.5 s by another client: the table's search waits longer than its seat's
     whole time limit (1 s), plays all the same, and the frames say how long it waited."""
     api = client(search_workers=1, agent_seconds=1.0)
+    server = api.app.state.server  # type: ignore[attr-defined]
+    quick = server.catalogue.choose("search-quick", make_game("huit", {"num_players": 2}))
+    warm_search(quick.spec, "huit", 2)  # as the start-up does: the compiled code is not timed
     response = api.post("/api/games", json={**QUICK2, "seed": 8})
     key, view = response.json()["id"], response.json()["frames"][-1]
     assert view["search_wait_ms"] >= 0 and view["busy"] is False
-    server = api.app.state.server  # type: ignore[attr-defined]
     server.pool.submit("someone else", lambda: time.sleep(1.5))
     frames = api.post(f"/api/games/{key}/move", json={"move": view["legal"][0]["text"],
                                                      "turn": view["turn"]}).json()["frames"]
