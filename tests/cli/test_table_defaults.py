@@ -61,3 +61,24 @@ def test_a_bad_rule_option_is_advised_only_its_own_fix(argv: list[str], error: s
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert error in err and "agents" not in err and "--opponents" not in err and len(err.splitlines()) == 1
+
+
+def test_eval_says_how_it_filled_the_seats_when_the_agents_repeat(
+        table_bots: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--agents bot:huit-4p expert`` at four seats seats the bot twice: eval says so, seat by seat."""
+    argv = ["eval", "--game", "huit", "--rule", "num_players=4", "--hands", "4", "--agents", "bot:huit-4p",
+            "expert"]
+    assert main(argv) == 0
+    assert ("2 agents for 4 seats, repeated in order: 0: bot:huit-4p, 1: expert, 2: bot:huit-4p, 3: expert "
+            "(give 4 to choose every seat)") in capsys.readouterr().out
+    assert main([*argv[:-2], "bot:huit-4p", "expert", "random", "greedy"]) == 0
+    assert "repeated in order" not in capsys.readouterr().out
+
+
+def test_bench_refuses_a_bot_of_another_table_naming_the_suite_of_its_own(
+        table_bots: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bench has no players option: a 4-player bot on the default (2-player) suite is told the suite."""
+    assert main(["bench", "bot:huit-4p"]) == 2
+    err = capsys.readouterr().err
+    assert "bot:huit-4p plays huit at 4 players, suite huit-2p is huit at 2" in err
+    assert "--suite huit-4p" in err and "players" not in err.split("so ")[-1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from cardlab.cli.common import (
     Command,
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     play = evaluator(args)
     check_outputs(args)
     suite = load_suite(args.suite)
+    check_table(args.agent, suite)
     field = agent_list(args.field, "--field") if args.field is not None else list(DEFAULT_FIELD)
     argv = ["cardlab", "bench", args.agent, "--suite", args.suite]
     if args.field is not None:
@@ -53,6 +55,30 @@ def run(args: argparse.Namespace) -> int:
         result = bench(args.agent, suite, field, play=play, progress=sys.stderr.isatty(), command=argv)
     write_outputs(result, args)
     return 0
+
+
+def check_table(agent: str, suite: Any) -> None:
+    """Refuse a bot made for another table than the suite's, naming the suites of its own table: bench plays
+    the suite's table and has no players option. Agents other than bot files, and bot files that cannot be
+    read, are left to the agent's own loading, which says what is wrong."""
+    from cardlab.agents.base import bot_source
+    from cardlab.agents.bot import bot_paths
+    from cardlab.envs.checked_json import read_json_file
+
+    if not agent.strip().startswith("bot:"):
+        return
+    try:
+        meta = read_json_file(bot_paths(bot_source(agent))[0])
+        game, players = str(meta["game"]), int(meta["num_players"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if (game, players) == (suite.game, suite.num_players):
+        return
+    fitting = [name for name in suite_names() if name.startswith(f"{game}-{players}p")]
+    hint = (f"choose a suite of its table: {' or '.join(f'--suite {name}' for name in fitting)}" if fitting
+            else "no shipped suite is of that table: make one (docs/leaderboard.md) and give its .json")
+    raise ValueError(f"{agent} plays {game} at {players} players, suite {suite.name} is {suite.game} at "
+                     f"{suite.num_players}: bench plays the suite's table, so {hint}")
 
 
 COMMAND = Command("bench", "an agent on a fixed deal suite in duplicate: win rate, points, a leaderboard row",

@@ -79,12 +79,32 @@ def table_agents(args: argparse.Namespace, rules: dict[str, Any]) -> list[str]:
     The default is printed, and `rules` gets its num_players.
     """
     if args.agents is not None:
-        return agent_list(args.agents, "--agents")
+        agents = agent_list(args.agents, "--agents")
+        say_filled(agents, args.game, rules)
+        return agents
     spec, players = table_default(args.game, rules, f"--agents bot:PATH {DEFAULT_OPPONENT}")
     rules["num_players"] = players
     print(f"no --agents: {spec} (the shipped bot of a {players}-player {args.game} table) against "
           f"{players - 1} x {DEFAULT_OPPONENT}", flush=True)
     return [spec] + [DEFAULT_OPPONENT] * (players - 1)
+
+
+def say_filled(agents: list[str], game_id: str, rules: dict[str, Any]) -> None:
+    """Print how the seats were filled when fewer agents than seats were given (they repeat in order, so
+    ``--agents bot:huit-4p expert`` at four seats seats the bot twice): nothing is seated unsaid."""
+    from cardlab.envs.spec import get_spec, make_game
+    from cardlab.evaluation.episodes import seat_slots
+
+    try:
+        seats = make_game(get_spec(game_id), rules).num_players
+    except ValueError:
+        return  # the evaluation refuses these rules itself, saying why
+    if len(agents) >= seats:
+        return
+    slots = ", ".join(f"{seat}: {spec}" for seat, spec in enumerate(seat_slots(agents, seats)))
+    given = f"{len(agents)} agent{'s' if len(agents) > 1 else ''}"
+    print(f"{given} for {seats} seats, repeated in order: {slots} (give {seats} to choose every seat)",
+          flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
