@@ -429,3 +429,15 @@ def test_every_install_line_installs_the_same_way() -> None:
     setup = [line for line in read(".ci/setup").splitlines() if "pip install" in line]
     assert setup == [STRICT.format('".[dev,ray,rllib]"')], setup
     assert found >= 5
+
+
+def test_the_readme_s_list_of_shipped_bots_names_each_that_is_not_a_table_s_own() -> None:
+    """The table bots are named as ranges (``bot:huit-2p`` to ``bot:huit-6p``); every other shipped bot (a
+    match bot, a taught bot, a self-play variant) is named in the prose, not only in the generated table."""
+    from cardlab.agents.base import shipped_bots
+
+    section = read("README.md").split("## Shipped bots", 1)[1].split("<!-- BEGIN GENERATED", 1)[0]
+    prose = " ".join(section.split())
+    table_bot = re.compile(r"^bot:(huit|switch)-\d+p$")
+    missing = [name for name in shipped_bots() if not table_bot.match(name) and f"`{name}`" not in prose]
+    assert not missing, f"README's Shipped bots paragraph does not name {missing}"
