@@ -50,6 +50,7 @@ def demonstrations(game: Game, teacher: str, hands: int, num_games: int, gamma: 
     parts: list[dict[str, torch.Tensor]] = []
     finished = 0
     with progress.bar(total=hands, desc=f"collecting {teacher} hands", unit="hand") as bar:
+        progress.doing(lambda: f"imitation: {finished:,} of {hands:,} {teacher} hands collected")
         while finished < hands:
             part, ended = _collect(engine, agent, gamma, privileged, f"teacher {teacher}")
             parts.append(part)
@@ -127,6 +128,7 @@ def imitate(actor: nn.Module, critic: nn.Module, masked_logits: Any, cfg: TrainC
     generator = torch.Generator().manual_seed(cfg.seed)
     accuracy = 0.0
     for epoch in range(im.epochs):
+        progress.doing(f"imitation: epoch {epoch + 1}/{im.epochs} on {size:,} {im.teacher} moves")
         totals = np.zeros(3)
         for idx in torch.randperm(size, generator=generator).split(im.batch_size):
             logits = masked_logits(data["obs"][idx], data["mask"][idx])

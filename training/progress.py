@@ -3,15 +3,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tqdm import tqdm
 
 HEARTBEAT_SECONDS = 20.0
 """without bars, the longest silence of a run's log before `heartbeat` prints a line of where it is"""
+WATCH_SECONDS = HEARTBEAT_SECONDS - 3.0
+"""the silence after which `Progress.watched`'s thread says where the run is: under `HEARTBEAT_SECONDS`, so
+the line comes in time even when the thread waits a moment for the interpreter"""
 
 
 class Progress:
@@ -27,12 +32,44 @@ class Progress:
         self.enabled = enabled
         self.bars = enabled and sys.stderr.isatty()
         self.last_line = time.monotonic()
+        self.status: Callable[[], str] = lambda: "working"
+        """where the run is now, as `watched` repeats it (a phase sets its own: `doing`)"""
+        self.lock = threading.Lock()
 
     def say(self, text: str) -> None:
         if self.enabled:
-            tqdm.write(text, file=sys.stdout)
-            sys.stdout.flush()
-            self.last_line = time.monotonic()
+            with self.lock:
+                tqdm.write(text, file=sys.stdout)
+                sys.stdout.flush()
+                self.last_line = time.monotonic()
+
+    def doing(self, status: str | Callable[[], str]) -> None:
+        """Set what `watched` says of the run from now on: a text, or a function giving it (called then)."""
+        self.status = status if callable(status) else (lambda: status)
+
+    @contextlib.contextmanager
+    def watched(self) -> Iterator[None]:
+        """Within the block, a log without bars gets a line at least every `HEARTBEAT_SECONDS`, however long
+        one call of the run takes (compiling kernels, an update, an evaluation): a thread says `status()`
+        and the seconds since the last line whenever the log has been silent for `WATCH_SECONDS`."""
+        if not self.enabled or self.bars:
+            yield
+            return
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(0.5):
+                silent = time.monotonic() - self.last_line
+                if silent >= WATCH_SECONDS:
+                    self.say(f"{self.status()} (the last line {silent:.0f} s ago)")
+
+        thread = threading.Thread(target=watch, name="cardlab progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def heartbeat(self, text: Callable[[], str]) -> None:
         """Without bars: say `text()` when nothing was said for `HEARTBEAT_SECONDS` (cheap: call it often)."""
@@ -73,6 +110,7 @@ class TrainingBar:
         self.start = time.monotonic()
         self.steps = initial
         self.bar = progress.bar(total=total, initial=initial, unit="step", unit_scale=True, desc=desc)
+        progress.doing(self._where)
 
     @property
     def total(self) -> int:

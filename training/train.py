@@ -91,7 +91,8 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
         print(f"run folder: {run_dir}", flush=True)
     trainer = train_lean if cfg.trainer == "lean" else train_sb3
     try:
-        steps, results = trainer(cfg, run_dir, checkpoint, show, reporter)
+        with show.watched():
+            steps, results = trainer(cfg, run_dir, checkpoint, show, reporter)
     except KeyboardInterrupt:
         raise TrainingInterrupted.of(run_dir) from None
     print_end(cfg, run_dir, steps, results)
