@@ -77,15 +77,26 @@ def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
     return {name: sorted(found, key=lambda r: -r["win_rate"]) for name, found in rows.items()}
 
 
+def completed_rules(path: pathlib.Path, game: str, rules: Any) -> dict[str, Any]:
+    """A row's rules with the game's defaults filled in, as a suite's are at load: a rule option added to the
+    game after the row was played (at its default) leaves the row valid."""
+    if not isinstance(rules, dict):
+        raise ValueError(f"result file {path}: rules must be an object of rule options, got {excerpt(rules)}")
+    try:
+        return table_rules(game, rules)
+    except ValueError as err:
+        raise ValueError(f"result file {path}: rules: {err}") from None
+
+
 def check_suite_row(path: pathlib.Path, row: dict[str, Any], suite: Suite) -> None:
     """The row was played on the suite's cards, under its rules, in its episodes."""
     command = excerpt(row["command"], 200)
     if row["suite_sha256"] != suite.deals_sha256 or row["suite_version"] != suite.version:
         raise ValueError(f"result file {path} was played on other cards than suite {suite.name} version "
                          f"{suite.version}: run its command again ({command}) or remove it")
-    if not isinstance(row["rules"], dict) or row["rules"] != suite.rules:
-        differ = sorted(k for k in {*suite.rules, *(row["rules"] if isinstance(row["rules"], dict) else {})}
-                        if not isinstance(row["rules"], dict) or row["rules"].get(k) != suite.rules.get(k))
+    played = completed_rules(path, suite.game, row["rules"])
+    if played != suite.rules:
+        differ = sorted(k for k in {*suite.rules, *played} if played.get(k) != suite.rules.get(k))
         raise ValueError(f"result file {path}: rules differ from suite {suite.name}'s in "
                          f"{(', '.join(differ) or 'their type')[:200]}: it was played under other rules; "
                          f"run its command again on the shipped suite ({command}) or remove it")

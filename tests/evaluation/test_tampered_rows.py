@@ -65,6 +65,19 @@ def test_a_suite_field_of_the_wrong_type_or_range_is_refused_before_dealing(
 
 
 # ---------------------------------------------------------------- bench rows
+def test_a_row_played_before_a_rule_option_was_added_stays_valid(tmp_path: pathlib.Path) -> None:
+    """A row's rules are compared completed with the game's defaults, as the suite's are: a row that lacks
+    an option (one added to the game after the row was played, at its default) is kept, and one naming an
+    option the game does not have is refused in one line."""
+    suite = load_suite("huit-2p", check=False)
+    older = {k: v for k, v in suite.rules.items() if k != "memory"}
+    (tmp_path / "a.json").write_text(json.dumps(row("greedy", 0.4, rules=older)))
+    assert "greedy" in bench_markdown(tmp_path)
+    (tmp_path / "a.json").write_text(json.dumps(row("greedy", 0.4, rules={**suite.rules, "jokers_wild": 1})))
+    with pytest.raises(ValueError, match=r"a\.json: rules: .*jokers_wild"):
+        bench_markdown(tmp_path)
+
+
 def test_a_row_records_its_rules_and_one_of_other_rules_is_refused(tmp_path: pathlib.Path) -> None:
     suite = load_suite("huit-2p", check=False)
     (tmp_path / "a.json").write_text(json.dumps(row("greedy", 0.4, rules={**suite.rules, "max_turns": 30})))
@@ -100,7 +113,7 @@ TAMPERED = [
     ({"num_players": "2"}, "num_players must be suite huit-2p's 2"),
     ({"episode": "match"}, "episode must be suite huit-2p's 'hand'"),
     ({"deals": 10**12}, "deals must be a whole number from 1 to suite huit-2p's 2,000"),
-    ({"rules": "default"}, "rules differ from suite huit-2p's"),
+    ({"rules": "default"}, "rules must be an object of rule options"),
     ({"win_rat": 0.9}, "unknown keys ['win_rat']; a row holds format, suite"),
     ({"wins": 4001}, "wins must be a whole number from 0 to 4,000"),
     ({"wilson_ci_high": 0.1}, "wilson_ci_low <= win_rate <= wilson_ci_high must hold"),
