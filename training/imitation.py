@@ -39,6 +39,7 @@ def imitate(model: MaskablePPO, env: VecEnv, cfg: TrainConfig, league_dir: Path,
     model.policy.set_training_mode(True)
     for epoch in progress.bar(iterable=range(im.epochs), desc=f"imitating {im.teacher} ({size:,} moves)",
                               unit="epoch"):
+        progress.doing(f"imitation: epoch {epoch + 1}/{im.epochs} on {size:,} {im.teacher} moves")
         totals = np.zeros(3)
         for idx in np.array_split(rng.permutation(size), max(1, size // im.batch_size)):
             batch = {key: value[torch.as_tensor(idx)] for key, value in data.items()}
@@ -71,16 +72,15 @@ def _demonstrations(env: VecEnv, cfg: TrainConfig, league_dir: Path,
     try:
         workers.seed(cfg.seed + IMITATION_SEED_OFFSET)
         workers.reset()
-        done, quarters = 0, 0
+        done = 0
+        progress.doing(lambda: f"imitation: {done:,} of {total:,} hands collected")
         with progress.bar(total=total, desc=f"collecting {im.teacher} hands", unit="hand") as bar:
             for k, size in enumerate(sizes):
                 # Later chunks keep each env's teacher: the data is what one call of `per_env` hands gives.
                 chunks.append(workers.env_method("demonstrate", im.teacher, size, cfg.ppo.gamma, k > 0))
                 done += size * cfg.num_envs
                 bar.update(size * cfg.num_envs)
-                if not progress.bars and 4 * done // total > quarters:
-                    quarters = 4 * done // total
-                    progress.say(f"imitation: {done:,} of {total:,} hands collected")
+                progress.heartbeat(progress.status)
     except KeyboardInterrupt:
         if workers is not env:
             stop_workers(workers)

@@ -111,16 +111,21 @@ def evaluate_policy(policy: Any, cfg: TrainConfig, hands: int, steps: int,
     """
     beat = beat or progress
     seed = cfg.seed + EVAL_SEED_OFFSET
-    results = []
+    results: list[LearnerEval] = []
+    status = beat.status if beat is not None else None
     with tempfile.TemporaryDirectory(prefix="cardlab-eval-") as tmp:
         path = export_bot(policy, Path(tmp) / "learner", game=cfg.game, rules=cfg.rules,
                           num_players=cfg.num_players, summary={})
         for spec in cfg.eval.opponents:
+            if beat is not None:
+                beat.doing(f"evaluating at {steps:,} steps: {hands:,} hands against {spec}")
             bar = progress is not None and progress.bars
             results.append(evaluate_bot(path, cfg, spec, hands, seed, steps, bar=bar, matches=matches,
                                         beat=beat))
             if progress is not None and not bar:
                 progress.say(f"  against {spec}: {format_rate(results[-1])}")
+    if beat is not None and status is not None:
+        beat.doing(status)
     return results
 
 
