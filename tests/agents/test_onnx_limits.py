@@ -174,3 +174,20 @@ def test_a_policy_of_the_allowed_operators_plays(tmp_path: pathlib.Path) -> None
     path = export_onnx(Policy(), tmp_path / "mine", game=HUIT, summary={})
     assert load_bot(path, HUIT).logits(np.zeros((2, SIZE), dtype=np.float32)).shape == (2, ACTIONS)
     assert load_bot(write_bot(tmp_path, linear_model(SIZE, ACTIONS)), HUIT) is not None
+
+
+def test_cardlab_eval_and_serve_refuse_a_looping_bot_in_one_line(tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the endless Loop hung for ever: `cardlab eval` and `cardlab serve --bot`'s start-up."""
+    from cardlab.cli import main
+    from cardlab.serve.app import named_bots
+
+    path = write_bot(tmp_path, observation_loop())
+    began = time.monotonic()
+    assert main(["eval", "--game", "huit", "--rule", "num_players=2", "--agents", f"bot:{path}", "random",
+                 "--hands", "2"]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and str(path) in said[0] and "operator 'Loop'" in said[0], said
+    with pytest.raises(ValueError, match=r"policy\.onnx uses the operator 'Loop'") as info:
+        named_bots([path])
+    assert len(str(info.value).splitlines()) == 1 and time.monotonic() - began < 20
