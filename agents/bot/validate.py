@@ -140,11 +140,15 @@ def _check_format(meta_path: pathlib.Path, meta: Any) -> None:
     if meta.get("format") not in FORMATS:
         raise refuse(meta_path, f'not a {FORMAT} file ("format" is {_show(meta.get("format"))}); '
                                  f"a bot's metadata is {accepted}")
-    version = meta.get("format_version")
-    expected = FORMATS[meta["format"]][0]
+    check_version(meta_path, meta.get("format_version"), FORMATS[meta["format"]][0], "export the bot again")
+
+
+def check_version(meta_path: pathlib.Path, version: Any, expected: int, again: str) -> None:
+    """Refuse a format version other than `expected` (a whole number: ``true`` is not 1); `again` says how
+    to get a file of this version. Bots and hand readers share it."""
     if not (_is_int(version) and version == expected):
         raise refuse(meta_path, f"format version {_show(version)}; this cardlab reads version {expected} "
-                                 "(export the bot again with this cardlab)")
+                                 f"({again} with this cardlab)")
 
 
 def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
