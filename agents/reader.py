@@ -46,7 +46,7 @@ from torch import nn
 from cardlab.agents.bot import inference_threads, torch_threads, write_bot_files
 from cardlab.agents.bot.format import ACTIVATIONS, MAX_JSON_DEPTH, MAX_METADATA_BYTES, bot_paths, layer_names
 from cardlab.agents.bot.load import build_network
-from cardlab.agents.bot.validate import check_game, check_network, check_version, read_weights
+from cardlab.agents.bot.validate import check_game, check_network, check_version, read_capped, read_weights
 from cardlab.envs import make_env
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
@@ -193,11 +193,12 @@ def read_reader_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     if not meta_path.is_file():
         raise _refuse(meta_path, "file not found (a reader is NAME.json plus NAME.safetensors, written by "
                                  "cardlab read-hands)")
-    with meta_path.open("rb") as f:
-        data = f.read(MAX_METADATA_BYTES + 1)
-    if len(data) > MAX_METADATA_BYTES:
-        raise _refuse(meta_path, f"the metadata is larger than {MAX_METADATA_BYTES:,} bytes; a reader's is a "
-                                 "few KiB of JSON")
+    try:
+        data = read_capped(meta_path, meta_path, MAX_METADATA_BYTES, _refuse(
+            meta_path, f"the metadata is larger than {MAX_METADATA_BYTES:,} bytes; a reader's is a few KiB "
+                       "of JSON"))
+    except ValueError as err:
+        raise _as_reader_error(err) from None
     try:
         meta = read_json(data, "the metadata", max_bytes=len(data), max_depth=MAX_JSON_DEPTH)
     except ValueError as err:

@@ -39,7 +39,7 @@ from torch import nn
 from cardlab.agents.bot.format import MAX_ONNX_BYTES, MAX_ONNX_NODES
 from cardlab.agents.bot.load import check_outputs
 from cardlab.agents.bot.onnx_limits import PROBE_SECONDS, check_costs, check_operators
-from cardlab.agents.bot.validate import refuse
+from cardlab.agents.bot.validate import read_capped, refuse
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
 
@@ -91,12 +91,7 @@ def read_graph(meta_path: pathlib.Path, meta: dict[str, Any], graph_path: pathli
                                  "NAME.onnx)")
     too_big = refuse(meta_path, f"the ONNX file {graph_path.name} is larger than {MAX_ONNX_BYTES:,} bytes; "
                                  f"{GRAPH_ACCEPTED}, at most that size")
-    if graph_path.stat().st_size > MAX_ONNX_BYTES:
-        raise too_big
-    with graph_path.open("rb") as f:
-        data = f.read(MAX_ONNX_BYTES + 1)
-    if len(data) > MAX_ONNX_BYTES:
-        raise too_big
+    data = read_capped(meta_path, graph_path, MAX_ONNX_BYTES, too_big)
     if hashlib.sha256(data).hexdigest() != meta["onnx"]["sha256"]:
         raise refuse(meta_path, f"the ONNX file {graph_path.name} does not match its sha256 (truncated or "
                                  "changed?); the metadata's onnx.sha256 is the graph file's, written with it")

@@ -245,3 +245,9 @@ def test_format_version_true_is_refused_as_for_bots(written: pathlib.Path, tmp_p
     with pytest.raises(ValueError, match=r"^reader .*edited\.json: format version True; this cardlab reads "
                                          r"version 1 \(train the reader again with this cardlab\)$"):
         load_reader(path, HUIT4)
+
+
+def test_a_reader_file_that_cannot_be_read_is_named(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "r.json").symlink_to("/proc/self/mem")
+    with pytest.raises(ValueError, match=r"^reader .*r\.json: cannot read .*r\.json: input/output error"):
+        load_reader(tmp_path / "r.json", HUIT4)
