@@ -191,3 +191,13 @@ def test_cardlab_eval_and_serve_refuse_a_looping_bot_in_one_line(tmp_path: pathl
     with pytest.raises(ValueError, match=r"policy\.onnx uses the operator 'Loop'") as info:
         named_bots([path])
     assert len(str(info.value).splitlines()) == 1 and time.monotonic() - began < 20
+
+
+def test_the_attack_probes_of_files_run_and_find_no_crash(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.benchmarks import load_benchmark
+
+    probes = load_benchmark("attack_probes", monkeypatch)
+    assert probes.main(["files", "--tampered", "3", "--graphs", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "ONNX graphs: refused" in out and "export targets: refused 10;" in out and "crashed" not in out
