@@ -22,12 +22,16 @@ its rules: ``NAME.json`` (`FORMAT`: the game, rules, table, observation and
 reading versions, places, kinds, network shape, summary, the weights' sha256)
 and ``NAME.safetensors`` (an MLP's float32 tensors). `load_reader` checks
 them before anything is built and refuses in one line a file for another
-game, table, rule set or observation/reading version, or a corrupted one.
+game, table, rule set or observation/reading version, or a corrupted one;
+its logits must be finite on probes and on positions of random play
+(`played_readings`), as a bot's are, and a reading that is not finite in play
+is refused in one line naming the file.
 The shipped readers are ``agents/readers/GAME-Np.json`` (`shipped_reader`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -42,7 +46,8 @@ from torch import nn
 from cardlab.agents.bot import inference_threads, torch_threads, write_bot_files
 from cardlab.agents.bot.format import ACTIVATIONS, MAX_JSON_DEPTH, MAX_METADATA_BYTES, bot_paths, layer_names
 from cardlab.agents.bot.load import build_network
-from cardlab.agents.bot.validate import check_game, check_network, read_weights
+from cardlab.agents.bot.validate import check_game, check_network, check_version, read_capped, read_weights
+from cardlab.envs import make_env
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.determinize import Determinization
@@ -86,8 +91,8 @@ def place_log_probs(logits: torch.Tensor, room: torch.Tensor) -> torch.Tensor:
 class HandReader:
     """A trained reader at one table: `leaning` gives, for a seat's view, each kind's place weights."""
 
-    def __init__(self, game: Game, network: nn.Module, meta: dict[str, Any]) -> None:
-        self.game = game
+    def __init__(self, game: Game, network: nn.Module, meta: dict[str, Any], path: pathlib.Path) -> None:
+        self.game, self.path = game, path
         self.network = network.eval()
         self.meta = meta
         self.layout = reader_layout(game)
@@ -107,6 +112,9 @@ class HandReader:
         arithmetic on a busy machine."""
         with torch_threads(self.threads), torch.inference_mode():
             logits = self.network(torch.as_tensor(inputs, dtype=torch.float32))
+            if not bool(torch.isfinite(logits).all()):  # else NaN weights deal the worlds
+                raise _refuse(self.path, f"its network's logits are NaN or infinite on this position; "
+                                         f"{FINITE}")
             logits = logits.reshape(len(inputs), self.kinds.size, self.places)
             return place_log_probs(logits.double(), torch.as_tensor(room)).numpy()
 
@@ -185,11 +193,12 @@ def read_reader_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     if not meta_path.is_file():
         raise _refuse(meta_path, "file not found (a reader is NAME.json plus NAME.safetensors, written by "
                                  "cardlab read-hands)")
-    with meta_path.open("rb") as f:
-        data = f.read(MAX_METADATA_BYTES + 1)
-    if len(data) > MAX_METADATA_BYTES:
-        raise _refuse(meta_path, f"the metadata is larger than {MAX_METADATA_BYTES:,} bytes; a reader's is a "
-                                 "few KiB of JSON")
+    try:
+        data = read_capped(meta_path, meta_path, MAX_METADATA_BYTES, _refuse(
+            meta_path, f"the metadata is larger than {MAX_METADATA_BYTES:,} bytes; a reader's is a few KiB "
+                       "of JSON"))
+    except ValueError as err:
+        raise _as_reader_error(err) from None
     try:
         meta = read_json(data, "the metadata", max_bytes=len(data), max_depth=MAX_JSON_DEPTH)
     except ValueError as err:
@@ -199,9 +208,10 @@ def read_reader_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
         raise _refuse(meta_path, f'not a {FORMAT} file ("format" is {excerpt(found)}); a reader\'s metadata '
                                  'is '
                                  f'the JSON object cardlab read-hands writes, with "format": "{FORMAT}"')
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise _refuse(meta_path, f"format version {excerpt(meta.get('format_version'))}; this cardlab reads "
-                                 f"version {FORMAT_VERSION} (train the reader again with this cardlab)")
+    try:
+        check_version(meta_path, meta.get("format_version"), FORMAT_VERSION, "train the reader again")
+    except ValueError as err:
+        raise _as_reader_error(err) from None
     for key, valid, accepted in _FIELDS:
         if key not in meta or not valid(meta[key]):
             raise _refuse(meta_path, f"the metadata field {key} is {excerpt(meta.get(key, '(missing)'))}; it "
@@ -243,10 +253,46 @@ def load_reader(path: str | pathlib.Path, game: Game) -> HandReader:
     network = build_network(view, tensors)
     with torch.inference_mode():
         probe = network(torch.stack([torch.zeros(layout.size), torch.ones(layout.size)]))
-    if not bool(torch.isfinite(probe).all()):
-        raise _refuse(meta_path, "its network gives NaN or infinite logits on a probe (weights too large?); "
-                                 "a reader's forward pass must be finite")
-    return HandReader(game, network, meta)
+        played = network(torch.as_tensor(played_readings(game)))
+    for logits, where in ((probe, "a probe"), (played, "a position of random play")):
+        if not bool(torch.isfinite(logits).all()):
+            raise _refuse(meta_path, f"its network's logits are NaN or infinite on {where} (weights too "
+                                     f"large?); {FINITE}")
+    return HandReader(game, network, meta, meta_path)
+
+
+FINITE = "a reader's forward pass must give finite numbers on every position of its table"
+PLAYED_READINGS = 256
+"""positions of random play a reader's logits must be finite on at load (besides the flat probes)"""
+
+
+@functools.lru_cache(maxsize=16)
+def played_readings(game: Game, count: int = PLAYED_READINGS) -> np.ndarray:
+    """(count, inputs) float32: the reading inputs of the seats to move in seeded random hands of `game`.
+
+    Real positions, because a flat probe misses a network that overflows only
+    where two inputs differ (as `cardlab.agents.bot.load.played_observations`
+    for bots). Cached per table: a search may load its reader many times.
+    """
+    layout = reader_layout(game)
+    env = make_env(game.spec, **game.rules.to_dict())
+    raw = env.unwrapped
+    rng = np.random.default_rng(0)
+    rows: list[np.ndarray] = []
+    while len(rows) < count:
+        env.reset(seed=int(rng.integers(2**31)))
+        for name in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            record = raw.public_record(name)
+            known = game.determinization(obs, 0, record)
+            rows.append(reading_inputs(layout, known, obs["observation"], record))
+            if len(rows) == count:
+                break
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    return np.stack(rows).astype(np.float32)
 
 
 def shipped_reader_path(game: Game) -> pathlib.Path:

@@ -15,11 +15,16 @@ changed), accepted (the change kept the file valid, e.g. a win rate within
 its bounds, listed so a person can judge it), or crashed (a traceback, or
 an error of more than one line: must be 0).
 
+`files`: hostile ONNX graphs, tampered hand readers and read-hands configs,
+and `cardlab export -o` targets (`attack_files.py` says which), each sorted
+the same way; a refusal must also come within seconds.
+
 The saved-state fuzz is the property test with more examples:
 `CARDLAB_STATE_EXAMPLES=20000 pytest tests/envs/test_saved_state.py -k mutated`.
 
     python benchmarks/attack_probes.py web --requests 9000
     python benchmarks/attack_probes.py rows --tampered 3000
+    python benchmarks/attack_probes.py files --tampered 300 --graphs 300
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import copy
 import json
 import pathlib
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -187,17 +193,25 @@ def rows(tampered: int, seed: int) -> int:
     return 1 if crashed else 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="probe", required=True)
     w = sub.add_parser("web", help="fuzzed requests against the web app")
     w.add_argument("--requests", type=int, default=9000)
     r = sub.add_parser("rows", help="tampered suites and leaderboard rows")
     r.add_argument("--tampered", type=int, default=3000)
+    f = sub.add_parser("files", help="hostile ONNX graphs, readers, read-hands configs, export targets")
+    f.add_argument("--tampered", type=int, default=300, help="tampered readers, and as many configs")
+    f.add_argument("--graphs", type=int, default=300, help="shipped graphs with one operator replaced")
     p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.probe == "web":
         return web(args.requests, args.seed)
+    if args.probe == "files":
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        from attack_files import files
+
+        return files(args.tampered, args.graphs, args.seed, mutated)
     return rows(args.tampered, args.seed)
 
 

@@ -170,17 +170,19 @@ def check_numbers(cfg: Any) -> None:
                          f"use at most {ROLLOUT_HIGH:,}")
 
 
-def check_network(net_arch: list[int], observation_size: int, num_actions: int) -> None:
+def check_network(net_arch: list[int], observation_size: int, num_actions: int, *,
+                  key: str = "policy.net_arch", what: str = "an actor") -> None:
     """Refuse a network a bot file could not hold: too many hidden layers, or too many parameters.
 
     The count is the actor's (observation -> hidden layers -> actions), what
-    the bot file keeps; the critic (training only) is about as large.
+    the bot file keeps; the critic (training only) is about as large. A hand
+    reader's network (`key` ``hidden``) is held to the same caps: its file is
+    read by the same checks.
     """
     if len(net_arch) > MAX_HIDDEN_LAYERS:
-        raise ValueError(f"policy.net_arch has {len(net_arch):,} hidden layers: use at most "
-                         f"{MAX_HIDDEN_LAYERS}")
+        raise ValueError(f"{key} has {len(net_arch):,} hidden layers: use at most {MAX_HIDDEN_LAYERS}")
     sizes = [observation_size, *net_arch, num_actions]
     count = sum(math.prod(shape) for shape in tensor_shapes(sizes).values())
     if count > MAX_PARAMETERS:
-        raise ValueError(f"policy.net_arch={excerpt(net_arch)} makes an actor of {count:,} parameters: use "
-                         f"at most {MAX_PARAMETERS:,} (a bot file holds no more)")
+        raise ValueError(f"{key}={excerpt(net_arch)} makes {what} of {count:,} parameters: use at most "
+                         f"{MAX_PARAMETERS:,} (a bot file holds no more)")

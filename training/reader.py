@@ -46,7 +46,7 @@ from cardlab.agents.reader import (
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
 from cardlab.training.config import OpponentConfig, config_table, parse_dataclass
-from cardlab.training.config_bounds import READER_BOUNDS, check_bounds
+from cardlab.training.config_bounds import READER_BOUNDS, check_bounds, check_network
 from cardlab.training.progress import Progress
 from cardlab.training.reader_data import Table, make_chunks
 from cardlab.training.runs import new_run_dir
@@ -135,7 +135,48 @@ def validate_reader(cfg: ReaderConfig) -> Game:
             raise ValueError(f"field[{i}].spec: {err}") from None
     if sum(p.weight for p in cfg.field) <= 0:
         raise ValueError("field: the weights add up to 0; give at least one a weight above 0")
+    layout = reader_layout(game)
+    check_network(list(cfg.hidden), layout.size, len(layout.deck_kinds) * game.num_players, key="hidden",
+                  what="a reader")
+    chunks = -(-cfg.positions // cfg.chunk)
+    if chunks > MAX_CHUNKS:
+        raise ValueError(f"positions={cfg.positions:,} in chunks of {cfg.chunk:,} make {chunks:,} chunks: "
+                         f"use at most {MAX_CHUNKS:,} (a larger chunk)")
+    if held_out(chunks, cfg.holdout_share) < 1:
+        raise ValueError(f"holdout_share={cfg.holdout_share} of {chunks:,} chunk(s) ({cfg.positions:,} "
+                         f"positions in chunks of {cfg.chunk:,}) holds none out apart from those trained on: "
+                         "use more chunks (a smaller chunk) or a larger holdout_share, so that at least one "
+                         "chunk is held out and another trained on")
     return game
+
+
+MAX_CHUNKS = 10_000
+"""most chunks of a run: each is a file the run lists and reads (200,000 positions take 20 to 40)"""
+
+
+def held_out(chunks: int, share: float) -> int:
+    """How many of a run's chunks (the last ones) are held out of training: `share` of them, rounded, and
+    never every one (0 is refused by `validate_reader`)."""
+    return min(chunks - 1, round(chunks * share))
+
+
+def check_machine(cfg: ReaderConfig, game: Game) -> None:
+    """Refuse what this machine cannot run: more workers or torch threads than its cores, or positions
+    whose arrays (kept in memory while the reader trains) would take more than half its memory."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    for key, value in (("workers", cfg.workers), ("torch_threads", cfg.torch_threads)):
+        if value > cores:
+            raise ValueError(f"{key}={value} is not accepted on this machine: it has {cores} core(s); use at "
+                             f"most {cores}")
+    layout = reader_layout(game)
+    places = game.num_players
+    per_position = 4 * layout.size + len(layout.deck_kinds) * places + 8 * places + places
+    need, memory = 2 * cfg.positions * per_position, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > memory // 2:
+        raise ValueError(f"positions={cfg.positions:,} take about {need / 2**30:,.1f} GiB while the reader "
+                         f"trains (twice {per_position:,} bytes each); this machine has "
+                         f"{memory / 2**30:,.1f} GiB: use at most {memory // 2 // (2 * per_position):,} "
+                         "positions")
 
 
 def _chunk_path(run_dir: Path, chunk: int) -> Path:
@@ -169,6 +210,8 @@ def gather(cfg: ReaderConfig, run_dir: Path, show: Progress) -> list[dict[str, n
         data = _load_chunk(_chunk_path(run_dir, i)) if _chunk_path(run_dir, i).is_file() else None
         if data is not None:
             have[i] = data
+        show.heartbeat(functools.partial("reading the chunks already made: {} of {} looked at".format, i + 1,
+                                         count))
     missing = [i for i in range(count) if i not in have]
     if have:
         show.say(f"{len(have)} of {count} chunks already made; making {len(missing)}")
@@ -182,8 +225,12 @@ def gather(cfg: ReaderConfig, run_dir: Path, show: Progress) -> list[dict[str, n
             bar.update(len(data["inputs"]))
             show.heartbeat(lambda: f"{len(have)} of {count} chunks of positions made")
 
+        def wait() -> None:
+            show.heartbeat(lambda: f"making positions: {len(have)} of {count} chunks of {cfg.chunk:,} made "
+                                   f"({cfg.workers} worker(s))")
+
         for size in sorted({sizes[i] for i in missing}):
-            make_chunks(table, [i for i in missing if sizes[i] == size], size, cfg.workers, done)
+            make_chunks(table, [i for i in missing if sizes[i] == size], size, cfg.workers, done, wait)
     return [have[i] for i in range(count)]
 
 
@@ -281,6 +328,7 @@ def read_hands(cfg: ReaderConfig, runs_dir: str | Path = "runs", resume: Path | 
                progress: bool = True) -> Path:
     """Train a reader as `cfg` says (module doc); `resume`: a run folder of this config to finish."""
     game = validate_reader(cfg)
+    check_machine(cfg, game)
     show = Progress(progress)
     if resume is not None:
         run_dir = Path(resume)
@@ -296,9 +344,9 @@ def read_hands(cfg: ReaderConfig, runs_dir: str | Path = "runs", resume: Path | 
     torch.set_num_threads(cfg.torch_threads)
     try:
         chunks = gather(cfg, run_dir, show)
-        held = min(len(chunks) - 1, round(len(chunks) * cfg.holdout_share))
+        held = held_out(len(chunks), cfg.holdout_share)
         train = _tensors(chunks[:len(chunks) - held])
-        holdout = _tensors(chunks[len(chunks) - held:] or chunks)
+        holdout = _tensors(chunks[len(chunks) - held:])
         made = time.perf_counter()
         network = fit(cfg, game, train, show)
     finally:

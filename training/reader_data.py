@@ -68,10 +68,12 @@ def label(known: Any, state: Any, kinds: np.ndarray, count: int) -> np.ndarray:
     return out
 
 
-def make_chunk(table: Table, chunk: int, positions: int) -> dict[str, np.ndarray]:
+def make_chunk(table: Table, chunk: int, positions: int,
+               tick: Callable[[], None] | None = None) -> dict[str, np.ndarray]:
     """`positions` labelled positions from chunk `chunk`'s seed: inputs (N, D) float32, labels (N, kinds,
     places) uint8, room (N, places) int64 (each place's size), and the field index of each position's
-    other seats (N, seats - 1) int8, for measures per style."""
+    other seats (N, seats - 1) int8, for measures per style. `tick` is called after each hand (a log's
+    heartbeat while a chunk of minutes is made)."""
     game = table.make_game()
     rng = np.random.default_rng(chunk_seed(table.seed, chunk))
     layout = reader_layout(game)
@@ -106,6 +108,8 @@ def make_chunk(table: Table, chunk: int, positions: int) -> dict[str, np.ndarray
             if agent.sees:
                 agent.show(_shown(raw, name, agent.sees))
             env.step(agent.act(obs))
+        if tick is not None:
+            tick()
     return {key: np.stack(rows) for key, rows in found.items()}
 
 
@@ -120,16 +124,23 @@ def _make_one(job: tuple[Table, int, int]) -> tuple[int, dict[str, np.ndarray]]:
 
 
 def make_chunks(table: Table, chunks: Sequence[int], positions: int, workers: int,
-                done: Callable[[int, dict[str, np.ndarray]], None]) -> None:
+                done: Callable[[int, dict[str, np.ndarray]], None], wait: Callable[[], None]) -> None:
     """Make each chunk of `chunks` (`positions` each) and hand it to `done` as it is made, in `workers`
-    processes (1: this one); the chunks' contents do not depend on `workers`."""
-    jobs = [(table, chunk, positions) for chunk in chunks]
+    processes (1: this one); the chunks' contents do not depend on `workers`. `wait` is called at least
+    every second or so while chunks are being made (a log's heartbeat)."""
     if workers <= 1:
-        for job in jobs:
-            done(*_make_one(job))
+        for chunk in chunks:
+            done(chunk, make_chunk(table, chunk, positions, wait))
         return
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        for chunk, data in pool.imap_unordered(_make_one, jobs):
+        made = pool.imap_unordered(_make_one, [(table, chunk, positions) for chunk in chunks])
+        for _ in chunks:
+            while True:
+                try:
+                    chunk, data = made.next(timeout=1.0)
+                    break
+                except multiprocessing.TimeoutError:
+                    wait()
             done(chunk, data)

@@ -6,6 +6,7 @@ its attributes, so that exporting and playing a bot need torch only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -149,13 +150,16 @@ def write_bot_files(path: str | pathlib.Path, metadata: bytes, weights: bytes, *
     """
     meta_path = bot_paths(path)[0]
     weights_path = meta_path.with_name(meta_path.stem + weights_suffix)
-    meta_path.parent.mkdir(parents=True, exist_ok=True)
     for data, final in ((weights, weights_path), (metadata, meta_path)):
         temporary = final.with_name(f".tmp-{final.name}-{os.getpid()}-{secrets.token_hex(4)}")
         try:
+            final.parent.mkdir(parents=True, exist_ok=True)
             with temporary.open("xb") as f:
                 f.write(data)
             os.replace(temporary, final)
+        except OSError as err:  # the file asked for is named, not the temporary one beside it
+            raise OSError(err.errno, err.strerror or str(err), str(final)) from None
         finally:
-            temporary.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
     return meta_path

@@ -96,7 +96,7 @@ def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None
     else:
         check_network(meta_path, meta)
         network = build_network(meta, read_weights(meta_path, meta, weights_path))
-    check_outputs(meta_path, network, table)
+        check_outputs(meta_path, network, table)
     return BotAgent(table, network, meta, seed=seed, sample=sample, threads=threads)
 
 

@@ -10,9 +10,12 @@ is checked before onnxruntime sees it (`read_graph`, `check_graph`): at most
 `MAX_ONNX_BYTES` bytes and `MAX_ONNX_NODES` nodes, its sha256, operators of
 the standard ONNX domain only (no custom operators or model-local functions,
 which would need code to run), no tensor data kept outside the file, the
-input and output the table needs; then the session is built from the bytes
-checked, and its logits must have the table's shape (`probe_shapes`) and be
-finite on probes and on observations of random play, as a bot file's must.
+input and output the table needs, and only the operators, tensor sizes and
+work per observation `cardlab.agents.bot.onnx_limits` allows (no loops, no
+tensor sized by its data); then the session is built from the bytes checked,
+and its logits must have the table's shape (`probe_shapes`) and be finite on
+probes and on observations of random play, as a bot file's must, all within
+`PROBE_SECONDS`.
 
 `OnnxNetwork` makes the session a torch module, so that everything that
 plays a bot's network (`BotAgent`, batched self-play, search rollouts) plays
@@ -22,8 +25,10 @@ bot is loaded.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import pathlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,7 +37,9 @@ import torch
 from torch import nn
 
 from cardlab.agents.bot.format import MAX_ONNX_BYTES, MAX_ONNX_NODES
-from cardlab.agents.bot.validate import refuse
+from cardlab.agents.bot.load import check_outputs
+from cardlab.agents.bot.onnx_limits import PROBE_SECONDS, check_costs, check_operators
+from cardlab.agents.bot.validate import read_capped, refuse
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
 
@@ -48,11 +55,31 @@ class OnnxNetwork(nn.Module):
     def __init__(self, session: Any, input_name: str, output_name: str) -> None:
         super().__init__()
         self.session, self.input_name, self.output_name = session, input_name, output_name
+        self.run_options: Any = None
+
+    @contextlib.contextmanager
+    def time_bound(self, seconds: float) -> Iterator[Any]:
+        """Runs within this block stop `seconds` after it began (onnxruntime's terminate flag, set by a
+        timer): the block's run options are yielded, their ``terminate`` says whether time ran out."""
+        import onnxruntime
+
+        options = onnxruntime.RunOptions()
+        options.log_severity_level = 4  # the stopped run's error is the caller's to say, in one line
+        timer = threading.Timer(seconds, setattr, (options, "terminate", True))
+        timer.daemon = True
+        self.run_options = options
+        timer.start()
+        try:
+            yield options
+        finally:
+            timer.cancel()
+            self.run_options = None
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         rows = np.ascontiguousarray(observations.detach().cpu().numpy(), dtype=np.float32)
         single = rows.ndim == 1
-        logits = self.session.run([self.output_name], {self.input_name: rows[None] if single else rows})[0]
+        logits = self.session.run([self.output_name], {self.input_name: rows[None] if single else rows},
+                                  self.run_options)[0]
         logits = torch.from_numpy(np.ascontiguousarray(logits, dtype=np.float32))
         return logits[0] if single else logits
 
@@ -64,12 +91,7 @@ def read_graph(meta_path: pathlib.Path, meta: dict[str, Any], graph_path: pathli
                                  "NAME.onnx)")
     too_big = refuse(meta_path, f"the ONNX file {graph_path.name} is larger than {MAX_ONNX_BYTES:,} bytes; "
                                  f"{GRAPH_ACCEPTED}, at most that size")
-    if graph_path.stat().st_size > MAX_ONNX_BYTES:
-        raise too_big
-    with graph_path.open("rb") as f:
-        data = f.read(MAX_ONNX_BYTES + 1)
-    if len(data) > MAX_ONNX_BYTES:
-        raise too_big
+    data = read_capped(meta_path, graph_path, MAX_ONNX_BYTES, too_big)
     if hashlib.sha256(data).hexdigest() != meta["onnx"]["sha256"]:
         raise refuse(meta_path, f"the ONNX file {graph_path.name} does not match its sha256 (truncated or "
                                  "changed?); the metadata's onnx.sha256 is the graph file's, written with it")
@@ -146,6 +168,7 @@ def check_graph(meta_path: pathlib.Path, meta: dict[str, Any], name: str, model:
                 raise refuse(meta_path, f"the ONNX file {name} uses the custom operator "
                                          f"{excerpt(node.op_type, 40)} of the domain "
                                          f"{excerpt(node.domain, 40)}; {GRAPH_ACCEPTED}")
+        check_operators(meta_path, name, graph)
         for tensor in _tensors(graph):
             if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
                 where = next((e.value for e in tensor.external_data if e.key == "location"), "")
@@ -159,6 +182,7 @@ def check_graph(meta_path: pathlib.Path, meta: dict[str, Any], name: str, model:
                                  f"({excerpt(str(err).splitlines()[0] if str(err) else '', 120)}); "
                                  f"{GRAPH_ACCEPTED}") from None
     _check_values(meta_path, meta, name, model, game)
+    check_costs(meta_path, name, model, meta["onnx"]["input"], game.layout.size)
 
 
 def _check_values(meta_path: pathlib.Path, meta: dict[str, Any], name: str, model: Any, game: Game) -> None:
@@ -227,11 +251,26 @@ def probe_shapes(meta_path: pathlib.Path, name: str, network: OnnxNetwork, game:
 
 def load_onnx_network(meta_path: pathlib.Path, meta: dict[str, Any], graph_path: pathlib.Path, game: Game,
                       threads: int) -> OnnxNetwork:
-    """Every check of an ONNX bot's graph, then its session as a module (the loader checks its logits)."""
+    """Every check of an ONNX bot's graph, then its session as a module, its logits' shape and finiteness
+    checked within `PROBE_SECONDS`."""
+    name = graph_path.name
     data = read_graph(meta_path, meta, graph_path)
-    model = parse_graph(meta_path, graph_path.name, data)
-    check_graph(meta_path, meta, graph_path.name, model, game)
-    session = session_of(meta_path, graph_path.name, data, threads)
+    model = parse_graph(meta_path, name, data)
+    check_graph(meta_path, meta, name, model, game)
+    session = session_of(meta_path, name, data, threads)
     network = OnnxNetwork(session, meta["onnx"]["input"], meta["onnx"]["output"])
-    probe_shapes(meta_path, graph_path.name, network, game)
+    with network.time_bound(PROBE_SECONDS) as bound:
+        try:
+            probe_shapes(meta_path, name, network, game)
+            check_outputs(meta_path, network, game)
+        except Exception as err:  # onnxruntime's own exception types, or a refusal of the probes
+            if bound.terminate:
+                raise refuse(meta_path, f"the ONNX file {name} ran past {PROBE_SECONDS:g} s on the load's "
+                                         f"probe observations; {GRAPH_ACCEPTED}, whose runs take "
+                                         "milliseconds") from None
+            if isinstance(err, ValueError):
+                raise
+            raise refuse(meta_path, f"the ONNX file {name} fails on an observation of random play "
+                                     f"({excerpt(str(err).splitlines()[0] if str(err) else '', 160)}); "
+                                     f"{GRAPH_ACCEPTED}") from None
     return network

@@ -120,15 +120,30 @@ def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
             meta_path, "file not found (a bot is NAME.json plus NAME.safetensors, or NAME.json plus "
                        "NAME.onnx, written by export)"
         )
-    with meta_path.open("rb") as f:
-        data = f.read(MAX_METADATA_BYTES + 1)
-    if len(data) > MAX_METADATA_BYTES:
-        raise refuse(meta_path, f"the metadata file is larger than {MAX_METADATA_BYTES:,} bytes (1 MiB); "
-                                 "a bot's metadata is a few KiB of JSON")
+    data = read_capped(meta_path, meta_path, MAX_METADATA_BYTES, refuse(
+        meta_path, f"the metadata file is larger than {MAX_METADATA_BYTES:,} bytes (1 MiB); a bot's metadata "
+                   "is a few KiB of JSON"))
     meta = _parse_json(meta_path, data, "the metadata")
     _check_format(meta_path, meta)
     _check_fields(meta_path, meta)
     return meta
+
+
+def read_capped(meta_path: pathlib.Path, path: pathlib.Path, limit: int, too_big: ValueError) -> bytes:
+    """The bytes of one of a bot's files, read once: `too_big` past `limit`; a file that cannot be read (a
+    link to /proc/self/mem, a device, a folder) refused naming it, not as a bare "input/output error"."""
+    try:
+        if path.stat().st_size > limit:
+            raise too_big
+        with path.open("rb") as f:
+            data = f.read(limit + 1)
+    except OSError as err:
+        reason = (err.strerror or type(err).__name__).lower()
+        raise refuse(meta_path, f"cannot read {path}: {reason}; a bot's files are the regular files export "
+                                 "writes") from None
+    if len(data) > limit:
+        raise too_big
+    return data
 
 
 def _check_format(meta_path: pathlib.Path, meta: Any) -> None:
@@ -140,11 +155,15 @@ def _check_format(meta_path: pathlib.Path, meta: Any) -> None:
     if meta.get("format") not in FORMATS:
         raise refuse(meta_path, f'not a {FORMAT} file ("format" is {_show(meta.get("format"))}); '
                                  f"a bot's metadata is {accepted}")
-    version = meta.get("format_version")
-    expected = FORMATS[meta["format"]][0]
+    check_version(meta_path, meta.get("format_version"), FORMATS[meta["format"]][0], "export the bot again")
+
+
+def check_version(meta_path: pathlib.Path, version: Any, expected: int, again: str) -> None:
+    """Refuse a format version other than `expected` (a whole number: ``true`` is not 1); `again` says how
+    to get a file of this version. Bots and hand readers share it."""
     if not (_is_int(version) and version == expected):
         raise refuse(meta_path, f"format version {_show(version)}; this cardlab reads version {expected} "
-                                 "(export the bot again with this cardlab)")
+                                 f"({again} with this cardlab)")
 
 
 def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
@@ -239,12 +258,7 @@ def read_weights(meta_path: pathlib.Path, meta: dict[str, Any],
     limit = 8 + MAX_HEADER_BYTES + 4 * sum(math.prod(shape) for shape in shapes.values())
     too_big = refuse(meta_path, f"the weights file {weights_path.name} is larger than the {limit:,} bytes a "
                                  f"network of layer_sizes {sizes} takes in safetensors")
-    if weights_path.stat().st_size > limit:
-        raise too_big
-    with weights_path.open("rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise too_big
+    data = read_capped(meta_path, weights_path, limit, too_big)
     if hashlib.sha256(data).hexdigest() != meta["weights"]["sha256"]:
         raise refuse(meta_path, f"the weights file {weights_path.name} does not match its sha256 "
                                  "(corrupted?); a bot's .safetensors must be the one exported with its .json")

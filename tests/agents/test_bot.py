@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import shutil
 from typing import Any
 
 import gymnasium
@@ -662,3 +663,21 @@ def test_a_bot_whose_logits_overflow_at_play_says_so(tmp_path: pathlib.Path,
         if any(env.terminations.values()) or any(env.truncations.values()):
             env.reset(seed=failures + 1)
     assert failures > 3
+
+
+@pytest.mark.parametrize("link", ["metadata", "weights"])
+def test_a_bot_file_that_cannot_be_read_is_named(tmp_path: pathlib.Path, link: str) -> None:
+    """A bot's file linked to /proc/self/mem (a read gives EIO) was refused as a bare "input/output error"."""
+    from cardlab.agents.base import SHIPPED_BOTS
+
+    for suffix in (".json", ".safetensors"):
+        target = tmp_path / f"mine{suffix}"
+        if (suffix == ".json") == (link == "metadata"):
+            target.symlink_to("/proc/self/mem")
+        else:
+            shutil.copyfile(SHIPPED_BOTS / f"huit-2p{suffix}", target)
+    named = tmp_path / ("mine.json" if link == "metadata" else "mine.safetensors")
+    with pytest.raises(ValueError) as info:
+        load_bot(tmp_path / "mine.json")
+    assert str(info.value).startswith(f"bot {tmp_path / 'mine.json'}: cannot read {named}: ")
+    assert "\n" not in str(info.value)

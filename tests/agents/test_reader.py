@@ -188,3 +188,66 @@ def test_a_reader_of_one_s_own_deals_the_worlds(written: pathlib.Path) -> None:
         make_agent(f"search:reader={written}:expert", HUIT4)
     with pytest.raises(ValueError, match=r"^reader .*trained for 4 players, the game has 2"):
         make_agent(f"search:belief=learned:reader={written}:expert", make_game("huit", {"num_players": 2}))
+
+
+# ---------------------------------------------------------------- finite readings
+def overflowing_reader(folder: pathlib.Path) -> pathlib.Path:
+    """A reader with finite weights whose logits are ±inf where two reading inputs differ, finite on the
+    flat probes (all zeros, all ones): two hidden units ``tanh(1e4 * (x_i - x_j))``, output weights 3e38."""
+    from cardlab.agents.reader import played_readings
+
+    readings = played_readings(HUIT4)
+    layout = reader_layout(HUIT4)
+    varying = np.flatnonzero(readings.std(axis=0) > 0)
+    i, j = int(varying[0]), int(varying[1])
+    network = new_network(layout.size, len(layout.deck_kinds), 4, [2], "tanh")
+    hidden, out = (m for m in network if isinstance(m, torch.nn.Linear))
+    with torch.no_grad():
+        for parameter in network.parameters():
+            parameter.zero_()
+        hidden.weight[:, i], hidden.weight[:, j] = 1e4, -1e4
+        out.weight.fill_(3e38)
+    return save_reader(network, folder / "over", HUIT4, "tanh", {})
+
+
+def test_a_reader_whose_logits_overflow_on_real_positions_is_refused_at_load(tmp_path: pathlib.Path) -> None:
+    path = overflowing_reader(tmp_path)
+    with pytest.raises(ValueError) as err:
+        load_reader(path, HUIT4)
+    message = str(err.value)
+    assert message.startswith(f"reader {path}: ") and "\n" not in message
+    assert "NaN or infinite on a position of random play" in message
+
+
+def test_a_non_finite_reading_in_play_is_refused_naming_the_file(tmp_path: pathlib.Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the load's check (were its positions to miss it), the search stops in one line naming the file
+    rather than deal worlds from NaN."""
+    from cardlab.agents import reader as reader_module
+
+    path = overflowing_reader(tmp_path)
+    monkeypatch.setattr(reader_module, "played_readings", lambda game: np.zeros((1, reader_layout(game).size),
+                                                                                dtype=np.float32))
+    agent = make_agent(f"search:belief=learned:reader={path}:worlds=4:ms=0:expert", HUIT4, seed=0)
+    choices = seat_zero_choices(make_env("huit", num_players=4),
+                                [make_agent("random", HUIT4, seed=s) for s in range(4)], seed=3)
+    with pytest.raises(ValueError) as err:
+        for choice in choices:
+            agent.show({"record": choice.record})
+            agent.act(choice.obs)
+    message = str(err.value)
+    assert message.startswith(f"reader {path}: its network's logits are NaN or infinite on this position")
+    assert "\n" not in message
+
+
+def test_format_version_true_is_refused_as_for_bots(written: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    path = edited(written, tmp_path, format_version=True)
+    with pytest.raises(ValueError, match=r"^reader .*edited\.json: format version True; this cardlab reads "
+                                         r"version 1 \(train the reader again with this cardlab\)$"):
+        load_reader(path, HUIT4)
+
+
+def test_a_reader_file_that_cannot_be_read_is_named(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "r.json").symlink_to("/proc/self/mem")
+    with pytest.raises(ValueError, match=r"^reader .*r\.json: cannot read .*r\.json: input/output error"):
+        load_reader(tmp_path / "r.json", HUIT4)

@@ -72,3 +72,46 @@ def test_an_unknown_key_names_the_file(tmp_path: pathlib.Path) -> None:
     path.write_text("game: huit\nworlds: 3\n")
     with pytest.raises(ValueError, match=r"config file .*bad\.yaml: .*worlds"):
         load_reader_config(path)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"hidden": [65536, 65536]}, r"hidden=\[65536, 65536\] makes a reader of [\d,]+ parameters: use at most "
+                                 "33,554,432"),
+    ({"hidden": [8] * 17}, "hidden has 17 hidden layers: use at most 16"),
+    ({"positions": 100_000_000, "chunk": 1}, "make 100,000,000 chunks: use at most 10,000"),
+    ({"positions": 1000, "chunk": 1000, "holdout_share": 0.9}, r"holdout_share=0.9 of 1 chunk\(s\) .* holds "
+                                                                "none out apart from those trained on"),
+    ({"holdout_share": 0.0}, r"holdout_share=0.0 of 2 chunk\(s\) .* holds none out"),
+])
+def test_a_reader_past_the_caps_or_without_a_held_out_side_is_refused(changes: dict[str, object],
+                                                                      message: str) -> None:
+    with pytest.raises(ValueError, match=message) as err:
+        validate_reader(dataclasses.replace(TINY, **changes))  # type: ignore[arg-type]
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"workers": 256}, r"workers=256 is not accepted on this machine: it has \d+ core\(s\)"),
+    ({"torch_threads": 1024}, r"torch_threads=1024 is not accepted on this machine"),
+    ({"positions": 100_000_000, "chunk": 10_000}, r"positions=100,000,000 take about [\d,.]+ GiB"),
+])
+def test_read_hands_refuses_what_the_machine_cannot_run_before_any_work(tmp_path: pathlib.Path,
+                                                                       changes: dict[str, object],
+                                                                       message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        cfg = dataclasses.replace(TINY, **changes)  # type: ignore[arg-type]
+        read_hands(cfg, runs_dir=tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []  # no run folder made
+
+
+def test_making_positions_says_where_it_is_before_a_chunk_is_done(tmp_path: pathlib.Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A log hears from the run while a chunk is made (a chunk of 10,000 positions takes minutes), not only
+    when it is done: the heartbeat is asked after every hand."""
+    from cardlab.training import progress
+
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.0)
+    read_hands(dataclasses.replace(TINY, epochs=1), runs_dir=tmp_path)
+    out = capsys.readouterr().out
+    assert "making positions: 0 of 2 chunks of 60 made (1 worker(s))" in out

@@ -18,6 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, type=pathlib.Path, metavar="PATH",
                    help="the bot to write: PATH.json and PATH.safetensors, or PATH.onnx with --format onnx "
                         "(a folder gets bot.json in it)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the bot's files where they exist already (refused without it)")
     p.add_argument("--format", choices=FORMATS, default=FORMATS[0],
                    help="bot: a bot file (default); onnx: an ONNX bot, the same policy as an ONNX graph that "
                         "any onnxruntime plays")
@@ -44,6 +46,34 @@ def checkpoint_and_run(source: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path
 FORMATS = ("bot", "onnx")
 
 
+def checked_target(output: pathlib.Path, suffix: str, force: bool) -> None:
+    """Refuse an `-o` that would write anywhere but regular files in an existing folder, or replace a bot.
+
+    Why: export wrote ``/dev/null.json`` for ``-o /dev/null``, made missing
+    parent folders anywhere, and replaced a bot's pair without a word. Its
+    files (``NAME.json`` and ``NAME`` + `suffix`, or ``bot.json`` and its pair in a
+    folder) must be new files in an existing folder, or existing regular files
+    with `force`.
+    """
+    from cardlab.agents.bot import bot_paths
+
+    output = output.expanduser()
+    accepted = "give -o NAME (NAME.json and its pair are written) or a folder (bot.json in it)"
+    if output.exists() and not (output.is_dir() or output.is_file()):
+        raise ValueError(f"-o {output}: not a regular file or a folder; {accepted}, in an existing folder")
+    meta_path = bot_paths(output)[0]
+    if not meta_path.parent.is_dir():
+        raise ValueError(f"-o {output}: the folder {meta_path.parent} does not exist; create it first, or "
+                         f"{accepted} in an existing folder")
+    for path in (meta_path, meta_path.with_name(meta_path.stem + suffix)):
+        if path.exists() and not path.is_file():
+            raise ValueError(f"-o {output}: {path} exists and is not a regular file; {accepted}, new files "
+                             "or a bot's regular files")
+        if path.exists() and not force:
+            raise ValueError(f"-o {output}: {path} exists already; give --force to replace the bot's files, "
+                             "or another -o")
+
+
 def export_loaded_bot(source: str, output: pathlib.Path) -> int:
     """Write an ONNX bot of a bot (shipped or a file): the same network, its table and summary."""
     from cardlab.agents.base import bot_source
@@ -67,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     text = str(args.source)
     source = pathlib.Path(text).expanduser()
+    checked_target(args.output, ".onnx" if args.format == "onnx" else ".safetensors", args.force)
     if text.startswith("bot:") or source.suffix == ".json":
         if args.format != "onnx":
             raise ValueError(f"{text} is a bot already: give --format onnx to write it as an ONNX bot, or a "
