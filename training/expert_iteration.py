@@ -66,7 +66,8 @@ from cardlab.envs.spec import Game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.stats import mean_interval
-from cardlab.training.config import config_table, parse_dataclass
+from cardlab.training.config import parse_dataclass
+from cardlab.training.config_tables import config_table
 from cardlab.training.config_bounds import TEACH_BOUNDS, check_bounds
 from cardlab.training.league import LeagueSettings
 from cardlab.training.lean import ActorCritic

@@ -47,7 +47,7 @@ last checkpoint (what ``--resume`` continues from).
 
 `train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint (refused
 unless the run recorded it, unchanged, in checkpoints/SHA256SUMS): same
-config (only `total_timesteps` and `max_minutes` may change), step counter, league
+config (only `total_timesteps`, `max_minutes`, `actors`, `device` and `ray.address` may change), step counter, league
 snapshots and eval history; TensorBoard curves continue at the restored step.
 
 With ``vec_env: subproc`` the envs run in worker processes started by

@@ -14,7 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the training config, e.g. configs/huit_ppo.yaml")
     p.add_argument("--resume", type=pathlib.Path, metavar="RUN_DIR",
                    help="continue this run folder from its last checkpoint (with the run's own config; only "
-                        "total_timesteps and max_minutes may change)")
+                        "total_timesteps, max_minutes, actors, device and the Ray address may change)")
     p.add_argument("--runs-dir", type=pathlib.Path, default=pathlib.Path("runs"), metavar="DIR",
                    help="where new run folders go (default: runs)")
     add_threads(p, "the bots a run plays (league snapshots, evaluations; the trainer's own come from the "
