@@ -34,8 +34,8 @@ def usable_cores() -> int:
 def check_actors(actors: int, cores: int, where: str) -> None:
     """Refuse fewer than 0 actors, or more than `ACTORS_PER_CORE` per core of `where` (`cores` of them)."""
     if isinstance(actors, bool) or not isinstance(actors, int) or actors < 0:
-        raise ValueError(f"actors={excerpt(actors)} is not accepted: use 0 (one process) or a number of actor "
-                         "processes >= 1")
+        raise ValueError(f"actors={excerpt(actors)} is not accepted: use 0 (one process) or a number of "
+                         "actor processes >= 1")
     if actors > ACTORS_PER_CORE * cores:
         raise ValueError(f"actors={actors} is not accepted: {where} has {cores} cores, so use at most "
                          f"{ACTORS_PER_CORE * cores} ({ACTORS_PER_CORE} per core)")
@@ -44,8 +44,8 @@ def check_actors(actors: int, cores: int, where: str) -> None:
 def check_device(device: str) -> None:
     """Refuse ``cuda`` where torch sees no GPU (any other value is the caller's to check)."""
     if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device='cuda' is not accepted: torch sees no GPU here (torch.cuda.is_available() is "
-                         "false); use 'cpu', or 'auto' (a GPU where there is one, else the CPU)")
+        raise ValueError("device='cuda' is not accepted: torch sees no GPU here (torch.cuda.is_available() "
+                         "is false); use 'cpu', or 'auto' (a GPU where there is one, else the CPU)")
 
 
 def learner_device(device: str) -> torch.device:

@@ -1,4 +1,5 @@
-"""The lean trainer's actors: `actors: 0` is the single process of before, bit for bit."""
+"""The lean trainer's actors: `actors: 0` is the single process of before, bit for bit; actor processes
+train, resume, survive a killed actor and stop on Ctrl-C; bad placements are refused in one line."""
 
 from __future__ import annotations
 
@@ -6,14 +7,21 @@ import csv
 import hashlib
 import json
 import pathlib
+import re
+import socket
 from typing import Any
 
 import pytest
 import torch
+import yaml
 
+from cardlab.cli import main
+from cardlab.cluster.lean_actors import check_address
 from cardlab.training.checkpoints import list_checkpoints
+from cardlab.training.config import config_from_dict, config_to_dict, load_config
+from cardlab.training.placement import learner_device, usable_cores
 from cardlab.training.train import train
-from tests.training.test_ppo import tiny
+from tests.training.test_ppo import CONFIGS, tiny
 
 REFERENCE = pathlib.Path(__file__).with_name("lean_reference.json")
 
@@ -41,3 +49,54 @@ def test_no_actors_trains_as_the_single_process_did(tmp_path: pathlib.Path) -> N
     assert found["sums"].keys() == reference["sums"].keys()
     for key, sums in reference["sums"].items():
         assert found["sums"][key] == pytest.approx(sums, rel=1e-9, abs=1e-12), key
+
+
+# ---------------------------------------------------------------- refused in one line
+def _config(**changes: Any) -> dict[str, Any]:
+    data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
+    return {**data, **changes}
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"actors": -1}, "actors=-1 is not accepted: use 0 (one process) or a number of actor processes >= 1"),
+    ({"actors": 4 * usable_cores() + 1}, f"actors={4 * usable_cores() + 1} is not accepted: this machine has "
+                                         f"{usable_cores()} cores, so use at most {4 * usable_cores()}"),
+    ({"device": "cuda"}, "device='cuda' is not accepted: torch sees no GPU here"),
+    ({"device": "gpu"}, "device='gpu' is not accepted: use one of 'cpu', 'cuda', 'auto'"),
+    ({"max_policy_lag": -1}, "max_policy_lag=-1 is not accepted: use a value >= 0"),
+    ({"ray": {"address": "local"}}, "ray.address='local' is not accepted with actors: 0"),
+    ({"trainer": "maskable_ppo", "actors": 2},
+     "actors (with trainer: maskable_ppo)=2 is not accepted: use 0"),
+])
+def test_bad_placements_are_refused_in_one_line(changes: dict[str, Any], expected: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # as on a machine without a GPU
+    with pytest.raises(ValueError, match=re.escape(expected)) as err:
+        config_from_dict(_config(**changes))
+    assert "\n" not in str(err.value)
+
+
+def test_auto_falls_back_to_the_cpu_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert learner_device("auto") == torch.device("cpu") and learner_device("cpu") == torch.device("cpu")
+    assert config_from_dict(_config(device="auto")).device == "auto"
+
+
+def test_a_ray_address_that_does_not_answer_is_refused_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: pathlib.Path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        refused = rf"cannot reach the Ray cluster at 127\.0\.0\.1:{port}: .* within 0\.5 s"
+        with pytest.raises(ValueError, match=refused):
+            check_address(f"127.0.0.1:{port}", timeout=0.5)
+        config = tmp_path / "actors.yaml"
+        config.write_text(yaml.safe_dump(_config(actors=1)))
+        assert main(["train", str(config), "--ray-address", f"127.0.0.1:{port}", "--runs-dir",
+                     str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in err
+    assert not (tmp_path / "runs").exists()  # refused before a run folder is made
+    with pytest.raises(ValueError, match=re.escape("ray.address='nowhere:port' is not accepted: use HOST")):
+        check_address("nowhere:port")
