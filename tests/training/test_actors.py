@@ -6,20 +6,28 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import multiprocessing
+import os
 import pathlib
 import re
+import signal
 import socket
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 import torch
 import yaml
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.cluster.lean_actors import check_address
-from cardlab.training.checkpoints import list_checkpoints
+from cardlab.training.checkpoints import checkpoint_steps, list_checkpoints
 from cardlab.training.config import config_from_dict, config_to_dict, load_config
 from cardlab.training.placement import learner_device, usable_cores
+from cardlab.training.records import LearnerEval
+from cardlab.training.runs import TrainingInterrupted
 from cardlab.training.train import train
 from tests.training.test_ppo import CONFIGS, tiny
 
@@ -40,8 +48,9 @@ def fingerprint(run_dir: pathlib.Path) -> dict[str, Any]:
 def test_no_actors_trains_as_the_single_process_did(tmp_path: pathlib.Path) -> None:
     """`tiny()` with `actors: 0` gives the weights and evaluations recorded from the code before actors.
 
-    torch's global generator is seeded first: the lean trainer builds its network before it seeds it, so
-    without that the first weights differ from process to process (on the code before as well). The sums are compared to 1e-9 relative rather than the digest alone, so that a CPU whose matrix
+    torch's global generator is seeded first: the lean trainer builds its network before it seeds it,
+    so without that the first weights differ from process to process (on the code before as well).
+    The sums are compared to 1e-9 relative rather than the digest alone, so that a CPU whose matrix
     kernels round differently in the last bit still passes; another draw of any random number (a
     different deal, sample or minibatch) moves them by far more."""
     reference = json.loads(REFERENCE.read_text())
@@ -102,3 +111,47 @@ def test_a_ray_address_that_does_not_answer_is_refused_in_one_line(capsys: pytes
     assert not (tmp_path / "runs").exists()  # refused before a run folder is made
     with pytest.raises(ValueError, match=re.escape("ray.address='nowhere:port' is not accepted: use HOST")):
         check_address("nowhere:port")
+
+
+# ---------------------------------------------------------------- actor processes
+def _actors() -> list[multiprocessing.Process]:
+    return [p for p in multiprocessing.active_children() if p.name.startswith("cardlab-actor-")]
+
+
+def test_two_actors_train_survive_a_killed_actor_and_resume(tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    killed: list[int] = []
+
+    def kill_an_actor(steps: int, results: Sequence[LearnerEval], final: bool) -> None:
+        if not killed:  # at the first evaluation along the run, in the learner's process
+            (actor,) = [p for p in _actors() if p.name == "cardlab-actor-0"]
+            assert actor.pid is not None
+            os.kill(actor.pid, signal.SIGKILL)
+            killed.append(steps)
+
+    run_dir = train(tiny(actors=2, total_timesteps=3000), runs_dir=tmp_path, reporter=kill_an_actor)
+    out = capsys.readouterr().out
+    assert killed and "actor 0 ended (exit code -9); started again" in out
+    assert not _actors()  # all stopped at the end
+    bot = load_bot(run_dir)
+    summary = bot.metadata["summary"]
+    assert summary["steps"] >= 3000 and summary["algorithm"] == "lean masked PPO"
+    acc = EventAccumulator(str(next(run_dir.glob("events.out.tfevents.*"))))
+    acc.Reload()
+    assert max(e.value for e in acc.Scalars("charts/actor_restarts")) == 1
+    lags = [e.value for e in acc.Scalars("charts/policy_lag")]
+    assert lags and max(lags) <= tiny().max_policy_lag
+
+    train(tiny(actors=2, total_timesteps=5000), resume=run_dir, progress=False)
+    assert checkpoint_steps(list_checkpoints(run_dir)[-1]) >= 5000
+    assert load_bot(run_dir).metadata["summary"]["steps"] >= 5000
+
+
+def test_ctrl_c_stops_the_actors_and_leaves_a_checkpoint(tmp_path: pathlib.Path) -> None:
+    def interrupt(steps: int, results: Sequence[LearnerEval], final: bool) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends the learner (its actors ignore it)
+
+    with pytest.raises(TrainingInterrupted) as stopped:
+        train(tiny(actors=2, total_timesteps=3000), runs_dir=tmp_path, progress=False, reporter=interrupt)
+    assert stopped.value.checkpoint_steps is not None and stopped.value.checkpoint_steps > 0
+    assert not _actors()
