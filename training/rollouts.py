@@ -123,7 +123,7 @@ def learner_values(model: ActorCritic, rollout: Rollout, device: torch.device) -
     move is not the learner's: never read)."""
     T, B = rollout.actions.shape
     values = torch.zeros(T * B)
-    mine = torch.from_numpy(rollout.learner.reshape(-1))
+    mine = torch.tensor(rollout.learner.reshape(-1))  # a copy: Ray hands arrays over read-only
     with torch.no_grad():
         values[mine] = model.value(rollout.critic.reshape(T * B, -1)[mine].to(device)).cpu()
         last = model.value(rollout.final_inputs.to(device)).cpu()
@@ -141,9 +141,9 @@ def score(rollout: Rollout, cfg: TrainConfig, model: ActorCritic,
     learner_b, ended_b = rollout.learner, rollout.ended
     reward, terminal, next_index = credit(rollout.rewards, ended_b, rollout.seats, learner_b)
     adv = advantages(torch.from_numpy(reward), torch.from_numpy(terminal),
-                     torch.from_numpy(next_index), value_b, last, torch.from_numpy(rollout.seats),
+                     torch.from_numpy(next_index), value_b, last, torch.tensor(rollout.seats),
                      cfg.ppo.gamma, cfg.ppo.gae_lambda)
-    keep = torch.from_numpy(learner_b).reshape(-1)
+    keep = torch.tensor(learner_b).reshape(-1)
     batch = {"obs": rollout.obs.reshape(T * B, -1)[keep], "mask": rollout.mask.reshape(T * B, -1)[keep],
              "actions": rollout.actions.reshape(-1)[keep], "logp": rollout.logp.reshape(-1)[keep],
              "advantages": adv.reshape(-1)[keep], "returns": (adv + value_b).reshape(-1)[keep]}
