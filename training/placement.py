@@ -31,12 +31,13 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def check_actors(actors: int, cores: int, where: str) -> None:
-    """Refuse fewer than 0 actors, or more than `ACTORS_PER_CORE` per core of `where` (`cores` of them)."""
+def check_actors(actors: int, cores: int | None, where: str) -> None:
+    """Refuse fewer than 0 actors, or more than `ACTORS_PER_CORE` per core of `where` (`cores` of them;
+    None: not counted yet)."""
     if isinstance(actors, bool) or not isinstance(actors, int) or actors < 0:
         raise ValueError(f"actors={excerpt(actors)} is not accepted: use 0 (one process) or a number of "
                          "actor processes >= 1")
-    if actors > ACTORS_PER_CORE * cores:
+    if cores is not None and actors > ACTORS_PER_CORE * cores:
         raise ValueError(f"actors={actors} is not accepted: {where} has {cores} cores, so use at most "
                          f"{ACTORS_PER_CORE * cores} ({ACTORS_PER_CORE} per core)")
 
@@ -60,7 +61,7 @@ def check_placement(cfg: Any) -> None:
     """A training config's device and actors (`TrainConfig`), as the module doc says."""
     check_device(cfg.device)
     if cfg.ray.address:
-        check_actors(cfg.actors, max(cfg.actors, 1), "the Ray cluster")  # its cores are counted on joining
+        check_actors(cfg.actors, None, "the Ray cluster")  # its cores are counted on joining it
         if cfg.actors == 0:
             raise ValueError(f"ray.address={excerpt(cfg.ray.address)} is not accepted with actors: 0: the "
                              "cluster runs the actors, so set actors to 1 or more")
