@@ -12,8 +12,9 @@ rates are given, each the median of `--repeats` runs:
 
 The configs: configs/huit_selfplay.yaml (Huit 2p, its league of learner seats,
 snapshots and a few heuristic seats, where the update is about three quarters
-of an iteration) and the same with the learner alone against the expert (the
-rollout is then most of the time). Run it on an otherwise idle machine:
+of an iteration) and configs/tables/huit_4p.yaml with the learner alone
+against three experts (imitation off): three of every four moves are the
+experts', so the rollout is a larger part of each learner step. Run it on an otherwise idle machine:
 ``python benchmarks/actor_throughput.py [--steps 150000] [--repeats 3]``.
 """
 
@@ -42,6 +43,7 @@ def measure(cfg: TrainConfig, actors: int, steps: int) -> tuple[float, float]:
     """(steady steps/s, whole-run steps/s) of one run of `cfg` with `actors` for `steps` steps."""
     cfg = dataclasses.replace(cfg, actors=actors, total_timesteps=steps, checkpoint_every=STEPS,
                               checkpoint_minutes=0.0, torch_threads=1,
+                              imitation=dataclasses.replace(cfg.imitation, enabled=False),
                               eval=dataclasses.replace(cfg.eval, every_steps=STEPS, final_hands=0))
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -58,10 +60,12 @@ def measure(cfg: TrainConfig, actors: int, steps: int) -> tuple[float, float]:
 
 def configs() -> dict[str, TrainConfig]:
     """The configs measured, by label."""
-    cfg = load_config(REPO / "configs" / "huit_selfplay.yaml")
-    alone = dataclasses.replace(cfg.self_play, enabled=False, learner_share=0.0)
-    vs_expert = dataclasses.replace(cfg, opponents=[OpponentConfig("expert")], self_play=alone)
-    return {"huit_selfplay.yaml (its league)": cfg, "huit_selfplay.yaml, learner vs expert": vs_expert}
+    selfplay = load_config(REPO / "configs" / "huit_selfplay.yaml")
+    table = load_config(REPO / "configs" / "tables" / "huit_4p.yaml")
+    alone = dataclasses.replace(table.self_play, enabled=False, learner_share=0.0)
+    vs_experts = dataclasses.replace(table, opponents=[OpponentConfig("expert")], self_play=alone)
+    return {"huit_selfplay.yaml (its league)": selfplay,
+            "tables/huit_4p.yaml, learner vs 3 experts": vs_experts}
 
 
 def main() -> None:
