@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,8 +27,8 @@ from cardlab.agents.base import make_agent
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
-from cardlab.envs.spec import Game, make_game
 from cardlab.training.config_bounds import check_network, check_numbers
+from cardlab.training.placement import DEVICES, check_placement
 from cardlab.training.single_seat import make_game_env
 from cardlab.training.yaml_files import read_extended
 
@@ -37,7 +36,6 @@ TRAINED_ACTIVATIONS = ("tanh", "relu")
 """what `policy.activation` accepts: the ones trained and tested here (bot files may hold more,
 `cardlab.agents.bot.ACTIVATIONS`, which builds the layers)"""
 VEC_ENVS = ("subproc", "dummy")
-DEVICES = ("cpu",)
 TRAINERS = ("maskable_ppo", "lean")
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -198,6 +196,16 @@ class RLlibConfig:
 
 
 @dataclasses.dataclass
+class RayConfig:
+    """trainer lean with actors > 0: the actors as Ray actors (`cardlab.training.ray_actors`)."""
+
+    address: str = ""
+    """'' (actor processes on this machine), 'local' (a Ray started here for the run), 'auto' (the Ray
+    running on this machine) or a cluster's HOST:PORT (`ray start --head` prints it); the command's
+    --ray-address sets it"""
+
+
+@dataclasses.dataclass
 class TrainConfig:
     """One training run of a PPO learner in a card game, against a league."""
 
@@ -253,11 +261,20 @@ class TrainConfig:
     checkpoint_minutes: float = 5.0
     """also save one this many minutes of training after the last (0: by checkpoint_every alone)"""
     device: str = "cpu"
-    """torch device; only 'cpu' is supported"""
+    """the learner's torch device: 'cpu', 'cuda' (a GPU; refused where torch sees none; trainer lean only)
+    or 'auto' (a GPU where there is one, else the CPU). Actors and bots play on the CPU"""
+    actors: int = 0
+    """trainer lean: actor processes that play the games (num_envs each) with a recent copy of the policy
+    while the learner updates (`cardlab.training.actors`); 0: rollouts and updates in turn, in one process"""
+    max_policy_lag: int = 4
+    """actors > 0: a rollout played by a policy more than this many updates older than the learner's is
+    dropped (the rest are corrected by PPO's ratio against the policy that played them)"""
     torch_threads: int = 1
     """torch threads of the trainer process (more than 1 only helps on an otherwise idle machine)"""
     rllib: RLlibConfig = dataclasses.field(default_factory=RLlibConfig)
     """settings of `cardlab rllib` (RLlib's multi-agent PPO); the other trainers ignore them"""
+    ray: RayConfig = dataclasses.field(default_factory=RayConfig)
+    """where the lean trainer's actors run (a Ray cluster, or processes on this machine)"""
 
 
 # ---------------------------------------------------------------- loading
@@ -285,29 +302,6 @@ def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:
     Other YAML files of cardlab (sweep files) use it, so their errors read like a config's.
     """
     return _parse(cls, data, path)
-
-
-def config_table(name: str, game: str, num_players: int, rules: dict[str, Any], needs: str = "",
-                 has: Callable[[Any], bool] = lambda spec: True) -> Game:
-    """The table of a run config (`cardlab teach`, `cardlab read-hands`): its run `name` checked, `game`
-    one that `has` what the run `needs` (its `GameSpec`), `rules` its rule options; or a `ValueError`
-    naming the key and what is accepted."""
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise ValueError(f"name={excerpt(name)} is not accepted: use letters, digits, '-', '_' and '.' "
-                         "(it names the run folder)")
-    if game not in games():
-        raise ValueError(f"game={excerpt(game)} is not accepted: use one of {', '.join(games())}")
-    if not has(get_spec(game)):
-        raise ValueError(f"game={game} is not accepted: {needs}")
-    accepted = [n for n in rule_names(game) if n != "num_players"]
-    unknown = [k for k in rules if k not in accepted]
-    if unknown:
-        raise ValueError(f"rules.{unknown[0]} is not accepted: rule options of {game} are "
-                         f"{', '.join(accepted)} (num_players is a top-level key)")
-    try:
-        return make_game(game, {**rules, "num_players": num_players})
-    except ValueError as err:
-        raise ValueError(f"num_players or rules: {err}") from None
 
 
 def config_from_dict(data: Any) -> TrainConfig:
@@ -414,6 +408,7 @@ def _validate(cfg: TrainConfig) -> None:
            "use 'win' (the match's win reward); 'points' pays each hand's points, as hand episodes do")
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
     _one_of(cfg.device, "device", DEVICES)
+    check_placement(cfg)
     _one_of(cfg.trainer, "trainer", TRAINERS)
     env = _validate_game(cfg)
 
@@ -428,6 +423,10 @@ def _validate(cfg: TrainConfig) -> None:
                "use 'hand', or trainer: lean")
         _check(cfg.policy.read_hands == 0, f"policy.read_hands (with trainer: {cfg.trainer})",
                cfg.policy.read_hands, "use 0, or trainer: lean")
+        for key, value, default in (("actors", cfg.actors, 0), ("device", cfg.device, "cpu"),
+                                    ("ray.address", cfg.ray.address, "")):
+            _check(value == default, f"{key} (with trainer: {cfg.trainer})", value,
+                   f"use {default!r}, or trainer: lean")
     pop = cfg.population
     _check(not pop.dir or cfg.self_play.enabled, "population.dir", pop.dir,
            "a population shares self-play snapshots: set self_play.enabled: true as well")

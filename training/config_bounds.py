@@ -61,6 +61,8 @@ BOUNDS: dict[str, Range | None] = {
     "checkpoint_every": _STEP_COUNT,
     "checkpoint_minutes": Range(0, MINUTES),
     "torch_threads": Range(1, 1_024),
+    "actors": None,  # its range depends on the machine: `cardlab.training.placement`
+    "max_policy_lag": Range(0, 1_000_000),
     "rllib.num_env_runners": Range(0, 1_024),
     "opponents[].weight": Range(0, 1_000_000, above=True),
     "self_play.share": _PROBABILITY,

@@ -66,10 +66,11 @@ from cardlab.envs.spec import Game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.stats import mean_interval
-from cardlab.training.config import config_table, parse_dataclass
+from cardlab.training.config import parse_dataclass
 from cardlab.training.config_bounds import TEACH_BOUNDS, check_bounds
+from cardlab.training.config_tables import config_table
 from cardlab.training.league import LeagueSettings
-from cardlab.training.lean import ActorCritic
+from cardlab.training.lean_model import ActorCritic
 from cardlab.training.ppo import ILLEGAL_LOGIT
 from cardlab.training.progress import Deadline, Progress
 from cardlab.training.runs import new_run_dir

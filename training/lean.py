@@ -51,26 +51,27 @@ refused, naming both.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import io
-import itertools
 import pickle
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch import nn
 
-from cardlab.agents.bot import ACTIVATIONS, export_bot
-from cardlab.envs.match import POINTS_PER_REWARD
+from cardlab.agents.bot import export_bot
 from cardlab.envs.spec import make_game
+from cardlab.training.actors import ActorPool, PoolFactory, pool_factory
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig
-from cardlab.training.hand_head import HEAD_WEIGHT, hand_targets, new_head, read_loss, right_seat_share
+from cardlab.training.hand_head import HEAD_WEIGHT, read_loss
 from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
 from cardlab.training.lean_imitation import imitate
-from cardlab.training.ppo import ILLEGAL_LOGIT, advantages, ppo_loss
+from cardlab.training.lean_model import ActorCritic, inputs, new_model
+from cardlab.training.placement import learner_device
+from cardlab.training.ppo import ppo_loss
 from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
 from cardlab.training.records import (
     EvalHistory,
@@ -82,59 +83,13 @@ from cardlab.training.records import (
     record_results,
     tag,
 )
+from cardlab.training.rollouts import Rollout, play, score
 from cardlab.training.runs import and_matches, bot_summary, finish_run, league_folder, league_settings
-from cardlab.training.selfplay import SelfPlayBatch, credit
+from cardlab.training.selfplay import SelfPlayBatch
 
 ALGORITHM = "lean masked PPO"
 CRITIC_WEIGHT = "critic.0.weight"
 """the state-dict key of the critic's first layer, whose width tells a privileged critic from a plain one"""
-
-
-def _mlp(sizes: list[int], activation: str, out_gain: float) -> nn.Sequential:
-    """Linear -> activation per hidden layer, then a Linear; orthogonal init (as CleanRL's PPO)."""
-    layers: list[nn.Module] = []
-    for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
-        layer = nn.Linear(n_in, n_out)
-        last = i == len(sizes) - 2
-        nn.init.orthogonal_(layer.weight, out_gain if last else float(np.sqrt(2)))
-        nn.init.zeros_(layer.bias)
-        layers.append(layer)
-        if not last:
-            layers.append(ACTIVATIONS[activation]())
-    return nn.Sequential(*layers)
-
-
-class ActorCritic(nn.Module):
-    """Separate actor (exported as the bot) and critic MLPs.
-
-    The actor reads the flat observation; the critic the same, or with
-    `critic_size` another input (a privileged critic's: every seat's observation).
-    `hands`, when given, reads the actor's last hidden layer (`cardlab.training.hand_head`).
-    """
-
-    def __init__(self, obs_size: int, num_actions: int, net_arch: list[int], activation: str,
-                 critic_size: int | None = None, hands: nn.Linear | None = None) -> None:
-        super().__init__()
-        self.actor = _mlp([obs_size, *net_arch, num_actions], activation, 0.01)
-        self.critic = _mlp([critic_size or obs_size, *net_arch, 1], activation, 1.0)
-        self.hands = hands
-
-    def read(self, obs: torch.Tensor) -> torch.Tensor:
-        """The hand head's logits (the head must be there): the other seats' hands as the actor sees them."""
-        assert self.hands is not None
-        return self.hands(self.actor[:-1](obs))
-
-    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.actor(obs).masked_fill(~mask, ILLEGAL_LOGIT)
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs).squeeze(-1)
-
-
-def sample(logits: torch.Tensor) -> torch.Tensor:
-    """One action per row of (masked) logits, by the Gumbel-max trick (no Categorical object per step)."""
-    u = torch.rand_like(logits).clamp_(min=1e-20)
-    return (logits - torch.log(-torch.log(u))).argmax(dim=-1)
 
 
 @dataclasses.dataclass
@@ -155,7 +110,7 @@ def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.
           num_players: int) -> int:
     """Restore a recorded lean checkpoint (checked by `verify_checkpoint`); returns its steps."""
     try:
-        data = torch.load(io.BytesIO(verify_checkpoint(path, run_dir)), weights_only=True)
+        data = torch.load(io.BytesIO(verify_checkpoint(path, run_dir)), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:
         raise ValueError(f"checkpoint {path} holds Python objects beyond tensors and numbers, so it is not "
                          "one of cardlab's lean checkpoints and is refused (it is never unpickled)") from None
@@ -173,10 +128,10 @@ def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.
 def _check_critic(path: Path, state: object, model: ActorCritic, num_players: int) -> None:
     """Refuse a checkpoint whose critic is of the other kind (privileged or not) than the model's."""
     weight = state.get(CRITIC_WEIGHT) if isinstance(state, dict) else None
-    wanted = _critic_inputs(model)
+    wanted = inputs(model.critic)
     if not isinstance(weight, torch.Tensor) or weight.ndim != 2 or weight.shape[1] == wanted:
         return  # anything else wrong is load_state_dict's to report
-    obs_size = _inputs(model.actor)
+    obs_size = inputs(model.actor)
     kinds = {obs_size: "a critic reading the observation (policy.privileged_critic: false)",
              obs_size * num_players: "a privileged critic reading every seat's observation "
                                      "(policy.privileged_critic: true)"}
@@ -197,27 +152,6 @@ def _check_head(path: Path, state: object, model: ActorCritic) -> None:
                      "run's config.yaml)")
 
 
-def _critic_inputs(model: ActorCritic) -> int:
-    return _inputs(model.critic)
-
-
-def _inputs(network: nn.Sequential) -> int:
-    """How many numbers an MLP of `_mlp` reads (its first layer's inputs)."""
-    first = network[0]
-    if not isinstance(first, nn.Linear):
-        raise TypeError(f"expected an MLP starting with a Linear layer, got {type(first).__name__}")
-    return first.in_features
-
-
-def new_model(cfg: TrainConfig) -> ActorCritic:
-    """The actor-critic a config describes (its game's observation and action sizes, its kind of critic)."""
-    game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
-    size, arch = game.layout.size, list(cfg.policy.net_arch)
-    hands = new_head(arch[-1], game.layout, cfg.num_players) if cfg.policy.read_hands > 0 else None
-    return ActorCritic(size, game.num_actions, arch, cfg.policy.activation,
-                       size * cfg.num_players if cfg.policy.privileged_critic else size, hands)
-
-
 def load_actor(path: Path, run_dir: Path, cfg: TrainConfig) -> tuple[nn.Sequential, int]:
     """(actor, steps) of a lean run's recorded checkpoint, for `cardlab export`."""
     model = new_model(cfg)
@@ -228,10 +162,13 @@ class LeanRun:
     """One lean PPO run in its folder: rollouts, updates, evaluations, snapshots and checkpoints."""
 
     def __init__(self, cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress: Progress,
-                 reporter: EvalReporter | None = None) -> None:
+                 reporter: EvalReporter | None = None, remote: PoolFactory | None = None) -> None:
         self.cfg, self.run_dir, self.progress, self.reporter = cfg, run_dir, progress, reporter
+        self.remote = remote
+        """what starts the actors on a Ray cluster (``ray.address``): cluster.lean_actors.RayActors"""
         self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
-        self.model = new_model(cfg)
+        self.device = learner_device(cfg.device)
+        self.model = new_model(cfg).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer,
                                                                cfg.num_players)
@@ -244,9 +181,17 @@ class LeanRun:
         self.minutes_before = float(done[-1].get("minutes") or 0.0) if done else 0.0  # a resume goes on
         self.started = time.perf_counter()
         self.logger = make_logger(run_dir)
-        self.table = SelfPlayBatch(self.game, cfg.num_envs, league_settings(cfg, self.league_dir),
-                                   learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps,
-                                   reward=cfg.reward, episode=cfg.episode)
+        self.player = self.model if self.device.type == "cpu" else copy.deepcopy(self.model).cpu()
+        """the model on the CPU, which plays this process's games and makes the bot files (a copy of the
+        learner's after each update where that is on a GPU)"""
+        self.version = 0
+        """updates made since this process started (what the actors' rollouts are dated by)"""
+        self.dropped = 0
+        """rollouts from the actors dropped as older than max_policy_lag"""
+        self.table = None if cfg.actors else SelfPlayBatch(
+            self.game, cfg.num_envs, league_settings(cfg, self.league_dir),
+            learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps, reward=cfg.reward,
+            episode=cfg.episode)
 
     # ------------------------------------------------------------ the loop
     def learn(self) -> list[LearnerEval]:
@@ -256,8 +201,10 @@ class LeanRun:
         next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
         checkpoints = CheckpointClock(self.steps, cfg.checkpoint_every, cfg.checkpoint_minutes)
         if self.steps == 0 and cfg.imitation.enabled:
-            imitate(self.model.actor, self.model.critic, self.model.masked_logits, cfg, self.game,
+            imitate(self.player.actor, self.player.critic, self.player.masked_logits, cfg, self.game,
                     self.progress, self.logger)
+            if self.player is not self.model:
+                self.model.load_state_dict(self.player.state_dict())
             self.started = time.perf_counter()
             self.evaluate(cfg.eval.hands)  # what imitation alone achieved (0 steps)
             self.logger.dump(0)
@@ -266,11 +213,14 @@ class LeanRun:
         deadline = Deadline(cfg.max_minutes)
         self.started = time.perf_counter()
         bar = TrainingBar(self.progress, cfg.total_timesteps, self.steps, deadline, cfg.name)
+        actors = self.start_actors()
         try:
             while self.steps < cfg.total_timesteps and not deadline.passed():
                 start, before = time.perf_counter(), self.steps
-                batch, stats = self.rollout()
+                batch, stats = self.rollout() if actors is None else self.collect(actors)
                 stats.update(self.update(batch))
+                if actors is not None:
+                    actors.publish(self.model.actor, self.version)
                 stats["charts/SPS"] = (self.steps - before) / (time.perf_counter() - start)
                 for key, value in stats.items():
                     self.logger.record(key, value)
@@ -294,11 +244,14 @@ class LeanRun:
             if isinstance(err, KeyboardInterrupt) and self.steps > 0:  # what Ctrl-C leaves to resume from
                 self.checkpoint()
             raise
+        finally:
+            if actors is not None:
+                actors.close()
         bar.finish()
 
         def write_bot(results: list[LearnerEval]) -> None:
             summary = {**bot_summary(cfg, self.run_dir, self.steps, results), "algorithm": ALGORITHM}
-            export_bot(self.model.actor, self.run_dir / "bot", game=self.game, summary=summary)
+            export_bot(self.player.actor, self.run_dir / "bot", game=self.game, summary=summary)
 
         def final_evaluation() -> list[LearnerEval]:
             return self.evaluate(cfg.eval.final_hands, final=True) if cfg.eval.final_hands else []
@@ -309,73 +262,36 @@ class LeanRun:
         return results
 
     def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-        """`ppo.n_steps` moves in every game; the learner's moves as flat tensors, with advantages."""
-        T, B, n = self.cfg.ppo.n_steps, self.cfg.num_envs, self.game.num_players
-        privileged, reading = self.cfg.policy.privileged_critic, self.model.hands is not None
-        layout = self.game.layout
-        obs_b = torch.empty(T, B, layout.size)
-        hands_b = torch.empty(T, B, self.model.hands.out_features if self.model.hands is not None else 0)
-        critic_b = torch.empty(T, B, _critic_inputs(self.model)) if privileged else obs_b
-        mask_b = torch.empty(T, B, self.game.num_actions, dtype=torch.bool)
-        act_b = torch.empty(T, B, dtype=torch.long)
-        logp_b = torch.empty(T, B)
-        value_b = torch.empty(T, B)
-        seats_b = np.empty((T, B), dtype=np.int64)
-        learner_b = np.empty((T, B), dtype=np.bool_)
-        rewards_b = np.empty((T, B, n), dtype=np.float32)
-        ended_b = np.empty((T, B), dtype=np.bool_)
-        with torch.no_grad():
-            for t in range(T):
-                if privileged or reading:
-                    view, table = self.table.observe_with_table()
-                    if privileged:
-                        critic_b[t] = torch.from_numpy(table)
-                    if reading:
-                        hands_b[t] = torch.from_numpy(hand_targets(table, layout, n))
-                else:
-                    view = self.table.observe()
-                obs, mask, seats, learner = view
-                obs_b[t], mask_b[t] = torch.from_numpy(obs), torch.from_numpy(mask)
-                # The networks run on the learner's games only: the others' moves are their owners'.
-                mine = None if learner.all() else torch.from_numpy(np.flatnonzero(learner))
-                logits = self.model.masked_logits(*((obs_b[t], mask_b[t]) if mine is None else
-                                                    (obs_b[t, mine], mask_b[t, mine])))
-                action = sample(logits)
-                logp = torch.log_softmax(logits, dim=-1).gather(1, action[:, None]).squeeze(1)
-                value = self.model.value(critic_b[t] if mine is None else critic_b[t, mine])
-                if mine is None:
-                    act_b[t], logp_b[t], value_b[t] = action, logp, value
-                else:
-                    act_b[t], logp_b[t], value_b[t] = 0, 0.0, 0.0  # never read: not learner transitions
-                    act_b[t, mine], logp_b[t, mine], value_b[t, mine] = action, logp, value
-                seats_b[t], learner_b[t] = seats, learner
-                rewards_b[t], ended_b[t] = self.table.step(act_b[t].numpy(), view)
-            every_seat = np.broadcast_to(np.arange(n), (B, n))
-            last = self.model.value(torch.from_numpy(
-                self.table.observe_table(every_seat) if privileged else self.table.observe_seats()))
-        reward, terminal, next_index = credit(rewards_b, ended_b, seats_b, learner_b)
-        adv = advantages(torch.from_numpy(reward), torch.from_numpy(terminal),
-                         torch.from_numpy(next_index), value_b, last, torch.from_numpy(seats_b),
-                         self.cfg.ppo.gamma, self.cfg.ppo.gae_lambda)
-        keep = torch.from_numpy(learner_b).reshape(-1)
-        batch = {"obs": obs_b.reshape(T * B, -1)[keep], "mask": mask_b.reshape(T * B, -1)[keep],
-                 "actions": act_b.reshape(-1)[keep], "logp": logp_b.reshape(-1)[keep],
-                 "advantages": adv.reshape(-1)[keep], "returns": (adv + value_b).reshape(-1)[keep]}
-        batch["critic"] = critic_b.reshape(T * B, -1)[keep] if privileged else batch["obs"]
-        self.steps += int(keep.sum())
-        outcomes = reward[terminal]
-        stats = {"charts/learner_share_of_moves": float(learner_b.mean())}
-        if reading:
-            batch["hands"] = hands_b.reshape(T * B, -1)[keep]
-            with torch.no_grad():  # before the update: positions the head never trained on
-                read = self.model.read(batch["obs"])
-                stats["charts/hands_right_seat"] = right_seat_share(read, batch["hands"], n)
-        if outcomes.size:
-            if self.cfg.reward == "points":
-                stats["charts/hand_points"] = float(-outcomes.mean() * POINTS_PER_REWARD)
-            else:
-                stats["charts/win_rate"] = float((outcomes > 0).mean())
-            stats["charts/matches" if self.cfg.episode == "match" else "charts/hands"] = float(ended_b.sum())
+        """`ppo.n_steps` moves in every game of this process's table, as PPO's batch of the learner's."""
+        if self.table is None:
+            raise RuntimeError("a run with actors plays in its actors: use collect")
+        return self._score(play(self.player, self.table, self.cfg, values=self.player is self.model))
+
+    def _score(self, played: Rollout) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        batch, stats, steps = score(played, self.cfg, self.model, self.device)
+        self.steps += steps
+        return batch, stats
+
+    def start_actors(self) -> ActorPool | None:
+        """The actors of `cfg.actors` (processes here, or Ray actors), playing the current weights."""
+        cfg = self.cfg
+        if not cfg.actors:
+            return None
+        pool = pool_factory(cfg, self.remote)(cfg, self.league_dir, self.steps, self.progress.say)
+        pool.publish(self.model.actor, self.version)
+        return pool
+
+    def collect(self, actors: ActorPool) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        """The next rollout the actors send that is at most `max_policy_lag` updates old, as PPO's batch."""
+        while True:
+            played = actors.next_rollout()
+            lag = self.version - played.version
+            if lag <= self.cfg.max_policy_lag:
+                break
+            self.dropped += 1
+        batch, stats = self._score(played)
+        stats.update({"charts/policy_lag": float(lag), "charts/dropped_rollouts": float(self.dropped),
+                      "charts/actor_restarts": float(actors.restarts)})
         return batch, stats
 
     def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
@@ -410,11 +326,14 @@ class LeanRun:
         if "hands" in batch:
             stats["losses/read_hands"] = read_total / max(count, 1)
         stats["charts/learning_rate"] = ppo.learning_rate
+        self.version += 1
+        if self.player is not self.model:
+            self.player.load_state_dict(self.model.state_dict())  # back to the CPU, for play and bot files
         return stats
 
     # ------------------------------------------------------------ run folder
     def snapshot(self) -> None:
-        path = save_snapshot(self.model.actor, self.league_dir, self.steps, game=self.cfg.game,
+        path = save_snapshot(self.player.actor, self.league_dir, self.steps, game=self.cfg.game,
                              rules=self.cfg.rules, num_players=self.cfg.num_players)
         if self.cfg.population.dir:  # shared with the other learners of a population, as the SB3 trainer does
             publish_snapshot(path, Path(self.cfg.population.dir), self.run_dir.name)
@@ -435,7 +354,7 @@ class LeanRun:
             self.progress.say(f"final evaluation: {hands:,} hands{and_matches(self.cfg)} against each of "
                               f"{', '.join(self.cfg.eval.opponents)}")
         shown = self.progress if final and self.progress.enabled else None
-        results = evaluate_policy(self.model.actor, self.cfg, hands, self.steps, shown,
+        results = evaluate_policy(self.player.actor, self.cfg, hands, self.steps, shown,
                                   matches=self.cfg.eval.final_matches if final else self.cfg.eval.matches,
                                   beat=self.progress)
         minutes = self.minutes_before + (time.perf_counter() - self.started) / 60
@@ -451,15 +370,17 @@ class LeanRun:
 
 
 def train_lean(cfg: TrainConfig, run_dir: Path, checkpoint: Path | None, progress: Progress,
-               reporter: EvalReporter | None = None) -> tuple[int, list[LearnerEval]]:
+               reporter: EvalReporter | None = None,
+               remote: PoolFactory | None = None) -> tuple[int, list[LearnerEval]]:
     """Run (or continue from `checkpoint`) a lean PPO run in `run_dir`; returns (steps, final evaluation).
 
-    `reporter` gets each evaluation before the final one (see `EvalReporter`).
+    `reporter` gets each evaluation before the final one (see `EvalReporter`); `remote` starts the
+    actors of a config with ``ray.address`` (`LeanRun.remote`).
     """
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.torch_threads)
     try:
-        run = LeanRun(cfg, run_dir, checkpoint, progress, reporter)
+        run = LeanRun(cfg, run_dir, checkpoint, progress, reporter, remote)
         if checkpoint is not None:
             progress.say(f"continuing at {checkpoint_steps(checkpoint):,} steps")
         results = run.learn()

@@ -45,8 +45,9 @@ from cardlab.agents.reader import (
 )
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
-from cardlab.training.config import OpponentConfig, config_table, parse_dataclass
+from cardlab.training.config import OpponentConfig, parse_dataclass
 from cardlab.training.config_bounds import READER_BOUNDS, check_bounds, check_network
+from cardlab.training.config_tables import config_table
 from cardlab.training.progress import Progress
 from cardlab.training.reader_data import Table, make_chunks
 from cardlab.training.runs import new_run_dir

@@ -33,8 +33,8 @@ from cardlab.training.league import (
 )
 from cardlab.training.records import EvalHistory, LearnerEval, format_results
 
-RESUMABLE = ("total_timesteps", "max_minutes")
-"""the config keys a resumed run may change"""
+RESUMABLE = ("total_timesteps", "max_minutes", "actors", "device", "ray.address")
+"""the config keys a resumed run may change: how long it goes on, and where its parts run"""
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -108,8 +108,9 @@ def _resumed_config(cfg: TrainConfig, run_dir: Path) -> TrainConfig:
              if k not in RESUMABLE and mine.get(k) != theirs.get(k)]
     if diffs:
         raise ValueError(f"--resume continues {run_dir} with its own config.yaml; the given config differs "
-                         f"in {', '.join(diffs)}: only {' and '.join(RESUMABLE)} may change")
-    return dataclasses.replace(saved, total_timesteps=cfg.total_timesteps, max_minutes=cfg.max_minutes)
+                         f"in {', '.join(diffs)}: only {', '.join(RESUMABLE)} may change")
+    return dataclasses.replace(saved, total_timesteps=cfg.total_timesteps, max_minutes=cfg.max_minutes,
+                               actors=cfg.actors, device=cfg.device, ray=cfg.ray)
 
 
 def prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:

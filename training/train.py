@@ -47,8 +47,8 @@ last checkpoint (what ``--resume`` continues from).
 
 `train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint (refused
 unless the run recorded it, unchanged, in checkpoints/SHA256SUMS): same
-config (only `total_timesteps` and `max_minutes` may change), step counter, league
-snapshots and eval history; TensorBoard curves continue at the restored step.
+config (only `total_timesteps`, `max_minutes`, `actors`, `device` and `ray.address` may change),
+step counter, league snapshots and eval history; TensorBoard curves continue at the restored step.
 
 With ``vec_env: subproc`` the envs run in worker processes started by
 multiprocessing (forkserver): a script that calls `train` needs the usual
@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cardlab.training.actors import PoolFactory, pool_factory
 from cardlab.training.checkpoints import checkpoint_steps
 from cardlab.training.config import TrainConfig, load_config, save_config, validate_config
 from cardlab.training.lean import train_lean
@@ -70,16 +71,20 @@ from cardlab.training.sb3 import train_sb3
 
 
 def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | None = None,
-          progress: bool = True, reporter: EvalReporter | None = None) -> Path:
+          progress: bool = True, reporter: EvalReporter | None = None,
+          remote: PoolFactory | None = None) -> Path:
     """Train as `cfg` says (or continue the run folder `resume`); returns the run folder.
 
     `progress`: show how the run goes (a bar on a terminal, else lines; see
     the module doc). The run folder is printed when the run starts, the final
     evaluation at the end. Ctrl-C raises `TrainingInterrupted`. `reporter` gets every evaluation's
-    results (see `EvalReporter`).
+    results (see `EvalReporter`). `remote` starts the actors of a config with ``ray.address``
+    (`cardlab.cluster.lean_actors.RayActors`, which ``cardlab train --ray-address`` gives).
     """
     show = Progress(progress)
     cfg = validate_config(cfg)
+    if cfg.actors:
+        pool_factory(cfg, remote)  # a Ray address without the Ray actors is refused before the run folder
     if resume is not None:
         run_dir = Path(resume)
         cfg, checkpoint = prepare_resume(cfg, run_dir)
@@ -89,10 +94,12 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
         run_dir, checkpoint = new_run_dir(Path(runs_dir), cfg), None
         save_config(cfg, run_dir / "config.yaml")
         print(f"run folder: {run_dir}", flush=True)
-    trainer = train_lean if cfg.trainer == "lean" else train_sb3
     try:
         with show.watched():
-            steps, results = trainer(cfg, run_dir, checkpoint, show, reporter)
+            if cfg.trainer == "lean":
+                steps, results = train_lean(cfg, run_dir, checkpoint, show, reporter, remote)
+            else:
+                steps, results = train_sb3(cfg, run_dir, checkpoint, show, reporter)
     except KeyboardInterrupt:
         raise TrainingInterrupted.of(run_dir) from None
     print_end(cfg, run_dir, steps, results)

@@ -20,7 +20,8 @@ from cardlab.evaluation.evaluate import evaluate
 from cardlab.training.checkpoints import list_checkpoints, record_checkpoint
 from cardlab.training.config import TrainConfig, config_from_dict, config_to_dict, load_config
 from cardlab.training.league import LeagueSettings, list_population, list_snapshots
-from cardlab.training.lean import ActorCritic, LeanRun, load_actor, new_model, sample
+from cardlab.training.lean import LeanRun, load_actor
+from cardlab.training.lean_model import ActorCritic, new_model, sample
 from cardlab.training.ppo import ILLEGAL_LOGIT
 from cardlab.training.progress import Progress
 from cardlab.training.selfplay import SelfPlayBatch

@@ -1,7 +1,7 @@
 """The `cardlab` command line: train, evaluate, run tournaments, export bots, play, show layouts.
 
 ```
-cardlab train CONFIG.yaml [--resume RUN_DIR] [--runs-dir DIR] [--torch-threads N]
+cardlab train CONFIG.yaml [--resume RUN_DIR] [--ray-address ADDR] [--runs-dir DIR] [--torch-threads N]
 cardlab teach CONFIG.yaml [--runs-dir DIR] [--torch-threads N]
 cardlab read-hands CONFIG.yaml [--resume RUN_DIR] [--runs-dir DIR]
 cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S] [--rule k=v ...]

@@ -14,7 +14,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the training config, e.g. configs/huit_ppo.yaml")
     p.add_argument("--resume", type=pathlib.Path, metavar="RUN_DIR",
                    help="continue this run folder from its last checkpoint (with the run's own config; only "
-                        "total_timesteps and max_minutes may change)")
+                        "total_timesteps, max_minutes, actors, device and the Ray address may change)")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="run the config's actors (actors: N) as Ray actors: 'local' (a Ray started here), "
+                        "'auto' or a cluster's HOST:PORT; the learner stays here (sets the config's "
+                        "ray.address)")
     p.add_argument("--runs-dir", type=pathlib.Path, default=pathlib.Path("runs"), metavar="DIR",
                    help="where new run folders go (default: runs)")
     add_threads(p, "the bots a run plays (league snapshots, evaluations; the trainer's own come from the "
@@ -29,11 +33,23 @@ def run(args: argparse.Namespace) -> int:
     if not args.config.is_file():
         raise ValueError(f"config file {args.config} does not exist: give a YAML config, e.g. "
                          "configs/huit_ppo.yaml")
+    import dataclasses
+
     from cardlab.agents.bot import inference_threads
-    from cardlab.training.train import train_from_file  # SB3 only for training
+    from cardlab.training.config import RayConfig, load_config
+    from cardlab.training.train import train  # SB3 only for training
 
     inference_threads()  # a bad $CARDLAB_TORCH_THREADS is refused before a run folder is made
-    train_from_file(args.config, resume=args.resume, runs_dir=args.runs_dir)
+    cfg = load_config(args.config)
+    if args.ray_address is not None:
+        cfg = dataclasses.replace(cfg, ray=RayConfig(address=args.ray_address))
+    remote = None
+    if cfg.ray.address:
+        from cardlab.cluster.lean_actors import RayActors, check_address
+
+        check_address(cfg.ray.address)  # before the run folder is made
+        remote = RayActors
+    train(cfg, resume=args.resume, runs_dir=args.runs_dir, remote=remote)
     return 0
 
 

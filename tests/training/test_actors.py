@@ -1,0 +1,157 @@
+"""The lean trainer's actors: `actors: 0` is the single process of before, bit for bit; actor processes
+train, resume, survive a killed actor and stop on Ctrl-C; bad placements are refused in one line."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import multiprocessing
+import os
+import pathlib
+import re
+import signal
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+import torch
+import yaml
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from cardlab.agents.bot import load_bot
+from cardlab.cli import main
+from cardlab.cluster.lean_actors import check_address
+from cardlab.training.checkpoints import checkpoint_steps, list_checkpoints
+from cardlab.training.config import config_from_dict, config_to_dict, load_config
+from cardlab.training.placement import learner_device, usable_cores
+from cardlab.training.records import LearnerEval
+from cardlab.training.runs import TrainingInterrupted
+from cardlab.training.train import train
+from tests.training.test_ppo import CONFIGS, tiny
+
+REFERENCE = pathlib.Path(__file__).with_name("lean_reference.json")
+
+
+def fingerprint(run_dir: pathlib.Path) -> dict[str, Any]:
+    """The final checkpoint's steps, weights (sha256 and per-tensor sums) and the run's eval.csv win rates."""
+    data = torch.load(list_checkpoints(run_dir)[-1], weights_only=True)
+    state = data["model"]
+    digest = hashlib.sha256(b"".join(state[k].numpy().tobytes() for k in sorted(state))).hexdigest()
+    sums = {k: [float(state[k].double().sum()), float((state[k].double() ** 2).sum())] for k in sorted(state)}
+    with (run_dir / "eval.csv").open() as f:
+        rows = [[r["steps"], r["opponent"], r["win_rate"]] for r in csv.DictReader(f)]
+    return {"steps": data["steps"], "digest": digest, "sums": sums, "eval": rows}
+
+
+def test_no_actors_trains_as_the_single_process_did(tmp_path: pathlib.Path) -> None:
+    """`tiny()` with `actors: 0` gives the weights and evaluations recorded from the code before actors.
+
+    torch's global generator is seeded first: the lean trainer builds its network before it seeds it,
+    so without that the first weights differ from process to process (on the code before as well).
+    The sums are compared to 1e-9 relative rather than the digest alone, so that a CPU whose matrix
+    kernels round differently in the last bit still passes; another draw of any random number (a
+    different deal, sample or minibatch) moves them by far more."""
+    reference = json.loads(REFERENCE.read_text())
+    torch.manual_seed(0)
+    found = fingerprint(train(tiny(actors=0), runs_dir=tmp_path, progress=False))
+    assert (found["steps"], found["eval"]) == (reference["steps"], reference["eval"])
+    assert found["sums"].keys() == reference["sums"].keys()
+    for key, sums in reference["sums"].items():
+        assert found["sums"][key] == pytest.approx(sums, rel=1e-9, abs=1e-12), key
+
+
+# ---------------------------------------------------------------- refused in one line
+def _config(**changes: Any) -> dict[str, Any]:
+    data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
+    return {**data, **changes}
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"actors": -1}, "actors=-1 is not accepted: use 0 (one process) or a number of actor processes >= 1"),
+    ({"actors": 4 * usable_cores() + 1}, f"actors={4 * usable_cores() + 1} is not accepted: this machine has "
+                                         f"{usable_cores()} cores, so use at most {4 * usable_cores()}"),
+    ({"device": "cuda"}, "device='cuda' is not accepted: torch sees no GPU here"),
+    ({"device": "gpu"}, "device='gpu' is not accepted: use one of 'cpu', 'cuda', 'auto'"),
+    ({"max_policy_lag": -1}, "max_policy_lag=-1 is not accepted: use a value >= 0"),
+    ({"ray": {"address": "local"}}, "ray.address='local' is not accepted with actors: 0"),
+    ({"trainer": "maskable_ppo", "actors": 2},
+     "actors (with trainer: maskable_ppo)=2 is not accepted: use 0"),
+])
+def test_bad_placements_are_refused_in_one_line(changes: dict[str, Any], expected: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # as on a machine without a GPU
+    with pytest.raises(ValueError, match=re.escape(expected)) as err:
+        config_from_dict(_config(**changes))
+    assert "\n" not in str(err.value)
+
+
+def test_auto_falls_back_to_the_cpu_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert learner_device("auto") == torch.device("cpu") and learner_device("cpu") == torch.device("cpu")
+    assert config_from_dict(_config(device="auto")).device == "auto"
+
+
+def test_a_ray_address_that_does_not_answer_is_refused_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: pathlib.Path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        refused = rf"cannot reach the Ray cluster at 127\.0\.0\.1:{port}: .* within 0\.5 s"
+        with pytest.raises(ValueError, match=refused):
+            check_address(f"127.0.0.1:{port}", timeout=0.5)
+        config = tmp_path / "actors.yaml"
+        config.write_text(yaml.safe_dump(_config(actors=1)))
+        assert main(["train", str(config), "--ray-address", f"127.0.0.1:{port}", "--runs-dir",
+                     str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in err
+    assert not (tmp_path / "runs").exists()  # refused before a run folder is made
+    with pytest.raises(ValueError, match=re.escape("ray.address='nowhere:port' is not accepted: use HOST")):
+        check_address("nowhere:port")
+
+
+# ---------------------------------------------------------------- actor processes
+def _actors() -> list[multiprocessing.Process]:
+    return [p for p in multiprocessing.active_children() if p.name.startswith("cardlab-actor-")]
+
+
+def test_two_actors_train_survive_a_killed_actor_and_resume(tmp_path: pathlib.Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    killed: list[int] = []
+
+    def kill_an_actor(steps: int, results: Sequence[LearnerEval], final: bool) -> None:
+        if not killed:  # at the first evaluation along the run, in the learner's process
+            (actor,) = [p for p in _actors() if p.name == "cardlab-actor-0"]
+            assert actor.pid is not None
+            os.kill(actor.pid, signal.SIGKILL)
+            killed.append(steps)
+
+    run_dir = train(tiny(actors=2, total_timesteps=3000), runs_dir=tmp_path, reporter=kill_an_actor)
+    out = capsys.readouterr().out
+    assert killed and "actor 0 ended (exit code -9); started again" in out
+    assert not _actors()  # all stopped at the end
+    bot = load_bot(run_dir)
+    summary = bot.metadata["summary"]
+    assert summary["steps"] >= 3000 and summary["algorithm"] == "lean masked PPO"
+    acc = EventAccumulator(str(next(run_dir.glob("events.out.tfevents.*"))))
+    acc.Reload()
+    assert max(e.value for e in acc.Scalars("charts/actor_restarts")) == 1
+    lags = [e.value for e in acc.Scalars("charts/policy_lag")]
+    assert lags and max(lags) <= tiny().max_policy_lag
+
+    train(tiny(actors=2, total_timesteps=5000), resume=run_dir, progress=False)
+    assert checkpoint_steps(list_checkpoints(run_dir)[-1]) >= 5000
+    assert load_bot(run_dir).metadata["summary"]["steps"] >= 5000
+
+
+def test_ctrl_c_stops_the_actors_and_leaves_a_checkpoint(tmp_path: pathlib.Path) -> None:
+    def interrupt(steps: int, results: Sequence[LearnerEval], final: bool) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends the learner (its actors ignore it)
+
+    with pytest.raises(TrainingInterrupted) as stopped:
+        train(tiny(actors=2, total_timesteps=3000), runs_dir=tmp_path, progress=False, reporter=interrupt)
+    assert stopped.value.checkpoint_steps is not None and stopped.value.checkpoint_steps > 0
+    assert not _actors()
