@@ -54,7 +54,7 @@ from cardlab.envs.determinize import Determinization
 from cardlab.envs.leaning import places
 from cardlab.envs.reading_inputs import READING_VERSION, InputLayout, input_layout, reading_inputs
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game
+from cardlab.envs.spec import Game, games
 
 READER_ACTIVATIONS = ("relu", "tanh")
 """the activations a reader may have (the ones its trainer offers)"""
@@ -168,7 +168,7 @@ def _is_int(value: Any) -> bool:
 
 
 _FIELDS: tuple[tuple[str, Any, str], ...] = (
-    ("game", lambda v: isinstance(v, str), "a game id"),
+    ("game", lambda v: isinstance(v, str) and v in games(), f"a game id: {', '.join(games())}"),
     ("rules", lambda v: isinstance(v, dict), "an object of rule options"),
     ("num_players", _is_int, "a whole number of players"),
     ("observation", lambda v: isinstance(v, dict) and _is_int(v.get("version")) and _is_int(v.get("size")),

@@ -87,7 +87,8 @@ def _node(node: Any) -> str:
 def check_costs(meta_path: pathlib.Path, name: str, model: Any, input_name: str, obs_size: int) -> None:
     """Refuse a graph whose tensors' shapes cannot be inferred, or whose bytes or multiply-adds per run are
     past the caps or grow faster than the batch (see the module doc)."""
-    totals = [_costs(meta_path, name, model, input_name, obs_size, batch) for batch in BATCHES]
+    skeleton = _skeleton(model)
+    totals = [_costs(meta_path, name, skeleton, input_name, obs_size, batch) for batch in BATCHES]
     for what, index, row_cap, fixed_cap in (("holds", 0, MAX_ROW_BYTES, MAX_FIXED_BYTES),
                                             ("computes", 1, MAX_ROW_MACS, MAX_FIXED_MACS)):
         one, two, three = (total[index] for total in totals)
@@ -108,16 +109,39 @@ LIMITS = (f"an ONNX bot's run holds at most {MAX_ROW_BYTES:,} bytes of tensors p
           f"{MAX_FIXED_MACS:,} besides")
 
 
-def _costs(meta_path: pathlib.Path, name: str, model: Any, input_name: str, obs_size: int,
+SMALL_INITIALIZER = 4096
+"""initializers of at most this many numbers keep their values for shape inference (a Reshape's shape)"""
+
+
+def _skeleton(model: Any) -> Any:
+    """The graph for shape inference: its nodes, inputs and outputs, small initializers with their values,
+    large ones as inputs of their shape (their numbers are not needed; copying them took a second per
+    75 MB). Its declared intermediate shapes (``value_info``) are left out: they are not trusted."""
+    import onnx
+
+    skeleton = onnx.ModelProto(ir_version=model.ir_version, opset_import=model.opset_import)
+    graph = skeleton.graph
+    initialized = {tensor.name for tensor in model.graph.initializer}
+    graph.node.extend(model.graph.node)
+    graph.input.extend(value for value in model.graph.input if value.name not in initialized)
+    graph.output.extend(model.graph.output)
+    for tensor in model.graph.initializer:
+        if math.prod(tensor.dims) <= SMALL_INITIALIZER:
+            graph.initializer.append(tensor)
+        else:
+            graph.input.append(onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims))
+    return skeleton
+
+
+def _costs(meta_path: pathlib.Path, name: str, skeleton: Any, input_name: str, obs_size: int,
            batch: int) -> tuple[int, int]:
     """(bytes of every tensor, multiply-adds of every matrix product) of one run of `batch` observations,
-    from onnx's shape inference of the graph (its declared intermediate shapes are not trusted)."""
+    from onnx's shape inference of the graph's `_skeleton`."""
     import onnx
 
     shaped = onnx.ModelProto()
-    shaped.CopyFrom(model)
+    shaped.CopyFrom(skeleton)
     graph = shaped.graph
-    del graph.value_info[:]
     for value in graph.input:
         if value.name == input_name:
             value.type.tensor_type.shape.Clear()

@@ -201,3 +201,9 @@ def test_the_attack_probes_of_files_run_and_find_no_crash(monkeypatch: pytest.Mo
     assert probes.main(["files", "--tampered", "3", "--graphs", "3"]) == 0
     out = capsys.readouterr().out
     assert "ONNX graphs: refused" in out and "export targets: refused 10;" in out and "crashed" not in out
+
+
+def test_the_docs_list_the_operators_allowed() -> None:
+    docs = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "onnx.md").read_text()
+    listed = docs.split("<!-- operators -->")[1].split("<!-- /operators -->")[0]
+    assert listed.split(", ") == sorted(onnx_limits.OPERATORS)

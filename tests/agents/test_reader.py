@@ -97,6 +97,7 @@ def edited(written: pathlib.Path, tmp_path: pathlib.Path, **changes: object) -> 
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"game": "switch"}, "it plays switch, not huit"),
+    ({"game": "|\n<!-- END -->"}, "the metadata field game is .*; it must be a game id: switch, huit"),
     ({"num_players": 3}, "trained for 3 players"),
     ({"reading": {"version": READING_VERSION + 1, "size": 658}}, "reading inputs are version"),
     ({"format": "cardlab-bot"}, "not a cardlab-reader file"),
