@@ -56,7 +56,8 @@ def actor_seeds(cfg: TrainConfig, start_steps: int, index: int, start: int) -> t
 
 
 class RolloutActor:
-    """One actor: its games and a CPU copy of the policy; plays one rollout at a time (`play`).
+    """One actor: its games and a CPU copy of the policy; plays one rollout at a time (`play`), cut to the
+    learner's moves (`Rollout.cut`: the rest is never sent).
 
     The same class runs in an actor process (`ProcessActors`) and as a Ray
     actor (`cardlab.training.ray_actors`); the learner sends it the actor
@@ -83,7 +84,7 @@ class RolloutActor:
         """A rollout with the newest weights: `state` (of `version`) where given, else the last loaded."""
         if state is not None and version != self.version:
             self.load(state, version)
-        rollout = play(self.model, self.table, self.cfg, values=False, generator=self.generator)
+        rollout = play(self.model, self.table, self.cfg, values=False, generator=self.generator).cut()
         rollout.version = self.version
         return rollout
 

@@ -60,6 +60,28 @@ class Rollout:
     """(B, n): the playing critic's values of `final_inputs` (None with `values`)"""
     version: int = 0
     """how many updates the learner had made when the playing policy's weights were taken"""
+    compact: bool = False
+    """the per-move tensors hold the learner's moves alone, (K, ...) in (t, b) order (`cut`)"""
+
+    def cut(self) -> Rollout:
+        """The rollout with its per-move tensors cut to the learner's moves: what an actor sends (the other
+        seats' moves are read by `credit` from the small arrays alone)."""
+        keep = torch.tensor(self.learner.reshape(-1))
+        obs = learner_rows(self.obs, keep)
+        critic = obs if self.critic is self.obs else learner_rows(self.critic, keep)
+        return dataclasses.replace(self, obs=obs, critic=critic, mask=learner_rows(self.mask, keep),
+                                   actions=learner_rows(self.actions, keep),
+                                   logp=learner_rows(self.logp, keep), hands=learner_rows(self.hands, keep),
+                                   compact=True)
+
+    def rows(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """The learner's rows of one of this rollout's per-move tensors (already so when `compact`)."""
+        return x if self.compact else learner_rows(x, keep)
+
+
+def learner_rows(x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """(T, B, ...) -> (K, ...): the rows where `keep` (T * B,) is true, in (t, b) order."""
+    return x.flatten(0, 1)[keep]
 
 
 def play(model: ActorCritic, table: SelfPlayBatch, cfg: TrainConfig, values: bool,
@@ -121,11 +143,12 @@ def learner_values(model: ActorCritic, rollout: Rollout, device: torch.device) -
                                                                                         torch.Tensor]:
     """(values (T, B), last (B, n)) of a rollout by `model`'s critic on `device`, on the CPU (0 where the
     move is not the learner's: never read)."""
-    T, B = rollout.actions.shape
+    T, B = rollout.learner.shape
     values = torch.zeros(T * B)
     mine = torch.tensor(rollout.learner.reshape(-1))  # a copy: Ray hands arrays over read-only
+    critic = rollout.rows(rollout.critic, mine)
     with torch.no_grad():
-        values[mine] = model.value(rollout.critic.reshape(T * B, -1)[mine].to(device)).cpu()
+        values[mine] = model.value(critic.to(device)).cpu()
         last = model.value(rollout.final_inputs.to(device)).cpu()
     return values.reshape(T, B), last
 
@@ -133,7 +156,7 @@ def learner_values(model: ActorCritic, rollout: Rollout, device: torch.device) -
 def score(rollout: Rollout, cfg: TrainConfig, model: ActorCritic,
           device: torch.device) -> tuple[dict[str, torch.Tensor], dict[str, float], int]:
     """(PPO's batch on `device`, the rollout's charts, its learner transitions) of a played rollout."""
-    T, B, n = *rollout.actions.shape, rollout.rewards.shape[2]
+    n = rollout.rewards.shape[2]
     if rollout.values is None or rollout.last is None:
         value_b, last = learner_values(model, rollout, device)
     else:
@@ -144,14 +167,14 @@ def score(rollout: Rollout, cfg: TrainConfig, model: ActorCritic,
                      torch.from_numpy(next_index), value_b, last, torch.tensor(rollout.seats),
                      cfg.ppo.gamma, cfg.ppo.gae_lambda)
     keep = torch.tensor(learner_b).reshape(-1)
-    batch = {"obs": rollout.obs.reshape(T * B, -1)[keep], "mask": rollout.mask.reshape(T * B, -1)[keep],
-             "actions": rollout.actions.reshape(-1)[keep], "logp": rollout.logp.reshape(-1)[keep],
+    batch = {"obs": rollout.rows(rollout.obs, keep), "mask": rollout.rows(rollout.mask, keep),
+             "actions": rollout.rows(rollout.actions, keep), "logp": rollout.rows(rollout.logp, keep),
              "advantages": adv.reshape(-1)[keep], "returns": (adv + value_b).reshape(-1)[keep]}
     privileged = cfg.policy.privileged_critic
-    batch["critic"] = rollout.critic.reshape(T * B, -1)[keep] if privileged else batch["obs"]
+    batch["critic"] = rollout.rows(rollout.critic, keep) if privileged else batch["obs"]
     reading = model.hands is not None
     if reading:
-        batch["hands"] = rollout.hands.reshape(T * B, -1)[keep]
+        batch["hands"] = rollout.rows(rollout.hands, keep)
     batch = {key: value.to(device) for key, value in batch.items()}
     outcomes = reward[terminal]
     stats = {"charts/learner_share_of_moves": float(learner_b.mean())}

@@ -15,6 +15,7 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -25,8 +26,10 @@ from cardlab.cli import main
 from cardlab.cluster.lean_actors import check_address
 from cardlab.training.checkpoints import checkpoint_steps, list_checkpoints
 from cardlab.training.config import config_from_dict, config_to_dict, load_config
+from cardlab.training.lean_model import ActorCritic
 from cardlab.training.placement import learner_device, usable_cores
 from cardlab.training.records import LearnerEval
+from cardlab.training.rollouts import Rollout, score
 from cardlab.training.runs import TrainingInterrupted
 from cardlab.training.train import train
 from tests.training.test_ppo import CONFIGS, tiny
@@ -155,3 +158,25 @@ def test_ctrl_c_stops_the_actors_and_leaves_a_checkpoint(tmp_path: pathlib.Path)
         train(tiny(actors=2, total_timesteps=3000), runs_dir=tmp_path, progress=False, reporter=interrupt)
     assert stopped.value.checkpoint_steps is not None and stopped.value.checkpoint_steps > 0
     assert not _actors()
+
+
+def test_a_cut_rollout_scores_as_the_whole_one() -> None:
+    """What an actor sends (the learner's moves alone, `Rollout.cut`) makes the whole rollout's batch."""
+    T, B, n, size, actions = 6, 5, 3, 7, 4
+    gen = torch.Generator().manual_seed(0)
+    rng = np.random.default_rng(0)
+    obs = torch.randn(T, B, size, generator=gen)
+    played = Rollout(obs=obs, critic=obs, mask=torch.ones(T, B, actions, dtype=torch.bool),
+                     actions=torch.randint(0, actions, (T, B), generator=gen),
+                     logp=-torch.rand(T, B, generator=gen),
+                     seats=np.tile(np.arange(T)[:, None] % n, (1, B)), learner=rng.random((T, B)) < 0.6,
+                     rewards=np.where(rng.random((T, B, n)) < 0.1, 1.0, 0.0).astype(np.float32),
+                     ended=rng.random((T, B)) < 0.1, hands=torch.empty(T, B, 0),
+                     final_inputs=torch.randn(B, n, size, generator=gen))
+    model = ActorCritic(size, actions, [8], "tanh")
+    cfg = tiny()
+    whole, whole_stats, whole_steps = score(played, cfg, model, torch.device("cpu"))
+    cut, cut_stats, cut_steps = score(played.cut(), cfg, model, torch.device("cpu"))
+    assert (whole_steps, whole_stats) == (cut_steps, cut_stats) and whole_steps == int(played.learner.sum())
+    for key, value in whole.items():
+        assert torch.equal(value, cut[key]), key
