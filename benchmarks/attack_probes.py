@@ -19,12 +19,16 @@ an error of more than one line: must be 0).
 and `cardlab export -o` targets (`attack_files.py` says which), each sorted
 the same way; a refusal must also come within seconds.
 
+`hogs`: one address taking every game and replay slot it can, and advice
+requests closed at once (`attack_hogs.py` says what must hold).
+
 The saved-state fuzz is the property test with more examples:
 `CARDLAB_STATE_EXAMPLES=20000 pytest tests/envs/test_saved_state.py -k mutated`.
 
     python benchmarks/attack_probes.py web --requests 9000
     python benchmarks/attack_probes.py rows --tampered 3000
     python benchmarks/attack_probes.py files --tampered 300 --graphs 300
+    python benchmarks/attack_probes.py hogs --abandoned 10
 """
 
 from __future__ import annotations
@@ -203,10 +207,17 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("files", help="hostile ONNX graphs, readers, read-hands configs, export targets")
     f.add_argument("--tampered", type=int, default=300, help="tampered readers, and as many configs")
     f.add_argument("--graphs", type=int, default=300, help="shipped graphs with one operator replaced")
+    h = sub.add_parser("hogs", help="one address taking every slot; advice requests closed at once")
+    h.add_argument("--abandoned", type=int, default=10, help="advice requests sent and closed at once")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.probe == "web":
         return web(args.requests, args.seed)
+    if args.probe == "hogs":
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        from attack_hogs import hogs
+
+        return hogs(args.abandoned)
     if args.probe == "files":
         sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
         from attack_files import files

@@ -108,3 +108,16 @@ def test_advice_requests_closed_at_once_leave_the_workers_free(served: tuple[int
         started = time.monotonic()
         assert "advice" in http.get(base + path).json()
         assert time.monotonic() - started < 2.5
+
+
+def test_the_hog_probe_runs_and_finds_no_broken_rule(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`attack_probes.py hogs`: one address stops at its share with Retry-After, another still gets in, and
+    advice requests closed at once leave nothing queued (a probe of docs/web.md's limits)."""
+    from tests.benchmarks import load_benchmark
+
+    probes = load_benchmark("attack_probes", monkeypatch)
+    assert probes.main(["hogs", "--abandoned", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "one address opened 10 games and 4 replays, then 429" in out and "BROKEN" not in out
+    assert "queued or running 3 s later: 0" in out
