@@ -22,7 +22,7 @@ SCORES = [100, 97, 120, 150]
 
 
 def last_hand() -> Any:
-    """Huit 4p, seat 0 to move with two Aces on an Ace; seat 3 at 150 holds points, so the hand ends the match.
+    """Huit 4p, seat 0 to move with two Aces on an Ace; seat 3 at 150 holds points: the hand ends the match.
 
     Laying both Aces goes out now: seat 1 scores its Jack (97 + 2 = 99) and wins the match below seat 0's
     100. Laying one Ace makes seat 1 draw 2 (B7; no card left can answer it), the others draw and pass, and
