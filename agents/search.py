@@ -32,6 +32,7 @@ commas of ``--agents`` still separate agents):
     search:rollout=expert:bot:huit-2p       the bot's move to beat, the expert's rollouts
     search:worlds=128:ms=0:bot:huit-2p      128 worlds, no time cap
     search:value=points:bot:huit-2p-match   minus the seat's points, for match play
+    search:value=match:expert               the seat's chance to win the match after the hand
     search:cheat=1:worlds=64:ms=0:expert    the cheat: the other hands as they are (upper bounds only)
     search:belief=expert:weigh=weights:expert   worlds weighed by the expert's likelihood of the moves made
     search:belief=learned:expert            worlds dealt by the table's shipped hand reader
@@ -78,6 +79,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent, as_game, make_agent
+from cardlab.agents.match_equity import shipped_equity
 from cardlab.agents.reader import load_reader, shipped_reader
 from cardlab.agents.reading import Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat_values
@@ -164,7 +166,8 @@ class SearchAgent(Agent):
         self.last_decision: Decision | None = None
         """the last decision's search (None after a decision with one legal move)"""
         self.rollouts = Rollouts(self.game, base if rollout is None else rollout, drawn_apart(seed, ENGINE))
-        self._values = seat_values(self.options.value)
+        self.equity = shipped_equity(self.game) if self.options.value == "match" else None
+        """with ``value=match``: the table's match equity, whose chance to win the match values a play-out"""
         o = self.options
         self.reader = None if o.belief != "learned" else (
             load_reader(o.reader, self.game) if o.reader else shipped_reader(self.game))
@@ -306,7 +309,9 @@ class SearchAgent(Agent):
         if self.options.cheat:
             known = self._revealed(known)
         worlds, prepare = self._deal(known, wanted, rng, deadline)
-        results = self.rollouts.play(known, worlds, legal, deadline, self._values, prepare)
+        values = (seat_values(self.options.value) if self.equity is None
+                  else self.equity.after_hand(known.match))
+        results = self.rollouts.play(known, worlds, legal, deadline, values, prepare)
         if prepare is None or self.reading is None:
             return results, None
         return results, self.reading.weights(results.shape[1])

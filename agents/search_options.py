@@ -30,7 +30,7 @@ from cardlab.agents.reading import REPLAY_SHARE, WEIGHS
 from cardlab.envs.checked_json import excerpt
 
 PREFIX = "search:"
-VALUES = ("win", "points")
+VALUES = ("win", "points", "match")
 ROLLOUTS = ("base", "random", "greedy", "expert", "bot")
 """the rollout policies a spec may name (``greedy`` and ``expert`` where the game has them)"""
 BELIEFS = ("uniform", "learned", "expert", "greedy", "random", "bot", "base")
@@ -153,7 +153,9 @@ class SearchOptions:
         "and `expert` where the game has them)", choices=ROLLOUTS)
     value: str = option(
         "win", "`win`: the seat's hand win reward (+1 for a win, the loss shared out, 0 when C1 cuts the "
-        "hand); `points`: minus the seat's score change / 100 (for match play)", choices=VALUES)
+        "hand); `points`: minus the seat's score change / 100; `match`: the seat's chance to win the match "
+        "once the hand's points are added to the running totals (the table's shipped match equity, "
+        "`cardlab match-equity`; a hand that ends the match: its result)", choices=VALUES)
     z: float = option(
         1.0, "standard errors of the paired differences over the worlds by which a move must beat BASE's "
         "choice to be played instead (0: the best mean, ties to BASE)", low=0, high=MOST_Z, whole=False)

@@ -107,9 +107,10 @@ class Timed(Agent):
 
 
 def play_timed(game: str, rules: dict[str, Any], slots: Sequence[str], first: int, stop: int, seed: int,
-               on_deal: Callable[[int], object] | None = None) -> tuple[list[EpisodeRecord], float, int]:
-    """Deals first..stop-1 (`play_deals`: `evaluate`'s records of this seed), with slot 0's wall time
-    over its decisions with a choice: (records, seconds, decisions)."""
+               on_deal: Callable[[int], object] | None = None, kind: int = HAND
+               ) -> tuple[list[EpisodeRecord], float, int]:
+    """Deals first..stop-1 (`play_deals`: `evaluate`'s records of this seed; hands or, with `kind` MATCH,
+    matches), with slot 0's wall time over its decisions with a choice: (records, seconds, decisions)."""
     timed: list[Timed] = []
 
     def factory(spec: str, table: Any, agent_seed: int) -> Agent:
@@ -119,7 +120,7 @@ def play_timed(game: str, rules: dict[str, Any], slots: Sequence[str], first: in
             return timed[0]
         return agent
 
-    records = play_deals(game, rules, slots, HAND, range(first, stop), seed, agent_factory=factory,
+    records = play_deals(game, rules, slots, kind, range(first, stop), seed, agent_factory=factory,
                          on_deal=on_deal)
     return records, timed[0].seconds, timed[0].decisions
 
@@ -162,7 +163,7 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
         if not workers and not processes:
             for t, r in jobs:
                 results[t, r] = play_timed(suite.game, suite.rules, tables[t], parts[r].start, parts[r].stop,
-                                           suite.seed, on_deal=bar.update)
+                                           suite.seed, on_deal=bar.update, kind=suite.kind)
                 yield from completed()
             return
         if processes:
@@ -172,7 +173,7 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
             context = multiprocessing.get_context("spawn")
             with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
                 futures = {pool.submit(play_timed, suite.game, suite.rules, tables[t], parts[r].start,
-                                       parts[r].stop, suite.seed): (t, r) for t, r in jobs}
+                                       parts[r].stop, suite.seed, None, suite.kind): (t, r) for t, r in jobs}
                 for future in concurrent.futures.as_completed(futures):
                     job = futures[future]
                     results[job] = future.result()
@@ -185,7 +186,7 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
             ray = import_ray()
             remote = ray.remote(num_cpus=1)(play_timed)
             pending = {remote.remote(suite.game, suite.rules, tables[t], parts[r].start, parts[r].stop,
-                                     suite.seed): (t, r) for t, r in jobs}
+                                     suite.seed, None, suite.kind): (t, r) for t, r in jobs}
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 job = pending.pop(ready[0])

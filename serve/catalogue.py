@@ -6,7 +6,10 @@ Each game that can be searched offers the search at each of its levels
 (`search_choices`: ``search-quick``, the default search, and ``search-strong``).
 At the table sizes of the game's `GameSpec.read_tables` (default rules) the
 search deals its worlds by the table's shipped hand reader
-(``belief=learned``), where that measured stronger than uniform worlds.
+(``belief=learned``), where that measured stronger than uniform worlds; in
+match play, where the table has a shipped match equity (its rules), it
+values its play-outs by the seat's chance to win the match
+(``value=match``) instead of the hand's win.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
 from cardlab.agents.bot import read_metadata
+from cardlab.agents.match_equity import shipped_equity
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game, games, get_spec
@@ -61,14 +65,33 @@ LEARNED = "belief=learned:"
 """what a search's spec gains at a table of its game's `GameSpec.read_tables`"""
 
 
-def at_table(choice: AgentChoice, game: Game) -> AgentChoice:
-    """`choice` as it plays at `game`'s table: an offered search reads the hands where its game's
-    `GameSpec.read_tables` says (under the default rules, which its reader was trained with)."""
-    if (not choice.search_ms or game.num_players not in game.spec.read_tables
-            or game.spec.rules.completed({"num_players": game.num_players}) != game.rules.to_dict()):
+MATCH_VALUE = "value=match:"
+"""what a search's spec gains in match play at a table with a shipped match equity"""
+
+
+def at_table(choice: AgentChoice, game: Game, mode: str = "hand") -> AgentChoice:
+    """`choice` as it plays at `game`'s table in `mode` (hand or match play): an offered search reads the
+    hands where its game's `GameSpec.read_tables` says (under the default rules, which its reader was
+    trained with), and in match play values its play-outs by the match equity where the table has one."""
+    if not choice.search_ms:
         return choice
-    return dataclasses.replace(choice, spec=choice.spec.replace("search:", "search:" + LEARNED, 1),
-                               about=choice.about + ", its deals read from the hands' record")
+    if game.num_players in game.spec.read_tables and \
+            game.spec.rules.completed({"num_players": game.num_players}) == game.rules.to_dict():
+        choice = dataclasses.replace(choice, spec=choice.spec.replace("search:", "search:" + LEARNED, 1),
+                                     about=choice.about + ", its deals read from the hands' record")
+    if mode == "match" and has_equity(game):
+        choice = dataclasses.replace(choice, spec=choice.spec.replace("search:", "search:" + MATCH_VALUE, 1),
+                                     about=choice.about + ", playing for the match")
+    return choice
+
+
+def has_equity(game: Game) -> bool:
+    """Whether a match equity ships for `game`'s table and rules (`shipped_equity` loads it)."""
+    try:
+        shipped_equity(game)
+    except ValueError:
+        return False
+    return True
 
 
 SEARCH_BASE = "expert"
@@ -123,8 +146,9 @@ class Catalogue:
         """The agents that may play `game`: a bot only with the rule options it was trained with."""
         return [c for c in self.choices if c.fits(game)]
 
-    def choose(self, name: str, game: Game) -> AgentChoice:
-        """The agent a name stands for, if it may play `game` (a ValueError lists the names that may).
+    def choose(self, name: str, game: Game, mode: str = "hand") -> AgentChoice:
+        """The agent a name stands for, if it may play `game` in `mode` (hand or match play; a ValueError
+        lists the names that may).
 
         ``bot:GAME`` names the shipped bot of the table's size (`fitting_bot`).
         """
@@ -132,7 +156,7 @@ class Catalogue:
         name = resolve_spec(name, game)
         for choice in fits:
             if choice.name == name:
-                return at_table(choice, game)
+                return at_table(choice, game, mode)
         table = f"{game.id} with {game.num_players} players and these rule options"
         names = ", ".join(c.name for c in fits)
         known = next((c for c in self.choices if c.name == name), None)

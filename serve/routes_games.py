@@ -69,7 +69,8 @@ def build(server: Server, body: NewGame, client: str) -> tuple[Table, float]:
                          f"got {len(body.opponents)}")
     names = iter(body.opponents)
     choices: list[AgentChoice | None] = [
-        None if seat == body.seat else server.catalogue.choose(next(names), game) for seat in range(n)]
+        None if seat == body.seat else server.catalogue.choose(next(names), game, body.mode)
+        for seat in range(n)]
     players = [Player("you") if c is None else Player(c.name, c.spec) for c in choices]
     table = Table(game, body.seat, players, body.mode, body.seed, server.settings.agent_seconds,
                   mover=server.mover(client))
@@ -118,7 +119,7 @@ async def advice(key: str, request: Request, advisor: str = Query(max_length=80)
     server = server_of(request)
     entry = server.store.entry(key)
     table: Table = entry.item
-    choice = checked(lambda: server.catalogue.choose(advisor, table.game))
+    choice = checked(lambda: server.catalogue.choose(advisor, table.game, table.mode))
 
     def ask() -> tuple[int, list[Any]]:
         return table.advice(choice.spec, top, choice.name)

@@ -27,6 +27,7 @@ LEFT_OUT = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".myp
             ".ruff_cache", ".hypothesis", "runs", "sweeps", ".ipynb_checkpoints", ".shim")
 PACKAGE_DATA = ("cardlab/agents/bots/huit-2p.json", "cardlab/agents/bots/huit-2p.safetensors",
                 "cardlab/agents/readers/huit-2p.json", "cardlab/agents/readers/huit-2p.safetensors",
+                "cardlab/agents/equity/huit-4p.json",
                 "cardlab/evaluation/suites/huit-2p.json", "cardlab/serve/static/index.html",
                 "cardlab/serve/static/app.js", "cardlab/serve/static/style.css", "cardlab/py.typed")
 

@@ -133,6 +133,19 @@ READER_BOUNDS: dict[str, Range | None] = {
     "torch_threads": Range(1, 1_024),
 }
 """every number of a reader config (`cardlab.training.reader.ReaderConfig`) by its key"""
+EQUITY_BOUNDS: dict[str, Range | None] = {
+    "seed": Range(0, SEED_HIGH),
+    "num_players": None,  # the game's own range, checked by building the game
+    "hands": Range(1, 10_000_000),
+    "holdout_hands": Range(1, 10_000_000),
+    "matches": Range(1, 10_000_000),
+    "holdout_matches": Range(1, 10_000_000),
+    "hidden[]": Range(1, 256),
+    "epochs": Range(1, 10_000),
+    "batch_size": Range(1, ROLLOUT_HIGH),
+    "learning_rate": _RATE,
+}
+"""every number of a match-equity config (`cardlab.training.match_equity.EquityConfig`) by its key"""
 
 
 def numbers(section: Any, path: str = "", pattern: str = "") -> list[tuple[str, str, float]]:

@@ -142,12 +142,14 @@ def test_a_resumed_run_plays_only_the_deals_after_its_saved_ones_and_matches_one
     assert "keeps no hands and cannot resume" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("episode", ["hand", "match"])
 def test_a_whole_suite_run_writes_the_rows_bench_writes(monkeypatch: pytest.MonkeyPatch,
-                                                        tmp_path: pathlib.Path) -> None:
-    """`--rows`: each config's row is the one `cardlab bench CONFIG --suite S` writes (the same hands, C2),
-    named as the leaderboard names it; a run short of the whole suite writes none and says why."""
+                                                        tmp_path: pathlib.Path, episode: str) -> None:
+    """`--rows`: each config's row is the one `cardlab bench CONFIG --suite S` writes (the same hands or
+    matches, C2), named as the leaderboard names it; a run short of the whole suite writes none and says
+    why."""
     bench = load_benchmark("search_strength", monkeypatch)
-    suite = make_suite(SuitePlan("tiny", "huit", 2, "hand", 3), 0)
+    suite = make_suite(SuitePlan("tiny", "huit", 2, episode, 3), 0)
     monkeypatch.setattr(bench, "load_suite", lambda name: suite)
     configs = ["expert", SEARCH]
     short = bench.measure(configs, suite, 4)

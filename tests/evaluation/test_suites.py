@@ -23,7 +23,8 @@ def test_every_planned_suite_is_shipped_small_and_deals_the_cards_it_records() -
     assert suite_names() == [plan.name for plan in SUITE_PLAN]
     tables = {(p.game, p.num_players, p.episode) for p in SUITE_PLAN}
     assert {("huit", n, "hand") for n in range(2, 7)} | {("switch", n, "hand") for n in range(4, 7)} <= tables
-    assert ("huit", 2, "match") in tables
+    assert {("huit", n, "match") for n in range(2, 7)} | {("switch", n, "match") for n in range(4, 7)} \
+        <= tables
     for plan in SUITE_PLAN:
         assert (SUITES_DIR / f"{plan.name}.json").stat().st_size < 1000
         suite = load_suite(plan.name)  # deals every card again and compares the hash
@@ -32,8 +33,17 @@ def test_every_planned_suite_is_shipped_small_and_deals_the_cards_it_records() -
         assert suite.deals >= 500 and suite.version >= 1
 
 
+def test_every_table_with_a_shipped_bot_has_a_match_suite() -> None:
+    """A12/B13: people play matches, so each table a bot ships for is measured in matches too."""
+    from cardlab.agents.base import table_bots
+
+    tables = {(p.game, p.num_players) for p in SUITE_PLAN if p.episode == "match"}
+    assert {(game, n) for game, sizes in table_bots().items() for n in sizes} <= tables
+
+
 def test_the_files_are_what_the_plan_makes() -> None:
-    for number, plan in enumerate(SUITE_PLAN[:2]):
+    """The first suites, and a new match suite: the plan's seeds stay where they were as suites are added."""
+    for number, plan in [*enumerate(SUITE_PLAN[:2]), (len(SUITE_PLAN) - 1, SUITE_PLAN[-1])]:
         shipped = json.loads((SUITES_DIR / f"{plan.name}.json").read_text())
         assert shipped == make_suite(plan, number).to_dict()
 

@@ -124,6 +124,20 @@ TAMPERED = [
 ]
 
 
+def test_a_match_row_counts_shared_wins_and_a_hand_row_only_whole_ones(tmp_path: pathlib.Path) -> None:
+    """A12/B13: tied match winners share the win, so a match row's wins may be a fraction (a three-way tie
+    at a 4-player table counts a third); a hand has one winner, so a hand row's wins are whole."""
+    suite = load_suite("huit-4p-match", check=False)
+    match = row("greedy", 0.4, suite=suite.name, suite_version=suite.version, suite_sha256=suite.deals_sha256,
+                rules=suite.rules, episode="match", num_players=4, deals=500, episodes=2000, fair_share=0.25,
+                slots=["greedy", "expert", "expert", "expert"], wins=800 + 1 / 3)
+    (tmp_path / "a.json").write_text(json.dumps(match))
+    assert "| 1 | `greedy` |" in bench_markdown(tmp_path).split("### huit-4p-match")[1]
+    (tmp_path / "a.json").write_text(json.dumps(row("greedy", 0.4, wins=1600.5)))
+    with pytest.raises(ValueError, match="wins must be a whole number from 0 to 4,000"):
+        bench_markdown(tmp_path)
+
+
 @pytest.mark.parametrize("key", ["game", "deals", "wins", "slots"])
 def test_a_row_missing_a_key_bench_writes_is_refused_naming_it(tmp_path: pathlib.Path, key: str) -> None:
     """A row without its table, deals or counts would pass under any suite's name were the key optional."""

@@ -9,7 +9,7 @@ from cardlab.agents.search import LEVELS
 from cardlab.envs import get_spec, make_game
 from cardlab.serve.catalogue import Catalogue, search_choices
 
-from .helpers import client
+from .helpers import client, table_of
 
 
 def test_the_options_offer_each_level_of_the_search_for_both_games() -> None:
@@ -49,3 +49,29 @@ def test_the_offered_search_reads_the_hands_at_the_tables_where_that_measured_st
         spec = catalogue.choose(f"search-{level}", table).spec
         assert spec == f"search:{'belief=learned:' if reads else ''}level={level}:expert"
     assert (players in get_spec(game).read_tables) == (reads or bool(rules))
+
+
+@pytest.mark.parametrize(("game", "players", "rules", "plays_match"), [
+    ("huit", 4, {}, True), ("huit", 5, {}, True), ("switch", 4, {}, True), ("switch", 3, {}, False),
+    ("huit", 4, {"target_score": 100}, False)])
+def test_in_match_play_the_offered_search_plays_for_the_match_where_the_table_has_an_equity(
+        game: str, players: int, rules: dict[str, int], plays_match: bool) -> None:
+    """B13/A12: in match play both levels value a play-out by the seat's chance to win the match (the
+    table's shipped match equity, fitted under the default rules); in hand play, and where no equity fits
+    the table, by the hand's win as before."""
+    catalogue = Catalogue({})
+    table = make_game(game, {"num_players": players, **rules})
+    for level in LEVELS:
+        hand, match = (catalogue.choose(f"search-{level}", table, mode).spec for mode in ("hand", "match"))
+        assert "value=match" not in hand
+        assert match == (hand.replace("search:", "search:value=match:", 1) if plays_match else hand)
+
+
+def test_a_match_table_seats_the_search_that_plays_for_the_match() -> None:
+    api = client()
+    body = {"game": "huit", "num_players": 4, "seat": 3, "seed": 5, "mode": "match",
+            "opponents": ["search-quick", "expert", "expert"]}
+    response = api.post("/api/games", json=body)
+    assert response.status_code == 200, response.text
+    table = table_of(api, response.json()["id"])
+    assert table.players[0].spec == "search:value=match:belief=learned:level=quick:expert"

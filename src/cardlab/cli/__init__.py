@@ -4,6 +4,7 @@
 cardlab train CONFIG.yaml [--resume RUN_DIR] [--ray-address ADDR] [--runs-dir DIR] [--torch-threads N]
 cardlab teach CONFIG.yaml [--runs-dir DIR] [--torch-threads N]
 cardlab read-hands CONFIG.yaml [--resume RUN_DIR] [--runs-dir DIR]
+cardlab match-equity CONFIG.yaml [--runs-dir DIR]
 cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S] [--rule k=v ...]
              [--json F] [--csv F] [--plot F.png] [--torch-threads N]
 cardlab bench AGENT [--suite NAME] [--field SPEC ...] [--json F] [--csv F] [--plot F.png] [--workers N]
@@ -64,6 +65,7 @@ from cardlab.cli import (
     evaluate,
     exploit,
     export,
+    match_equity,
     play,
     read_hands,
     rllib,
@@ -88,7 +90,7 @@ from cardlab.cli.common import (
 COMMANDS: dict[str, Command] = {command.name: command for command in (
     train.COMMAND, evaluate.COMMAND, bench.COMMAND, compare.COMMAND, exploit.COMMAND, tournament.COMMAND,
     sweep.COMMAND, rllib.COMMAND, export.COMMAND, play.COMMAND, rules.COMMAND, serve.COMMAND, advise.COMMAND,
-    ship_bots.COMMAND, teach.COMMAND, read_hands.COMMAND,
+    ship_bots.COMMAND, teach.COMMAND, read_hands.COMMAND, match_equity.COMMAND,
 )}
 """Every `cardlab` command by name: adding a command is a module and a line here."""
 

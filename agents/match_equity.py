@@ -1,0 +1,250 @@
+"""`MatchEquity`: the chance that each seat wins the match, from the running totals; its checked files.
+
+Why: people play these games as matches (A12, B13: the lowest total when
+some total reaches the target wins), and a hand's best play depends on the
+totals: a seat far ahead should keep its points down, one far behind must
+win hands. A search that values a play-out by the seat's chance of winning
+the match after the hand's points are added (``search:value=match``) plays
+the match, not the hand.
+
+Model: a small MLP, the same for every seat, reads one seat's features
+(`features`: its total against the lowest, the mean and the target, the
+match's distance to its end, its B12 streak, and its place in the next
+hand's order of play) and gives a logit; a softmax over the seats gives
+the probabilities, so they sum to 1 whatever the weights. A match that is
+over is not asked of the network: its winners share 1 (ties share the win).
+`cardlab match-equity CONFIG.yaml` (`cardlab.training.match_equity`) fits it.
+
+Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
+feature version, the network's shape and weights, their SHA-256 and a
+summary). `load_equity` refuses in one line a file for another game, table
+or rule set, of another feature version, or whose weights do not hash as
+recorded. The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pathlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.envs.match import Match
+from cardlab.envs.spec import Game
+
+FORMAT = "cardlab-match-equity"
+FORMAT_VERSION = 1
+FEATURES_VERSION = 1
+"""raised when `features` changes: a file of another version is refused"""
+SHIPPED = pathlib.Path(__file__).resolve().parent / "equity"
+"""the folder of the shipped equity models, ``GAME-Np.json`` each"""
+MOST_BYTES = 1_000_000
+"""the largest equity file read (a shipped one is a few tens of KiB)"""
+MOST_HIDDEN = 256
+"""the widest hidden layer a file may declare"""
+LEFT_FLOOR = 0.05
+"""added to the share of the target left before a gap is scaled by its square root (no division by 0)"""
+KEYS = ("format", "format_version", "game", "num_players", "rules", "features_version", "hidden", "weights",
+        "weights_sha256", "summary")
+
+
+def feature_count(num_players: int) -> int:
+    """The features of one seat (`features`): seven numbers and the seat's place in the order of play."""
+    return 7 + num_players
+
+
+def features(scores: np.ndarray, dealer: np.ndarray, streaks: np.ndarray, target: int,
+             streak_length: int) -> np.ndarray:
+    """(B, n, F) features of each seat of B unfinished matches, from (B, n) totals, (B,) dealers of the next
+    hand and (B, n) B12 streaks (zeros where the game has none; `streak_length` 0 then).
+
+    Per seat: its total less the lowest and less the mean (over the target),
+    both again over the square root of the share of the target left (a gap
+    weighs more near the end), its own distance to the target, the match's
+    share left, its streak over the streak length, and one-hot its place in
+    the next hand's order of play (0: plays first, the dealer's next seat).
+    """
+    s = np.asarray(scores, dtype=np.float64) / target
+    n = s.shape[1]
+    left = np.clip(1.0 - s.max(axis=1, keepdims=True), 0.0, None)
+    scale = np.sqrt(left + LEFT_FLOOR)
+    low = s - s.min(axis=1, keepdims=True)
+    mean = s - s.mean(axis=1, keepdims=True)
+    runs = np.asarray(streaks, dtype=np.float64) / streak_length if streak_length else np.zeros_like(s)
+    place = (np.arange(n)[None, :] - np.asarray(dealer)[:, None] - 1) % n
+    numbers = np.stack([low, mean, low / scale, mean / scale, 1.0 - s, np.broadcast_to(left, s.shape), runs],
+                       axis=2)
+    return np.concatenate([numbers, np.eye(n)[place]], axis=2)
+
+
+def win_shares(scores: np.ndarray) -> np.ndarray:
+    """(B, n) a finished match's result: its winners (the lowest totals) share 1."""
+    scores = np.asarray(scores)
+    low = scores == scores.min(axis=1, keepdims=True)
+    return low / low.sum(axis=1, keepdims=True)
+
+
+def weights_sha256(weights: dict[str, Any]) -> str:
+    """The SHA-256 of the weights as the file writes them (sorted keys, no spaces)."""
+    return hashlib.sha256(json.dumps(weights, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class MatchEquity:
+    """A table's match-equity model (module doc): `equity` gives each seat's chance to win the match."""
+
+    def __init__(self, game: Game, layers: Sequence[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any]
+                 ) -> None:
+        self.game = game
+        self.layers = [(np.asarray(w, dtype=np.float64), np.asarray(b, dtype=np.float64)) for w, b in layers]
+        self.meta = meta
+        rules = game.rules.to_dict()
+        self.target = int(rules["target_score"])
+        self.streak_length = int(rules.get("streak_length", 0))
+        """B12's streak length; 0 where the game keeps no streaks (Switch)"""
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """(..., F) features -> (...) logits: the MLP, tanh between its layers."""
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w.T + b
+            if i < len(self.layers) - 1:
+                x = np.tanh(x)
+        return np.asarray(x[..., 0])
+
+    def equity(self, scores: np.ndarray, dealer: np.ndarray, streaks: np.ndarray | None = None
+               ) -> np.ndarray:
+        """(B, n) each seat's chance to win the match from (B, n) totals, (B,) dealers of the next hand and
+        (B, n) B12 streaks (None: none); each row sums to 1, and a finished match's winners share 1."""
+        scores = np.asarray(scores, dtype=np.int64)
+        if scores.ndim != 2 or scores.shape[1] != self.game.num_players:
+            raise ValueError(f"scores must be (B, {self.game.num_players}) totals, got shape {scores.shape}")
+        runs = np.zeros_like(scores) if streaks is None or not self.streak_length else np.asarray(streaks)
+        out = np.empty(scores.shape, dtype=np.float64)
+        over = scores.max(axis=1) >= self.target
+        out[over] = win_shares(scores[over])
+        live = ~over
+        if live.any():
+            z = self.logits(features(scores[live], np.asarray(dealer)[live], runs[live], self.target,
+                                     self.streak_length))
+            z = np.exp(z - z.max(axis=1, keepdims=True))
+            out[live] = z / z.sum(axis=1, keepdims=True)
+        return out
+
+    def after_hand(self, match: Match) -> Callable[[Any, np.ndarray, np.ndarray], np.ndarray]:
+        """A search's value of its play-outs (`cardlab.agents.rollouts.Values`): seat 0's equity once each
+        finished slot's score changes (B12's bonus among them) are added to `match`'s totals, the dealer
+        moved on (B3) and the streaks counted; a slot C1 cut adds nothing and ends every streak."""
+        totals = np.asarray(match.scores, dtype=np.int64)
+        runs = np.asarray(match.streaks, dtype=np.int64)
+        dealer = (match.dealer + 1) % self.game.num_players
+
+        def values(engine: Any, rows: np.ndarray, wins: np.ndarray) -> np.ndarray:
+            done = np.asarray(engine.done[rows]).ravel()
+            changes = np.asarray(engine.score_changes()[rows]).reshape(done.size, -1) * done[:, None]
+            streaks = np.zeros_like(changes)
+            if self.streak_length:
+                winner = np.argmin(changes, axis=1)  # a loser holds a card, and every card scores (B11)
+                run = runs[winner] + 1
+                streaks[np.arange(done.size), winner] = np.where(done & (run < self.streak_length), run, 0)
+            equity = self.equity(totals + changes, np.full(done.size, dealer), streaks)
+            return equity[:, 0].reshape(np.shape(rows))
+
+        return values
+
+
+def _refuse(path: pathlib.Path, reason: str) -> ValueError:
+    return ValueError(f"match equity {path}: {reason}")
+
+
+def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The network's (weight, bias) pairs, refused unless they chain from the features to one logit."""
+    hidden, weights = meta["hidden"], meta["weights"]
+    if not isinstance(hidden, list) or not all(type(h) is int and 1 <= h <= MOST_HIDDEN for h in hidden):
+        raise _refuse(path, f"hidden must be a list of layer widths 1 to {MOST_HIDDEN}, got "
+                            f"{excerpt(hidden)}")
+    sizes = [feature_count(meta["num_players"]), *hidden, 1]
+    if not isinstance(weights, dict) or set(weights) != {f"{k}{i}" for i in range(len(sizes) - 1)
+                                                         for k in "wb"}:
+        found = sorted(weights) if isinstance(weights, dict) else weights
+        raise _refuse(path, f"weights must hold w0, b0, ... w{len(sizes) - 2}, b{len(sizes) - 2} for the "
+                            f"layers {sizes}, got {excerpt(found)}")
+    layers = []
+    for i in range(len(sizes) - 1):
+        try:
+            w = np.asarray(weights[f"w{i}"], dtype=np.float64)
+            b = np.asarray(weights[f"b{i}"], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise _refuse(path, f"layer {i}'s weights are not arrays of numbers") from None
+        if w.shape != (sizes[i + 1], sizes[i]) or b.shape != (sizes[i + 1],) or not (
+                np.isfinite(w).all() and np.isfinite(b).all()):
+            raise _refuse(path, f"layer {i} must be a finite ({sizes[i + 1]}, {sizes[i]}) weight and "
+                                f"({sizes[i + 1]},) bias, got {w.shape} and {b.shape}")
+        layers.append((w, b))
+    return layers
+
+
+def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
+    """An equity file checked against `game`'s table (module doc), or a one-line `ValueError`."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise _refuse(path, "file not found (an equity model is one NAME.json, written by cardlab "
+                            "match-equity)")
+    try:
+        meta = read_json_file(path, "the file", MOST_BYTES)
+    except ValueError as err:
+        raise _refuse(path, str(err)) from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise _refuse(path, f'not a {FORMAT} file ("format" is {excerpt(found)}): give the JSON file '
+                            "cardlab match-equity writes")
+    if set(meta) != set(KEYS):
+        raise _refuse(path, f"expected the fields {', '.join(KEYS)}, got {excerpt(sorted(meta))} "
+                            "(corrupted?)")
+    if meta["format_version"] != FORMAT_VERSION or meta["features_version"] != FEATURES_VERSION:
+        raise _refuse(path, f"format {excerpt(meta['format_version'])}, features "
+                            f"{excerpt(meta['features_version'])}; this cardlab reads format "
+                            f"{FORMAT_VERSION}, features {FEATURES_VERSION} (fit it again with cardlab "
+                            "match-equity)")
+    if meta["game"] != game.spec.id or meta["num_players"] != game.num_players:
+        raise _refuse(path, f"it is for {excerpt(meta['game'])} with {excerpt(meta['num_players'])} players, "
+                            f"not {game.spec.id} with {game.num_players}; use the equity of this table")
+    rules = meta["rules"]
+    ours = game.rules.to_dict()
+    if not isinstance(rules, dict) or rules != ours:
+        theirs = rules if isinstance(rules, dict) else {}
+        diffs = [f"{k}={excerpt(theirs.get(k, '(missing)'))} (table: {excerpt(ours.get(k, '(missing)'))})"
+                 for k in sorted(set(ours) | set(theirs))
+                 if theirs.get(k, "(missing)") != ours.get(k, "(missing)")]
+        raise _refuse(path, f"it was fitted under other rules: {', '.join(diffs) or excerpt(rules)}; use it "
+                            "at a table of those rules, or fit one for these")
+    if meta["weights_sha256"] != weights_sha256(meta["weights"]):
+        raise _refuse(path, "its weights do not hash to the weights_sha256 it records (corrupted or edited); "
+                            "fit it again with cardlab match-equity")
+    return MatchEquity(game, _layers(path, meta), meta)
+
+
+def equity_file(game: Game, layers: Sequence[tuple[np.ndarray, np.ndarray]], summary: dict[str, Any]
+                ) -> dict[str, Any]:
+    """The JSON object of an equity model for `game`'s table (what `load_equity` reads)."""
+    weights: dict[str, Any] = {}
+    for i, (w, b) in enumerate(layers):
+        weights[f"w{i}"] = np.asarray(w, dtype=np.float64).round(7).tolist()
+        weights[f"b{i}"] = np.asarray(b, dtype=np.float64).round(7).tolist()
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "game": game.spec.id,
+            "num_players": game.num_players, "rules": game.rules.to_dict(),
+            "features_version": FEATURES_VERSION,
+            "hidden": [int(w.shape[0]) for w, _ in layers[:-1]], "weights": weights,
+            "weights_sha256": weights_sha256(weights), "summary": summary}
+
+
+def shipped_equity(game: Game) -> MatchEquity:
+    """The shipped equity of `game`'s table; a `ValueError` naming the tables that have one otherwise."""
+    path = SHIPPED / f"{game.spec.id}-{game.num_players}p.json"
+    if not path.is_file():
+        have = ", ".join(sorted(p.stem for p in SHIPPED.glob("*.json"))) or "none"
+        raise ValueError(f"no match equity ships for {game.spec.id} with {game.num_players} players (equity "
+                         f"models: {have}); fit one with cardlab match-equity")
+    return load_equity(path, game)
