@@ -219,6 +219,7 @@ def gather(cfg: ReaderConfig, run_dir: Path, show: Progress) -> list[dict[str, n
     table = Table(cfg.game, {**cfg.rules, "num_players": cfg.num_players},
                   tuple((p.spec, p.weight) for p in cfg.field), cfg.keep_share, cfg.seed)
     sizes = {i: min(cfg.chunk, cfg.positions - i * cfg.chunk) for i in range(count)}
+    show.doing(lambda: f"making positions: {len(have)} of {count} chunks of {cfg.chunk:,} made")
     with show.bar(total=sum(sizes[i] for i in missing), desc="labelled positions", unit="pos") as bar:
         def done(chunk: int, data: dict[str, np.ndarray]) -> None:
             _save_chunk(run_dir, chunk, data)
@@ -287,6 +288,7 @@ def fit(cfg: ReaderConfig, game: Game, train: dict[str, torch.Tensor], show: Pro
     steps = cfg.epochs * -(-count // cfg.batch_size)
     with show.bar(total=steps, desc="reader training", unit="step") as bar:
         for epoch in range(cfg.epochs):
+            show.doing(functools.partial(_epoch_line, epoch + 1, cfg.epochs))
             for group in optimiser.param_groups:
                 group["lr"] = cfg.learning_rate * 0.5 ** max(0, epoch - (cfg.epochs - 4))
             order = torch.randperm(count, generator=order_rng)
@@ -344,12 +346,13 @@ def read_hands(cfg: ReaderConfig, runs_dir: str | Path = "runs", resume: Path | 
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.torch_threads)
     try:
-        chunks = gather(cfg, run_dir, show)
-        held = held_out(len(chunks), cfg.holdout_share)
-        train = _tensors(chunks[:len(chunks) - held])
-        holdout = _tensors(chunks[len(chunks) - held:])
-        made = time.perf_counter()
-        network = fit(cfg, game, train, show)
+        with show.watched():
+            chunks = gather(cfg, run_dir, show)
+            held = held_out(len(chunks), cfg.holdout_share)
+            train = _tensors(chunks[:len(chunks) - held])
+            holdout = _tensors(chunks[len(chunks) - held:])
+            made = time.perf_counter()
+            network = fit(cfg, game, train, show)
     finally:
         torch.set_num_threads(threads)
     kinds = len(reader_layout(game).deck_kinds)
