@@ -11,24 +11,26 @@ change under another value of the option.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
+import inspect
+import textwrap
 from typing import Any
 
 import numpy as np
 import pytest
 
 from cardlab.agents.heuristics import HuitExpert
-from cardlab.agents.heuristics.huit import known_terms
 from cardlab.envs import cards as C
 from cardlab.envs import make_game
 from cardlab.envs.huit import rules as R
-from cardlab.envs.huit.heuristics.arrays import expert_arrays
+from cardlab.envs.huit.heuristics import kernels as K
 from cardlab.envs.huit.spec import SPEC as HUIT
 from cardlab.envs.options import OptionDoc
 from cardlab.envs.spec import Game, GameSpec
 from tests.agents.test_batched_heuristics import positions
-from tests.envs.test_option_texts import RULE_ID, AceDrawRules
+from tests.envs.test_option_texts import MADE_UP, RULE_ID, AceDrawRules
 
 MODELLED = set(RULE_ID.findall(HuitExpert.__doc__ or ""))
 """The rules the expert's estimate models, as its docstring cites them."""
@@ -76,27 +78,49 @@ def test_the_experts_estimate_follows_each_option_of_the_rules_it_models(option:
     assert not ignored(HUIT, option), f"the expert's values ignore {option.name}={other_value(HUIT, option)}"
 
 
+def read_options(expert: type[HuitExpert]) -> set[str]:
+    """The names `expert`'s `rule_arrays` (its own and those it overrides) reads as ``self.rules.NAME``:
+    the options the expert reckons with."""
+    methods = [cls.__dict__["rule_arrays"] for cls in expert.__mro__ if "rule_arrays" in cls.__dict__]
+    trees = [ast.parse(textwrap.dedent(inspect.getsource(method))) for method in methods]
+    return {node.attr for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+            and ast.unparse(node.value) == "self.rules"}
+
+
+def unread_modelled(spec: GameSpec, expert: type[HuitExpert]) -> set[str]:
+    """The options of the rules the expert models that its `rule_arrays` does not read."""
+    return {o.name for o in modelled_options(spec)} - read_options(expert)
+
+
 def test_the_expert_models_the_rules_its_options_cite() -> None:
+    """The options of the rules the expert models are the ones `rule_arrays` reads (an option added by
+    the recipe and read there keeps this green; one not read there fails it and the check above)."""
     assert {"B7", "B8"} <= MODELLED
-    assert [o.name for o in modelled_options(HUIT)] == ["queen_skips_each"]
+    assert "queen_skips_each" in {o.name for o in modelled_options(HUIT)}
+    assert not unread_modelled(HUIT, HuitExpert), \
+        f"HuitExpert.rule_arrays does not read {sorted(unread_modelled(HUIT, HuitExpert))}"
 
 
 class AceDrawExpert(HuitExpert):
     """The expert as a contributor making B7's penalty an option would leave it right: reading it."""
 
     def rule_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return expert_arrays(self.weights, known_terms(self.weights), self.rules.num_players,
-                             self.rules.queen_skips_each, self.rules.ace_draw)
+        ints, floats = super().rule_arrays()
+        ints = ints.copy()
+        ints[K.ACE_DRAW_AT] = self.rules.made_up_ace_draw
+        return ints, floats
 
 
 def test_an_option_whose_estimate_keeps_its_default_is_caught() -> None:
-    """An `ace_draw` option (B7) added with the expert still reckoning `R.ACE_DRAW` fails the check; the
-    expert reading `rules.ace_draw` (in `rule_arrays`) passes it, its single moves as its batches."""
+    """A made-up B7 option added with the expert not reading it fails the check; the expert reading
+    `rules.made_up_ace_draw` (in `rule_arrays`) passes it, its single moves as its batches."""
     spec = dataclasses.replace(HUIT, rules=AceDrawRules)
-    ace_draw = next(o for o in modelled_options(spec) if o.name == "ace_draw")
+    ace_draw = next(o for o in modelled_options(spec) if o.name == MADE_UP)
     assert ignored(spec, ace_draw)
     assert not ignored(spec, ace_draw, AceDrawExpert)
-    game = make_game(spec, {"num_players": 4, "ace_draw": 5})
+    assert unread_modelled(spec, HuitExpert) == {MADE_UP}
+    assert not unread_modelled(spec, AceDrawExpert)
+    game = make_game(spec, {"num_players": 4, MADE_UP: 5})
     observations, masks = rows()
     one = AceDrawExpert(game, 0)
     assert AceDrawExpert(game, 0).act_batch(observations, masks).tolist() == [
