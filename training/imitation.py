@@ -81,6 +81,8 @@ def _demonstrations(env: VecEnv, cfg: TrainConfig, league_dir: Path,
                 done += size * cfg.num_envs
                 bar.update(size * cfg.num_envs)
                 progress.heartbeat(progress.status)
+        if not progress.bars:  # a log's line that the collection is over (a bar shows it on a terminal)
+            progress.say(f"imitation: {done:,} of {total:,} hands collected")
     except KeyboardInterrupt:
         if workers is not env:
             stop_workers(workers)

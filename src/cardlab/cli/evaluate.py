@@ -91,20 +91,19 @@ def table_agents(args: argparse.Namespace, rules: dict[str, Any]) -> list[str]:
 
 def say_filled(agents: list[str], game_id: str, rules: dict[str, Any]) -> None:
     """Print how the seats were filled when fewer agents than seats were given (they repeat in order, so
-    ``--agents bot:huit-4p expert`` at four seats seats the bot twice): nothing is seated unsaid."""
-    from cardlab.envs.spec import get_spec, make_game
-    from cardlab.evaluation.episodes import seat_slots
+    ``--agents bot:huit-4p expert`` at four seats seats the bot twice): nothing is seated unsaid. One agent
+    alone, in every seat, needs no word."""
+    from cardlab.evaluation.episodes import players_for, seat_slots
 
     try:
-        seats = make_game(get_spec(game_id), rules).num_players
+        seats = players_for(game_id, rules, agents)
     except ValueError:
-        return  # the evaluation refuses these rules itself, saying why
-    if len(agents) >= seats:
+        return  # the evaluation refuses this table itself, saying why
+    if len(agents) >= seats or len(set(agents)) == 1:
         return
     slots = ", ".join(f"{seat}: {spec}" for seat, spec in enumerate(seat_slots(agents, seats)))
-    given = f"{len(agents)} agent{'s' if len(agents) > 1 else ''}"
-    print(f"{given} for {seats} seats, repeated in order: {slots} (give {seats} to choose every seat)",
-          flush=True)
+    print(f"{len(agents)} agents for {seats} seats, repeated in order: {slots} (give {seats} to choose every "
+          "seat)", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
