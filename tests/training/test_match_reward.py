@@ -7,6 +7,7 @@ import pytest
 
 from cardlab.agents.match_equity import shipped_equity
 from cardlab.envs import make_game
+from cardlab.envs.generic_batch import generic_batch
 from cardlab.training.league import LeagueSettings
 from cardlab.training.match_reward import MatchReward
 from cardlab.training.selfplay import SelfPlayBatch, batched_engine
@@ -94,3 +95,24 @@ def test_a_table_without_a_shipped_equity_is_refused_naming_those_that_have_one(
                                          r"equity ships for switch with 2 players \(equity models: "
                                          r"huit-2p, .*switch-4p"):
         SelfPlayBatch(make_game("switch", num_players=2), 2, RANDOM, seed=0, reward="match", episode="match")
+
+
+@pytest.mark.parametrize("engine_kind", ["huit", "switch", "generic"])
+def test_match_state_is_the_rules_engine_match(engine_kind: str) -> None:
+    """Every batched engine's `match_state` is its slots' `Match` (totals, dealer, B12 streaks, hands)."""
+    game = make_game("switch" if engine_kind == "switch" else "huit", num_players=3, target_score=60)
+    cls = generic_batch(game.spec) if engine_kind == "generic" else game.spec.batched_engine()
+    engine = cls(game.rules, 4, seed=1, episode="match")
+    rng = np.random.default_rng(3)
+    hands = 0
+    for _ in range(300):
+        mask = engine.legal_mask()
+        engine.step(np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1))
+        totals, dealer, streaks, played = engine.match_state()
+        for b in range(4):
+            m = engine.to_state(b).match
+            assert (totals[b].tolist(), int(dealer[b]), streaks[b].tolist(), int(played[b])) == (
+                m.scores, m.dealer, m.streaks, m.hands_played)
+        hands = max(hands, int(played.max()))
+        engine.reset(engine.over)
+    assert hands >= 2
