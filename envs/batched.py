@@ -48,7 +48,10 @@ while True:
   only those slots, row i for slot rows[i] (`seats` then (R,)): a search
   whose slots finish at different times asks only for the live ones;
   `score_changes()` (B, n) int64, each seat's points of the last finished
-  hand (what the AEC env's `reward="points"` pays, divided by -100).
+  hand (what the AEC env's `reward="points"` pays, divided by -100);
+  `match_state()` each slot's match as (totals (B, n), dealer of the hand in
+  play (B,), B12 streaks (B, n), zeros where the game keeps none, hands
+  played (B,)), int64 copies (what `reward: match` reads at each hand's end).
 - `step(actions)` applies one action id per live slot and returns
   `(rewards (B, n) float32, done (B,) bool, truncated (B,) bool)`. Rewards are
   the AEC env's `reward="win"` rewards: zero-sum win rewards at the end of the
@@ -123,6 +126,9 @@ from numba import njit
 
 from cardlab.envs.aec import EPISODES
 from cardlab.envs.checked_json import excerpt
+
+MatchState = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""`BatchedEngine.match_state`: totals (B, n), dealer of the hand in play (B,), streaks (B, n), hands (B,)"""
 
 
 @njit(cache=True)
@@ -342,6 +348,9 @@ class BatchedEngine:
         return self.to_state(slot).state_dict()
 
     def score_changes(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def match_state(self) -> MatchState:
         raise NotImplementedError
 
     def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cardlab.envs.batched import BatchedEngine, seat_indices
+from cardlab.envs.batched import BatchedEngine, MatchState, seat_indices
 from cardlab.envs.match import win_rewards
 from cardlab.envs.spec import GameSpec
 
@@ -70,6 +70,13 @@ class GenericBatch(BatchedEngine):
 
     def score_changes(self) -> np.ndarray:
         return np.array([s.score_changes for s in self.states], dtype=np.int64)
+
+    def match_state(self) -> MatchState:
+        matches = [s.match for s in self.states]
+        return (np.array([m.scores for m in matches], dtype=np.int64),
+                np.array([m.dealer for m in matches], dtype=np.int64),
+                np.array([m.streaks for m in matches], dtype=np.int64),
+                np.array([m.hands_played for m in matches], dtype=np.int64))
 
     def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
         idx = self._rows(rows)

@@ -28,6 +28,7 @@ from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.training.config_bounds import check_network, check_numbers
+from cardlab.training.match_reward import MATCH, table_equity
 from cardlab.training.placement import DEVICES, check_placement
 from cardlab.training.single_seat import make_game_env
 from cardlab.training.yaml_files import read_extended
@@ -223,8 +224,9 @@ class TrainConfig:
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     """rule options of the game (see the game module's doc); num_players is the key above"""
     reward: str = "win"
-    """the game env's reward: 'win' (+1 / -1/(n-1) per episode) or 'points' (-points/100 per hand; hand
-    episodes only)"""
+    """the game env's reward: 'win' (+1 / -1/(n-1) per episode), 'points' (-points/100 per hand; hand
+    episodes only) or 'match' (the seat's change of match equity at each hand's end, from the table's
+    shipped equity model: potential-based shaping of the match's win; episode match, trainer lean only)"""
     episode: str = "hand"
     """what one training game is: 'hand' or 'match' (trainer lean only): hands follow each other with running
     totals (which the observation holds) and the win reward comes at the match's end, the lowest total
@@ -402,10 +404,14 @@ def _validate(cfg: TrainConfig) -> None:
            "use letters, digits, '-', '_' and '.' (it names the run folder)")
     check_numbers(cfg)
     _one_of(cfg.game, "game", games())
-    _one_of(cfg.reward, "reward", REWARDS)
+    _one_of(cfg.reward, "reward", (*REWARDS, MATCH))
     _one_of(cfg.episode, "episode", EPISODES)
-    _check(cfg.episode == "hand" or cfg.reward == "win", "reward (with episode: match)", cfg.reward,
-           "use 'win' (the match's win reward); 'points' pays each hand's points, as hand episodes do")
+    _check(cfg.episode == "hand" or cfg.reward != "points", "reward (with episode: match)", cfg.reward,
+           "use 'win' (the match's win reward) or 'match' (its equity's change at each hand's end); 'points' "
+           "pays each hand's points, as hand episodes do")
+    _check(cfg.episode == "match" or cfg.reward != MATCH, "reward (with episode: hand)", cfg.reward,
+           "'match' pays the change of the match equity across the hands of a match: set episode: match, "
+           "or use 'win' or 'points'")
     _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
     _one_of(cfg.device, "device", DEVICES)
     check_placement(cfg)
@@ -416,6 +422,10 @@ def _validate(cfg: TrainConfig) -> None:
     for i, opp in enumerate(cfg.opponents):
         _check_spec(opp.spec, f"opponents[{i}].spec", env)
 
+    _check(cfg.trainer == "lean" or cfg.reward != MATCH, f"reward (with trainer: {cfg.trainer})", cfg.reward,
+           "use 'win' or 'points', or trainer: lean (with episode: match)")
+    if cfg.reward == MATCH:
+        table_equity(env.game)
     if cfg.trainer == "lean":
         _check_lean(cfg)
     else:

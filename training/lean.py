@@ -18,7 +18,8 @@ torch over them.
 A rollout is `ppo.n_steps` calls of `SelfPlayBatch.step` over `num_envs`
 games: T * B moves, of which the learner's are the transitions (all of them
 when every seat is the learner's). Rewards (``reward: win`` or ``points``, as
-the AEC env pays them) and terminal flags come from `selfplay.credit`,
+the AEC env pays them, or ``match``: each hand's change of match equity,
+`cardlab.training.match_reward`) and terminal flags come from `selfplay.credit`,
 advantages from `ppo.advantages` (GAE along each seat's chain), and the update
 minimises `ppo.ppo_loss`; a hand truncated at max_turns ends its chains with
 reward 0, like a drawn hand. With ``episode: match`` a game is a whole match

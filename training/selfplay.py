@@ -32,7 +32,9 @@ weight (`LeagueSettings`, as the single-seat env's league).
 With ``episode="match"`` a game is a whole match: hands follow each other
 with running totals, the win rewards come at the match's end (`ended`), and
 the seats are drawn per match. ``reward="points"`` is refused with it (it
-pays each hand's points, which hand episodes already do).
+pays each hand's points, which hand episodes already do); ``reward="match"``
+(match episodes only) pays at each hand's end each seat's change of match
+equity instead (`cardlab.training.match_reward`).
 
 `observe_table` is the input of a privileged critic (the lean trainer's
 ``policy.privileged_critic``): every seat's observation, the given seat's
@@ -74,6 +76,7 @@ from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
 from cardlab.training.league import LeagueSettings, list_population, list_snapshots
+from cardlab.training.match_reward import MATCH, MatchReward
 
 LEARNER = 0
 """the policy index of the learner in `SelfPlayBatch.owners`"""
@@ -93,13 +96,16 @@ class SelfPlayBatch:
                  seed: int | None = None, reward: str = "win", episode: str = "hand") -> None:
         if not 0.0 <= learner_share <= 1.0:
             raise ValueError(f"learner_share must be between 0 and 1, got {excerpt(learner_share)}")
-        for name, value, accepted in (("reward", reward, REWARDS), ("episode", episode, EPISODES)):
+        for name, value, accepted in (("reward", reward, (*REWARDS, MATCH)), ("episode", episode, EPISODES)):
             if value not in accepted:
                 raise ValueError(f"{name}={excerpt(value)} is not accepted: use one of "
                                  f"{', '.join(map(repr, accepted))}")
         if reward == "points" and episode == "match":
             raise ValueError("reward='points' pays each hand's points, which only hand episodes do: with "
-                             "episode='match' use reward='win' (the match's win reward)")
+                             "episode='match' use reward='win' (the match's win reward) or 'match'")
+        if reward == MATCH and episode != "match":
+            raise ValueError("reward='match' pays the change of the match equity across each hand of a "
+                             "match: use it with episode='match'")
         self.reward, self.episode = reward, episode
         weights = np.array([w for _, w in league.opponents], dtype=np.float64)
         if not league.opponents or (weights <= 0).any():
@@ -127,6 +133,8 @@ class SelfPlayBatch:
         self.owners = np.zeros((num_games, self.n), dtype=np.int64)
         """(B, n): the policy index of each seat of each game"""
         self._seat_games(np.arange(num_games))
+        self.match_reward = MatchReward(game, self.engine) if reward == MATCH else None
+        """`reward='match'`'s equities of the games (None with another reward)"""
 
     # ------------------------------------------------------------ seating
     def _policy(self, name: str, path: Path | None = None) -> int:
@@ -203,7 +211,9 @@ class SelfPlayBatch:
         episode is over); an ended game starts a new one at once, its seats
         drawn again. Rewards are the AEC env's of the same ``reward`` and
         ``episode`` options: with "points", a won hand pays each seat minus its
-        points over 100 (a truncated one 0).
+        points over 100 (a truncated one 0); with "match" (match episodes, no
+        AEC counterpart), each hand's end pays each seat its change of match
+        equity (`cardlab.training.match_reward`).
         """
         obs, mask, seats, learner = self.observe() if view is None else view
         actions = np.asarray(learner_actions, dtype=np.int64).copy()
@@ -224,10 +234,14 @@ class SelfPlayBatch:
             won = done & ~truncated
             rewards = np.zeros_like(rewards)
             rewards[won] = points_reward(self.engine.score_changes()[won])
+        elif self.match_reward is not None:
+            rewards = self.match_reward.rewards()
         games = np.flatnonzero(ended)
         if games.size:
             self.engine.reset(games)
             self._seat_games(games)
+            if self.match_reward is not None:
+                self.match_reward.restart(games)
         return rewards, ended
 
     def _network_actions(self, network: nn.Module, obs: np.ndarray, mask: np.ndarray,

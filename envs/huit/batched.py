@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cardlab.envs.batched import BatchedEngine, seat_indices
+from cardlab.envs.batched import BatchedEngine, MatchState, seat_indices
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.batch_state import (
@@ -201,6 +201,11 @@ class HuitBatch(BatchedEngine):
     def score_changes(self) -> np.ndarray:
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
         return self.seats[:, SCORE_CHANGES].copy()
+
+    def match_state(self) -> MatchState:
+        """`BatchedEngine.match_state`: the `SCORES`, `STREAKS` rows, `DEALER`, `HANDS_PLAYED` columns."""
+        return (self.seats[:, SCORES].copy(), self.info[:, DEALER].copy(), self.seats[:, STREAKS].copy(),
+                self.info[:, HANDS_PLAYED].copy())
 
     def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
         """(B, NUM_ACTIONS) bool: the legal actions of the seat to move (none in finished slots); of the

@@ -55,7 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.batched import BatchedEngine, seat_indices
+from cardlab.envs.batched import BatchedEngine, MatchState, seat_indices
 from cardlab.envs.kernels import load_generator, slot_generators
 from cardlab.envs.match import Match
 from cardlab.envs.switch import rules as R
@@ -230,6 +230,11 @@ class SwitchBatch(BatchedEngine):
     def score_changes(self) -> np.ndarray:
         """(B, n) int64: each seat's score change in the slot's last finished hand (as the engine's)."""
         return self.seats[:, SCORE_CHANGES].astype(np.int64)
+
+    def match_state(self) -> MatchState:
+        """`BatchedEngine.match_state`: the `SCORES` row, `DEALER`, `HANDS_PLAYED` columns; no streaks."""
+        totals = self.seats[:, SCORES].astype(np.int64)
+        return totals, self.info[:, DEALER].copy(), np.zeros_like(totals), self.info[:, HANDS_PLAYED].copy()
 
     def legal_mask(self, rows: np.ndarray | None = None) -> np.ndarray:
         """(B, NUM_ACTIONS) bool, the legal actions of the seat to move; of the slots `rows` only when

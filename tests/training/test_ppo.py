@@ -69,6 +69,15 @@ def test_other_configs_keep_maskable_ppo() -> None:
     ({"episode": "match", "trainer": "maskable_ppo"},
      "episode (with trainer: maskable_ppo)='match' is not accepted: use 'hand', or trainer: lean"),
     ({"eval": {"matches": -1}}, "eval.matches=-1 is not accepted: use a value >= 0"),
+    ({"reward": "match"}, "reward (with episode: hand)='match' is not accepted: 'match' pays the change of "
+                          "the match equity across the hands of a match: set episode: match"),
+    ({"reward": "match", "episode": "match", "trainer": "maskable_ppo"},
+     "reward (with trainer: maskable_ppo)='match' is not accepted: use 'win' or 'points', or trainer: lean"),
+    ({"reward": "match", "episode": "match", "game": "switch", "num_players": 3},
+     "reward: match needs the table's match equity: no match equity ships for switch with 3 players "
+     "(equity models: huit-2p, huit-3p, huit-4p, huit-5p, huit-6p, switch-4p, switch-5p, switch-6p)"),
+    ({"reward": "match", "episode": "match", "rules": {"target_score": 100}},
+     "reward: match needs the table's match equity: match equity "),
 ])
 def test_lean_refuses_what_it_does_not_do(changes: dict[str, Any], expected: str) -> None:
     data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
@@ -241,6 +250,14 @@ def test_a_checkpoint_with_the_other_kind_of_critic_is_refused(tmp_path: pathlib
     with pytest.raises(ValueError, match=f"holds .*{trained}.* but the config asks for .*{asked}"):
         load_actor(path, run_dir, _privileged(cfg, not trained_privileged))
     assert load_actor(path, run_dir, _privileged(cfg, trained_privileged))[1] == 64
+
+
+def test_a_match_reward_run_trains_end_to_end_and_writes_a_bot(tmp_path: pathlib.Path) -> None:
+    """reward: match at a table with a shipped equity (Huit 2p, to 151): hands' equity changes are paid."""
+    run_dir = train(tiny(episode="match", reward="match"), runs_dir=tmp_path, progress=False)
+    bot = load_bot(run_dir)
+    assert bot.metadata["summary"]["steps"] >= 1500
+    assert (run_dir / "bot.json").is_file() and load_config(run_dir / "config.yaml").reward == "match"
 
 
 def test_a_match_episode_run_trains_and_evaluates_matches_along_the_run(tmp_path: pathlib.Path) -> None:

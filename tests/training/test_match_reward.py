@@ -1,0 +1,118 @@
+"""`reward: match`: each hand's change of match equity, summing over a match to its result less its start."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cardlab.agents.match_equity import shipped_equity
+from cardlab.envs import make_game
+from cardlab.envs.generic_batch import generic_batch
+from cardlab.training.league import LeagueSettings
+from cardlab.training.match_reward import MatchReward
+from cardlab.training.selfplay import SelfPlayBatch, batched_engine
+
+RANDOM = LeagueSettings((("random", 1.0),))
+
+
+def _play(table: SelfPlayBatch, steps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(T, B, n) rewards and (T, B) episode ends of random legal moves (the same moves for the same seed)."""
+    rng = np.random.default_rng(seed)
+    rewards, ended = [], []
+    for _ in range(steps):
+        _, mask, _, _ = table.observe()
+        r, e = table.step(np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1))
+        rewards.append(r)
+        ended.append(e)
+    return np.stack(rewards), np.stack(ended)
+
+
+@pytest.mark.parametrize(("game_id", "n", "steps"), [("huit", 4, 1500), ("switch", 4, 1500)])
+def test_a_seat_rewards_over_a_match_sum_to_its_result_less_its_start_equity(game_id: str, n: int,
+                                                                             steps: int) -> None:
+    """A12/B13: the lowest total wins the match (ties share it); C1: a cut match is a draw (1/n each).
+
+    The same games are played with reward='win', whose zero-sum rewards name the
+    winners (a winner's reward is its share), so the result is not read from
+    the code under test."""
+    game = make_game(game_id, num_players=n)
+    match, match_ended = _play(SelfPlayBatch(game, 8, RANDOM, seed=5, reward="match", episode="match"),
+                               steps, 9)
+    win, win_ended = _play(SelfPlayBatch(game, 8, RANDOM, seed=5, episode="match"), steps, 9)
+    np.testing.assert_array_equal(match_ended, win_ended)
+    start = shipped_equity(game).equity(np.zeros((1, n), dtype=np.int64), np.array([n - 1]))[0]
+    matches = 0
+    for b in range(match.shape[1]):
+        first = 0
+        for end in np.flatnonzero(match_ended[:, b]):
+            result = np.clip(win[end, b], 0.0, None) if win[end, b].any() else np.full(n, 1.0 / n)
+            np.testing.assert_allclose(match[first:end + 1, b].sum(axis=0), result - start, atol=1e-5)
+            paid_inside = match[first:end, b]
+            assert np.abs(paid_inside).sum() > 0  # hands inside the match pay their equity changes
+            first, matches = end + 1, matches + 1
+    assert matches >= 4
+
+
+def test_the_rewards_are_the_equity_changes_of_the_engine_match() -> None:
+    """At a hand's end inside a match the reward is the equity of the totals, streaks (B12) and next dealer
+    (B3) the rules engine's state holds, less the equity before the hand."""
+    game = make_game("huit", num_players=3)
+    model = shipped_equity(game)
+    engine = batched_engine(game, 4, seed=2, episode="match")
+    paying = MatchReward(game, engine)
+    rng = np.random.default_rng(0)
+    before = model.equity(np.zeros((4, 3), dtype=np.int64), np.full(4, 2))
+    checked = 0
+    for _ in range(400):
+        mask = engine.legal_mask()
+        engine.step(np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1))
+        rewards = paying.rewards()
+        for b in np.flatnonzero(rewards.any(axis=1)):
+            m = engine.to_state(int(b)).match
+            after = model.equity(np.array([m.scores]), np.array([m.dealer]), np.array([m.streaks]))[0]
+            np.testing.assert_allclose(rewards[b], after - before[b], atol=1e-6)
+            before[b] = after
+            checked += 1
+        over = engine.over
+        engine.reset(over)
+        paying.restart(np.flatnonzero(over))
+        before[over] = model.equity(np.zeros((1, 3), dtype=np.int64), np.array([2]))[0]
+    assert checked >= 3
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"episode": "hand", "reward": "match"}, "reward='match' pays the change of the match equity"),
+    ({"episode": "match", "reward": "gain"},
+     "reward='gain' is not accepted: use one of 'win', 'points', 'match'"),
+])
+def test_the_table_refuses_a_match_reward_outside_matches(changes: dict[str, str], expected: str) -> None:
+    with pytest.raises(ValueError, match=expected):
+        SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, **changes)
+
+
+def test_a_table_without_a_shipped_equity_is_refused_naming_those_that_have_one() -> None:
+    with pytest.raises(ValueError, match=r"^reward: match needs the table's match equity: no match "
+                                         r"equity ships for switch with 2 players \(equity models: "
+                                         r"huit-2p, .*switch-4p"):
+        SelfPlayBatch(make_game("switch", num_players=2), 2, RANDOM, seed=0, reward="match", episode="match")
+
+
+@pytest.mark.parametrize("engine_kind", ["huit", "switch", "generic"])
+def test_match_state_is_the_rules_engine_match(engine_kind: str) -> None:
+    """Every batched engine's `match_state` is its slots' `Match` (totals, dealer, B12 streaks, hands)."""
+    game = make_game("switch" if engine_kind == "switch" else "huit", num_players=3, target_score=60)
+    cls = generic_batch(game.spec) if engine_kind == "generic" else game.spec.batched_engine()
+    engine = cls(game.rules, 4, seed=1, episode="match")
+    rng = np.random.default_rng(3)
+    hands = 0
+    for _ in range(300):
+        mask = engine.legal_mask()
+        engine.step(np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1))
+        totals, dealer, streaks, played = engine.match_state()
+        for b in range(4):
+            m = engine.to_state(b).match
+            assert (totals[b].tolist(), int(dealer[b]), streaks[b].tolist(), int(played[b])) == (
+                m.scores, m.dealer, m.streaks, m.hands_played)
+        hands = max(hands, int(played.max()))
+        engine.reset(engine.over)
+    assert hands >= 2
