@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from cardlab.envs import cards as C
 from cardlab.serve.app import Settings, create_app
+from cardlab.serve.limits import uvicorn_server
 from cardlab.serve.table import Table
 
 CARD = re.compile(r"^(10|[2-9AJQKT])[SHDC]$|^JOKER$")
@@ -100,3 +104,20 @@ def person_step(base: str, http: httpx.Client) -> tuple[str, int]:
     loaded = http.post(f"{base}/api/replays", json=replay).json()
     step = next(i for i, m in enumerate(replay["moves"]) if m["seat"] == 0 and i > 0)
     return loaded["id"], step
+
+
+@contextlib.contextmanager
+def running(app: Any) -> Iterator[int]:
+    """`cardlab serve`'s uvicorn server of `app` on a free loopback port, in a thread; its port."""
+    server = uvicorn_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)

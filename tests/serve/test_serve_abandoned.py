@@ -17,11 +17,10 @@ from cardlab.agents.base import make_agent
 from cardlab.agents.stopping import stop_asked, stoppable
 from cardlab.envs import switch_v1
 from cardlab.serve.app import Settings, create_app
-from cardlab.serve.limits import uvicorn_server
 from cardlab.serve.searchpool import Abandoned, SearchPool
 from cardlab.serve.server import Server
 
-from .helpers import person_step
+from .helpers import person_step, running
 
 
 def test_a_cancelled_search_is_dropped_from_the_queue_and_a_running_one_is_asked_to_stop() -> None:
@@ -73,16 +72,8 @@ def test_a_search_asked_to_stop_ends_long_before_its_time_cap() -> None:
 def served() -> Iterator[tuple[int, Server]]:
     """A real server (one search worker) on a free loopback port, and its state."""
     app = create_app(Settings(search_workers=1))
-    server = uvicorn_server(app, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield server.servers[0].sockets[0].getsockname()[1], app.state.server
-    server.should_exit = True
-    thread.join(10)
+    with running(app) as port:
+        yield port, app.state.server
 
 
 def test_advice_requests_closed_at_once_leave_the_workers_free(served: tuple[int, Server]) -> None:

@@ -23,11 +23,10 @@ from cardlab.agents.failure import AgentFailure
 from cardlab.envs import get_spec
 from cardlab.envs.spec import make_game
 from cardlab.serve.app import Settings, create_app
-from cardlab.serve.limits import uvicorn_server
 from cardlab.serve.searchpool import FIRST_PACE, SearchPool
 from cardlab.serve.server import warm_search
 
-from .helpers import QUICK2, client, person_step, table_of
+from .helpers import QUICK2, client, person_step, running, table_of
 
 SERVE = pathlib.Path(__file__).resolve().parents[2] / "serve"
 
@@ -234,16 +233,8 @@ def test_a_view_answers_at_once_while_a_move_is_applied() -> None:
 # ---------------------------------------------------------------- the event loop
 @pytest.fixture
 def port() -> Iterator[int]:
-    server = uvicorn_server(create_app(Settings(search_workers=1)), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield server.servers[0].sockets[0].getsockname()[1]
-    server.should_exit = True
-    thread.join(10)
+    with running(create_app(Settings(search_workers=1))) as port:
+        yield port
 
 
 def test_search_advice_on_a_replay_leaves_other_requests_fast(port: int) -> None:

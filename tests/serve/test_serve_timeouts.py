@@ -11,7 +11,8 @@ import pytest
 
 from cardlab.serve import limits
 from cardlab.serve.app import Settings, create_app
-from cardlab.serve.limits import uvicorn_server
+
+from .helpers import running
 
 DEADLINE = 1.0
 
@@ -20,16 +21,8 @@ DEADLINE = 1.0
 def port(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
     """`cardlab serve`'s uvicorn server on a free loopback port, with 1-second deadlines."""
     monkeypatch.setattr(limits, "HEADER_SECONDS", DEADLINE)
-    server = uvicorn_server(create_app(Settings(body_seconds=DEADLINE)), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield server.servers[0].sockets[0].getsockname()[1]
-    server.should_exit = True
-    thread.join(10)
+    with running(create_app(Settings(body_seconds=DEADLINE))) as port:
+        yield port
 
 
 def trickle(port: int, head: bytes, drip: bytes, seconds: float = 6.0) -> tuple[bytes, float]:
