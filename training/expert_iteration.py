@@ -76,7 +76,7 @@ from cardlab.training.progress import Deadline, Progress
 from cardlab.training.runs import new_run_dir
 from cardlab.training.selfplay import SelfPlayBatch
 from cardlab.training.teach_labels import LABELS_FILE, read_labels, write_labels
-from cardlab.training.yaml_files import read_extended
+from cardlab.training.yaml_files import load_config_file
 
 ALGORITHM = "expert iteration"
 
@@ -141,14 +141,8 @@ class TeachConfig:
 # ---------------------------------------------------------------- config
 def load_teach_config(path: str | Path) -> TeachConfig:
     """Read and validate a YAML teach config; a `ValueError` names the file and the key."""
-    data = read_extended(Path(path))
-    if data is None:
-        raise ValueError(f"config file {path} is empty: a teach config must at least name its game, e.g. "
-                         "configs/teach_huit_2p.yaml")
-    try:
-        return teach_config_from_dict(data)
-    except ValueError as err:
-        raise ValueError(f"config file {path}: {err}") from None
+    return load_config_file(path, teach_config_from_dict, "a teach config must at least name its game, e.g. "
+                                                          "configs/teach_huit_2p.yaml")
 
 
 def teach_config_from_dict(data: Any) -> TeachConfig:

@@ -45,7 +45,7 @@ from cardlab.training.config_bounds import EQUITY_BOUNDS, check_bounds
 from cardlab.training.config_tables import config_table
 from cardlab.training.progress import Progress
 from cardlab.training.runs import new_run_dir
-from cardlab.training.yaml_files import read_extended
+from cardlab.training.yaml_files import load_config_file
 
 HANDS, HOLDOUT, MATCHES, FIT = range(4)
 """the streams of a run's seed: the hands, the held-out hands, the matches played from them, the fit"""
@@ -90,16 +90,14 @@ class EquityConfig:
 
 def load_equity_config(path: str | Path) -> EquityConfig:
     """Read and validate a YAML equity config; a `ValueError` names the file and the key."""
-    data = read_extended(Path(path))
-    if data is None:
-        raise ValueError(f"config file {path} is empty: an equity config names at least its game, e.g. "
-                         "configs/equity/huit_4p.yaml")
-    try:
+
+    def build(data: Any) -> EquityConfig:
         cfg = parse_dataclass(EquityConfig, data)
         validate_equity(cfg)
-    except ValueError as err:
-        raise ValueError(f"config file {path}: {err}") from None
-    return cfg
+        return cfg
+
+    return load_config_file(path, build, "an equity config names at least its game, e.g. "
+                                         "configs/equity/huit_4p.yaml")
 
 
 def validate_equity(cfg: EquityConfig) -> Game:

@@ -51,7 +51,7 @@ from cardlab.training.config_tables import config_table
 from cardlab.training.progress import Progress
 from cardlab.training.reader_data import Table, make_chunks
 from cardlab.training.runs import new_run_dir
-from cardlab.training.yaml_files import read_extended
+from cardlab.training.yaml_files import load_config_file
 
 ACTIVATIONS = READER_ACTIVATIONS
 CHUNKS = "data"
@@ -104,16 +104,14 @@ class ReaderConfig:
 
 def load_reader_config(path: str | Path) -> ReaderConfig:
     """Read and validate a YAML reader config; a `ValueError` names the file and the key."""
-    data = read_extended(Path(path))
-    if data is None:
-        raise ValueError(f"config file {path} is empty: a reader config names at least its game, e.g. "
-                         "configs/readers/huit_4p.yaml")
-    try:
+
+    def build(data: Any) -> ReaderConfig:
         cfg = parse_dataclass(ReaderConfig, data)
         validate_reader(cfg)
-    except ValueError as err:
-        raise ValueError(f"config file {path}: {err}") from None
-    return cfg
+        return cfg
+
+    return load_config_file(path, build, "a reader config names at least its game, e.g. "
+                                         "configs/readers/huit_4p.yaml")
 
 
 def validate_reader(cfg: ReaderConfig) -> Game:

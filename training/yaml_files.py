@@ -11,8 +11,9 @@ convert ints of over 4,300 digits, with an error that named neither).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -131,3 +132,19 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 def read_extended(path: Path) -> Any:
     """The plain data of a config file with its ``extends`` chain merged in (None when it is empty)."""
     return _read_extended(path, ())
+
+
+T = TypeVar("T")
+
+
+def load_config_file(path: str | Path, build: Callable[[Any], T], empty: str) -> T:
+    """A config file's data (its ``extends`` chain merged in) built and checked by `build`; an empty file is
+    refused with `empty` (what such a config names at least), and any `ValueError` of `build` names the
+    file."""
+    data = read_extended(Path(path))
+    if data is None:
+        raise ValueError(f"config file {path} is empty: {empty}")
+    try:
+        return build(data)
+    except ValueError as err:
+        raise ValueError(f"config file {path}: {err}") from None
