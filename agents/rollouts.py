@@ -2,31 +2,23 @@
 
 Why apart from the search: the search decides what to play from the results;
 this module only plays worlds, as fast as the engine lets it. Each world sits
-in K slots (one per candidate, the searcher seat 0 of every world, as
-`Game.determinization` deals them), and each seat's moves come from that
-seat's model (`Rollouts.models`: the rollout policy in every seat, or the
-models `set_seat_models` gave some seats, keyed by seat relative to the
-searcher, 1 = the next seat).
+in K slots (one per candidate, the searcher seat 0 of every world), and each
+seat's moves come from that seat's model (`Rollouts.models`: the rollout
+policy in every seat, or the models `set_seat_models` gave some seats, keyed
+by seat relative to the searcher, 1 = the next seat). Two ways to play them:
 
-Two ways to play them:
-
-- **fused**, when one compiled heuristic of the game (``random``,
-  ``greedy``, ``expert``) plays every seat: the worlds are played in waves,
-  each wave loaded (`BatchedEngine.load_worlds`), its candidates played, and
-  every slot played to the hand's end in one numba call (the game's
-  `FastPaths.to_end`, `fused_to_end`); under a time
-  cap each wave is sized by the pace measured so far to end before the cap;
+- **fused**, when one compiled heuristic of the game plays every seat: the
+  worlds are played in waves, each loaded (`BatchedEngine.load_worlds`) and
+  played to the hand's end in one numba call (`FastPaths.to_end`); under a
+  cap each wave is sized by the pace measured so far to end before it;
 - **stepped**, otherwise (a bot, or models that differ by seat): a few
-  hundred slots in play at once, each engine step asking each model once
-  (`Agent.act_batch`: a bot moves all its slots in one forward pass) for the
-  slots where its seat is to move and has a choice; the slots of finished
-  worlds are dealt new worlds while worlds are wanted and one would still
-  finish before the cap.
+  hundred slots in play, each engine step asking each model once
+  (`Agent.act_batch`) for the slots where its seat has a choice; finished
+  worlds' slots are dealt new worlds while one would still finish in time.
 
 Either way the results are the searcher's value of each candidate in each
-finished world, the worlds in the order dealt; a world the cap finds
-unfinished is dropped. Without a cap the slots in play, and so the moves, are
-the same on every machine (C2).
+finished world, in the order dealt; a world the cap finds unfinished is
+dropped. Without a cap the moves are the same on every machine (C2).
 """
 
 from __future__ import annotations

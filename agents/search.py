@@ -2,70 +2,17 @@
 
 Why: a bot plays each move from its observation alone; looking ahead when it
 must decide makes the same bot stronger without any training. At a decision
-with more than one legal move the agent samples `worlds` determinizations
-(whole states that agree with its observation: `Game.determinization`), plays
-every legal candidate in every world and rolls the hand out to its end in the
-game's batched engine (`cardlab.agents.rollouts`: the worlds dealt straight
-into its slots, each seat's moves from its rollout model, one `act_batch` per
-model per step, or the whole play-out in one compiled call when one compiled
-heuristic plays every seat). A candidate's value is its mean result over
-the worlds, the same worlds for every candidate (common random numbers: each
-world's slots start from one state; a reshuffle, Switch's A10 or Huit's B10
-with `shuffle_on_refill`, draws from each slot's own generator, so candidates
-of one world part ways there, which adds noise but no bias). The best one is
-played when it beats the base's own choice by more than ``z`` standard errors
-of their paired differences over the worlds, else the base's choice is (with
-``worlds=0`` the agent plays as its base): among many candidates the luckiest
-estimate would otherwise often displace a good base's move.
-
-The base gives the move the search must beat; the rollout policy
-(``rollout=``) plays the rollouts' moves in every seat, and
-`SearchAgent.set_seat_models` puts a model of its own in some seats (an
-opponent recognised, say), keyed by seat relative to the searcher.
-
-Spec strings: ``search:BASE``, options as ``key=value`` parts between
-``search:`` and the base (colons, so that no shell quoting is needed and the
-commas of ``--agents`` still separate agents):
-
-    search:expert                           the defaults: level=quick, the expert's rollouts
-    search:level=strong:expert              the strong level (about 1 s a decision)
-    search:rollout=expert:bot:huit-2p       the bot's move to beat, the expert's rollouts
-    search:worlds=128:ms=0:bot:huit-2p      128 worlds, no time cap
-    search:value=points:bot:huit-2p-match   minus the seat's points, for match play
-    search:value=match:expert               the seat's chance to win the match after the hand
-    search:cheat=1:worlds=64:ms=0:expert    the cheat: the other hands as they are (upper bounds only)
-    search:belief=expert:weigh=weights:expert   worlds weighed by the expert's likelihood of the moves made
-    search:belief=learned:expert            worlds dealt by the table's shipped hand reader
-    search:belief=learned:reader=runs/r/reader.json:expert   ... or by a reader of one's own
-
-The options (`SearchOptions`) are each declared once, with their meaning,
-default and accepted values, in `cardlab.agents.search_options`, which
-parses and checks them and writes the docs table (docs/training.md). A
-decision takes at most about ``ms`` plus one wave (fused) or one engine step
-(stepped), or with a belief one replay block (`reading.MIN_BLOCK` worlds or
-more). A process's first clocked decision of each search waits for its
-compiled code first (`SearchAgent.warm_up`: a twin of the search plays
-`WARM_WORLDS` worlds under a clock too long to end it, on its own
-generators), so that the clock times the search and not the compiler.
-
-With a belief or recognition the agent `sees` the hand's public record
-(the play loop `show`s it before each move; the worlds then agree with all
-of it, not only with the observation), and refuses to decide without it.
-With ``cheat=1`` every world holds the other seats' true hands (the
-face-down pile still dealt at random from the true pile's cards, since no
-player could know its order; `cardlab.envs.determinize.revealed`), all else as
-the normal search: the agent `sees` the true state, so it plays only where the
-play loop shows it (evaluation), never at a person's table.
-
-Reproducible (C2): with ``ms=0`` the same seed and observations give the same
-moves (each decision draws its worlds from its own generator, seeded from the
-agent's; the rollout engine is kept across decisions and its slots'
-generators are reseeded with the agent, `seed`). A cap makes the worlds
-played depend on the machine's speed. A bot breaks no ties at random; a
-heuristic breaks its ties with its own generator across the slots, which adds
-noise between candidates but no bias. `action_probabilities` is the default
-of `Agent`: 1 on the chosen move. `last_decision` keeps the last search's
-candidates, values and worlds.
+with more than one legal move the agent samples `worlds` determinizations,
+plays every legal candidate in every world to the hand's end in the game's
+batched engine (`cardlab.agents.rollouts`), and plays the best mean over the
+same worlds when it beats the base's own choice by more than ``z`` standard
+errors of their paired differences, else the base's choice: among many
+candidates the luckiest estimate would otherwise often displace a good
+base's move. Spec strings put ``key=value`` options between ``search:`` and
+the base (``search:worlds=128:ms=0:bot:huit-2p``); each option is declared
+once in `cardlab.agents.search_options`. docs/training.md, "Decision-time
+search", explains the options, beliefs, values, the time cap and the
+reproducibility (C2) this module keeps.
 """
 
 from __future__ import annotations

@@ -1,37 +1,19 @@
 """`cardlab sweep`: a Ray Tune experiment over a training config, several seeds per point.
 
-A sweep file names a base training config and what to vary (see
-`configs/sweeps/`):
-
-```yaml
-name: huit_quick_sweep
-base: ../huit_quick.yaml              # the training config, relative to this file
-overrides: {total_timesteps: 4096}    # fixed changes to it (nested like the config)
-search:                               # config keys, dotted: one kind of values each
-  ppo.learning_rate: {grid: [1.0e-4, 3.0e-4]}
-  ppo.ent_coef: {uniform: [0.0, 0.02]}          # also loguniform: [lo, hi], randint: [lo, hi]
-  policy.net_arch: {choice: [[64, 64], [128, 128]]}
-num_samples: 1                        # draws of the random keys, each crossed with the grid
-seeds: [1, 2]                         # every point is trained once per seed
-opponent: greedy                      # the metric: final win rate against this eval opponent
-scheduler: {type: asha, grace_period: 2048, reduction_factor: 2}
-```
-
-A point is one value of every searched key: a grid combination with one
-draw of the random keys (the draw is shared by the point's seeds). Each trial
-(a point and a seed) is an ordinary training run (`cardlab.training.train`)
-whose run folder, with its TensorBoard scalars, checkpoints and bot file, is
-``<sweeps-dir>/<name>/runs/<trial id>/<run>/``. Every evaluation is reported
-to Tune as ``eval/win_rate`` (against `opponent`) at ``steps``, so ASHA can
-stop the trials that trail at its rungs. At the end the sweep prints a table
-(point, seeds, mean final win rate and its 95% interval over the seeds),
-writes it to ``table.txt``, every trial to ``results.csv``, and the best
-point's config to ``best_config.yaml``.
-
-Running the same command again resumes an interrupted sweep (`Tuner.restore`):
-finished trials are kept, unfinished ones continue from their run folder's
-last checkpoint. With ``population: {enabled: true}`` the trials train
-against each other too (`cardlab.cluster.pool`).
+A sweep file (`configs/sweeps/`; its keys in docs/cluster.md) names a base
+training config, fixed overrides, and what to vary: config keys, dotted, with
+one kind of values each (grid, choice, uniform, loguniform, randint). A point
+is one value of every searched key: a grid combination with one draw of the
+random keys (the draw is shared by the point's seeds). Each trial (a point and
+a seed) is an ordinary training run (`cardlab.training.train`) whose run
+folder is ``<sweeps-dir>/<name>/runs/<trial id>/<run>/``. Every evaluation is
+reported to Tune as ``eval/win_rate`` (against `opponent`) at ``steps``, so
+ASHA can stop the trials that trail at its rungs. At the end the sweep prints
+a table (point, seeds, mean final win rate and its 95% interval over the
+seeds), writes it to ``table.txt``, every trial to ``results.csv``, and the
+best point's config to ``best_config.yaml``. Running the same command again
+resumes an interrupted sweep (`Tuner.restore`); with ``population: {enabled:
+true}`` the trials train against each other too (`cardlab.cluster.pool`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A batched engine plays B games of one game at once, its state in arrays,
 stepped by numba kernels: the game's rules engine stays the definition of the
 rules, and the differential tests (`tests/envs/test_*_batched.py`) check each
 batch against it step by step (legal sets, `state_dict`, observations, rewards,
-ends of hands). `GameSpec.batched_engine()` gives a game's engine class.
+ends of hands).
 
 ```python
 from cardlab.envs import get_spec
@@ -20,98 +20,9 @@ while True:
     batch.reset(done | truncated)                         # finished slots wait for reset
 ```
 
-## API (every batched engine)
 
-- `Engine(rules, batch_size, seed=None, episode="hand")` deals B games;
-  `batch_size` is an int or a numpy integer >= 1, `episode` one of
-  `cardlab.envs.aec.EPISODES`. Slot i's generator (`generators[i]`) is
-  `np.random.default_rng(np.random.SeedSequence(seed).spawn(B)[i])`, and a slot
-  deals exactly as the rules engine does with the same generator state (C2).
-- `reset(slots=None)`: a new episode (a new match: totals 0, dealer n-1) in
-  the given slots (indices, or a (B,) bool mask; all when None), each dealt
-  from its own generator, which runs on (it is not re-seeded). Finished slots
-  are not reset by `step`: they keep their final state (so it can be read and
-  compared) and ignore actions until `reset` deals them again.
-- `load(slot, state)`: put a rules-engine state (a stacked deal, a restored
-  saved state) into a slot, its generator copied; `load_worlds(known, worlds,
-  slots)`: the W worlds of a determinization (`cardlab.envs.determinize`) into
-  a (W, K) grid of slots, world w into each slot of row w, with array writes
-  (the slots keep their own generators); `reseed(seed)`: every slot's
-  generator restarted as the constructor seeds it; `to_state(slot)` gives a
-  slot back as an engine state (generator copied) and `state_dict(slot)` its
-  `state_dict()`, which the engine and the AEC env restore. A saved state goes
-  in through the engine, which checks it.
-- `current_player()` (B,) int64; `legal_mask()` (B, num_actions) bool for the
-  seat to move (all False in finished slots); `observe(seats)` (B, obs_size)
-  float32, the game's observer vector of `seats[b]` in slot b. Given `rows`
-  (R slot indices), `legal_mask(rows)` and `observe(seats, rows)` work out
-  only those slots, row i for slot rows[i] (`seats` then (R,)): a search
-  whose slots finish at different times asks only for the live ones;
-  `score_changes()` (B, n) int64, each seat's points of the last finished
-  hand (what the AEC env's `reward="points"` pays, divided by -100);
-  `match_state()` each slot's match as (totals (B, n), dealer of the hand in
-  play (B,), B12 streaks (B, n), zeros where the game keeps none, hands
-  played (B,)), int64 copies (what `reward: match` reads at each hand's end).
-- `step(actions)` applies one action id per live slot and returns
-  `(rewards (B, n) float32, done (B,) bool, truncated (B,) bool)`. Rewards are
-  the AEC env's `reward="win"` rewards: zero-sum win rewards at the end of the
-  episode (a hand, or with `episode="match"` the match: hands follow each
-  other, the dealer moving on, and the lowest totals win at the end), 0
-  otherwise and when a hand is truncated (C1, `max_turns`), which ends the
-  episode in both modes. `done` and `truncated` are Gymnasium's terminated
-  and truncated (never both) and stay set until the slot is reset. An illegal
-  action in a live slot raises a `ValueError` naming the slot, before any slot
-  moves. `step(actions, active)` moves only the slots where the (B,) bool
-  `active` is true; the others wait, as finished slots do (self-play holds
-  the games where the learner is to move while the others catch up).
-- `play_random(seats, rng, gained, counted)`: uniformly random moves for every
-  seat but `seats[b]` until `seats[b]` is to move in every live slot (the
-  random opponents of a Gymnasium vector env); Huit's engine plays it
-  compiled, with the same draws as the generic one.
-- `sample_legal(mask, rng)` (here): a uniformly random legal action per row of
-  a mask (any game's), for random players and benchmarks; `pick_legal` is its
-  pick of one row, for compiled callers; `only_legal(mask)` the one legal
-  action of each row that has only one (-1 elsewhere), which no player needs
-  to be asked about.
-
-The arrays have the same names in every engine: `info` (B, columns) the
-scalar fields of each game, one column each; `seats` (B, rows, n) the
-per-seat fields; `hands` (B, n, cards); `generators`. Each game's module
-doc gives its columns, rows and card arrays.
-
-## One design (every game's numba engine)
-
-- dtypes: `info`, `seats`, the kernel parameters (`params`, built by name by
-  `cardlab.envs.options.kernel_params`) and the kernels' tables are int64;
-  the card arrays (`hands`, the piles, Switch's `played`) are int8, since they
-  hold card indices and copies of one card, all below 128.
-- Randomness: `generators` is a numba typed list
-  (`cardlab.envs.kernels.slot_generators`), and the kernels deal and reshuffle
-  (A3, A10, B2, B10) with `generators[b].shuffle`, which gives the permutation
-  numpy's `Generator.shuffle` gives the rules engine: no shuffle in Python,
-  and a slot plays what the engine plays from the same generator state (C2).
-- The state as one object: each game's `batch_state` module defines a named
-  tuple of arrays (`HuitArrays`, `SwitchArrays`: the state arrays, the step's
-  rewards, `params`, the read-only tables and the observation's constants),
-  builds it (`new_arrays`) and cuts it to the first n slots (`head`); the
-  batch holds it as `arrays` and names its state arrays as attributes. The
-  kernels take it as a plain tuple (`kernel_arrays`, read at the module's
-  `S_` indices), which numba types about as fast as loose arrays (a named
-  tuple costs about a microsecond more a call); the generators travel beside
-  it (a typed list inside a tuple costs tens of microseconds a call to type).
-- Kernel arguments, in this order: what to act on (actions, slots, rows,
-  seats), the bundle, the generators, then the outputs (mask rows,
-  observations); the step writes the rewards into the bundle. A compiled
-  path takes each further group as one named tuple too (a player's kernel
-  arguments, `cardlab.envs.playout.Scratch`), so no compiled function takes
-  more than 12 parameters (`tests/test_kernel_arguments.py`). A step checks
-  every live slot's action before any moves and returns the first refused
-  slot (-1: none); it deals the next hand of a match itself.
-- Shared rules, in `cardlab.envs.kernels` and compiled into both games'
-  kernels: a hand's points and totals, the episode's end (the hand's winner,
-  or the lowest totals of a finished match) with its win rewards read from
-  `win_table` (filled by `cardlab.envs.match.win_rewards`), the memory of the
-  hand (`drew_on`), and how a state's generator goes into a slot.
+The API every engine keeps (reset, load, observe, step, the match state) and
+the one design of the numba engines are written in docs/envs.md.
 """
 
 from __future__ import annotations

@@ -2,45 +2,20 @@
 
 A search agent (`cardlab.agents.search`) sees only its observation dict; to look
 ahead it needs whole states ("worlds"). Each game's determinize function
-(`GameSpec.determinize`, in the game's folder) reads an observation once into a
-`Determinization`: every public field exactly, and which cards are unseen (the
-deck minus the seat's hand and the played cards). Its `deal(rng, count)` then
-deals the unseen cards of `count` worlds at once, as arrays (`Worlds`):
-uniformly at random to the other hands, at their observed sizes, and to the
-face-down pile, from the injected generator. A search reads once and deals
-many worlds, and `sample_into` writes them straight into a batched engine's
-slots (`BatchedEngine.load_worlds`: array copies, no state object per world);
-`world` builds one of them as a rules-engine state, `sample(rng)` deals and
-builds one, and `Game.determinize` reads and samples one state. A sampled
-state's observation and legal mask for that seat equal the given ones, in the
-rules engine and in every slot loaded (`tests/envs/test_determinize.py`).
-
-Given the hand's public record as the seat saw it (`cardlab.envs.record`),
-a game's determinize function also reads what the record proves of the other
-hands into `slots` (`cardlab.envs.holdings`; Switch's forced draws, A8); the
-samples then fill them, so each agrees with the record as well. The sampled
-states' own records are empty and marked incomplete.
-
-`revealed(known, state, seat)` is the cheat's determinization, for measured
-upper bounds only (``search:cheat=1``): the other hands as the true state
-holds them, in every world; the face-down pile is still dealt at random,
-from the true pile's cards, since no player could know its order.
-
-What no observation tells is chosen the same way in both games (each game's
-module adds its own):
-
-- the turn counter starts at 0 (C1's cut comes `max_turns` actions later);
-- the order of the played cards under the top card is random (it only shapes
-  a pile turned over, Huit's B10);
-- the dealer is the seat before the observing one, `hands_played` is 0 and
-  the end-of-hand fields are those of a hand in play;
-- unseen cards beyond the hands and the pile (a stacked deal's unused cards)
-  are left out, drawn at random like the others;
-- a state's own generator is seeded from the injected one (`sample`); worlds
-  loaded into engine slots keep the slots' own generators.
-
-The helpers here work on per-kind counts of the global card ids
-(`cardlab.envs.cards`).
+(`GameSpec.determinize`) reads an observation once into a `Determinization`:
+every public field exactly, and which cards are unseen. Its `deal(rng,
+count)` deals the unseen cards of `count` worlds at once, as arrays
+(`Worlds`), uniformly to the other hands (at their observed sizes) and the
+face-down pile; `sample_into` writes them straight into a batched engine's
+slots, `world` builds one as a rules-engine state. A sampled state's
+observation and legal mask for that seat equal the given ones
+(`tests/envs/test_determinize.py`). Given the hand's public record, what it
+proves of the other hands (`cardlab.envs.holdings`) is filled as well.
+`revealed` is the cheat's determinization (``search:cheat=1``, upper bounds
+only). What no observation tells (the turn counter, the order under the top
+card, the dealer) is chosen as docs/envs.md, "The public record and worlds
+that agree with it", says. The helpers work on per-kind counts of the global
+card ids (`cardlab.envs.cards`).
 """
 
 from __future__ import annotations

@@ -5,27 +5,20 @@ recorded moves from its hands (`cardlab.agents.belief`), each seat's hand
 at each of its decisions is needed. A world (`cardlab.envs.determinize`)
 gives the hands now; walking the record backwards from them gives the hands
 at the deal: a lay puts its cards back in the layer's hand, a draw of n takes
-n cards out of the drawer's hand at that point, chosen at random (among the
-kinds the record allows for them, `Determinization.drawn`: Switch's A8), and
-these go back on the face-down pile's top in the order drawn. That deal,
-loaded into an engine and played forward with the recorded moves, passes
-through the world's hands at every step (a random choice of which cards
-were drawn is one sample of the hands the world could have come from, as
-likely as any other under a shuffled deck). Where the record proves a
-drawer held none of some kinds at a draw (`Determinization.voids`, A8),
-the cards of those kinds it holds later are taken out at its later draws
-first, since it cannot have held them then: that choice leans a little away
-from uniform, but keeps the worlds that fit the record from being lost to an
-unlucky split.
+n cards out of the drawer's hand at that point, chosen at random among the
+kinds the record allows (`Determinization.drawn`: Switch's A8), and these go
+back on the face-down pile's top in the order drawn. That deal, played
+forward with the recorded moves, passes through the world's hands at every
+step. Where the record proves a drawer held none of some kinds at a draw
+(`Determinization.voids`, A8), the cards of those kinds it holds later are
+taken out at its later draws first: a small lean away from uniform that keeps
+the worlds that fit the record from being lost to an unlucky split.
 
-The moves come from the record's events by their text form (a lay is
-``play`` with its cards, last on top, and the suit it declares; ``draw``,
-``pass``, ``declare S``), so every game whose events name its actions that
-way replays. Not replayed (`unreplayable` says why): a record that does not
-go back to the deal, and one in which the played cards became a new pile
-(A10, B10): which cards the drawers got after that depends on the order of
-the pile turned over, which the world does not hold. Seats are the record's
-(the observing seat is 0, as `Record.seen_from` numbers them).
+The moves come from the record's events by their text form, so every game
+whose events name its actions that way replays. Not replayed (`unreplayable`
+says why): a record that does not go back to the deal, and one in which the
+played cards became a new pile (A10, B10), whose order the world does not
+hold. Seats are the record's (the observing seat is 0, `Record.seen_from`).
 """
 
 from __future__ import annotations

@@ -1,39 +1,19 @@
 """The web app of `cardlab serve`: a table to play the bots in a browser, hints, replays.
 
 The HTTP API (JSON in and out; every error is a 4xx with ``{"detail": message}``
-and leaves the game as it was):
-
-- ``GET /``: the page (``/static/app.js``, ``/static/style.css``);
-- ``GET /api/options``: games, rule options, the agents that may sit at a table or advise, and
-  ``table_bots`` (game -> table size -> its shipped bot, the page's default opponent there);
-- ``POST /api/games``: a new game, ``{game, num_players, seat, opponents, rules, mode, seed?}``
-  -> ``{id, frames}`` (a view after each move, the agents' first moves included; an opponent
-  ``bot:GAME`` is the shipped bot of the table's size);
-- ``GET /api/games/{id}``: the person's view of the table;
-- ``POST /api/games/{id}/move``: ``{move: "play 9S", turn}`` -> ``{frames}`` (``turn``, the view's turn
-  number the move was chosen at, is required: a move sent twice is played once);
-- ``POST /api/games/{id}/next``: deal the next hand -> ``{frames}``;
-- ``GET /api/games/{id}/advice?advisor=NAME&top=3``: the advisor's likeliest moves, with probabilities;
-- ``GET /api/games/{id}/position``: the position for ``cardlab advise --state`` (on the person's turn);
-- ``GET /api/games/{id}/hands/{n}/replay``: the replay of finished hand n, as a JSON file;
-- ``DELETE /api/games/{id}``: forget a game;
-- ``POST /api/replays``: load a replay -> ``{id, steps, ...}``;
-- ``DELETE /api/replays/{id}``: forget a loaded replay;
-- ``GET /api/replays/{id}/{step}?advisor=NAME``: the view after `step` moves, with advice on the
-  person's turns.
+and leaves the game as it was) is listed in docs/web.md; its routes are in
+`cardlab.serve.routes_games` and `cardlab.serve.routes_pages`.
 
 Safety: views come from `cardlab.serve.view.seat_view` only (no hidden card
 is ever sent); agents and advisors are named from a fixed list (the built-in
 ones, the shipped bots, and the bot files given on the server's command line,
 by name), so no request names a path; bodies are capped; games and loaded
 replays live in two stores (so loading replays never locks out new games),
-each with random ids, a cap and an idle expiry.
-
-Searches (a search seat's move, a search's advice) run on a few search
-workers, each client in turn (`cardlab.serve.searchpool`); a table with
-search seats is admitted before it plays, or refused with a 429 or 503 and
-``Retry-After`` (`cardlab.serve.server.Server.admit`). The routes are in
-`cardlab.serve.routes_games` and `cardlab.serve.routes_pages`.
+each with random ids, a cap and an idle expiry. Searches (a search seat's
+move, a search's advice) run on a few search workers, each client in turn
+(`cardlab.serve.searchpool`); a table with search seats is admitted before it
+plays, or refused with a 429 or 503 and ``Retry-After``
+(`cardlab.serve.server.Server.admit`).
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def build(server: Server, body: NewGame, client: str) -> tuple[Table, float]:
     choices: list[AgentChoice | None] = [
         None if seat == body.seat else server.catalogue.choose(next(names), game, body.mode)
         for seat in range(n)]
-    players = [Player("you") if c is None else Player(c.name, c.spec) for c in choices]
+    players = [Player("you") if c is None else Player(c.name, c.spec, c.about) for c in choices]
     table = Table(game, body.seat, players, body.mode, body.seed, server.settings.agent_seconds,
                   mover=server.mover(client))
     return table, sum(c.search_ms for c in choices if c is not None)

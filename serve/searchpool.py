@@ -5,27 +5,18 @@ and most of it holds the interpreter's lock (its play-outs are compiled
 without releasing it). Run on the event loop it stops every other request;
 run on a thread per move, twenty tables' searches share two cores, each
 overruns its own time cap many times over, their seats fall back, and the
-threads of the abandoned searches go on. So:
-
-- `SearchPool` runs searches (a search seat's move, a search's advice) on
-  `workers` threads, no more: a search starts only when a worker is free,
-  so its own time cap (counted from its start) holds, and a search the
-  table stops waiting for ends at that cap (cooperatively: nothing kills a
-  thread), freeing its worker;
-- the waiting searches queue per client (the address a request came from),
-  and the workers take the clients in turn, so one client with many tables
-  waits behind its own searches, not everyone's; a client may have at most
-  `per_client` searches waiting, beyond that a 429 with ``Retry-After``;
-- `SearchPool.wait_estimate` is the time a new search would wait now (the
-  app refuses a new search table with a 503 and ``Retry-After`` when it is
-  past its bound, before the table starts);
-- a search whose asker has gone (`SearchPool.answer` watches the request's
-  connection) is dropped from the queue, or, once running, asked to stop
-  (`cardlab.agents.stopping`): its play-outs end as at their time cap.
-
-The time a move waited in the queue is not counted in the agent's time
-limit (`Table.agent_seconds`): the page shows it instead, so no seat falls
-back because the server was busy.
+threads of the abandoned searches go on. So `SearchPool` runs searches (a
+search seat's move, a search's advice) on `workers` threads, no more: a
+search starts only when a worker is free, so its own time cap holds. The
+waiting searches queue per client (the address a request came from) and the
+workers take the clients in turn; a client may have at most `per_client`
+searches waiting (beyond that a 429 with ``Retry-After``).
+`SearchPool.wait_estimate` is the time a new search would wait now (the app
+refuses a search table with a 503 when it is past its bound). A search whose
+asker has gone (`SearchPool.answer` watches the connection) is dropped from
+the queue or, running, asked to stop (`cardlab.agents.stopping`). The time a
+move waited in the queue is not counted in the agent's time limit
+(`Table.agent_seconds`): the page shows it instead.
 """
 
 from __future__ import annotations

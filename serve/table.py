@@ -71,10 +71,12 @@ def own_thread(agent: Agent, observation: dict[str, np.ndarray], who: str, secon
 
 @dataclasses.dataclass(frozen=True)
 class Player:
-    """A seat at the table: the name the page shows, and the agent spec (None for the person)."""
+    """A seat at the table: the name the page shows, the agent spec (None for the person) and what the
+    agent is as it plays at this table (the page's tooltip: a search says when it plays for the match)."""
 
     label: str
     spec: str | None = None
+    about: str = ""
 
 
 def first_deal(game: Game, seed: int) -> dict[str, Any]:
@@ -188,7 +190,8 @@ class Hand:
     def view(self, seat: int, players: Sequence[Player]) -> dict[str, Any]:
         """`seat_view` of the seat, plus the players, this hand's log, the seat's legal moves, the result."""
         view = seat_view(self.game, self.env.game_state, seat)
-        view["players"] = [{"seat": s, "label": p.label, "you": s == seat} for s, p in enumerate(players)]
+        view["players"] = [{"seat": s, "label": p.label, "about": p.about, "you": s == seat}
+                           for s, p in enumerate(players)]
         view["hand_number"] = self.env.game_state.match.hands_played + (0 if self.over else 1)
         view["log"] = list(self.moves)
         view["legal"] = legal_moves(self.game, self.env.legal_actions()) if self.to_move == seat else []

@@ -9,22 +9,11 @@ by onnxruntime after its checks (`cardlab.agents.bot.onnx_bot`). ``bot:PATH`` an
 (``RUN``: the ``RUN/bot.json`` a training run writes). Playing a bot needs
 torch only; this package never imports stable-baselines3.
 
-The modules, one concept each:
-
-- `format`: the format constants, the loader's caps (``MAX_*``),
-  `ACTIVATIONS`, file names and tensor names;
-- `export`: `export_bot`, `write_bot_files` (a pair written whole or not at all);
-- `onnx_export`: `export_onnx` (a torch module's logits as an ONNX bot),
-  `write_onnx_metadata` (the metadata of a graph exported elsewhere);
-- `onnx_bot`: the checks of an untrusted ONNX graph and its session as a module;
-- `validate`: the checks of untrusted files (bounded JSON, fields, game,
-  network, weights header and values), each refusal a ValueError that says
-  what is accepted;
-- `load`: `load_bot`, which runs every check before building the network;
-- `agent`: `BotAgent`, the loaded network as an agent;
-- `threads`: the torch threads of a bot's forward pass (one by default: see
-  `inference_threads`).
-
+The modules, one concept each: `format` (constants, caps, names), `export`
+(a pair written whole or not at all), `onnx_export`, `onnx_bot` (an untrusted
+graph's checks and session), `validate` (the checks of untrusted files, each
+refusal saying what is accepted), `load` (every check before building the
+network), `agent` (`BotAgent`), `threads` (a forward pass's torch threads).
 Everything public is re-exported here: import from ``cardlab.agents.bot``.
 """
 

@@ -4,44 +4,15 @@ The rules engine `cardlab.envs.huit.rules` stays the definition of the rules:
 this module plays the same games (same legal sets, next states, observations,
 rewards and ends of hands, checked step by step by
 `tests/envs/test_huit_batched.py`) at a speed the one-game engine cannot reach
-in Python.
-
-Why numba kernels over array state rather than vectorised numpy: a game's
+in Python. Why numba kernels over array state rather than vectorised numpy: a
 step branches (B4-B8 filters, B5's order of a group, B10 refills, B8 skips,
-the end of a hand), and vectorised numpy pays a full pass over the batch for
-every branch. Measured on one core at B = 4096: one numpy pass over the
-(B, 354) mask costs about 28 ns per game; the whole numba mask kernel costs
-about 145 ns per game and the whole step about 135 ns, so a numpy mask built
-from its ten or so filters would alone cost about what the numba mask,
-observation and step cost together (about 550 ns per game with the random
-action choice; see `benchmarks/batched_throughput.py`). The kernels are
-compiled on first use (about 10 s here) and cached (`cache=True`): later
-processes load them in about 1 s.
+the end of a hand) and numpy pays a full pass over the batch per branch
+(docs/envs.md, "Batched engines", with the figures).
 
-## Array layout (B = batch_size, n = num_players, cards by their index 0..31 in `DECK_CARDS`)
-
-- `info` (B, 14) int64, a row per game, by column: `CUR` seat to move, `SUIT`
-  current suit (-1: none), `ANNOUNCED`, `ACE_PENALTY`, `PHASE` (0 play,
-  1 after_draw), `TURN`, `BANK_LEN`, `TABLE_LEN`, `HAND_OVER`, `TRUNCATED`,
-  `WINNER` (-1: none), `MATCH_OVER`, `DEALER`, `HANDS_PLAYED`;
-- `seats` (B, 6, n) int64, per game and seat, by row: `SIZES` cards held,
-  `SCORES` match totals, `STREAKS` (B12), `HAND_POINTS` and `SCORE_CHANGES`
-  of the last hand, `DREW_ON` the engine's `drew_on` suit masks (kept
-  whatever the option `memory`, observed only with it);
-- `hands` (B, n, 32) int8: 1 for each card a seat holds;
-- `bank` (B, 32) int8: the face-down bank in `bank[:BANK_LEN]`, next card
-  last (as the engine's list);
-- `table` (B, 32) int8: the played cards in `table[:TABLE_LEN]`, bottom
-  first, top last;
-- `generators`: B `np.random.Generator`s (a numba typed list), one per game (C2):
-  deals and B10 shuffles use it exactly as the engine does.
-
-Cards a stacked deal left out are in none of these; `state_dict` lists them as
-`left_out`.
-
-The kernels are in `cardlab.envs.huit.kernels`; they take these arrays and the
-batch's constants as one `HuitArrays` (`cardlab.envs.huit.batch_state`,
-`HuitBatch.arrays`, which they take as the plain tuple `kernel_arrays`), the
+The arrays (`info` columns, `seats` rows, `hands`, `bank`, `table`, one
+generator per slot, C2) are laid out in docs/envs.md, "Each engine's arrays".
+The kernels are in `cardlab.envs.huit.kernels`; they take the arrays and the
+batch's constants as one `HuitArrays` (`cardlab.envs.huit.batch_state`), the
 generators beside it.
 """
 

@@ -1,62 +1,21 @@
-"""Huit américain: the rules engine (RULES.md, part B, and C1-C2).
+"""Huit américain: the rules engine (docs/RULES.md, part B, and C1-C2).
 
 Pure game logic: an explicit `HuitState`, an injected `np.random.Generator`,
-no gymnasium or PettingZoo. Rules by id:
+no gymnasium or PettingZoo. Each rule is implemented where its id is cited;
+the rules and every decision the engine adds to them (the order of the cards
+under a group's top, B5; Queens that never skip their layer, B8; a truncated
+hand that breaks every streak, B12) are written in docs/RULES.md.
 
-- B1 cards: 7 8 9 10 J Q K A of the four suits, 32 cards.
-- B2 deal: 2..6 players (4 by default), `hand_size` cards each (5; ``"all"``
-  deals every card that divides equally), one at a time from the dealer's next
-  seat; the rest is the face-down bank.
-- B3 order: the first to receive cards (dealer + 1) plays first; the direction
-  never changes; the dealer moves one seat on after each hand.
-- B4 empty table: one single card of any kind, or several 8s.
-- B5 on a card: one or more cards of one rank; the first laid matches the top
-  card by suit or rank, the last laid is the new top and sets the suit. The
-  player chooses the top card of a group; the cards under it are laid in a
-  fixed order (decision added later): first the card that matches, then the
-  others in suit order S, H, D, C (see `_first_matching`). Only the order of a
-  bank turned over (B10) depends on it.
-- B6 8s go on anything and announce a suit; the announced suit holds until a
-  card is laid on it. 8s are never mixed with other ranks.
-- B7 Ace on top: only Aces or 8s. The next player lays Aces/8s or draws 2 and
-  their turn ends; later players facing the same Ace draw 1 as usual. Several
-  Aces still cost 2; Aces on an Ace pass the penalty on.
-- B8 a Queen skips the next player; several Queens skip one each
-  (`queen_skips_each`, default true; false: one skip however many). Queens
-  never skip the player who laid them (decision added later): the skips stop
-  at `num_players - 1`, so that player plays again; with 2 players any number
-  of Queens gives the layer another turn.
-- B9 drawing: one card, then lay or pass; a second draw is not offered (it
-  would end the turn, which is what `pass` does). Drawing is allowed with a play in hand.
-- B10 empty bank: the table but its top card is turned over, as it lies, to make
-  the new bank (the bottom card of the table becomes the bank's top);
-  `shuffle_on_refill` shuffles instead. Nothing to turn over: the draw is skipped.
-- B11 a hand ends as soon as a player has no cards (an 8 laid last needs no
-  announcement: its declared suit is ignored); others score 8 = 32, A = 11,
-  10 = 10, 9 = 9, 7 = 7, K = 4, Q = 3, J = 2.
-- B12 three hand wins in a row: -10 on the total, and the streak restarts.
-  *Engine decision*: a truncated hand (C1) breaks every streak.
-- B13 match end after a hand in which a total reaches `target_score` (151).
-- C1 `max_turns` actions per hand, then the hand is truncated (no winner, no points).
-- C2 everything random comes from the generator given at reset.
+The engine always keeps the memory of the hand, `drew_on[seat]`: a 4-bit
+suit mask with the current suit's bit set when the seat draws of its own
+accord (not B7's penalty) and the bits of the suits it lays cleared. It is
+public, not a rule of play; the observer shows it only with `memory`.
 
-Memory of the hand (public, not a rule of play): `drew_on[seat]`, a 4-bit suit
-mask, gets the bit of the current suit when the seat draws of its own accord
-(not B7's penalty; nothing on an empty table) and loses the bits of the suits
-it lays; every hand starts with none. The engine always keeps it; the observer
-shows it only with the option `memory`.
-
-Action ids (`NUM_ACTIONS` = 354), chained constants. A *group* is a rank, a
-non-empty set of its suits (a 4-bit mask in S H D C order) and the suit of the
-card laid last (the new top); 32 groups per rank.
-
-- `PLAY_GROUP` + 32*r + g: lay group g of `PLAIN_RANKS[r]` (7 ranks, 224 ids);
-- `PLAY_EIGHTS` + 4*g + s: lay group g of 8s and announce suit s (128 ids);
-- `DRAW`: draw one card, or two facing a fresh Ace (B7);
-- `PASS`: end the turn after drawing.
-
-Text form: ``play 9S 9H`` (last card on top), ``play 8C 8D declare S``,
-``draw``, ``pass``.
+Action ids (`NUM_ACTIONS` = 354) are chained constants: `PLAY_GROUP` +
+32*r + g lays group g (a set of suits and the suit laid last) of
+`PLAIN_RANKS[r]`, `PLAY_EIGHTS` + 4*g + s lays 8s and announces suit s, then
+`DRAW` and `PASS`. Their text form (``play 9S 9H``, ``play 8C 8D declare
+S``, ``draw``, ``pass``) and the table in docs/envs.md come from here.
 """
 
 from __future__ import annotations

@@ -4,46 +4,14 @@ The rules engine (`cardlab.envs.switch.rules`) stays the definition of the
 rules; this module replays them for a batch of B games at once, and the
 differential tests (`tests/envs/test_switch_batched.py`) check it against the
 engine step by step: legal sets, `state_dict`, observations, rewards, ends.
+Everything runs in the kernels (`cardlab.envs.switch.kernels`), the deals
+(A3) and refills (A10) too, from each slot's own generator (C2); `step` reads
+legality from the last `legal_mask()` when nothing moved since.
 
-Array layout (B games, n = num_players, D = deck size of the rules, 53 kinds):
-
-| array | shape | dtype | content |
-|---|---|---|---|
-| `info` | (B, NUM_INFO) | int64 | one column per scalar field, named below |
-| `seats` | (B, SEAT_ROWS, n) | int64 | one row per per-seat field, named below |
-| `hands` | (B, n, 53) | int8 | copies of each card kind held by each seat |
-| `piles` | (B, 2, D) | int8 | `piles[:, STOCK]` stock, `piles[:, DISCARD]` discard pile; bottom first |
-| `played` | (B, 53) | int8 | copies of each kind in the discard pile (the observation's `played`) |
-
-`seats` rows: `SIZES` cards held, `SCORES` totals, `HAND_POINTS` and
-`SCORE_CHANGES` of the last hand, `DREW_ON` the memory of the hand (suit masks,
-`SwitchState.drew_on`, kept whatever the `memory` option).
-`info` columns: `CURRENT` seat to move, `DIRECTION` +1/-1, `SUIT` current suit
-(-1: free, A4), `PENDING` draw run (A6), `PHASE` (`PLAY`, `AFTER_DRAW`,
-`DECLARE_START`), `DRAWN` card kept after a draw (-1: none, A8), `FIRST_OUT`
-(-1: none, A9), `TURN` (C1), `OVER` (hand over), `TRUNCATED`, `WINNER` (-1:
-none), `MATCH_OVER`, `DEALER`, `HANDS_PLAYED`, `STOCK_LEN`, `DISCARD_LEN`.
-Each slot also has its own `np.random.Generator` (`generators[i]`, a numba
-typed list), which the kernels use exactly where the engine uses its own: the
-deal shuffle (A3) and the refill shuffle (A10), so a slot and a `SwitchState`
-with the same generator state deal and refill the same cards.
-
-API: `cardlab.envs.batched` (the one API of the batched engines); kernels:
-`cardlab.envs.switch.kernels`, which take these arrays, the batch's constants
-and the tables as one `SwitchArrays` (`cardlab.envs.switch.batch_state`,
-`SwitchBatch.arrays`, which they take as the plain tuple `kernel_arrays`), the
-generators beside it.
-
-Numba compiles the kernels on first use (about 7 s of CPU, 11 s on a busy
-machine) and caches them on disk (`cache=True`, next to this file or under
-`NUMBA_CACHE_DIR`): later processes import and load them in about a second.
-
-Speed (`benchmarks/batched_throughput.py`, 4 players, one core, mask +
-observation + random legal action + step): about 1.2-1.6 million steps/s at
-B = 256 to 4096, 17-29 times the engine loop on a shared two-core machine.
-`step` reads legality from the last `legal_mask()` when nothing moved since,
-else works it out again. Everything runs in the kernels, the deals (A3) and
-refills (A10) too.
+API: `cardlab.envs.batched`; the arrays (`info` columns, `seats` rows,
+`hands`, `piles`, `played`) and the speed: docs/envs.md, "Each engine's
+arrays". The kernels take them as one `SwitchArrays`
+(`cardlab.envs.switch.batch_state`), the generators beside it.
 """
 
 from __future__ import annotations

@@ -4,26 +4,20 @@ A8: a player who can lay a card must (unless `voluntary_draw`), so a draw
 of one's own accord (not a run, A6) proves that the drawer held no card it
 could lay then: none of the kinds `playable_kinds` gives for the top card and
 the suit to follow. Cards drawn later may be of those kinds; cards laid later
-leave the proof standing for the rest. The drawn card itself is known to be
-playable when the drawer kept the turn to choose (`offered`), and not
-playable when the turn ended at once (with `play_after_draw`).
+leave the proof standing. The drawn card itself is known to be playable when
+the drawer kept the turn to choose (`offered`), and not when the turn ended
+at once (with `play_after_draw`).
 
 `slots_from_record` follows each seat's cards through the record as groups
 ("slots", `cardlab.envs.holdings`): the cards dealt, each draw, and what each
 proof rules out for every group held at that moment. A laid card leaves the
 group with the fewest allowed kinds that allows it, which keeps the most
-worlds open (the groups are nested or disjoint, so any other choice allows
-only fewer). The result fits every world that agrees with the record.
-
-`drawn_kinds` reads the same record draw by draw, for a replay of the hand
-(`cardlab.envs.replay`): what each drawn card may be, the card itself when
-the drawer laid it at once (A8).
-
-Not used: with `voluntary_draw` a draw proves nothing about voids, and what
-the drawn card's playability tells is left out too (it would break the
-nesting); an incomplete record (restored from an old file, or a batched
-engine's slot) gives no slots. Penalty draws (A6) prove nothing: a run may be
-drawn with 2s in hand.
+worlds open (the groups are nested or disjoint). The result fits every world
+that agrees with the record. `drawn_kinds` reads the same record draw by
+draw for a replay (`cardlab.envs.replay`). Not used: with `voluntary_draw` a
+draw proves nothing; the drawn card's playability is left out (it would break
+the nesting); an incomplete record gives no slots; penalty draws (A6) prove
+nothing (a run may be drawn with 2s in hand).
 """
 
 from __future__ import annotations

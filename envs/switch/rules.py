@@ -1,38 +1,16 @@
-"""Switch: the rules engine (RULES.md, part A, and C1-C2).
+"""Switch: the rules engine (docs/RULES.md, part A, and C1-C2).
 
 Pure game logic: an explicit `SwitchState`, an injected `np.random.Generator`,
-no gymnasium or PettingZoo. Rules by id:
+no gymnasium or PettingZoo. Each rule is implemented where its id is cited;
+the rules and every decision the engine adds to them (A9: the last player
+holding cards may only draw a run, so some seat always keeps cards) are
+written in docs/RULES.md, the options in its tables and in docs/envs.md.
 
-- A1 players: `num_players`, 2..10 (4 by default; 2 and 3 are a training extension).
-- A2 cards: `num_decks` full decks with 2 jokers each, plus `extra_jokers` and
-  `extra_twos` (the extra 2s go to the suits in S H D C order).
-- A3 deal: `hand_size` cards each, dealt one at a time from the dealer's next
-  seat; the stock's top card is turned up as the starter; seat dealer+1 plays
-  first; the dealer moves one seat on after each hand.
-- A4 the starter acts on the first player (K reverses, 8 skips, J: the first
-  player declares a suit, 2: pending draw 2, Joker: pending draw 5 and a free suit).
-- A5 legal plays: current suit, same rank (`match_rank`), any Jack (declares a
-  suit), any Joker (suit unchanged). One card per turn.
-- A6 draw runs of 2s (2 each) and Jokers (5 each): add to the run or draw it all.
-- A7 K reverses (no effect with 2 players), 8 skips the next player.
-- A8 draw one when nothing can be played (`voluntary_draw` lifts the "must
-  play"); the drawn card may be played at once (`play_after_draw`), else the turn ends.
-- A9 going out on a 2 or Joker: the run goes on among the seats that still hold
-  cards until someone draws it; the first player out wins. *Decision added
-  later*: the last player holding cards may not add to the run, their only
-  legal action is `draw` (so the run is always drawn and some seat keeps cards).
-- A10 empty stock: the discard pile but its top card is shuffled into a new stock
-  (cards left in the stock are drawn first); with too few, draw what there is.
-- A11 scoring: Joker 50, 2 = 20, A = 15, K Q J 10 = 10, 3..9 = 5; winner 0.
-- A12 match end: after a hand in which a total reaches `target_score`; lowest wins.
-- C1 `max_turns` actions per hand, then the hand is truncated (no winner, no points).
-- C2 everything random comes from the generator given at reset.
-
-Memory of the hand (public, whatever the options): `drew_on[seat]` is a 4-bit
-suit mask, bit s set when suit s was current as the seat drew of its own accord
-(A8; drawing a run, A6, is a penalty and sets nothing) and cleared when the seat
-lays a card of suit s (Jokers have none); reset at each deal. The `memory`
-option only shows it in the observation.
+The engine always keeps the memory of the hand, `drew_on[seat]`: a 4-bit
+suit mask with bit s set when suit s was current as the seat drew of its own
+accord (A8; drawing a run, A6, is a penalty and sets nothing), cleared when
+the seat lays a card of suit s, reset at each deal. The `memory` option only
+shows it in the observation.
 
 Action ids and their text: `cardlab.envs.switch.actions` (re-exported here).
 """

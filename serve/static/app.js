@@ -300,7 +300,7 @@ function renderSeats(view) {
     for (let i = 0; i < Math.min(size, 10); i++) backs.append(el("div", { class: "card back small" }));
     const marks = [seat === view.current_player && !view.hand_over ? "to move" : "", seat === view.dealer ? "dealer" : ""].filter(Boolean);
     seats.append(el("div", { class: `seat${seat === view.current_player && !view.hand_over ? " active" : ""}`, "data-seat": seat },
-      el("div", { class: "name", text: `player_${seat} · ${p.label}` }), backs,
+      el("div", { class: "name", text: `player_${seat} · ${p.label}`, title: p.about || null }), backs,
       el("div", { class: "muted", text: `${size} card${size === 1 ? "" : "s"} · score ${view.scores[seat]}${marks.length ? " · " + marks.join(", ") : ""}` })));
   });
 }

@@ -418,3 +418,61 @@ def test_five_players_sit_in_balanced_rows_and_seven_is_no_huit_table(server: st
     rows = page.eval_on_selector_all("#seats .seat",
                                      "els => els.map(e => Math.round(e.getBoundingClientRect().top))")
     assert len(rows) == 4 and sorted(rows.count(top) for top in set(rows)) == [2, 2], rows
+
+
+def search_tables_admitted(url: str) -> None:
+    """Wait out the start-up's warm-up (a search table is refused with 503 while it compiles)."""
+    import json
+
+    body = json.dumps({"game": "huit", "num_players": 4, "seat": 0, "mode": "match", "seed": 1,
+                       "opponents": ["search-quick"] * 3}).encode()
+    deadline = time.monotonic() + 240
+    while True:
+        request = urllib.request.Request(f"{url}/api/games", body, {"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                key = json.load(reply)["id"]
+            delete = urllib.request.Request(f"{url}/api/games/{key}", method="DELETE")
+            urllib.request.urlopen(delete, timeout=10).close()
+            return
+        except urllib.error.HTTPError as error:
+            assert error.code == 503 and time.monotonic() < deadline, error.read()
+            time.sleep(float(error.headers.get("Retry-After", "1")))
+
+
+def test_match_play_at_four_seats_seats_searches_that_play_for_the_match(server: str, browser: Any) -> None:
+    """B13: at Huit 4p in match play the offered search values its play-outs by the shipped match equity,
+    and the page says so on each of its seats (not in hand play); a hand of the match plays through by
+    clicking, the totals go on, and the next hand of the match is dealt."""
+    search_tables_admitted(server)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{server}/?game=huit&delay=20")
+    page.fill("#num-players", "4")
+    page.dispatch_event("#num-players", "change")
+    page.select_option("#seat", "0")
+    for select in page.query_selector_all("#opponents select"):
+        select.select_option("search-quick")
+    titles = "els => els.map(e => e.getAttribute('title') || '')"
+    for mode, plays_match in (("hand", False), ("match", True)):
+        if mode == "match":
+            page.click("#new-game")
+        page.select_option("#mode", mode)
+        page.click("#start")
+        phase = wait_for_turn(page)
+        about = page.eval_on_selector_all("#seats .seat .name", titles)
+        assert len(about) == 3 and all(("playing for the match" in a) == plays_match for a in about), about
+    while phase == "your-turn":
+        before = page.inner_text("#log")
+        play_a_turn(page)
+        page.wait_for_function("before => document.querySelector('#log').innerText !== before "
+                               "|| document.body.dataset.phase !== 'your-turn'", arg=before,
+                               timeout=TURN_TIMEOUT_MS)
+        phase = wait_for_turn(page)
+    assert phase == "hand-over", phase
+    scores = "els => els.map(e => e.textContent.match(/score (-?\\d+)/)[1])"
+    totals = page.eval_on_selector_all("#seats .seat .muted", scores)
+    page.click("#next")
+    assert wait_for_turn(page) in ("your-turn", "hand-over")
+    assert "Hand 2," in page.inner_text("#status"), page.inner_text("#status")
+    if page.get_attribute("body", "data-phase") == "your-turn":  # nobody has played in the new hand
+        assert page.eval_on_selector_all("#seats .seat .muted", scores) == totals, totals

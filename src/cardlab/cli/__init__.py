@@ -1,54 +1,22 @@
 """The `cardlab` command line: train, evaluate, run tournaments, export bots, play, show layouts.
 
-```
-cardlab train CONFIG.yaml [--resume RUN_DIR] [--ray-address ADDR] [--runs-dir DIR] [--torch-threads N]
-cardlab teach CONFIG.yaml [--runs-dir DIR] [--torch-threads N]
-cardlab read-hands CONFIG.yaml [--resume RUN_DIR] [--runs-dir DIR]
-cardlab match-equity CONFIG.yaml [--runs-dir DIR]
-cardlab eval --game G --agents SPEC [SPEC ...] --hands N [--matches N] [--seed S] [--rule k=v ...]
-             [--json F] [--csv F] [--plot F.png] [--torch-threads N]
-cardlab bench AGENT [--suite NAME] [--field SPEC ...] [--json F] [--csv F] [--plot F.png] [--workers N]
-cardlab compare --game G A B [--delta D | --elo0 E --elo1 E] [--alpha P] [--beta P] [--max-hands N]
-                [--batch DEALS] [--players N] [--seed S] [--rule k=v ...] [--json F] [--workers N]
-cardlab tournament --game G --agents SPEC SPEC [...] --hands N [--seed S] [--rule k=v ...] [outputs, threads
-                   as eval]
-cardlab sweep SWEEP.yaml [--sweeps-dir DIR] [--workers N] [--ray-address ADDR]   # Ray Tune (the ray extra)
-cardlab rllib CONFIG.yaml [--runs-dir DIR] [--env-runners N] [--ray-address ADDR]   # the rllib extra
-cardlab export RUN_DIR_OR_CHECKPOINT_ZIP -o PATH      # only checkpoints of this machine's runs
-cardlab play GAME [--opponents SPEC ...] [--hands N] [--seed S] [--seat K] [--rule k=v ...]
-             [--torch-threads N]
-cardlab rules GAME [--rule k=v ...] [--markdown]
-cardlab serve [--host H] [--port P] [--bot PATH ...] [--max-games N] [--idle-minutes M] [--max-body BYTES]
-cardlab advise GAME --state STATE.json --agent SPEC [--top N] [--seed S]
-cardlab ship-bots [NAME=CONFIG_OR_RUN_DIR ...] [--out DIR] [--hands N] [--seed S] [--runs-dir DIR]
-cardlab exploit AGENT --game G (--minutes M | --steps N) [--warm SPEC] [--points K] [--hands N]
-                [--final-hands N] [--seed S] [--rule k=v ...] [--json F] [--csv F] [--plot F.png]
-                [--torch-threads N] [--workers N]
-```
+Each command is a module of this package with its arguments and its run
+function (`cardlab.cli.common.Command`); `COMMANDS` is the one list of them,
+in the order ``cardlab --help`` shows them (``cardlab COMMAND --help``: a
+command's arguments; the README and docs/ show them in use).
 
-Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
-``bot:huit-2p``, ``bot:switch-4p``), ``bot:PATH`` (a bot's ``NAME.json``, an
-ONNX bot's ``NAME.onnx``, or a run folder for the bot it wrote), ``MODULE:FACTORY`` (your own agent,
-`cardlab.agents.factory`). Lists of agents (``--agents``,
-``--opponents``) are space-separated, and commas are accepted too:
-``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v`` sets a
-rule option, v read as a YAML scalar (``true``, ``7``, ``all``);
-`cardlab rules GAME` lists them.
-
-eval, bench, compare and tournament also take ``--workers N`` and ``--ray-address ADDR``: the
-same results, played by Ray workers (`cardlab.cluster`, the ray extra).
-
-Bots run their network on one torch thread (`cardlab.agents.bot`), or on
-``--torch-threads N`` / ``$CARDLAB_TORCH_THREADS``.
+Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot),
+``bot:PATH`` (a bot file, an ONNX bot or a run folder), ``search:...``,
+``MODULE:FACTORY`` (your own agent, `cardlab.agents.factory`). Lists of
+agents are space- or comma-separated; ``--rule k=v`` sets a rule option, v
+read as a YAML scalar (`cardlab rules GAME` lists them). eval, bench, compare
+and tournament also take ``--workers N`` and ``--ray-address ADDR``: the same
+results, played by Ray workers (`cardlab.cluster`, the ray extra).
 
 Bad input (unknown spec, bad rule option, missing file) prints one line on
 stderr and exits with status 2; Ctrl-C stops a command with one line and
 status 130 (``train`` names the run folder and the command that resumes it);
 a closed output pipe (``| head``) ends the command quietly.
-
-Each command is a module of this package with its arguments and its run
-function (`cardlab.cli.common.Command`); `COMMANDS` is the one list of them,
-in the order ``cardlab --help`` shows them.
 """
 
 from __future__ import annotations
