@@ -27,6 +27,7 @@ import numpy as np
 
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals, slot_paired_interval, t_quantile
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.results import EpisodeRecord
 
 
@@ -51,8 +52,8 @@ def controlled(records: list[EpisodeRecord], control: list[EpisodeRecord], n: in
 
 def real_run(game: str, n: int, agent: str, deals: int, seed: int) -> None:
     rules = {"num_players": n}
-    run = evaluate(game, [agent] + ["expert"] * (n - 1), deals * n, seed=seed, rule_options=rules)
-    replay = evaluate(game, ["expert"] * n, deals * n, seed=seed, rule_options=rules)
+    run = evaluate(EvalRequest(game, [agent] + ["expert"] * (n - 1), hands=deals * n, seed=seed, rules=rules))
+    replay = evaluate(EvalRequest(game, ["expert"] * n, hands=deals * n, seed=seed, rules=rules))
     rate = run.stats[0].hands
     wl, wh = rate.interval
     pl, ph = slot_paired_interval(run.hand_records, 0)
@@ -69,10 +70,10 @@ def bias_test(seeds: int, deals: int) -> None:
     estimates: dict[str, list[float]] = {"paired": [], "controlled": []}
     halves: dict[str, list[float]] = {"paired": [], "controlled": []}
     for seed in range(seeds):
-        run = evaluate("huit", ["random", "random"], deals * 2, seed=1000 + seed,
-                       rule_options={"num_players": 2})
-        replay = evaluate("huit", ["expert", "expert"], deals * 2, seed=1000 + seed,
-                          rule_options={"num_players": 2})
+        run = evaluate(EvalRequest("huit", ["random", "random"],
+                                   hands=deals * 2, seed=1000 + seed, rules={"num_players": 2}))
+        replay = evaluate(EvalRequest("huit", ["expert", "expert"],
+                                      hands=deals * 2, seed=1000 + seed, rules={"num_players": 2}))
         low, high = slot_paired_interval(run.hand_records, 0)
         hits["paired"] += low <= 0.5 <= high
         estimates["paired"].append(run.stats[0].hands.rate)

@@ -103,9 +103,11 @@ def main() -> None:
 
     from cardlab.cluster.evaluate import evaluate_parallel
     from cardlab.evaluation.evaluate import evaluate
+    from cardlab.evaluation.request import EvalRequest
 
-    serial = evaluate("huit", args.agents, args.hands, seed=args.seed)
-    parallel = evaluate_parallel("huit", args.agents, args.hands, seed=args.seed, workers=args.workers)
+    request = EvalRequest("huit", args.agents, hands=args.hands, seed=args.seed)
+    serial = evaluate(request)
+    parallel = evaluate_parallel(request, workers=args.workers)
     same_records = serial.hand_records == parallel.hand_records
 
     serial_s, ray_s = statistics.median(times["serial"]), statistics.median(times["ray"])

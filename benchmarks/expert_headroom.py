@@ -45,6 +45,7 @@ from cardlab.envs.match import win_rewards
 from cardlab.evaluation import evaluate as evaluate_module
 from cardlab.evaluation.episodes import derive_seed
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 
 
 def hand_mask(state: R.HuitState, seat: int) -> int:
@@ -219,8 +220,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{'variant':<10}{'win rate vs expert':>20}  {'95% CI':<17}{'seconds':>8}")
     for name in ("oracle", "voids"):
         start = time.perf_counter()
-        result = evaluate("huit", [f"headroom_{name}", "expert"], args.hands, seed=args.seed,
-                          rule_options={"num_players": 2})
+        result = evaluate(EvalRequest("huit", [f"headroom_{name}", "expert"],
+                                      hands=args.hands, seed=args.seed, rules={"num_players": 2}))
         stats = result.stats[0].hands
         low, high = stats.interval
         ci = f"[{low:.3f}, {high:.3f}]"

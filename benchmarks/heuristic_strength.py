@@ -16,6 +16,7 @@ import argparse
 import time
 
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 
 TABLES = ("huit2", "huit4", "switch4")
 PAIRINGS = ("greedy-random", "expert-random", "expert-greedy")
@@ -52,8 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     for game, players in tables:
         for x, y in pairings:
             start = time.perf_counter()
-            result = evaluate(game, [x] + [y] * (players - 1), args.hands, seed=args.seed,
-                              rule_options={"num_players": players})
+            result = evaluate(EvalRequest(game, [x] + [y] * (players - 1),
+                                          hands=args.hands, seed=args.seed, rules={"num_players": players}))
             stats = result.stats[0]
             low, high = stats.hands.interval
             print(f"| {game} {players}p | {x} vs {players - 1}x {y} | {stats.hands.n} | "

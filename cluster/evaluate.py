@@ -33,11 +33,10 @@ from tqdm import tqdm
 from cardlab.agents.base import Agent, bot_source, make_agent
 from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.runtime import import_ray, ray_session, task_error
-from cardlab.envs import make_game
-from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.compare import Contest, PlayDeals
-from cardlab.evaluation.episodes import HAND, MATCH, check_seed, players_for, seat_slots, table_rules
-from cardlab.evaluation.evaluate import AgentFactory, play_deals
+from cardlab.evaluation.episodes import HAND, MATCH
+from cardlab.evaluation.evaluate import play_deals
+from cardlab.evaluation.request import AgentFactory, EvalRequest, Table, legacy_request
 from cardlab.evaluation.results import EpisodeRecord, EvalResult
 from cardlab.evaluation.tournament import TournamentResult, tournament
 
@@ -52,44 +51,13 @@ BeforeBlock = Callable[[int], object]
 
 
 @dataclasses.dataclass(frozen=True)
-class _Table:
-    """One evaluation: its rules as given and resolved, its slots and how many deals of each kind."""
-
-    hands: int
-    matches: int
-    rules: dict[str, Any]
-    full_rules: dict[str, Any]
-    slots: list[str]
-    game: Any  # the cardlab Game, to check bots against on the driver
-    deals: dict[int, int]  # kind -> deals
-
-
-@dataclasses.dataclass(frozen=True)
 class _Block:
     table: int
     kind: int
     deals: range
 
 
-def _plan(game: str, specs: Sequence[str], hands: int, matches: int,
-          rule_options: dict[str, Any] | None) -> _Table:
-    """What `evaluate` would play, checked the same way (the same messages for bad arguments)."""
-    for name, value in (("hands", hands), ("matches", matches)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be a whole number >= 0, got {excerpt(value)}")
-    if hands == 0 and matches == 0:
-        raise ValueError("nothing to play: give hands > 0 or matches > 0")
-    rules = dict(rule_options or {})
-    rules["num_players"] = players_for(game, rules, specs)
-    full_rules = table_rules(game, rules)
-    n = full_rules["num_players"]
-    table = make_game(game, full_rules)
-    slots = seat_slots(list(specs), n, table)
-    deals = {HAND: math.ceil(hands / n), MATCH: math.ceil(matches / n)}
-    return _Table(hands, matches, rules, full_rules, slots, table, deals)
-
-
-def _blocks(tables: Sequence[_Table], parallel: int) -> list[_Block]:
+def _blocks(tables: Sequence[Table], parallel: int) -> list[_Block]:
     """Each table's deals of each kind cut into runs of about the same size, in deal order."""
     total = sum(sum(t.deals.values()) for t in tables)
     size = max(1, math.ceil(total / (parallel * BLOCKS_PER_WORKER)))
@@ -102,7 +70,7 @@ def _is_bot(spec: str) -> bool:
     return spec.strip().startswith("bot:")
 
 
-def _read_bots(tables: Sequence[_Table]) -> dict[str, BotFile]:
+def _read_bots(tables: Sequence[Table]) -> dict[str, BotFile]:
     """Bot spec -> its files' bytes; each bot is loaded here first, against each table's game."""
     bots: dict[str, BotFile] = {}
     for table in tables:
@@ -135,28 +103,24 @@ def play_block(game: str, rules: dict[str, Any], slots: Sequence[Any], kind: int
                       agent_factory=functools.partial(_agent, factory=agent_factory))
 
 
-def evaluate_many(
-    game: str,
-    tables: Sequence[Sequence[str]],
-    hands: int,
-    seed: int = 0,
-    rule_options: dict[str, Any] | None = None,
-    matches: int = 0,
-    progress: bool = False,
-    *,
-    workers: int | None = None,
-    address: str | None = None,
-    before_block: BeforeBlock | None = None,
-    agent_factory: AgentFactory = make_agent,
-) -> list[EvalResult]:
-    """`evaluate` each table's agent specs (same hands, matches, seed, rules), all tables' blocks on Ray.
+def evaluate_many(requests: Sequence[EvalRequest] | str, *old: Any, progress: bool = False,
+                  workers: int | None = None, address: str | None = None,
+                  before_block: BeforeBlock | None = None, **old_keywords: Any) -> list[EvalResult]:
+    """`evaluate` each request, all their blocks on Ray: equal to ``[evaluate(r) for r in requests]``.
 
-    Equal to ``[evaluate(game, specs, ..., agent_factory=...) for specs in tables]``; see `ray_session` for
-    `workers` and `address`. A bot slot is loaded from its bytes, the other specs built by `agent_factory`
-    in the workers.
+    See `ray_session` for `workers` and `address`. A bot slot is loaded from its bytes, the other specs
+    built by the request's `agent_factory` in the workers. The old form ``evaluate_many(game, tables,
+    hands, ...)`` still works for one version, with a deprecation warning.
     """
-    seed = check_seed(seed)
-    plans = [_plan(game, specs, hands, matches, rule_options) for specs in tables]
+    if isinstance(requests, str):
+        fields, options = legacy_request("evaluate_many", requests, old, old_keywords)
+        tables = fields.pop("agents")
+        return evaluate_many([EvalRequest(agents=t, **fields) for t in tables], progress=progress,
+                             workers=workers, address=address, before_block=before_block, **options)
+    if old or old_keywords:
+        raise TypeError(f"evaluate_many takes EvalRequests and keyword options, got "
+                        f"{sorted(old_keywords)} more")
+    plans = [r.table for r in requests]
     bots = _read_bots(plans)
     with ray_session(workers, address) as parallel:
         ray = import_ray()
@@ -167,19 +131,21 @@ def evaluate_many(
 
         def submit(index: int) -> Any:
             b = blocks[index]
-            return remote.remote(game, plans[b.table].rules, shipped[b.table], b.kind, b.deals.start,
-                                 b.deals.stop, seed, index, before_block, agent_factory)
+            r = requests[b.table]
+            return remote.remote(r.game, plans[b.table].rules, shipped[b.table], b.kind, b.deals.start,
+                                 b.deals.stop, r.seed, index, before_block, r.agent_factory)
 
         total = sum(len(b.deals) * len(plans[b.table].slots) for b in blocks)
-        done = _run(ray, len(blocks), submit, parallel, progress, total, f"{game} eval")
+        games = sorted({r.game for r in requests})
+        done = _run(ray, len(blocks), submit, parallel, progress, total, f"{'/'.join(games)} eval")
     records: dict[tuple[int, int], list[EpisodeRecord]] = {}
     for b, part in zip(blocks, done, strict=True):
         records.setdefault((b.table, b.kind), []).extend(part)
-    return [EvalResult(game=game, rules=plan.full_rules, num_players=len(plan.slots), seed=seed,
+    return [EvalResult(game=r.game, rules=plan.full_rules, num_players=len(plan.slots), seed=r.seed,
                        slots=plan.slots, hand_records=records.get((i, HAND), []),
-                       match_records=records.get((i, MATCH), []), hands_asked=plan.hands,
-                       matches_asked=plan.matches)
-            for i, plan in enumerate(plans)]
+                       match_records=records.get((i, MATCH), []), hands_asked=r.hands,
+                       matches_asked=r.matches)
+            for i, (r, plan) in enumerate(zip(requests, plans, strict=True))]
 
 
 def _run(ray: Any, count: int, submit: Callable[[int], Any], parallel: int, progress: bool, total: int,
@@ -216,23 +182,20 @@ def _run(ray: Any, count: int, submit: Callable[[int], Any], parallel: int, prog
     return [part for part in results if part is not None]
 
 
-def evaluate_parallel(
-    game: str,
-    agent_specs: list[str],
-    hands: int,
-    seed: int = 0,
-    rule_options: dict[str, Any] | None = None,
-    matches: int = 0,
-    progress: bool = False,
-    *,
-    workers: int | None = None,
-    address: str | None = None,
-    before_block: BeforeBlock | None = None,
-    agent_factory: AgentFactory = make_agent,
-) -> EvalResult:
-    """`evaluate` on Ray workers: the same arguments and the same result."""
-    return evaluate_many(game, [agent_specs], hands, seed, rule_options, matches, progress, workers=workers,
-                         address=address, before_block=before_block, agent_factory=agent_factory)[0]
+def evaluate_parallel(request: EvalRequest | str, *old: Any, progress: bool = False,
+                      workers: int | None = None, address: str | None = None,
+                      before_block: BeforeBlock | None = None, **old_keywords: Any) -> EvalResult:
+    """`evaluate` on Ray workers: the same request and the same result (the old form still works for one
+    version, with a deprecation warning)."""
+    if isinstance(request, str):
+        fields, options = legacy_request("evaluate_parallel", request, old, old_keywords)
+        return evaluate_parallel(EvalRequest(**fields), progress=progress, workers=workers, address=address,
+                                 before_block=before_block, **options)
+    if old or old_keywords:
+        raise TypeError(f"evaluate_parallel takes an EvalRequest and keyword options, got "
+                        f"{sorted(old_keywords)} more")
+    return evaluate_many([request], progress=progress, workers=workers, address=address,
+                         before_block=before_block)[0]
 
 
 def tournament_parallel(
@@ -248,10 +211,8 @@ def tournament_parallel(
 ) -> TournamentResult:
     """`tournament` with every pairing's blocks on Ray at once: the same result."""
 
-    def evaluate_tables(game: str, tables: list[list[str]], hands: int, seed: int, rules: dict[str, Any],
-                        progress: bool) -> list[EvalResult]:
-        return evaluate_many(game, tables, hands, seed, rules, progress=progress, workers=workers,
-                             address=address)
+    def evaluate_tables(requests: list[EvalRequest], progress: bool) -> list[EvalResult]:
+        return evaluate_many(requests, progress=progress, workers=workers, address=address)
 
     return tournament(game, specs, hands_per_pair, seed, rule_options, progress,
                       evaluate_tables=evaluate_tables)
@@ -265,7 +226,7 @@ def deal_player(contest: Contest, *, workers: int | None = None,
     Ray starts (or is joined) once for the whole comparison, and each bot's
     bytes go through the object store once; the records are `contest.play`'s.
     """
-    plan = _plan(contest.game, contest.slots, contest.num_players, 0, contest.rules)
+    plan = EvalRequest(contest.game, contest.slots, hands=contest.num_players, rules=contest.rules).table
     bots = _read_bots([plan])
     with ray_session(workers, address) as parallel:
         ray = import_ray()

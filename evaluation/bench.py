@@ -26,9 +26,11 @@ from typing import Any
 import numpy as np
 
 from cardlab import __version__
+from cardlab.agents.base import make_agent
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import AgentFactory, EvalRequest
 from cardlab.evaluation.results import EpisodeRecord, EvalResult, Rate, text_table
 from cardlab.evaluation.stats import mean_interval
 from cardlab.evaluation.suites import Suite
@@ -38,7 +40,7 @@ FORMAT = 1
 DEFAULT_FIELD = ("expert",)
 
 Evaluate = Callable[..., EvalResult]
-"""`evaluate`'s signature: the serial one or its Ray twin"""
+"""`evaluate` (an `EvalRequest` and keyword options): the serial one or its Ray twin"""
 
 
 def bench_slots(agent: str, field: Sequence[str], num_players: int) -> list[str]:
@@ -128,7 +130,8 @@ def bench_row(suite: Suite, agent: str, field: list[str], slots: list[str], reco
 
 
 def bench(agent: str, suite: Suite, field: Sequence[str] = DEFAULT_FIELD, *, play: Evaluate = evaluate,
-          progress: bool = False, command: Sequence[str] = (), deals: int | None = None) -> BenchResult:
+          progress: bool = False, command: Sequence[str] = (), deals: int | None = None,
+          agent_factory: AgentFactory = make_agent) -> BenchResult:
     """Play `agent` on every deal of `suite` in duplicate against `field` (module doc).
 
     `play` is `evaluate` or `evaluate_parallel` (same arguments, same records);
@@ -144,6 +147,7 @@ def bench(agent: str, suite: Suite, field: Sequence[str] = DEFAULT_FIELD, *, pla
     slots = bench_slots(agent.strip(), field, suite.num_players)
     episodes = suite.num_players * (suite.deals if deals is None else deals)
     hands, matches = (0, episodes) if suite.episode == "match" else (episodes, 0)
-    result = play(suite.game, slots, hands, seed=suite.seed, rule_options=suite.rules, matches=matches,
-                  progress=progress)
+    request = EvalRequest(suite.game, slots, hands=hands, matches=matches, seed=suite.seed, rules=suite.rules,
+                          agent_factory=agent_factory)
+    result = play(request, progress=progress)
     return BenchResult(suite, result.slots[0], field, result, shlex.join(command))

@@ -1,7 +1,7 @@
 """Evaluation: seeded hands (and matches) between agents, with seats rotated.
 
-`evaluate(game, specs, hands)` fills the table's seats with *slots*: slot i
-plays ``specs[i]``; with fewer specs than seats (``num_players`` in the rule
+`evaluate(EvalRequest(game, specs, hands=...))` fills the table's seats with
+*slots*: slot i plays ``specs[i]``; with fewer specs than seats (``num_players`` in the rule
 options) the specs repeat in order to fill them; without ``num_players`` each
 spec gets a seat (`players_for` checks the count against the game's range).
 Each deal is played once in every rotation: in rotation r slot i sits in seat
@@ -24,32 +24,24 @@ score (episode="match") and the match win rate, tied winners sharing a win.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tqdm import tqdm
 
-from cardlab.agents.base import Agent, make_agent
-from cardlab.envs import make_env, make_game
-from cardlab.envs.checked_json import excerpt
+from cardlab.agents.base import make_agent
+from cardlab.envs import make_env
 from cardlab.evaluation.batched import play_hands_batched
 from cardlab.evaluation.episodes import (
     AGENT,
     HAND,
     MATCH,
-    check_seed,
     derive_seed,
-    players_for,
     run_episode,
-    seat_slots,
-    table_rules,
 )
+from cardlab.evaluation.request import AgentFactory, EvalRequest, legacy_request
 from cardlab.evaluation.results import EpisodeRecord, EvalResult
-
-AgentFactory = Callable[[Any, Any, int], Agent]
-"""(slot spec, game, seed) -> the slot's agent: `make_agent`, or one that sets the agent up further"""
 
 
 def play_deals(
@@ -102,55 +94,41 @@ def play_deals(
     return records
 
 
-def _play_rotations(
-    game: str, rules: dict[str, Any], slots: list[str], kind: int, count: int, seed: int,
-    tick: Callable[[int], None], batched: bool = False, agent_factory: AgentFactory = make_agent,
-) -> list[EpisodeRecord]:
-    """`count` episodes (rounded up to whole rotations) of one kind, hands or matches; `tick(episodes)`
-    after each deal."""
-    deals = range(math.ceil(count / len(slots)))
+def _play_rotations(request: EvalRequest, kind: int, tick: Callable[[int], None], batched: bool = False
+                    ) -> list[EpisodeRecord]:
+    """The request's deals of one kind, hands or matches, every rotation; `tick(episodes)` after each deal."""
+    table = request.table
+    deals = range(table.deals[kind])
     if batched and kind == HAND:
-        return play_hands_batched(game, rules, slots, deals, seed, agent_factory, on_deal=tick)
-    return play_deals(game, rules, slots, kind, deals, seed, agent_factory, on_deal=tick)
+        return play_hands_batched(request.game, table.rules, table.slots, deals, request.seed,
+                                  request.agent_factory, on_deal=tick)
+    return play_deals(request.game, table.rules, table.slots, kind, deals, request.seed,
+                      request.agent_factory, on_deal=tick)
 
 
-def evaluate(
-    game: str,
-    agent_specs: list[str],
-    hands: int,
-    seed: int = 0,
-    rule_options: dict[str, Any] | None = None,
-    matches: int = 0,
-    progress: bool = False,
-    desc: str | None = None,
-    batched: bool = False,
-    on_played: Callable[[int, int], None] | None = None,
-    agent_factory: AgentFactory = make_agent,
-) -> EvalResult:
-    """Play `hands` seeded hands (and `matches` matches) with seats rotated; see the module doc.
+def evaluate(request: EvalRequest | str, *old: Any, progress: bool = False, desc: str | None = None,
+             batched: bool = False, on_played: Callable[[int, int], None] | None = None,
+             **old_keywords: Any) -> EvalResult:
+    """Play the request's seeded hands (and matches) with seats rotated; see the module doc.
 
     `progress` draws a bar on stderr (`desc`: its label); `on_played(episodes played, of total)` is
     called after each deal (a log's progress line, where no bar is drawn). `batched` plays the
     hands many at once in the game's batched engine, each slot's agent asked
     once per move of the batch (`cardlab.evaluation.batched`: the same deals
     and rotations, the agents' random draws differ); matches are played one
-    at a time either way. `agent_factory(slot_spec, game, seed)` builds each
-    slot's agent (`make_agent`; a factory that sets up an agent further, as the
-    search responder of `cardlab.training.exploit_search` does).
+    at a time either way. ``evaluate(game, specs, hands, ...)``, the old form, still works for one
+    version, with a deprecation warning.
     """
-    seed = check_seed(seed)
-    for name, value in (("hands", hands), ("matches", matches)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be a whole number >= 0, got {excerpt(value)}")
-    if hands == 0 and matches == 0:
-        raise ValueError("nothing to play: give hands > 0 or matches > 0")
-    rules = dict(rule_options or {})
-    rules["num_players"] = players_for(game, rules, agent_specs)
-    full_rules = table_rules(game, rules)
-    n = full_rules["num_players"]
-    slots = seat_slots(agent_specs, n, make_game(game, full_rules))
-    total = n * (math.ceil(hands / n) + math.ceil(matches / n))
-    with tqdm(total=total, disable=not progress, desc=desc or f"{game} eval", unit="episode",
+    if isinstance(request, str):
+        fields, options = legacy_request("evaluate", request, old, old_keywords)
+        return evaluate(EvalRequest(**fields), progress=progress, desc=desc, batched=batched,
+                        on_played=on_played, **options)
+    if old or old_keywords:
+        raise TypeError(f"evaluate takes an EvalRequest and keyword options, got {sorted(old_keywords)} more")
+    table = request.table
+    n = table.num_players
+    total = n * sum(table.deals.values())
+    with tqdm(total=total, disable=not progress, desc=desc or f"{request.game} eval", unit="episode",
               file=sys.stderr) as bar:
         done = 0  # counted here: a disabled bar (no terminal) counts nothing
 
@@ -161,10 +139,10 @@ def evaluate(
             if on_played is not None:
                 on_played(done, total)
 
-        hand_records = _play_rotations(game, rules, slots, HAND, hands, seed, tick, batched, agent_factory)
-        match_records = _play_rotations(game, rules, slots, MATCH, matches, seed, tick,
-                                        agent_factory=agent_factory)
+        hand_records = _play_rotations(request, HAND, tick, batched)
+        match_records = _play_rotations(request, MATCH, tick)
     return EvalResult(
-        game=game, rules=full_rules, num_players=n, seed=seed, slots=slots,
-        hand_records=hand_records, match_records=match_records, hands_asked=hands, matches_asked=matches,
+        game=request.game, rules=table.full_rules, num_players=n, seed=request.seed, slots=table.slots,
+        hand_records=hand_records, match_records=match_records, hands_asked=request.hands,
+        matches_asked=request.matches,
     )

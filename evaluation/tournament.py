@@ -37,6 +37,7 @@ from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import check_seed, table_rules
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.results import (
     EpisodeRecord,
     EvalResult,
@@ -47,9 +48,9 @@ from cardlab.evaluation.results import (
     text_table,
 )
 
-EvaluateTables = Callable[[str, list[list[str]], int, int, dict[str, Any], bool], list[EvalResult]]
-"""Plays every table of a tournament at once: (game, tables' specs, hands, seed, rules, progress) -> results,
-in order; `cardlab.cluster.evaluate` spreads them over Ray workers."""
+EvaluateTables = Callable[[list[EvalRequest], bool], list[EvalResult]]
+"""Plays every table of a tournament at once: (the tables' requests, progress) -> results, in order;
+`cardlab.cluster.evaluate` spreads them over Ray workers."""
 
 
 @dataclass(frozen=True)
@@ -197,12 +198,12 @@ def tournament(
     cells: list[list[Rate | None]] = [[None] * k for _ in range(k)]
     tables: list[tuple[int, int, list[EpisodeRecord]]] = []
     table_specs = [[specs[i]] + [specs[j]] * (n - 1) for i, j in pairs]
+    requests = [EvalRequest(game, t, hands=hands_per_pair, seed=seed, rules=rules) for t in table_specs]
     if evaluate_tables is None:
-        results = [evaluate(game, t, hands_per_pair, seed, rules, progress=progress,
-                            desc=f"{specs[i]} vs {specs[j]}")
-                   for t, (i, j) in zip(table_specs, pairs, strict=True)]
+        results = [evaluate(r, progress=progress, desc=f"{specs[i]} vs {specs[j]}")
+                   for r, (i, j) in zip(requests, pairs, strict=True)]
     else:
-        results = evaluate_tables(game, table_specs, hands_per_pair, seed, rules, progress)
+        results = evaluate_tables(requests, progress)
     for (i, j), result in zip(pairs, results, strict=True):
         stats = result.stats
         cells[i][j] = stats[0].hands

@@ -9,6 +9,7 @@ import re
 
 from cardlab.agents.base import SHIPPED_BOTS
 from cardlab.envs import make_game
+from cardlab.evaluation.request import EvalRequest
 from cardlab.training.vector import MAX_NUM_ENVS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -79,6 +80,7 @@ def test_the_notebook_names_the_intervals_in_the_table_s_order() -> None:
     assert "the first interval is the 95% one clustered by deal (paired), the second Wilson's" in notebook
     from cardlab.evaluation.evaluate import evaluate
 
-    header = next(line for line in evaluate("huit", ["random", "random"], 2).format_table().splitlines()
+    header = next(line for line in evaluate(EvalRequest("huit", ["random", "random"],
+                                                        hands=2)).format_table().splitlines()
                   if line.startswith("slot"))
     assert header.index("(paired)") < header.index("Wilson")

@@ -65,6 +65,7 @@ from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.stats import mean_interval
 from cardlab.training.config import parse_dataclass
 from cardlab.training.config_bounds import TEACH_BOUNDS, check_bounds
@@ -322,9 +323,9 @@ def versus_base(game: Game, student: str, base: str, opponent: str, hands: int, 
     per_deal: list[np.ndarray] = []
     for who, spec in (("student", student), ("base", base)):
         progress.say(f"check: {who} against {opponent}, {hands:,} hands (seed {seed})")
-        result = evaluate(game.id, [spec, *[opponent] * (game.num_players - 1)], hands, seed=seed,
-                          rule_options=rules, batched=True, progress=progress.bars,
-                          desc=f"{who} vs {opponent}")
+        request = EvalRequest(game.id, [spec, *[opponent] * (game.num_players - 1)], hands=hands, seed=seed,
+                              rules=rules)
+        result = evaluate(request, batched=True, progress=progress.bars, desc=f"{who} vs {opponent}")
         rate = result.stats[0].hands
         wins, episodes = deal_totals(result.hand_records, 0)
         per_deal.append(np.asarray(wins) / np.asarray(episodes))

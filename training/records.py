@@ -17,6 +17,7 @@ from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputF
 
 from cardlab.agents.bot import export_bot
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.training.config import (
     TrainConfig,
 )
@@ -89,9 +90,9 @@ def evaluate_bot(
         if beat is not None:
             beat.heartbeat(lambda: f"  evaluating against {spec}: {done:,} of {total:,} episodes played")
 
-    result = evaluate(cfg.game, [f"bot:{bot_path}"] + [spec] * (n - 1), hands, seed=seed,
-                      rule_options={**cfg.rules, "num_players": n}, matches=matches, progress=bar,
-                      desc=f"eval vs {spec}", on_played=played)
+    request = EvalRequest(cfg.game, [f"bot:{bot_path}"] + [spec] * (n - 1), hands=hands, matches=matches,
+                          seed=seed, rules={**cfg.rules, "num_players": n})
+    result = evaluate(request, progress=bar, desc=f"eval vs {spec}", on_played=played)
     learner = result.stats[0]
     hand_rate, matched = learner.hands, learner.matches
     match_fields = {"match_win_rate": matched.rate, **matched.fields("match_")} if matched.n else {}

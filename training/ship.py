@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from cardlab.training.progress import Progress
 
 from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.evaluation.request import EvalRequest
 
 SHIPPED = {
     "huit-2p": "configs/huit_ppo.yaml",
@@ -124,8 +125,9 @@ def measure(meta_path: pathlib.Path, game: Game, opponent: str, hands: int, seed
         from cardlab.evaluation.evaluate import evaluate as serial
 
         evaluate = serial
-    result = evaluate(game.id, [f"bot:{meta_path}", *[opponent] * (game.num_players - 1)], hands, seed=seed,
-                      rule_options=game.rules.to_dict(), progress=show.bars, desc=f"vs {opponent}")
+    request = EvalRequest(game.id, [f"bot:{meta_path}", *[opponent] * (game.num_players - 1)], hands=hands,
+                          seed=seed, rules=game.rules.to_dict())
+    result = evaluate(request, progress=show.bars, desc=f"vs {opponent}")
     rate: Rate = result.stats[0].hands
     show.say(f"  against {opponent}: {about(rate, game.num_players, opponent, seed)}")
     return rate

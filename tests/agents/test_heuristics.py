@@ -26,6 +26,7 @@ from cardlab.envs.huit.heuristics import kernels as K
 from cardlab.envs.huit.heuristics import tables as T
 from cardlab.envs.policy_kernels import p_lacks
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 
 GAMES = {"switch": switch_v1, "huit": huit_v1}
 SPECS = ("greedy", "expert")
@@ -330,7 +331,7 @@ def test_huit_expert_locks_a_next_player_known_to_hold_no_ace_and_no_8() -> None
 # ---------------------------------------------------------------- strength
 def win_rate(game: str, specs: list[str], hands: int) -> float:
     """Hand win rate of the first spec against the others, seats rotated over fixed seeded deals."""
-    result = evaluate(game, specs, hands, seed=7, rule_options={"num_players": len(specs)})
+    result = evaluate(EvalRequest(game, specs, hands=hands, seed=7, rules={"num_players": len(specs)}))
     return result.stats[0].hands.rate
 
 

@@ -18,6 +18,7 @@ from cardlab.envs.determinize import revealed
 from cardlab.envs.spec import Game
 from cardlab.evaluation.episodes import run_episode
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 
 TABLES = [("huit", 2), ("huit", 4), ("switch", 4), ("switch", 5)]
 CHEAT = "search:cheat=1:worlds=6:ms=0:"
@@ -139,7 +140,8 @@ def test_the_play_loop_shows_a_copy_of_the_true_state_to_an_agent_that_sees_it()
     assert not expert.sees
     run_episode(env, [agent, expert], seed=3)
     assert seen
-    result = evaluate("huit", [CHEAT + "expert", "expert"], 4, seed=1, rule_options={"num_players": 2})
+    result = evaluate(EvalRequest("huit", [CHEAT + "expert", "expert"],
+                                  hands=4, seed=1, rules={"num_players": 2}))
     assert result.stats[0].hands.n == 4
 
 

@@ -25,6 +25,7 @@ from cardlab.envs import make_game
 from cardlab.envs.spec import Game
 from cardlab.evaluation.compare import Contest
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.tournament import tournament
 from cardlab.training.config import OpponentConfig, load_config, validate_config
 
@@ -85,7 +86,7 @@ def test_a_folder_without_bots_says_so(tmp_path: pathlib.Path, monkeypatch: pyte
 
 
 def test_evaluations_name_the_bot_that_played(table_bots: pathlib.Path) -> None:
-    result = evaluate("huit", ["bot:huit", "expert"], 3, seed=0, rule_options={"num_players": 3})
+    result = evaluate(EvalRequest("huit", ["bot:huit", "expert"], hands=3, seed=0, rules={"num_players": 3}))
     assert result.slots == ["bot:huit-3p", "expert", "bot:huit-3p"]
     contest = Contest.seat("huit", "bot:huit", "random", players=4)
     assert contest.slots == ["bot:huit-4p", "random", "random", "random"]

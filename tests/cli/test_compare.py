@@ -14,6 +14,7 @@ from cardlab.cli import COMMANDS, main
 from cardlab.evaluation.compare import Contest, compare_agents
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.sequential import Hypotheses, compare
 
 from .test_cli import fail
@@ -73,7 +74,8 @@ def test_it_stops_at_the_first_batch_that_decides() -> None:
     assert seen[-1] == "A" and set(seen[:-1]) == {"undecided"}
     before = deal_totals(result.records[:-10], 0)
     assert compare(*before, hypotheses).decision == "undecided"
-    assert result.records == evaluate("huit", ["expert", "greedy"], len(result.records), seed=1).hand_records
+    assert result.records == evaluate(EvalRequest("huit", ["expert", "greedy"],
+                                                  hands=len(result.records), seed=1)).hand_records
 
 
 def test_four_players_a_against_three_copies_of_b() -> None:

@@ -18,6 +18,7 @@ from cardlab.cluster.runtime import task_error
 from cardlab.envs import make_game
 from cardlab.evaluation.episodes import HAND
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.tournament import tournament
 from tests.cluster.conftest import make_bot
 
@@ -32,8 +33,9 @@ pytest.importorskip("ray")
 ])
 def test_parallel_equals_serial(ray_local: Any, game: str, specs: list[str], hands: int, matches: int,
                                 rules: dict[str, Any]) -> None:
-    serial = evaluate(game, specs, hands, seed=7, rule_options=rules, matches=matches)
-    parallel = evaluate_parallel(game, specs, hands, seed=7, rule_options=rules, matches=matches, workers=2)
+    serial = evaluate(EvalRequest(game, specs, hands=hands, matches=matches, seed=7, rules=rules))
+    parallel = evaluate_parallel(EvalRequest(game, specs,
+                                             hands=hands, matches=matches, seed=7, rules=rules), workers=2)
     assert parallel.hand_records == serial.hand_records  # every hand's record, in the same order
     assert parallel.match_records == serial.match_records
     assert parallel.to_json() == serial.to_json() and parallel.format_table() == serial.format_table()
@@ -56,8 +58,10 @@ def test_tournament_equals_serial(ray_local: Any) -> None:
 def test_bots_travel_as_bytes_and_play_as_at_home(ray_local: Any, tmp_path: pathlib.Path) -> None:
     bot = make_bot(tmp_path, rules={"target_score": 30})
     specs = [f"bot:{bot}", "greedy"]
-    serial = evaluate("huit", specs, 40, seed=1, matches=2, rule_options={"target_score": 30})
-    parallel = evaluate_parallel("huit", specs, 40, seed=1, matches=2, rule_options={"target_score": 30})
+    serial = evaluate(EvalRequest("huit", specs,
+                                  hands=40, matches=2, seed=1, rules={"target_score": 30}))
+    parallel = evaluate_parallel(EvalRequest("huit", specs,
+                                             hands=40, matches=2, seed=1, rules={"target_score": 30}))
     assert parallel.hand_records == serial.hand_records and parallel.match_records == serial.match_records
     assert parallel.slots[0] == f"bot:{bot}"
 
@@ -68,8 +72,8 @@ def test_an_onnx_bot_travels_and_plays_as_at_home(ray_local: Any, tmp_path: path
     file = load_bot(make_bot(tmp_path))
     onnx = export_onnx(file.network, tmp_path / "exported", game=file.game, summary={})
     specs = [f"bot:{onnx.with_suffix('.onnx')}", "greedy"]
-    serial = evaluate("huit", specs, 20, seed=2)
-    assert evaluate_parallel("huit", specs, 20, seed=2).hand_records == serial.hand_records
+    serial = evaluate(EvalRequest("huit", specs, hands=20, seed=2))
+    assert evaluate_parallel(EvalRequest("huit", specs, hands=20, seed=2)).hand_records == serial.hand_records
 
 
 def test_a_killed_worker_is_retried_and_the_result_is_unchanged(ray_local: Any,
@@ -81,9 +85,9 @@ def test_a_killed_worker_is_retried_and_the_result_is_unchanged(ray_local: Any,
             marker.touch()
             os._exit(1)  # the worker process dies mid-evaluation; Ray plays the block again elsewhere
 
-    serial = evaluate("huit", ["expert", "random"], 200, seed=3)
-    parallel = evaluate_parallel("huit", ["expert", "random"], 200, seed=3, workers=2,
-                                 before_block=kill_first_attempt)
+    serial = evaluate(EvalRequest("huit", ["expert", "random"], hands=200, seed=3))
+    parallel = evaluate_parallel(EvalRequest("huit", ["expert", "random"],
+                                             hands=200, seed=3), workers=2, before_block=kill_first_attempt)
     assert marker.exists()  # the worker did die
     assert parallel.hand_records == serial.hand_records
 
@@ -114,7 +118,7 @@ def test_a_bot_damaged_in_transit_is_refused(ray_local: Any, tmp_path: pathlib.P
 def test_a_bad_bot_is_refused_before_any_task(ray_local: Any, tmp_path: pathlib.Path) -> None:
     bot = make_bot(tmp_path, game="switch", players=2)
     with pytest.raises(ValueError, match="it plays switch, not huit"):
-        evaluate_parallel("huit", [f"bot:{bot}", "greedy"], 4)
+        evaluate_parallel(EvalRequest("huit", [f"bot:{bot}", "greedy"], hands=4))
 
 
 # ---------------------------------------------------------------- the command line

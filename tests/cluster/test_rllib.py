@@ -14,6 +14,7 @@ import yaml
 
 from cardlab.cli import main
 from cardlab.cluster.rllib import check_rllib_config, import_rllib
+from cardlab.evaluation.request import EvalRequest
 from cardlab.training.config import config_from_dict
 
 pytestmark = pytest.mark.ray
@@ -47,8 +48,8 @@ def test_one_iteration_on_a_local_ray_writes_a_bot_that_plays(ray_local: Any, tm
     bot = load_bot(run_dir / "bot.json")
     assert bot.game.num_players == 3 and bot.metadata["summary"]["algorithm"].startswith("RLlib")
     assert bot.metadata["summary"]["steps"] == rows[0]["steps"]
-    result = evaluate("switch", [f"bot:{run_dir / 'bot.json'}", "random", "greedy"], 6, seed=1,
-                      rule_options={"num_players": 3})
+    result = evaluate(EvalRequest("switch", [f"bot:{run_dir / 'bot.json'}", "random", "greedy"],
+                                  hands=6, seed=1, rules={"num_players": 3}))
     assert result.stats[0].hands.n == 6
     envs = CardVectorEnv("switch", 4, opponents=[f"bot:{run_dir / 'bot.json'}"], num_players=3)
     obs, _ = envs.reset(seed=0)

@@ -9,6 +9,7 @@ import pytest
 from cardlab.agents.failure import AgentFailure
 from cardlab.cli import main
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from tests.agents.test_bot import unchecked_overflowing_bot
 from tests.failing_agents import register_failing
 
@@ -21,7 +22,7 @@ from tests.failing_agents import register_failing
 def test_evaluate_names_the_failing_agent(spec: str, words: str, monkeypatch: pytest.MonkeyPatch) -> None:
     register_failing(monkeypatch)
     with pytest.raises(AgentFailure, match=rf"^{spec} \(slot 1, seat \d, deal 0\) failed: {words}"):
-        evaluate("huit", ["random", spec], hands=4, seed=0)
+        evaluate(EvalRequest("huit", ["random", spec], hands=4, seed=0))
 
 
 def test_cardlab_eval_with_an_overflowing_bot_says_which_and_why(

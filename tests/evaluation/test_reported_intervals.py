@@ -12,6 +12,7 @@ import pytest
 
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import paired_interval, slot_paired_interval, t_quantile, wilson_rate_interval
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.results import Rate, combined
 from cardlab.evaluation.stats import mean_interval, wilson_interval
 from cardlab.evaluation.tournament import tournament
@@ -20,8 +21,8 @@ CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 
 
 def test_eval_json_csv_and_table_carry_the_paired_interval() -> None:
-    result = evaluate("huit", ["expert", "random"], hands=60, matches=4, seed=3,
-                      rule_options={"target_score": 30})
+    result = evaluate(EvalRequest("huit", ["expert", "random"],
+                                  hands=60, matches=4, seed=3, rules={"target_score": 30}))
     data = json.loads(result.to_json())
     rows = list(csv.DictReader(io.StringIO(result.to_csv())))
     for slot, (agent, row) in enumerate(zip(data["agents"], rows, strict=True)):
@@ -39,19 +40,19 @@ def test_eval_json_csv_and_table_carry_the_paired_interval() -> None:
 
 
 def test_hands_only_has_no_match_fields() -> None:
-    data = json.loads(evaluate("huit", ["expert", "random"], hands=10, seed=0).to_json())
+    data = json.loads(evaluate(EvalRequest("huit", ["expert", "random"], hands=10, seed=0)).to_json())
     assert "hand_paired_ci_low" in data["agents"][0] and "match_paired_ci_low" not in data["agents"][0]
 
 
 def test_tournament_pairings_and_overall_are_clustered_by_deal() -> None:
     specs = ["random", "greedy", "expert"]
     result = tournament("huit", specs, 40, seed=5)
-    table = evaluate("huit", ["greedy", "expert"], 40, seed=5)
+    table = evaluate(EvalRequest("huit", ["greedy", "expert"], hands=40, seed=5))
     row = next(r for r in result.rows() if (r["agent"], r["opponent"]) == ("greedy", "expert"))
     assert (row["paired_ci_low"], row["paired_ci_high"]) == pytest.approx(
         slot_paired_interval(table.hand_records, 0))
     # Overall: greedy's hands on one deal against random and against expert are one cluster.
-    vs_random = evaluate("huit", ["random", "greedy"], 40, seed=5)
+    vs_random = evaluate(EvalRequest("huit", ["random", "greedy"], hands=40, seed=5))
     wins = [0.0] * 20
     for records, slot in ((vs_random.hand_records, 1), (table.hand_records, 0)):
         for r in records:
@@ -97,8 +98,8 @@ def test_a_training_evaluation_carries_the_paired_intervals(tmp_path: pathlib.Pa
     bot = make_bot(tmp_path, rules={"target_score": 30})
     cfg = dataclasses.replace(load_config(CONFIGS / "huit_quick.yaml"), rules={"target_score": 30})
     got = evaluate_bot(bot, cfg, "greedy", 20, seed=4, steps=7, matches=2)
-    result = evaluate("huit", [f"bot:{bot}", "greedy"], 20, seed=4, matches=2,
-                      rule_options={"target_score": 30})
+    result = evaluate(EvalRequest("huit", [f"bot:{bot}", "greedy"],
+                                  hands=20, matches=2, seed=4, rules={"target_score": 30}))
     hands, matches = result.stats[0].hands, result.stats[0].matches
     assert (got.paired_ci_low, got.paired_ci_high) == hands.paired_interval
     assert (got.match_paired_ci_low, got.match_paired_ci_high) == matches.paired_interval

@@ -8,6 +8,7 @@ import pathlib
 
 import pytest
 
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.suites import (
     SUITE_PLAN,
     SUITES_DIR,
@@ -77,6 +78,6 @@ def test_a_suite_plays_evaluate_s_deals_of_its_seed() -> None:
     from cardlab.evaluation.evaluate import evaluate
 
     suite = dataclasses.replace(load_suite("switch-4p", check=False), deals=2)
-    a = evaluate("switch", ["expert"], suite.episodes, seed=suite.seed, rule_options=suite.rules)
-    b = evaluate("switch", ["expert"], suite.episodes, seed=suite.seed, rule_options=suite.rules)
+    a = evaluate(EvalRequest("switch", ["expert"], hands=suite.episodes, seed=suite.seed, rules=suite.rules))
+    b = evaluate(EvalRequest("switch", ["expert"], hands=suite.episodes, seed=suite.seed, rules=suite.rules))
     assert a.hand_records == b.hand_records and len(a.hand_records) == 8

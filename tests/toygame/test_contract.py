@@ -23,6 +23,7 @@ from cardlab.envs import games, make_env, make_game, register
 from cardlab.envs.batched import BatchedEngine
 from cardlab.envs.spec import unregister
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.training.config import (
     EvalConfig,
     OpponentConfig,
@@ -58,7 +59,7 @@ def test_the_toy_env_passes_pettingzoo_api_and_seed_tests() -> None:
 
 
 def test_the_toy_game_is_evaluated_with_its_own_heuristic() -> None:
-    result = evaluate("toy", ["first_play", "random"], hands=200, seed=1)
+    result = evaluate(EvalRequest("toy", ["first_play", "random"], hands=200, seed=1))
     rows = {row.spec: row for row in result.stats}
     assert rows["first_play"].hands.n == rows["random"].hands.n == 200
     # Laying whenever possible beats drawing at random: a real, not a scripted, result.
@@ -81,7 +82,7 @@ def test_a_quick_training_run_on_the_toy_game_exports_a_playable_bot(
     env.reset(seed=0)
     obs = env.observe(env.agent_selection)
     assert obs["action_mask"][bot.act(obs)] == 1
-    result = evaluate("toy", [f"bot:{run / 'bot.json'}", "first_play"], hands=20, seed=2)
+    result = evaluate(EvalRequest("toy", [f"bot:{run / 'bot.json'}", "first_play"], hands=20, seed=2))
     assert sum(row.hands.n for row in result.stats) == 40
     assert main(["rules", "toy", "--markdown"]) == 0
     assert "`Discrete(13)`" in capsys.readouterr().out
@@ -117,7 +118,7 @@ def test_the_toy_game_trains_with_the_lean_trainer_on_the_generic_batch(tmp_path
     run = train(cfg, runs_dir=tmp_path / "runs", progress=False)
     bot = load_bot(run / "bot.json")
     assert bot.game == make_game("toy")
-    result = evaluate("toy", [f"bot:{run / 'bot.json'}", "random"], hands=20, seed=4)
+    result = evaluate(EvalRequest("toy", [f"bot:{run / 'bot.json'}", "random"], hands=20, seed=4))
     assert sum(row.hands.n for row in result.stats) == 40
 
 

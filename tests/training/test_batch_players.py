@@ -15,6 +15,7 @@ import pytest
 from cardlab.agents.batch import BatchPlayers
 from cardlab.envs import make_game
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.training.exploit import exploit_config
 from cardlab.training.league import LeagueSettings
 from cardlab.training.lean import LeanRun
@@ -132,7 +133,7 @@ def test_the_vector_env_with_heuristic_opponents_repeats_with_the_seed() -> None
 
 def test_batched_evaluation_asks_each_slot_once_per_move_of_the_batch() -> None:
     """Claim: `evaluate(batched=True)` plays every hand with one act_batch call per slot per move."""
-    result = evaluate("huit", [SPY, SPY, "random"], 30, seed=2, batched=True)
+    result = evaluate(EvalRequest("huit", [SPY, SPY, "random"], hands=30, seed=2), batched=True)
     assert result.stats[0].hands.n == 30 and len(result.hand_records) == 30
     agents = {agent for agent, _ in BatchSpy.calls}
     assert len(agents) == 2  # the two spy slots: two agents
@@ -146,14 +147,16 @@ def test_batched_evaluation_asks_each_slot_once_per_move_of_the_batch() -> None:
 def test_batched_evaluation_plays_the_serial_hands(game_id: str, specs: list[str]) -> None:
     """Claim: with agents that draw nothing at random (bots' masked argmax) the batched evaluation gives
     the serial one's records (the same deals, rotations, winners and points), and the same seed the same."""
-    serial = evaluate(game_id, specs, 24, seed=4)
-    batched = evaluate(game_id, specs, 24, seed=4, batched=True)
+    serial = evaluate(EvalRequest(game_id, specs, hands=24, seed=4))
+    batched = evaluate(EvalRequest(game_id, specs, hands=24, seed=4), batched=True)
     assert batched.hand_records == serial.hand_records
     assert len({r.winners for r in serial.hand_records}) > 1  # not a table where one seat always wins
 
 
 def test_batched_evaluation_repeats_with_the_seed() -> None:
     specs = ["expert", "greedy", "random"]
-    first = evaluate("switch", specs, 18, seed=5, batched=True)
-    assert evaluate("switch", specs, 18, seed=5, batched=True).hand_records == first.hand_records
-    assert evaluate("switch", specs, 18, seed=6, batched=True).hand_records != first.hand_records
+    first = evaluate(EvalRequest("switch", specs, hands=18, seed=5), batched=True)
+    assert evaluate(EvalRequest("switch", specs,
+                                hands=18, seed=5), batched=True).hand_records == first.hand_records
+    assert evaluate(EvalRequest("switch", specs,
+                                hands=18, seed=6), batched=True).hand_records != first.hand_records

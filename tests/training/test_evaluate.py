@@ -14,6 +14,7 @@ import pytest
 
 from cardlab.evaluation.episodes import seat_slots
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.results import Rate
 from cardlab.evaluation.stats import wilson_interval
 from cardlab.evaluation.tournament import tournament
@@ -33,7 +34,7 @@ def test_wilson_interval_known_values(wins: int, n: int, low: float, high: float
 
 
 def test_seats_rotate_equally_on_shared_deals() -> None:
-    result = evaluate("switch", ["random", "random", "greedy"], hands=30, seed=3)
+    result = evaluate(EvalRequest("switch", ["random", "random", "greedy"], hands=30, seed=3))
     assert result.num_players == 3 and len(result.hand_records) == 30
     for slot in range(3):
         assert Counter(r.seats[slot] for r in result.hand_records) == {0: 10, 1: 10, 2: 10}
@@ -46,16 +47,16 @@ def test_seats_rotate_equally_on_shared_deals() -> None:
 
 
 def test_hands_round_up_to_whole_rotations_and_specs_fill_the_table() -> None:
-    result = evaluate("huit", ["greedy", "random"], hands=10, seed=0, rule_options={"num_players": 4})
+    result = evaluate(EvalRequest("huit", ["greedy", "random"], hands=10, seed=0, rules={"num_players": 4}))
     assert result.slots == ["greedy", "random", "greedy", "random"]
     assert len(result.hand_records) == 12
     assert [s.hands.n for s in result.stats] == [12] * 4
 
 
 def test_results_depend_on_the_seed_only() -> None:
-    one = evaluate("huit", ["random", "random"], hands=40, seed=5)
-    two = evaluate("huit", ["random", "random"], hands=40, seed=5)
-    other = evaluate("huit", ["random", "random"], hands=40, seed=6)
+    one = evaluate(EvalRequest("huit", ["random", "random"], hands=40, seed=5))
+    two = evaluate(EvalRequest("huit", ["random", "random"], hands=40, seed=5))
+    other = evaluate(EvalRequest("huit", ["random", "random"], hands=40, seed=6))
     assert one.hand_records == two.hand_records
     assert one.to_json() == two.to_json()
     assert one.hand_records != other.hand_records
@@ -63,14 +64,14 @@ def test_results_depend_on_the_seed_only() -> None:
 
 def test_wins_are_credited_to_the_right_slot_through_rotations() -> None:
     # If seats and slots were mixed up, the stronger agent would score about 0.5.
-    result = evaluate("huit", ["random", "greedy"], hands=60, seed=1)
+    result = evaluate(EvalRequest("huit", ["random", "greedy"], hands=60, seed=1))
     random_stats, greedy_stats = result.stats
     assert greedy_stats.hands.rate > 0.75 > random_stats.hands.rate
     assert greedy_stats.mean_points < random_stats.mean_points
 
 
 def test_truncated_hands_are_counted_not_won() -> None:
-    result = evaluate("switch", ["random", "random"], hands=4, seed=0, rule_options={"max_turns": 2})
+    result = evaluate(EvalRequest("switch", ["random", "random"], hands=4, seed=0, rules={"max_turns": 2}))
     for s in result.stats:
         assert (s.hands.wins, s.truncated_hands, s.hands.rate) == (0, 4, 0.0)
         assert math.isnan(s.mean_points)
@@ -78,8 +79,8 @@ def test_truncated_hands_are_counted_not_won() -> None:
 
 
 def test_matches_to_the_target_score() -> None:
-    result = evaluate("huit", ["greedy", "random"], hands=2, matches=6, seed=2,
-                      rule_options={"target_score": 30})
+    result = evaluate(EvalRequest("huit", ["greedy", "random"],
+                                  hands=2, matches=6, seed=2, rules={"target_score": 30}))
     assert len(result.match_records) == 6
     assert all(r.points[w] == min(r.points) for r in result.match_records for w in r.winners)
     stats = result.stats
@@ -88,8 +89,8 @@ def test_matches_to_the_target_score() -> None:
 
 
 def test_outputs(tmp_path: pathlib.Path) -> None:
-    result = evaluate("switch", ["random", "greedy"], hands=8, matches=2, seed=0,
-                      rule_options={"target_score": 60})
+    result = evaluate(EvalRequest("switch", ["random", "greedy"],
+                                  hands=8, matches=2, seed=0, rules={"target_score": 60}))
     table = result.format_table()
     assert "0     random" in table and "1     greedy" in table and "95% CI" in table and "match rate" in table
     data = json.loads(result.to_json())
@@ -103,24 +104,44 @@ def test_outputs(tmp_path: pathlib.Path) -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"agent_specs": ["random"] * 3, "rule_options": {"num_players": 2}},
+    ({"agents": ["random"] * 3, "rules": {"num_players": 2}},
      r"3 agents given \(random, random, random\) for 2 seats \(num_players=2\): give 1 to 2"),
     # Without num_players each agent takes a seat: the count is checked against the game's, not num_players.
-    ({"agent_specs": ["random"]}, r"1 agent given \(random\), but Huit américain seats 2 to 6 players: "
+    ({"agents": ["random"]}, r"1 agent given \(random\), but Huit américain seats 2 to 6 players: "
                                   "give 2 to 6 agents, or set the rule option num_players=N"),
-    ({"agent_specs": ["random"] * 7}, "7 agents given .* seats 2 to 6 players"),
+    ({"agents": ["random"] * 7}, "7 agents given .* seats 2 to 6 players"),
     ({"hands": 0, "matches": 0}, "nothing to play"),
     ({"hands": -1}, "hands must be a whole number >= 0"),
     ({"seed": -3}, "seed must be a whole number >= 0"),
-    ({"rule_options": {"episode": "match"}}, "episode: env option"),
-    ({"rule_options": {"colour": 1}}, "unknown rule option"),
-    ({"agent_specs": ["random", "nobody"]}, "unknown agent spec 'nobody'"),
+    ({"rules": {"episode": "match"}}, "episode: env option"),
+    ({"rules": {"colour": 1}}, "unknown rule option"),
+    ({"agents": ["random", "nobody"]}, "unknown agent spec 'nobody'"),
     ({"game": "chess"}, "unknown game 'chess'"),
 ])
 def test_evaluate_refuses_bad_arguments(kwargs: dict, message: str) -> None:
-    args = {"game": "huit", "agent_specs": ["random", "random"], "hands": 2, **kwargs}
+    args = {"game": "huit", "agents": ["random", "random"], "hands": 2, **kwargs}
     with pytest.raises(ValueError, match=message):
-        evaluate(**args)
+        evaluate(EvalRequest(**args))
+
+
+def test_the_old_parameter_list_still_plays_the_same_hands_with_a_deprecation_warning() -> None:
+    """The form of before (game, specs, hands, seed=, rule_options=, ...) works for one version: it warns
+    and names the new form, and plays the request's records."""
+    new = evaluate(EvalRequest("huit", ["greedy", "random"], hands=8, matches=2, seed=3,
+                               rules={"target_score": 30}))
+    with pytest.warns(DeprecationWarning, match=r"pass an EvalRequest"):
+        old = evaluate("huit", ["greedy", "random"], 8, 3, rule_options={"target_score": 30}, matches=2)
+    assert old.hand_records == new.hand_records and old.match_records == new.match_records
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="got agent_specs twice"):
+        evaluate("huit", ["random"], agent_specs=["random"], hands=2)
+
+
+def test_a_request_is_checked_when_it_is_made() -> None:
+    """A bad count or seed is refused by the request itself, before anything plays; agents is a list."""
+    for fields, message in (({"hands": True}, "hands must be a whole number"), ({"seed": 1.5}, "seed must"),
+                            ({"agents": "random"}, "agents must be a list of agent specs")):
+        with pytest.raises(ValueError, match=message):
+            EvalRequest(**{"game": "huit", "agents": ["random"] * 2, "hands": 2, **fields})
 
 
 def test_seat_slots() -> None:

@@ -17,6 +17,7 @@ from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import make_game
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.training.checkpoints import list_checkpoints, record_checkpoint
 from cardlab.training.config import TrainConfig, config_from_dict, config_to_dict, load_config
 from cardlab.training.league import LeagueSettings, list_population, list_snapshots
@@ -117,7 +118,7 @@ def test_tiny_run_writes_its_folder_and_a_bot_that_plays(tmp_path: pathlib.Path)
     bot = load_bot(run_dir)
     assert bot.metadata["summary"]["algorithm"] == "lean masked PPO"
     assert bot.metadata["network"]["layer_sizes"][1:3] == [32, 32]
-    result = evaluate("huit", [f"bot:{run_dir}", "random"], 4, seed=0)
+    result = evaluate(EvalRequest("huit", [f"bot:{run_dir}", "random"], hands=4, seed=0))
     assert result.stats[0].hands.n == 4
     rows = (run_dir / "eval.csv").read_text().splitlines()
     assert len(rows) >= 3  # header, an evaluation along the run, the final one
@@ -222,7 +223,7 @@ def test_a_privileged_critic_run_trains_resumes_and_exports_its_actor(tmp_path: 
     obs = torch.randn(8, game.layout.size)
     with torch.no_grad():
         torch.testing.assert_close(torch.as_tensor(bot.logits(obs.numpy())), actor(obs))
-    result = evaluate("huit", [f"bot:{run_dir}", "random", "random"], 3, seed=0)
+    result = evaluate(EvalRequest("huit", [f"bot:{run_dir}", "random", "random"], hands=3, seed=0))
     assert result.stats[0].hands.n == 3
 
 

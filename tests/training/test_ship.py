@@ -13,6 +13,7 @@ import pytest
 
 from cardlab.agents.bot import load_bot
 from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.request import EvalRequest
 from cardlab.training.records import EVAL_FIELDS
 from cardlab.training.ship import OPPONENTS, bots_table, locked, measurements, ship_bot, training_minutes
 from tests.fakebots import fake_bot
@@ -23,9 +24,9 @@ def test_a_bot_file_is_measured_against_each_opponent(tmp_path: pathlib.Path,
     source = fake_bot(tmp_path / "made", "bot", "huit", 4, summary={"steps": 1234, "minutes": 19.94})
     asked: list[list[str]] = []
 
-    def counting(game: str, specs: list[str], hands: int, **kwargs: Any) -> Any:
-        asked.append(specs)
-        return evaluate(game, specs, hands, **kwargs)
+    def counting(request: EvalRequest, **kwargs: Any) -> Any:
+        asked.append(list(request.agents))
+        return evaluate(request, **kwargs)
 
     shipped = ship_bot("huit-4p", source, tmp_path / "bots", hands=8, seed=3, evaluate=counting)
     assert [specs[1:] for specs in asked] == [[o] * 3 for o in OPPONENTS]  # the bot in one seat, one opponent

@@ -26,6 +26,7 @@ from cardlab.cli.common import (
     whole,
     write_outputs,
 )
+from cardlab.evaluation.request import EvalRequest
 
 DEFAULT_OPPONENT = "expert"
 """without --agents: the shipped bot against this heuristic in every other seat"""
@@ -113,8 +114,9 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args)
     agents = table_agents(args, rules)
     with bot_threads(agents):
-        result = evaluate(args.game, agents, args.hands, seed=args.seed, rule_options=rules,
-                          matches=args.matches, progress=sys.stderr.isatty())
+        request = EvalRequest(args.game, agents, hands=args.hands, matches=args.matches, seed=args.seed,
+                              rules=rules)
+        result = evaluate(request, progress=sys.stderr.isatty())
     write_outputs(result, args)
     return 0
 
