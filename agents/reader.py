@@ -5,7 +5,7 @@ worlds dealt uniformly, and with three or more hidden hands almost every such
 world is far from the truth. A reader predicts the placement directly from
 the seat's public knowledge (`cardlab.envs.reading_inputs`: the observation,
 what the record proves and what each seat laid, drew, passed and declared),
-learned from positions the engines label for free (`cardlab.training.reader`).
+learned from positions the engines label for free (`cardlab.training.data.reader`).
 
 Design: a per-card softmax. For every card kind of the deck, the network's
 logits over the places a card can be (each other hand, seat order from the

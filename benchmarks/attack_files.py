@@ -157,7 +157,7 @@ def readers(folder: pathlib.Path, tampered: int, rng: random.Random, mutated: Ca
 
 
 def configs(folder: pathlib.Path, tampered: int, rng: random.Random, mutated: Callable[..., Any]) -> Tally:
-    from cardlab.training.reader import check_machine, load_reader_config, validate_reader
+    from cardlab.training.data.reader import check_machine, load_reader_config, validate_reader
 
     tally = Tally("read-hands configs")
     data = yaml.safe_load((ROOT / "configs" / "readers" / "huit_4p.yaml").read_text())

@@ -58,8 +58,8 @@ from cardlab.agents.reading import Reading
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.evaluation.episodes import seat_zero_choices
-from cardlab.training.reader import fit_figures
-from cardlab.training.reader_data import label
+from cardlab.training.data.reader import fit_figures
+from cardlab.training.data.reader_data import label
 
 
 def placed(known: Any, worlds: Any, true_hands: list[np.ndarray]) -> np.ndarray:

@@ -19,7 +19,7 @@ scheduler: {type: asha, grace_period: 2048, reduction_factor: 2}
 
 A point is one value of every searched key: a grid combination with one
 draw of the random keys (the draw is shared by the point's seeds). Each trial
-(a point and a seed) is an ordinary training run (`cardlab.training.train`)
+(a point and a seed) is an ordinary training run (`cardlab.training.trainers.train`)
 whose run folder, with its TensorBoard scalars, checkpoints and bot file, is
 ``<sweeps-dir>/<name>/runs/<trial id>/<run>/``. Every evaluation is reported
 to Tune as ``eval/win_rate`` (against `opponent`) at ``steps``, so ASHA can
@@ -59,7 +59,7 @@ from cardlab.cluster.sweep_file import (
 )
 from cardlab.evaluation.results import text_table
 from cardlab.evaluation.stats import mean_interval, wilson_interval
-from cardlab.training.config import (
+from cardlab.training.harness.config import (
     config_to_dict,
 )
 
@@ -115,7 +115,7 @@ def _earlier_run(runs_dir: pathlib.Path) -> pathlib.Path | None:
 
     Folders that attempts left without a checkpoint hold nothing to continue from and are removed.
     """
-    from cardlab.training.checkpoints import list_checkpoints
+    from cardlab.training.harness.checkpoints import list_checkpoints
 
     runs = sorted(p for p in runs_dir.glob("*__*") if (p / "config.yaml").is_file())
     kept = [p for p in runs if list_checkpoints(p)]
@@ -129,7 +129,7 @@ def run_trial(config: dict[str, Any], *, sweep: Sweep, sweep_dir: str, pool: Any
     from ray import tune
 
     from cardlab.cluster.pool import PoolMirror
-    from cardlab.training.train import train
+    from cardlab.training.trainers.train import train
 
     trial = tune.get_context().get_trial_id()
     runs_dir = pathlib.Path(sweep_dir) / "runs" / trial

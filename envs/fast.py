@@ -4,7 +4,7 @@ Why: a search's rollouts, a belief's replay, a batch's play-out and the
 vector env's step run fastest as one compiled call of the game's own kernels
 (its engine and its heuristics compiled together). Those calls know the game;
 the layers that use them (`cardlab.agents.rollouts`, `cardlab.agents.belief`,
-`cardlab.agents.batch`, `cardlab.training.vector`) must not. So a game
+`cardlab.agents.batch`, `cardlab.training.arena.vector`) must not. So a game
 declares its fast paths in its spec (``fast="module:FAST_PATHS"``, a
 `FastPaths`, imported when first asked for: `GameSpec.fast_paths`), and an
 agent says how a compiled path may play it (`CompiledPolicy`, from
@@ -78,7 +78,7 @@ class StepResult(NamedTuple):
 
 VectorStep = Callable[[np.ndarray | None, np.ndarray, np.ndarray, np.random.Generator], StepResult]
 """(learner actions (B,) or None for the play-out after a deal, seats, owners, the env's generator) ->
-`StepResult`: `cardlab.training.vector.CardVectorEnv`'s step in one compiled call"""
+`StepResult`: `cardlab.training.arena.vector.CardVectorEnv`'s step in one compiled call"""
 
 
 MakeStep = Callable[[Any, int, CompiledPolicy | None, str, int, np.ndarray], VectorStep | None]
@@ -98,4 +98,4 @@ class FastPaths:
     """(engine, policy, eps) -> the record played back, the policy softened by eps (a belief)"""
     vector_step: MakeStep | None = None
     """(engine, specs, policy or None for the env's random players, reward, max deals, the mask of no moves)
-    -> the vector env's step (`cardlab.training.vector`)"""
+    -> the vector env's step (`cardlab.training.arena.vector`)"""

@@ -136,7 +136,7 @@ def evaluate(
     and rotations, the agents' random draws differ); matches are played one
     at a time either way. `agent_factory(slot_spec, game, seed)` builds each
     slot's agent (`make_agent`; a factory that sets up an agent further, as the
-    search responder of `cardlab.training.exploit_search` does).
+    search responder of `cardlab.training.best_response.exploit_search` does).
     """
     seed = check_seed(seed)
     for name, value in (("hands", hands), ("matches", matches)):

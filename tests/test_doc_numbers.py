@@ -9,7 +9,7 @@ import re
 
 from cardlab.agents.base import SHIPPED_BOTS
 from cardlab.envs import make_game
-from cardlab.training.vector import MAX_NUM_ENVS
+from cardlab.training.arena.vector import MAX_NUM_ENVS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -249,8 +249,8 @@ def test_it_sits_at_a_web_table(onnx_bot: pathlib.Path) -> None:
 
 
 def test_it_is_a_training_opponent_that_plays_as_its_bot_file(onnx_bot: pathlib.Path) -> None:
-    from cardlab.training.league import LeagueSettings
-    from cardlab.training.selfplay import SelfPlayBatch
+    from cardlab.training.arena.league import LeagueSettings
+    from cardlab.training.arena.selfplay import SelfPlayBatch
 
     tables = [SelfPlayBatch(HUIT, 16, LeagueSettings.of([spec]), learner_share=0.0, seed=0)
               for spec in ("bot:huit-2p", f"bot:{onnx_bot}")]
@@ -279,7 +279,7 @@ def test_trainers_imitate_an_onnx_bot_rather_than_copy_its_weights(onnx_bot: pat
     imitates an ONNX bot instead of copying weights it does not have."""
     import dataclasses
 
-    from cardlab.training.expert_iteration import TeachConfig, validate_teach
+    from cardlab.training.trainers.expert_iteration import TeachConfig, validate_teach
 
     onnx, file = make_agent(f"bot:{onnx_bot}", HUIT), make_agent("bot:huit-2p", HUIT)
     assert isinstance(onnx, BotAgent) and isinstance(file, BotAgent)

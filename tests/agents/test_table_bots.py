@@ -26,7 +26,7 @@ from cardlab.envs.spec import Game
 from cardlab.evaluation.compare import Contest
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.tournament import tournament
-from cardlab.training.config import OpponentConfig, load_config, validate_config
+from cardlab.training.harness.config import OpponentConfig, load_config, validate_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -23,7 +23,7 @@ from cardlab.envs import games, make_env, make_game, register
 from cardlab.envs.batched import BatchedEngine
 from cardlab.envs.spec import unregister
 from cardlab.evaluation.evaluate import evaluate
-from cardlab.training.config import (
+from cardlab.training.harness.config import (
     EvalConfig,
     OpponentConfig,
     PolicyConfig,
@@ -31,7 +31,7 @@ from cardlab.training.config import (
     TrainConfig,
     load_config,
 )
-from cardlab.training.train import train
+from cardlab.training.trainers.train import train
 from tests.toygame.spec import SPEC
 
 

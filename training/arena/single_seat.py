@@ -16,7 +16,7 @@ With ``privileged=True`` each observation is the learner's own followed by
 the hidden cards of the table (`observe_hidden`: the other hands and the next
 cards of the pile), for an asymmetric actor-critic whose critic reads them
 while its actor reads only the first `public_size` numbers
-(`cardlab.training.policy`). Opponents and teachers always get the public
+(`cardlab.training.trainers.policy`). Opponents and teachers always get the public
 observation.
 
 With ``skip_forced=True`` a learner move with a single legal action (say,
@@ -41,7 +41,7 @@ from cardlab.agents.base import make_agent, show_table
 from cardlab.envs import env_class
 from cardlab.envs.aec import CardGameEnv
 from cardlab.envs.checked_json import excerpt
-from cardlab.training.league import League, LeagueSettings
+from cardlab.training.arena.league import League, LeagueSettings
 
 MAX_REDEALS = 100
 

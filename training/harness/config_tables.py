@@ -1,6 +1,6 @@
 """The table a run config names (`cardlab teach`, `cardlab read-hands`), checked as a training config's is.
 
-Kept apart from `cardlab.training.config` (the training config's dataclasses and checks) so that each
+Kept apart from `cardlab.training.harness.config` (the training config's dataclasses and checks) so that each
 stays short; both name a bad key the same way.
 """
 

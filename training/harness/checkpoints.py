@@ -53,7 +53,8 @@ _NEVER = "checkpoints are pickles and can run code; take bot files from others, 
 
 
 class Saveable(Protocol):
-    """What a checkpoint is saved from: an SB3 model, or the lean trainer's (`cardlab.training.lean`)."""
+    """What a checkpoint is saved from: an SB3 model, or the lean trainer's
+    (`cardlab.training.trainers.lean`)."""
 
     def save(self, path: Path) -> Any: ...
 

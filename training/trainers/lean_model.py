@@ -1,7 +1,7 @@
 """The lean trainer's network: separate actor and critic MLPs, the masked logits, and sampling from them.
 
-Apart from the trainer (`cardlab.training.lean`) because the actors
-(`cardlab.training.actors`) build the same network in their own processes,
+Apart from the trainer (`cardlab.training.trainers.lean`) because the actors
+(`cardlab.training.trainers.actors`) build the same network in their own processes,
 and the responder of `cardlab exploit`, the teacher and RLlib's module reuse it.
 The actor is an `nn.Sequential` exported as a bot file (`export_bot`).
 """
@@ -16,9 +16,9 @@ from torch import nn
 
 from cardlab.agents.bot import ACTIVATIONS
 from cardlab.envs.spec import make_game
-from cardlab.training.config import TrainConfig
-from cardlab.training.hand_head import new_head
-from cardlab.training.ppo import ILLEGAL_LOGIT
+from cardlab.training.harness.config import TrainConfig
+from cardlab.training.trainers.hand_head import new_head
+from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
 
 
 def _mlp(sizes: list[int], activation: str, out_gain: float) -> nn.Sequential:
@@ -40,7 +40,7 @@ class ActorCritic(nn.Module):
 
     The actor reads the flat observation; the critic the same, or with
     `critic_size` another input (a privileged critic's: every seat's observation).
-    `hands`, when given, reads the actor's last hidden layer (`cardlab.training.hand_head`).
+    `hands`, when given, reads the actor's last hidden layer (`cardlab.training.trainers.hand_head`).
     """
 
     def __init__(self, obs_size: int, num_actions: int, net_arch: list[int], activation: str,

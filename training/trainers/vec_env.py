@@ -11,14 +11,14 @@ import gymnasium
 import torch
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
-from cardlab.training.config import (
-    TrainConfig,
-)
-from cardlab.training.league import (
+from cardlab.training.arena.league import (
     LeagueSettings,
 )
-from cardlab.training.runs import league_settings
-from cardlab.training.single_seat import SingleSeatEnv
+from cardlab.training.arena.single_seat import SingleSeatEnv
+from cardlab.training.harness.config import (
+    TrainConfig,
+)
+from cardlab.training.harness.runs import league_settings
 
 
 class EnvFactory:

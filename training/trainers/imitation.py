@@ -15,11 +15,11 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecEnv
 
-from cardlab.training.config import (
+from cardlab.training.harness.config import (
     TrainConfig,
 )
-from cardlab.training.progress import Progress
-from cardlab.training.vec_env import make_vec_env, stop_workers
+from cardlab.training.harness.progress import Progress
+from cardlab.training.trainers.vec_env import make_vec_env, stop_workers
 
 IMITATION_SEED_OFFSET = 2_000_003
 

@@ -1,6 +1,6 @@
 """The masked PPO loss and its advantages (GAE), in one place: what the lean trainer optimises.
 
-`cardlab.training.lean` (``trainer: lean``), its imitation warm start and the
+`cardlab.training.trainers.lean` (``trainer: lean``), its imitation warm start and the
 best responder of `cardlab exploit` import them from here, so a change of the
 loss is one edit, checked by `tests/training/test_ppo_loss.py` (each term on a
 fixed batch) and `tests/toygame/test_learning.py` (a responder on the toy game
@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import torch
 
-from cardlab.training.config import PPOConfig
+from cardlab.training.harness.config import PPOConfig
 
 ILLEGAL_LOGIT = -1e9
 """the logit of an illegal action: probability 0, entropy finite (-inf would give 0 * inf = nan)"""

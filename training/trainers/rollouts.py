@@ -1,6 +1,6 @@
 """A lean rollout in two halves: playing it (`play`) and turning it into PPO's batch (`score`).
 
-Why two halves: an actor (`cardlab.training.actors`) plays with its copy of
+Why two halves: an actor (`cardlab.training.trainers.actors`) plays with its copy of
 the policy in its own process and sends what the games did (`Rollout`: the
 observations, masks, actions and their log-probabilities, who moved, the
 rewards and ends); the learner scores it. The single-process trainer
@@ -28,11 +28,11 @@ import numpy as np
 import torch
 
 from cardlab.envs.match import POINTS_PER_REWARD
-from cardlab.training.config import TrainConfig
-from cardlab.training.hand_head import hand_targets, right_seat_share
-from cardlab.training.lean_model import ActorCritic, inputs, sample
-from cardlab.training.ppo import advantages
-from cardlab.training.selfplay import SelfPlayBatch, credit
+from cardlab.training.arena.selfplay import SelfPlayBatch, credit
+from cardlab.training.harness.config import TrainConfig
+from cardlab.training.trainers.hand_head import hand_targets, right_seat_share
+from cardlab.training.trainers.lean_model import ActorCritic, inputs, sample
+from cardlab.training.trainers.ppo import advantages
 
 
 @dataclasses.dataclass

@@ -29,10 +29,10 @@ from torch import nn
 from cardlab.agents.base import Agent, make_agent
 from cardlab.agents.failure import checked_actions
 from cardlab.envs.spec import Game
-from cardlab.training.config import TrainConfig
-from cardlab.training.ppo import advantages
-from cardlab.training.progress import Progress
-from cardlab.training.selfplay import batched_engine, credit, movers_and_table
+from cardlab.training.arena.selfplay import batched_engine, credit, movers_and_table
+from cardlab.training.harness.config import TrainConfig
+from cardlab.training.harness.progress import Progress
+from cardlab.training.trainers.ppo import advantages
 
 IMITATION_SEED_OFFSET = 2_000_003
 """the demonstrations' seed is the run's plus this (the same offset as the MaskablePPO imitation's)"""

@@ -1,6 +1,6 @@
 """The run folder: a fresh one, resuming one, its league folder and the summary written in its bot.
 
-Shared by both trainers (`cardlab.training.sb3`, `cardlab.training.lean`).
+Shared by both trainers (`cardlab.training.trainers.sb3`, `cardlab.training.trainers.lean`).
 """
 
 from __future__ import annotations
@@ -13,25 +13,25 @@ from typing import Any, Protocol
 
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
-from cardlab.training.checkpoints import (
+from cardlab.training.arena.league import (
+    LeagueSettings,
+    list_snapshots,
+    snapshot_steps,
+)
+from cardlab.training.harness.checkpoints import (
     CHECKPOINT_PREFIX,
     checkpoint_steps,
     list_checkpoints,
     remove_stale_temporaries,
     verify_checkpoint,
 )
-from cardlab.training.config import (
+from cardlab.training.harness.config import (
     TrainConfig,
     config_to_dict,
     load_config,
     save_config,
 )
-from cardlab.training.league import (
-    LeagueSettings,
-    list_snapshots,
-    snapshot_steps,
-)
-from cardlab.training.records import EvalHistory, LearnerEval, format_results
+from cardlab.training.harness.records import EvalHistory, LearnerEval, format_results
 
 RESUMABLE = ("total_timesteps", "max_minutes", "actors", "device", "ray.address")
 """the config keys a resumed run may change: how long it goes on, and where its parts run"""

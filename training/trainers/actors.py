@@ -1,6 +1,6 @@
 """Actor processes for the lean trainer: each plays its own games with a recent copy of the policy.
 
-With ``actors: N`` (N > 0) the learner (`cardlab.training.lean`) starts N
+With ``actors: N`` (N > 0) the learner (`cardlab.training.trainers.lean`) starts N
 processes (multiprocessing with spawn: a clean interpreter each, no forked
 torch or numba state). Each builds a `RolloutActor`, its own `SelfPlayBatch`
 of ``num_envs`` games seeded apart from the others, one torch thread, and
@@ -37,11 +37,11 @@ import torch.multiprocessing as mp
 from torch import nn
 
 from cardlab.envs.spec import make_game
-from cardlab.training.config import TrainConfig
-from cardlab.training.lean_model import new_model
-from cardlab.training.rollouts import Rollout, play
-from cardlab.training.runs import league_settings
-from cardlab.training.selfplay import SelfPlayBatch
+from cardlab.training.arena.selfplay import SelfPlayBatch
+from cardlab.training.harness.config import TrainConfig
+from cardlab.training.harness.runs import league_settings
+from cardlab.training.trainers.lean_model import new_model
+from cardlab.training.trainers.rollouts import Rollout, play
 
 MAX_FAILURES = 3
 """an actor that ends this many times in a row without sending a rollout stops the run"""

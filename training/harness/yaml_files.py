@@ -1,6 +1,6 @@
 """Reading YAML files as training configs are read: ``3e-4`` as a float, ``extends:`` chains merged.
 
-`cardlab.training.config` builds configs from what these return; other YAML
+`cardlab.training.harness.config` builds configs from what these return; other YAML
 files of cardlab (sweep files) are read the same way, so their errors read alike.
 The reader bounds what the checked JSON reader bounds, naming the file, the
 key path and the line: nesting (PyYAML's composer recurses, a file nested

@@ -13,7 +13,7 @@ Why a module of its own above the engines: Gymnasium's one-agent API needs
 someone to play the seats that are not the learner's, and those players are
 agents (heuristics, bots), which `envs` must not import. So the vector env
 lives in `training`, beside the self-play table it borrows from
-(`cardlab.training.selfplay.batched_engine`), and the ids name it by string
+(`cardlab.training.arena.selfplay.batched_engine`), and the ids name it by string
 (`cardlab.registration`), so that registering them imports none of this.
 
 What a step is, as the AEC env would play it: env b is game b; its learner
@@ -77,7 +77,7 @@ from cardlab.envs.batched import sample_legal
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game, make_game
-from cardlab.training.selfplay import batched_engine
+from cardlab.training.arena.selfplay import batched_engine
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """(observations (k, obs_size) float32, masks (k, A) bool) -> (k,) legal action ids"""

@@ -66,17 +66,17 @@ from cardlab.envs.spec import Game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.stats import mean_interval
-from cardlab.training.config import parse_dataclass
-from cardlab.training.config_bounds import TEACH_BOUNDS, check_bounds
-from cardlab.training.config_tables import config_table
-from cardlab.training.league import LeagueSettings
-from cardlab.training.lean_model import ActorCritic
-from cardlab.training.ppo import ILLEGAL_LOGIT
-from cardlab.training.progress import Deadline, Progress
-from cardlab.training.runs import new_run_dir
-from cardlab.training.selfplay import SelfPlayBatch
-from cardlab.training.teach_labels import LABELS_FILE, read_labels, write_labels
-from cardlab.training.yaml_files import load_config_file
+from cardlab.training.arena.league import LeagueSettings
+from cardlab.training.arena.selfplay import SelfPlayBatch
+from cardlab.training.data.teach_labels import LABELS_FILE, read_labels, write_labels
+from cardlab.training.harness.config import parse_dataclass
+from cardlab.training.harness.config_bounds import TEACH_BOUNDS, check_bounds
+from cardlab.training.harness.config_tables import config_table
+from cardlab.training.harness.progress import Deadline, Progress
+from cardlab.training.harness.runs import new_run_dir
+from cardlab.training.harness.yaml_files import load_config_file
+from cardlab.training.trainers.lean_model import ActorCritic
+from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
 
 ALGORITHM = "expert iteration"
 

@@ -1,6 +1,6 @@
 """The MaskablePPO trainer (sb3-contrib): one learner seat against a league, in single-seat envs.
 
-`cardlab.training.train.train` dispatches here for ``trainer: maskable_ppo``.
+`cardlab.training.trainers.train.train` dispatches here for ``trainer: maskable_ppo``.
 """
 
 from __future__ import annotations
@@ -15,23 +15,21 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
 from cardlab.agents.bot import ACTIVATIONS, export_bot
-from cardlab.training.checkpoints import (
-    checkpoint_path,
-    load_checkpoint,
-    save_checkpoint,
-)
-from cardlab.training.config import (
-    TrainConfig,
-)
-from cardlab.training.imitation import imitate
-from cardlab.training.league import (
+from cardlab.training.arena.league import (
     list_snapshots,
     publish_snapshot,
     save_snapshot,
 )
-from cardlab.training.policy import PrivilegedCriticPolicy
-from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
-from cardlab.training.records import (
+from cardlab.training.harness.checkpoints import (
+    checkpoint_path,
+    load_checkpoint,
+    save_checkpoint,
+)
+from cardlab.training.harness.config import (
+    TrainConfig,
+)
+from cardlab.training.harness.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
+from cardlab.training.harness.records import (
     EvalHistory,
     EvalReporter,
     LearnerEval,
@@ -41,8 +39,10 @@ from cardlab.training.records import (
     record_results,
     tag,
 )
-from cardlab.training.runs import and_matches, bot_summary, finish_run, league_folder
-from cardlab.training.vec_env import make_vec_env, stop_workers
+from cardlab.training.harness.runs import and_matches, bot_summary, finish_run, league_folder
+from cardlab.training.trainers.imitation import imitate
+from cardlab.training.trainers.policy import PrivilegedCriticPolicy
+from cardlab.training.trainers.vec_env import make_vec_env, stop_workers
 
 
 def new_model(cfg: TrainConfig, env: VecEnv) -> MaskablePPO:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cardlab.envs.spec import Game
     from cardlab.evaluation.results import EvalResult, Rate
-    from cardlab.training.progress import Progress
+    from cardlab.training.harness.progress import Progress
 
 from cardlab.envs.checked_json import excerpt, read_json_file
 
@@ -48,7 +48,7 @@ SHIPPED = {
 }
 """Name of each shipped bot -> the config it is trained from (a path from the repository root); the
 table bots (``bot:GAME-Np``, one per table size) come from configs/tables/, the taught bot from a
-`cardlab teach` config (``teach_*.yaml``: expert iteration, `cardlab.training.expert_iteration`)."""
+`cardlab teach` config (``teach_*.yaml``: expert iteration, `cardlab.training.trainers.expert_iteration`)."""
 OUT_DIR = pathlib.Path("agents/bots")
 OPPONENTS = ("expert", "greedy", "random")
 """the measuring opponents, each in every seat but the bot's"""
@@ -69,7 +69,7 @@ def ship_bot(name: str, source: pathlib.Path, out_dir: pathlib.Path = OUT_DIR, h
     `summary.shipped` entry written into the bot's metadata.
     """
     from cardlab.agents.bot import bot_paths, load_bot, write_bot_files  # torch only when a bot is shipped
-    from cardlab.training.progress import Progress
+    from cardlab.training.harness.progress import Progress
 
     if not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"bot name {excerpt(name)}: use letters, digits, '-' and '_' (it becomes "
@@ -106,11 +106,11 @@ def _run_folder(source: pathlib.Path, runs_dir: pathlib.Path) -> pathlib.Path | 
     if source.is_file() and source.suffix == ".json":
         return None
     if source.is_file() and is_teach_config(source):
-        from cardlab.training.expert_iteration import load_teach_config, teach
+        from cardlab.training.trainers.expert_iteration import load_teach_config, teach
 
         return teach(load_teach_config(source), runs_dir=runs_dir)
     if source.is_file() and source.suffix in (".yaml", ".yml"):
-        from cardlab.training.train import train_from_file  # SB3 only when training
+        from cardlab.training.trainers.train import train_from_file  # SB3 only when training
 
         return train_from_file(source, runs_dir=runs_dir)
     raise ValueError(f"{source}: expected a YAML config (a training config, or a teach_*.yaml teach config), "
@@ -150,7 +150,7 @@ def training_minutes(summary: Mapping[str, Any], run_dir: pathlib.Path | None) -
     """
     found: list[Any] = [summary.get("minutes")]
     if run_dir is not None:
-        from cardlab.training.records import EvalHistory
+        from cardlab.training.harness.records import EvalHistory
 
         found += [row.get("minutes") for row in EvalHistory(run_dir / "eval.csv").rows()]
     final = summary.get("final_eval")

@@ -1,11 +1,11 @@
 """Train a MaskablePPO learner in one seat of a card game, against a league.
 
 (With ``trainer: lean`` the run is the lean masked PPO over the batched
-self-play engine, `cardlab.training.lean`, in the same run folder layout; the
-MaskablePPO trainer is `cardlab.training.sb3`.)
+self-play engine, `cardlab.training.trainers.lean`, in the same run folder layout; the
+MaskablePPO trainer is `cardlab.training.trainers.sb3`.)
 
 ```python
-from cardlab.training.train import train_from_file
+from cardlab.training.trainers.train import train_from_file
 run_dir = train_from_file("configs/huit_quick.yaml")
 ```
 
@@ -22,7 +22,7 @@ evaluated at step 0, then PPO trains it. A run writes
 - ``checkpoints/model_<steps>.zip``: MaskablePPO checkpoints, every
   `checkpoint_every` steps and at the end, each recorded with its sha256 in
   ``checkpoints/SHA256SUMS``: checkpoints are pickles, so only recorded ones
-  are loaded (`cardlab.training.checkpoints`); ``checkpoints/league/``: the
+  are loaded (`cardlab.training.harness.checkpoints`); ``checkpoints/league/``: the
   self-play snapshots (bot files);
 - ``eval.csv``: the evaluation history (`EVAL_FIELDS`: steps, opponent, hands,
   win_rate, ci_low, ci_high (Wilson), paired_ci_low, paired_ci_high (clustered
@@ -60,14 +60,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cardlab.training.actors import PoolFactory, pool_factory
-from cardlab.training.checkpoints import checkpoint_steps
-from cardlab.training.config import TrainConfig, load_config, save_config, validate_config
-from cardlab.training.lean import train_lean
-from cardlab.training.progress import Progress
-from cardlab.training.records import EvalReporter
-from cardlab.training.runs import TrainingInterrupted, new_run_dir, prepare_resume, print_end
-from cardlab.training.sb3 import train_sb3
+from cardlab.training.harness.checkpoints import checkpoint_steps
+from cardlab.training.harness.config import TrainConfig, load_config, save_config, validate_config
+from cardlab.training.harness.progress import Progress
+from cardlab.training.harness.records import EvalReporter
+from cardlab.training.harness.runs import TrainingInterrupted, new_run_dir, prepare_resume, print_end
+from cardlab.training.trainers.actors import PoolFactory, pool_factory
+from cardlab.training.trainers.lean import train_lean
+from cardlab.training.trainers.sb3 import train_sb3
 
 
 def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | None = None,

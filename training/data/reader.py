@@ -3,7 +3,7 @@
 Steps, each shown as it goes (bars on a terminal, lines in a log):
 
 1. labelled positions are made in chunks by a field of players
-   (`cardlab.training.reader_data`), each chunk written to the run folder as
+   (`cardlab.training.data.reader_data`), each chunk written to the run folder as
    it is made (``data/chunk-NNNNN.npz``, by rename); ``--resume RUN`` makes
    only the chunks the run lacks and trains again;
 2. `holdout_share` of the positions (whole chunks, the last ones) are held
@@ -45,13 +45,13 @@ from cardlab.agents.reader import (
 )
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
-from cardlab.training.config import OpponentConfig, parse_dataclass
-from cardlab.training.config_bounds import READER_BOUNDS, check_bounds, check_network
-from cardlab.training.config_tables import config_table
-from cardlab.training.progress import Progress
-from cardlab.training.reader_data import Table, make_chunks
-from cardlab.training.runs import new_run_dir
-from cardlab.training.yaml_files import load_config_file
+from cardlab.training.data.reader_data import Table, make_chunks
+from cardlab.training.harness.config import OpponentConfig, parse_dataclass
+from cardlab.training.harness.config_bounds import READER_BOUNDS, check_bounds, check_network
+from cardlab.training.harness.config_tables import config_table
+from cardlab.training.harness.progress import Progress
+from cardlab.training.harness.runs import new_run_dir
+from cardlab.training.harness.yaml_files import load_config_file
 
 ACTIVATIONS = READER_ACTIVATIONS
 CHUNKS = "data"

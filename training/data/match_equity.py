@@ -40,12 +40,12 @@ from cardlab.agents.base import make_agent
 from cardlab.agents.match_equity import MatchEquity, equity_file, feature_count, features, win_shares
 from cardlab.envs.spec import Game
 from cardlab.evaluation.episodes import derive_seed
-from cardlab.training.config import parse_dataclass
-from cardlab.training.config_bounds import EQUITY_BOUNDS, check_bounds
-from cardlab.training.config_tables import config_table
-from cardlab.training.progress import Progress
-from cardlab.training.runs import new_run_dir
-from cardlab.training.yaml_files import load_config_file
+from cardlab.training.harness.config import parse_dataclass
+from cardlab.training.harness.config_bounds import EQUITY_BOUNDS, check_bounds
+from cardlab.training.harness.config_tables import config_table
+from cardlab.training.harness.progress import Progress
+from cardlab.training.harness.runs import new_run_dir
+from cardlab.training.harness.yaml_files import load_config_file
 
 HANDS, HOLDOUT, MATCHES, FIT = range(4)
 """the streams of a run's seed: the hands, the held-out hands, the matches played from them, the fit"""

@@ -1,14 +1,12 @@
 """Training configuration: typed sections, YAML loading, strict validation.
 
-A config is a YAML file whose keys mirror the dataclasses below (CleanRL
-style: each field's docstring says what it does). Loading refuses unknown
-keys, wrong types and bad values with a `ValueError` that names the key path
-(``ppo.learning_rate``, ``opponents[1].spec``) and what is accepted. Rule
-options are checked by building the game env, agent specs by building the
-agents, so a config that loads also runs.
+A config is a YAML file whose keys mirror the dataclasses below (CleanRL style: each field's docstring
+says what it does). Loading refuses unknown keys, wrong types and bad values with a `ValueError` that
+names the key path (``ppo.learning_rate``, ``opponents[1].spec``) and what is accepted. Rule options are
+checked by building the game env, agent specs by building the agents, so a config that loads also runs.
 
 ```python
-from cardlab.training.config import load_config
+from cardlab.training.harness.config import load_config
 cfg = load_config("configs/huit_ppo.yaml")
 ```
 """
@@ -27,11 +25,11 @@ from cardlab.agents.base import make_agent
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
-from cardlab.training.config_bounds import check_network, check_numbers
-from cardlab.training.match_reward import MATCH, table_equity
-from cardlab.training.placement import DEVICES, check_placement
-from cardlab.training.single_seat import make_game_env
-from cardlab.training.yaml_files import read_extended
+from cardlab.training.arena.match_reward import MATCH, table_equity
+from cardlab.training.arena.single_seat import make_game_env
+from cardlab.training.harness.config_bounds import check_network, check_numbers
+from cardlab.training.harness.placement import DEVICES, check_placement
+from cardlab.training.harness.yaml_files import read_extended
 
 TRAINED_ACTIVATIONS = ("tanh", "relu")
 """what `policy.activation` accepts: the ones trained and tested here (bot files may hold more,
@@ -80,7 +78,7 @@ class PopulationConfig:
     """Other learners in the league: a population that trains against each other.
 
     Learners given the same `dir` publish their self-play snapshots there and
-    draw opponents from the others' (see `cardlab.training.league`); a sweep
+    draw opponents from the others' (see `cardlab.training.arena.league`); a sweep
     (`cardlab sweep`) sets this up for its trials.
     """
 
@@ -119,9 +117,9 @@ class ImitationConfig:
 class PPOConfig:
     """PPO hyper-parameters (``ppo.*``, names as in stable-baselines3), read by every trainer.
 
-    - ``trainer: maskable_ppo`` (`cardlab.training.sb3`) passes them all to sb3-contrib's MaskablePPO;
-    - ``trainer: lean`` (`cardlab.training.lean`, and the responder of `cardlab exploit`) uses them all,
-      the loss and GAE being `cardlab.training.ppo`'s;
+    - ``trainer: maskable_ppo`` (`cardlab.training.trainers.sb3`) passes all to sb3-contrib's MaskablePPO;
+    - ``trainer: lean`` (`cardlab.training.trainers.lean`, and the responder of `cardlab exploit`) uses all,
+      the loss and GAE being `cardlab.training.trainers.ppo`'s;
     - `cardlab rllib` maps them to RLlib's PPO (`cardlab.cluster.rllib.algorithm_config`: a rollout of
       n_steps * num_envs per env runner);
     - the imitation warm start (``imitation.*``, both trainers) reads gamma for its value targets and
@@ -165,7 +163,8 @@ class PolicyConfig:
     acting seat's first, then the next seats' in turn order (every hand, not the pile's order)"""
     read_hands: float = 0.0
     """trainer lean: weight of an auxiliary loss in which the actor's last hidden layer also predicts the
-    other seats' hands (cardlab.training.hand_head); 0: none. The bot file is the actor alone either way"""
+    other seats' hands (cardlab.training.trainers.hand_head); 0: none. The bot file is the actor alone either
+    way"""
 
 
 @dataclasses.dataclass
@@ -214,7 +213,8 @@ class TrainConfig:
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
     trainer: str = "maskable_ppo"
     """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
-    (`cardlab.training.lean`: masked PPO over the batched self-play engine; num_envs games in one batch)"""
+    (`cardlab.training.trainers.lean`: masked PPO over the batched self-play engine; num_envs games in one
+    batch)"""
     seed: int = 1
     """seed of the learner, the envs and the evaluation deals"""
     game: str = "huit"
@@ -267,7 +267,8 @@ class TrainConfig:
     or 'auto' (a GPU where there is one, else the CPU). Actors and bots play on the CPU"""
     actors: int = 0
     """trainer lean: actor processes that play the games (num_envs each) with a recent copy of the policy
-    while the learner updates (`cardlab.training.actors`); 0: rollouts and updates in turn, in one process"""
+    while the learner updates (`cardlab.training.trainers.actors`); 0: rollouts and updates in turn, in one
+    process"""
     max_policy_lag: int = 4
     """actors > 0: a rollout played by a policy more than this many updates older than the learner's is
     dropped (the rest are corrected by PPO's ratio against the policy that played them)"""

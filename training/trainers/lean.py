@@ -1,8 +1,8 @@
 """A lean masked PPO over the batched self-play engine: the CleanRL-style loop (rollout, GAE, update) in
 torch, on cardlab's shared run machinery (config, run folder, records, checkpoints, league, bot export).
 
-Chosen with ``trainer: lean`` in a config (`cardlab.training.train.train`
-dispatches here); it reads the same keys as the MaskablePPO trainer (`cardlab.training.sb3`)
+Chosen with ``trainer: lean`` in a config (`cardlab.training.trainers.train.train`
+dispatches here); it reads the same keys as the MaskablePPO trainer (`cardlab.training.trainers.sb3`)
 (``ppo.*``, ``policy.*``, ``eval.*``, ``reward``, ``episode``,
 ``max_minutes``, ``checkpoint_every``, ``self_play.*``, ``opponents``) and writes the same
 run folder: config.yaml, TensorBoard ``charts/``, ``losses/``, ``eval/``,
@@ -19,7 +19,7 @@ A rollout is `ppo.n_steps` calls of `SelfPlayBatch.step` over `num_envs`
 games: T * B moves, of which the learner's are the transitions (all of them
 when every seat is the learner's). Rewards (``reward: win`` or ``points``, as
 the AEC env pays them, or ``match``: each hand's change of match equity,
-`cardlab.training.match_reward`) and terminal flags come from `selfplay.credit`,
+`cardlab.training.arena.match_reward`) and terminal flags come from `selfplay.credit`,
 advantages from `ppo.advantages` (GAE along each seat's chain), and the update
 minimises `ppo.ppo_loss`; a hand truncated at max_turns ends its chains with
 reward 0, like a drawn hand. With ``episode: match`` a game is a whole match
@@ -39,13 +39,13 @@ the bot, is unchanged. It costs n - 1 more engine calls per move and a critic
 whose first layer is n times wider.
 
 Checkpoints are `torch.save` files (model, optimizer, steps), named and
-recorded as the MaskablePPO ones (`cardlab.training.checkpoints`) and loaded
+recorded as the MaskablePPO ones (`cardlab.training.harness.checkpoints`) and loaded
 with ``weights_only=True``; one whose critic is of the other kind than the
 config's (privileged or not) is refused, naming both. A resumed run restarts its games from new deals.
 
 With ``policy.read_hands: W`` > 0 the actor's last hidden layer also feeds a
 head that predicts the other seats' hands, and W times its loss joins PPO's
-(`cardlab.training.hand_head`); the bot file is the actor alone, as ever.
+(`cardlab.training.trainers.hand_head`); the bot file is the actor alone, as ever.
 A checkpoint with the head and a config without it (or the reverse) is
 refused, naming both.
 """
@@ -64,17 +64,18 @@ from torch import nn
 
 from cardlab.agents.bot import export_bot
 from cardlab.envs.spec import make_game
-from cardlab.training.actors import ActorPool, PoolFactory, pool_factory
-from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
-from cardlab.training.config import TrainConfig
-from cardlab.training.hand_head import HEAD_WEIGHT, read_loss
-from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
-from cardlab.training.lean_imitation import imitate
-from cardlab.training.lean_model import ActorCritic, inputs, new_model
-from cardlab.training.placement import learner_device
-from cardlab.training.ppo import ppo_loss
-from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
-from cardlab.training.records import (
+from cardlab.training.arena.league import list_snapshots, publish_snapshot, save_snapshot
+from cardlab.training.arena.selfplay import SelfPlayBatch
+from cardlab.training.harness.checkpoints import (
+    checkpoint_path,
+    checkpoint_steps,
+    save_checkpoint,
+    verify_checkpoint,
+)
+from cardlab.training.harness.config import TrainConfig
+from cardlab.training.harness.placement import learner_device
+from cardlab.training.harness.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
+from cardlab.training.harness.records import (
     EvalHistory,
     EvalReporter,
     LearnerEval,
@@ -84,9 +85,13 @@ from cardlab.training.records import (
     record_results,
     tag,
 )
-from cardlab.training.rollouts import Rollout, play, score
-from cardlab.training.runs import and_matches, bot_summary, finish_run, league_folder, league_settings
-from cardlab.training.selfplay import SelfPlayBatch
+from cardlab.training.harness.runs import and_matches, bot_summary, finish_run, league_folder, league_settings
+from cardlab.training.trainers.actors import ActorPool, PoolFactory, pool_factory
+from cardlab.training.trainers.hand_head import HEAD_WEIGHT, read_loss
+from cardlab.training.trainers.lean_imitation import imitate
+from cardlab.training.trainers.lean_model import ActorCritic, inputs, new_model
+from cardlab.training.trainers.ppo import ppo_loss
+from cardlab.training.trainers.rollouts import Rollout, play, score
 
 ALGORITHM = "lean masked PPO"
 CRITIC_WEIGHT = "critic.0.weight"

@@ -61,7 +61,7 @@ BOUNDS: dict[str, Range | None] = {
     "checkpoint_every": _STEP_COUNT,
     "checkpoint_minutes": Range(0, MINUTES),
     "torch_threads": Range(1, 1_024),
-    "actors": None,  # its range depends on the machine: `cardlab.training.placement`
+    "actors": None,  # its range depends on the machine: `cardlab.training.harness.placement`
     "max_policy_lag": Range(0, 1_000_000),
     "rllib.num_env_runners": Range(0, 1_024),
     "opponents[].weight": Range(0, 1_000_000, above=True),
@@ -114,7 +114,7 @@ TEACH_BOUNDS: dict[str, Range | None] = {
     "check_seed": Range(0, SEED_HIGH),
     "torch_threads": Range(1, 1_024),
 }
-"""every number of a teach config (`cardlab.training.expert_iteration.TeachConfig`) by its key"""
+"""every number of a teach config (`cardlab.training.trainers.expert_iteration.TeachConfig`) by its key"""
 
 
 READER_BOUNDS: dict[str, Range | None] = {
@@ -132,7 +132,7 @@ READER_BOUNDS: dict[str, Range | None] = {
     "holdout_share": Range(0, 0.9, words="a share from 0 to 0.9"),
     "torch_threads": Range(1, 1_024),
 }
-"""every number of a reader config (`cardlab.training.reader.ReaderConfig`) by its key"""
+"""every number of a reader config (`cardlab.training.data.reader.ReaderConfig`) by its key"""
 EQUITY_BOUNDS: dict[str, Range | None] = {
     "seed": Range(0, SEED_HIGH),
     "num_players": None,  # the game's own range, checked by building the game
@@ -145,7 +145,7 @@ EQUITY_BOUNDS: dict[str, Range | None] = {
     "batch_size": Range(1, ROLLOUT_HIGH),
     "learning_rate": _RATE,
 }
-"""every number of a match-equity config (`cardlab.training.match_equity.EquityConfig`) by its key"""
+"""every number of a match-equity config (`cardlab.training.data.match_equity.EquityConfig`) by its key"""
 
 
 def numbers(section: Any, path: str = "", pattern: str = "") -> list[tuple[str, str, float]]:

@@ -1,7 +1,7 @@
 """Self-play over a batched engine: every seat of every game played by a policy drawn from the league.
 
 ```python
-from cardlab.training.selfplay import SelfPlayBatch, credit
+from cardlab.training.arena.selfplay import SelfPlayBatch, credit
 table = SelfPlayBatch(game, num_games=256, league=settings, learner_share=1.0, seed=0)
 obs, mask, seats, learner = table.observe()      # the seat to move in each game, from its point of view
 actions = my_policy(obs, mask)                   # used in the games where `learner` is True
@@ -34,7 +34,7 @@ with running totals, the win rewards come at the match's end (`ended`), and
 the seats are drawn per match. ``reward="points"`` is refused with it (it
 pays each hand's points, which hand episodes already do); ``reward="match"``
 (match episodes only) pays at each hand's end each seat's change of match
-equity instead (`cardlab.training.match_reward`).
+equity instead (`cardlab.training.arena.match_reward`).
 
 `observe_table` is the input of a privileged critic (the lean trainer's
 ``policy.privileged_critic``): every seat's observation, the given seat's
@@ -47,7 +47,7 @@ action); its reward is everything its seat receives from its move until its
 next move in the same episode, and it is terminal when the episode ends
 before that. So when another seat ends the hand (the match), every learner
 seat still gets its win reward, on its own last transition. The chain of one
-seat's transitions (`next_index`) is what GAE (`cardlab.training.ppo.advantages`)
+seat's transitions (`next_index`) is what GAE (`cardlab.training.trainers.ppo.advantages`)
 follows, never the interleaved moves of the other seats of its game.
 
 `SelfPlayVecEnv` is the same table as a stable-baselines3 `VecEnv` (with
@@ -75,8 +75,8 @@ from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game
-from cardlab.training.league import LeagueSettings, list_population, list_snapshots
-from cardlab.training.match_reward import MATCH, MatchReward
+from cardlab.training.arena.league import LeagueSettings, list_population, list_snapshots
+from cardlab.training.arena.match_reward import MATCH, MatchReward
 
 LEARNER = 0
 """the policy index of the learner in `SelfPlayBatch.owners`"""
@@ -213,7 +213,7 @@ class SelfPlayBatch:
         ``episode`` options: with "points", a won hand pays each seat minus its
         points over 100 (a truncated one 0); with "match" (match episodes, no
         AEC counterpart), each hand's end pays each seat its change of match
-        equity (`cardlab.training.match_reward`).
+        equity (`cardlab.training.arena.match_reward`).
         """
         obs, mask, seats, learner = self.observe() if view is None else view
         actions = np.asarray(learner_actions, dtype=np.int64).copy()

@@ -17,10 +17,10 @@ from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputF
 
 from cardlab.agents.bot import export_bot
 from cardlab.evaluation.evaluate import evaluate
-from cardlab.training.config import (
+from cardlab.training.harness.config import (
     TrainConfig,
 )
-from cardlab.training.progress import Progress
+from cardlab.training.harness.progress import Progress
 
 EvalReporter = Callable[[int, Sequence["LearnerEval"], bool], object]
 """Called with (steps, results, final) after each evaluation; the final one comes after the bot file is
