@@ -44,7 +44,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from cardlab.agents.base import Agent, RandomAgent
+from cardlab.agents.base import Agent, RandomAgent, named_agent
+from cardlab.agents.bot_catalogue import fitting_bot, shipped_bots
 from cardlab.envs import replay
 from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.fast import Replay
@@ -270,16 +271,17 @@ def model_library(game: Game, base: Agent, names: Sequence[str], seed: int | Non
                   eps: float = EPS) -> dict[str, Model]:
     """Models by name: ``random``, the game's heuristics, ``bot`` (the shipped bot of the table), ``base``
     (the searcher's own base agent); a `ValueError` names the accepted ones."""
-    from cardlab.agents.base import fitting_bot, make_agent
-
     out: dict[str, Model] = {}
     for i, name in enumerate(names):
         if name == "base":
             out[name] = Model(name, base, eps)
         elif name == "bot":
-            out[name] = Model(name, make_agent(fitting_bot(game), game, seed=seed), eps)
-        elif name == "random" or name in game.spec.heuristics:
-            out[name] = Model(name, make_agent(name, game, seed=None if seed is None else seed + i), eps)
+            from cardlab.agents.bot import load_bot  # torch only when a bot is asked for
+
+            out[name] = Model(name, load_bot(shipped_bots()[fitting_bot(game)], game, seed=seed), eps)
+        elif (name == "random" or name in game.spec.heuristics) and (
+                agent := named_agent(name, game, seed=None if seed is None else seed + i)) is not None:
+            out[name] = Model(name, agent, eps)
         else:
             raise ValueError(f"opponent model {name!r} is not known: use random, "
                              f"{', '.join(game.spec.heuristics)}, bot (the table's shipped bot) or base")

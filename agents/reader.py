@@ -271,7 +271,7 @@ def played_readings(game: Game, count: int = PLAYED_READINGS) -> np.ndarray:
     """(count, inputs) float32: the reading inputs of the seats to move in seeded random hands of `game`.
 
     Real positions, because a flat probe misses a network that overflows only
-    where two inputs differ (as `cardlab.agents.bot.load.played_observations`
+    where two inputs differ (as `cardlab.agents.bot.validate.played_observations`
     for bots). Cached per table: a search may load its reader many times.
     """
     layout = reader_layout(game)

@@ -55,6 +55,7 @@ from cardlab.agents.belief import (
     weigh,
 )
 from cardlab.agents.belief import ess as effective_size
+from cardlab.agents.bot_catalogue import fitting_bot
 from cardlab.envs import replay
 from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.record import Record
@@ -109,8 +110,6 @@ class Reading:
 
     def __init__(self, game: Game, base: Agent, belief: str, recognise: bool, share: float,
                  seed: int | None, pool: int = POOL, weights: str = "resample") -> None:
-        from cardlab.agents.base import fitting_bot
-
         if weights not in WEIGHS:
             raise ValueError(f"weigh={weights!r}: give one of {', '.join(f'weigh={w}' for w in WEIGHS)}")
         self.game, self.belief, self.recognise, self.share, self.pool = game, belief, recognise, share, pool

@@ -104,7 +104,7 @@ def peak_mib() -> float:
 def onnx_graphs(folder: pathlib.Path, graphs: int, rng: random.Random) -> Tally:
     import onnx
 
-    from cardlab.agents.base import make_agent
+    from cardlab.agents.agent_spec import make_agent
     from cardlab.agents.bot import export_onnx, load_bot
     from cardlab.envs import make_game
     from tests.agents import test_onnx_limits as hostile

@@ -52,7 +52,7 @@ import numpy as np
 import torch
 
 from cardlab.agents import belief as B
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.reader import HandReader, load_reader, shipped_reader, shipped_reader_path
 from cardlab.agents.reading import Reading
 from cardlab.envs import cards as C

@@ -12,7 +12,7 @@ import pathlib
 import re
 from typing import Any
 
-from cardlab.agents.base import is_shipped_name
+from cardlab.agents.agent_spec import is_shipped_name
 from cardlab.envs.checked_json import excerpt
 from cardlab.training.harness.config import (
     TrainConfig,

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.base import Agent, resolve_spec, show_table
+from cardlab.agents.agent_spec import resolve_spec
+from cardlab.agents.base import Agent, show_table
 from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv

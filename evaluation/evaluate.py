@@ -31,7 +31,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.envs import make_env, make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.batched import play_hands_batched

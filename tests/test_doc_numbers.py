@@ -7,7 +7,7 @@ import json
 import pathlib
 import re
 
-from cardlab.agents.base import SHIPPED_BOTS
+from cardlab.agents.bot_catalogue import SHIPPED_BOTS
 from cardlab.envs import make_game
 from cardlab.training.arena.vector import MAX_NUM_ENVS
 

@@ -13,7 +13,7 @@ import pytest
 import tomllib
 
 from cardlab.agents import batch, belief, rollouts
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_game
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, FastPaths
 from cardlab.envs.spec import BUILTIN, get_spec

@@ -1,6 +1,7 @@
-"""Old import paths of moved modules, kept for one version: the one table and the finder that serves it.
+"""Old import paths of moved modules and names, kept for one version: the tables and what serves them.
 
-`MOVED` maps each old module name to its new one. `cardlab/__init__.py` installs `MovedFinder`, so
+`MOVED` maps each old module name to its new one; `MOVED_NAMES` the names that left a module that stays
+(served by that module's `__getattr__`, `moved_name`). `cardlab/__init__.py` installs `MovedFinder`, so
 ``import cardlab.training.lean`` (or unpickling a class saved under the old path) imports the new
 module, warns with a DeprecationWarning that names the new path, and leaves the same module object
 under both names in `sys.modules`. A module that moves adds one row here; the next version deletes
@@ -17,6 +18,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 ROOMS = {
     "arena": ("league", "match_reward", "selfplay", "single_seat", "vector"),
@@ -30,15 +32,40 @@ ROOMS = {
 """training/'s rooms in 0.4 (room: its modules), which were flat in training/ before"""
 
 MOVED: dict[str, str] = {
-    f"cardlab.training.{module}": f"cardlab.training.{room}.{module}"
-    for room, modules in ROOMS.items() for module in modules
+    **{f"cardlab.training.{module}": f"cardlab.training.{room}.{module}"
+       for room, modules in ROOMS.items() for module in modules},
+    "cardlab.agents.factory": "cardlab.agents.agent_spec",
 }
 """old module name: new module name"""
+
+SPEC_NAMES = ("resolve_spec", "check_bot_name", "bot_source", "is_shipped_name", "spec_names", "make_agent")
+CATALOGUE_NAMES = ("SHIPPED_BOTS", "shipped_bots", "bot_tables", "table_aliases", "fitting_bot", "table_bots",
+                   "default_bot")
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "cardlab.agents.base": {**dict.fromkeys(SPEC_NAMES, "cardlab.agents.agent_spec"),
+                            **dict.fromkeys(CATALOGUE_NAMES, "cardlab.agents.bot_catalogue")},
+    "cardlab.agents.search": {"make_search_agent": "cardlab.agents.agent_spec"},
+}
+"""module that stays: {name that moved out of it: its new module}, served by the module's `__getattr__`"""
 
 
 def moved_message(old: str, new: str) -> str:
     """The deprecation warning's text for a module or name that moved from OLD to NEW."""
     return f"{old} moved to {new}; the old path goes in the next version"
+
+
+def moved_name(module: str, name: str) -> Any:
+    """A module's `__getattr__` for the names that moved out of it (`MOVED_NAMES`), with a warning.
+
+    The new module is imported by name, when an old name is asked for: the module that stays does not
+    import the one its names went to (which imports it), so no import circle comes back with the shim.
+    An unknown name is the AttributeError Python would give.
+    """
+    new = MOVED_NAMES.get(module, {}).get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(moved_message(f"{module}.{name}", f"{new}.{name}"), DeprecationWarning, stacklevel=3)
+    return getattr(importlib.import_module(new), name)
 
 
 class _Alias(importlib.abc.Loader):

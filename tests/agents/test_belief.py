@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cardlab.agents import belief as B
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.search import SearchAgent, SearchOptions
 from cardlab.envs import cards as C
 from cardlab.envs import make_env

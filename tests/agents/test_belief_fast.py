@@ -12,7 +12,8 @@ import pytest
 
 from cardlab.agents import belief as B
 from cardlab.agents import reading as RD
-from cardlab.agents.base import make_agent, show_table
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import show_table
 from cardlab.agents.reading import MIN_BLOCK, Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.search import SearchAgent, SearchOptions, parse_spec
 from cardlab.envs import make_env

@@ -12,10 +12,12 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from cardlab.agents.base import RandomAgent, make_agent, shipped_bots
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import RandomAgent
 from cardlab.agents.bot import ONNX_FORMAT, BotAgent, export_onnx, load_bot, write_onnx_metadata
 from cardlab.agents.bot import onnx_bot as onnx_module
 from cardlab.agents.bot.onnx_export import onnx_metadata
+from cardlab.agents.bot_catalogue import shipped_bots
 from cardlab.envs import env_class, make_game
 from cardlab.envs.spec import Game
 
@@ -304,7 +306,7 @@ def test_it_travels_to_ray_workers_as_its_files_bytes(onnx_bot: pathlib.Path) ->
 
 def test_serve_offers_each_bot_of_a_folder(tmp_path: pathlib.Path, onnx_bot: pathlib.Path) -> None:
     """`cardlab serve --bot FOLDER`: every bot in it (an ONNX bot beside a bot file)."""
-    from cardlab.agents.base import SHIPPED_BOTS
+    from cardlab.agents.bot_catalogue import SHIPPED_BOTS
     from cardlab.cli.serve import bot_files
     from cardlab.serve.app import named_bots
 

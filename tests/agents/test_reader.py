@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.reader import (
     READING_VERSION,
     HandReader,

@@ -8,8 +8,9 @@ import pathlib
 
 import pytest
 
-from cardlab.agents.base import SHIPPED_BOTS, make_agent, shipped_bots, spec_names
+from cardlab.agents.agent_spec import make_agent, spec_names
 from cardlab.agents.bot import BotAgent
+from cardlab.agents.bot_catalogue import SHIPPED_BOTS, shipped_bots
 from cardlab.envs import make_game
 from cardlab.training.harness.config import load_config
 from cardlab.training.trainers.expert_iteration import load_teach_config

@@ -9,18 +9,9 @@ import pathlib
 
 import pytest
 
-from cardlab.agents.base import (
-    bot_source,
-    bot_tables,
-    default_bot,
-    fitting_bot,
-    is_shipped_name,
-    make_agent,
-    resolve_spec,
-    spec_names,
-    table_aliases,
-)
+from cardlab.agents.agent_spec import bot_source, is_shipped_name, make_agent, resolve_spec, spec_names
 from cardlab.agents.bot import BotAgent
+from cardlab.agents.bot_catalogue import bot_tables, default_bot, fitting_bot, table_aliases
 from cardlab.envs import make_game
 from cardlab.envs.spec import Game
 from cardlab.evaluation.compare import Contest

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import games, make_env, make_game, register

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import make_game

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.agents.failure import AgentFailure
 from cardlab.envs import make_game
 from cardlab.envs.spec import Game

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.evaluation.stats import wilson_interval
 from cardlab.training.arena.league import list_snapshots, snapshot_steps
 from cardlab.training.arena.single_seat import make_game_env

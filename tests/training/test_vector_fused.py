@@ -49,7 +49,7 @@ def test_the_compiled_pass_is_used_for_one_compiled_heuristic_only() -> None:
 
 
 def test_an_agent_of_other_rules_gets_no_compiled_pass() -> None:
-    from cardlab.agents.base import make_agent
+    from cardlab.agents.agent_spec import make_agent
     from cardlab.training.arena.selfplay import batched_engine
 
     engine = batched_engine(make_game("huit", {"num_players": 2}), 4)

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.base import Agent, as_game, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent, as_game
 from cardlab.agents.bot import bot_paths, export_bot, load_bot
 from cardlab.envs.checked_json import excerpt
 

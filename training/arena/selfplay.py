@@ -68,7 +68,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 from torch import nn
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.batch import BatchPlayers
 from cardlab.agents.bot import BotAgent, load_bot, network_actions
 from cardlab.envs.aec import EPISODES, REWARDS

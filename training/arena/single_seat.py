@@ -37,7 +37,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from cardlab.agents.base import make_agent, show_table
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import show_table
 from cardlab.envs import env_class
 from cardlab.envs.aec import CardGameEnv
 from cardlab.envs.checked_json import excerpt

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.match_equity import MatchEquity, equity_file, feature_count, features, win_shares
 from cardlab.envs.spec import Game
 from cardlab.evaluation.episodes import derive_seed

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 import yaml
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.reader import (
     READER_ACTIVATIONS,
     SHIPPED,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt, key_names

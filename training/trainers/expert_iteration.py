@@ -58,7 +58,7 @@ import yaml
 from safetensors.torch import save_file
 from torch import nn
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import BotAgent, export_bot, network_actions
 from cardlab.agents.search import SearchAgent
 from cardlab.envs.checked_json import excerpt

@@ -26,7 +26,8 @@ import torch
 from stable_baselines3.common.logger import Logger
 from torch import nn
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.agents.failure import checked_actions
 from cardlab.envs.spec import Game
 from cardlab.training.arena.selfplay import batched_engine, credit, movers_and_table

@@ -223,9 +223,9 @@ def bots_table(folder: pathlib.Path | None = None, brief: bool = False) -> str:
     hands, fair share), or with `brief` one row per bot: its paired interval
     against each opponent. Bots come by game, table size and name.
     """
-    from cardlab.agents import base
+    from cardlab.agents import bot_catalogue
 
-    folder = base.SHIPPED_BOTS if folder is None else folder
+    folder = bot_catalogue.SHIPPED_BOTS if folder is None else folder
     metas = [read_json_file(path) for path in folder.glob("*.json")]
     metas.sort(key=lambda m: (m["game"], m["num_players"], m["summary"].get("shipped", {}).get("name", "")))
     if brief:

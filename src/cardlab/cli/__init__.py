@@ -29,7 +29,7 @@ cardlab exploit AGENT --game G (--minutes M | --steps N) [--warm SPEC] [--points
 Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot:
 ``bot:huit-2p``, ``bot:switch-4p``), ``bot:PATH`` (a bot's ``NAME.json``, an
 ONNX bot's ``NAME.onnx``, or a run folder for the bot it wrote), ``MODULE:FACTORY`` (your own agent,
-`cardlab.agents.factory`). Lists of agents (``--agents``,
+`cardlab.agents.agent_spec`). Lists of agents (``--agents``,
 ``--opponents``) are space-separated, and commas are accepted too:
 ``--agents random greedy`` = ``--agents random,greedy``. ``--rule k=v`` sets a
 rule option, v read as a YAML scalar (``true``, ``7``, ``all``);

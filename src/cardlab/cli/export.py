@@ -76,7 +76,7 @@ def checked_target(output: pathlib.Path, suffix: str, force: bool) -> None:
 
 def export_loaded_bot(source: str, output: pathlib.Path) -> int:
     """Write an ONNX bot of a bot (shipped or a file): the same network, its table and summary."""
-    from cardlab.agents.base import bot_source
+    from cardlab.agents.agent_spec import bot_source
     from cardlab.agents.bot import ONNX_FORMAT, BotAgent, export_onnx, load_bot
 
     bot: BotAgent = load_bot(bot_source(source if source.startswith("bot:") else f"bot:{source}"))
