@@ -1,8 +1,9 @@
 """The bots shipped with cardlab, by name and by table: ``bot:huit-2p``; ``bot:huit``, the table's size's.
 
 Why apart from the spec language (`cardlab.agents.agent_spec`): the search's reading of the table
-(`cardlab.agents.reading`, `belief`) asks which shipped bot fits a table, below the searches that the
-spec language builds. Each bot is ``SHIPPED_BOTS/NAME.json`` (its metadata) beside its weights.
+(`cardlab.agents.hand_reading.reading`, `belief`) asks which shipped bot fits a table, below the
+searches that the spec language builds. Each bot is ``SHIPPED_BOTS/NAME.json`` (its metadata) beside
+its weights.
 """
 
 from __future__ import annotations

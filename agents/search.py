@@ -80,9 +80,9 @@ import numpy as np
 
 from cardlab import moved
 from cardlab.agents.base import Agent
+from cardlab.agents.hand_reading.reader import load_reader, shipped_reader
+from cardlab.agents.hand_reading.reading import Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.match_equity import shipped_equity
-from cardlab.agents.reader import load_reader, shipped_reader
-from cardlab.agents.reading import Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat_values
 from cardlab.agents.search_options import (
     LEVEL_BOUNDS_MS,
@@ -177,8 +177,8 @@ class SearchAgent(Agent):
         self.reading = None if weighed == "uniform" and o.opponents == "base" else Reading(
             self.game, base, weighed, o.opponents == "recognise", o.ess, drawn_apart(seed, BASE),
             weights=o.weigh)
-        """the likelihood belief and recognition of the table (`cardlab.agents.belief`); None: neither is
-        asked for"""
+        """the likelihood belief and recognition of the table (`cardlab.agents.hand_reading.belief`); None:
+        neither is asked for"""
         reads = self.reading is not None or self.reader is not None
         self.sees = frozenset(({"record"} if reads else set()) |
                               ({"state"} if o.cheat else set()))

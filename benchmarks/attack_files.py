@@ -134,7 +134,7 @@ def onnx_graphs(folder: pathlib.Path, graphs: int, rng: random.Random) -> Tally:
 
 
 def readers(folder: pathlib.Path, tampered: int, rng: random.Random, mutated: Callable[..., Any]) -> Tally:
-    from cardlab.agents.reader import load_reader, shipped_reader_path
+    from cardlab.agents.hand_reading.reader import load_reader, shipped_reader_path
     from cardlab.envs import make_game
     from tests.agents.test_reader import overflowing_reader
 

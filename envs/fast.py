@@ -3,7 +3,7 @@
 Why: a search's rollouts, a belief's replay, a batch's play-out and the
 vector env's step run fastest as one compiled call of the game's own kernels
 (its engine and its heuristics compiled together). Those calls know the game;
-the layers that use them (`cardlab.agents.rollouts`, `cardlab.agents.belief`,
+the layers that use them (`cardlab.agents.rollouts`, `cardlab.agents.hand_reading.belief`,
 `cardlab.agents.batch`, `cardlab.training.arena.vector`) must not. So a game
 declares its fast paths in its spec (``fast="module:FAST_PATHS"``, a
 `FastPaths`, imported when first asked for: `GameSpec.fast_paths`), and an
@@ -36,7 +36,7 @@ ToEnd = Callable[[int, int, np.ndarray], None]
 Replay = Callable[[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
 """(slots n, seats (M,) int64, actions (M,) int64, ok (n,) bool, loglik (players, n) float64): the first n
 slots played through the M recorded moves; `ok` cleared where a move does not fit, each seat's row of
-`loglik` added to (`cardlab.agents.belief.play_back`)"""
+`loglik` added to (`cardlab.agents.hand_reading.belief.play_back`)"""
 
 
 def no_params() -> tuple[np.ndarray, ...]:

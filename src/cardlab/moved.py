@@ -35,6 +35,8 @@ MOVED: dict[str, str] = {
     **{f"cardlab.training.{module}": f"cardlab.training.{room}.{module}"
        for room, modules in ROOMS.items() for module in modules},
     "cardlab.agents.factory": "cardlab.agents.agent_spec",
+    **{f"cardlab.agents.{module}": f"cardlab.agents.hand_reading.{module}"
+       for module in ("belief", "reader", "reading")},
 }
 """old module name: new module name"""
 

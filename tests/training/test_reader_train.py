@@ -9,7 +9,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from cardlab.agents.reader import load_reader
+from cardlab.agents.hand_reading.reader import load_reader
 from cardlab.envs import make_game
 from cardlab.training.data.reader import ReaderConfig, load_reader_config, read_hands, validate_reader
 from cardlab.training.data.reader_data import Table, make_chunk

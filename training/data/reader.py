@@ -7,7 +7,7 @@ Steps, each shown as it goes (bars on a terminal, lines in a log):
    it is made (``data/chunk-NNNNN.npz``, by rename); ``--resume RUN`` makes
    only the chunks the run lacks and trains again;
 2. `holdout_share` of the positions (whole chunks, the last ones) are held
-   out; the reader (`cardlab.agents.reader`: an MLP whose logits over each
+   out; the reader (`cardlab.agents.hand_reading.reader`: an MLP whose logits over each
    kind's places are added to the log of the places' sizes) is fitted by
    Adam to the cross-entropy of each unseen card's true place;
 3. the run writes ``reader.json`` / ``reader.safetensors`` and ``run.json``:
@@ -35,7 +35,7 @@ import torch
 import yaml
 
 from cardlab.agents.agent_spec import make_agent
-from cardlab.agents.reader import (
+from cardlab.agents.hand_reading.reader import (
     READER_ACTIVATIONS,
     SHIPPED,
     new_network,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.agent_spec import make_agent
-from cardlab.agents.reader import reader_layout
+from cardlab.agents.hand_reading.reader import reader_layout
 from cardlab.envs import make_env
 from cardlab.envs.determinize import revealed
 from cardlab.envs.leaning import places

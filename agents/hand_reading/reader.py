@@ -1,6 +1,6 @@
 """`HandReader`: where each unseen card is, read from one seat's view of the hand; its files.
 
-Why a learned reader: a likelihood belief (`cardlab.agents.belief`) weighs
+Why a learned reader: a likelihood belief (`cardlab.agents.hand_reading.belief`) weighs
 worlds dealt uniformly, and with three or more hidden hands almost every such
 world is far from the truth. A reader predicts the placement directly from
 the seat's public knowledge (`cardlab.envs.reading_inputs`: the observation,
@@ -60,7 +60,7 @@ READER_ACTIVATIONS = ("relu", "tanh")
 """the activations a reader may have (the ones its trainer offers)"""
 FORMAT = "cardlab-reader"
 FORMAT_VERSION = 1
-SHIPPED = pathlib.Path(__file__).resolve().parent / "readers"
+SHIPPED = pathlib.Path(__file__).resolve().parent.parent / "readers"
 """the folder of the shipped readers, ``GAME-Np.json`` each"""
 
 

@@ -1,6 +1,6 @@
 """A search's reading of the table within its time budget: the worlds a belief weighs, recognised opponents.
 
-Why apart from `cardlab.agents.belief`: the belief's arithmetic (the replay,
+Why apart from `cardlab.agents.hand_reading.belief`: the belief's arithmetic (the replay,
 the weights, the evidence) knows nothing of a search's budget; a reading
 spends it. The record is played back in blocks of worlds (`belief.play_back`,
 each block one deal walked back, one engine load and, for a model its
@@ -43,7 +43,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.base import Agent
-from cardlab.agents.belief import (
+from cardlab.agents.bot_catalogue import fitting_bot
+from cardlab.agents.hand_reading.belief import (
     LIBRARY,
     Recognizer,
     Replayed,
@@ -54,8 +55,7 @@ from cardlab.agents.belief import (
     seat_agents,
     weigh,
 )
-from cardlab.agents.belief import ess as effective_size
-from cardlab.agents.bot_catalogue import fitting_bot
+from cardlab.agents.hand_reading.belief import ess as effective_size
 from cardlab.envs import replay
 from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.record import Record

@@ -24,7 +24,7 @@ model given to each seat, measures how concentrated the weights are (the
 effective sample size, ESS = (sum w)^2 / sum w^2), falls back to the uniform
 worlds when the ESS falls under `ess` times the worlds, and else resamples
 the worlds by weight (systematic resampling). How a search spends its time
-on this, and uses the weights, is `cardlab.agents.reading`. A world whose replay meets a
+on this, and uses the weights, is `cardlab.agents.hand_reading.reading`. A world whose replay meets a
 recorded move that is illegal there (its hands cannot have made it) gets
 weight 0: it is not replayed any further. A record the replay cannot follow
 (`replay.unreplayable`: after the played cards became a new pile, A10, B10)
