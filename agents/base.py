@@ -1,4 +1,4 @@
-"""The one agent interface, and agent spec strings.
+"""The one agent interface, and the registry of agents every game has.
 
 An agent is made for one `Game` (a game with its rule options, from
 `cardlab.envs.make_game`), never from a live env: it decodes observations
@@ -12,16 +12,9 @@ game state, which only a cheat for measured upper bounds asks for). It owns a se
 asks an agent for a move in an env shows it what it sees through one helper,
 `show_table`; the web app refuses an agent that sees the state.
 
-Spec strings name agents everywhere (configs, CLI): ``random``, the game's
-heuristics (``greedy``, ``expert``: `GameSpec.heuristics`), ``bot:NAME`` (a
-bot shipped with cardlab, in ``agents/bots/``: ``bot:huit-2p``,
-``bot:switch-4p``, one per table size), ``bot:GAME`` (``bot:huit``,
-``bot:switch``: the shipped bot of the table's size, `fitting_bot`),
-``bot:PATH`` (a trained bot file), ``search:BASE`` (decision-time search
-over any of those, with options: `cardlab.agents.search`) and
-``MODULE:FACTORY`` (a user's own agent, imported: `cardlab.agents.factory`).
-`make_agent(spec, game, seed)` builds one; `resolve_spec` turns an alias into
-the bot it stands for at a table.
+A plain name (``random``, a game's heuristic) gives an agent here (`named_agent`); spec strings,
+which also name bots, searches and a user's factories, are read by `cardlab.agents.agent_spec`, and
+the shipped bots are listed by `cardlab.agents.bot_catalogue`.
 
 Advice: `action_probabilities(observation)` is what an agent would play, as
 probabilities over the legal actions (a bot: its masked softmax; random:
@@ -32,18 +25,16 @@ likeliest moves. The web app's hints and `cardlab advise` use it.
 from __future__ import annotations
 
 import copy
-import difflib
-import pathlib
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab import moved
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.fast import RANDOM, CompiledPolicy
-from cardlab.envs.spec import Game, games, make_game
+from cardlab.envs.spec import Game
 
 THREADS_ENV = "CARDLAB_TORCH_THREADS"
 """environment variable: torch threads of a bot's network (default 1; see `cardlab.agents.bot`)"""
@@ -225,191 +216,23 @@ def register(name: str, factory: AgentFactory) -> None:
     _REGISTRY[name] = factory
 
 
+def registered_names() -> list[str]:
+    """The names `register` added, in the order they were added."""
+    return list(_REGISTRY)
+
+
+def named_agent(name: str, game: Game, seed: int | None = None) -> Agent | None:
+    """The agent a plain name gives at `game`: one of the game's heuristics, else a registered agent; or
+    None for a name that is neither (the spec language, `cardlab.agents.agent_spec`, reads the rest)."""
+    if name in game.spec.heuristics:
+        return game.spec.heuristic(name)(game, seed)
+    factory = _REGISTRY.get(name)
+    return None if factory is None else factory(game, seed)
+
+
 register("random", RandomAgent)
 
-SHIPPED_BOTS = pathlib.Path(__file__).resolve().parent / "bots"
-"""The bots that come with cardlab: ``bot:NAME`` loads ``SHIPPED_BOTS/NAME.json`` (see the README)."""
 
-
-def shipped_bots(game: Game | None = None) -> dict[str, pathlib.Path]:
-    """Spec -> metadata file of each shipped bot (only those made for `game`'s id and players, if given)."""
-    found = {}
-    for path in sorted(SHIPPED_BOTS.glob("*.json"), key=lambda found: found.stem):
-        if game is not None:
-            meta = read_json_file(path)
-            if meta.get("game") != game.id or meta.get("num_players") != game.num_players:
-                continue
-        found[f"bot:{path.stem}"] = path
-    return found
-
-
-def bot_tables(game_id: str) -> dict[int, list[str]]:
-    """Table size -> the shipped bots of `game_id` made for it (smallest table first)."""
-    sizes: dict[int, list[str]] = {}
-    for spec, path in shipped_bots().items():
-        meta = read_json_file(path)
-        if meta.get("game") == game_id and isinstance(meta.get("num_players"), int):
-            sizes.setdefault(meta["num_players"], []).append(spec)
-    return dict(sorted(sizes.items()))
-
-
-def table_aliases() -> list[str]:
-    """``bot:GAME`` for each game with a shipped bot: the spec of the shipped bot of the table's size."""
-    return [f"bot:{game_id}" for game_id in games() if bot_tables(game_id)]
-
-
-def fitting_bot(game: Game) -> str:
-    """The spec of the shipped bot made for `game`'s table: ``bot:GAME-Np`` if there is one, else the first.
-
-    Why: ``bot:huit`` (and the default opponents of `cardlab play`, `cardlab eval`
-    and the web app) should mean the trained bot at whatever table is played.
-    A ValueError names the table sizes that have a bot.
-    """
-    fits = list(shipped_bots(game))
-    if fits:
-        return _preferred(game.id, game.num_players, fits)
-    tables = bot_tables(game.id)
-    if not tables:
-        raise ValueError(f"no {game.id} bot is shipped (the shipped bots: {', '.join(shipped_bots())})")
-    sizes = list(tables)
-    listed = ", ".join(spec for specs in tables.values() for spec in specs)
-    raise ValueError(f"no shipped bot fits a {game.num_players}-player {game.id} table: the shipped "
-                     f"{game.id} bots are for {_and(sizes)} players ({listed})")
-
-
-def _preferred(game_id: str, num_players: int, specs: list[str]) -> str:
-    """Among the shipped bots of one table size, ``bot:GAME-Np`` if it is one of them, else the first."""
-    plain = f"bot:{game_id}-{num_players}p"
-    return plain if plain in specs else specs[0]
-
-
-def table_bots() -> dict[str, dict[int, str]]:
-    """Game -> table size -> its shipped bot (`fitting_bot`), for every table that has one."""
-    return {game_id: {n: _preferred(game_id, n, specs) for n, specs in tables.items()}
-            for game_id in games() if (tables := bot_tables(game_id))}
-
-
-def _and(numbers: list[int]) -> str:
-    words = [str(n) for n in numbers]
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
-
-
-def resolve_spec(spec: str, game: Any) -> str:
-    """`spec`, with a table alias (``bot:huit``) replaced by the shipped bot fitting `game`'s table.
-
-    Shipped names come first, then the aliases, then paths: a bot file named
-    like a game is ``bot:./huit``. An alias of another game is refused.
-    """
-    text = spec.strip() if isinstance(spec, str) else spec
-    if not isinstance(text, str) or not text.startswith("bot:"):
-        return text
-    name = text[4:].strip()
-    if f"bot:{name}" in shipped_bots() or name not in games():
-        return text
-    game = as_game(game)
-    if name != game.id:
-        raise ValueError(f"bot:{name} is the shipped {name} bot of the table's size, but this table plays "
-                         f"{game.id}: use bot:{game.id}")
-    return fitting_bot(game)
-
-
-def default_bot(game_id: str, rules: dict[str, Any]) -> tuple[str, int]:
-    """(spec, players) of the shipped bot that fits a table of `game_id` with these rule options.
-
-    Why: a newcomer's first ``cardlab play huit`` should meet the trained bot, at
-    the table size it was trained for (``num_players`` in `rules` picks one size;
-    without it the smallest table with a bot). `fitting_bot` picks among the bots of that size.
-    """
-    smallest = next(iter(bot_tables(game_id)), None)
-    size = {} if "num_players" in rules or smallest is None else {"num_players": smallest}
-    game = make_game(game_id, {**rules, **size})
-    return fitting_bot(game), game.num_players  # no bot at all: fitting_bot says so
-
-
-def check_bot_name(path: str) -> None:
-    """Refuse a plain name (no folder, no suffix) that is neither a shipped bot nor a file: a typo's hint.
-
-    Why: ``bot:huit-2`` would otherwise be read as the file ``huit-2.json`` and
-    fail with "file not found", saying nothing of the shipped bots.
-    """
-    from cardlab.agents.bot.format import bot_paths
-
-    plain = pathlib.Path(path)
-    if len(plain.parts) != 1 or plain.suffix or plain.exists() or bot_paths(path)[0].exists():
-        return
-    names = [spec[4:] for spec in shipped_bots()]
-    aliases = [spec[4:] for spec in table_aliases()]
-    table = re.fullmatch(r"(\w+)-(\d+)p", path)
-    sizes = list(bot_tables(table[1])) if table and table[1] in games() else []
-    if table and sizes:
-        hint = (f"there is no {table[2]}-player {table[1]} bot (the {table[1]} bots are for {_and(sizes)} "
-                "players); ")
-    else:
-        close = difflib.get_close_matches(path, names + aliases, n=1, cutoff=0.6)
-        hint = f"did you mean bot:{close[0]}? " if close else ""
-    tables = f"; {', '.join('bot:' + a for a in aliases)} name the one of the table's size" if aliases else ""
-    raise ValueError(f"no shipped bot named {path[:60]!r}: {hint}the shipped bots are "
-                     f"{', '.join('bot:' + n for n in names)}{tables}; or give bot:PATH (a bot file or a run "
-                     "folder)")
-
-
-def bot_source(spec: str, game: Any = None) -> str | pathlib.Path:
-    """What a ``bot:`` spec loads: a shipped bot's metadata file (an alias: the one fitting `game`), a path.
-
-    A plain name that is neither shipped nor a file is refused with a hint (`check_bot_name`).
-    """
-    path = spec.strip()[4:].strip()
-    if not path:
-        raise ValueError(
-            "agent spec 'bot:' is missing the bot: give a shipped bot's name, a bot file or a run "
-            "folder, e.g. bot:huit-2p, bot:huit (the shipped bot of the table's size), bot:runs/RUN/bot.json "
-            "or bot:runs/RUN"
-        )
-    if game is not None:
-        path = resolve_spec(f"bot:{path}", game)[4:]
-    elif path in games() and f"bot:{path}" not in shipped_bots():
-        raise ValueError(f"bot:{path} stands for the shipped {path} bot of a table's size: give the table "
-                         f"(the game with its num_players), or name the bot, e.g. bot:{path}-2p")
-    shipped = shipped_bots().get(f"bot:{path}")
-    if shipped is not None:
-        return shipped
-    check_bot_name(path)
-    return path
-
-
-def is_shipped_name(spec: str) -> bool:
-    """Whether a ``bot:`` spec names a shipped bot or a table alias (not a path to make absolute)."""
-    name = spec.strip()[4:].strip() if spec.strip().startswith("bot:") else None
-    return name is not None and (f"bot:{name}" in shipped_bots() or name in games())
-
-
-def spec_names(game: Game) -> list[str]:
-    """The agent specs accepted for `game`, as help text lists them."""
-    bots = list(shipped_bots(game))
-    alias = [f"bot:{game.id}"] if bots else []
-    return [*_REGISTRY, *game.spec.heuristics, *alias, *bots, "bot:PATH", "search:BASE", "MODULE:FACTORY"]
-
-
-def make_agent(spec: str, game: Any, seed: int | None = None) -> Agent:
-    """Build the agent a spec string names, for `game` (a `Game`; an env gives its `Game`)."""
-    game = as_game(game)
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"agent spec must be a non-empty string: use {', '.join(spec_names(game))}")
-    spec = spec.strip()
-    if spec.startswith("bot:"):
-        from cardlab.agents.bot import load_bot  # torch only when a bot is asked for
-
-        return load_bot(bot_source(spec, game), game, seed=seed)
-    if spec.startswith("search:") or spec == "search":
-        from cardlab.agents.search import make_search_agent
-
-        return make_search_agent(spec, game, seed)
-    if spec in game.spec.heuristics:
-        return game.spec.heuristic(spec)(game, seed)
-    if spec in _REGISTRY:
-        return _REGISTRY[spec](game, seed)
-    from cardlab.agents.factory import factory_agent, is_factory_spec
-
-    if is_factory_spec(spec):
-        return factory_agent(spec, game, seed)
-    raise ValueError(f"unknown agent spec {excerpt(spec)} for {game.id}: use {', '.join(spec_names(game))}")
+def __getattr__(name: str) -> object:
+    """The names that moved to `cardlab.agents.agent_spec` and `bot_catalogue`, with a warning."""
+    return moved.moved_name(__name__, name)

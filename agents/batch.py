@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.envs.fast import PlayOut
 from cardlab.envs.spec import Game
 

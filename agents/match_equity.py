@@ -13,7 +13,7 @@ match's distance to its end, its B12 streak, and its place in the next
 hand's order of play) and gives a logit; a softmax over the seats gives
 the probabilities, so they sum to 1 whatever the weights. A match that is
 over is not asked of the network: its winners share 1 (ties share the win).
-`cardlab match-equity CONFIG.yaml` (`cardlab.training.match_equity`) fits it.
+`cardlab match-equity CONFIG.yaml` (`cardlab.training.data.match_equity`) fits it.
 
 Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
 feature version, the network's shape and weights, their SHA-256 and a

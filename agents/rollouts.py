@@ -154,7 +154,8 @@ class Rollouts:
         """(K candidates, worlds finished): each candidate's value in each world finished (module doc).
 
         `prepare(stop)`, when given, is called before worlds up to `stop` (in the order dealt) are loaded,
-        inside the time the pace measures (a belief weighs them there: `cardlab.agents.reading`)."""
+        inside the time the pace measures (a belief weighs them there:
+        `cardlab.agents.hand_reading.reading`)."""
         probe = self.batch(legal.size)
         if self.fused(probe) is not None:
             return self._waves(known, worlds, legal, deadline, values, prepare)

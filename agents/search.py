@@ -20,15 +20,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from cardlab.agents.base import Agent, as_game, make_agent
+from cardlab import moved
+from cardlab.agents.base import Agent
+from cardlab.agents.hand_reading.reader import load_reader, shipped_reader
+from cardlab.agents.hand_reading.reading import Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.match_equity import shipped_equity
-from cardlab.agents.reader import load_reader, shipped_reader
-from cardlab.agents.reading import Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat_values
 from cardlab.agents.search_options import (
     LEVEL_BOUNDS_MS,
@@ -40,13 +41,12 @@ from cardlab.agents.search_options import (
     options_markdown,
     parse_spec,
 )
-from cardlab.envs.checked_json import excerpt
 from cardlab.envs.determinize import Determinization, Worlds, revealed
 from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
 
 __all__ = ["LEVELS", "LEVEL_BOUNDS_MS", "MOST_WORLDS", "Decision", "SearchAgent", "SearchOptions",
-           "drawn_apart", "make_search_agent", "options_markdown", "parse_spec", "rollout_spec"]
+           "drawn_apart", "options_markdown", "parse_spec", "rollout_spec"]
 
 BASE, ENGINE, ROLLOUT, SEAT = range(1, 5)
 """The streams `drawn_apart` draws the seeds of: the base agent, the rollout engine's slot generators,
@@ -124,8 +124,8 @@ class SearchAgent(Agent):
         self.reading = None if weighed == "uniform" and o.opponents == "base" else Reading(
             self.game, base, weighed, o.opponents == "recognise", o.ess, drawn_apart(seed, BASE),
             weights=o.weigh)
-        """the likelihood belief and recognition of the table (`cardlab.agents.belief`); None: neither is
-        asked for"""
+        """the likelihood belief and recognition of the table (`cardlab.agents.hand_reading.belief`); None:
+        neither is asked for"""
         reads = self.reading is not None or self.reader is not None
         self.sees = frozenset(({"record"} if reads else set()) |
                               ({"state"} if o.cheat else set()))
@@ -133,7 +133,9 @@ class SearchAgent(Agent):
         self._state: Any = None
         """with ``cheat=1``: the true state shown before this decision (`show`), used once"""
         self.spec: str | None = None
-        """the spec it was made from (`make_search_agent`), which its warm-up twin is made from too"""
+        """the spec it was made from (`cardlab.agents.agent_spec.make_search_agent`)"""
+        self.remake: Callable[[int], SearchAgent] | None = None
+        """builds this search again from its spec with a seed (set with `spec`): its warm-up twin"""
 
     @property
     def seat_models(self) -> Mapping[int, Agent]:
@@ -210,7 +212,7 @@ class SearchAgent(Agent):
             return
         _WARMED.add(key)
         try:
-            twin = make_search_agent(self.spec, self.game, seed=0) if self.spec else copy.deepcopy(self)
+            twin = self.remake(0) if self.remake is not None else copy.deepcopy(self)
         except (TypeError, copy.Error):  # deepcopy's refusal of an object it cannot pickle or copy
             return
         twin.options = dataclasses.replace(twin.options, worlds=WARM_WORLDS, ms=MOST_MS)  # a clock, never hit
@@ -286,19 +288,6 @@ class SearchAgent(Agent):
         return revealed(known, state, state.current)
 
 
-def make_search_agent(spec: str, game: Any, seed: int | None = None) -> SearchAgent:
-    """The agent of a ``search:...`` spec (see the module doc); `make_agent` calls this."""
-    game = as_game(game)
-    options, base_spec = parse_spec(spec)
-    try:
-        base = make_agent(base_spec, game, seed=drawn_apart(seed, BASE))
-    except ValueError as err:
-        raise ValueError(f"agent spec {excerpt(spec)}: its base agent: {err}") from None
-    try:
-        policy = rollout_spec(options.rollout, game)
-        rollout = None if policy is None else make_agent(policy, game, seed=drawn_apart(seed, ROLLOUT))
-    except ValueError as err:
-        raise ValueError(f"agent spec {excerpt(spec)}: its rollout policy: {err}") from None
-    agent = SearchAgent(game, base, options, seed, rollout)
-    agent.spec = spec
-    return agent
+def __getattr__(name: str) -> object:
+    """`make_search_agent`, which moved to `cardlab.agents.agent_spec`, with a warning."""
+    return moved.moved_name(__name__, name)

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from cardlab.agents.reading import REPLAY_SHARE, WEIGHS
+from cardlab.agents.hand_reading.reading import REPLAY_SHARE, WEIGHS
 from cardlab.envs.checked_json import excerpt
 
 PREFIX = "search:"
@@ -34,7 +34,8 @@ VALUES = ("win", "points", "match")
 ROLLOUTS = ("base", "random", "greedy", "expert", "bot")
 """the rollout policies a spec may name (``greedy`` and ``expert`` where the game has them)"""
 BELIEFS = ("uniform", "learned", "expert", "greedy", "random", "bot", "base")
-"""the beliefs a spec may name (`cardlab.agents.reader` for ``learned``, else `cardlab.agents.belief`)"""
+"""the beliefs a spec may name (`cardlab.agents.hand_reading.reader` for ``learned``, else
+`cardlab.agents.hand_reading.belief`)"""
 OPPONENTS = ("base", "recognise")
 MOST_WORLDS = 16384
 """the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from cardlab.training.config import OpponentConfig, TrainConfig, load_config
-from cardlab.training.config_bounds import STEPS
-from cardlab.training.train import train
+from cardlab.training.harness.config import OpponentConfig, TrainConfig, load_config
+from cardlab.training.harness.config_bounds import STEPS
+from cardlab.training.trainers.train import train
 
 REPO = Path(__file__).resolve().parents[1]
 WARM = 3

@@ -104,7 +104,7 @@ def peak_mib() -> float:
 def onnx_graphs(folder: pathlib.Path, graphs: int, rng: random.Random) -> Tally:
     import onnx
 
-    from cardlab.agents.base import make_agent
+    from cardlab.agents.agent_spec import make_agent
     from cardlab.agents.bot import export_onnx, load_bot
     from cardlab.envs import make_game
     from tests.agents import test_onnx_limits as hostile
@@ -134,7 +134,7 @@ def onnx_graphs(folder: pathlib.Path, graphs: int, rng: random.Random) -> Tally:
 
 
 def readers(folder: pathlib.Path, tampered: int, rng: random.Random, mutated: Callable[..., Any]) -> Tally:
-    from cardlab.agents.reader import load_reader, shipped_reader_path
+    from cardlab.agents.hand_reading.reader import load_reader, shipped_reader_path
     from cardlab.envs import make_game
     from tests.agents.test_reader import overflowing_reader
 
@@ -157,7 +157,7 @@ def readers(folder: pathlib.Path, tampered: int, rng: random.Random, mutated: Ca
 
 
 def configs(folder: pathlib.Path, tampered: int, rng: random.Random, mutated: Callable[..., Any]) -> Tally:
-    from cardlab.training.reader import check_machine, load_reader_config, validate_reader
+    from cardlab.training.data.reader import check_machine, load_reader_config, validate_reader
 
     tally = Tally("read-hands configs")
     data = yaml.safe_load((ROOT / "configs" / "readers" / "huit_4p.yaml").read_text())

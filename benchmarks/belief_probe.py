@@ -4,7 +4,7 @@ Hands of a table are played by agents (seat 0 `--player`, the other seats
 `--field`, any agent specs; experts by default); at each decision
 of seat 0 with a choice, W worlds are dealt uniformly from its observation
 and the record (`Game.determinization`), played back through the record
-(`cardlab.agents.belief.play_back`) and weighed by the model of the other
+(`cardlab.agents.hand_reading.belief.play_back`) and weighed by the model of the other
 seats (`--model`, softened by `--eps`). Measured there, against the true
 hands:
 
@@ -15,7 +15,7 @@ hands:
 - the weighted minus the uniform share, and at how many decisions it is
   above 0;
 - for a hand reader (`--reader`: the table's shipped one by default,
-  `cardlab.agents.reader`), the same share for W worlds dealt from it
+  `cardlab.agents.hand_reading.reader`), the same share for W worlds dealt from it
   (`Determinization.leaning`) beside the uniform worlds of the same
   decisions (``reader_uniform``: the reader's figures include decisions a
   replay cannot follow, A10/B10), its log loss per unseen card and its
@@ -27,7 +27,7 @@ hands:
   the model is a Huit heuristic, `--stepped` for the move-by-move loop).
 
 Recognition: a table of seat 0 `expert` and the other seats each played by
-one of `--players` (in turn), with the library of `cardlab.agents.belief.LIBRARY`;
+one of `--players` (in turn), with the library of `cardlab.agents.hand_reading.belief.LIBRARY`;
 the model named for each seat at the last decision of seat 0 in the hand is
 counted right when it is the seat's player (``base`` counts as ``expert``,
 the searcher's base here).
@@ -51,15 +51,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from cardlab.agents import belief as B
-from cardlab.agents.base import make_agent
-from cardlab.agents.reader import HandReader, load_reader, shipped_reader, shipped_reader_path
-from cardlab.agents.reading import Reading
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.hand_reading import belief as B
+from cardlab.agents.hand_reading.reader import HandReader, load_reader, shipped_reader, shipped_reader_path
+from cardlab.agents.hand_reading.reading import Reading
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.evaluation.episodes import seat_zero_choices
-from cardlab.training.reader import fit_figures
-from cardlab.training.reader_data import label
+from cardlab.training.data.reader import fit_figures
+from cardlab.training.data.reader_data import label
 
 
 def placed(known: Any, worlds: Any, true_hands: list[np.ndarray]) -> np.ndarray:

@@ -38,7 +38,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIRST_DECISION = """
 import json, sys, time
 import numpy as np
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
 env = make_env("huit", num_players=int(sys.argv[2]))
 env.reset(seed=1)

@@ -51,7 +51,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from cardlab.agents.base import make_agent, shipped_bots, show_table
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import show_table
+from cardlab.agents.bot_catalogue import shipped_bots
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS, SearchAgent
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import read_json_file

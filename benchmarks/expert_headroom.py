@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from cardlab.agents.base import make_agent, register
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import register
 from cardlab.agents.heuristics import huit as H
 from cardlab.envs import cards as C
 from cardlab.envs import make_env

@@ -36,7 +36,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.envs import games, get_spec, make_game
 from cardlab.envs.batched import sample_legal
 from cardlab.envs.spec import Game

@@ -42,8 +42,8 @@ import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.evaluation.results import new_figure
-from cardlab.training.config import load_config
-from cardlab.training.train import train
+from cardlab.training.harness.config import load_config
+from cardlab.training.trainers.train import train
 
 REPO = Path(__file__).resolve().parents[1]
 OPPONENT = "expert"

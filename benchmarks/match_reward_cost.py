@@ -33,9 +33,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from selfplay_throughput import REPO, whole_run
 
 from cardlab.envs import make_game
-from cardlab.training.config import load_config
-from cardlab.training.league import LeagueSettings
-from cardlab.training.selfplay import SelfPlayBatch
+from cardlab.training.arena.league import LeagueSettings
+from cardlab.training.arena.selfplay import SelfPlayBatch
+from cardlab.training.harness.config import load_config
 
 TABLES = (("huit", 4), ("switch", 4))
 LEAGUE = LeagueSettings((("random", 1.0),))

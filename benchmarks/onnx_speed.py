@@ -31,8 +31,9 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from cardlab.agents.base import RandomAgent, shipped_bots
+from cardlab.agents.base import RandomAgent
 from cardlab.agents.bot import BotAgent, export_onnx, load_bot
+from cardlab.agents.bot_catalogue import shipped_bots
 from cardlab.envs import env_class, make_game
 from cardlab.envs.checked_json import read_json_file
 from cardlab.envs.spec import Game

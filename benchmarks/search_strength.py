@@ -58,7 +58,8 @@ import numpy as np
 from tqdm import tqdm
 
 from cardlab import __version__
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.bench import DEFAULT_FIELD, bench_row, bench_slots, point_differences

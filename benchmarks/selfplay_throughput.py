@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 
 from cardlab.agents.bot import load_bot
-from cardlab.training.config import OpponentConfig, TrainConfig, load_config
-from cardlab.training.config_bounds import STEPS
-from cardlab.training.train import train
+from cardlab.training.harness.config import OpponentConfig, TrainConfig, load_config
+from cardlab.training.harness.config_bounds import STEPS
+from cardlab.training.trainers.train import train
 
 REPO = Path(__file__).resolve().parents[1]
 NEVER = STEPS

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from cardlab.training.config import load_config
-from cardlab.training.sb3 import new_model
-from cardlab.training.single_seat import SingleSeatEnv
-from cardlab.training.vec_env import make_vec_env
+from cardlab.training.arena.single_seat import SingleSeatEnv
+from cardlab.training.harness.config import load_config
+from cardlab.training.trainers.sb3 import new_model
+from cardlab.training.trainers.vec_env import make_vec_env
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = (("huit", 2), ("switch", 4))

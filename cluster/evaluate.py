@@ -30,7 +30,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from cardlab.agents.base import Agent, bot_source, make_agent
+from cardlab.agents.agent_spec import bot_source, make_agent
+from cardlab.agents.base import Agent
 from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.runtime import import_ray, ray_session, task_error
 from cardlab.evaluation.compare import Contest, PlayDeals

@@ -1,10 +1,10 @@
 """The lean trainer's actors as Ray actors: the same `RolloutActor`, on a Ray cluster or a local Ray.
 
 With ``ray.address`` (or ``cardlab train --ray-address ADDR``, which passes
-`RayActors` to `cardlab.training.train.train`) the learner, in the driver,
+`RayActors` to `cardlab.training.trainers.train.train`) the learner, in the driver,
 joins the cluster (`cardlab.cluster.runtime.ray_session`;
 ``local`` starts a Ray on this machine for the run) and starts ``actors``
-Ray actors of `cardlab.training.actors.RolloutActor`. Ray is the transport:
+Ray actors of `cardlab.training.trainers.actors.RolloutActor`. Ray is the transport:
 the weights go out once per update with ``ray.put``, each actor always has
 one ``play`` call in flight (given the newest weights' reference), and the
 learner takes whichever finishes first with ``ray.wait`` and ``ray.get``,
@@ -31,10 +31,10 @@ from typing import Any
 from torch import nn
 
 from cardlab.cluster.runtime import import_ray, ray_session, task_error
-from cardlab.training.actors import MAX_FAILURES, RolloutActor, actor_seeds
-from cardlab.training.config import TrainConfig
-from cardlab.training.placement import check_actors
-from cardlab.training.rollouts import Rollout
+from cardlab.training.harness.config import TrainConfig
+from cardlab.training.harness.placement import check_actors
+from cardlab.training.trainers.actors import MAX_FAILURES, RolloutActor, actor_seeds
+from cardlab.training.trainers.rollouts import Rollout
 
 CONNECT_SECONDS = 5.0
 """how long the address of a Ray cluster has to answer"""

@@ -1,6 +1,6 @@
 """A population's pool of bot files in Ray's object store, mirrored into each learner's folder.
 
-A league reads its population from a folder (`cardlab.training.league`).
+A league reads its population from a folder (`cardlab.training.arena.league`).
 Learners on one machine, or on machines sharing a file system, can simply
 share that folder. Without a shared file system, a sweep starts one `BotPool`
 actor that holds the snapshots' bytes, and each trial runs a `PoolMirror`: a
@@ -23,7 +23,7 @@ from typing import Any
 from cardlab.cluster.botfiles import BotFile
 from cardlab.cluster.runtime import import_ray
 from cardlab.envs.checked_json import excerpt
-from cardlab.training.league import POPULATION_SEPARATOR, SNAPSHOT_PREFIX
+from cardlab.training.arena.league import POPULATION_SEPARATOR, SNAPSHOT_PREFIX
 
 SNAPSHOT_NAME = re.compile(rf"[A-Za-z0-9_.-]+{POPULATION_SEPARATOR}{SNAPSHOT_PREFIX}[0-9]+")
 """What a published snapshot is called: ``<learner>__snapshot_<steps>`` (no path separators)."""

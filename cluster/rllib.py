@@ -2,7 +2,7 @@
 
 ```python
 from cardlab.cluster.rllib import train_rllib
-from cardlab.training.config import load_config
+from cardlab.training.harness.config import load_config
 run_dir = train_rllib(load_config("configs/huit_rllib.yaml")).run_dir  # run_dir / "bot.json" plays as bot:
 ```
 
@@ -10,7 +10,7 @@ What runs: RLlib's new API stack (RLModule, Learner, EnvRunner) over
 ``PettingZooEnv`` (RLlib's wrapper of a PettingZoo AEC env) around the game's
 AEC env. Every seat maps to the one policy `POLICY` (parameter sharing: the
 learner plays itself), whose network is `MaskedActorCritic`. The config is a
-cardlab training config (`cardlab.training.config`): game, rules, reward,
+cardlab training config (`cardlab.training.harness.config`): game, rules, reward,
 seed, ``ppo`` (mapped to RLlib's names by `algorithm_config`), ``policy``,
 ``num_envs`` (envs per env runner), ``total_timesteps`` (env steps = moves of
 any seat), ``eval`` (the final evaluation of the bot) and
@@ -33,9 +33,9 @@ from typing import Any
 
 from cardlab.agents.bot.export import export_bot
 from cardlab.cluster.runtime import import_ray, ray_session
-from cardlab.training.config import TrainConfig, save_config
-from cardlab.training.records import LearnerEval, evaluate_policy
-from cardlab.training.runs import bot_summary, new_run_dir, print_end
+from cardlab.training.harness.config import TrainConfig, save_config
+from cardlab.training.harness.records import LearnerEval, evaluate_policy
+from cardlab.training.harness.runs import bot_summary, new_run_dir, print_end
 
 POLICY = "shared"
 """the id of the one RLModule every seat plays"""

@@ -7,7 +7,7 @@ mask sets the logits of illegal actions to `ILLEGAL_LOGIT` in every forward
 pass (exploration, inference and training alike), so PPO never samples nor
 learns an illegal move.
 
-Why the lean trainer's network (`cardlab.training.lean_model.ActorCritic`) rather
+Why the lean trainer's network (`cardlab.training.trainers.lean_model.ActorCritic`) rather
 than RLlib's default encoder and heads: its actor is an `nn.Sequential` of
 (Linear, activation) pairs then a Linear, which `export_bot` writes as a bot
 file as it is. This module imports Ray: only `cardlab.cluster.rllib` (the
@@ -23,8 +23,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 
-from cardlab.training.lean_model import ActorCritic
-from cardlab.training.ppo import ILLEGAL_LOGIT
+from cardlab.training.trainers.lean_model import ActorCritic
+from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
 
 
 class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):  # type: ignore[misc, unused-ignore]

@@ -5,7 +5,7 @@ training config, fixed overrides, and what to vary: config keys, dotted, with
 one kind of values each (grid, choice, uniform, loguniform, randint). A point
 is one value of every searched key: a grid combination with one draw of the
 random keys (the draw is shared by the point's seeds). Each trial (a point and
-a seed) is an ordinary training run (`cardlab.training.train`) whose run
+a seed) is an ordinary training run (`cardlab.training.trainers.train`) whose run
 folder is ``<sweeps-dir>/<name>/runs/<trial id>/<run>/``. Every evaluation is
 reported to Tune as ``eval/win_rate`` (against `opponent`) at ``steps``, so
 ASHA can stop the trials that trail at its rungs. At the end the sweep prints
@@ -41,7 +41,7 @@ from cardlab.cluster.sweep_file import (
 )
 from cardlab.evaluation.results import text_table
 from cardlab.evaluation.stats import mean_interval, wilson_interval
-from cardlab.training.config import (
+from cardlab.training.harness.config import (
     config_to_dict,
 )
 
@@ -97,7 +97,7 @@ def _earlier_run(runs_dir: pathlib.Path) -> pathlib.Path | None:
 
     Folders that attempts left without a checkpoint hold nothing to continue from and are removed.
     """
-    from cardlab.training.checkpoints import list_checkpoints
+    from cardlab.training.harness.checkpoints import list_checkpoints
 
     runs = sorted(p for p in runs_dir.glob("*__*") if (p / "config.yaml").is_file())
     kept = [p for p in runs if list_checkpoints(p)]
@@ -111,7 +111,7 @@ def run_trial(config: dict[str, Any], *, sweep: Sweep, sweep_dir: str, pool: Any
     from ray import tune
 
     from cardlab.cluster.pool import PoolMirror
-    from cardlab.training.train import train
+    from cardlab.training.trainers.train import train
 
     trial = tune.get_context().get_trial_id()
     runs_dir = pathlib.Path(sweep_dir) / "runs" / trial

@@ -12,16 +12,16 @@ import pathlib
 import re
 from typing import Any
 
-from cardlab.agents.base import is_shipped_name
+from cardlab.agents.agent_spec import is_shipped_name
 from cardlab.envs.checked_json import excerpt
-from cardlab.training.config import (
+from cardlab.training.harness.config import (
     TrainConfig,
     config_from_dict,
     config_to_dict,
     load_config,
     parse_dataclass,
 )
-from cardlab.training.yaml_files import read_yaml
+from cardlab.training.harness.yaml_files import read_yaml
 
 KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
 FIXED_KEYS = ("name", "seed")

@@ -7,7 +7,7 @@ names:
 - ``cardlab rules GAME --markdown``: what that command prints
   (`Game.markdown(level=3)` of the game with default rules);
 - ``shipped bots``: the table of the shipped bots, from their metadata
-  (`cardlab.training.ship.bots_table`: a row per bot and measuring opponent);
+  (`cardlab.training.trainers.ship.bots_table`: a row per bot and measuring opponent);
   ``shipped bots, brief``: a row per bot;
 - ``deal suites``: the shipped suites; ``leaderboard``: a table per suite of
   the `cardlab bench` result files in docs/leaderboard/; ``exploitability``:
@@ -22,7 +22,7 @@ names:
 - ``search options``: the options of ``search:BASE``
   (`cardlab.agents.search_options.options_markdown`);
 - ``hand readers``: the shipped hand readers' held-out fit, from their
-  metadata (`cardlab.training.reader.readers_table`).
+  metadata (`cardlab.training.data.reader.readers_table`).
 
 tests/test_docs.py fails when a page and the code disagree; run
 ``python docs/update_tables.py`` to mend it (after `cardlab ship-bots`, too).
@@ -40,8 +40,8 @@ from collections.abc import Callable
 from cardlab.agents.search_options import options_markdown
 from cardlab.envs import make_game
 from cardlab.evaluation.leaderboard import bench_markdown, exploit_markdown, suites_markdown
-from cardlab.training.reader import readers_table
-from cardlab.training.ship import bots_table
+from cardlab.training.data.reader import readers_table
+from cardlab.training.trainers.ship import bots_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BLOCK = re.compile(

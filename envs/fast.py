@@ -3,8 +3,8 @@
 Why: a search's rollouts, a belief's replay, a batch's play-out and the
 vector env's step run fastest as one compiled call of the game's own kernels
 (its engine and its heuristics compiled together). Those calls know the game;
-the layers that use them (`cardlab.agents.rollouts`, `cardlab.agents.belief`,
-`cardlab.agents.batch`, `cardlab.training.vector`) must not. So a game
+the layers that use them (`cardlab.agents.rollouts`, `cardlab.agents.hand_reading.belief`,
+`cardlab.agents.batch`, `cardlab.training.arena.vector`) must not. So a game
 declares its fast paths in its spec (``fast="module:FAST_PATHS"``, a
 `FastPaths`, imported when first asked for: `GameSpec.fast_paths`), and an
 agent says how a compiled path may play it (`CompiledPolicy`, from
@@ -36,7 +36,7 @@ ToEnd = Callable[[int, int, np.ndarray], None]
 Replay = Callable[[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
 """(slots n, seats (M,) int64, actions (M,) int64, ok (n,) bool, loglik (players, n) float64): the first n
 slots played through the M recorded moves; `ok` cleared where a move does not fit, each seat's row of
-`loglik` added to (`cardlab.agents.belief.play_back`)"""
+`loglik` added to (`cardlab.agents.hand_reading.belief.play_back`)"""
 
 
 def no_params() -> tuple[np.ndarray, ...]:
@@ -78,7 +78,7 @@ class StepResult(NamedTuple):
 
 VectorStep = Callable[[np.ndarray | None, np.ndarray, np.ndarray, np.random.Generator], StepResult]
 """(learner actions (B,) or None for the play-out after a deal, seats, owners, the env's generator) ->
-`StepResult`: `cardlab.training.vector.CardVectorEnv`'s step in one compiled call"""
+`StepResult`: `cardlab.training.arena.vector.CardVectorEnv`'s step in one compiled call"""
 
 
 MakeStep = Callable[[Any, int, CompiledPolicy | None, str, int, np.ndarray], VectorStep | None]
@@ -98,4 +98,4 @@ class FastPaths:
     """(engine, policy, eps) -> the record played back, the policy softened by eps (a belief)"""
     vector_step: MakeStep | None = None
     """(engine, specs, policy or None for the env's random players, reward, max deals, the mask of no moves)
-    -> the vector env's step (`cardlab.training.vector`)"""
+    -> the vector env's step (`cardlab.training.arena.vector`)"""

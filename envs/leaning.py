@@ -20,7 +20,7 @@ it instead, with every hand size exact and the record's slots
 Pure arrays from an injected generator, compiled (numba takes the
 `np.random.Generator` itself): the same generator gives the same worlds
 (C2). The leaning is data, so this module knows nothing of the model
-that made it (`cardlab.agents.reader`).
+that made it (`cardlab.agents.hand_reading.reader`).
 """
 
 from __future__ import annotations

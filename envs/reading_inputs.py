@@ -1,6 +1,6 @@
 """What a hand reader reads: one seat's public knowledge of a hand as one flat float32 vector.
 
-Why here, beside `cardlab.envs.determinize`: a hand reader (`cardlab.agents.reader`)
+Why here, beside `cardlab.envs.determinize`: a hand reader (`cardlab.agents.hand_reading.reader`)
 predicts where each unseen card is from what the seat could have seen, and
 nothing else; this module is the one place that turns that knowledge into
 numbers, so the reader's training data and its use at the table cannot read

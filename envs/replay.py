@@ -1,7 +1,7 @@
 """A hand's public record played back from each sampled world: the deal each world implies, and the moves.
 
 Why: to weigh a world by how likely the other seats were to make their
-recorded moves from its hands (`cardlab.agents.belief`), each seat's hand
+recorded moves from its hands (`cardlab.agents.hand_reading.belief`), each seat's hand
 at each of its decisions is needed. A world (`cardlab.envs.determinize`)
 gives the hands now; walking the record backwards from them gives the hands
 at the deal: a lay puts its cards back in the layer's hand, a draw of n takes

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.envs import make_game
 from cardlab.evaluation.episodes import AGENT, HAND, derive_seed
 from cardlab.evaluation.results import EpisodeRecord

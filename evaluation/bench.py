@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from cardlab import __version__
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.evaluation.evaluate import evaluate

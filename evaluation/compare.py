@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardlab.agents.base import resolve_spec
+from cardlab.agents.agent_spec import resolve_spec
 from cardlab.envs import make_game
 from cardlab.evaluation.episodes import HAND, check_seed, players_for, table_rules
 from cardlab.evaluation.evaluate import play_deals

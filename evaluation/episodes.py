@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.base import Agent, resolve_spec, show_table
+from cardlab.agents.agent_spec import resolve_spec
+from cardlab.agents.base import Agent, show_table
 from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
@@ -155,7 +156,7 @@ class Choice:
 def seat_zero_choices(env: Any, agents: Sequence[Agent], seed: int) -> Iterator[Choice]:
     """Play one hand of `env` from `seed` (seat s by ``agents[s]``) and yield seat 0's choices as met.
 
-    Why: a belief (`cardlab.agents.belief`) is measured where a search uses
+    Why: a belief (`cardlab.agents.hand_reading.belief`) is measured where a search uses
     it, at its seat's real choices with the record seen there. Each is yielded
     before its move, which ``agents[0]`` then makes as at every other
     decision; unreplayable records are yielded too, with the reason, so a

@@ -30,7 +30,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
 from cardlab.evaluation.batched import play_hands_batched
 from cardlab.evaluation.episodes import (

@@ -17,8 +17,8 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from cardlab.agents.base import shipped_bots
-from cardlab.agents.reader import shipped_reader_path
+from cardlab.agents.bot_catalogue import shipped_bots
+from cardlab.agents.hand_reading.reader import shipped_reader_path
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.evaluation.bench import FORMAT

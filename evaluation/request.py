@@ -22,7 +22,8 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import trueskill
 
-from cardlab.agents.base import resolve_spec
+from cardlab.agents.agent_spec import resolve_spec
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import check_seed, table_rules

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.envs.spec import Game
 
 

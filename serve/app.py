@@ -28,8 +28,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from cardlab.agents.base import shipped_bots
 from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot
+from cardlab.agents.bot_catalogue import shipped_bots
 from cardlab.envs.spec import games
 from cardlab.serve import routes_games, routes_pages
 from cardlab.serve.guard import SiteGuard, allowed_hosts, public_host_warning

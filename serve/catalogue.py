@@ -20,8 +20,9 @@ import pathlib
 from collections.abc import Mapping
 from typing import Any
 
-from cardlab.agents.base import resolve_spec, shipped_bots, table_bots
+from cardlab.agents.agent_spec import resolve_spec
 from cardlab.agents.bot import read_metadata
+from cardlab.agents.bot_catalogue import shipped_bots, table_bots
 from cardlab.agents.match_equity import shipped_equity
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS
 from cardlab.envs.checked_json import excerpt

@@ -21,7 +21,8 @@ import numpy as np
 from anyio import CapacityLimiter
 from fastapi import HTTPException, Request
 
-from cardlab.agents.base import Agent, make_agent, show_table
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent, show_table
 from cardlab.agents.failure import AgentFailure
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import env_class

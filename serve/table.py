@@ -33,7 +33,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cardlab.agents.base import Advice, Agent, make_agent, show_table
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Advice, Agent, show_table
 from cardlab.agents.failure import AgentFailure, checked_action, checked_advice, timed_action
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import env_class

@@ -2,7 +2,7 @@
 
 `fake_bot` writes one with `export_bot`; `shipped_folder` makes a folder of
 shipped bots (the real ones copied, plus fakes for the given tables) and
-points `cardlab.agents.base.SHIPPED_BOTS` at it for the test.
+points `cardlab.agents.bot_catalogue.SHIPPED_BOTS` at it for the test.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch import nn
 
-from cardlab.agents import base
+from cardlab.agents import bot_catalogue
 from cardlab.agents.bot import export_bot
 from cardlab.envs import make_game
 
@@ -44,12 +44,12 @@ def shipped_folder(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
     folder = tmp_path / "shipped"
     folder.mkdir()
     if real:  # the real bots of huit 2p and switch 4p: the fakes stand for the other sizes
-        for path in base.SHIPPED_BOTS.iterdir():
+        for path in bot_catalogue.SHIPPED_BOTS.iterdir():
             if path.name.startswith(REAL):
                 shutil.copyfile(path, folder / path.name)
     for i, (game_id, players) in enumerate(tables):
         fake_bot(folder, f"{game_id}-{players}p", game_id, players, seed=i)
-    monkeypatch.setattr(base, "SHIPPED_BOTS", folder)
+    monkeypatch.setattr(bot_catalogue, "SHIPPED_BOTS", folder)
     return folder
 
 

@@ -28,7 +28,7 @@ import json, sys
 import numpy as np
 from numba.core import types
 from numba.core.registry import CPUDispatcher
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
 
 for game in ("huit", "switch"):

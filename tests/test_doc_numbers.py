@@ -7,10 +7,10 @@ import json
 import pathlib
 import re
 
-from cardlab.agents.base import SHIPPED_BOTS
+from cardlab.agents.bot_catalogue import SHIPPED_BOTS
 from cardlab.envs import make_game
 from cardlab.evaluation.request import EvalRequest
-from cardlab.training.vector import MAX_NUM_ENVS
+from cardlab.training.arena.vector import MAX_NUM_ENVS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -434,7 +434,7 @@ def test_every_install_line_installs_the_same_way() -> None:
 def test_the_readme_s_list_of_shipped_bots_names_each_that_is_not_a_table_s_own() -> None:
     """The table bots are named as ranges (``bot:huit-2p`` to ``bot:huit-6p``); every other shipped bot (a
     match bot, a taught bot, a self-play variant) is named in the prose, not only in the generated table."""
-    from cardlab.agents.base import shipped_bots
+    from cardlab.agents.bot_catalogue import shipped_bots
 
     section = read("README.md").split("## Shipped bots", 1)[1].split("<!-- BEGIN GENERATED", 1)[0]
     prose = " ".join(section.split())

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 import tomllib
 
-from cardlab.agents import batch, belief, rollouts
-from cardlab.agents.base import make_agent
+from cardlab.agents import batch, rollouts
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.hand_reading import belief
 from cardlab.envs import make_game
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, FastPaths
 from cardlab.envs.spec import BUILTIN, get_spec

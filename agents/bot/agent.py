@@ -20,7 +20,7 @@ def network_actions(network: nn.Module, observations: np.ndarray, masks: np.ndar
     """(B,) int64: an actor network's moves for a batch in one forward pass.
 
     The masked argmax of the logits, or with `rng` a sample of the masked
-    softmax (Gumbel-max). Self-play (`cardlab.training.selfplay`) and search
+    softmax (Gumbel-max). Self-play (`cardlab.training.arena.selfplay`) and search
     rollouts (`cardlab.agents.search`) both play bots this way. `checked`:
     an `AgentFailure` when a legal move's logit is not finite (a loaded bot
     that overflows), instead of an argmax that means nothing.

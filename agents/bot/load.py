@@ -11,12 +11,10 @@ would read the numbers wrongly.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import pathlib
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -32,9 +30,15 @@ from cardlab.agents.bot.format import (
     onnx_path,
 )
 from cardlab.agents.bot.threads import inference_threads
-from cardlab.agents.bot.validate import check_game, check_network, read_metadata, read_weights, refuse
-from cardlab.envs import env_class
-from cardlab.envs.spec import Game, get_spec
+from cardlab.agents.bot.validate import (
+    check_game,
+    check_network,
+    check_outputs,
+    read_metadata,
+    read_weights,
+    refuse,
+)
+from cardlab.envs.spec import get_spec
 
 
 def build_network(meta: dict[str, Any], tensors: dict[str, torch.Tensor]) -> nn.Module:
@@ -98,53 +102,3 @@ def load_bot(path: str | pathlib.Path, game: Any = None, seed: int | None = None
         network = build_network(meta, read_weights(meta_path, meta, weights_path))
         check_outputs(meta_path, network, table)
     return BotAgent(table, network, meta, seed=seed, sample=sample, threads=threads)
-
-
-PLAYED_OBSERVATIONS = 256
-"""observations of random play a bot's logits must be finite on (besides the flat probes)"""
-
-
-@functools.lru_cache(maxsize=32)
-def played_observations(game: Game, count: int = PLAYED_OBSERVATIONS) -> np.ndarray:
-    """(count, obs_size) float32: the observations of the seats to move in seeded random hands of `game`.
-
-    Real observations, because a flat probe misses a network that overflows
-    only where two inputs differ (``tanh(1e4 * (x0 - x1))`` times ``3e38``).
-    Cached per game: a loader may load many bots of one table.
-    """
-    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
-    rng = np.random.default_rng(0)
-    rows: list[np.ndarray] = []
-    while len(rows) < count:
-        env.reset(seed=int(rng.integers(2**31)))
-        for _ in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            rows.append(obs["observation"])
-            if len(rows) == count:
-                break
-            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    return np.stack(rows).astype(np.float32)
-
-
-def check_outputs(meta_path: pathlib.Path, network: nn.Module, game: Game) -> None:
-    """Refuse a network whose logits are NaN or infinite on a probe or on an observation of random play.
-
-    Finite but huge weights (3e38) overflow: their probabilities would be NaN
-    and their masked argmax an illegal move.
-    """
-    size = game.layout.size
-    probe = torch.stack([torch.zeros(size), torch.ones(size), torch.full((size,), 0.5)])
-    with torch.inference_mode():
-        if not bool(torch.isfinite(network(probe)).all()):
-            raise refuse(meta_path, "its network's logits are NaN or infinite on a probe observation "
-                                    f"(weights too large?); {FINITE}")
-        played = network(torch.as_tensor(played_observations(game)))
-        if not bool(torch.isfinite(played).all()):
-            raise refuse(meta_path, "its network's logits are NaN or infinite on an observation of random "
-                                    f"play (weights too large?); {FINITE}")
-
-
-FINITE = "a bot's forward pass must give finite numbers on every observation of its game"

@@ -37,9 +37,8 @@ import torch
 from torch import nn
 
 from cardlab.agents.bot.format import MAX_ONNX_BYTES, MAX_ONNX_NODES
-from cardlab.agents.bot.load import check_outputs
 from cardlab.agents.bot.onnx_limits import PROBE_SECONDS, check_costs, check_operators
-from cardlab.agents.bot.validate import read_capped, refuse
+from cardlab.agents.bot.validate import check_outputs, read_capped, refuse
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.spec import Game
 

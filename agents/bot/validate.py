@@ -10,11 +10,13 @@ it must match the game it is played at (`check_game`); the network has at most
 against its sha256, then its header (at most `MAX_HEADER_BYTES`; float32
 tensors of exactly the shapes the layer sizes give, laid end to end) before
 its tensors are loaded, and NaN or infinite weights are refused
-(`read_weights`).
+(`read_weights`). A network whose logits are not finite on probes and on
+observations of random play is refused too (`check_outputs`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -23,9 +25,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load as load_bytes
+from torch import nn
 
 from cardlab.agents.bot.format import (
     ACTIVATIONS,
@@ -41,6 +45,7 @@ from cardlab.agents.bot.format import (
     ONNX_FORMAT_VERSION,
     tensor_shapes,
 )
+from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.spec import Game, games
 
@@ -344,3 +349,53 @@ def _check_weights(meta_path: pathlib.Path, tensors: dict[str, torch.Tensor]) ->
         if not bool(torch.isfinite(tensor).all()):
             raise refuse(meta_path, f"tensor {name} holds NaN or infinite values; bot weights must be "
                                      "finite float32 numbers (did the training diverge?)")
+
+
+PLAYED_OBSERVATIONS = 256
+"""observations of random play a bot's logits must be finite on (besides the flat probes)"""
+
+
+@functools.lru_cache(maxsize=32)
+def played_observations(game: Game, count: int = PLAYED_OBSERVATIONS) -> np.ndarray:
+    """(count, obs_size) float32: the observations of the seats to move in seeded random hands of `game`.
+
+    Real observations, because a flat probe misses a network that overflows
+    only where two inputs differ (``tanh(1e4 * (x0 - x1))`` times ``3e38``).
+    Cached per game: a loader may load many bots of one table.
+    """
+    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
+    rng = np.random.default_rng(0)
+    rows: list[np.ndarray] = []
+    while len(rows) < count:
+        env.reset(seed=int(rng.integers(2**31)))
+        for _ in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            rows.append(obs["observation"])
+            if len(rows) == count:
+                break
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    return np.stack(rows).astype(np.float32)
+
+
+def check_outputs(meta_path: pathlib.Path, network: nn.Module, game: Game) -> None:
+    """Refuse a network whose logits are NaN or infinite on a probe or on an observation of random play.
+
+    Finite but huge weights (3e38) overflow: their probabilities would be NaN
+    and their masked argmax an illegal move.
+    """
+    size = game.layout.size
+    probe = torch.stack([torch.zeros(size), torch.ones(size), torch.full((size,), 0.5)])
+    with torch.inference_mode():
+        if not bool(torch.isfinite(network(probe)).all()):
+            raise refuse(meta_path, "its network's logits are NaN or infinite on a probe observation "
+                                    f"(weights too large?); {FINITE}")
+        played = network(torch.as_tensor(played_observations(game)))
+        if not bool(torch.isfinite(played).all()):
+            raise refuse(meta_path, "its network's logits are NaN or infinite on an observation of random "
+                                    f"play (weights too large?); {FINITE}")
+
+
+FINITE = "a bot's forward pass must give finite numbers on every observation of its game"

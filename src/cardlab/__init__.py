@@ -4,11 +4,14 @@ The code lives in the top-level folders `envs/`, `agents/`, `training/`, `evalua
 `serve/` and `cluster/` of the repository and is installed as `cardlab.envs`, `cardlab.agents`, ...
 What sits above all of them lives here: the command line (`cardlab.cli`) and terminal
 play (`cardlab.terminal`).
-Importing cardlab registers its Gymnasium ids (`cardlab.registration`).
+Importing cardlab registers its Gymnasium ids (`cardlab.registration`) and keeps the old import paths
+of moved modules working for one version (`cardlab.moved`).
 """
 
+from cardlab import moved
 from cardlab.registration import register_envs
 
 __version__ = "0.3.0"
 
+moved.install()
 register_envs()

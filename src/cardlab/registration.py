@@ -7,7 +7,7 @@ by itself. The entry points are strings, so registering imports neither the
 engines nor torch: only `gymnasium.envs.registration`.
 
 Versions follow the PettingZoo envs (``huit_v1``, ``switch_v1``). Keyword
-arguments go to `cardlab.training.vector.CardVectorEnv`: ``num_players`` and
+arguments go to `cardlab.training.arena.vector.CardVectorEnv`: ``num_players`` and
 the other rule options, ``opponents``, ``policy``, ``reward``.
 """
 
@@ -24,6 +24,6 @@ def register_envs() -> None:
     for env_id, game in IDS.items():
         if env_id in registry:
             continue
-        register(id=env_id, entry_point="cardlab.training.vector:CardEnv",
-                 vector_entry_point="cardlab.training.vector:make_vector_env",
+        register(id=env_id, entry_point="cardlab.training.arena.vector:CardEnv",
+                 vector_entry_point="cardlab.training.arena.vector:make_vector_env",
                  kwargs={"game": game}, disable_env_checker=False)

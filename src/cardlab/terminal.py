@@ -24,7 +24,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.agents.failure import StopPlay
 from cardlab.envs import cards as C
 from cardlab.envs import make_env

@@ -9,7 +9,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from cardlab.agents.base import Agent, make_agent, register, spec_names
+from cardlab.agents.agent_spec import make_agent, spec_names
+from cardlab.agents.base import Agent, register
 from cardlab.cli import main
 from cardlab.envs import make_env, make_game
 

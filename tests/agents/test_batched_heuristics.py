@@ -26,7 +26,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.envs import cards as C
 from cardlab.envs import make_game
 from cardlab.envs.huit import rules as R

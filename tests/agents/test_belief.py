@@ -1,4 +1,4 @@
-"""Beliefs and recognised opponents (`cardlab.agents.belief`) on stacked deals and short tables."""
+"""Beliefs and recognised opponents (`cardlab.agents.hand_reading.belief`) on stacked deals, short tables."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents import belief as B
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.hand_reading import belief as B
 from cardlab.agents.search import SearchAgent, SearchOptions
 from cardlab.envs import cards as C
 from cardlab.envs import make_env

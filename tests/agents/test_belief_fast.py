@@ -1,6 +1,6 @@
 """The belief within a search's budget: the compiled replay (`cardlab.envs.huit.fast.replay`) against the
-stepped one, the replay in blocks (`cardlab.agents.reading`), and ``weigh=weights`` (importance-sampled
-values)."""
+stepped one, the replay in blocks (`cardlab.agents.hand_reading.reading`), and ``weigh=weights``
+(importance-sampled values)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents import belief as B
-from cardlab.agents import reading as RD
-from cardlab.agents.base import make_agent, show_table
-from cardlab.agents.reading import MIN_BLOCK, Reading, Weighing, weighed_margin, weighed_values
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import show_table
+from cardlab.agents.hand_reading import belief as B
+from cardlab.agents.hand_reading import reading as RD
+from cardlab.agents.hand_reading.reading import MIN_BLOCK, Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.search import SearchAgent, SearchOptions, parse_spec
 from cardlab.envs import make_env
 from cardlab.evaluation.episodes import seat_zero_choices

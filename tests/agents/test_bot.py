@@ -14,7 +14,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from cardlab.agents.base import RandomAgent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import RandomAgent
 from cardlab.agents.bot import MAX_METADATA_BYTES, BotAgent, bot_paths, export_bot, load_bot, tensor_shapes
 from cardlab.envs import env_class, huit_v1, switch_v1
 
@@ -668,7 +669,7 @@ def test_a_bot_whose_logits_overflow_at_play_says_so(tmp_path: pathlib.Path,
 @pytest.mark.parametrize("link", ["metadata", "weights"])
 def test_a_bot_file_that_cannot_be_read_is_named(tmp_path: pathlib.Path, link: str) -> None:
     """A bot's file linked to /proc/self/mem (a read gives EIO) was refused as a bare "input/output error"."""
-    from cardlab.agents.base import SHIPPED_BOTS
+    from cardlab.agents.bot_catalogue import SHIPPED_BOTS
 
     for suffix in (".json", ".safetensors"):
         target = tmp_path / f"mine{suffix}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cardlab.agents.base import RandomAgent, make_agent, spec_names
-from cardlab.agents.factory import is_factory_spec
+from cardlab.agents.agent_spec import is_factory_spec, make_agent, spec_names
+from cardlab.agents.base import RandomAgent
 from cardlab.envs import make_game
 
 MODULE = "tests.agents.factory_module"

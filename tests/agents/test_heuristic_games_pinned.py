@@ -13,7 +13,7 @@ import hashlib
 
 import pytest
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from tests.agents.test_heuristics import GAMES, play_hand
 
 PINNED = {

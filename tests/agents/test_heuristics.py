@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from pettingzoo import AECEnv
 
-from cardlab.agents.base import RandomAgent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import RandomAgent
 from cardlab.agents.heuristics import HuitExpert, HuitGreedy, SwitchExpert, SwitchGreedy
 from cardlab.envs import cards as C
 from cardlab.envs import huit_v1, make_game, switch_v1

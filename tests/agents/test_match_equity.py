@@ -10,7 +10,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from cardlab.agents.base import table_bots
+from cardlab.agents.bot_catalogue import table_bots
 from cardlab.agents.match_equity import SHIPPED, load_equity, shipped_equity
 from cardlab.envs import make_game
 

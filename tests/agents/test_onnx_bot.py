@@ -12,10 +12,12 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from cardlab.agents.base import RandomAgent, make_agent, shipped_bots
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import RandomAgent
 from cardlab.agents.bot import ONNX_FORMAT, BotAgent, export_onnx, load_bot, write_onnx_metadata
 from cardlab.agents.bot import onnx_bot as onnx_module
 from cardlab.agents.bot.onnx_export import onnx_metadata
+from cardlab.agents.bot_catalogue import shipped_bots
 from cardlab.envs import env_class, make_game
 from cardlab.envs.spec import Game
 
@@ -249,8 +251,8 @@ def test_it_sits_at_a_web_table(onnx_bot: pathlib.Path) -> None:
 
 
 def test_it_is_a_training_opponent_that_plays_as_its_bot_file(onnx_bot: pathlib.Path) -> None:
-    from cardlab.training.league import LeagueSettings
-    from cardlab.training.selfplay import SelfPlayBatch
+    from cardlab.training.arena.league import LeagueSettings
+    from cardlab.training.arena.selfplay import SelfPlayBatch
 
     tables = [SelfPlayBatch(HUIT, 16, LeagueSettings.of([spec]), learner_share=0.0, seed=0)
               for spec in ("bot:huit-2p", f"bot:{onnx_bot}")]
@@ -279,7 +281,7 @@ def test_trainers_imitate_an_onnx_bot_rather_than_copy_its_weights(onnx_bot: pat
     imitates an ONNX bot instead of copying weights it does not have."""
     import dataclasses
 
-    from cardlab.training.expert_iteration import TeachConfig, validate_teach
+    from cardlab.training.trainers.expert_iteration import TeachConfig, validate_teach
 
     onnx, file = make_agent(f"bot:{onnx_bot}", HUIT), make_agent("bot:huit-2p", HUIT)
     assert isinstance(onnx, BotAgent) and isinstance(file, BotAgent)
@@ -304,7 +306,7 @@ def test_it_travels_to_ray_workers_as_its_files_bytes(onnx_bot: pathlib.Path) ->
 
 def test_serve_offers_each_bot_of_a_folder(tmp_path: pathlib.Path, onnx_bot: pathlib.Path) -> None:
     """`cardlab serve --bot FOLDER`: every bot in it (an ONNX bot beside a bot file)."""
-    from cardlab.agents.base import SHIPPED_BOTS
+    from cardlab.agents.bot_catalogue import SHIPPED_BOTS
     from cardlab.cli.serve import bot_files
     from cardlab.serve.app import named_bots
 

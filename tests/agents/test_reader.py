@@ -1,5 +1,5 @@
-"""Hand readers (`cardlab.agents.reader`): what they read, their files' refusals, the search that deals by
-them.
+"""Hand readers (`cardlab.agents.hand_reading.reader`): what they read, their files' refusals, the search
+that deals by them.
 
 Reader files are shared like bot files, so each refusal is one line naming the
 file and what is accepted; the search's ``belief=learned`` deals its worlds by
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-from cardlab.agents.base import make_agent
-from cardlab.agents.reader import (
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.hand_reading.reader import (
     READING_VERSION,
     HandReader,
     load_reader,
@@ -195,7 +195,7 @@ def test_a_reader_of_one_s_own_deals_the_worlds(written: pathlib.Path) -> None:
 def overflowing_reader(folder: pathlib.Path) -> pathlib.Path:
     """A reader with finite weights whose logits are ±inf where two reading inputs differ, finite on the
     flat probes (all zeros, all ones): two hidden units ``tanh(1e4 * (x_i - x_j))``, output weights 3e38."""
-    from cardlab.agents.reader import played_readings
+    from cardlab.agents.hand_reading.reader import played_readings
 
     readings = played_readings(HUIT4)
     layout = reader_layout(HUIT4)
@@ -224,7 +224,7 @@ def test_a_non_finite_reading_in_play_is_refused_naming_the_file(tmp_path: pathl
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the load's check (were its positions to miss it), the search stops in one line naming the file
     rather than deal worlds from NaN."""
-    from cardlab.agents import reader as reader_module
+    from cardlab.agents.hand_reading import reader as reader_module
 
     path = overflowing_reader(tmp_path)
     monkeypatch.setattr(reader_module, "played_readings", lambda game: np.zeros((1, reader_layout(game).size),

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.agents.rollouts import Rollouts, fused_to_end
 from cardlab.agents.search import SearchAgent, SearchOptions
 from cardlab.envs import make_game

@@ -15,7 +15,8 @@ from pettingzoo import AECEnv
 
 from cardlab.agents import rollouts as rollouts_module
 from cardlab.agents import search as search_module
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.agents.rollouts import FIRST_IN_FLIGHT, IN_FLIGHT, SMALLEST_BATCH
 from cardlab.agents.search import LEVELS, SearchAgent, SearchOptions, parse_spec, rollout_spec
 from cardlab.envs import make_env, make_game

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.search import SearchAgent, parse_spec
 from cardlab.envs import make_env, make_game
 from cardlab.envs.determinize import revealed

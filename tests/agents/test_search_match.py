@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.match_equity import shipped_equity
 from cardlab.envs import make_game
 from cardlab.envs.match import Match

@@ -8,12 +8,13 @@ import pathlib
 
 import pytest
 
-from cardlab.agents.base import SHIPPED_BOTS, make_agent, shipped_bots, spec_names
+from cardlab.agents.agent_spec import make_agent, spec_names
 from cardlab.agents.bot import BotAgent
+from cardlab.agents.bot_catalogue import SHIPPED_BOTS, shipped_bots
 from cardlab.envs import make_game
-from cardlab.training.config import load_config
-from cardlab.training.expert_iteration import load_teach_config
-from cardlab.training.ship import OPPONENT, SHIPPED, bots_table, is_teach_config, measurements
+from cardlab.training.harness.config import load_config
+from cardlab.training.trainers.expert_iteration import load_teach_config
+from cardlab.training.trainers.ship import OPPONENT, SHIPPED, bots_table, is_teach_config, measurements
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BOTS = sorted(spec[4:] for spec in shipped_bots())

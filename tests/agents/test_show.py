@@ -124,7 +124,7 @@ def test_the_web_app_table_shows_the_record_and_refuses_a_cheat() -> None:
 
 
 def test_single_seat_opponents_and_teacher_are_shown_the_record() -> None:
-    from cardlab.training.single_seat import SingleSeatEnv
+    from cardlab.training.arena.single_seat import SingleSeatEnv
 
     env = SingleSeatEnv("huit", 2, opponents=[RecordSpy.name])
     env.reset(seed=0)

@@ -10,7 +10,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.agents.rollouts import FIRST_WAVE, Rollouts, fused_to_end
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import make_game

@@ -9,25 +9,16 @@ import pathlib
 
 import pytest
 
-from cardlab.agents.base import (
-    bot_source,
-    bot_tables,
-    default_bot,
-    fitting_bot,
-    is_shipped_name,
-    make_agent,
-    resolve_spec,
-    spec_names,
-    table_aliases,
-)
+from cardlab.agents.agent_spec import bot_source, is_shipped_name, make_agent, resolve_spec, spec_names
 from cardlab.agents.bot import BotAgent
+from cardlab.agents.bot_catalogue import bot_tables, default_bot, fitting_bot, table_aliases
 from cardlab.envs import make_game
 from cardlab.envs.spec import Game
 from cardlab.evaluation.compare import Contest
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.tournament import tournament
-from cardlab.training.config import OpponentConfig, load_config, validate_config
+from cardlab.training.harness.config import OpponentConfig, load_config, validate_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

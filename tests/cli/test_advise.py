@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.base import advise, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import advise
 from cardlab.cli import main
 from cardlab.envs import env_class, make_game
 

@@ -23,7 +23,7 @@ from cardlab.agents.bot import load_bot
 from cardlab.cli import COMMANDS, build_parser, main
 from cardlab.cli.common import parse_rule
 from cardlab.envs import huit_v1
-from cardlab.training.checkpoints import checkpoint_path, record_checkpoint
+from cardlab.training.harness.checkpoints import checkpoint_path, record_checkpoint
 
 TINY_CONFIG = {
     "name": "tiny", "seed": 1, "game": "huit", "num_players": 2, "rules": {"hand_size": 6},

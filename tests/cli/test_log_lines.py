@@ -8,7 +8,7 @@ import time
 import pytest
 
 from cardlab.cli import main
-from cardlab.training import progress
+from cardlab.training.harness import progress
 
 
 def test_eval_writes_how_far_it_is_into_a_log(monkeypatch: pytest.MonkeyPatch,

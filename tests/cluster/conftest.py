@@ -26,7 +26,7 @@ def make_bot(folder: pathlib.Path, name: str = "bot", seed: int = 0, game: str =
     from sb3_contrib import MaskablePPO
 
     from cardlab.agents.bot import export_bot
-    from cardlab.training.single_seat import SingleSeatEnv
+    from cardlab.training.arena.single_seat import SingleSeatEnv
 
     env = SingleSeatEnv(game, players, rules)
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=seed,

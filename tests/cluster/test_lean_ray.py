@@ -9,8 +9,8 @@ import yaml
 
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
-from cardlab.training.checkpoints import checkpoint_steps, list_checkpoints
-from cardlab.training.config import config_to_dict
+from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints
+from cardlab.training.harness.config import config_to_dict
 from tests.training.test_ppo import tiny
 
 

@@ -10,9 +10,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.training.config import load_config
-from cardlab.training.league import League, LeagueSettings, list_population, publish_snapshot, snapshot_steps
-from cardlab.training.single_seat import make_game_env
+from cardlab.training.arena.league import (
+    League,
+    LeagueSettings,
+    list_population,
+    publish_snapshot,
+    snapshot_steps,
+)
+from cardlab.training.arena.single_seat import make_game_env
+from cardlab.training.harness.config import load_config
 from tests.cluster.conftest import make_bot
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
@@ -45,7 +51,7 @@ def test_learners_draw_each_others_snapshots_not_their_own(tmp_path: pathlib.Pat
 
 
 def test_population_config_needs_self_play(tmp_path: pathlib.Path) -> None:
-    from cardlab.training.config import config_from_dict, config_to_dict
+    from cardlab.training.harness.config import config_from_dict, config_to_dict
 
     data = config_to_dict(load_config(CONFIGS / "huit_quick.yaml"))
     data["population"] = {"dir": str(tmp_path), "share": 0.5}

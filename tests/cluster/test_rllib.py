@@ -15,7 +15,7 @@ import yaml
 from cardlab.cli import main
 from cardlab.cluster.rllib import check_rllib_config, import_rllib
 from cardlab.evaluation.request import EvalRequest
-from cardlab.training.config import config_from_dict
+from cardlab.training.harness.config import config_from_dict
 
 pytestmark = pytest.mark.ray
 pytest.importorskip("ray")
@@ -35,7 +35,7 @@ def test_one_iteration_on_a_local_ray_writes_a_bot_that_plays(ray_local: Any, tm
     pytest.importorskip("ray.rllib")
     from cardlab.agents.bot import load_bot
     from cardlab.evaluation.evaluate import evaluate
-    from cardlab.training.vector import CardVectorEnv
+    from cardlab.training.arena.vector import CardVectorEnv
 
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump(TINY))
@@ -68,7 +68,7 @@ def test_the_module_masks_illegal_actions_and_its_actor_is_the_bot(tmp_path: pat
     from cardlab.agents.bot import export_bot, load_bot
     from cardlab.cluster.rllib import make_env
     from cardlab.cluster.rllib_module import MaskedActorCritic
-    from cardlab.training.ppo import ILLEGAL_LOGIT
+    from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
 
     env = make_env({"game": "huit", "num_players": 2, "rules": {}, "reward": "win"})
     obs, _ = env.reset(seed=4)

@@ -23,7 +23,7 @@ from cardlab.cluster.sweep import (
 )
 from cardlab.cluster.sweep_file import load_sweep
 from cardlab.evaluation.stats import wilson_interval
-from cardlab.training.config import load_config
+from cardlab.training.harness.config import load_config
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 TINY = {  # the quick config shrunk to a few seconds per trial

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from pettingzoo import AECEnv
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import huit_v1, make_game
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.observer import HuitObserver, make_layout

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.holdings import fits

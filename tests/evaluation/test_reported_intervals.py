@@ -91,8 +91,8 @@ def test_mean_interval_uses_students_t() -> None:
 
 def test_a_training_evaluation_carries_the_paired_intervals(tmp_path: pathlib.Path) -> None:
     """`evaluate_bot` (every trainer's evaluation) reports what `evaluate` measures, matches included."""
-    from cardlab.training.config import load_config
-    from cardlab.training.records import evaluate_bot, format_rate, format_results
+    from cardlab.training.harness.config import load_config
+    from cardlab.training.harness.records import evaluate_bot, format_rate, format_results
     from tests.cluster.conftest import make_bot
 
     bot = make_bot(tmp_path, rules={"target_score": 30})
@@ -111,7 +111,7 @@ def test_a_training_evaluation_carries_the_paired_intervals(tmp_path: pathlib.Pa
 
 def test_an_older_eval_csv_gains_the_new_columns(tmp_path: pathlib.Path) -> None:
     """A resumed run whose eval.csv predates the paired columns: rewritten with them, rows kept."""
-    from cardlab.training.records import EVAL_FIELDS, EvalHistory, LearnerEval
+    from cardlab.training.harness.records import EVAL_FIELDS, EvalHistory, LearnerEval
 
     path = tmp_path / "eval.csv"
     old_fields = [f for f in EVAL_FIELDS if "paired" not in f]

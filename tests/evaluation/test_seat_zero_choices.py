@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
 from cardlab.envs.replay import deals_back
 from cardlab.evaluation.episodes import run_episode, seat_zero_choices

@@ -36,7 +36,7 @@ def test_every_planned_suite_is_shipped_small_and_deals_the_cards_it_records() -
 
 def test_every_table_with_a_shipped_bot_has_a_match_suite() -> None:
     """A12/B13: people play matches, so each table a bot ships for is measured in matches too."""
-    from cardlab.agents.base import table_bots
+    from cardlab.agents.bot_catalogue import table_bots
 
     tables = {(p.game, p.num_players) for p in SUITE_PLAN if p.episode == "match"}
     assert {(game, n) for game, sizes in table_bots().items() for n in sizes} <= tables

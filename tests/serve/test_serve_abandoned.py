@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.stopping import stop_asked, stoppable
 from cardlab.envs import switch_v1
 from cardlab.serve.app import Settings, create_app

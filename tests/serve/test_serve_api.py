@@ -358,7 +358,7 @@ def test_malformed_replay_upload(api: TestClient) -> None:
 # ---------------------------------------------------------------- the server's own bots
 def test_bots_from_the_command_line_are_offered_by_name(tmp_path: Any,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from cardlab.agents.base import SHIPPED_BOTS
+    from cardlab.agents.bot_catalogue import SHIPPED_BOTS
     from cardlab.cli import main
     from cardlab.serve.app import named_bots
 

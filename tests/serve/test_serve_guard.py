@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from cardlab.agents.base import SHIPPED_BOTS
+from cardlab.agents.bot_catalogue import SHIPPED_BOTS
 from cardlab.envs import env_class
 from cardlab.envs.spec import make_game
 from cardlab.serve.app import Settings, create_app, named_bots

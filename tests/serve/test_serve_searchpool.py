@@ -126,7 +126,7 @@ def test_a_real_search_keeps_its_level_bound_on_a_busy_worker() -> None:
     table = table_of(api, key)
     server = api.app.state.server  # type: ignore[attr-defined]
     game = table.game
-    from cardlab.agents.base import make_agent
+    from cardlab.agents.agent_spec import make_agent
     from cardlab.envs import env_class
 
     env = env_class(game.spec)(episode="hand", **game.rules.to_dict())

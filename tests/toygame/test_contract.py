@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import games, make_env, make_game, register
@@ -24,7 +24,7 @@ from cardlab.envs.batched import BatchedEngine
 from cardlab.envs.spec import unregister
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
-from cardlab.training.config import (
+from cardlab.training.harness.config import (
     EvalConfig,
     OpponentConfig,
     PolicyConfig,
@@ -32,7 +32,7 @@ from cardlab.training.config import (
     TrainConfig,
     load_config,
 )
-from cardlab.training.train import train
+from cardlab.training.trainers.train import train
 from tests.toygame.spec import SPEC
 
 

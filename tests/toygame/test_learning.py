@@ -16,7 +16,7 @@ import pytest
 
 from cardlab.envs import register
 from cardlab.envs.spec import unregister
-from cardlab.training.exploit import exploit
+from cardlab.training.best_response.exploit import exploit
 from tests.toygame.spec import SPEC
 
 

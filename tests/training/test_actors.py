@@ -24,14 +24,14 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.cluster.lean_actors import check_address
-from cardlab.training.checkpoints import checkpoint_steps, list_checkpoints
-from cardlab.training.config import config_from_dict, config_to_dict, load_config
-from cardlab.training.lean_model import ActorCritic
-from cardlab.training.placement import learner_device, usable_cores
-from cardlab.training.records import LearnerEval
-from cardlab.training.rollouts import Rollout, score
-from cardlab.training.runs import TrainingInterrupted
-from cardlab.training.train import train
+from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints
+from cardlab.training.harness.config import config_from_dict, config_to_dict, load_config
+from cardlab.training.harness.placement import learner_device, usable_cores
+from cardlab.training.harness.records import LearnerEval
+from cardlab.training.harness.runs import TrainingInterrupted
+from cardlab.training.trainers.lean_model import ActorCritic
+from cardlab.training.trainers.rollouts import Rollout, score
+from cardlab.training.trainers.train import train
 from tests.training.test_ppo import CONFIGS, tiny
 
 REFERENCE = pathlib.Path(__file__).with_name("lean_reference.json")

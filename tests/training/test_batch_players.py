@@ -16,13 +16,13 @@ from cardlab.agents.batch import BatchPlayers
 from cardlab.envs import make_game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
-from cardlab.training.exploit import exploit_config
-from cardlab.training.league import LeagueSettings
-from cardlab.training.lean import LeanRun
-from cardlab.training.lean_imitation import COLLECT_STEPS, demonstrations
-from cardlab.training.progress import Progress
-from cardlab.training.selfplay import SelfPlayBatch
-from cardlab.training.vector import CardVectorEnv
+from cardlab.training.arena.league import LeagueSettings
+from cardlab.training.arena.selfplay import SelfPlayBatch
+from cardlab.training.arena.vector import CardVectorEnv
+from cardlab.training.best_response.exploit import exploit_config
+from cardlab.training.harness.progress import Progress
+from cardlab.training.trainers.lean import LeanRun
+from cardlab.training.trainers.lean_imitation import COLLECT_STEPS, demonstrations
 from tests.spies import SPY, BatchSpy
 
 

@@ -18,16 +18,16 @@ from typing import Any
 import pytest
 
 from cardlab.cli import main
-from cardlab.training.checkpoints import (
+from cardlab.training.harness.checkpoints import (
     RECORD_NAME,
     checkpoint_path,
     list_checkpoints,
     record_checkpoint,
     verify_checkpoint,
 )
-from cardlab.training.config import TrainConfig, load_config
-from cardlab.training.runs import list_checkpoints as train_list_checkpoints
-from cardlab.training.train import train
+from cardlab.training.harness.config import TrainConfig, load_config
+from cardlab.training.harness.runs import list_checkpoints as train_list_checkpoints
+from cardlab.training.trainers.train import train
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 
@@ -241,7 +241,7 @@ def test_a_full_disk_is_one_line_and_leaves_no_temp_file(tmp_path: pathlib.Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     import errno as errno_module
 
-    from cardlab.training import checkpoints
+    from cardlab.training.harness import checkpoints
 
     class Full:
         def save(self, path: pathlib.Path) -> None:
@@ -267,7 +267,7 @@ def test_ctrl_c_while_a_checkpoint_is_written_comes_after_it_is_written_and_reco
 
     import torch
 
-    from cardlab.training import checkpoints
+    from cardlab.training.harness import checkpoints
 
     class Interrupted(io.BytesIO):
         """A file that Ctrl-C reaches in the middle of torch's writing."""
@@ -300,8 +300,8 @@ def test_a_lean_checkpoint_holding_a_pickle_is_refused_as_not_cardlabs(tmp_path:
 
     import torch
 
-    from cardlab.training.checkpoints import record_checkpoint
-    from cardlab.training.lean import load_actor
+    from cardlab.training.harness.checkpoints import record_checkpoint
+    from cardlab.training.trainers.lean import load_actor
 
     cfg = load_config(CONFIGS / "huit_selfplay.yaml")
     run_dir = tmp_path / "run"

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from cardlab.training.config import (
+from cardlab.training.arena.single_seat import make_game_env
+from cardlab.training.harness.config import (
     TrainConfig,
     config_from_dict,
     config_to_dict,
@@ -17,7 +18,6 @@ from cardlab.training.config import (
     save_config,
     validate_config,
 )
-from cardlab.training.single_seat import make_game_env
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 SHIPPED = sorted(p.name for p in CONFIGS.glob("*.yaml") if not p.name.startswith("teach_"))

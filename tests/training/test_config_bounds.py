@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from cardlab.agents.bot import MAX_HIDDEN_LAYERS, MAX_LAYER_UNITS, MAX_PARAMETERS
-from cardlab.training.config import TrainConfig, config_from_dict, load_config
-from cardlab.training.config_bounds import BOUNDS, ROLLOUT_HIGH, SEED_HIGH, Range, numbers
-from cardlab.training.single_seat import make_game_env
+from cardlab.training.arena.single_seat import make_game_env
+from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config
+from cardlab.training.harness.config_bounds import BOUNDS, ROLLOUT_HIGH, SEED_HIGH, Range, numbers
 from tests.training.test_config import small
 
 

@@ -13,7 +13,7 @@ import pytest
 from cardlab.agents.match_equity import load_equity
 from cardlab.cli import main
 from cardlab.envs import make_game
-from cardlab.training.match_equity import EquityConfig, play_matches, reliability, validate_equity
+from cardlab.training.data.match_equity import EquityConfig, play_matches, reliability, validate_equity
 
 TINY = EquityConfig(name="tiny", game="huit", num_players=3, hands=64, holdout_hands=32, matches=200,
                     holdout_matches=50, hidden=[4], epochs=1, batch_size=64)

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 import yaml
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import make_game
-from cardlab.training.config_bounds import TEACH_BOUNDS, numbers
-from cardlab.training.expert_iteration import (
+from cardlab.training.harness.config_bounds import TEACH_BOUNDS, numbers
+from cardlab.training.harness.progress import Progress
+from cardlab.training.trainers.expert_iteration import (
     LABELS_FILE,
     TeachConfig,
     load_teach_config,
@@ -25,7 +26,6 @@ from cardlab.training.expert_iteration import (
     teach_config_from_dict,
     versus_base,
 )
-from cardlab.training.progress import Progress
 
 TINY = {"name": "tiny", "game": "huit", "num_players": 2, "base": "bot:huit-2p",
         "teacher": "search:worlds=4:ms=0:bot:huit-2p", "labels": 40, "num_envs": 8, "epochs": 8,
@@ -115,7 +115,7 @@ def test_the_shipped_teach_configs_load(path: pathlib.Path) -> None:
 
 def test_ship_bots_teaches_a_teach_config(tmp_path: pathlib.Path) -> None:
     """`cardlab ship-bots NAME=configs/teach_*.yaml` runs `cardlab teach` on it, then measures the student."""
-    from cardlab.training.ship import ship_bot
+    from cardlab.training.trainers.ship import ship_bot
 
     path = tmp_path / "teach_tiny.yaml"
     path.write_text(yaml.safe_dump({**TINY, "labels": 6, "epochs": 1}))

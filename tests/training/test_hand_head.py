@@ -14,13 +14,13 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from cardlab.agents.bot import load_bot
 from cardlab.envs import make_game
-from cardlab.training.checkpoints import list_checkpoints
-from cardlab.training.config import config_from_dict, config_to_dict, load_config
-from cardlab.training.hand_head import hand_targets, hand_width, right_seat_share
-from cardlab.training.league import LeagueSettings
-from cardlab.training.lean import load_actor
-from cardlab.training.selfplay import SelfPlayBatch
-from cardlab.training.train import train
+from cardlab.training.arena.league import LeagueSettings
+from cardlab.training.arena.selfplay import SelfPlayBatch
+from cardlab.training.harness.checkpoints import list_checkpoints
+from cardlab.training.harness.config import config_from_dict, config_to_dict, load_config
+from cardlab.training.trainers.hand_head import hand_targets, hand_width, right_seat_share
+from cardlab.training.trainers.lean import load_actor
+from cardlab.training.trainers.train import train
 from tests.training.test_ppo import CONFIGS, tiny
 
 

@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from cardlab.agents.base import Agent, make_agent
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import Agent
 from cardlab.agents.failure import AgentFailure
 from cardlab.envs import make_game
 from cardlab.envs.spec import Game
-from cardlab.training import lean_imitation
-from cardlab.training.lean_imitation import demonstrations
-from cardlab.training.progress import Progress
-from cardlab.training.train import train
+from cardlab.training.harness.progress import Progress
+from cardlab.training.trainers import lean_imitation
+from cardlab.training.trainers.lean_imitation import demonstrations
+from cardlab.training.trainers.train import train
 from tests.training.test_ppo import tiny
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cardlab.training.records import EVAL_FIELDS
+from cardlab.training.harness.records import EVAL_FIELDS
 from tests.benchmarks import load_benchmark
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -8,9 +8,9 @@ import pytest
 from cardlab.agents.match_equity import shipped_equity
 from cardlab.envs import make_game
 from cardlab.envs.generic_batch import generic_batch
-from cardlab.training.league import LeagueSettings
-from cardlab.training.match_reward import MatchReward
-from cardlab.training.selfplay import SelfPlayBatch, batched_engine
+from cardlab.training.arena.league import LeagueSettings
+from cardlab.training.arena.match_reward import MatchReward
+from cardlab.training.arena.selfplay import SelfPlayBatch, batched_engine
 
 RANDOM = LeagueSettings((("random", 1.0),))
 

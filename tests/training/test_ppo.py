@@ -18,15 +18,15 @@ from cardlab.cli import main
 from cardlab.envs import make_game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
-from cardlab.training.checkpoints import list_checkpoints, record_checkpoint
-from cardlab.training.config import TrainConfig, config_from_dict, config_to_dict, load_config
-from cardlab.training.league import LeagueSettings, list_population, list_snapshots
-from cardlab.training.lean import LeanRun, load_actor
-from cardlab.training.lean_model import ActorCritic, new_model, sample
-from cardlab.training.ppo import ILLEGAL_LOGIT
-from cardlab.training.progress import Progress
-from cardlab.training.selfplay import SelfPlayBatch
-from cardlab.training.train import train
+from cardlab.training.arena.league import LeagueSettings, list_population, list_snapshots
+from cardlab.training.arena.selfplay import SelfPlayBatch
+from cardlab.training.harness.checkpoints import list_checkpoints, record_checkpoint
+from cardlab.training.harness.config import TrainConfig, config_from_dict, config_to_dict, load_config
+from cardlab.training.harness.progress import Progress
+from cardlab.training.trainers.lean import LeanRun, load_actor
+from cardlab.training.trainers.lean_model import ActorCritic, new_model, sample
+from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
+from cardlab.training.trainers.train import train
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 

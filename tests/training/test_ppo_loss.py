@@ -1,4 +1,4 @@
-"""The masked PPO loss of `cardlab.training.ppo` on fixed batches, term by term.
+"""The masked PPO loss of `cardlab.training.trainers.ppo` on fixed batches, term by term.
 
 Why: the lean trainer and the exploit responder minimise `ppo_loss`; a wrong sign, a clip on the wrong
 side, an entropy that counts illegal actions or a coefficient applied to the wrong term would still
@@ -13,8 +13,8 @@ import math
 import pytest
 import torch
 
-from cardlab.training.config import PPOConfig
-from cardlab.training.ppo import ILLEGAL_LOGIT, ppo_loss
+from cardlab.training.harness.config import PPOConfig
+from cardlab.training.trainers.ppo import ILLEGAL_LOGIT, ppo_loss
 
 PPO = PPOConfig(clip_range=0.2, ent_coef=0.05, vf_coef=0.5)
 

@@ -26,10 +26,10 @@ from cardlab.envs.huit.observer import DECK_IDS
 from cardlab.envs.huit_v1 import raw_env as huit_env
 from cardlab.envs.layout import PEEK
 from cardlab.envs.switch_v1 import raw_env as switch_env
-from cardlab.training.config import TrainConfig, load_config
-from cardlab.training.policy import PrivilegedCriticPolicy
-from cardlab.training.single_seat import SingleSeatEnv, make_game_env
-from cardlab.training.train import train
+from cardlab.training.arena.single_seat import SingleSeatEnv, make_game_env
+from cardlab.training.harness.config import TrainConfig, load_config
+from cardlab.training.trainers.policy import PrivilegedCriticPolicy
+from cardlab.training.trainers.train import train
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 

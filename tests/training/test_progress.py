@@ -15,7 +15,7 @@ import time
 import pytest
 import yaml
 
-from cardlab.training.progress import Deadline, Progress, TrainingBar
+from cardlab.training.harness.progress import Deadline, Progress, TrainingBar
 from tests.cli.test_cli_process import TIMEOUT, environment, first_run, run_in_terminal, seconds, wait_for
 
 CARDLAB = [sys.executable, "-m", "cardlab"]
@@ -84,14 +84,14 @@ def test_ctrl_c_in_the_first_seconds_leaves_a_checkpoint(tmp_path: pathlib.Path)
 
 
 def test_the_default_checkpoint_interval_is_minutes() -> None:
-    from cardlab.training.config import TrainConfig
+    from cardlab.training.harness.config import TrainConfig
 
     assert 0 < TrainConfig().checkpoint_minutes <= 10
 
 
 def test_a_log_gets_a_line_when_nothing_was_said_for_the_heartbeat(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from cardlab.training import progress as progress_module
+    from cardlab.training.harness import progress as progress_module
 
     clock = [100.0]
     monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
@@ -112,9 +112,9 @@ def test_a_log_gets_a_line_when_nothing_was_said_for_the_heartbeat(
 def test_a_run_logged_to_a_file_is_never_silent_for_long(
         tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Training and the final evaluation each print where they are, through a short heartbeat here."""
-    from cardlab.training import progress as progress_module
-    from cardlab.training.config import config_from_dict
-    from cardlab.training.train import train
+    from cardlab.training.harness import progress as progress_module
+    from cardlab.training.harness.config import config_from_dict
+    from cardlab.training.trainers.train import train
 
     monkeypatch.setattr(progress_module, "HEARTBEAT_SECONDS", 0.0)  # every heartbeat says: no race with speed
     said: list[float] = []

@@ -9,11 +9,11 @@ import pathlib
 import numpy as np
 import pytest
 
-from cardlab.agents.reader import load_reader
+from cardlab.agents.hand_reading.reader import load_reader
 from cardlab.envs import make_game
-from cardlab.training.config import OpponentConfig
-from cardlab.training.reader import ReaderConfig, load_reader_config, read_hands, validate_reader
-from cardlab.training.reader_data import Table, make_chunk
+from cardlab.training.data.reader import ReaderConfig, load_reader_config, read_hands, validate_reader
+from cardlab.training.data.reader_data import Table, make_chunk
+from cardlab.training.harness.config import OpponentConfig
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs" / "readers"
 TINY = ReaderConfig(name="tiny", game="huit", num_players=3, positions=120, chunk=60, hidden=[8], epochs=1,
@@ -109,7 +109,7 @@ def test_making_positions_says_where_it_is_before_a_chunk_is_done(tmp_path: path
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """A log hears from the run while a chunk is made (a chunk of 10,000 positions takes minutes), not only
     when it is done: the heartbeat is asked after every hand."""
-    from cardlab.training import progress
+    from cardlab.training.harness import progress
 
     monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.0)
     read_hands(dataclasses.replace(TINY, epochs=1), runs_dir=tmp_path)

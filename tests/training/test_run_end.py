@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from cardlab.agents.bot import load_bot
-from cardlab.training import checkpoints, lean, sb3
-from cardlab.training.checkpoints import RECORD_NAME, checkpoint_dir, list_checkpoints
-from cardlab.training.runs import prepare_resume
-from cardlab.training.train import train
+from cardlab.training.harness import checkpoints
+from cardlab.training.harness.checkpoints import RECORD_NAME, checkpoint_dir, list_checkpoints
+from cardlab.training.harness.runs import prepare_resume
+from cardlab.training.trainers import lean, sb3
+from cardlab.training.trainers.train import train
 from tests.training.test_checkpoints import STEPS, tiny
 from tests.training.test_ppo import tiny as tiny_lean
 

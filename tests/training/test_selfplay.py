@@ -12,9 +12,9 @@ from torch import nn
 
 from cardlab.agents.bot import load_bot
 from cardlab.envs import make_game
-from cardlab.training.league import LeagueSettings, save_snapshot
-from cardlab.training.ppo import advantages
-from cardlab.training.selfplay import LEARNER, SelfPlayBatch, SelfPlayVecEnv, credit
+from cardlab.training.arena.league import LeagueSettings, save_snapshot
+from cardlab.training.arena.selfplay import LEARNER, SelfPlayBatch, SelfPlayVecEnv, credit
+from cardlab.training.trainers.ppo import advantages
 from tests.envs.helpers import position
 
 RANDOM = LeagueSettings((("random", 1.0),))

@@ -14,8 +14,15 @@ import pytest
 from cardlab.agents.bot import load_bot
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
-from cardlab.training.records import EVAL_FIELDS
-from cardlab.training.ship import OPPONENTS, bots_table, locked, measurements, ship_bot, training_minutes
+from cardlab.training.harness.records import EVAL_FIELDS
+from cardlab.training.trainers.ship import (
+    OPPONENTS,
+    bots_table,
+    locked,
+    measurements,
+    ship_bot,
+    training_minutes,
+)
 from tests.fakebots import fake_bot
 
 

@@ -11,8 +11,14 @@ import pytest
 from sb3_contrib import MaskablePPO
 
 from cardlab.agents.base import Agent, register
-from cardlab.training.league import League, LeagueSettings, list_snapshots, save_snapshot, snapshot_steps
-from cardlab.training.single_seat import SingleSeatEnv, discounted_returns, make_game_env
+from cardlab.training.arena.league import (
+    League,
+    LeagueSettings,
+    list_snapshots,
+    save_snapshot,
+    snapshot_steps,
+)
+from cardlab.training.arena.single_seat import SingleSeatEnv, discounted_returns, make_game_env
 
 
 class LowestLegal(Agent):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from cardlab.envs import make_game
-from cardlab.training.expert_iteration import teach, teach_config_from_dict
-from cardlab.training.teach_labels import LABELS_FILE, read_labels, write_labels
+from cardlab.training.data.teach_labels import LABELS_FILE, read_labels, write_labels
+from cardlab.training.trainers.expert_iteration import teach, teach_config_from_dict
 
 TINY = {"name": "tiny", "game": "huit", "num_players": 2, "base": "bot:huit-2p",
         "teacher": "search:worlds=4:ms=0:bot:huit-2p", "labels": 40, "num_envs": 8, "check_hands": 0}

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from cardlab.agents.base import make_agent
+from cardlab.agents.agent_spec import make_agent
 from cardlab.evaluation.stats import wilson_interval
-from cardlab.training.config import TrainConfig, load_config
-from cardlab.training.league import list_snapshots, snapshot_steps
-from cardlab.training.records import EVAL_FIELDS, RenamingWriter
-from cardlab.training.single_seat import make_game_env
-from cardlab.training.train import train, train_from_file
-from cardlab.training.vec_env import make_vec_env
+from cardlab.training.arena.league import list_snapshots, snapshot_steps
+from cardlab.training.arena.single_seat import make_game_env
+from cardlab.training.harness.config import TrainConfig, load_config
+from cardlab.training.harness.records import EVAL_FIELDS, RenamingWriter
+from cardlab.training.trainers.train import train, train_from_file
+from cardlab.training.trainers.vec_env import make_vec_env
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 STEPS = 1024  # two rollouts of 2 envs x 256 steps

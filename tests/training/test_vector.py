@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode
 
 import cardlab  # noqa: F401 - registers the ids
 from cardlab.envs import env_class
-from cardlab.training.vector import MAX_NUM_ENVS, CardVectorEnv
+from cardlab.training.arena.vector import MAX_NUM_ENVS, CardVectorEnv
 
 
 def chooser(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

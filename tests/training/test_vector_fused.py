@@ -10,7 +10,7 @@ import pytest
 from cardlab.agents.batch import fused_play_out
 from cardlab.envs import make_game
 from cardlab.envs.batched import sample_legal
-from cardlab.training.vector import CardVectorEnv
+from cardlab.training.arena.vector import CardVectorEnv
 
 
 def run(opponent: str, players: int, fused: bool, steps: int = 60) -> list[np.ndarray]:
@@ -49,8 +49,8 @@ def test_the_compiled_pass_is_used_for_one_compiled_heuristic_only() -> None:
 
 
 def test_an_agent_of_other_rules_gets_no_compiled_pass() -> None:
-    from cardlab.agents.base import make_agent
-    from cardlab.training.selfplay import batched_engine
+    from cardlab.agents.agent_spec import make_agent
+    from cardlab.training.arena.selfplay import batched_engine
 
     engine = batched_engine(make_game("huit", {"num_players": 2}), 4)
     assert fused_play_out(engine, make_agent("expert", make_game("huit", {"num_players": 3}))) is None

@@ -1,6 +1,6 @@
 """A compiled heuristic playing every seat but one of a `HuitBatch` up to that seat's turn, in one call.
 
-Why: a Gymnasium vector env's heuristic opponents (`cardlab.training.vector`)
+Why: a Gymnasium vector env's heuristic opponents (`cardlab.training.arena.vector`)
 otherwise cost a Python round per opponent move (observe every game, mask,
 `act_batch`, step), about seven rounds per learner step at 2 players. Here the
 rounds run inside numba, calling the heuristic's own kernel

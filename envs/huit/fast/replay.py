@@ -1,6 +1,6 @@
 """A hand's record played forward in a `HuitBatch`, a compiled heuristic's likelihood of each move at once.
 
-Why: a belief (`cardlab.agents.belief`) weighs each sampled world by how
+Why: a belief (`cardlab.agents.hand_reading.belief`) weighs each sampled world by how
 likely the other seats were to make their recorded moves from its hands. The
 stepped replay pays a Python round per recorded move (mask, observe, the
 model's `act_batch`, step), and between those rounds numpy passes over the

@@ -1,5 +1,5 @@
-"""A step of the vector env (`cardlab.training.vector`) over Huit in one compiled call: `FusedStep`, Huit's
-`FastPaths.vector_step`.
+"""A step of the vector env (`cardlab.training.arena.vector`) over Huit in one compiled call: `FusedStep`,
+Huit's `FastPaths.vector_step`.
 
 Why: a learner step is the learner's moves, the other seats' moves up to the
 learner's next turn, the ends of episodes, new deals and new seats for the

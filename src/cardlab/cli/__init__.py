@@ -7,7 +7,7 @@ command's arguments; the README and docs/ show them in use).
 
 Agent specs: ``random``, ``greedy``, ``expert``, ``bot:NAME`` (a shipped bot),
 ``bot:PATH`` (a bot file, an ONNX bot or a run folder), ``search:...``,
-``MODULE:FACTORY`` (your own agent, `cardlab.agents.factory`). Lists of
+``MODULE:FACTORY`` (your own agent, `cardlab.agents.agent_spec`). Lists of
 agents are space- or comma-separated; ``--rule k=v`` sets a rule option, v
 read as a YAML scalar (`cardlab rules GAME` lists them). eval, bench, compare
 and tournament also take ``--workers N`` and ``--ray-address ADDR``: the same

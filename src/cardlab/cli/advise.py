@@ -22,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the position (checked like the web app's), then list the advisor's best moves."""
-    from cardlab.agents.base import advise, make_agent
+    from cardlab.agents.agent_spec import make_agent
+    from cardlab.agents.base import advise
     from cardlab.serve.view import read_position
 
     data = read_json_file(args.state, f"the state file {args.state}")

@@ -61,7 +61,7 @@ def check_table(agent: str, suite: Any) -> None:
     """Refuse a bot made for another table than the suite's, naming the suites of its own table: bench plays
     the suite's table and has no players option. Agents other than bot files, and bot files that cannot be
     read, are left to the agent's own loading, which says what is wrong."""
-    from cardlab.agents.base import bot_source
+    from cardlab.agents.agent_spec import bot_source
     from cardlab.agents.bot import bot_paths
     from cardlab.envs.checked_json import read_json_file
 

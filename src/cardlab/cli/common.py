@@ -20,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from cardlab.agents.base import THREADS_ENV, shipped_bots, table_aliases
+from cardlab.agents.base import THREADS_ENV
+from cardlab.agents.bot_catalogue import shipped_bots, table_aliases
 from cardlab.cluster.runtime import import_ray
 from cardlab.envs import games, make_game
 from cardlab.envs.checked_json import excerpt
@@ -117,7 +118,7 @@ def specs_text() -> str:
 def table_default(game_id: str, rules: dict[str, Any], instead: str) -> tuple[str, int]:
     """(spec, players) of the table's shipped bot (`default_bot`). A bad rule option is refused with its
     own error alone; only "no bot for this table" advises giving the agents (`instead`)."""
-    from cardlab.agents.base import default_bot
+    from cardlab.agents.bot_catalogue import default_bot
 
     make_game(game_id, rules)  # a bad rule option's fix is the option, not the agents
     try:

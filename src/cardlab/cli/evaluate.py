@@ -61,7 +61,7 @@ def evaluator(args: argparse.Namespace) -> Callable[..., Any]:
 
         if sys.stderr.isatty():
             return evaluate
-        from cardlab.training.progress import Progress
+        from cardlab.training.harness.progress import Progress
 
         log = Progress(True)
 

@@ -29,9 +29,9 @@ def checkpoint_and_run(source: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path
     """(checkpoint .zip, run folder) of a run folder (its last checkpoint) or of a checkpoint file.
 
     A checkpoint file must be RUN/checkpoints/model_<steps>.zip: its run's
-    record is what allows loading it (`cardlab.training.checkpoints`).
+    record is what allows loading it (`cardlab.training.harness.checkpoints`).
     """
-    from cardlab.training.checkpoints import list_checkpoints, run_of_checkpoint
+    from cardlab.training.harness.checkpoints import list_checkpoints, run_of_checkpoint
 
     if source.is_dir():
         found = list_checkpoints(source)
@@ -76,7 +76,7 @@ def checked_target(output: pathlib.Path, suffix: str, force: bool) -> None:
 
 def export_loaded_bot(source: str, output: pathlib.Path) -> int:
     """Write an ONNX bot of a bot (shipped or a file): the same network, its table and summary."""
-    from cardlab.agents.base import bot_source
+    from cardlab.agents.agent_spec import bot_source
     from cardlab.agents.bot import ONNX_FORMAT, BotAgent, export_onnx, load_bot
 
     bot: BotAgent = load_bot(bot_source(source if source.startswith("bot:") else f"bot:{source}"))
@@ -92,8 +92,8 @@ def export_loaded_bot(source: str, output: pathlib.Path) -> int:
 def run(args: argparse.Namespace) -> int:
     """Load the checkpoint with its run's config (either trainer) and write the bot's two files."""
     from cardlab.agents.bot import actor_network, export_bot, export_onnx
-    from cardlab.training.checkpoints import load_checkpoint
-    from cardlab.training.config import config_to_dict, load_config
+    from cardlab.training.harness.checkpoints import load_checkpoint
+    from cardlab.training.harness.config import config_to_dict, load_config
 
     text = str(args.source)
     source = pathlib.Path(text).expanduser()
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     # Only a checkpoint this machine's run saved is loaded.
     policy: Any
     if cfg.trainer == "lean":
-        from cardlab.training.lean import ALGORITHM, load_actor
+        from cardlab.training.trainers.lean import ALGORITHM, load_actor
 
         algorithm, (policy, steps) = ALGORITHM, load_actor(checkpoint, run_dir, cfg)
     else:

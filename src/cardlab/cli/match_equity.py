@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.config.is_file():
         raise ValueError(f"config file {args.config} is not a file: give a YAML equity config, e.g. "
                          "configs/equity/huit_4p.yaml")
-    from cardlab.training.match_equity import load_equity_config, match_equity
+    from cardlab.training.data.match_equity import load_equity_config, match_equity
 
     match_equity(load_equity_config(args.config), runs_dir=args.runs_dir)
     return 0

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
                          "configs/readers/huit_4p.yaml")
     import dataclasses
 
-    from cardlab.training.reader import load_reader_config, read_hands, validate_reader
+    from cardlab.training.data.reader import load_reader_config, read_hands, validate_reader
 
     cfg = load_reader_config(args.config)
     changes = {key: value for key, value in (("workers", args.workers), ("device", args.device)) if value}

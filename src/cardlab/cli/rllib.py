@@ -25,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train, export the bot and evaluate it; a missing config or RLlib is refused before Ray starts."""
     from cardlab.cluster.rllib import check_rllib_config, import_rllib, train_rllib
-    from cardlab.training.config import load_config, validate_config
+    from cardlab.training.harness.config import load_config, validate_config
 
     if not args.config.is_file():
         raise ValueError(f"config file {args.config} does not exist: give a YAML config, e.g. "

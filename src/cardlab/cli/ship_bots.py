@@ -7,7 +7,7 @@ import pathlib
 
 from cardlab.cli.common import Command, add_ray_options, add_threads, on_ray, whole
 from cardlab.envs.checked_json import excerpt
-from cardlab.training.ship import HANDS, OPPONENTS, OUT_DIR, SEED, SHIPPED
+from cardlab.training.trainers.ship import HANDS, OPPONENTS, OUT_DIR, SEED, SHIPPED
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,7 +56,7 @@ def sources(args: argparse.Namespace) -> list[tuple[str, pathlib.Path]]:
 def run(args: argparse.Namespace) -> int:
     """Check every item first (no run is started for a list with a bad item), then ship each."""
     from cardlab.cli.evaluate import evaluator
-    from cardlab.training.ship import ship_bot
+    from cardlab.training.trainers.ship import ship_bot
 
     items = sources(args)
     evaluate = evaluator(args) if on_ray(args) else None

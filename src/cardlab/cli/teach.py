@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.config.is_file():
         raise ValueError(f"config file {args.config} is not a file: give a YAML teach config, e.g. "
                          "configs/teach_huit_2p.yaml")
-    from cardlab.training.expert_iteration import load_teach_config, teach
+    from cardlab.training.trainers.expert_iteration import load_teach_config, teach
 
     teach(load_teach_config(args.config), runs_dir=args.runs_dir)
     return 0

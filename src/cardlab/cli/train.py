@@ -36,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from cardlab.agents.bot import inference_threads
-    from cardlab.training.config import RayConfig, load_config
-    from cardlab.training.train import train  # SB3 only for training
+    from cardlab.training.harness.config import RayConfig, load_config
+    from cardlab.training.trainers.train import train  # SB3 only for training
 
     inference_threads()  # a bad $CARDLAB_TORCH_THREADS is refused before a run folder is made
     cfg = load_config(args.config)

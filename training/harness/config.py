@@ -1,0 +1,499 @@
+"""Training configuration: typed sections, YAML loading, strict validation.
+
+A config is a YAML file whose keys mirror the dataclasses below (CleanRL style: each field's docstring
+says what it does). Loading refuses unknown keys, wrong types and bad values with a `ValueError` that
+names the key path (``ppo.learning_rate``, ``opponents[1].spec``) and what is accepted. Rule options are
+checked by building the game env, agent specs by building the agents, so a config that loads also runs.
+
+```python
+from cardlab.training.harness.config import load_config
+cfg = load_config("configs/huit_ppo.yaml")
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import yaml
+
+from cardlab.agents.agent_spec import make_agent
+from cardlab.envs import games, get_spec, rule_names
+from cardlab.envs.aec import EPISODES, REWARDS
+from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.training.arena.match_reward import MATCH, table_equity
+from cardlab.training.arena.single_seat import make_game_env
+from cardlab.training.harness.config_bounds import check_network, check_numbers
+from cardlab.training.harness.placement import DEVICES, check_placement
+from cardlab.training.harness.yaml_files import read_extended
+
+TRAINED_ACTIVATIONS = ("tanh", "relu")
+"""what `policy.activation` accepts: the ones trained and tested here (bot files may hold more,
+`cardlab.agents.bot.ACTIVATIONS`, which builds the layers)"""
+VEC_ENVS = ("subproc", "dummy")
+TRAINERS = ("maskable_ppo", "lean")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
+
+
+@dataclasses.dataclass
+class OpponentConfig:
+    """One kind of opponent of the league, with its weight."""
+
+    spec: str = "random"
+    """agent spec string: 'random', 'greedy', 'expert', a shipped 'bot:NAME', 'bot:GAME' (the shipped
+    bot of the table's size) or 'bot:PATH' (a plain string in YAML means weight 1)"""
+    weight: float = 1.0
+    """relative chance that an opponent seat not taken by a snapshot gets this agent"""
+
+
+@dataclasses.dataclass
+class SelfPlayConfig:
+    """Frozen snapshots of the learner in the opponent seats."""
+
+    enabled: bool = False
+    """put snapshots of the learner's own policy in the league"""
+    share: float = 0.3
+    """probability that an opponent seat is taken by a snapshot (0..1)"""
+    snapshot_every: int = 50_000
+    """take a snapshot every this many env steps (one is also taken at step 0)"""
+    pool_size: int = 5
+    """how many of the newest snapshots are in play"""
+    deterministic: bool = False
+    """snapshots play their masked argmax (true) or sample their masked distribution (false)"""
+    learner_share: float = 0.0
+    """lean trainer only: probability that a seat other than the learner's own is the learner's too (it
+    then plays itself, and every one of its seats yields transitions); the rest of the seats go to
+    snapshots (`share`) and the fixed opponents"""
+
+
+@dataclasses.dataclass
+class PopulationConfig:
+    """Other learners in the league: a population that trains against each other.
+
+    Learners given the same `dir` publish their self-play snapshots there and
+    draw opponents from the others' (see `cardlab.training.arena.league`); a sweep
+    (`cardlab sweep`) sets this up for its trials.
+    """
+
+    dir: str = ""
+    """the folder the population shares (on a shared file system across machines); '' for no population"""
+    share: float = 0.2
+    """probability that an opponent seat not taken by an own snapshot gets another learner's snapshot"""
+    pool_size: int = 10
+    """how many of the other learners' newest snapshots are in play"""
+
+
+@dataclasses.dataclass
+class ImitationConfig:
+    """Warm start: before PPO, the policy copies a teacher agent's play (behaviour cloning).
+
+    The teacher plays the learner's seat against the league's fixed opponents;
+    the actor learns its moves (cross-entropy on the masked logits) and the
+    critic the discounted outcomes. The objective of PPO afterwards is unchanged.
+    """
+
+    enabled: bool = False
+    """copy the teacher before PPO starts (a resumed run skips this)"""
+    teacher: str = "expert"
+    """agent spec of the teacher"""
+    hands: int = 3000
+    """hands of teacher play to copy (collected in the env processes, in parallel)"""
+    epochs: int = 10
+    """passes over the demonstrations"""
+    batch_size: int = 256
+    """minibatch size"""
+    learning_rate: float = 1e-3
+    """Adam step size of the imitation phase"""
+
+
+@dataclasses.dataclass
+class PPOConfig:
+    """PPO hyper-parameters (``ppo.*``, names as in stable-baselines3), read by every trainer.
+
+    - ``trainer: maskable_ppo`` (`cardlab.training.trainers.sb3`) passes all to sb3-contrib's MaskablePPO;
+    - ``trainer: lean`` (`cardlab.training.trainers.lean`, and the responder of `cardlab exploit`) uses all,
+      the loss and GAE being `cardlab.training.trainers.ppo`'s;
+    - `cardlab rllib` maps them to RLlib's PPO (`cardlab.cluster.rllib.algorithm_config`: a rollout of
+      n_steps * num_envs per env runner);
+    - the imitation warm start (``imitation.*``, both trainers) reads gamma for its value targets and
+      vf_coef and max_grad_norm for its loss.
+    """
+
+    learning_rate: float = 3e-4
+    """Adam step size"""
+    n_steps: int = 1024
+    """env steps per env and rollout (a rollout is n_steps * num_envs transitions)"""
+    batch_size: int = 256
+    """minibatch size of each gradient step"""
+    n_epochs: int = 10
+    """passes over each rollout"""
+    gamma: float = 0.995
+    """discount factor (the reward comes at the end of a hand)"""
+    gae_lambda: float = 0.95
+    """GAE bias/variance trade-off"""
+    clip_range: float = 0.2
+    """PPO clipping of the probability ratio"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+
+
+@dataclasses.dataclass
+class PolicyConfig:
+    """The actor-critic network."""
+
+    net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    """hidden layer sizes, used for both the policy (pi) and the value (vf) network (separate weights)"""
+    activation: str = "tanh"
+    """activation between layers: 'tanh' or 'relu'"""
+    privileged_critic: bool = False
+    """the critic (used in training only) also reads the hidden cards; the actor, the only part a bot file
+    keeps, reads the learner's observation alone. trainer maskable_ppo: the critic reads the observation
+    followed by the other hands and the next cards of the pile; trainer lean: every seat's observation, the
+    acting seat's first, then the next seats' in turn order (every hand, not the pile's order)"""
+    read_hands: float = 0.0
+    """trainer lean: weight of an auxiliary loss in which the actor's last hidden layer also predicts the
+    other seats' hands (cardlab.training.trainers.hand_head); 0: none. The bot file is the actor alone either
+    way"""
+
+
+@dataclasses.dataclass
+class EvalConfig:
+    """Evaluation of the learner (masked argmax) during and after training."""
+
+    every_steps: int = 50_000
+    """evaluate every this many env steps"""
+    hands: int = 200
+    """hands per opponent at each evaluation, the learner's seat rotating"""
+    final_hands: int = 1000
+    """hands per opponent of the final evaluation (0: none)"""
+    matches: int = 0
+    """matches per opponent at each evaluation along the run, besides the hands (0: none); worth setting
+    with episode: match, whose objective they measure"""
+    final_matches: int = 0
+    """matches per opponent of the final evaluation, each played to the game's target score with the
+    points left in hand counting (0: none; needs final_hands > 0)"""
+    opponents: list[str] = dataclasses.field(default_factory=lambda: ["random"])
+    """agent specs the learner is evaluated against, each filling every other seat"""
+
+
+@dataclasses.dataclass
+class RLlibConfig:
+    """`cardlab rllib` only: how RLlib spreads the run (`cardlab.cluster.rllib`)."""
+
+    num_env_runners: int = 1
+    """Ray actors that play games (each runs num_envs envs); 0: sample in the driver process"""
+
+
+@dataclasses.dataclass
+class RayConfig:
+    """trainer lean with actors > 0: the actors as Ray actors (`cardlab.training.ray_actors`)."""
+
+    address: str = ""
+    """'' (actor processes on this machine), 'local' (a Ray started here for the run), 'auto' (the Ray
+    running on this machine) or a cluster's HOST:PORT (`ray start --head` prints it); the command's
+    --ray-address sets it"""
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """One training run of a PPO learner in a card game, against a league."""
+
+    name: str = "cardlab"
+    """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
+    trainer: str = "maskable_ppo"
+    """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
+    (`cardlab.training.trainers.lean`: masked PPO over the batched self-play engine; num_envs games in one
+    batch)"""
+    seed: int = 1
+    """seed of the learner, the envs and the evaluation deals"""
+    game: str = "huit"
+    """a registered game id: 'switch', 'huit' (`cardlab.envs.games()`)"""
+    num_players: int = 2
+    """players at the table (the learner takes one seat)"""
+    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """rule options of the game (see the game module's doc); num_players is the key above"""
+    reward: str = "win"
+    """the game env's reward: 'win' (+1 / -1/(n-1) per episode), 'points' (-points/100 per hand; hand
+    episodes only) or 'match' (the seat's change of match equity at each hand's end, from the table's
+    shipped equity model: potential-based shaping of the match's win; episode match, trainer lean only)"""
+    episode: str = "hand"
+    """what one training game is: 'hand' or 'match' (trainer lean only): hands follow each other with running
+    totals (which the observation holds) and the win reward comes at the match's end, the lowest total
+    winning; the seats are drawn again per match. A match is many moves: consider ppo.gamma closer to 1"""
+    skip_forced_moves: bool = False
+    """play the learner's moves that have a single legal action for it, so that PPO's steps (and
+    total_timesteps) count real decisions only"""
+    opponents: list[OpponentConfig] = dataclasses.field(default_factory=lambda: [OpponentConfig()])
+    """the league's fixed opponents, with weights"""
+    self_play: SelfPlayConfig = dataclasses.field(default_factory=SelfPlayConfig)
+    """frozen snapshots of the learner in the league"""
+    population: PopulationConfig = dataclasses.field(default_factory=PopulationConfig)
+    """other learners' snapshots in the league (needs self_play.enabled: its snapshots are what is shared)"""
+    imitation: ImitationConfig = dataclasses.field(default_factory=ImitationConfig)
+    """optional warm start by copying a teacher agent before PPO"""
+    ppo: PPOConfig = dataclasses.field(default_factory=PPOConfig)
+    """MaskablePPO hyper-parameters"""
+    policy: PolicyConfig = dataclasses.field(default_factory=PolicyConfig)
+    """the network"""
+    num_envs: int = 2
+    """parallel envs (processes with vec_env 'subproc')"""
+    vec_env: str = "subproc"
+    """'subproc' (SB3's SubprocVecEnv, one process per env) or 'dummy' (all in the trainer's process)"""
+    total_timesteps: int = 500_000
+    """env steps (learner decisions) to train for"""
+    max_minutes: float = 0.0
+    """stop PPO training after this many minutes of wall clock even short of total_timesteps (0: no
+    limit), counted from the start of PPO training (after imitation, and again from a resume); the
+    final checkpoint, evaluation and bot file follow as at total_timesteps"""
+    eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
+    """evaluation during and after training"""
+    checkpoint_every: int = 100_000
+    """save a checkpoint every this many env steps (and at the end, and when interrupted)"""
+    checkpoint_minutes: float = 5.0
+    """also save one this many minutes of training after the last (0: by checkpoint_every alone)"""
+    device: str = "cpu"
+    """the learner's torch device: 'cpu', 'cuda' (a GPU; refused where torch sees none; trainer lean only)
+    or 'auto' (a GPU where there is one, else the CPU). Actors and bots play on the CPU"""
+    actors: int = 0
+    """trainer lean: actor processes that play the games (num_envs each) with a recent copy of the policy
+    while the learner updates (`cardlab.training.trainers.actors`); 0: rollouts and updates in turn, in one
+    process"""
+    max_policy_lag: int = 4
+    """actors > 0: a rollout played by a policy more than this many updates older than the learner's is
+    dropped (the rest are corrected by PPO's ratio against the policy that played them)"""
+    torch_threads: int = 1
+    """torch threads of the trainer process (more than 1 only helps on an otherwise idle machine)"""
+    rllib: RLlibConfig = dataclasses.field(default_factory=RLlibConfig)
+    """settings of `cardlab rllib` (RLlib's multi-agent PPO); the other trainers ignore them"""
+    ray: RayConfig = dataclasses.field(default_factory=RayConfig)
+    """where the lean trainer's actors run (a Ray cluster, or processes on this machine)"""
+
+
+# ---------------------------------------------------------------- loading
+def load_config(path: str | Path) -> TrainConfig:
+    """Read and validate a YAML training config; it must at least name its game.
+
+    An empty file is refused rather than read as every default (a 500k-step
+    run nobody asked for); so is a file without ``game``.
+    """
+    data = read_extended(Path(path))
+    example = f"e.g. `game: huit` (games: {', '.join(games())}); configs/huit_quick.yaml is a small example"
+    if data is None:
+        raise ValueError(f"config file {path} is empty: a config must at least name its game, {example}")
+    if isinstance(data, dict) and "game" not in data:
+        raise ValueError(f"config file {path} does not name its game: add the key game, {example}")
+    try:
+        return config_from_dict(data)
+    except ValueError as err:  # the message names the key; the file is named here
+        raise ValueError(f"config file {path}: {err}") from None
+
+
+def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:
+    """A dataclass of plain-typed fields from plain data, every key and type checked as a config's are.
+
+    Other YAML files of cardlab (sweep files) use it, so their errors read like a config's.
+    """
+    return _parse(cls, data, path)
+
+
+def config_from_dict(data: Any) -> TrainConfig:
+    """Build and validate a config from plain data (what the YAML holds)."""
+    cfg = _parse(TrainConfig, data, "")
+    _validate(cfg)
+    return cfg
+
+
+def config_to_dict(cfg: TrainConfig) -> dict[str, Any]:
+    """Plain data (YAML-ready) of a config; `config_from_dict` reads it back."""
+    return dataclasses.asdict(cfg)
+
+
+def validate_config(cfg: TrainConfig) -> TrainConfig:
+    """Check a config built in Python (types and values) as strictly as a loaded one."""
+    return config_from_dict(config_to_dict(cfg))
+
+
+def save_config(cfg: TrainConfig, path: Path) -> None:
+    path.write_text(yaml.safe_dump(config_to_dict(cfg), sort_keys=False), encoding="utf-8")
+
+
+# ---------------------------------------------------------------- types
+def _name(path: str) -> str:
+    return path or "the config"
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _parse(cls: type[T], data: Any, path: str) -> T:
+    """A dataclass from a mapping, checking every key against the fields' type hints."""
+    if cls is OpponentConfig and isinstance(data, str):
+        data = {"spec": data}
+    if not isinstance(data, dict):
+        raise ValueError(f"{_name(path)} must be a mapping of keys to values, got {excerpt(data)}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = [k for k in data if k not in names]
+    if unknown:
+        shown = key_names(_join(path, str(k)) for k in unknown)
+        raise ValueError(f"unknown config key(s) {shown}: accepted keys{' of ' + path if path else ''} are "
+                         f"{', '.join(names)}")
+    values = {k: _value(hints[k], v, _join(path, k)) for k, v in data.items()}
+    return cls(**values)
+
+
+def _value(hint: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _parse(hint, value, path)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{path} must be a list, got {excerpt(value)}")
+        return [_value(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise ValueError(f"{path} must be a mapping with string keys, got {excerpt(value)}")
+        return dict(value)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"{path} must be true or false, got {excerpt(value)}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{path} must be a whole number, got {excerpt(value)}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{path} must be a number, got {excerpt(value)}")
+        try:
+            return float(value)
+        except OverflowError:  # an int past float's range: 10**400
+            raise ValueError(f"{path}={excerpt(value)} is not accepted: it is larger than any float "
+                             "(about 1.8e308)") from None
+    if hint is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{path} must be a string, got {excerpt(value)}")
+        return value
+    raise TypeError(f"config field {path} has an unsupported type {hint}")  # a bug in this module
+
+
+# ---------------------------------------------------------------- values
+def _check(ok: bool, path: str, value: Any, accepted: str) -> None:
+    if not ok:
+        raise ValueError(f"{path}={excerpt(value)} is not accepted: {accepted}")
+
+
+def _one_of(value: Any, path: str, accepted: tuple[str, ...]) -> None:
+    _check(value in accepted, path, value, f"use one of {', '.join(repr(a) for a in accepted)}")
+
+
+def _validate(cfg: TrainConfig) -> None:
+    _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name)), "name", cfg.name,
+           "use letters, digits, '-', '_' and '.' (it names the run folder)")
+    check_numbers(cfg)
+    _one_of(cfg.game, "game", games())
+    _one_of(cfg.reward, "reward", (*REWARDS, MATCH))
+    _one_of(cfg.episode, "episode", EPISODES)
+    _check(cfg.episode == "hand" or cfg.reward != "points", "reward (with episode: match)", cfg.reward,
+           "use 'win' (the match's win reward) or 'match' (its equity's change at each hand's end); 'points' "
+           "pays each hand's points, as hand episodes do")
+    _check(cfg.episode == "match" or cfg.reward != MATCH, "reward (with episode: hand)", cfg.reward,
+           "'match' pays the change of the match equity across the hands of a match: set episode: match, "
+           "or use 'win' or 'points'")
+    _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
+    _one_of(cfg.device, "device", DEVICES)
+    check_placement(cfg)
+    _one_of(cfg.trainer, "trainer", TRAINERS)
+    env = _validate_game(cfg)
+
+    _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
+    for i, opp in enumerate(cfg.opponents):
+        _check_spec(opp.spec, f"opponents[{i}].spec", env)
+
+    _check(cfg.trainer == "lean" or cfg.reward != MATCH, f"reward (with trainer: {cfg.trainer})", cfg.reward,
+           "use 'win' or 'points', or trainer: lean (with episode: match)")
+    if cfg.reward == MATCH:
+        table_equity(env.game)
+    if cfg.trainer == "lean":
+        _check_lean(cfg)
+    else:
+        _check(cfg.episode == "hand", f"episode (with trainer: {cfg.trainer})", cfg.episode,
+               "use 'hand', or trainer: lean")
+        _check(cfg.policy.read_hands == 0, f"policy.read_hands (with trainer: {cfg.trainer})",
+               cfg.policy.read_hands, "use 0, or trainer: lean")
+        for key, value, default in (("actors", cfg.actors, 0), ("device", cfg.device, "cpu"),
+                                    ("ray.address", cfg.ray.address, "")):
+            _check(value == default, f"{key} (with trainer: {cfg.trainer})", value,
+                   f"use {default!r}, or trainer: lean")
+    pop = cfg.population
+    _check(not pop.dir or cfg.self_play.enabled, "population.dir", pop.dir,
+           "a population shares self-play snapshots: set self_play.enabled: true as well")
+
+    if cfg.imitation.enabled:
+        _check_spec(cfg.imitation.teacher, "imitation.teacher", env)
+
+    ppo = cfg.ppo
+    rollout = ppo.n_steps * cfg.num_envs
+    _check(2 <= ppo.batch_size <= rollout, "ppo.batch_size", ppo.batch_size,
+           f"use 2 to ppo.n_steps * num_envs = {rollout}")
+
+    check_network(cfg.policy.net_arch, env.game.layout.size, env.game.num_actions)
+    _one_of(cfg.policy.activation, "policy.activation", TRAINED_ACTIVATIONS)
+
+    ev = cfg.eval
+    _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
+           "matches are played in the final evaluation: set eval.final_hands > 0 too")
+    _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")
+    for i, spec in enumerate(ev.opponents):
+        _check_spec(spec, f"eval.opponents[{i}]", env)
+
+
+def _check_lean(cfg: TrainConfig) -> None:
+    """What the lean trainer does not do (yet): refused by name rather than silently ignored."""
+    try:
+        batched = get_spec(cfg.game).batched_engine() is not None
+    except ValueError:
+        batched = False
+    _check(batched, "game (with trainer: lean)", cfg.game,
+           "this game has no batched engine (GameSpec.batched): use trainer: maskable_ppo")
+    _check(not cfg.skip_forced_moves, "skip_forced_moves (with trainer: lean)", cfg.skip_forced_moves,
+           "use false, or trainer: maskable_ppo")
+
+
+def _validate_game(cfg: TrainConfig) -> Any:
+    """Build the game env: first with num_players alone, then with the rules, to name the culprit."""
+    try:
+        make_game_env(cfg.game, cfg.num_players)
+    except ValueError as err:
+        raise ValueError(f"num_players: {err}") from None
+    if "num_players" in cfg.rules:
+        raise ValueError("rules.num_players is not accepted: set the top-level key num_players instead")
+    accepted = [n for n in rule_names(cfg.game) if n != "num_players"]
+    unknown = [k for k in cfg.rules if k not in accepted]
+    if unknown:
+        raise ValueError(f"unknown rule option(s) {', '.join('rules.' + k for k in unknown)} for {cfg.game}: "
+                         f"accepted {', '.join(accepted)}")
+    try:
+        return make_game_env(cfg.game, cfg.num_players, cfg.rules)
+    except ValueError as err:
+        raise ValueError(f"rules: {err}") from None
+
+
+def _check_spec(spec: str, path: str, env: Any) -> None:
+    try:
+        make_agent(spec, env.game, seed=0)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None

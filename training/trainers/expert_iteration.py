@@ -1,0 +1,449 @@
+"""Expert iteration: a bot taught its search's chosen moves, then checked against its base on the same deals.
+
+Why: a search over a bot (`cardlab.agents.search`) plays better than the bot
+but costs a search per move; teaching the bot the search's choices (expert
+iteration, as in ExIt and AlphaZero's policy targets) puts some of that
+strength into a network that plays in one forward pass.
+
+One round, in a run folder (``cardlab teach CONFIG.yaml``):
+
+1. Positions: `num_envs` games in the batched engine (`SelfPlayBatch`), the
+   learner's seat (drawn per hand) played by the base bot (masked argmax, one
+   forward pass for all the games), every other seat by `opponents` (drawn
+   per seat and hand, equal weights). So the positions are the base's own.
+2. Labels: at each of the learner's decisions with more than one legal move,
+   with probability `label_share`, the teacher search is asked for the move
+   (`SearchAgent.act` on the seat's observation alone) and its
+   `last_decision` gives the move it chose and that move's mean value over
+   its worlds (the seat's win reward). The game goes on with the base's move.
+   Unlabelled decisions are kept with probability `keep_share` for the
+   forgetting term.
+3. Training: the student starts as a copy of the base's actor (a new critic
+   beside it) and minimises, over minibatches of the labels,
+   cross-entropy of its masked logits against the search's move
+   + `value_coef` * the squared error of the critic against the search's
+   value of that move + `kl_coef` * KL(base || student) over as many kept
+   unlabelled positions (the base's masked softmax as the target), so that
+   where the search was not asked the student stays the base. A share
+   `holdout_share` of the labels is held out: its cross-entropy and
+   agreement before and after training say whether the lesson generalises.
+4. The bot file (``bot.json`` + ``bot.safetensors``, the actor only; the
+   critic goes to ``critic.safetensors``), ``config.yaml``, ``labels.npz``
+   (reusable with `labels_from`, which skips steps 1 and 2) and
+   ``run.json``, the run record.
+5. With `check_hands` > 0, the check (`versus_base`): the student and its
+   base each play `check_hands` hands against `check_opponent` in every
+   other seat, seats rotated, on the same deals (seed `check_seed`, batched
+   evaluation), and the paired difference of their win rates with its 95%
+   interval (Student's t over the deals' differences) goes into run.json
+   and the bot's summary.
+
+Reproducible (C2): with the teacher's ``ms=0`` and `max_minutes` 0 the same
+config gives the same labels and the same bot (one torch thread).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from safetensors.torch import save_file
+from torch import nn
+
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.bot import BotAgent, export_bot, network_actions
+from cardlab.agents.search import SearchAgent
+from cardlab.envs.checked_json import excerpt
+from cardlab.envs.spec import Game
+from cardlab.evaluation.evaluate import evaluate
+from cardlab.evaluation.paired import deal_totals
+from cardlab.evaluation.request import EvalRequest
+from cardlab.evaluation.stats import mean_interval
+from cardlab.training.arena.league import LeagueSettings
+from cardlab.training.arena.selfplay import SelfPlayBatch
+from cardlab.training.data.teach_labels import LABELS_FILE, read_labels, write_labels
+from cardlab.training.harness.config import parse_dataclass
+from cardlab.training.harness.config_bounds import TEACH_BOUNDS, check_bounds
+from cardlab.training.harness.config_tables import config_table
+from cardlab.training.harness.progress import Deadline, Progress
+from cardlab.training.harness.runs import new_run_dir
+from cardlab.training.harness.yaml_files import load_config_file
+from cardlab.training.trainers.lean_model import ActorCritic
+from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
+
+ALGORITHM = "expert iteration"
+
+
+@dataclasses.dataclass
+class TeachConfig:
+    """One round of expert iteration (`cardlab teach CONFIG.yaml`; the module doc has the steps)."""
+
+    name: str = "teach"
+    """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
+    seed: int = 1
+    """seed of the games, the label draws, the search and the training"""
+    game: str = "huit"
+    """a registered game id with a batched engine and a determinization (the search needs both)"""
+    num_players: int = 2
+    """players at the table (the learner takes one seat)"""
+    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """rule options of the game; num_players is the key above"""
+    base: str = "bot:huit-2p"
+    """the bot spec the student starts from, which plays the learner's seat while the labels are made"""
+    teacher: str = "search:worlds=64:ms=0:bot:huit-2p"
+    """the search spec that labels the moves (``search:...``; ms=0 for reproducible labels)"""
+    opponents: list[str] = dataclasses.field(default_factory=lambda: ["expert"])
+    """agent specs of the other seats while the labels are made, drawn per seat and hand"""
+    labels: int = 2000
+    """labelled positions to make (fewer if max_minutes runs out first)"""
+    label_share: float = 0.25
+    """probability that a learner decision with a choice is labelled (lower: labels from more hands)"""
+    keep_share: float = 0.25
+    """probability that an unlabelled learner decision with a choice is kept for the KL term"""
+    max_minutes: float = 0.0
+    """stop labelling after this many minutes of wall clock (0: when `labels` are made); the run then
+    depends on the machine's speed"""
+    labels_from: str = ""
+    """a teach run folder whose labels.npz is trained on instead of making labels ('' to make them)"""
+    num_envs: int = 64
+    """games played at once in the batched engine while the labels are made"""
+    holdout_share: float = 0.1
+    """share of the labels held out of training, to measure the student on labels it never saw"""
+    epochs: int = 10
+    """passes over the training labels"""
+    batch_size: int = 256
+    """labels per gradient step (and as many kept positions for the KL term)"""
+    learning_rate: float = 1e-4
+    """Adam step size"""
+    value_coef: float = 0.5
+    """weight of the critic's squared error against the search's value of its move"""
+    kl_coef: float = 1.0
+    """weight of KL(base || student) on the kept unlabelled positions (0: no forgetting term)"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    check_hands: int = 4000
+    """hands the student and its base each play against check_opponent on the same deals (0: no check)"""
+    check_opponent: str = "expert"
+    """agent spec of every other seat in the check"""
+    check_seed: int = 123
+    """seed of the check's deals"""
+    torch_threads: int = 1
+    """torch threads of the run (more than 1 only helps on an otherwise idle machine)"""
+
+
+# ---------------------------------------------------------------- config
+def load_teach_config(path: str | Path) -> TeachConfig:
+    """Read and validate a YAML teach config; a `ValueError` names the file and the key."""
+    return load_config_file(path, teach_config_from_dict, "a teach config must at least name its game, e.g. "
+                                                          "configs/teach_huit_2p.yaml")
+
+
+def teach_config_from_dict(data: Any) -> TeachConfig:
+    """Build and validate a teach config from plain data (what the YAML holds)."""
+    cfg = parse_dataclass(TeachConfig, data)
+    validate_teach(cfg)
+    return cfg
+
+
+def validate_teach(cfg: TeachConfig) -> Game:
+    """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
+    game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules, "teaching needs a batched engine and "
+                        "a determinization (the search's)",
+                        lambda spec: spec.batched_engine() is not None and spec.determinize is not None)
+    check_bounds(cfg, TEACH_BOUNDS)
+    base = _agent(cfg.base, game, "base")
+    if not (isinstance(base, BotAgent) and base.has_weights):
+        raise ValueError(f"base={excerpt(cfg.base)} is not accepted: give a bot file's spec (bot:NAME or "
+                         "bot:PATH of a .json beside its .safetensors, not an ONNX bot), whose weights the "
+                         "student starts from")
+    if not isinstance(_agent(cfg.teacher, game, "teacher"), SearchAgent):
+        raise ValueError(f"teacher={excerpt(cfg.teacher)} is not accepted: give a search spec, e.g. "
+                         "search:worlds=64:ms=0:bot:huit-2p")
+    if not cfg.opponents:
+        raise ValueError("opponents=[] is not accepted: list at least one agent spec")
+    for i, opponent in enumerate(cfg.opponents):
+        if _agent(opponent, game, f"opponents[{i}]").sees:  # the labels' batched play shows nothing
+            raise ValueError(f"opponents[{i}]={excerpt(opponent)} is not accepted: it must be shown the "
+                             "hand's record or true state, which the batched play of the labels does not "
+                             "show; give an agent that plays from its observation")
+    _agent(cfg.check_opponent, game, "check_opponent")
+    if cfg.labels_from and not (Path(cfg.labels_from) / LABELS_FILE).is_file():
+        raise ValueError(f"labels_from={excerpt(cfg.labels_from)} is not accepted: give a teach run folder "
+                         f"holding {LABELS_FILE}")
+    return game
+
+
+def _shown(value: float | None) -> str:
+    return "none" if value is None else f"{value:.4f}"
+
+
+def _agent(spec: str, game: Game, key: str) -> Any:
+    try:
+        return make_agent(spec, game, seed=0)
+    except ValueError as err:
+        raise ValueError(f"{key}: {err}") from None
+
+
+# ---------------------------------------------------------------- labels
+def make_labels(cfg: TeachConfig, game: Game, base: BotAgent, progress: Progress) -> dict[str, np.ndarray]:
+    """The labelled positions (obs, mask, action, value, has_value, base_action) and the kept unlabelled
+    ones (kept_obs, kept_mask) of the base's play against the opponents (module doc, steps 1 and 2)."""
+    seeds = np.random.SeedSequence(cfg.seed).spawn(3)
+    table = SelfPlayBatch(game, cfg.num_envs, LeagueSettings.of(cfg.opponents), learner_share=0.0,
+                          seed=int(seeds[0].generate_state(1)[0]))
+    draws = np.random.default_rng(seeds[1])
+    teacher = make_agent(cfg.teacher, game, seed=int(seeds[2].generate_state(1)[0]))
+    assert isinstance(teacher, SearchAgent)  # validate_teach refused any other
+    found: dict[str, list[Any]] = {k: [] for k in ("obs", "mask", "action", "value", "base_action",
+                                                    "kept_obs", "kept_mask")}
+    deadline = Deadline(cfg.max_minutes)
+    with progress.bar(total=cfg.labels, desc=f"labels of {cfg.teacher}", unit="label") as bar:
+        while len(found["action"]) < cfg.labels and not deadline.passed():
+            view = table.observe()
+            obs, mask, _, learner = view
+            actions = np.zeros(cfg.num_envs, dtype=np.int64)
+            rows = np.flatnonzero(learner)
+            if rows.size:
+                actions[rows] = network_actions(base.network, obs[rows], mask[rows])
+                choice = rows[mask[rows].sum(axis=1) > 1]
+                labelled = draws.random(choice.size) < cfg.label_share
+                kept = ~labelled & (draws.random(choice.size) < cfg.keep_share)
+                found["kept_obs"].append(obs[choice[kept]])
+                found["kept_mask"].append(mask[choice[kept]])
+                for b in choice[labelled][: cfg.labels - len(found["action"])]:
+                    move = teacher.act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
+                    decision = teacher.last_decision
+                    assert decision is not None  # a decision with a choice is searched
+                    value = decision.values[int(np.searchsorted(decision.candidates, move))]
+                    for key, item in (("obs", obs[b]), ("mask", mask[b]), ("action", move),
+                                      ("value", value if decision.worlds else math.nan),
+                                      ("base_action", actions[b])):
+                        found[key].append(item)
+                    bar.update(1)
+                    progress.heartbeat(lambda: f"{len(found['action']):,} of {cfg.labels:,} labels")
+            table.step(actions, view)
+    size, actions_n = game.layout.size, game.num_actions
+    labels = {key: np.asarray(found[key], dtype=kind).reshape(shape) for key, kind, shape in (
+        ("obs", np.float32, (-1, size)), ("mask", np.bool_, (-1, actions_n)), ("action", np.int64, (-1,)),
+        ("value", np.float32, (-1,)), ("base_action", np.int64, (-1,)))}
+    for key, width in (("kept_obs", size), ("kept_mask", actions_n)):
+        labels[key] = np.concatenate([np.zeros((0, width)), *found[key]]).astype(
+            np.float32 if key == "kept_obs" else np.bool_)
+    return labels
+
+
+# ---------------------------------------------------------------- training
+def masked_log_probs(actor: nn.Module, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Log-softmax of an actor's logits with the illegal actions at `ILLEGAL_LOGIT` (probability 0)."""
+    return torch.log_softmax(actor(obs).masked_fill(~mask, ILLEGAL_LOGIT), dim=-1)
+
+
+def label_fit(actor: nn.Module, obs: torch.Tensor, mask: torch.Tensor,
+              actions: torch.Tensor) -> dict[str, float | None]:
+    """The actor's cross-entropy on labels and the share of them its masked argmax plays (None: no labels)."""
+    if len(actions) == 0:
+        return {"cross_entropy": None, "agreement": None}
+    with torch.no_grad():
+        logp = masked_log_probs(actor, obs, mask)
+    return {"cross_entropy": float(nn.functional.nll_loss(logp, actions)),
+            "agreement": float((logp.argmax(-1) == actions).float().mean())}
+
+
+def kl_to_base(base: nn.Module, student: nn.Module, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean KL(base || student) of the masked softmaxes over positions (a tensor, for the loss)."""
+    with torch.no_grad():
+        target = masked_log_probs(base, obs, mask)
+    logp = masked_log_probs(student, obs, mask)
+    return (target.exp() * (target - logp)).masked_fill(~mask, 0.0).sum(-1).mean()
+
+
+def train_student(model: ActorCritic, base: nn.Module, train: dict[str, torch.Tensor],
+                  kept: dict[str, torch.Tensor], cfg: TeachConfig,
+                  progress: Progress) -> list[dict[str, float]]:
+    """`cfg.epochs` passes of the loss (module doc, step 3) over the training labels; per-epoch means."""
+    params = list(model.parameters())
+    optimizer = torch.optim.Adam(params, lr=cfg.learning_rate)
+    generator = torch.Generator().manual_seed(cfg.seed)
+    size, kept_size = len(train["action"]), len(kept["obs"])
+    steps = math.ceil(size / cfg.batch_size) * cfg.epochs
+    history: list[dict[str, float]] = []
+    with progress.bar(total=steps, desc="teaching the student", unit="step") as bar:
+        for epoch in range(cfg.epochs):
+            totals = np.zeros(3)
+            for idx in torch.randperm(size, generator=generator).split(cfg.batch_size):
+                logp = masked_log_probs(model.actor, train["obs"][idx], train["mask"][idx])
+                policy_loss = nn.functional.nll_loss(logp, train["action"][idx])
+                known = train["has_value"][idx]
+                value_loss = (nn.functional.mse_loss(model.value(train["obs"][idx][known]),
+                                                     train["value"][idx][known])
+                              if known.any() else torch.zeros(()))
+                kl = torch.zeros(())
+                if cfg.kl_coef > 0 and kept_size:
+                    pick = torch.randint(kept_size, (len(idx),), generator=generator)
+                    kl = kl_to_base(base, model.actor, kept["obs"][pick], kept["mask"][pick])
+                optimizer.zero_grad()
+                (policy_loss + cfg.value_coef * value_loss + cfg.kl_coef * kl).backward()
+                nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+                optimizer.step()
+                totals += np.array([policy_loss.item(), value_loss.item(), kl.item()]) * len(idx)
+                bar.update(1)
+            means = totals / size
+            history.append({"epoch": epoch + 1, "cross_entropy": float(means[0]),
+                            "value_loss": float(means[1]),
+                            "kl_to_base": float(means[2])})
+            progress.say(f"epoch {epoch + 1}/{cfg.epochs}: cross-entropy on the labels {means[0]:.4f}, value "
+                         f"loss {means[1]:.4f}, KL to the base {means[2]:.4f}")
+    return history
+
+
+def explained_variance(model: ActorCritic, obs: torch.Tensor, values: torch.Tensor) -> float | None:
+    """1 - Var(value - critic) / Var(value): what the critic explains of the search's values (None: fewer
+    than two values, or all equal)."""
+    if len(values) < 2 or float(values.var()) == 0:
+        return None
+    with torch.no_grad():
+        return float(1 - (values - model.value(obs)).var() / values.var())
+
+
+# ---------------------------------------------------------------- the check
+def versus_base(game: Game, student: str, base: str, opponent: str, hands: int, seed: int,
+                progress: Progress) -> dict[str, Any]:
+    """Student and base each against `opponent` in every other seat on the same deals (seats rotated,
+    batched): their win rates and the paired difference, student minus base, with its 95% interval."""
+    rules = game.rules.to_dict()
+    rates: dict[str, Any] = {}
+    per_deal: list[np.ndarray] = []
+    for who, spec in (("student", student), ("base", base)):
+        progress.say(f"check: {who} against {opponent}, {hands:,} hands (seed {seed})")
+        request = EvalRequest(game.id, [spec, *[opponent] * (game.num_players - 1)], hands=hands, seed=seed,
+                              rules=rules)
+        result = evaluate(request, batched=True, progress=progress.bars, desc=f"{who} vs {opponent}")
+        rate = result.stats[0].hands
+        wins, episodes = deal_totals(result.hand_records, 0)
+        per_deal.append(np.asarray(wins) / np.asarray(episodes))
+        low, high = rate.paired_interval
+        rates[who] = {"win_rate": rate.rate, "paired_ci95": [low, high], "hands": rate.n}
+    mean, low, high = mean_interval((per_deal[0] - per_deal[1]).tolist())
+    return {"opponent": opponent, "hands": hands, "seed": seed, **rates,
+            "difference": mean, "difference_ci95": [low, high], "better": bool(low > 0)}
+
+
+# ---------------------------------------------------------------- the run
+def teach(cfg: TeachConfig, runs_dir: str | Path = "runs", progress: bool = True) -> Path:
+    """One round of expert iteration as `cfg` says (module doc); returns the run folder."""
+    game = validate_teach(cfg)
+    show = Progress(progress)
+    run_dir = new_run_dir(Path(runs_dir), cfg)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False), "utf-8")
+    show.say(f"run folder: {run_dir}")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.torch_threads)
+    try:
+        record = _teach(cfg, game, run_dir, show)
+    finally:
+        torch.set_num_threads(threads)
+    (run_dir / "run.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    show.say(f"run folder: {run_dir}\nbot: {run_dir / 'bot.json'}")
+    return run_dir
+
+
+LABEL_KEYS = ("obs", "mask", "action", "value", "has_value", "base_action")
+"""what a labelled position holds, split into training and held-out labels"""
+
+
+def split_labels(labels: dict[str, np.ndarray], share: float,
+                 seed: int) -> tuple[dict[str, dict[str, torch.Tensor]], dict[str, torch.Tensor]]:
+    """({'train': ..., 'holdout': ...} labels, the kept unlabelled positions) as tensors; `share` of the
+    labels (at least one left to train on) drawn at random for the holdout."""
+    data = {key: torch.from_numpy(value) for key, value in labels.items()}
+    data["has_value"] = ~torch.isnan(data["value"])
+    count = len(data["action"])
+    if count == 0:
+        raise ValueError("no labels were made: raise max_minutes or label_share")
+    order = torch.randperm(count, generator=torch.Generator().manual_seed(seed))
+    held = min(count - 1, round(count * share))
+    parts = {name: {key: data[key][idx] for key in LABEL_KEYS}
+             for name, idx in (("train", order[held:]), ("holdout", order[:held]))}
+    return parts, {"obs": data["kept_obs"], "mask": data["kept_mask"]}
+
+
+def fit_report(model: ActorCritic, base: nn.Module, parts: dict[str, dict[str, torch.Tensor]],
+               kept: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """How the actor fits the labels of each part, how far it is from the base on the kept positions,
+    and what the critic explains of the held-out values."""
+    report: dict[str, Any] = {name: label_fit(model.actor, p["obs"], p["mask"], p["action"])
+                              for name, p in parts.items()}
+    with torch.no_grad():
+        report["kl_to_base_on_kept"] = (float(kl_to_base(base, model.actor, kept["obs"], kept["mask"]))
+                                        if len(kept["obs"]) else None)
+    hold = parts["holdout"]
+    known = hold["has_value"]
+    report["critic_explained_variance_holdout"] = explained_variance(model, hold["obs"][known],
+                                                                     hold["value"][known])
+    return report
+
+
+def student_of(base: BotAgent, game: Game, seed: int) -> ActorCritic:
+    """An actor-critic whose actor is a copy of the base bot's network and whose critic is new."""
+    torch.manual_seed(seed)
+    network = base.metadata["network"]
+    model = ActorCritic(game.layout.size, game.num_actions, list(network["layer_sizes"][1:-1]),
+                        network["activation"])
+    model.actor.load_state_dict(base.network.state_dict())
+    return model
+
+
+def _teach(cfg: TeachConfig, game: Game, run_dir: Path, show: Progress) -> dict[str, Any]:
+    base = make_agent(cfg.base, game)
+    assert isinstance(base, BotAgent)  # validate_teach refused any other
+    began = time.perf_counter()
+    labels = (read_labels(Path(cfg.labels_from), game) if cfg.labels_from else
+              make_labels(cfg, game, base, show))
+    label_seconds = time.perf_counter() - began
+    write_labels(run_dir, labels)
+    parts, kept = split_labels(labels, cfg.holdout_share, cfg.seed)
+    differs = float(np.mean(labels["action"] != labels["base_action"]))
+    show.say(f"{len(labels['action']):,} labels ({len(parts['holdout']['action']):,} held out), "
+             f"{len(kept['obs']):,} kept unlabelled positions; the search's move is not the base's in "
+             f"{differs:.3f} of the labels")
+    model = student_of(base, game, cfg.seed)
+    frozen = copy.deepcopy(model.actor).requires_grad_(False)
+    before = fit_report(model, frozen, parts, kept)
+    started = time.perf_counter()
+    history = train_student(model, frozen, parts["train"], kept, cfg, show)
+    train_seconds = time.perf_counter() - started
+    after = fit_report(model, frozen, parts, kept)
+    for name in ("train", "holdout"):
+        show.say(f"{name} labels: cross-entropy {_shown(before[name]['cross_entropy'])} -> "
+                 f"{_shown(after[name]['cross_entropy'])}, agreement {_shown(before[name]['agreement'])} -> "
+                 f"{_shown(after[name]['agreement'])}")
+    record: dict[str, Any] = {
+        "algorithm": ALGORITHM, "run": run_dir.name, "config": cfg.name, "seed": cfg.seed, "base": cfg.base,
+        "teacher": cfg.teacher, "labels": len(labels["action"]),
+        "holdout_labels": len(parts["holdout"]["action"]),
+        "kept_positions": len(kept["obs"]), "search_differs_from_base": differs,
+        "label_seconds": round(label_seconds, 1), "train_seconds": round(train_seconds, 1),
+        "minutes": round((time.perf_counter() - began) / 60, 2), "before": before, "after": after,
+        "epochs": history,
+    }
+    critic = {key: value.contiguous() for key, value in model.critic.state_dict().items()}
+    save_file(critic, run_dir / "critic.safetensors")
+    path = export_bot(model.actor, run_dir / "bot", game=game, summary=record)
+    if cfg.check_hands:
+        check = versus_base(game, f"bot:{path}", cfg.base, cfg.check_opponent, cfg.check_hands,
+                            cfg.check_seed, show)
+        low, high = check["difference_ci95"]
+        show.say(f"check against {cfg.check_opponent}: student {check['student']['win_rate']:.4f}, base "
+                 f"{check['base']['win_rate']:.4f}, difference {check['difference']:+.4f} [{low:+.4f}, "
+                 f"{high:+.4f}] over {cfg.check_hands:,} hands on the same deals")
+        record["check"] = check
+        export_bot(model.actor, run_dir / "bot", game=game, summary=record)
+    return record
