@@ -7,19 +7,17 @@ turn it gets only the observation dict of its seat (with the `action_mask`).
 So it can see what a player sees and nothing more, unless it asks for more
 in `sees` (the play loop then `show`s it before each `act`: "record", the
 hand's public record as its seat saw it; "state", a deep copy of the true
-game state, which only a cheat for measured upper bounds asks for). It owns a seeded
-`np.random.Generator` and never touches the global RNG. Every play loop that
-asks an agent for a move in an env shows it what it sees through one helper,
-`show_table`; the web app refuses an agent that sees the state.
+game state, which only a cheat for measured upper bounds asks for; the web
+app refuses such an agent). Every play loop shows it through one helper,
+`show_table`. It owns a seeded `np.random.Generator`, never the global RNG.
 
-A plain name (``random``, a game's heuristic) gives an agent here (`named_agent`); spec strings,
-which also name bots, searches and a user's factories, are read by `cardlab.agents.agent_spec`, and
-the shipped bots are listed by `cardlab.agents.bot_catalogue`.
-
-Advice: `action_probabilities(observation)` is what an agent would play, as
-probabilities over the legal actions (a bot: its masked softmax; random:
-uniform; a heuristic: its choice with probability 1), and `advise` lists the
-likeliest moves. The web app's hints and `cardlab advise` use it.
+A plain name (``random``, a game's heuristic) gives an agent here
+(`named_agent`); spec strings, which also name bots, searches and a user's
+factories, are read by `cardlab.agents.agent_spec`, and the shipped bots are
+listed by `cardlab.agents.bot_catalogue`. Advice:
+`action_probabilities(observation)` is what an agent would play, as
+probabilities over the legal actions, and `advise` lists the likeliest moves
+(the web app's hints, `cardlab advise`).
 """
 
 from __future__ import annotations

@@ -1,31 +1,23 @@
 """What a hand reader reads: one seat's public knowledge of a hand as one flat float32 vector.
 
-Why here, beside `cardlab.envs.determinize`: a hand reader (`cardlab.agents.hand_reading.reader`)
-predicts where each unseen card is from what the seat could have seen, and
-nothing else; this module is the one place that turns that knowledge into
-numbers, so the reader's training data and its use at the table cannot read
-different things. It reads three public sources, never hidden state:
+Why here, beside `cardlab.envs.determinize`: a hand reader
+(`cardlab.agents.hand_reading.reader`) predicts where each unseen card is
+from what the seat could have seen, and nothing else; this module is the one
+place that turns that knowledge into numbers, so the reader's training data
+and its use at the table cannot read different things. It reads three public
+sources, never hidden state: the seat's observation vector; its
+`Determinization` (which cards are unseen, how many each other hand and the
+pile hold, what the record proves: Switch's A8 `voids`); and the hand's
+public record as the seat saw it, summed per other seat (the cards it laid,
+the suits it declared, its draws and passes, and per kind how many cards it
+has drawn since it last showed it lacked the kind: a player who draws while
+holding a matching card is rarer than one who draws for want of one).
 
-- the seat's observation vector (its own hand, the played cards, the top
-  card, every hand's size, the match: the game's observer);
-- the seat's `Determinization` of it (which cards are unseen, how many each
-  other hand and the face-down pile hold, and, with a record, what the
-  record proves: Switch's A8 draws, `voids`);
-- the hand's public record as the seat saw it (`cardlab.envs.record`, seats
-  numbered from the seat), summed per other seat: the cards it laid, the
-  suits it declared, its draws (voluntary or imposed), its passes, and per
-  kind how many cards it has drawn since it last showed it lacked the kind
-  (it drew of its accord, or passed, while the kind matched the table: same
-  suit as the suit to follow, or same rank as the top card) or since the
-  record proved it held none. A player who draws while holding a card that
-  matches is rarer than one who draws for want of one: the reader learns
-  how much that says of each style.
-
-`InputLayout` names the slices (`fields`) of the vector, like the
-observers' layouts. Per-kind slices cover the kinds of the game's deck
-(`deck_kinds`), in card-id order. Counts are scaled to about 0..1.
-`READING_VERSION` changes whenever the vector's meaning does; a reader file
-names the version it was trained on and is refused under another.
+`InputLayout` names the slices (`fields`) of the vector, like the observers'
+layouts; per-kind slices cover the deck's kinds (`deck_kinds`) in card-id
+order, counts scaled to about 0..1. `READING_VERSION` changes whenever the
+vector's meaning does; a reader file names the version it was trained on and
+is refused under another.
 """
 
 from __future__ import annotations

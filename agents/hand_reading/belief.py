@@ -4,36 +4,22 @@ Why: a search that deals the hidden cards uniformly (`cardlab.envs.determinize`)
 treats a seat that laid its only heart as likely to hold more hearts as one
 that had several to choose from. Each world's deal is played back through
 the hand's public record (`cardlab.envs.replay`) in a batched engine, all
-worlds in lockstep (the same recorded move in every slot), and at each
-decision of another seat every model asked gives, in one call for all the
-slots, the log-probability of the move that seat made there:
+worlds in lockstep, and at each decision of another seat every model asked
+gives, in one call for all the slots, the log-probability of the move that
+seat made there: a heuristic its choice with probability 1 - `eps` (the
+rest spread over the legal moves, ``softened``), a bot its softmax, `random`
+uniform. A model the game's fast paths compile plays the whole record in one
+numba call (`FastPaths.replay`), with the same log-probabilities.
 
-- a heuristic (`greedy`, `expert`): its choice with probability 1 - `eps`,
-  the rest spread evenly over the legal moves (``softened``: a player that
-  strays from it now and then is not ruled out);
-- a bot (one with `logits`): the softmax of its logits over the legal moves;
-- `random`: uniform over the legal moves.
-
-A model its game's fast paths compile (`Agent.compiled`; Huit's `random`,
-`greedy`, `expert`) plays the whole record in one numba call (the game's
-`FastPaths.replay`), with the same log-probabilities as the stepped loop;
-any other model, and a game without a compiled replay (Switch), step.
-
-`weigh` weighs each world by the product of those probabilities for the
-model given to each seat, measures how concentrated the weights are (the
-effective sample size, ESS = (sum w)^2 / sum w^2), falls back to the uniform
-worlds when the ESS falls under `ess` times the worlds, and else resamples
-the worlds by weight (systematic resampling). How a search spends its time
-on this, and uses the weights, is `cardlab.agents.hand_reading.reading`. A world whose replay meets a
-recorded move that is illegal there (its hands cannot have made it) gets
-weight 0: it is not replayed any further. A record the replay cannot follow
-(`replay.unreplayable`: after the played cards became a new pile, A10, B10)
-leaves the worlds uniform.
-
-`Recognizer` keeps, per other seat and model of a library, the log of the
-mean over the uniform worlds of the likelihood of the seat's moves (the
-evidence for that model), for the hand so far and summed over the match's
-finished hands; `best` names each seat's likeliest model.
+`weigh` weighs each world by the product of those probabilities, falls back
+to the uniform worlds when the effective sample size ((sum w)^2 / sum w^2)
+falls under `ess` times the worlds, and else resamples by weight
+(systematic). A world whose replay meets a move illegal there gets weight 0;
+a record the replay cannot follow (after a new pile, A10, B10) leaves the
+worlds uniform. How a search spends its time on this is
+`cardlab.agents.hand_reading.reading`. `Recognizer` keeps, per other seat and
+model of a library, the evidence for that model over the hand and the
+match's finished hands; `best` names each seat's likeliest model.
 """
 
 from __future__ import annotations

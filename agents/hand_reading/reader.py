@@ -1,32 +1,25 @@
 """`HandReader`: where each unseen card is, read from one seat's view of the hand; its files.
 
-Why a learned reader: a likelihood belief (`cardlab.agents.hand_reading.belief`) weighs
-worlds dealt uniformly, and with three or more hidden hands almost every such
-world is far from the truth. A reader predicts the placement directly from
-the seat's public knowledge (`cardlab.envs.reading_inputs`: the observation,
-what the record proves and what each seat laid, drew, passed and declared),
-learned from positions the engines label for free (`cardlab.training.data.reader`).
+Why a learned reader: a likelihood belief (`cardlab.agents.hand_reading.belief`)
+weighs worlds dealt uniformly, and with three or more hidden hands almost
+every such world is far from the truth. A reader predicts the placement
+directly from the seat's public knowledge (`cardlab.envs.reading_inputs`),
+learned from positions the engines label for free
+(`cardlab.training.data.reader`). Design: a per-card softmax over the places a
+card can be (each other hand, then the pile), added to the log of each
+place's size, so an untrained reader is the uniform deal and training learns
+only what the record says beyond it; the deal (`cardlab.envs.leaning`) ties
+the cards together through the exact hand sizes, at a fraction of an
+autoregressive model's cost.
 
-Design: a per-card softmax. For every card kind of the deck, the network's
-logits over the places a card can be (each other hand, seat order from the
-reader, then the face-down pile) are added to the log of each place's size
-(a place with no room gets none), so an untrained reader is the uniform deal
-and training learns only what the record says beyond it. The copies of one
-kind share one distribution (Switch's four decks). An autoregressive model
-over hands would capture "if this card is here, that one is not", but the
-deal (`cardlab.envs.leaning`) already ties the cards together through the
-exact hand sizes, at a fraction of the cost: a reader reads once per decision.
-
-Files: a reader is two files, like a bot (`cardlab.agents.bot`) and held to
-its rules: ``NAME.json`` (`FORMAT`: the game, rules, table, observation and
-reading versions, places, kinds, network shape, summary, the weights' sha256)
-and ``NAME.safetensors`` (an MLP's float32 tensors). `load_reader` checks
-them before anything is built and refuses in one line a file for another
-game, table, rule set or observation/reading version, or a corrupted one;
-its logits must be finite on probes and on positions of random play
-(`played_readings`), as a bot's are, and a reading that is not finite in play
-is refused in one line naming the file.
-The shipped readers are ``agents/readers/GAME-Np.json`` (`shipped_reader`).
+Files: like a bot's and held to its rules, ``NAME.json`` (`FORMAT`: game,
+rules, table, observation and reading versions, places, kinds, network
+shape, summary, the weights' sha256) beside ``NAME.safetensors``.
+`load_reader` refuses in one line a file for another game, table, rule set or
+version, or a corrupted one; its logits must be finite on probes and on
+positions of random play (`played_readings`), and a reading that is not
+finite in play is refused naming the file. The shipped readers are
+``agents/readers/GAME-Np.json`` (`shipped_reader`).
 """
 
 from __future__ import annotations

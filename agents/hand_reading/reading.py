@@ -1,37 +1,25 @@
 """A search's reading of the table within its time budget: the worlds a belief weighs, recognised opponents.
 
-Why apart from `cardlab.agents.hand_reading.belief`: the belief's arithmetic (the replay,
-the weights, the evidence) knows nothing of a search's budget; a reading
-spends it. The record is played back in blocks of worlds (`belief.play_back`,
-each block one deal walked back, one engine load and, for a model its
-game's fast paths compile, one compiled call): without a time cap every world is replayed (blocks
-of at most `MAX_BLOCK`, the same on every machine, C2); under one, the first
-block holds `MIN_BLOCK` worlds and each next one as many as the pace measured
-on this decision's record says end in time (at most `BLOCK_GROWTH` times the
-worlds replayed so far, against a pace that the machine's load made look
-fast), and the replay stops before it would pass its share of the time, so
-that a decision's cap covers the replay and the rollouts together. A record
-in which no other seat has moved yet weighs every world alike: it is not
-replayed.
+Why apart from `cardlab.agents.hand_reading.belief`: the belief's arithmetic
+(the replay, the weights, the evidence) knows nothing of a search's budget; a
+reading spends it. The record is played back in blocks of worlds
+(`belief.play_back`): without a time cap every world is replayed (blocks of
+at most `MAX_BLOCK`, the same on every machine, C2); under one, the first
+block holds `MIN_BLOCK` worlds and each next one as many as the pace
+measured on this decision's record says end in time (at most `BLOCK_GROWTH`
+times the worlds replayed so far), and the replay stops before it would pass
+its share of the time, so a decision's cap covers replay and rollouts
+together. A record in which no other seat has moved yet is not replayed.
 
 A belief's weights are used one of two ways (``weigh=``, `WEIGHS`):
-
-- ``resample``: `pool` times the worlds wanted are dealt and weighed (under a
-  cap, as many as fit in `REPLAY_SHARE` of the time left), and the worlds
-  searched are drawn from them by weight (systematic resampling, shuffled, so
-  that the worlds a cap lets the rollouts finish are a sample of them too);
-  when the belief falls back to uniform worlds under a cap, those searched
-  are the ones dealt for the replay (a deal that fills the record's slots,
-  Switch's A8, costs a Python call a world: no more are dealt);
-- ``weights``: the worlds searched are dealt once, uniformly, and weighed as
-  the rollouts reach them (`prepare`, called by `Rollouts.play` before it
-  loads them: each block's replay counts in the rollouts' pace), and the
-  search's values are the weighted means over the worlds finished
-  (`weighed_values`: self-normalised importance sampling).
-
-Either way a belief whose effective sample size falls under `share` of the
-worlds gives the uniform worlds (`belief.weigh`). Recognition (`recognise`)
-reads the evidence of the worlds replayed before the rollouts start.
+``resample`` (`pool` times the worlds wanted dealt and weighed, under a cap
+as many as fit in `REPLAY_SHARE` of the time left, and the worlds searched
+drawn from them by weight) or ``weights`` (the worlds dealt once and weighed
+as the rollouts reach them, `prepare`; the values are weighted means,
+`weighed_values`: self-normalised importance sampling). Either way a belief
+whose effective sample size falls under `share` of the worlds gives the
+uniform worlds. Recognition (`recognise`) reads the evidence of the worlds
+replayed before the rollouts start.
 """
 
 from __future__ import annotations

@@ -1,60 +1,27 @@
 """Self-play over a batched engine: every seat of every game played by a policy drawn from the league.
 
 ```python
-from cardlab.training.arena.selfplay import SelfPlayBatch, credit
 table = SelfPlayBatch(game, num_games=256, league=settings, learner_share=1.0, seed=0)
 obs, mask, seats, learner = table.observe()      # the seat to move in each game, from its point of view
-actions = my_policy(obs, mask)                   # used in the games where `learner` is True
-rewards, ended = table.step(actions)             # (B, n) win rewards, (B,) episodes over (new ones follow)
+rewards, ended = table.step(my_policy(obs, mask))  # used where `learner` is True; (B, n) rewards, (B,) ends
 ```
 
-Why one move per game per call: the batched engines (`HuitBatch`,
-`SwitchBatch`) apply one action in every live game at each `step`, so a game
-cannot wait while others catch up. Each call therefore plays one move in
-every game: the learner's (given) where a learner seat is to move, a
-snapshot's, a bot's or a heuristic's (chosen here) elsewhere. Snapshots and
-``bot:`` specs act for all their games in one batched forward pass per call
-(a bot spec as its `BotAgent` would: masked argmax); every other spec is one
-agent for all the seats it holds (`cardlab.agents.batch.BatchPlayers`), asked
-once per call for the moves of all its games (`Agent.act_batch`), its one
-generator breaking the ties of its games in row order, seeded from the
-table's seed (the same seed, the same games).
-
-Who sits where is drawn per game at every episode (a deal, or with
-``episode="match"`` a match) from the config's league: one
-random seat is always the learner's; each other seat is the learner's too
-with probability `learner_share` (self-play: the learner plays itself, and
-every one of its seats yields transitions from its own point of view),
-otherwise a snapshot (bot file in the league folder, newest `pool_size`) with
-probability `snapshot_share` once one exists, otherwise a fixed spec drawn by
-weight (`LeagueSettings`, as the single-seat env's league).
-
-With ``episode="match"`` a game is a whole match: hands follow each other
-with running totals, the win rewards come at the match's end (`ended`), and
-the seats are drawn per match. ``reward="points"`` is refused with it (it
-pays each hand's points, which hand episodes already do); ``reward="match"``
-(match episodes only) pays at each hand's end each seat's change of match
-equity instead (`cardlab.training.arena.match_reward`).
-
-`observe_table` is the input of a privileged critic (the lean trainer's
-``policy.privileged_critic``): every seat's observation, the given seat's
-first and then the next seats' in turn order, so a critic reads every hand
-(not the order of the face-down cards) from the point of view of the seat
-whose value it estimates.
-
-Credit (`credit`): a learner transition is (its seat's observation, mask,
-action); its reward is everything its seat receives from its move until its
-next move in the same episode, and it is terminal when the episode ends
-before that. So when another seat ends the hand (the match), every learner
-seat still gets its win reward, on its own last transition. The chain of one
-seat's transitions (`next_index`) is what GAE (`cardlab.training.trainers.ppo.advantages`)
-follows, never the interleaved moves of the other seats of its game.
-
-`SelfPlayVecEnv` is the same table as a stable-baselines3 `VecEnv` (with
-`action_masks()`, so MaskablePPO can train on it): env b is game b, the
-learner holds one seat per game (SB3's GAE follows one column, so one seat),
-and a step plays the learner's move, then the other seats' until its next
-turn, games that are already there waiting (`active`).
+Why one move per game per call: a batched engine applies one action in
+every live game at each `step`, so a game cannot wait while others catch up;
+each call plays the learner's move where a learner seat is to move and a
+snapshot's, a bot's or a heuristic's elsewhere, each spec one batched agent
+for all its games (`cardlab.agents.batch.BatchPlayers`). Who sits where is
+drawn per episode from the league (docs/training.md, "Self-play on the
+batched engines"): one seat is always the learner's, each other is the learner's too
+with probability `learner_share`, else a snapshot or a fixed spec.
+``episode="match"`` makes a game a whole match (``reward="match"`` pays each
+hand's change of match equity, `cardlab.training.arena.match_reward`).
+`observe_table` is a privileged critic's input (every seat's observation,
+the given seat's first). `credit` gives a learner transition everything its
+seat receives until its next move in the same episode, so a hand ended by
+another seat still pays every learner seat; the chain of one seat's
+transitions (`next_index`) is what GAE follows. `SelfPlayVecEnv` is the same
+table as a stable-baselines3 `VecEnv` with `action_masks()`.
 """
 
 from __future__ import annotations

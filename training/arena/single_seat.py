@@ -3,29 +3,21 @@
 The AEC env has one agent per seat; PPO trains one policy on one stream of
 transitions. `SingleSeatEnv` puts the learner in one seat (a new seat every
 hand, drawn with the env's own seeded generator) and lets league opponents
-play every other seat inside `reset()` and `step()`. So:
+play every other seat inside `reset()` and `step()`. So each observation is
+the learner's own, taken at its next decision; the reward of a step is
+everything the learner received from its action up to its next decision (an
+opponent that ends the hand still pays the learner, on the step that led
+there); a hand truncated by the turn limit (C1) ends with ``truncated=True``;
+`action_masks()` is the learner's legal mask (sb3-contrib's protocol). The
+PettingZoo + SB3 tutorial gets the first two wrong (it hands the next seat's
+observation to the learner and drops rewards earned on other seats' moves);
+tests/training/test_single_seat.py checks both.
 
-- each observation is the learner's own, taken at its next decision;
-- the reward of a step is everything the learner received from its action up
-  to its next decision, so when an opponent ends the hand the learner still
-  gets its final reward, on the step that led there;
-- a hand truncated by the turn limit (C1) ends with ``truncated=True``;
-- `action_masks()` is the learner's legal mask (sb3-contrib's protocol).
-
-With ``privileged=True`` each observation is the learner's own followed by
-the hidden cards of the table (`observe_hidden`: the other hands and the next
-cards of the pile), for an asymmetric actor-critic whose critic reads them
-while its actor reads only the first `public_size` numbers
-(`cardlab.training.trainers.policy`). Opponents and teachers always get the public
-observation.
-
-With ``skip_forced=True`` a learner move with a single legal action (say,
-the pass after drawing a card that cannot be laid) is played for it inside
-`step`, its reward still credited: PPO's steps go to real decisions only.
-
-The PettingZoo + SB3 tutorial gets the first two points wrong (it hands the
-next seat's observation to the learner and drops rewards earned on other
-seats' moves); tests/training/test_single_seat.py checks both.
+With ``privileged=True`` each observation is followed by the table's hidden
+cards (`observe_hidden`), for a critic that reads them while the actor reads
+the first `public_size` numbers (`cardlab.training.trainers.policy`). With
+``skip_forced=True`` a learner move with a single legal action is played for
+it inside `step`, its reward still credited.
 """
 
 from __future__ import annotations

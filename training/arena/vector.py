@@ -6,57 +6,22 @@ envs = gymnasium.make_vec("cardlab/Huit-v1", num_envs=256, vectorization_mode="v
                           num_players=2, opponents=["expert"])
 obs, infos = envs.reset(seed=0)  # {"observation": (256, obs_size) float32, "action_mask": (256, A) int8}
 obs, rewards, terminations, truncations, infos = envs.step(actions)
-env = gymnasium.make("cardlab/Switch-v1", num_players=4)   # one game: the same, unbatched
 ```
 
 Why a module of its own above the engines: Gymnasium's one-agent API needs
 someone to play the seats that are not the learner's, and those players are
 agents (heuristics, bots), which `envs` must not import. So the vector env
 lives in `training`, beside the self-play table it borrows from
-(`cardlab.training.arena.selfplay.batched_engine`), and the ids name it by string
-(`cardlab.registration`), so that registering them imports none of this.
-
-What a step is, as the AEC env would play it: env b is game b; its learner
-seat is drawn per episode (``infos["seat"]``); a step applies the learner's
-action, then the other seats' moves until the learner is to move again or
-the hand ends. The reward is everything the learner's seat receives from its
-move until its next one (the AEC env's ``reward`` option: "win" or "points"),
-so when another seat ends the hand the learner still gets its result.
-Terminated is a win, truncated a hand cut by the turn limit (C1). An
-illegal learner action raises a `ValueError` (``illegal_action="raise"``) or,
-with ``illegal_action="penalize"``, ends the game with -1, as in the AEC env.
-An opponent that fails (it raises, chooses an illegal move, a bot's logits
-are not finite) stops `reset` or `step` with an `AgentFailure` naming it,
-its game and seat, before its move reaches the engine; the games are then
-part-way through a step, so the env refuses to step again until `reset`.
-
-Players of the other seats, each drawn per episode and seat from
-`opponents` (uniformly, a spec listed twice counts twice):
-
-- ``"random"``: a uniformly random legal action, for all its games at once;
-- ``"self"``: `policy`, a function of batched (observations, masks) to
-  actions, such as a copy of the learner's current policy (set it, or
-  change it between rollouts, with `set_policy`);
-- any other spec (a heuristic, a bot ``"bot:..."``, a search): one agent per
-  listed spec for all the games and seats it holds
-  (`cardlab.agents.batch.BatchPlayers`), asked once per round of moves for
-  all of them (`Agent.act_batch`: a bot's one forward pass, a compiled
-  heuristic's one kernel call).
-
-In a game with a fused vector step (the game's `FastPaths.vector_step`: Huit),
-with every other seat ``"random"`` or all of them one compiled heuristic, a
-whole step (or `reset`'s play-out) is one compiled call, which plays what the
-Python passes play; a step with a penalized illegal move is played by the
-passes.
-
-Autoreset is Gymnasium's same-step mode (``metadata["autoreset_mode"]``): a
-step that ends a game returns the first observation of the next one, the last
-observation of the ended one in ``infos["final_obs"]`` (flagged by
-``infos["_final_obs"]``). Seeding: ``reset(seed=s)`` deals game b as the AEC
-env's ``reset(seed=s + b)`` does (Gymnasium's sync vector env convention),
-the seats and random players draw from a generator seeded with `s`, and each
-listed spec's agent is seeded from `s` and its place in `opponents` (its one
-generator breaks the ties of all its games, in game order).
+(`cardlab.training.arena.selfplay.batched_engine`), and the ids name it by
+string (`cardlab.registration`), so that registering them imports none of
+this. Its contract (seats, opponents, rewards, ends, same-step autoreset,
+seeding, sizes) is written in docs/own-algorithm.md, "The vector env's
+contract". An opponent that fails stops `reset` or `step` with an
+`AgentFailure` naming it, its game and seat, before its move reaches the
+engine; the env then refuses to step again until `reset`. In a game with a
+fused vector step (`FastPaths.vector_step`: Huit), with every other seat
+``"random"`` or one compiled heuristic, a whole step is one compiled call that
+plays what the Python passes play.
 """
 
 from __future__ import annotations

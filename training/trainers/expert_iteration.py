@@ -5,39 +5,19 @@ but costs a search per move; teaching the bot the search's choices (expert
 iteration, as in ExIt and AlphaZero's policy targets) puts some of that
 strength into a network that plays in one forward pass.
 
-One round, in a run folder (``cardlab teach CONFIG.yaml``):
-
-1. Positions: `num_envs` games in the batched engine (`SelfPlayBatch`), the
-   learner's seat (drawn per hand) played by the base bot (masked argmax, one
-   forward pass for all the games), every other seat by `opponents` (drawn
-   per seat and hand, equal weights). So the positions are the base's own.
-2. Labels: at each of the learner's decisions with more than one legal move,
-   with probability `label_share`, the teacher search is asked for the move
-   (`SearchAgent.act` on the seat's observation alone) and its
-   `last_decision` gives the move it chose and that move's mean value over
-   its worlds (the seat's win reward). The game goes on with the base's move.
-   Unlabelled decisions are kept with probability `keep_share` for the
-   forgetting term.
-3. Training: the student starts as a copy of the base's actor (a new critic
-   beside it) and minimises, over minibatches of the labels,
-   cross-entropy of its masked logits against the search's move
-   + `value_coef` * the squared error of the critic against the search's
-   value of that move + `kl_coef` * KL(base || student) over as many kept
-   unlabelled positions (the base's masked softmax as the target), so that
-   where the search was not asked the student stays the base. A share
-   `holdout_share` of the labels is held out: its cross-entropy and
-   agreement before and after training say whether the lesson generalises.
-4. The bot file (``bot.json`` + ``bot.safetensors``, the actor only; the
-   critic goes to ``critic.safetensors``), ``config.yaml``, ``labels.npz``
-   (reusable with `labels_from`, which skips steps 1 and 2) and
-   ``run.json``, the run record.
-5. With `check_hands` > 0, the check (`versus_base`): the student and its
-   base each play `check_hands` hands against `check_opponent` in every
-   other seat, seats rotated, on the same deals (seed `check_seed`, batched
-   evaluation), and the paired difference of their win rates with its 95%
-   interval (Student's t over the deals' differences) goes into run.json
-   and the bot's summary.
-
+One round, in a run folder (``cardlab teach CONFIG.yaml``): positions from
+the base bot's own play (`SelfPlayBatch`, `opponents` in the other seats);
+labels at a share `label_share` of its decisions with a choice, the teacher
+search's move and that move's value (`SearchAgent.last_decision`), with
+unlabelled positions kept at `keep_share` for the forgetting term; training
+of a copy of the base's actor on cross-entropy against the search's move,
+`value_coef` times the critic's squared error against its value and
+`kl_coef` times KL(base || student) on the kept positions, a holdout share
+saying whether the lesson generalises; the bot file, ``labels.npz``
+(reusable with `labels_from`) and ``run.json``; with `check_hands` > 0 the
+check (`versus_base`): student and base on the same deals against
+`check_opponent`, their paired difference with its 95% interval.
+docs/training.md, "How it works" (Expert iteration), says it for users.
 Reproducible (C2): with the teacher's ``ms=0`` and `max_minutes` 0 the same
 config gives the same labels and the same bot (one torch thread).
 """

@@ -1,53 +1,26 @@
 """A lean masked PPO over the batched self-play engine: the CleanRL-style loop (rollout, GAE, update) in
 torch, on cardlab's shared run machinery (config, run folder, records, checkpoints, league, bot export).
 
-Chosen with ``trainer: lean`` in a config (`cardlab.training.trainers.train.train`
-dispatches here); it reads the same keys as the MaskablePPO trainer (`cardlab.training.trainers.sb3`)
-(``ppo.*``, ``policy.*``, ``eval.*``, ``reward``, ``episode``,
-``max_minutes``, ``checkpoint_every``, ``self_play.*``, ``opponents``) and writes the same
-run folder: config.yaml, TensorBoard ``charts/``, ``losses/``, ``eval/``,
-eval.csv, checkpoints recorded in SHA256SUMS, league snapshots and bot.json.
-
-Why a trainer of our own: sb3-contrib's MaskablePPO tops out at a few
-thousand steps/s even with an env that costs nothing (Python
-work per step and per minibatch); here a rollout is tensors of shape (T, B)
-filled by one forward pass per move over the games where the learner is to
-move (all B in pure self-play), and the update is plain
-torch over them.
+Chosen with ``trainer: lean`` (`cardlab.training.trainers.train.train`
+dispatches here); it reads the same keys as the MaskablePPO trainer and
+writes the same run folder. Why a trainer of our own: sb3-contrib's
+MaskablePPO tops out at a few thousand steps/s even with an env that costs
+nothing (Python work per step and per minibatch); here a rollout is (T, B)
+tensors filled by one forward pass per move over the games where the
+learner is to move, and the update is plain torch over them.
 
 A rollout is `ppo.n_steps` calls of `SelfPlayBatch.step` over `num_envs`
-games: T * B moves, of which the learner's are the transitions (all of them
-when every seat is the learner's). Rewards (``reward: win`` or ``points``, as
-the AEC env pays them, or ``match``: each hand's change of match equity,
-`cardlab.training.arena.match_reward`) and terminal flags come from `selfplay.credit`,
-advantages from `ppo.advantages` (GAE along each seat's chain), and the update
-minimises `ppo.ppo_loss`; a hand truncated at max_turns ends its chains with
-reward 0, like a drawn hand. With ``episode: match`` a game is a whole match
-(the engines' match episodes): the win reward comes at the match's end, and
-``charts/win_rate`` is the learner seats' match win rate. Illegal actions get
-a logit of `ppo.ILLEGAL_LOGIT`, so their probability is exactly 0 and the
-entropy stays finite. The actor and the critic are separate MLPs
-(`policy.net_arch` each); the actor is an `nn.Sequential` exported as a bot
-file with `export_bot`, like SB3's.
-
-With ``policy.privileged_critic: true`` the critic reads every seat's
-observation, the acting seat's first, then the next seats' in turn order
-(`SelfPlayBatch.observe_table`, (B, n * obs_size)): every hand is in it, only
-the order of the face-down cards is not. A transition's value is its seat's,
-and the bootstrap at a rollout's end reads each seat's view. The actor, so
-the bot, is unchanged. It costs n - 1 more engine calls per move and a critic
-whose first layer is n times wider.
-
-Checkpoints are `torch.save` files (model, optimizer, steps), named and
-recorded as the MaskablePPO ones (`cardlab.training.harness.checkpoints`) and loaded
-with ``weights_only=True``; one whose critic is of the other kind than the
-config's (privileged or not) is refused, naming both. A resumed run restarts its games from new deals.
-
-With ``policy.read_hands: W`` > 0 the actor's last hidden layer also feeds a
-head that predicts the other seats' hands, and W times its loss joins PPO's
-(`cardlab.training.trainers.hand_head`); the bot file is the actor alone, as ever.
-A checkpoint with the head and a config without it (or the reverse) is
-refused, naming both.
+games; rewards and terminal flags come from `selfplay.credit` (``reward:
+win``, ``points`` or ``match``), advantages from `ppo.advantages` (GAE along
+each seat's chain), and the update minimises `ppo.ppo_loss`; a truncated hand
+ends its chains with reward 0. Illegal actions get the logit
+`ppo.ILLEGAL_LOGIT` (probability exactly 0, entropy finite). The actor is
+an `nn.Sequential` exported as a bot file. Options that change the network
+(``policy.privileged_critic``: a critic over every seat's observation;
+``policy.read_hands``: a hand-predicting head) are checked against a
+checkpoint's, which is refused naming both when they differ. ``actors: N``
+plays the rollouts in actor processes (`cardlab.training.trainers.actors`);
+docs/training.md, "How it works", has the rest.
 """
 
 from __future__ import annotations

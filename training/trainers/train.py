@@ -1,58 +1,25 @@
-"""Train a MaskablePPO learner in one seat of a card game, against a league.
+"""Train a learner from a config: `train` dispatches to the config's trainer, in one run folder layout.
 
-(With ``trainer: lean`` the run is the lean masked PPO over the batched
-self-play engine, `cardlab.training.trainers.lean`, in the same run folder layout; the
-MaskablePPO trainer is `cardlab.training.trainers.sb3`.)
-
-```python
-from cardlab.training.trainers.train import train_from_file
-run_dir = train_from_file("configs/huit_quick.yaml")
-```
-
-With ``imitation.enabled`` the policy first copies a teacher agent (behaviour
-cloning on its moves, the critic on their outcomes; see `imitate`), is
-evaluated at step 0, then PPO trains it. A run writes
-``runs/<name>__<seed>__<YYYYmmdd-HHMMSS>/``:
-
-- ``config.yaml``: the resolved config (every key, defaults filled in);
-- TensorBoard events: ``charts/`` (training win rate, episode return and
-  length, steps/s, learning rate), ``losses/`` (SB3's ``train/*`` renamed),
-  ``eval/`` (win rate, Wilson and paired bounds and mean points per eval opponent),
-  ``imitation/`` (per epoch of the warm start);
-- ``checkpoints/model_<steps>.zip``: MaskablePPO checkpoints, every
-  `checkpoint_every` steps and at the end, each recorded with its sha256 in
-  ``checkpoints/SHA256SUMS``: checkpoints are pickles, so only recorded ones
-  are loaded (`cardlab.training.harness.checkpoints`); ``checkpoints/league/``: the
-  self-play snapshots (bot files);
-- ``eval.csv``: the evaluation history (`EVAL_FIELDS`: steps, opponent, hands,
-  win_rate, ci_low, ci_high (Wilson), paired_ci_low, paired_ci_high (clustered
-  by deal), mean_points, and the match columns, filled when
-  the final evaluation plays `eval.final_matches`), the final evaluation last;
-- ``bot.json`` + ``bot.safetensors``: the trained bot (`cardlab.agents.bot`).
-
-An evaluation plays `hands` hands of the learner (masked argmax) against each
-eval opponent spec, which fills every other seat, with
-`cardlab.evaluation.evaluate.evaluate`: each deal is played once per seat of the
-learner. The deals are the same at every evaluation (a fixed seed), so
+``train_from_file("configs/huit_quick.yaml")`` returns the run folder.
+``trainer: maskable_ppo`` (the default) is sb3-contrib's MaskablePPO in one
+seat against a league (`cardlab.training.trainers.sb3`); ``trainer: lean`` is
+the lean masked PPO, or DMC, over the batched self-play engine
+(`cardlab.training.trainers.lean`). With ``imitation.enabled`` the policy first
+copies a teacher agent, is evaluated at step 0, then trains. A run writes
+``runs/<name>__<seed>__<YYYYmmdd-HHMMSS>/``: ``config.yaml`` (every key
+resolved), TensorBoard events (``charts/``, ``losses/``, ``eval/``,
+``imitation/``), checkpoints recorded with their sha256 in
+``checkpoints/SHA256SUMS`` (only recorded ones are loaded), the league's
+snapshots, ``eval.csv`` (`EVAL_FIELDS`) and the bot file; docs/training.md
+lists them. Evaluations play the same deals each time (a fixed seed), so
 successive win rates differ by the learner's play, not by the cards.
 
-What a run shows (`Progress`): its folder when it starts; with ``progress``,
-on a terminal a bar on stderr (its ETA the average rate since training
-started, its postfix the last evaluation and its step), otherwise one line on
-stdout per evaluation, checkpoint and imitation stage, so a redirected log
-stays short; at the end the final evaluation table. Win rates are fractions
-(0.475 [0.444, 0.506]) everywhere, as `cardlab eval` prints them. Ctrl-C
-stops the run with `TrainingInterrupted`, which names the run folder and its
-last checkpoint (what ``--resume`` continues from).
-
-`train(cfg, resume=RUN_DIR)` continues a run from its last checkpoint (refused
-unless the run recorded it, unchanged, in checkpoints/SHA256SUMS): same
-config (only `total_timesteps`, `max_minutes`, `actors`, `device` and `ray.address` may change),
-step counter, league snapshots and eval history; TensorBoard curves continue at the restored step.
-
-With ``vec_env: subproc`` the envs run in worker processes started by
-multiprocessing (forkserver): a script that calls `train` needs the usual
-``if __name__ == "__main__":`` guard (notebooks and the `cardlab` command do not).
+`train(cfg, resume=RUN_DIR)` continues a run from its last recorded
+checkpoint with the same config (only `total_timesteps`, `max_minutes`,
+`actors`, `device` and `ray.address` may change). Ctrl-C stops a run with
+`TrainingInterrupted`, which names the folder and its last checkpoint. With
+``vec_env: subproc`` a script that calls `train` needs the usual
+``if __name__ == "__main__":`` guard (notebooks and `cardlab` do not).
 """
 
 
