@@ -28,6 +28,7 @@ from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.training.config_bounds import check_network, check_numbers
+from cardlab.training.dmc_config import ALGORITHMS, DMCConfig, check_dmc
 from cardlab.training.match_reward import MATCH, table_equity
 from cardlab.training.placement import DEVICES, check_placement
 from cardlab.training.single_seat import make_game_env
@@ -215,6 +216,8 @@ class TrainConfig:
     trainer: str = "maskable_ppo"
     """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
     (`cardlab.training.lean`: masked PPO over the batched self-play engine; num_envs games in one batch)"""
+    algorithm: str = "ppo"
+    """trainer lean: its learner, 'ppo' (masked PPO) or 'dmc' (deep Monte Carlo, ``dmc.*``: docs/training.md)"""
     seed: int = 1
     """seed of the learner, the envs and the evaluation deals"""
     game: str = "huit"
@@ -244,6 +247,8 @@ class TrainConfig:
     """optional warm start by copying a teacher agent before PPO"""
     ppo: PPOConfig = dataclasses.field(default_factory=PPOConfig)
     """MaskablePPO hyper-parameters"""
+    dmc: DMCConfig = dataclasses.field(default_factory=DMCConfig)
+    """deep Monte Carlo's hyper-parameters (algorithm: dmc)"""
     policy: PolicyConfig = dataclasses.field(default_factory=PolicyConfig)
     """the network"""
     num_envs: int = 2
@@ -416,6 +421,7 @@ def _validate(cfg: TrainConfig) -> None:
     _one_of(cfg.device, "device", DEVICES)
     check_placement(cfg)
     _one_of(cfg.trainer, "trainer", TRAINERS)
+    _one_of(cfg.algorithm, "algorithm", ALGORITHMS)
     env = _validate_game(cfg)
 
     _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
@@ -434,6 +440,7 @@ def _validate(cfg: TrainConfig) -> None:
         _check(cfg.policy.read_hands == 0, f"policy.read_hands (with trainer: {cfg.trainer})",
                cfg.policy.read_hands, "use 0, or trainer: lean")
         for key, value, default in (("actors", cfg.actors, 0), ("device", cfg.device, "cpu"),
+                                    ("algorithm", cfg.algorithm, "ppo"),
                                     ("ray.address", cfg.ray.address, "")):
             _check(value == default, f"{key} (with trainer: {cfg.trainer})", value,
                    f"use {default!r}, or trainer: lean")
@@ -470,6 +477,7 @@ def _check_lean(cfg: TrainConfig) -> None:
            "this game has no batched engine (GameSpec.batched): use trainer: maskable_ppo")
     _check(not cfg.skip_forced_moves, "skip_forced_moves (with trainer: lean)", cfg.skip_forced_moves,
            "use false, or trainer: maskable_ppo")
+    check_dmc(cfg, _check)
 
 
 def _validate_game(cfg: TrainConfig) -> Any:

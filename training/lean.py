@@ -169,6 +169,7 @@ class LeanRun:
         """what starts the actors on a Ray cluster (``ray.address``): cluster.lean_actors.RayActors"""
         self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
         self.device = learner_device(cfg.device)
+        torch.manual_seed(cfg.seed)  # the first weights are the seed's, whatever ran before in this process
         self.model = new_model(cfg).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer,
