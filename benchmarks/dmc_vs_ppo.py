@@ -36,7 +36,7 @@ OPPONENT = "expert"
 
 
 def recipe(steps: int, hands: int) -> TrainConfig:
-    """The Huit 4p recipe from scratch, `steps` learner steps, a final evaluation of `hands` against experts."""
+    """The Huit 4p recipe from scratch for `steps` learner steps; the final evaluation: `hands` vs experts."""
     cfg = load_config(RECIPE)
     return dataclasses.replace(
         cfg, name="huit_4p_scratch", total_timesteps=steps, max_minutes=0.0, checkpoint_every=steps,

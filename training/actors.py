@@ -38,7 +38,7 @@ from torch import nn
 
 from cardlab.envs.spec import make_game
 from cardlab.training.config import TrainConfig
-from cardlab.training.lean_model import new_model
+from cardlab.training.dmc_model import MonteCarlo, build_model
 from cardlab.training.rollouts import Rollout, play
 from cardlab.training.runs import league_settings
 from cardlab.training.selfplay import SelfPlayBatch
@@ -67,7 +67,9 @@ class RolloutActor:
     def __init__(self, cfg: TrainConfig, league_dir: str, seeds: tuple[int, int]) -> None:
         torch.set_num_threads(1)
         self.cfg = cfg
-        self.model = new_model(cfg)
+        self.model = build_model(cfg)
+        self.monte_carlo = MonteCarlo() if cfg.algorithm == "dmc" else None
+        """``algorithm: dmc``: the moves of this actor's games waiting for their episodes' ends"""
         game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
         self.table = SelfPlayBatch(game, cfg.num_envs, league_settings(cfg, Path(league_dir)),
                                    learner_share=cfg.self_play.learner_share, seed=seeds[0],
@@ -84,7 +86,8 @@ class RolloutActor:
         """A rollout with the newest weights: `state` (of `version`) where given, else the last loaded."""
         if state is not None and version != self.version:
             self.load(state, version)
-        rollout = play(self.model, self.table, self.cfg, values=False, generator=self.generator).cut()
+        played = play(self.model, self.table, self.cfg, values=False, generator=self.generator)
+        rollout = played.cut() if self.monte_carlo is None else self.monte_carlo.finish(played)
         rollout.version = self.version
         return rollout
 

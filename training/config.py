@@ -28,7 +28,7 @@ from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.aec import EPISODES, REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.training.config_bounds import check_network, check_numbers
-from cardlab.training.dmc_config import ALGORITHMS, DMCConfig, check_dmc
+from cardlab.training.dmc_config import DMCConfig, check_dmc
 from cardlab.training.match_reward import MATCH, table_equity
 from cardlab.training.placement import DEVICES, check_placement
 from cardlab.training.single_seat import make_game_env
@@ -156,7 +156,7 @@ class PolicyConfig:
     """The actor-critic network."""
 
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
-    """hidden layer sizes, used for both the policy (pi) and the value (vf) network (separate weights)"""
+    """hidden layer sizes of the policy (pi) and the value (vf) network (separate weights), or DMC's Q net"""
     activation: str = "tanh"
     """activation between layers: 'tanh' or 'relu'"""
     privileged_critic: bool = False
@@ -202,9 +202,8 @@ class RayConfig:
     """trainer lean with actors > 0: the actors as Ray actors (`cardlab.training.ray_actors`)."""
 
     address: str = ""
-    """'' (actor processes on this machine), 'local' (a Ray started here for the run), 'auto' (the Ray
-    running on this machine) or a cluster's HOST:PORT (`ray start --head` prints it); the command's
-    --ray-address sets it"""
+    """'' (actor processes on this machine), 'local' (a Ray started here for the run), 'auto' (the Ray running
+    on this machine) or a cluster's HOST:PORT (`ray start --head` prints it); --ray-address sets it"""
 
 
 @dataclasses.dataclass
@@ -217,7 +216,7 @@ class TrainConfig:
     """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
     (`cardlab.training.lean`: masked PPO over the batched self-play engine; num_envs games in one batch)"""
     algorithm: str = "ppo"
-    """trainer lean: its learner, 'ppo' (masked PPO) or 'dmc' (deep Monte Carlo, ``dmc.*``: docs/training.md)"""
+    """trainer lean's learner, 'ppo' (masked PPO) or 'dmc' (deep Monte Carlo: ``dmc.*``, docs/training.md)"""
     seed: int = 1
     """seed of the learner, the envs and the evaluation deals"""
     game: str = "huit"
@@ -304,10 +303,7 @@ def load_config(path: str | Path) -> TrainConfig:
 
 
 def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:
-    """A dataclass of plain-typed fields from plain data, every key and type checked as a config's are.
-
-    Other YAML files of cardlab (sweep files) use it, so their errors read like a config's.
-    """
+    """A dataclass from plain data, every key and type checked as a config's (sweep files use it too)."""
     return _parse(cls, data, path)
 
 
@@ -421,7 +417,6 @@ def _validate(cfg: TrainConfig) -> None:
     _one_of(cfg.device, "device", DEVICES)
     check_placement(cfg)
     _one_of(cfg.trainer, "trainer", TRAINERS)
-    _one_of(cfg.algorithm, "algorithm", ALGORITHMS)
     env = _validate_game(cfg)
 
     _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
@@ -439,9 +434,8 @@ def _validate(cfg: TrainConfig) -> None:
                "use 'hand', or trainer: lean")
         _check(cfg.policy.read_hands == 0, f"policy.read_hands (with trainer: {cfg.trainer})",
                cfg.policy.read_hands, "use 0, or trainer: lean")
-        for key, value, default in (("actors", cfg.actors, 0), ("device", cfg.device, "cpu"),
-                                    ("algorithm", cfg.algorithm, "ppo"),
-                                    ("ray.address", cfg.ray.address, "")):
+        for key, value, default in (("actors", cfg.actors, 0), ("device", cfg.device, "cpu"), ("ray.address",
+                                    cfg.ray.address, ""), ("algorithm", cfg.algorithm, "ppo")):
             _check(value == default, f"{key} (with trainer: {cfg.trainer})", value,
                    f"use {default!r}, or trainer: lean")
     pop = cfg.population

@@ -67,10 +67,13 @@ from cardlab.envs.spec import make_game
 from cardlab.training.actors import ActorPool, PoolFactory, pool_factory
 from cardlab.training.checkpoints import checkpoint_path, checkpoint_steps, save_checkpoint, verify_checkpoint
 from cardlab.training.config import TrainConfig
+from cardlab.training.dmc import ALGORITHM as DMC_ALGORITHM
+from cardlab.training.dmc import DMCLearner
+from cardlab.training.dmc_model import QLearner, build_model
 from cardlab.training.hand_head import HEAD_WEIGHT, read_loss
 from cardlab.training.league import list_snapshots, publish_snapshot, save_snapshot
 from cardlab.training.lean_imitation import imitate
-from cardlab.training.lean_model import ActorCritic, inputs, new_model
+from cardlab.training.lean_model import ActorCritic, inputs
 from cardlab.training.placement import learner_device
 from cardlab.training.ppo import ppo_loss
 from cardlab.training.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
@@ -89,6 +92,8 @@ from cardlab.training.runs import and_matches, bot_summary, finish_run, league_f
 from cardlab.training.selfplay import SelfPlayBatch
 
 ALGORITHM = "lean masked PPO"
+Q_FEATURES = "features"
+"""the state-dict key of DMC's move features, which only its Q network holds"""
 CRITIC_WEIGHT = "critic.0.weight"
 """the state-dict key of the critic's first layer, whose width tells a privileged critic from a plain one"""
 
@@ -97,7 +102,7 @@ CRITIC_WEIGHT = "critic.0.weight"
 class _Checkpoint:
     """What a lean checkpoint holds; `save` is what `save_checkpoint` calls."""
 
-    model: ActorCritic
+    model: ActorCritic | QLearner
     optimizer: torch.optim.Optimizer
     steps: int
 
@@ -107,7 +112,7 @@ class _Checkpoint:
                     "steps": self.steps}, path)
 
 
-def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer | None,
+def _load(path: Path, run_dir: Path, model: ActorCritic | QLearner, optimizer: torch.optim.Optimizer | None,
           num_players: int) -> int:
     """Restore a recorded lean checkpoint (checked by `verify_checkpoint`); returns its steps."""
     try:
@@ -118,12 +123,24 @@ def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.
     if not isinstance(data, dict) or set(data) != {"model", "optimizer", "steps"}:
         raise ValueError(f"checkpoint {path} is not a lean PPO checkpoint (trainer: lean); was the run "
                          "trained with trainer: maskable_ppo?")
-    _check_critic(path, data["model"], model, num_players)
-    _check_head(path, data["model"], model)
+    _check_algorithm(path, data["model"], model)
+    if isinstance(model, ActorCritic):
+        _check_critic(path, data["model"], model, num_players)
+        _check_head(path, data["model"], model)
     model.load_state_dict(data["model"])
     if optimizer is not None:
         optimizer.load_state_dict(data["optimizer"])
     return int(data["steps"])
+
+
+def _check_algorithm(path: Path, state: object, model: ActorCritic | QLearner) -> None:
+    """Refuse a checkpoint of the other learner (PPO's actor-critic, DMC's Q network) than the config's."""
+    held = isinstance(state, dict) and Q_FEATURES in state
+    if held == isinstance(model, QLearner):
+        return
+    kinds = {True: "DMC's Q network (algorithm: dmc)", False: "PPO's actor-critic (algorithm: ppo)"}
+    raise ValueError(f"checkpoint {path} holds {kinds[held]}, but the config asks for {kinds[not held]}: "
+                     "load it with the config it was trained with (the run's config.yaml)")
 
 
 def _check_critic(path: Path, state: object, model: ActorCritic, num_players: int) -> None:
@@ -155,7 +172,7 @@ def _check_head(path: Path, state: object, model: ActorCritic) -> None:
 
 def load_actor(path: Path, run_dir: Path, cfg: TrainConfig) -> tuple[nn.Sequential, int]:
     """(actor, steps) of a lean run's recorded checkpoint, for `cardlab export`."""
-    model = new_model(cfg)
+    model = build_model(cfg)
     return model.actor, _load(path, run_dir, model, None, cfg.num_players)
 
 
@@ -170,8 +187,12 @@ class LeanRun:
         self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
         self.device = learner_device(cfg.device)
         torch.manual_seed(cfg.seed)  # the first weights are the seed's, whatever ran before in this process
-        self.model = new_model(cfg).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
+        self.model = build_model(cfg).to(self.device)
+        rate = cfg.dmc.learning_rate if isinstance(self.model, QLearner) else cfg.ppo.learning_rate
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=rate, eps=1e-5)
+        q = self.model if isinstance(self.model, QLearner) else None
+        self.dmc = None if q is None else DMCLearner(cfg, q, self.optimizer, self.device)
+        """the steps of ``algorithm: dmc`` (None: PPO's, this class's own)"""
         self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer,
                                                                cfg.num_players)
         self.saved_steps = None if checkpoint is None else self.steps
@@ -202,7 +223,7 @@ class LeanRun:
         next_eval = next_multiple(self.steps, cfg.eval.every_steps)
         next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
         checkpoints = CheckpointClock(self.steps, cfg.checkpoint_every, cfg.checkpoint_minutes)
-        if self.steps == 0 and cfg.imitation.enabled:
+        if self.steps == 0 and cfg.imitation.enabled and isinstance(self.player, ActorCritic):
             imitate(self.player.actor, self.player.critic, self.player.masked_logits, cfg, self.game,
                     self.progress, self.logger)
             if self.player is not self.model:
@@ -252,7 +273,8 @@ class LeanRun:
         bar.finish()
 
         def write_bot(results: list[LearnerEval]) -> None:
-            summary = {**bot_summary(cfg, self.run_dir, self.steps, results), "algorithm": ALGORITHM}
+            algorithm = ALGORITHM if self.dmc is None else DMC_ALGORITHM
+            summary = {**bot_summary(cfg, self.run_dir, self.steps, results), "algorithm": algorithm}
             export_bot(self.player.actor, self.run_dir / "bot", game=self.game, summary=summary)
 
         def final_evaluation() -> list[LearnerEval]:
@@ -267,10 +289,17 @@ class LeanRun:
         """`ppo.n_steps` moves in every game of this process's table, as PPO's batch of the learner's."""
         if self.table is None:
             raise RuntimeError("a run with actors plays in its actors: use collect")
+        if self.dmc is not None:
+            played = play(self.player, self.table, self.cfg, values=False)
+            return self._score(self.dmc.monte_carlo.finish(played))
         return self._score(play(self.player, self.table, self.cfg, values=self.player is self.model))
 
     def _score(self, played: Rollout) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-        batch, stats, steps = score(played, self.cfg, self.model, self.device)
+        if self.dmc is not None:
+            batch, stats, steps = self.dmc.score(played)
+        else:
+            assert isinstance(self.model, ActorCritic)
+            batch, stats, steps = score(played, self.cfg, self.model, self.device)
         self.steps += steps
         return batch, stats
 
@@ -297,8 +326,18 @@ class LeanRun:
         return batch, stats
 
     def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        """One learning step on a rollout's batch (PPO's, or DMC's: `DMCLearner.update`); then the copy that
+        plays is brought up to date."""
+        stats = self._ppo_update(batch) if self.dmc is None else self.dmc.update(batch)
+        self.version += 1
+        if self.player is not self.model:
+            self.player.load_state_dict(self.model.state_dict())  # back to the CPU, for play and bot files
+        return stats
+
+    def _ppo_update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
         """`ppo.n_epochs` passes of clipped-objective minibatch steps over the rollout's transitions."""
-        ppo = self.cfg.ppo
+        ppo, model = self.cfg.ppo, self.model
+        assert isinstance(model, ActorCritic)
         size = len(batch["actions"])
         totals = dict.fromkeys(("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"), 0.0)
         weight, read_total = self.cfg.policy.read_hands, 0.0
@@ -309,12 +348,12 @@ class LeanRun:
                 idx = order[begin:begin + ppo.batch_size]
                 if len(idx) < 2:
                     continue
-                logits = self.model.masked_logits(batch["obs"][idx], batch["mask"][idx])
+                logits = model.masked_logits(batch["obs"][idx], batch["mask"][idx])
                 terms = ppo_loss(logits, batch["actions"][idx], batch["logp"][idx], batch["advantages"][idx],
-                                 self.model.value(batch["critic"][idx]), batch["returns"][idx], ppo)
+                                 model.value(batch["critic"][idx]), batch["returns"][idx], ppo)
                 loss = terms.loss
                 if "hands" in batch:
-                    read = read_loss(self.model.read(batch["obs"][idx]), batch["hands"][idx])
+                    read = read_loss(model.read(batch["obs"][idx]), batch["hands"][idx])
                     loss = loss + weight * read
                     read_total += read.item()
                 self.optimizer.zero_grad()
@@ -328,9 +367,6 @@ class LeanRun:
         if "hands" in batch:
             stats["losses/read_hands"] = read_total / max(count, 1)
         stats["charts/learning_rate"] = ppo.learning_rate
-        self.version += 1
-        if self.player is not self.model:
-            self.player.load_state_dict(self.model.state_dict())  # back to the CPU, for play and bot files
         return stats
 
     # ------------------------------------------------------------ run folder
