@@ -13,8 +13,9 @@ row already there is skipped, so the benchmark runs in rounds: one row per
 call with ``--only LABEL`` (each a run of minutes) and the table printed at
 the end of each call.
 
-Run: ``python benchmarks/dmc_vs_ppo.py [--steps 6000000] [--hands 2000] [--only ppo]
-[--out benchmarks/results/dmc-vs-ppo.json] [--runs-dir runs/dmc_vs_ppo]``.
+Run: ``python benchmarks/dmc_vs_ppo.py [--steps 12000000] [--hands 2000] [--only ppo]
+[--out benchmarks/results/dmc-vs-ppo-<steps>.json] [--runs-dir runs/dmc_vs_ppo]`` (the default results
+file is named by the steps, e.g. ``dmc-vs-ppo-12m.json``).
 """
 
 from __future__ import annotations
@@ -74,24 +75,25 @@ def measure(label: str, cfg: TrainConfig, runs_dir: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=6_000_000)
+    parser.add_argument("--steps", type=int, default=12_000_000)
     parser.add_argument("--hands", type=int, default=2000)
     parser.add_argument("--only", nargs="*", default=None, help="labels to run (default: every row)")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "dmc-vs-ppo.json")
+    parser.add_argument("--out", type=Path, default=None, help="results file (default: by the steps)")
     parser.add_argument("--runs-dir", type=Path, default=REPO / "runs" / "dmc_vs_ppo")
     args = parser.parse_args()
     table = rows(args.steps, args.hands)
+    out = args.out or REPO / "benchmarks" / "results" / f"dmc-vs-ppo-{args.steps / 1e6:g}m.json"
     unknown = sorted(set(args.only or ()) - set(table))
     if unknown:
         parser.error(f"unknown row(s) {', '.join(unknown)}: the rows are {', '.join(table)}")
-    done: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.exists() else []
+    done: list[dict[str, Any]] = json.loads(out.read_text()) if out.exists() else []
     for label, cfg in table.items():
         if (args.only is not None and label not in args.only) or any(
                 r["label"] == label and r["steps"] >= args.steps for r in done):
             continue
         done = [r for r in done if r["label"] != label] + [measure(label, cfg, args.runs_dir)]
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(done, indent=1) + "\n")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(done, indent=1) + "\n")
     print(f"Huit 4p from scratch, {args.steps:,} steps each, final evaluation against three experts:")
     print("| learner | network | steps | hands | vs expert | 95% CI (paired) | Wilson | minutes |")
     print("|---|---|---|---|---|---|---|---|")

@@ -107,7 +107,7 @@ class QLearner(nn.Module):
         super().__init__()
         width = net_arch[-1]
         self.state = nn.Sequential(*list(mlp([obs_size, *net_arch, width], activation, 1.0))[:-1])
-        self.moves = mlp([MOVE_FEATURES, MOVE_HIDDEN, width + 1], activation, 1.0)
+        self.moves = mlp([MOVE_FEATURES, MOVE_HIDDEN, width + 1], activation, 0.01)  # Q about 0 at first
         self.register_buffer("features", torch.from_numpy(features))
         self.head = nn.Linear(width, len(features)).requires_grad_(False)
         self.actor = nn.Sequential(*self.state, self.head)
