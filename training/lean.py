@@ -92,6 +92,8 @@ from cardlab.training.runs import and_matches, bot_summary, finish_run, league_f
 from cardlab.training.selfplay import SelfPlayBatch
 
 ALGORITHM = "lean masked PPO"
+ALGORITHMS = {"ppo": ALGORITHM, "dmc": DMC_ALGORITHM}
+"""the bot file summary's name of each learner (``algorithm``)"""
 Q_FEATURES = "features"
 """the state-dict key of DMC's move features, which only its Q network holds"""
 CRITIC_WEIGHT = "critic.0.weight"
@@ -273,8 +275,8 @@ class LeanRun:
         bar.finish()
 
         def write_bot(results: list[LearnerEval]) -> None:
-            algorithm = ALGORITHM if self.dmc is None else DMC_ALGORITHM
-            summary = {**bot_summary(cfg, self.run_dir, self.steps, results), "algorithm": algorithm}
+            summary = {**bot_summary(cfg, self.run_dir, self.steps, results),
+                       "algorithm": ALGORITHMS[cfg.algorithm]}
             export_bot(self.player.actor, self.run_dir / "bot", game=self.game, summary=summary)
 
         def final_evaluation() -> list[LearnerEval]:
