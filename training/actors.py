@@ -57,7 +57,8 @@ def actor_seeds(cfg: TrainConfig, start_steps: int, index: int, start: int) -> t
 
 class RolloutActor:
     """One actor: its games and a CPU copy of the policy; plays one rollout at a time (`play`), cut to the
-    learner's moves (`Rollout.cut`: the rest is never sent).
+    learner's moves (`Rollout.cut`: the rest is never sent), or with ``algorithm: dmc`` to the learner's moves
+    whose hands have ended, with their returns (`dmc_model.MonteCarlo`, which keeps the others till then).
 
     The same class runs in an actor process (`ProcessActors`) and as a Ray
     actor (`cardlab.training.ray_actors`); the learner sends it the actor

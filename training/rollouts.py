@@ -7,7 +7,8 @@ rewards and ends); the learner scores it. The single-process trainer
 (``actors: 0``) does both in turn, with the same code.
 
 `play` steps ``ppo.n_steps`` moves in every game of a `SelfPlayBatch`,
-sampling the learner's moves from the actor's masked logits. With
+choosing the learner's moves from the actor's masked logits (`Player.choose`:
+PPO samples them, DMC is epsilon-greedy). With
 ``values=True`` (the single process on the CPU) it also asks the critic for
 each transition's value as it goes, as the trainer always did; an actor
 leaves the values to the learner (it holds no critic), whose `score` asks its
