@@ -7,6 +7,8 @@ dispatches here); it reads the same keys as the MaskablePPO trainer (`cardlab.tr
 ``max_minutes``, ``checkpoint_every``, ``self_play.*``, ``opponents``) and writes the same
 run folder: config.yaml, TensorBoard ``charts/``, ``losses/``, ``eval/``,
 eval.csv, checkpoints recorded in SHA256SUMS, league snapshots and bot.json.
+With ``algorithm: dmc`` the same loop trains DouZero's deep Monte Carlo
+learner instead of PPO (`cardlab.training.dmc`: its network, targets and update).
 
 Why a trainer of our own: sb3-contrib's MaskablePPO tops out at a few
 thousand steps/s even with an env that costs nothing (Python
