@@ -12,6 +12,8 @@ import pathlib
 import re
 import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,14 +23,15 @@ import torch
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from cardlab.agents.bot import load_bot
+from cardlab.agents.bot import bot_paths, load_bot
 from cardlab.cli import main
 from cardlab.cluster.lean_actors import check_address
+from cardlab.training.arena.league import list_snapshots
 from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints
 from cardlab.training.harness.config import config_from_dict, config_to_dict, load_config
 from cardlab.training.harness.placement import learner_device, usable_cores
 from cardlab.training.harness.records import LearnerEval
-from cardlab.training.harness.runs import TrainingInterrupted
+from cardlab.training.harness.runs import TrainingInterrupted, league_folder
 from cardlab.training.trainers.lean_model import ActorCritic
 from cardlab.training.trainers.rollouts import Rollout, score
 from cardlab.training.trainers.train import train
@@ -49,15 +52,12 @@ def fingerprint(run_dir: pathlib.Path) -> dict[str, Any]:
 
 
 def test_no_actors_trains_as_the_single_process_did(tmp_path: pathlib.Path) -> None:
-    """`tiny()` with `actors: 0` gives the weights and evaluations recorded from the code before actors.
+    """`tiny()` with `actors: 0` gives the weights and evaluations recorded (lean_reference.json's made_by).
 
-    torch's global generator is seeded first: the lean trainer builds its network before it seeds it,
-    so without that the first weights differ from process to process (on the code before as well).
     The sums are compared to 1e-9 relative rather than the digest alone, so that a CPU whose matrix
     kernels round differently in the last bit still passes; another draw of any random number (a
     different deal, sample or minibatch) moves them by far more."""
     reference = json.loads(REFERENCE.read_text())
-    torch.manual_seed(0)
     found = fingerprint(train(tiny(actors=0), runs_dir=tmp_path, progress=False))
     assert (found["steps"], found["eval"]) == (reference["steps"], reference["eval"])
     assert found["sums"].keys() == reference["sums"].keys()
@@ -180,3 +180,38 @@ def test_a_cut_rollout_scores_as_the_whole_one() -> None:
     assert (whole_steps, whole_stats) == (cut_steps, cut_stats) and whole_steps == int(played.learner.sum())
     for key, value in whole.items():
         assert torch.equal(value, cut[key]), key
+
+
+RUN_IN_A_FRESH_PROCESS = """
+import pathlib, sys
+import torch
+from cardlab.training.trainers.train import train
+from tests.training.test_ppo import tiny
+torch.rand(int(sys.argv[3]))  # what else ran before in the process: it must not move the run
+train(tiny(actors=int(sys.argv[2])), runs_dir=pathlib.Path(sys.argv[1]), progress=False)
+"""
+
+
+def _fresh_run(runs_dir: pathlib.Path, actors: int, before: int) -> pathlib.Path:
+    """The run folder of `tiny(actors=actors)` trained in a new Python process that drew `before` numbers
+    from torch's global generator first."""
+    subprocess.run([sys.executable, "-c", RUN_IN_A_FRESH_PROCESS, str(runs_dir), str(actors), str(before)],
+                   check=True, cwd=pathlib.Path(__file__).resolve().parents[2], timeout=600)
+    (run_dir,) = runs_dir.iterdir()
+    return run_dir
+
+
+def _first_snapshot(run_dir: pathlib.Path) -> bytes:
+    return bot_paths(list_snapshots(league_folder(run_dir))[0])[1].read_bytes()
+
+
+def test_a_run_is_the_same_in_fresh_processes(tmp_path: pathlib.Path) -> None:
+    """The lean trainer seeds torch before it builds its network: two runs of one config in new processes
+    (each starting torch's generator at its own seed, one also drawing from it first) have the same first
+    weights, and with `actors: 0` the same final weights and evaluations; with actors the rest depends on
+    which rollout comes first, so the first weights (the league's 0-step snapshot) are compared."""
+    alone = [_fresh_run(tmp_path / f"alone{i}", 0, before) for i, before in enumerate((1, 1000))]
+    assert fingerprint(alone[0]) == fingerprint(alone[1])
+    assert _first_snapshot(alone[0]) == _first_snapshot(alone[1])
+    acting = _fresh_run(tmp_path / "acting", 1, 3)
+    assert _first_snapshot(acting) == _first_snapshot(alone[0])

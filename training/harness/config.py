@@ -28,6 +28,7 @@ from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.training.arena.match_reward import MATCH, table_equity
 from cardlab.training.arena.single_seat import make_game_env
 from cardlab.training.harness.config_bounds import check_network, check_numbers
+from cardlab.training.harness.dmc_config import DMCConfig, check_dmc
 from cardlab.training.harness.placement import DEVICES, check_placement
 from cardlab.training.harness.yaml_files import read_extended
 
@@ -153,7 +154,7 @@ class PolicyConfig:
     """The actor-critic network."""
 
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
-    """hidden layer sizes, used for both the policy (pi) and the value (vf) network (separate weights)"""
+    """hidden layer sizes of the policy (pi) and the value (vf) network (separate weights), or DMC's Q net"""
     activation: str = "tanh"
     """activation between layers: 'tanh' or 'relu'"""
     privileged_critic: bool = False
@@ -200,9 +201,8 @@ class RayConfig:
     """trainer lean with actors > 0: the actors as Ray actors (`cardlab.training.ray_actors`)."""
 
     address: str = ""
-    """'' (actor processes on this machine), 'local' (a Ray started here for the run), 'auto' (the Ray
-    running on this machine) or a cluster's HOST:PORT (`ray start --head` prints it); the command's
-    --ray-address sets it"""
+    """'' (actor processes on this machine), 'local' (a Ray started here for the run), 'auto' (the Ray running
+    on this machine) or a cluster's HOST:PORT (`ray start --head` prints it); --ray-address sets it"""
 
 
 @dataclasses.dataclass
@@ -213,8 +213,9 @@ class TrainConfig:
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
     trainer: str = "maskable_ppo"
     """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
-    (`cardlab.training.trainers.lean`: masked PPO over the batched self-play engine; num_envs games in one
-    batch)"""
+    (`cardlab.training.trainers.lean`: PPO or DMC over the batched self-play engine, num_envs games)"""
+    algorithm: str = "ppo"
+    """trainer lean's learner, 'ppo' (masked PPO) or 'dmc' (deep Monte Carlo: ``dmc.*``, docs/training.md)"""
     seed: int = 1
     """seed of the learner, the envs and the evaluation deals"""
     game: str = "huit"
@@ -244,6 +245,8 @@ class TrainConfig:
     """optional warm start by copying a teacher agent before PPO"""
     ppo: PPOConfig = dataclasses.field(default_factory=PPOConfig)
     """MaskablePPO hyper-parameters"""
+    dmc: DMCConfig = dataclasses.field(default_factory=DMCConfig)
+    """deep Monte Carlo's hyper-parameters (algorithm: dmc)"""
     policy: PolicyConfig = dataclasses.field(default_factory=PolicyConfig)
     """the network"""
     num_envs: int = 2
@@ -300,10 +303,7 @@ def load_config(path: str | Path) -> TrainConfig:
 
 
 def parse_dataclass(cls: type[T], data: Any, path: str = "") -> T:
-    """A dataclass of plain-typed fields from plain data, every key and type checked as a config's are.
-
-    Other YAML files of cardlab (sweep files) use it, so their errors read like a config's.
-    """
+    """A dataclass from plain data, every key and type checked as a config's (sweep files use it too)."""
     return _parse(cls, data, path)
 
 
@@ -434,8 +434,8 @@ def _validate(cfg: TrainConfig) -> None:
                "use 'hand', or trainer: lean")
         _check(cfg.policy.read_hands == 0, f"policy.read_hands (with trainer: {cfg.trainer})",
                cfg.policy.read_hands, "use 0, or trainer: lean")
-        for key, value, default in (("actors", cfg.actors, 0), ("device", cfg.device, "cpu"),
-                                    ("ray.address", cfg.ray.address, "")):
+        for key, value, default in (("actors", cfg.actors, 0), ("device", cfg.device, "cpu"), ("ray.address",
+                                    cfg.ray.address, ""), ("algorithm", cfg.algorithm, "ppo")):
             _check(value == default, f"{key} (with trainer: {cfg.trainer})", value,
                    f"use {default!r}, or trainer: lean")
     pop = cfg.population
@@ -471,6 +471,7 @@ def _check_lean(cfg: TrainConfig) -> None:
            "this game has no batched engine (GameSpec.batched): use trainer: maskable_ppo")
     _check(not cfg.skip_forced_moves, "skip_forced_moves (with trainer: lean)", cfg.skip_forced_moves,
            "use false, or trainer: maskable_ppo")
+    check_dmc(cfg, _check)
 
 
 def _validate_game(cfg: TrainConfig) -> Any:

@@ -40,7 +40,7 @@ from cardlab.envs.spec import make_game
 from cardlab.training.arena.selfplay import SelfPlayBatch
 from cardlab.training.harness.config import TrainConfig
 from cardlab.training.harness.runs import league_settings
-from cardlab.training.trainers.lean_model import new_model
+from cardlab.training.trainers.dmc_model import MonteCarlo, build_model
 from cardlab.training.trainers.rollouts import Rollout, play
 
 MAX_FAILURES = 3
@@ -57,7 +57,8 @@ def actor_seeds(cfg: TrainConfig, start_steps: int, index: int, start: int) -> t
 
 class RolloutActor:
     """One actor: its games and a CPU copy of the policy; plays one rollout at a time (`play`), cut to the
-    learner's moves (`Rollout.cut`: the rest is never sent).
+    learner's moves (`Rollout.cut`: the rest is never sent), or with ``algorithm: dmc`` to the learner's moves
+    whose hands have ended, with their returns (`dmc_model.MonteCarlo`, which keeps the others till then).
 
     The same class runs in an actor process (`ProcessActors`) and as a Ray
     actor (`cardlab.training.ray_actors`); the learner sends it the actor
@@ -67,7 +68,9 @@ class RolloutActor:
     def __init__(self, cfg: TrainConfig, league_dir: str, seeds: tuple[int, int]) -> None:
         torch.set_num_threads(1)
         self.cfg = cfg
-        self.model = new_model(cfg)
+        self.model = build_model(cfg)
+        self.monte_carlo = MonteCarlo() if cfg.algorithm == "dmc" else None
+        """``algorithm: dmc``: the moves of this actor's games waiting for their episodes' ends"""
         game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
         self.table = SelfPlayBatch(game, cfg.num_envs, league_settings(cfg, Path(league_dir)),
                                    learner_share=cfg.self_play.learner_share, seed=seeds[0],
@@ -84,7 +87,8 @@ class RolloutActor:
         """A rollout with the newest weights: `state` (of `version`) where given, else the last loaded."""
         if state is not None and version != self.version:
             self.load(state, version)
-        rollout = play(self.model, self.table, self.cfg, values=False, generator=self.generator).cut()
+        played = play(self.model, self.table, self.cfg, values=False, generator=self.generator)
+        rollout = played.cut() if self.monte_carlo is None else self.monte_carlo.finish(played)
         rollout.version = self.version
         return rollout
 

@@ -19,8 +19,9 @@ an `nn.Sequential` exported as a bot file. Options that change the network
 (``policy.privileged_critic``: a critic over every seat's observation;
 ``policy.read_hands``: a hand-predicting head) are checked against a
 checkpoint's, which is refused naming both when they differ. ``actors: N``
-plays the rollouts in actor processes (`cardlab.training.trainers.actors`);
-docs/training.md, "How it works", has the rest.
+plays the rollouts in actor processes (`cardlab.training.trainers.actors`).
+With ``algorithm: dmc`` the same loop trains DouZero's deep Monte Carlo
+learner instead (`cardlab.training.trainers.dmc`); docs/training.md has the rest.
 """
 
 from __future__ import annotations
@@ -60,13 +61,20 @@ from cardlab.training.harness.records import (
 )
 from cardlab.training.harness.runs import and_matches, bot_summary, finish_run, league_folder, league_settings
 from cardlab.training.trainers.actors import ActorPool, PoolFactory, pool_factory
+from cardlab.training.trainers.dmc import ALGORITHM as DMC_ALGORITHM
+from cardlab.training.trainers.dmc import DMCLearner
+from cardlab.training.trainers.dmc_model import QLearner, build_model
 from cardlab.training.trainers.hand_head import HEAD_WEIGHT, read_loss
 from cardlab.training.trainers.lean_imitation import imitate
-from cardlab.training.trainers.lean_model import ActorCritic, inputs, new_model
+from cardlab.training.trainers.lean_model import ActorCritic, inputs
 from cardlab.training.trainers.ppo import ppo_loss
 from cardlab.training.trainers.rollouts import Rollout, play, score
 
 ALGORITHM = "lean masked PPO"
+ALGORITHMS = {"ppo": ALGORITHM, "dmc": DMC_ALGORITHM}
+"""the bot file summary's name of each learner (``algorithm``)"""
+Q_FEATURES = "features"
+"""the state-dict key of DMC's move features, which only its Q network holds"""
 CRITIC_WEIGHT = "critic.0.weight"
 """the state-dict key of the critic's first layer, whose width tells a privileged critic from a plain one"""
 
@@ -75,7 +83,7 @@ CRITIC_WEIGHT = "critic.0.weight"
 class _Checkpoint:
     """What a lean checkpoint holds; `save` is what `save_checkpoint` calls."""
 
-    model: ActorCritic
+    model: ActorCritic | QLearner
     optimizer: torch.optim.Optimizer
     steps: int
 
@@ -85,7 +93,7 @@ class _Checkpoint:
                     "steps": self.steps}, path)
 
 
-def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.Optimizer | None,
+def _load(path: Path, run_dir: Path, model: ActorCritic | QLearner, optimizer: torch.optim.Optimizer | None,
           num_players: int) -> int:
     """Restore a recorded lean checkpoint (checked by `verify_checkpoint`); returns its steps."""
     try:
@@ -96,12 +104,24 @@ def _load(path: Path, run_dir: Path, model: ActorCritic, optimizer: torch.optim.
     if not isinstance(data, dict) or set(data) != {"model", "optimizer", "steps"}:
         raise ValueError(f"checkpoint {path} is not a lean PPO checkpoint (trainer: lean); was the run "
                          "trained with trainer: maskable_ppo?")
-    _check_critic(path, data["model"], model, num_players)
-    _check_head(path, data["model"], model)
+    _check_algorithm(path, data["model"], model)
+    if isinstance(model, ActorCritic):
+        _check_critic(path, data["model"], model, num_players)
+        _check_head(path, data["model"], model)
     model.load_state_dict(data["model"])
     if optimizer is not None:
         optimizer.load_state_dict(data["optimizer"])
     return int(data["steps"])
+
+
+def _check_algorithm(path: Path, state: object, model: ActorCritic | QLearner) -> None:
+    """Refuse a checkpoint of the other learner (PPO's actor-critic, DMC's Q network) than the config's."""
+    held = isinstance(state, dict) and Q_FEATURES in state
+    if held == isinstance(model, QLearner):
+        return
+    kinds = {True: "DMC's Q network (algorithm: dmc)", False: "PPO's actor-critic (algorithm: ppo)"}
+    raise ValueError(f"checkpoint {path} holds {kinds[held]}, but the config asks for {kinds[not held]}: "
+                     "load it with the config it was trained with (the run's config.yaml)")
 
 
 def _check_critic(path: Path, state: object, model: ActorCritic, num_players: int) -> None:
@@ -133,7 +153,7 @@ def _check_head(path: Path, state: object, model: ActorCritic) -> None:
 
 def load_actor(path: Path, run_dir: Path, cfg: TrainConfig) -> tuple[nn.Sequential, int]:
     """(actor, steps) of a lean run's recorded checkpoint, for `cardlab export`."""
-    model = new_model(cfg)
+    model = build_model(cfg)
     return model.actor, _load(path, run_dir, model, None, cfg.num_players)
 
 
@@ -147,8 +167,13 @@ class LeanRun:
         """what starts the actors on a Ray cluster (``ray.address``): cluster.lean_actors.RayActors"""
         self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
         self.device = learner_device(cfg.device)
-        self.model = new_model(cfg).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
+        torch.manual_seed(cfg.seed)  # the first weights are the seed's, whatever ran before in this process
+        self.model = build_model(cfg).to(self.device)
+        rate = cfg.dmc.learning_rate if isinstance(self.model, QLearner) else cfg.ppo.learning_rate
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=rate, eps=1e-5)
+        q = self.model if isinstance(self.model, QLearner) else None
+        self.dmc = None if q is None else DMCLearner(cfg, q, self.optimizer, self.device)
+        """the steps of ``algorithm: dmc`` (None: PPO's, this class's own)"""
         self.steps = 0 if checkpoint is None else _load(checkpoint, run_dir, self.model, self.optimizer,
                                                                cfg.num_players)
         self.saved_steps = None if checkpoint is None else self.steps
@@ -179,7 +204,7 @@ class LeanRun:
         next_eval = next_multiple(self.steps, cfg.eval.every_steps)
         next_snapshot = next_multiple(self.steps, cfg.self_play.snapshot_every)
         checkpoints = CheckpointClock(self.steps, cfg.checkpoint_every, cfg.checkpoint_minutes)
-        if self.steps == 0 and cfg.imitation.enabled:
+        if self.steps == 0 and cfg.imitation.enabled and isinstance(self.player, ActorCritic):
             imitate(self.player.actor, self.player.critic, self.player.masked_logits, cfg, self.game,
                     self.progress, self.logger)
             if self.player is not self.model:
@@ -229,7 +254,8 @@ class LeanRun:
         bar.finish()
 
         def write_bot(results: list[LearnerEval]) -> None:
-            summary = {**bot_summary(cfg, self.run_dir, self.steps, results), "algorithm": ALGORITHM}
+            summary = {**bot_summary(cfg, self.run_dir, self.steps, results),
+                       "algorithm": ALGORITHMS[cfg.algorithm]}
             export_bot(self.player.actor, self.run_dir / "bot", game=self.game, summary=summary)
 
         def final_evaluation() -> list[LearnerEval]:
@@ -244,10 +270,17 @@ class LeanRun:
         """`ppo.n_steps` moves in every game of this process's table, as PPO's batch of the learner's."""
         if self.table is None:
             raise RuntimeError("a run with actors plays in its actors: use collect")
+        if self.dmc is not None:
+            played = play(self.player, self.table, self.cfg, values=False)
+            return self._score(self.dmc.monte_carlo.finish(played))
         return self._score(play(self.player, self.table, self.cfg, values=self.player is self.model))
 
     def _score(self, played: Rollout) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-        batch, stats, steps = score(played, self.cfg, self.model, self.device)
+        if self.dmc is not None:
+            batch, stats, steps = self.dmc.score(played)
+        else:
+            assert isinstance(self.model, ActorCritic)
+            batch, stats, steps = score(played, self.cfg, self.model, self.device)
         self.steps += steps
         return batch, stats
 
@@ -274,8 +307,18 @@ class LeanRun:
         return batch, stats
 
     def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        """One learning step on a rollout's batch (PPO's, or DMC's: `DMCLearner.update`); then the copy that
+        plays is brought up to date."""
+        stats = self._ppo_update(batch) if self.dmc is None else self.dmc.update(batch)
+        self.version += 1
+        if self.player is not self.model:
+            self.player.load_state_dict(self.model.state_dict())  # back to the CPU, for play and bot files
+        return stats
+
+    def _ppo_update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
         """`ppo.n_epochs` passes of clipped-objective minibatch steps over the rollout's transitions."""
-        ppo = self.cfg.ppo
+        ppo, model = self.cfg.ppo, self.model
+        assert isinstance(model, ActorCritic)
         size = len(batch["actions"])
         totals = dict.fromkeys(("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"), 0.0)
         weight, read_total = self.cfg.policy.read_hands, 0.0
@@ -286,12 +329,12 @@ class LeanRun:
                 idx = order[begin:begin + ppo.batch_size]
                 if len(idx) < 2:
                     continue
-                logits = self.model.masked_logits(batch["obs"][idx], batch["mask"][idx])
+                logits = model.masked_logits(batch["obs"][idx], batch["mask"][idx])
                 terms = ppo_loss(logits, batch["actions"][idx], batch["logp"][idx], batch["advantages"][idx],
-                                 self.model.value(batch["critic"][idx]), batch["returns"][idx], ppo)
+                                 model.value(batch["critic"][idx]), batch["returns"][idx], ppo)
                 loss = terms.loss
                 if "hands" in batch:
-                    read = read_loss(self.model.read(batch["obs"][idx]), batch["hands"][idx])
+                    read = read_loss(model.read(batch["obs"][idx]), batch["hands"][idx])
                     loss = loss + weight * read
                     read_total += read.item()
                 self.optimizer.zero_grad()
@@ -305,9 +348,6 @@ class LeanRun:
         if "hands" in batch:
             stats["losses/read_hands"] = read_total / max(count, 1)
         stats["charts/learning_rate"] = ppo.learning_rate
-        self.version += 1
-        if self.player is not self.model:
-            self.player.load_state_dict(self.model.state_dict())  # back to the CPU, for play and bot files
         return stats
 
     # ------------------------------------------------------------ run folder

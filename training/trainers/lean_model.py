@@ -9,6 +9,7 @@ The actor is an `nn.Sequential` exported as a bot file (`export_bot`).
 from __future__ import annotations
 
 import itertools
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -21,7 +22,7 @@ from cardlab.training.trainers.hand_head import new_head
 from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
 
 
-def _mlp(sizes: list[int], activation: str, out_gain: float) -> nn.Sequential:
+def mlp(sizes: list[int], activation: str, out_gain: float) -> nn.Sequential:
     """Linear -> activation per hidden layer, then a Linear; orthogonal init (as CleanRL's PPO)."""
     layers: list[nn.Module] = []
     for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
@@ -46,8 +47,8 @@ class ActorCritic(nn.Module):
     def __init__(self, obs_size: int, num_actions: int, net_arch: list[int], activation: str,
                  critic_size: int | None = None, hands: nn.Linear | None = None) -> None:
         super().__init__()
-        self.actor = _mlp([obs_size, *net_arch, num_actions], activation, 0.01)
-        self.critic = _mlp([critic_size or obs_size, *net_arch, 1], activation, 1.0)
+        self.actor = mlp([obs_size, *net_arch, num_actions], activation, 0.01)
+        self.critic = mlp([critic_size or obs_size, *net_arch, 1], activation, 1.0)
         self.hands = hands
 
     def read(self, obs: torch.Tensor) -> torch.Tensor:
@@ -60,6 +61,24 @@ class ActorCritic(nn.Module):
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic(obs).squeeze(-1)
+
+    def choose(self, logits: torch.Tensor, mask: torch.Tensor,
+               generator: torch.Generator | None = None) -> torch.Tensor:
+        """A sample of the masked logits (`sample`; `mask` is in them already): PPO's play."""
+        return sample(logits, generator)
+
+
+class Player(Protocol):
+    """What plays the learner's moves in a rollout (`rollouts.play`): PPO's `ActorCritic`, or DMC's Q network
+    (`cardlab.training.trainers.dmc_model.QLearner`), whose `actor` is what actors load and bot files hold."""
+
+    actor: nn.Sequential
+    hands: nn.Linear | None
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
+
+    def choose(self, logits: torch.Tensor, mask: torch.Tensor,
+               generator: torch.Generator | None = None) -> torch.Tensor: ...
 
 
 def sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -81,7 +100,7 @@ def new_model(cfg: TrainConfig) -> ActorCritic:
 
 
 def inputs(network: nn.Sequential) -> int:
-    """How many numbers an MLP of `_mlp` reads (its first layer's inputs)."""
+    """How many numbers an MLP of `mlp` reads (its first layer's inputs)."""
     first = network[0]
     if not isinstance(first, nn.Linear):
         raise TypeError(f"expected an MLP starting with a Linear layer, got {type(first).__name__}")

@@ -7,7 +7,8 @@ rewards and ends); the learner scores it. The single-process trainer
 (``actors: 0``) does both in turn, with the same code.
 
 `play` steps ``ppo.n_steps`` moves in every game of a `SelfPlayBatch`,
-sampling the learner's moves from the actor's masked logits. With
+choosing the learner's moves from the actor's masked logits (`Player.choose`:
+PPO samples them, DMC is epsilon-greedy). With
 ``values=True`` (the single process on the CPU) it also asks the critic for
 each transition's value as it goes, as the trainer always did; an actor
 leaves the values to the learner (it holds no critic), whose `score` asks its
@@ -31,7 +32,7 @@ from cardlab.envs.match import POINTS_PER_REWARD
 from cardlab.training.arena.selfplay import SelfPlayBatch, credit
 from cardlab.training.harness.config import TrainConfig
 from cardlab.training.trainers.hand_head import hand_targets, right_seat_share
-from cardlab.training.trainers.lean_model import ActorCritic, inputs, sample
+from cardlab.training.trainers.lean_model import ActorCritic, Player, inputs
 from cardlab.training.trainers.ppo import advantages
 
 
@@ -62,6 +63,10 @@ class Rollout:
     """how many updates the learner had made when the playing policy's weights were taken"""
     compact: bool = False
     """the per-move tensors hold the learner's moves alone, (K, ...) in (t, b) order (`cut`)"""
+    returns: torch.Tensor | None = None
+    """algorithm dmc: the Monte Carlo return of each row of `obs` and `actions`, which are then the learner
+    moves whose episodes ended by this rollout's end (`dmc_model.MonteCarlo`); the other per-move tensors
+    are empty"""
 
     def cut(self) -> Rollout:
         """The rollout with its per-move tensors cut to the learner's moves: what an actor sends (the other
@@ -84,19 +89,22 @@ def learner_rows(x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     return x.flatten(0, 1)[keep]
 
 
-def play(model: ActorCritic, table: SelfPlayBatch, cfg: TrainConfig, values: bool,
+def play(model: ActorCritic | Player, table: SelfPlayBatch, cfg: TrainConfig, values: bool,
          generator: torch.Generator | None = None) -> Rollout:
-    """`ppo.n_steps` moves in every game of `table`, the learner's sampled from `model`'s actor."""
+    """`ppo.n_steps` moves in every game of `table`, the learner's chosen by `model` (`Player.choose`)."""
     T, B, n = cfg.ppo.n_steps, cfg.num_envs, table.n
     privileged, reading = cfg.policy.privileged_critic, model.hands is not None
+    critic = model if isinstance(model, ActorCritic) else None  # DMC's Q network has none
+    if critic is None and (privileged or values):
+        raise ValueError("a critic's inputs and values need PPO's actor-critic, not DMC's Q network")
     layout = table.game.layout
     obs_b = torch.empty(T, B, layout.size)
     hands_b = torch.empty(T, B, model.hands.out_features if model.hands is not None else 0)
-    critic_b = torch.empty(T, B, inputs(model.critic)) if privileged else obs_b
+    critic_b = torch.empty(T, B, inputs(critic.critic)) if privileged and critic is not None else obs_b
     mask_b = torch.empty(T, B, table.game.num_actions, dtype=torch.bool)
     act_b = torch.empty(T, B, dtype=torch.long)
     logp_b = torch.empty(T, B)
-    value_b = torch.empty(T, B) if values else None
+    value_b = torch.empty(T, B) if values and critic is not None else None
     seats_b = np.empty((T, B), dtype=np.int64)
     learner_b = np.empty((T, B), dtype=np.bool_)
     rewards_b = np.empty((T, B, n), dtype=np.float32)
@@ -115,17 +123,17 @@ def play(model: ActorCritic, table: SelfPlayBatch, cfg: TrainConfig, values: boo
             obs_b[t], mask_b[t] = torch.from_numpy(obs), torch.from_numpy(mask)
             # The networks run on the learner's games only: the others' moves are their owners'.
             mine = None if learner.all() else torch.from_numpy(np.flatnonzero(learner))
-            logits = model.masked_logits(*((obs_b[t], mask_b[t]) if mine is None else
-                                           (obs_b[t, mine], mask_b[t, mine])))
-            action = sample(logits, generator)
+            legal = mask_b[t] if mine is None else mask_b[t, mine]
+            logits = model.masked_logits(obs_b[t] if mine is None else obs_b[t, mine], legal)
+            action = model.choose(logits, legal, generator)
             logp = torch.log_softmax(logits, dim=-1).gather(1, action[:, None]).squeeze(1)
             if mine is None:
                 act_b[t], logp_b[t] = action, logp
             else:
                 act_b[t], logp_b[t] = 0, 0.0  # never read: not learner transitions
                 act_b[t, mine], logp_b[t, mine] = action, logp
-            if value_b is not None:
-                value = model.value(critic_b[t] if mine is None else critic_b[t, mine])
+            if value_b is not None and critic is not None:
+                value = critic.value(critic_b[t] if mine is None else critic_b[t, mine])
                 if mine is None:
                     value_b[t] = value
                 else:
@@ -134,7 +142,7 @@ def play(model: ActorCritic, table: SelfPlayBatch, cfg: TrainConfig, values: boo
             rewards_b[t], ended_b[t] = table.step(act_b[t].numpy(), view)
         every_seat = np.broadcast_to(np.arange(n), (B, n))
         final = torch.from_numpy(table.observe_table(every_seat) if privileged else table.observe_seats())
-        last = None if value_b is None else model.value(final)
+        last = None if value_b is None or critic is None else critic.value(final)
     return Rollout(obs_b, critic_b, mask_b, act_b, logp_b, seats_b, learner_b, rewards_b, ended_b, hands_b,
                    final, value_b, last)
 
@@ -176,16 +184,22 @@ def score(rollout: Rollout, cfg: TrainConfig, model: ActorCritic,
     if reading:
         batch["hands"] = rollout.rows(rollout.hands, keep)
     batch = {key: value.to(device) for key, value in batch.items()}
-    outcomes = reward[terminal]
-    stats = {"charts/learner_share_of_moves": float(learner_b.mean())}
+    stats = play_stats(rollout, cfg, reward[terminal])
     if reading:
         with torch.no_grad():  # before the update: positions the head never trained on
             read = model.read(batch["obs"])
             stats["charts/hands_right_seat"] = right_seat_share(read, batch["hands"], n)
+    return batch, stats, int(keep.sum())
+
+
+def play_stats(rollout: Rollout, cfg: TrainConfig, outcomes: np.ndarray) -> dict[str, float]:
+    """The charts of how a rollout's games went: the learner's share of the moves and, where chains ended
+    (`outcomes`: the rewards of their last transitions, `credit`'s), its win rate or hand points."""
+    stats = {"charts/learner_share_of_moves": float(rollout.learner.mean())}
     if outcomes.size:
         if cfg.reward == "points":
             stats["charts/hand_points"] = float(-outcomes.mean() * POINTS_PER_REWARD)
         else:
             stats["charts/win_rate"] = float((outcomes > 0).mean())
-        stats["charts/matches" if cfg.episode == "match" else "charts/hands"] = float(ended_b.sum())
-    return batch, stats, int(keep.sum())
+        stats["charts/matches" if cfg.episode == "match" else "charts/hands"] = float(rollout.ended.sum())
+    return stats

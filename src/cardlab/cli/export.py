@@ -112,9 +112,9 @@ def run(args: argparse.Namespace) -> int:
     # Only a checkpoint this machine's run saved is loaded.
     policy: Any
     if cfg.trainer == "lean":
-        from cardlab.training.trainers.lean import ALGORITHM, load_actor
+        from cardlab.training.trainers.lean import ALGORITHMS, load_actor
 
-        algorithm, (policy, steps) = ALGORITHM, load_actor(checkpoint, run_dir, cfg)
+        algorithm, (policy, steps) = ALGORITHMS[cfg.algorithm], load_actor(checkpoint, run_dir, cfg)
     else:
         model = load_checkpoint(checkpoint, run_dir, device="cpu")
         algorithm, policy, steps = "MaskablePPO", model.policy, int(model.num_timesteps)

@@ -1,0 +1,108 @@
+"""PPO against DouZero's deep Monte Carlo (``algorithm: dmc``) at equal steps, Huit 4p from scratch.
+
+Each row trains the table bots' recipe (configs/tables/huit_4p.yaml) with
+imitation off, for the same number of learner steps (``--steps``; no
+wall-clock limit), then its final evaluation plays ``--hands`` hands
+against three experts (the learner's seat rotating; the intervals are
+eval.csv's, clustered by deal, and Wilson's). The rows differ only in the
+learner: PPO as the recipe has it, DMC with the same network, and DMC with
+a wider one.
+
+A row is written to the results file (JSON) as soon as its run ends, and a
+row already there is skipped, so the benchmark runs in rounds: one row per
+call with ``--only LABEL`` (each a run of minutes) and the table printed at
+the end of each call.
+
+Run: ``python benchmarks/dmc_vs_ppo.py [--steps 12000000] [--hands 2000] [--only ppo]
+[--out benchmarks/results/dmc-vs-ppo-<steps>.json] [--runs-dir runs/dmc_vs_ppo]`` (the default results
+file is named by the steps, e.g. ``dmc-vs-ppo-12m.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from cardlab.training.harness.config import TrainConfig, load_config, validate_config
+from cardlab.training.trainers.train import train
+
+REPO = Path(__file__).resolve().parents[1]
+RECIPE = REPO / "configs" / "tables" / "huit_4p.yaml"
+OPPONENT = "expert"
+
+
+def recipe(steps: int, hands: int) -> TrainConfig:
+    """The Huit 4p recipe from scratch for `steps` learner steps; the final evaluation: `hands` vs experts."""
+    cfg = load_config(RECIPE)
+    return dataclasses.replace(
+        cfg, name="huit_4p_scratch", total_timesteps=steps, max_minutes=0.0, checkpoint_every=steps,
+        imitation=dataclasses.replace(cfg.imitation, enabled=False),
+        eval=dataclasses.replace(cfg.eval, every_steps=max(steps // 4, 1), hands=200, final_hands=hands,
+                                 opponents=[OPPONENT]))
+
+
+def rows(steps: int, hands: int) -> dict[str, TrainConfig]:
+    """The compared configs by label: PPO as the recipe has it, DMC with its network, DMC wider."""
+    ppo = recipe(steps, hands)
+    dmc = dataclasses.replace(ppo, algorithm="dmc")
+    wide = dataclasses.replace(dmc, policy=dataclasses.replace(dmc.policy, net_arch=[512, 512]))
+    return {"ppo": ppo, "dmc": dmc, "dmc-512x512": wide}
+
+
+def final_row(run_dir: Path) -> dict[str, str]:
+    """The run's final evaluation against `OPPONENT` (the last eval.csv row for it)."""
+    with (run_dir / "eval.csv").open(newline="") as f:
+        found = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
+    return found[-1]
+
+
+def measure(label: str, cfg: TrainConfig, runs_dir: Path) -> dict[str, Any]:
+    start = time.perf_counter()
+    run_dir = train(validate_config(dataclasses.replace(cfg, name=f"{cfg.name}_{label}")), runs_dir=runs_dir)
+    minutes = (time.perf_counter() - start) / 60
+    final = final_row(run_dir)
+    return {"label": label, "algorithm": cfg.algorithm, "net_arch": cfg.policy.net_arch,
+            "steps": int(final["steps"]), "hands": int(final["hands"]), "win_rate": float(final["win_rate"]),
+            "paired_ci": [float(final["paired_ci_low"]), float(final["paired_ci_high"])],
+            "wilson_ci": [float(final["ci_low"]), float(final["ci_high"])], "minutes": round(minutes, 1),
+            "run": str(run_dir)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=12_000_000)
+    parser.add_argument("--hands", type=int, default=2000)
+    parser.add_argument("--only", nargs="*", default=None, help="labels to run (default: every row)")
+    parser.add_argument("--out", type=Path, default=None, help="results file (default: by the steps)")
+    parser.add_argument("--runs-dir", type=Path, default=REPO / "runs" / "dmc_vs_ppo")
+    args = parser.parse_args()
+    table = rows(args.steps, args.hands)
+    out = args.out or REPO / "benchmarks" / "results" / f"dmc-vs-ppo-{args.steps / 1e6:g}m.json"
+    unknown = sorted(set(args.only or ()) - set(table))
+    if unknown:
+        parser.error(f"unknown row(s) {', '.join(unknown)}: the rows are {', '.join(table)}")
+    done: list[dict[str, Any]] = json.loads(out.read_text()) if out.exists() else []
+    for label, cfg in table.items():
+        if (args.only is not None and label not in args.only) or any(
+                r["label"] == label and r["steps"] >= args.steps for r in done):
+            continue
+        done = [r for r in done if r["label"] != label] + [measure(label, cfg, args.runs_dir)]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(done, indent=1) + "\n")
+    print(f"Huit 4p from scratch, {args.steps:,} steps each, final evaluation against three experts:")
+    print("| learner | network | steps | hands | vs expert | 95% CI (paired) | Wilson | minutes |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in done:
+        arch = "x".join(map(str, r["net_arch"]))
+        print(f"| {r['algorithm']} | {arch} | {r['steps']:,} | {r['hands']:,} | {r['win_rate']:.3f} | "
+              f"[{r['paired_ci'][0]:.3f}, {r['paired_ci'][1]:.3f}] | [{r['wilson_ci'][0]:.3f}, "
+              f"{r['wilson_ci'][1]:.3f}] | {r['minutes']} |")
+
+
+if __name__ == "__main__":
+    main()
