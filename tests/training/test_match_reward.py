@@ -126,12 +126,13 @@ def test_match_state_is_the_rules_engine_match(engine_kind: str) -> None:
     assert hands >= 2
 
 
-def test_the_huit_4p_match_config_trains_a_tiny_run_end_to_end(tmp_path: pathlib.Path) -> None:
-    """configs/tables/huit_4p_match.yaml (the recipe of bot:huit-4p-match: imitation, then PPO on match
+@pytest.mark.parametrize("game_id", ["huit", "switch"])
+def test_the_4p_match_configs_train_a_tiny_run_end_to_end(game_id: str, tmp_path: pathlib.Path) -> None:
+    """configs/tables/GAME_4p_match.yaml (the recipe of bot:GAME-4p-match: imitation, then PPO on match
     episodes paid the equity's changes at 4 seats), shrunk to seconds: it imitates, trains, evaluates
-    matches along the run and at its end, and writes a Huit 4p bot."""
-    cfg = load_config(CONFIGS / "tables" / "huit_4p_match.yaml")
-    assert (cfg.game, cfg.num_players, cfg.episode, cfg.reward) == ("huit", 4, "match", "match")
+    matches along the run and at its end, and writes a 4-player bot of its game."""
+    cfg = load_config(CONFIGS / "tables" / f"{game_id}_4p_match.yaml")
+    assert (cfg.game, cfg.num_players, cfg.episode, cfg.reward) == (game_id, 4, "match", "match")
     assert cfg.imitation.enabled and cfg.eval.final_matches >= 1000
     cfg = dataclasses.replace(
         cfg, num_envs=16, total_timesteps=1500, checkpoint_every=1000, max_minutes=0.0,
@@ -142,7 +143,8 @@ def test_the_huit_4p_match_config_trains_a_tiny_run_end_to_end(tmp_path: pathlib
                                  final_matches=4, opponents=["expert"]))
     run_dir = train(cfg, runs_dir=tmp_path, progress=False)
     bot = load_bot(run_dir)
-    assert bot.metadata["num_players"] == 4 and bot.metadata["summary"]["steps"] >= 1500
+    assert (bot.game.id, bot.metadata["num_players"]) == (game_id, 4)
+    assert bot.metadata["summary"]["steps"] >= 1500
     with (run_dir / "eval.csv").open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) >= 2 and all(int(r["matches"]) >= 2 for r in rows[:-1]) and int(rows[-1]["matches"]) == 4
