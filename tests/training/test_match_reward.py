@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import pathlib
+
 import numpy as np
 import pytest
 
+from cardlab.agents.bot import load_bot
 from cardlab.agents.match_equity import shipped_equity
 from cardlab.envs import make_game
 from cardlab.envs.generic_batch import generic_batch
 from cardlab.training.arena.league import LeagueSettings
 from cardlab.training.arena.match_reward import MatchReward
 from cardlab.training.arena.selfplay import SelfPlayBatch, batched_engine
+from cardlab.training.harness.config import load_config
+from cardlab.training.trainers.train import train
 
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 RANDOM = LeagueSettings((("random", 1.0),))
 
 
@@ -116,3 +124,27 @@ def test_match_state_is_the_rules_engine_match(engine_kind: str) -> None:
         hands = max(hands, int(played.max()))
         engine.reset(engine.over)
     assert hands >= 2
+
+
+@pytest.mark.parametrize("game_id", ["huit", "switch"])
+def test_the_4p_match_configs_train_a_tiny_run_end_to_end(game_id: str, tmp_path: pathlib.Path) -> None:
+    """configs/tables/GAME_4p_match.yaml (the recipe of bot:GAME-4p-match: imitation, then PPO on match
+    episodes paid the equity's changes at 4 seats), shrunk to seconds: it imitates, trains, evaluates
+    matches along the run and at its end, and writes a 4-player bot of its game."""
+    cfg = load_config(CONFIGS / "tables" / f"{game_id}_4p_match.yaml")
+    assert (cfg.game, cfg.num_players, cfg.episode, cfg.reward) == (game_id, 4, "match", "match")
+    assert cfg.imitation.enabled and cfg.eval.final_matches >= 1000
+    cfg = dataclasses.replace(
+        cfg, num_envs=16, total_timesteps=1500, checkpoint_every=1000, max_minutes=0.0,
+        imitation=dataclasses.replace(cfg.imitation, hands=40, epochs=1, batch_size=128),
+        ppo=dataclasses.replace(cfg.ppo, n_steps=32, batch_size=128),
+        self_play=dataclasses.replace(cfg.self_play, snapshot_every=1000),
+        eval=dataclasses.replace(cfg.eval, every_steps=1000, hands=4, final_hands=8, matches=2,
+                                 final_matches=4, opponents=["expert"]))
+    run_dir = train(cfg, runs_dir=tmp_path, progress=False)
+    bot = load_bot(run_dir)
+    assert (bot.game.id, bot.metadata["num_players"]) == (game_id, 4)
+    assert bot.metadata["summary"]["steps"] >= 1500
+    with (run_dir / "eval.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) >= 2 and all(int(r["matches"]) >= 2 for r in rows[:-1]) and int(rows[-1]["matches"]) == 4

@@ -42,6 +42,8 @@ SHIPPED = {
     "switch-4p": "configs/switch_ppo.yaml",
     "huit-2p-selfplay": "configs/huit_selfplay.yaml",
     "huit-2p-match": "configs/tables/huit_2p_match.yaml",
+    "huit-4p-match": "configs/tables/huit_4p_match.yaml",
+    "switch-4p-match": "configs/tables/switch_4p_match.yaml",
     "switch-4p-selfplay": "configs/switch_selfplay.yaml",
     **{f"huit-{n}p": f"configs/tables/huit_{n}p.yaml" for n in (3, 4, 5, 6)},
     **{f"switch-{n}p": f"configs/tables/switch_{n}p.yaml" for n in (5, 6)},
