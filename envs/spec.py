@@ -25,7 +25,7 @@ import dataclasses
 import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -131,6 +131,21 @@ class ActionRange:
     formula: str = ""
 
 
+class MoveFacts(NamedTuple):
+    """What one action id does, in the terms every shedding game shares (a learner's move features):
+    draw, pass, or lay `cards` cards of `rank` (a card index's rank, `cards.NUM_RANKS` for a joker, -1 for
+    none), of the suits in the 4-bit mask `suits`, `top` the suit laid last and `declared` the suit
+    announced (`cards.NO_SUIT` for none)."""
+
+    draw: bool = False
+    passes: bool = False
+    rank: int = -1
+    suits: int = 0
+    top: int = -1
+    declared: int = -1
+    cards: int = 0
+
+
 # ---------------------------------------------------------------- the spec
 
 
@@ -170,6 +185,9 @@ class GameSpec:
     batched: str | None = None
     """'module:Class' of the game's batched engine (a `cardlab.envs.batched.BatchedEngine`); None: the game
     has none of its own, and `batched_engine()` gives the generic one built on its rules engine"""
+    move_facts: Callable[[int], MoveFacts] | None = None
+    """what an action id does (`MoveFacts`), for learners that read moves by their features (DMC's Q
+    network); None: the game offers none, and such learners refuse it"""
     move_notes: Callable[[Any, Any, int], list[tuple[int, str]]] | None = None
     """what a move did to a seat beyond the move itself, for terminal play: (state before the move,
     state after it, action) -> [(seat, text)], each text with '{who}' for the seat's name ('you' or

@@ -8,7 +8,7 @@ from cardlab.envs import cards as C
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.determinize import determinize
 from cardlab.envs.huit.observer import OBSERVATION_VERSION, HuitObserver
-from cardlab.envs.spec import ActionRange, GameSpec
+from cardlab.envs.spec import ActionRange, GameSpec, MoveFacts
 
 
 def suit_now(state: R.HuitState) -> int | None:
@@ -46,6 +46,15 @@ def view(state: R.HuitState, seat: int) -> dict[str, Any]:
         "ace_penalty": bool(state.ace_penalty),
         "phase": R.PHASE_NAMES[state.phase],
     }
+
+
+def move_facts(action: int) -> MoveFacts:
+    """What an action id does, in the shared terms (`MoveFacts`): a group of one rank (B5) or of 8s
+    announcing a suit (B6), a draw or a pass (B9)."""
+    if action in (R.DRAW, R.PASS):
+        return MoveFacts(draw=action == R.DRAW, passes=action == R.PASS)
+    return MoveFacts(rank=R.ACTION_RANK[action], suits=R.ACTION_MASK[action], top=R.ACTION_TOP[action],
+                     declared=R.ACTION_DECLARE[action], cards=R.ACTION_SIZE[action])
 
 
 def move_notes(before: R.HuitState, after: R.HuitState, action: int) -> list[tuple[int, str]]:
@@ -94,6 +103,7 @@ SPEC = GameSpec(
     batched="cardlab.envs.huit.batched:HuitBatch",
     read_tables=frozenset({2, 4}),
     fast="cardlab.envs.huit.fast:FAST_PATHS",
+    move_facts=move_facts,
     move_notes=move_notes,
     view=view,
     determinize=determinize,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from cardlab.envs import cards as C
-from cardlab.envs.spec import ActionRange, GameSpec
+from cardlab.envs.spec import ActionRange, GameSpec, MoveFacts
+from cardlab.envs.switch import actions as A
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.determinize import determinize
 from cardlab.envs.switch.observer import OBSERVATION_VERSION, SwitchObserver
@@ -36,6 +37,20 @@ def view(state: R.SwitchState, seat: int) -> dict[str, Any]:
     if state.drawn != R.NO_CARD and state.current == seat:
         fields["drawn_card"] = C.card_str(state.drawn)
     return fields
+
+
+def move_facts(action: int) -> MoveFacts:
+    """What an action id does, in the shared terms (`MoveFacts`): one card laid (A5; a joker's rank is
+    `NUM_RANKS`, its suit none), a suit declared (a Jack's, or the starter's, A4), a draw or a pass (A8)."""
+    if action in (A.DRAW, A.PASS):
+        return MoveFacts(draw=action == A.DRAW, passes=action == A.PASS)
+    card = A.ACTION_CARD[action]
+    if card == A.NO_CARD:
+        return MoveFacts(declared=A.ACTION_DECLARE[action])
+    suit = C.suit_of(card)
+    rank = C.NUM_RANKS if card == C.JOKER else C.rank_of(card)
+    return MoveFacts(rank=rank, suits=0 if suit == C.NO_SUIT else 1 << suit, top=suit,
+                     declared=A.ACTION_DECLARE[action], cards=1)
 
 
 def move_notes(before: R.SwitchState, after: R.SwitchState, action: int) -> list[tuple[int, str]]:
@@ -88,6 +103,7 @@ SPEC = GameSpec(
     batched="cardlab.envs.switch.batched:SwitchBatch",
     read_tables=frozenset({4}),
     fast="cardlab.envs.switch.fast:FAST_PATHS",
+    move_facts=move_facts,
     move_notes=move_notes,
     view=view,
     determinize=determinize,

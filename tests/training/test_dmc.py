@@ -167,3 +167,16 @@ def test_a_ppo_run_is_not_continued_or_loaded_as_dmc(tmp_path: pathlib.Path) -> 
     with pytest.raises(ValueError, match=re.escape(refused)) as err:
         load_actor(list_checkpoints(run_dir)[-1], run_dir, tiny(algorithm="dmc"))
     assert "\n" not in str(err.value)
+
+
+def test_a_game_that_declares_no_move_facts_is_refused_in_one_line() -> None:
+    """DMC reads moves by the facts each game declares (`GameSpec.move_facts`, in the game's folder); a game
+    without them is refused, naming the way out, rather than guessed at."""
+    import dataclasses
+
+    from cardlab.envs.spec import get_spec, make_game
+    from cardlab.training.trainers.dmc_model import move_features
+
+    bare = dataclasses.replace(get_spec("huit"), move_facts=None)
+    with pytest.raises(ValueError, match=r"declares none \(GameSpec.move_facts\): use algorithm: ppo"):
+        move_features(make_game(bare, {"num_players": 4}))

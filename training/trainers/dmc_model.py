@@ -31,9 +31,7 @@ import torch
 from torch import nn
 
 from cardlab.envs import cards as C
-from cardlab.envs.huit import rules as huit
 from cardlab.envs.spec import Game, make_game
-from cardlab.envs.switch import actions as switch
 from cardlab.training.harness.config import TrainConfig
 from cardlab.training.trainers.lean_model import ActorCritic, mlp, new_model
 from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
@@ -51,35 +49,26 @@ MOVE_HIDDEN = 64
 
 
 def move_features(game: Game) -> np.ndarray:
-    """(number of actions, `MOVE_FEATURES`) float32: each action id's features in `game` (module doc)."""
+    """(number of actions, `MOVE_FEATURES`) float32: each action id's features in `game` (module doc), from
+    the game's `GameSpec.move_facts`; a game without them is refused in one line."""
+    facts = game.spec.move_facts
+    if facts is None:
+        raise ValueError(f"algorithm: dmc reads moves by their features, and the game {game.spec.id!r} "
+                         "declares none (GameSpec.move_facts): use algorithm: ppo")
     out = np.zeros((game.num_actions, MOVE_FEATURES), dtype=np.float32)
     for action in range(game.num_actions):
-        row = out[action]
-        if game.spec.id == "huit":
-            if action in (huit.DRAW, huit.PASS):
-                row[DRAW if action == huit.DRAW else PASS] = 1.0
-                continue
-            row[RANK + huit.ACTION_RANK[action]] = 1.0
-            row[SUITS:SUITS + C.NUM_SUITS] = [huit.ACTION_MASK[action] >> s & 1 for s in range(C.NUM_SUITS)]
-            row[TOP + huit.ACTION_TOP[action]] = 1.0
-            declared, count = huit.ACTION_DECLARE[action], huit.ACTION_SIZE[action]
-        elif game.spec.id == "switch":
-            if action in (switch.DRAW, switch.PASS):
-                row[DRAW if action == switch.DRAW else PASS] = 1.0
-                continue
-            card = switch.ACTION_CARD[action]
-            if card != switch.NO_CARD:
-                suit = C.suit_of(card)
-                row[RANK + (C.NUM_RANKS if card == C.JOKER else C.rank_of(card))] = 1.0
-                if suit != C.NO_SUIT:
-                    row[SUITS + suit] = row[TOP + suit] = 1.0
-            declared, count = switch.ACTION_DECLARE[action], int(card != switch.NO_CARD)
-        else:
-            raise ValueError(f"algorithm: dmc has no move features for the game {game.spec.id!r}: it plays "
-                             "huit and switch")
-        if declared != C.NO_SUIT:
-            row[DECLARED + declared] = 1.0
-        row[COUNT] = count / C.NUM_SUITS
+        row, move = out[action], facts(action)
+        if move.draw or move.passes:
+            row[DRAW if move.draw else PASS] = 1.0
+            continue
+        if move.rank >= 0:
+            row[RANK + move.rank] = 1.0
+        row[SUITS:SUITS + C.NUM_SUITS] = [move.suits >> s & 1 for s in range(C.NUM_SUITS)]
+        if move.top != C.NO_SUIT:
+            row[TOP + move.top] = 1.0
+        if move.declared != C.NO_SUIT:
+            row[DECLARED + move.declared] = 1.0
+        row[COUNT] = move.cards / C.NUM_SUITS
     return out
 
 
