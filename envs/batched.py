@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from cardlab.envs.aec import EPISODES
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.match import EPISODES
 
 MatchState = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """`BatchedEngine.match_state`: totals (B, n), dealer of the hand in play (B,), streaks (B, n), hands (B,)"""

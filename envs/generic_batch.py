@@ -17,13 +17,15 @@ from __future__ import annotations
 import copy
 import functools
 from types import SimpleNamespace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from cardlab.envs.batched import BatchedEngine, MatchState, seat_indices
 from cardlab.envs.match import win_rewards
-from cardlab.envs.spec import GameSpec
+
+if TYPE_CHECKING:
+    from cardlab.envs.spec import GameSpec
 
 OVER, TRUNCATED = range(2)
 
