@@ -31,7 +31,7 @@ import numpy as np
 
 from cardlab.agents.base import Agent
 from cardlab.agents.stopping import stop_asked
-from cardlab.envs.batched import only_legal
+from cardlab.envs.batched_engine import only_legal
 from cardlab.envs.fast import ToEnd
 from cardlab.envs.match import points_reward
 from cardlab.envs.spec import Game

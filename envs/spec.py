@@ -36,7 +36,7 @@ from cardlab.envs.match import Match
 from cardlab.envs.options import RuleOptions
 
 if TYPE_CHECKING:
-    from cardlab.envs.batched import BatchedEngine
+    from cardlab.envs.batched_engine import BatchedEngine
     from cardlab.envs.determinize import Determinization
     from cardlab.envs.record import Record
 
@@ -168,8 +168,8 @@ class GameSpec:
     version: int = 0
     """the env version: the PettingZoo name is '<id>_v<version>'"""
     batched: str | None = None
-    """'module:Class' of the game's batched engine (a `cardlab.envs.batched.BatchedEngine`); None: the game
-    has none of its own, and `batched_engine()` gives the generic one built on its rules engine"""
+    """'module:Class' of the game's batched engine (a `cardlab.envs.batched_engine.BatchedEngine`); None:
+    the game has none of its own, and `batched_engine()` gives the generic one built on its rules engine"""
     move_notes: Callable[[Any, Any, int], list[tuple[int, str]]] | None = None
     """what a move did to a seat beyond the move itself, for terminal play: (state before the move,
     state after it, action) -> [(seat, text)], each text with '{who}' for the seat's name ('you' or

@@ -1,4 +1,4 @@
-"""Huit américain, batched: `HuitBatch`, many games stepped in one call (API: `cardlab.envs.batched`).
+"""Huit américain, batched: `HuitBatch`, many games stepped in one call (API: `cardlab.envs.batched_engine`).
 
 The rules engine `cardlab.envs.huit.rules` stays the definition of the rules:
 this module plays the same games (same legal sets, next states, observations,
@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cardlab.envs.batched import BatchedEngine, MatchState, seat_indices
+from cardlab.envs.batched_engine import BatchedEngine, MatchState, seat_indices
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.batch_state import (

@@ -4,7 +4,7 @@ Each kernel replays a piece of `cardlab.envs.huit.rules` (named in its doc) for
 every slot b of the arrays that `cardlab.envs.huit.batched.HuitBatch` holds
 (layout in that module's doc). The tables are built from the engine's own
 definitions at import, so both read the same action layout. Arguments and
-dtypes follow `cardlab.envs.batched`'s convention; what both games share (end
+dtypes follow `cardlab.envs.batched_engine`'s convention; what both games share (end
 of a hand, rewards, memory) is `cardlab.envs.kernels`.
 """
 

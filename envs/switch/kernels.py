@@ -8,7 +8,7 @@ and action tables are taken from `cards` and `rules` at import (in
 `batch_state`) and reach the kernels in that bundle; the action-id constants
 are compiled in, so a change of the action layout in
 `rules.py` needs a touch of this file (the differential tests would catch a
-stale cache). Arguments and dtypes follow `cardlab.envs.batched`'s convention;
+stale cache). Arguments and dtypes follow `cardlab.envs.batched_engine`'s convention;
 what both games share (end of a hand, rewards, memory) is `cardlab.envs.kernels`.
 """
 

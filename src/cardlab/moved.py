@@ -31,12 +31,18 @@ ROOMS = {
 }
 """training/'s rooms in 0.4 (room: its modules), which were flat in training/ before"""
 
+RENAMED: dict[str, str] = {
+    "envs.batched": "envs.batched_engine",
+}
+"""the generic layers' modules renamed in 0.4 to names that tell them apart (old: new, under `cardlab.`)"""
+
 MOVED: dict[str, str] = {
     **{f"cardlab.training.{module}": f"cardlab.training.{room}.{module}"
        for room, modules in ROOMS.items() for module in modules},
     "cardlab.agents.factory": "cardlab.agents.agent_spec",
     **{f"cardlab.agents.{module}": f"cardlab.agents.hand_reading.{module}"
        for module in ("belief", "reader", "reading")},
+    **{f"cardlab.{old}": f"cardlab.{new}" for old, new in RENAMED.items()},
 }
 """old module name: new module name"""
 

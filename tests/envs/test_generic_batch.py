@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cardlab.envs import get_spec
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.match import win_rewards
 from cardlab.envs.spec import GameSpec

@@ -8,7 +8,7 @@ ends of hands).
 
 ```python
 from cardlab.envs import get_spec
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 
 spec = get_spec("huit")
 batch = spec.batched_engine()(spec.make({"num_players": 4}).rules, batch_size=4096, seed=0)
