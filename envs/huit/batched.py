@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cardlab.envs.batched_engine import BatchedEngine, MatchState, seat_indices
+from cardlab.envs.batched_kernels import load_generator, slot_generators
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.batch_state import (
@@ -61,7 +62,6 @@ from cardlab.envs.huit.kernels import (
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, HuitObserver
 from cardlab.envs.huit.rounds import random_rounds
 from cardlab.envs.huit.rules import HuitRules, HuitState
-from cardlab.envs.kernels import load_generator, slot_generators
 from cardlab.envs.match import Match
 from cardlab.envs.rng import rng_from_state, rng_state
 

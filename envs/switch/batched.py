@@ -24,7 +24,7 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs.batched_engine import BatchedEngine, MatchState, seat_indices
-from cardlab.envs.kernels import load_generator, slot_generators
+from cardlab.envs.batched_kernels import load_generator, slot_generators
 from cardlab.envs.match import Match
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batch_state import (

@@ -32,6 +32,7 @@ ROOMS = {
 """training/'s rooms in 0.4 (room: its modules), which were flat in training/ before"""
 
 RENAMED: dict[str, str] = {
+    "envs.kernels": "envs.batched_kernels",
     "envs.batched": "envs.batched_engine",
 }
 """the generic layers' modules renamed in 0.4 to names that tell them apart (old: new, under `cardlab.`)"""
