@@ -69,7 +69,7 @@ class Determinization:
     fills them"""
     drawn: tuple[np.ndarray | None, ...] = ()
     """per event of the record, the kinds ((NUM_KINDS,) bool) a card drawn there may be, None: any (Switch's
-    A8); empty without a record. A replay of the hand (`cardlab.envs.replay`) draws by it"""
+    A8); empty without a record. A replay of the hand (`cardlab.envs.world_replay`) draws by it"""
     voids: tuple[np.ndarray | None, ...] = ()
     """per event of the record, the kinds the drawer there held none of (Switch's A8), None: unknown"""
     truth: Revealed | None = None

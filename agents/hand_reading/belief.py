@@ -3,7 +3,7 @@
 Why: a search that deals the hidden cards uniformly (`cardlab.envs.determinize`)
 treats a seat that laid its only heart as likely to hold more hearts as one
 that had several to choose from. Each world's deal is played back through
-the hand's public record (`cardlab.envs.replay`) in a batched engine, all
+the hand's public record (`cardlab.envs.world_replay`) in a batched engine, all
 worlds in lockstep (the same recorded move in every slot), and at each
 decision of another seat every model asked gives, in one call for all the
 slots, the log-probability of the move that seat made there:
@@ -27,7 +27,7 @@ the worlds by weight (systematic resampling). How a search spends its time
 on this, and uses the weights, is `cardlab.agents.hand_reading.reading`. A world whose replay meets a
 recorded move that is illegal there (its hands cannot have made it) gets
 weight 0: it is not replayed any further. A record the replay cannot follow
-(`replay.unreplayable`: after the played cards became a new pile, A10, B10)
+(`world_replay.unreplayable`: after the played cards became a new pile, A10, B10)
 leaves the worlds uniform.
 
 `Recognizer` keeps, per other seat and model of a library, the log of the
@@ -46,7 +46,7 @@ import numpy as np
 
 from cardlab.agents.base import Agent, RandomAgent, named_agent
 from cardlab.agents.bot_catalogue import fitting_bot, shipped_bots
-from cardlab.envs import replay
+from cardlab.envs import world_replay
 from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.fast import Replay
 from cardlab.envs.record import Record
@@ -103,18 +103,18 @@ def play_back(game: Game, known: Determinization, worlds: Worlds, record: Record
     stepped loop (`fused=False`), which serves every other model and game."""
     n, count = game.num_players, worlds.count
     loglik = np.zeros((len(models), n, count))
-    reason = replay.unreplayable(record)
+    reason = world_replay.unreplayable(record)
     if reason is not None or count == 0:
         return Replayed(loglik, np.ones(count, dtype=bool), reason)
     assert record is not None
-    deals = replay.deals_back(known, worlds, record, rng)
+    deals = world_replay.deals_back(known, worlds, record, rng)
     ok = deals.ok.copy()
-    moves = replay.recorded_moves(game, record)
+    moves = world_replay.recorded_moves(game, record)
     if not moves or not ok.any():
         return Replayed(loglik, ok)
     if engine is None or engine.batch_size < count:
         engine = game.spec.batched_engine()(game.rules, max(count, 1), seed=0)
-    at_deal, dealt = replay.deal_worlds(game, known, deals, record, rng)
+    at_deal, dealt = world_replay.deal_worlds(game, known, deals, record, rng)
     engine.load_worlds(at_deal, dealt, np.arange(count)[:, None])
     compiled = fused_replay_of(engine, models[0]) if fused and len(models) == 1 else None
     if compiled is not None:

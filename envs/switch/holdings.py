@@ -14,7 +14,7 @@ proof rules out for every group held at that moment. A laid card leaves the
 group with the fewest allowed kinds that allows it, which keeps the most
 worlds open (the groups are nested or disjoint). The result fits every world
 that agrees with the record. `drawn_kinds` reads the same record draw by
-draw for a replay (`cardlab.envs.replay`). Not used: with `voluntary_draw` a
+draw for a replay (`cardlab.envs.world_replay`). Not used: with `voluntary_draw` a
 draw proves nothing; the drawn card's playability is left out (it would break
 the nesting); an incomplete record gives no slots; penalty draws (A6) prove
 nothing (a run may be drawn with 2s in hand).

@@ -109,7 +109,7 @@ def fused_replay(engine: Any, policy: CompiledPolicy, eps: float) -> Replay | No
 
     The slots must hold the worlds at the deal (`BatchedEngine.load_worlds`);
     the engine's generators draw nothing (a replayable record turns no pile
-    over, `cardlab.envs.replay.unreplayable`).
+    over, `cardlab.envs.world_replay.unreplayable`).
     """
     player = compiled_player(engine, policy)
     if player is None:
