@@ -37,8 +37,8 @@ from cardlab.envs.options import RuleOptions
 
 if TYPE_CHECKING:
     from cardlab.envs.batched_engine import BatchedEngine
-    from cardlab.envs.determinize import Determinization
     from cardlab.envs.record import Record
+    from cardlab.envs.world_sampling import Determinization
 
 # ---------------------------------------------------------------- the engine and observer contracts
 
@@ -187,10 +187,10 @@ class GameSpec:
     has none, and every feature plays it move by move"""
     determinize: Callable[[Any, Mapping[str, np.ndarray], int, Record | None], Determinization] | None = None
     """reads one seat's observation for search agents: (rules, observation dict, seat, the public record as
-    the seat saw it or None) -> a `cardlab.envs.determinize.Determinization`, whose `sample(rng)` gives whole
-    states with `seat` to move whose observation and legal mask for `seat` are the given ones, the unseen
-    cards dealt at random (and agreeing with the record); None: the game has none, and search agents
-    refuse it"""
+    the seat saw it or None) -> a `cardlab.envs.world_sampling.Determinization`, whose `sample(rng)` gives
+    whole states with `seat` to move whose observation and legal mask for `seat` are the given ones, the
+    unseen cards dealt at random (and agreeing with the record); None: the game has none, and search
+    agents refuse it"""
 
     def __post_init__(self) -> None:
         covered = sorted(i for r in self.action_ranges for i in range(r.first, r.last + 1))

@@ -1,6 +1,6 @@
 """Beliefs and recognised opponents: worlds weighed by how likely the other seats' recorded moves were.
 
-Why: a search that deals the hidden cards uniformly (`cardlab.envs.determinize`)
+Why: a search that deals the hidden cards uniformly (`cardlab.envs.world_sampling`)
 treats a seat that laid its only heart as likely to hold more hearts as one
 that had several to choose from. Each world's deal is played back through
 the hand's public record (`cardlab.envs.world_replay`) in a batched engine, all
@@ -47,10 +47,10 @@ import numpy as np
 from cardlab.agents.base import Agent, RandomAgent, named_agent
 from cardlab.agents.bot_catalogue import fitting_bot, shipped_bots
 from cardlab.envs import world_replay
-from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.fast import Replay
 from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
+from cardlab.envs.world_sampling import Determinization, Worlds
 
 EPS = 0.3
 """a softened heuristic's share of probability spread over the legal moves"""

@@ -57,9 +57,9 @@ from cardlab.agents.hand_reading.belief import (
 )
 from cardlab.agents.hand_reading.belief import ess as effective_size
 from cardlab.envs import world_replay
-from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.record import Record
 from cardlab.envs.spec import Game
+from cardlab.envs.world_sampling import Determinization, Worlds
 
 WEIGHS = ("resample", "weights")
 """how a belief's weights are used (module doc)"""

@@ -1,6 +1,6 @@
 """Switch determinization: what one seat's observation fixes of a `SwitchState`, the rest sampled.
 
-The shared method and choices are in `cardlab.envs.determinize`. From the
+The shared method and choices are in `cardlab.envs.world_sampling`. From the
 observation (`cardlab.envs.switch.observer`) come exactly: the seat's hand, the
 discard pile's cards and its top card, the suit (none: free, A4), the pending
 run, the direction, the phase, every hand size, the stock's size and the match
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs import determinize as D
+from cardlab.envs import world_sampling as D
 from cardlab.envs.holdings import Slot
 from cardlab.envs.layout import Layout
 from cardlab.envs.record import Record

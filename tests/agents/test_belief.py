@@ -12,8 +12,8 @@ from cardlab.agents.hand_reading import belief as B
 from cardlab.agents.search import SearchAgent, SearchOptions
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
-from cardlab.envs.determinize import Worlds
 from cardlab.envs.record import DRAW
+from cardlab.envs.world_sampling import Worlds
 from cardlab.evaluation.episodes import run_episode
 
 BANK = ["7H", "QS", "KS", "JC", "AC", "9C", "10C", "7C", "8D", "QH", "JH", "KC", "8H", "9H", "10S", "JS",
