@@ -31,8 +31,8 @@ import numpy as np
 from cardlab.envs.cards import NUM_KINDS, NUM_SUITS, card_str
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.holdings import Slot, deal_slots
-from cardlab.envs.leaning import lean_rows
 from cardlab.envs.match import Match
+from cardlab.envs.worlds_by_reading import lean_rows
 
 T = TypeVar("T")
 
@@ -75,8 +75,9 @@ class Determinization:
     truth: Revealed | None = None
     """the true hidden cards (`revealed`: a cheat's): every sample deals the other hands as they are"""
     leaning: np.ndarray | None = None
-    """(NUM_KINDS, places) weights of where each unseen kind is (a hand reader's, `cardlab.envs.leaning`):
-    samples are dealt by them, slots and sizes still exact; None: uniformly"""
+    """(NUM_KINDS, places) weights of where each unseen kind is (a hand reader's,
+    `cardlab.envs.worlds_by_reading`): samples are dealt by them, slots and sizes still exact;
+    None: uniformly"""
 
     def __post_init__(self) -> None:
         needed = sum(size for s, size in enumerate(self.sizes) if s != self.seat) + self.pile

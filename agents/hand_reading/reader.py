@@ -14,7 +14,7 @@ reader, then the face-down pile) are added to the log of each place's size
 and training learns only what the record says beyond it. The copies of one
 kind share one distribution (Switch's four decks). An autoregressive model
 over hands would capture "if this card is here, that one is not", but the
-deal (`cardlab.envs.leaning`) already ties the cards together through the
+deal (`cardlab.envs.worlds_by_reading`) already ties the cards together through the
 exact hand sizes, at a fraction of the cost: a reader reads once per decision.
 
 Files: a reader is two files, like a bot (`cardlab.agents.bot`) and held to
@@ -50,11 +50,11 @@ from cardlab.agents.bot.validate import check_game, check_network, check_version
 from cardlab.envs import make_env
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
-from cardlab.envs.leaning import places
 from cardlab.envs.reading_inputs import READING_VERSION, InputLayout, input_layout, reading_inputs
 from cardlab.envs.record import Record
 from cardlab.envs.spec import Game, games
 from cardlab.envs.world_sampling import Determinization
+from cardlab.envs.worlds_by_reading import places
 
 READER_ACTIVATIONS = ("relu", "tanh")
 """the activations a reader may have (the ones its trainer offers)"""
