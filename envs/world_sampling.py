@@ -10,7 +10,7 @@ face-down pile; `sample_into` writes them straight into a batched engine's
 slots, `world` builds one as a rules-engine state. A sampled state's
 observation and legal mask for that seat equal the given ones
 (`tests/envs/test_determinize.py`). Given the hand's public record, what it
-proves of the other hands (`cardlab.envs.holdings`) is filled as well.
+proves of the other hands (`cardlab.envs.hand_constraints`) is filled as well.
 `revealed` is the cheat's determinization (``search:cheat=1``, upper bounds
 only). What no observation tells (the turn counter, the order under the top
 card, the dealer) is chosen as docs/envs.md, "The public record and worlds
@@ -30,7 +30,7 @@ import numpy as np
 
 from cardlab.envs.cards import NUM_KINDS, NUM_SUITS, card_str
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.holdings import Slot, deal_slots
+from cardlab.envs.hand_constraints import Slot, deal_slots
 from cardlab.envs.match import Match
 from cardlab.envs.worlds_by_reading import lean_rows
 
@@ -65,7 +65,7 @@ class Determinization:
     picks: Mapping[str, Sequence[Any]] = dataclasses.field(default_factory=dict)
     """attributes no observation tells, each drawn per sample from its options"""
     slots: tuple[Slot, ...] = ()
-    """what the hand's public record proves of the other hands (`cardlab.envs.holdings`); every sample
+    """what the hand's public record proves of the other hands (`cardlab.envs.hand_constraints`); every sample
     fills them"""
     drawn: tuple[np.ndarray | None, ...] = ()
     """per event of the record, the kinds ((NUM_KINDS,) bool) a card drawn there may be, None: any (Switch's

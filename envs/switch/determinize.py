@@ -23,7 +23,7 @@ import numpy as np
 
 from cardlab.envs import cards as C
 from cardlab.envs import world_sampling as D
-from cardlab.envs.holdings import Slot
+from cardlab.envs.hand_constraints import Slot
 from cardlab.envs.layout import Layout
 from cardlab.envs.record import Record
 from cardlab.envs.switch.holdings import drawn_kinds, slots_from_record

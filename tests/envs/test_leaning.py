@@ -18,7 +18,7 @@ import pytest
 from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
 from cardlab.envs.cards import NUM_KINDS
-from cardlab.envs.holdings import fits
+from cardlab.envs.hand_constraints import fits
 from cardlab.envs.worlds_by_reading import expected, lean_rows, places
 from cardlab.evaluation.episodes import seat_zero_choices
 
