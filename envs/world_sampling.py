@@ -98,7 +98,7 @@ class Determinization:
 
     def deal(self, rng: np.random.Generator, count: int) -> Worlds:
         """`count` worlds' unseen cards dealt from `rng`, each world's independently: uniformly, with
-        `slots` filled (`holdings.deal_slots`, a world at a time), or by the `leaning`
+        `slots` filled (`hand_constraints.deal_slots`, a world at a time), or by the `leaning`
         (`leaning.lean_rows`)."""
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise ValueError(f"count must be a whole number of worlds >= 0, got {excerpt(count)}")
@@ -116,7 +116,7 @@ class Determinization:
         return Worlds(hidden.astype(np.int64), under.astype(np.int64), picks)
 
     def constrained_row(self, rng: np.random.Generator) -> np.ndarray:
-        """One `Worlds.hidden` row dealt by `holdings.deal_slots`: the other hands, the pile, the rest."""
+        """One `Worlds.hidden` row dealt by `deal_slots`: the other hands, the pile, the rest."""
         hands, pile = deal_slots(self.unseen, self.sizes, self.seat, self.pile, self.slots, rng)
         dealt = [card for s, hand in enumerate(hands) if s != self.seat for card in hand] + list(pile)
         left = np.bincount(np.asarray(dealt, dtype=np.int64), minlength=NUM_KINDS).tolist()

@@ -97,7 +97,7 @@ def test_a_forced_draw_rules_out_the_worlds_where_the_drawer_could_have_laid() -
     assert replayed.ok[~could_have_laid].all()
     weighed = B.weigh(worlds, replayed, [0, 0], 0.0, rng)
     assert weighed.weights[could_have_laid].sum() == 0
-    informed = game.determinization(obs, 0, record)  # with the record its worlds all fit (holdings)
+    informed = game.determinization(obs, 0, record)  # with the record its worlds all fit (constraints)
     assert B.play_back(game, informed, informed.deal(rng, 50), record, [], rng).ok.all()
 
 
