@@ -15,7 +15,7 @@ from cardlab.envs.match import Match
 from cardlab.envs.options import TOTAL_HIGH
 from cardlab.envs.record import DRAW, LAY, REFILL, Event, RecordKeeper, record_from_saved
 from cardlab.envs.rng import rng_from_state
-from cardlab.envs.saved import (
+from cardlab.envs.state_checks import (
     check_deal,
     check_saved,
     field_error,
