@@ -25,7 +25,7 @@ from cardlab.envs.batched_engine import BatchedEngine, MatchState, seat_indices
 from cardlab.envs.match import win_rewards
 
 if TYPE_CHECKING:
-    from cardlab.envs.spec import GameSpec
+    from cardlab.envs.game_spec import GameSpec
 
 OVER, TRUNCATED = range(2)
 

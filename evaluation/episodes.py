@@ -21,8 +21,8 @@ from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game
 from cardlab.envs.world_replay import unreplayable
 from cardlab.envs.world_sampling import Determinization
 

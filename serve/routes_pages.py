@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from cardlab.envs.spec import games, get_spec
+from cardlab.envs.game_spec import games, get_spec
 from cardlab.serve.hand_replay import Replay
 from cardlab.serve.limits import json_body
 from cardlab.serve.routes_games import server_of

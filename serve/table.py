@@ -39,8 +39,8 @@ from cardlab.agents.failure import AgentFailure, checked_action, checked_advice,
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.game_spec import Game
 from cardlab.envs.rng import rng_state
-from cardlab.envs.spec import Game
 from cardlab.evaluation.episodes import AGENT, HAND, derive_seed
 from cardlab.serve.view import legal_moves, position, seat_view
 

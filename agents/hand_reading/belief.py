@@ -48,8 +48,8 @@ from cardlab.agents.base import Agent, RandomAgent, named_agent
 from cardlab.agents.bot_catalogue import fitting_bot, shipped_bots
 from cardlab.envs import world_replay
 from cardlab.envs.fast import Replay
+from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game
 from cardlab.envs.world_sampling import Determinization, Worlds
 
 EPS = 0.3

@@ -50,9 +50,9 @@ from cardlab.agents.bot.validate import check_game, check_network, check_version
 from cardlab.envs import make_env
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
+from cardlab.envs.game_spec import Game, games
 from cardlab.envs.reading_inputs import READING_VERSION, InputLayout, input_layout, reading_inputs
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game, games
 from cardlab.envs.world_sampling import Determinization
 from cardlab.envs.worlds_by_reading import places
 

@@ -57,8 +57,8 @@ from cardlab.agents.hand_reading.belief import (
 )
 from cardlab.agents.hand_reading.belief import ess as effective_size
 from cardlab.envs import world_replay
+from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game
 from cardlab.envs.world_sampling import Determinization, Worlds
 
 WEIGHS = ("resample", "weights")

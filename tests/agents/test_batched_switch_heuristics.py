@@ -29,7 +29,7 @@ from cardlab.agents.heuristics.switch import SwitchWeights
 from cardlab.envs import cards as C
 from cardlab.envs import make_game
 from cardlab.envs.batched_engine import sample_legal
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batched import SwitchBatch
 from cardlab.envs.switch.heuristics import kernels as K

@@ -21,7 +21,7 @@ from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import games, make_env, make_game, register
 from cardlab.envs.batched_engine import BatchedEngine
-from cardlab.envs.spec import unregister
+from cardlab.envs.game_spec import unregister
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
 from cardlab.training.harness.config import (

@@ -27,8 +27,8 @@ import numpy as np
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.hand_reading.reader import reader_layout
 from cardlab.envs import make_env
+from cardlab.envs.game_spec import Game, make_game
 from cardlab.envs.reading_inputs import reading_inputs
-from cardlab.envs.spec import Game, make_game
 from cardlab.envs.world_sampling import revealed
 from cardlab.envs.worlds_by_reading import places
 

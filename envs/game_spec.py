@@ -10,7 +10,7 @@ evaluation and bot files all read the spec from the registry, never a game
 module directly, so a third game is one folder plus one registration line:
 
 ```python
-from cardlab.envs.spec import register
+from cardlab.envs.game_spec import register
 register(MY_GAME_SPEC)                     # or one line in BUILTIN below
 ```
 
