@@ -32,6 +32,7 @@ ROOMS = {
 """training/'s rooms in 0.4 (room: its modules), which were flat in training/ before"""
 
 RENAMED: dict[str, str] = {
+    "envs.playout": "envs.fast_playout",
     "envs.spec": "envs.game_spec",
     "serve.replay": "serve.hand_replay",
     "evaluation.batched": "evaluation.batched_deals",

@@ -29,13 +29,21 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, Drawing, PlayOut, ToEnd
+from cardlab.envs.fast_playout import (
+    NONE,
+    Scratch,
+    checked_slots,
+    compiled_kind,
+    live_rows,
+    scratch,
+    split_forced,
+)
 from cardlab.envs.huit.batch_rounds import finish_round, start_round
 from cardlab.envs.huit.batch_state import HAND_OVER, S_INFO, S_REWARDS, KernelArrays
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
 from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays, expert_rows, greedy_batch
 from cardlab.envs.huit.kernels import mask_rows_kernel, observe_rows, step_kernel
-from cardlab.envs.playout import NONE, Scratch, checked_slots, compiled_kind, live_rows, scratch, split_forced
 from cardlab.envs.policy_kernels import uniform_legal
 
 

@@ -28,10 +28,10 @@ from numba import njit
 
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.fast import RANDOM, CompiledPolicy, Replay
+from cardlab.envs.fast_playout import Scratch, scratch
 from cardlab.envs.huit.batch_state import CUR, HAND_OVER, S_INFO, KernelArrays
 from cardlab.envs.huit.fast.playout import PlayerArrays, compiled_player, heuristic_picks
 from cardlab.envs.huit.kernels import mask_rows_kernel, step_kernel
-from cardlab.envs.playout import Scratch, scratch
 
 
 @njit(cache=True)
