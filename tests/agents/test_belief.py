@@ -118,7 +118,7 @@ def test_the_replay_passes_through_each_world(game_id: str, players: int) -> Non
         seat = raw.agent_seat[name]
         record = raw.public_record(name)
         drawn = any(e.kind == DRAW for e in record.events)
-        if seat == viewer and drawn and B.replay.unreplayable(record) is None:
+        if seat == viewer and drawn and B.world_replay.unreplayable(record) is None:
             known = game.determinization(obs, 0, record)
             worlds = known.deal(rng, 20)
             engine = game.spec.batched_engine()(game.rules, 20, seed=0)
