@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from cardlab.agents.base import Agent, as_game, named_agent, registered_names
 from cardlab.agents.bot_catalogue import and_joined, bot_tables, fitting_bot, shipped_bots, table_aliases
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game, games
+from cardlab.envs.game_spec import Game, games
 
 if TYPE_CHECKING:
     from cardlab.agents.search import SearchAgent

@@ -32,7 +32,7 @@ import numpy as np
 from cardlab import moved
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.fast import RANDOM, CompiledPolicy
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 THREADS_ENV = "CARDLAB_TORCH_THREADS"
 """environment variable: torch threads of a bot's network (default 1; see `cardlab.agents.bot`)"""

@@ -29,7 +29,7 @@ import numpy as np
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.envs.fast import PlayOut
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 
 def fused_play_out(engine: Any, agent: Agent) -> PlayOut | None:

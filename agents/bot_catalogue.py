@@ -12,7 +12,7 @@ import pathlib
 from typing import Any
 
 from cardlab.envs.checked_json import read_json_file
-from cardlab.envs.spec import Game, games, make_game
+from cardlab.envs.game_spec import Game, games, make_game
 
 SHIPPED_BOTS = pathlib.Path(__file__).resolve().parent / "bots"
 """The bots that come with cardlab: ``bot:NAME`` loads ``SHIPPED_BOTS/NAME.json`` (see the README)."""

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.envs.game_spec import Game
 from cardlab.envs.match import Match
-from cardlab.envs.spec import Game
 
 FORMAT = "cardlab-match-equity"
 FORMAT_VERSION = 1

@@ -31,10 +31,10 @@ import numpy as np
 
 from cardlab.agents.base import Agent
 from cardlab.agents.stopping import stop_asked
-from cardlab.envs.batched import only_legal
+from cardlab.envs.batched_engine import only_legal
 from cardlab.envs.fast import ToEnd
+from cardlab.envs.game_spec import Game
 from cardlab.envs.match import points_reward
-from cardlab.envs.spec import Game
 
 IN_FLIGHT = 4096
 """the most slots a search keeps in play at once (without a time cap: always as many, up to its worlds)"""

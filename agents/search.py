@@ -41,9 +41,9 @@ from cardlab.agents.search_options import (
     options_markdown,
     parse_spec,
 )
-from cardlab.envs.determinize import Determinization, Worlds, revealed
+from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game
+from cardlab.envs.world_sampling import Determinization, Worlds, revealed
 
 __all__ = ["LEVELS", "LEVEL_BOUNDS_MS", "MOST_WORLDS", "Decision", "SearchAgent", "SearchOptions",
            "drawn_apart", "options_markdown", "parse_spec", "rollout_spec"]

@@ -221,6 +221,22 @@ def options_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def search_spec(base: str, **values: Any) -> str:
+    """The spec ``search:NAME=VALUE:...:BASE`` of these option values, each checked by its declaration
+    (`SearchOptions`), so that a caller with typed values (`cardlab exploit`'s responder) neither
+    writes the spec text nor checks them a second way; `parse_spec` reads it back to the same options."""
+    unknown = sorted(set(values) - DECLARED.keys())
+    if unknown:
+        raise ValueError(f"{', '.join(map(excerpt, unknown))} is not a search option; accepted: {ACCEPTED}")
+    SearchOptions(**values)
+    return PREFIX + "".join(f"{name}={_spec_text(value)}:" for name, value in values.items()) + base
+
+
+def _spec_text(value: Any) -> str:
+    """A checked option value as a spec writes it (a number in plain digits, never an exponent)."""
+    return f"{value:.15f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
 def parse_spec(spec: str) -> tuple[SearchOptions, str]:
     """(options, base spec) of ``search:[key=value:...]BASE``; a `ValueError` names what is wrong."""
     if not spec.startswith(PREFIX) and spec != PREFIX[:-1]:

@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from env_throughput import GAMES, engine_loop, openspiel_loop
 
 from cardlab.envs import games, get_spec, make_game
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 
 NUM_PLAYERS = 4
 

@@ -101,7 +101,7 @@ def main() -> None:
                       flush=True)
         same_json = json.loads(outputs["serial"].read_text()) == json.loads(outputs["ray"].read_text())
 
-    from cardlab.cluster.evaluate import evaluate_parallel
+    from cardlab.cluster.parallel_evaluation import evaluate_parallel
     from cardlab.evaluation.evaluate import evaluate
     from cardlab.evaluation.request import EvalRequest
 

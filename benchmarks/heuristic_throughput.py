@@ -39,8 +39,8 @@ import numpy as np
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.envs import games, get_spec, make_game
-from cardlab.envs.batched import sample_legal
-from cardlab.envs.spec import Game
+from cardlab.envs.batched_engine import sample_legal
+from cardlab.envs.game_spec import Game
 
 AGENTS = ("random", "greedy", "expert")
 

@@ -36,7 +36,7 @@ from cardlab.agents.bot import BotAgent, export_onnx, load_bot
 from cardlab.agents.bot_catalogue import shipped_bots
 from cardlab.envs import env_class, make_game
 from cardlab.envs.checked_json import read_json_file
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 
 def decisions(game: Game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="runs of each (medians are reported)")
     args = parser.parse_args()
 
-    from cardlab.cluster.evaluate import evaluate_parallel
+    from cardlab.cluster.parallel_evaluation import evaluate_parallel
 
     suite = load_suite(args.suite)
     if args.deals:

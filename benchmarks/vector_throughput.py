@@ -37,7 +37,7 @@ import gymnasium
 import numpy as np
 
 import cardlab  # noqa: F401 - registers the ids
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 from cardlab.envs.huit.batched import HuitBatch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cardlab.envs.spec import ActionRange, Game, GameSpec, games, get_spec, make_game, register, rule_names
+from cardlab.envs.game_spec import (
+    ActionRange,
+    Game,
+    GameSpec,
+    games,
+    get_spec,
+    make_game,
+    register,
+    rule_names,
+)
 
 if TYPE_CHECKING:
     from cardlab.envs.aec import CardGameEnv

@@ -24,12 +24,11 @@ from pettingzoo.utils import wrappers
 
 from cardlab.envs import cards as C
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.game_spec import Game, GameSpec, action_id, get_spec
 from cardlab.envs.layout import Layout
-from cardlab.envs.match import points_reward, win_rewards
+from cardlab.envs.match import EPISODES, points_reward, win_rewards
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game, GameSpec, action_id, get_spec
 
-EPISODES = ("hand", "match")
 REWARDS = ("win", "points")
 ILLEGAL = ("raise", "penalize")
 RENDER_MODES = (None, "ansi", "human")

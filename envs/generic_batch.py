@@ -4,7 +4,7 @@
 its own (`GameSpec.batched` None), so everything written against the batched
 API (the lean trainer, self-play, benchmarks) runs every registered game; a
 game's own numba engine is the fast path, this one the always-there one. Same
-API as `cardlab.envs.batched` documents, same games as the AEC env with
+API as `cardlab.envs.batched_engine` documents, same games as the AEC env with
 `reward="win"`: slot i plays what `spec.state(rules, generators[i])` plays.
 
 Arrays: `info` (B, 2) int8 with the columns `OVER` (the hand, or the match,
@@ -17,13 +17,15 @@ from __future__ import annotations
 import copy
 import functools
 from types import SimpleNamespace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from cardlab.envs.batched import BatchedEngine, MatchState, seat_indices
+from cardlab.envs.batched_engine import BatchedEngine, MatchState, seat_indices
 from cardlab.envs.match import win_rewards
-from cardlab.envs.spec import GameSpec
+
+if TYPE_CHECKING:
+    from cardlab.envs.game_spec import GameSpec
 
 OVER, TRUNCATED = range(2)
 

@@ -15,7 +15,7 @@ from cardlab.envs.match import Match
 from cardlab.envs.options import TOTAL_HIGH
 from cardlab.envs.record import DRAW, LAY, REFILL, Event, RecordKeeper, record_from_saved
 from cardlab.envs.rng import rng_from_state
-from cardlab.envs.saved import (
+from cardlab.envs.state_checks import (
     check_deal,
     check_saved,
     field_error,
@@ -70,7 +70,7 @@ class HandState(RecordKeeper):
     @classmethod
     def assembled(cls, rules: Any, rng: np.random.Generator, hands: list[list[int]], face_down: list[int],
                   played: list[int], match: Match, current: int) -> Any:
-        """A hand in play put together from its cards (a determinization, `cardlab.envs.determinize`).
+        """A hand in play put together from its cards (a determinization, `cardlab.envs.world_sampling`).
 
         `face_down` is given top first, `played` bottom first; the turn counter
         and the end-of-hand fields start as at a deal, the game's own fields

@@ -6,6 +6,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+EPISODES = ("hand", "match")
+"""what an episode of an env or a batched engine is: one hand, or a whole match"""
+
 
 @dataclasses.dataclass
 class Match:

@@ -1,6 +1,6 @@
 """What a hand reader reads: one seat's public knowledge of a hand as one flat float32 vector.
 
-Why here, beside `cardlab.envs.determinize`: a hand reader
+Why here, beside `cardlab.envs.world_sampling`: a hand reader
 (`cardlab.agents.hand_reading.reader`) predicts where each unseen card is
 from what the seat could have seen, and nothing else; this module is the one
 place that turns that knowledge into numbers, so the reader's training data
@@ -28,8 +28,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from cardlab.envs.cards import NUM_KINDS, NUM_SUITS, rank_of, suit_of
-from cardlab.envs.determinize import Determinization
 from cardlab.envs.record import CALL, DRAW, LAY, PASS, STARTER, Record
+from cardlab.envs.world_sampling import Determinization
 
 READING_VERSION = 1
 """the version of the inputs' layout and meaning (a reader file records the one it was trained on)"""

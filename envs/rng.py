@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, key_names
-from cardlab.envs.saved import is_whole, shown
+from cardlab.envs.state_checks import is_whole, shown
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:

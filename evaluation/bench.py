@@ -4,7 +4,7 @@ Every deal of the suite (`cardlab.evaluation.suites`) is played once per seat
 rotation, the agent in slot 0 and the reference agents (the `field`,
 repeated in order) in the other seats: `evaluate` with the suite's seed and
 rules, so the same agent, suite and field give the same numbers on any
-machine, and on Ray workers (`play`: `cardlab.cluster.evaluate.evaluate_parallel`).
+machine, and on Ray workers (`play`: `cardlab.cluster.parallel_evaluation.evaluate_parallel`).
 
 Reported: the agent's win rate (hands, or matches for a match suite) with
 the interval clustered by deal and Wilson's, its fair share 1/n, and the

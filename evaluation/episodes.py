@@ -21,10 +21,10 @@ from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.determinize import Determinization
+from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
-from cardlab.envs.replay import unreplayable
-from cardlab.envs.spec import Game
+from cardlab.envs.world_replay import unreplayable
+from cardlab.envs.world_sampling import Determinization
 
 HAND, MATCH, AGENT = 0, 1, 2  # first key of derived seeds, so the streams never overlap
 ENV_OPTIONS = tuple(name for name in inspect.signature(CardGameEnv.__init__).parameters
@@ -146,7 +146,8 @@ class Choice:
     record: Record
     """the hand's public record as seat 0 sees it"""
     unreplayable: str | None
-    """why the record cannot be played back from the deal (`cardlab.envs.replay.unreplayable`), or None"""
+    """why the record cannot be played back from the deal (`cardlab.envs.world_replay.unreplayable`), or
+    None"""
 
     def determinization(self) -> Determinization:
         """What seat 0's observation and record fix of the state (`Game.determinization`)."""

@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
-from cardlab.evaluation.batched import play_hands_batched
+from cardlab.evaluation.batched_deals import play_hands_batched
 from cardlab.evaluation.episodes import (
     AGENT,
     HAND,
@@ -114,7 +114,7 @@ def evaluate(request: EvalRequest | str, *old: Any, progress: bool = False, desc
     `progress` draws a bar on stderr (`desc`: its label); `on_played(episodes played, of total)` is
     called after each deal (a log's progress line, where no bar is drawn). `batched` plays the
     hands many at once in the game's batched engine, each slot's agent asked
-    once per move of the batch (`cardlab.evaluation.batched`: the same deals
+    once per move of the batch (`cardlab.evaluation.batched_deals`: the same deals
     and rotations, the agents' random draws differ); matches are played one
     at a time either way. ``evaluate(game, specs, hands, ...)``, the old form, still works for one
     version, with a deprecation warning.

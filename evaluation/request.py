@@ -26,7 +26,7 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.evaluation.episodes import HAND, MATCH, check_seed, players_for, seat_slots, table_rules
 
 AgentFactory = Callable[[Any, Any, int], Agent]

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import games
+from cardlab.envs.game_spec import games
 
 SHOWN = re.compile(r"[A-Za-z0-9 _.,:;=@/+()\[\]{}'#%~-]*")
 """the characters a text the page shows may hold: no ``|``, ``<``, ``>``, backtick, new line"""

@@ -29,7 +29,7 @@ import numpy as np
 
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
-from cardlab.envs.spec import games
+from cardlab.envs.game_spec import games
 from cardlab.evaluation.episodes import HAND, MATCH, derive_seed, plural, table_rules
 
 SUITES_DIR = pathlib.Path(__file__).resolve().parent / "suites"

@@ -50,7 +50,7 @@ from cardlab.evaluation.results import (
 
 EvaluateTables = Callable[[list[EvalRequest], bool], list[EvalResult]]
 """Plays every table of a tournament at once: (the tables' requests, progress) -> results, in order;
-`cardlab.cluster.evaluate` spreads them over Ray workers."""
+`cardlab.cluster.parallel_evaluation` spreads them over Ray workers."""
 
 
 @dataclass(frozen=True)

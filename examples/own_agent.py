@@ -15,7 +15,7 @@ import numpy as np
 
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 
 class NeverDraws(Agent):

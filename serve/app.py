@@ -30,7 +30,7 @@ from fastapi.responses import JSONResponse
 
 from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot
 from cardlab.agents.bot_catalogue import shipped_bots
-from cardlab.envs.spec import games
+from cardlab.envs.game_spec import games
 from cardlab.serve import routes_games, routes_pages
 from cardlab.serve.guard import SiteGuard, allowed_hosts, public_host_warning
 from cardlab.serve.limits import BodyLimit, uvicorn_server, validation_message

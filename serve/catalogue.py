@@ -26,7 +26,7 @@ from cardlab.agents.bot_catalogue import shipped_bots, table_bots
 from cardlab.agents.match_equity import shipped_equity
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game, games, get_spec
+from cardlab.envs.game_spec import Game, games, get_spec
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from cardlab.envs.spec import get_spec, make_game
+from cardlab.envs.game_spec import get_spec, make_game
 from cardlab.serve.catalogue import AgentChoice
 from cardlab.serve.limits import model_body
 from cardlab.serve.server import Server, checked, client_of

@@ -14,9 +14,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from cardlab.envs.spec import games, get_spec
+from cardlab.envs.game_spec import games, get_spec
+from cardlab.serve.hand_replay import Replay
 from cardlab.serve.limits import json_body
-from cardlab.serve.replay import Replay
 from cardlab.serve.routes_games import server_of
 from cardlab.serve.server import checked, client_of
 from cardlab.serve.table import MODES

@@ -26,7 +26,7 @@ from cardlab.agents.base import Agent, show_table
 from cardlab.agents.failure import AgentFailure
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import env_class
-from cardlab.envs.spec import get_spec, make_game
+from cardlab.envs.game_spec import get_spec, make_game
 from cardlab.serve.catalogue import Catalogue, at_table
 from cardlab.serve.guard import LOOPBACK_NAMES, without_paths
 from cardlab.serve.limits import BODY_SECONDS

@@ -9,7 +9,7 @@ hand, which holds its start state, tells nothing about the hands after it.
 
 A replay (`REPLAY_FORMAT`) is the start state of a hand (`state_dict()`:
 the deal, the totals, the generator that refills the pile), every move as
-text with its seat, and the result (loaded by `cardlab.serve.replay`).
+text with its seat, and the result (loaded by `cardlab.serve.hand_replay`).
 
 An agent that fails at its turn (it raises, answers an illegal move or
 non-finite numbers, or takes more than `agent_seconds`) never freezes the
@@ -39,8 +39,8 @@ from cardlab.agents.failure import AgentFailure, checked_action, checked_advice,
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.game_spec import Game
 from cardlab.envs.rng import rng_state
-from cardlab.envs.spec import Game
 from cardlab.evaluation.episodes import AGENT, HAND, derive_seed
 from cardlab.serve.view import legal_moves, position, seat_view
 

@@ -35,8 +35,8 @@ import numpy as np
 
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.game_spec import Game, GameSpec, GameState, make_game
 from cardlab.envs.hand import END_KEYS
-from cardlab.envs.spec import Game, GameSpec, GameState, make_game
 
 VIEW_FORMAT = "cardlab-view"
 POSITION_FORMAT = "cardlab-position"

@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from cardlab.agents.base import Agent, register
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 
 SPY = "test_batch_spy"
 

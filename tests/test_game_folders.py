@@ -17,13 +17,13 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.hand_reading import belief
 from cardlab.envs import make_game
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, FastPaths
-from cardlab.envs.spec import BUILTIN, get_spec
+from cardlab.envs.game_spec import BUILTIN, get_spec
 from tests.toygame.spec import SPEC as TOY_SPEC
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GAMES = tuple(BUILTIN)
 """the games whose folders are checked (every built-in game)"""
-REGISTRY = {"cardlab.envs.spec": "BUILTIN, the registry's one line per game (a string, imported when asked)",
+REGISTRY = {"cardlab.envs.game_spec": "BUILTIN, the registry's line per game (a string, imported when asked)",
             "cardlab.agents.heuristics": "the package of the heuristic agents names each game's classes"}
 """modules outside the games' folders allowed to name a game, and why"""
 

@@ -2,7 +2,9 @@
 
 Why: a circle is held together by imports inside functions, which only hide it; it ties the modules
 into one block that can be neither understood nor imported in parts. `agents/` had one of 15 modules
-around `agents/base.py`'s spec dispatcher (now `agents/agent_spec.py`, above the agents it builds).
+around `agents/base.py`'s spec dispatcher (now `agents/agent_spec.py`, above the agents it builds);
+`envs/` one of four (the game registry, the generic batched engine, the batched API, the AEC env),
+through `EPISODES`, now in `envs/match.py` below them.
 Imports under ``if TYPE_CHECKING:`` (types only, never run) and the deprecation shims of
 `cardlab.moved` (by name, for one version) are not imports here.
 """
@@ -16,7 +18,8 @@ from collections.abc import Iterator
 
 import pytest
 
-PACKAGES = ("cardlab.agents", "cardlab.training", "cardlab.evaluation", "cardlab.serve", "cardlab.cluster")
+PACKAGES = ("cardlab.envs", "cardlab.agents", "cardlab.training", "cardlab.evaluation", "cardlab.serve",
+            "cardlab.cluster")
 
 
 def modules_of(package: str) -> dict[str, pathlib.Path]:

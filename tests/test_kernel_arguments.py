@@ -1,7 +1,7 @@
 """The batched state as one object: no numba-compiled function of the package takes more than
 `MAX_PARAMETERS` parameters, since a kernel takes the state, a player and its scratch arrays each as one
-tuple (`cardlab.envs.huit.batch_state`, `cardlab.envs.switch.batch_state`, `cardlab.envs.playout`), and the
-state's kernel indices follow its named fields."""
+tuple (`cardlab.envs.huit.batch_state`, `cardlab.envs.switch.batch_state`, `cardlab.envs.fast_playout`), and
+the state's kernel indices follow its named fields."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from cardlab.agents.base import Agent
 from cardlab.agents.bot.format import FORMAT
 from cardlab.agents.bot.threads import inference_threads, torch_threads
 from cardlab.agents.failure import finite_logits
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 
 def network_actions(network: nn.Module, observations: np.ndarray, masks: np.ndarray,

@@ -19,7 +19,7 @@ from safetensors.torch import save as save_bytes
 from torch import nn
 
 from cardlab.agents.bot.format import ACTIVATIONS, FORMAT, FORMAT_VERSION, bot_paths, layer_names
-from cardlab.envs.spec import Game, make_game
+from cardlab.envs.game_spec import Game, make_game
 
 
 def _actor_layers(policy: Any) -> tuple[list[nn.Linear], str, nn.Linear]:

@@ -38,7 +38,7 @@ from cardlab.agents.bot.validate import (
     read_weights,
     refuse,
 )
-from cardlab.envs.spec import get_spec
+from cardlab.envs.game_spec import get_spec
 
 
 def build_network(meta: dict[str, Any], tensors: dict[str, torch.Tensor]) -> nn.Module:

@@ -40,7 +40,7 @@ from cardlab.agents.bot.format import MAX_ONNX_BYTES, MAX_ONNX_NODES
 from cardlab.agents.bot.onnx_limits import PROBE_SECONDS, check_costs, check_operators
 from cardlab.agents.bot.validate import check_outputs, read_capped, refuse
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 STANDARD_DOMAINS = ("", "ai.onnx")
 """the operator domains an ONNX bot may use: the standard ONNX operators"""

@@ -30,7 +30,7 @@ from torch import nn
 
 from cardlab.agents.bot.export import table_of, write_bot_files
 from cardlab.agents.bot.format import MAX_ONNX_BYTES, ONNX_FORMAT, ONNX_FORMAT_VERSION, bot_paths, onnx_path
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 OPSET = 17
 """the ONNX operator set the graphs are written in (onnxruntime 1.17 and later run it)"""

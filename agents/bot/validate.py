@@ -47,7 +47,7 @@ from cardlab.agents.bot.format import (
 )
 from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt, read_json
-from cardlab.envs.spec import Game, games
+from cardlab.envs.game_spec import Game, games
 
 
 def refuse(path: pathlib.Path, reason: str) -> ValueError:

@@ -1,9 +1,9 @@
 """Beliefs and recognised opponents: worlds weighed by how likely the other seats' recorded moves were.
 
-Why: a search that deals the hidden cards uniformly (`cardlab.envs.determinize`)
+Why: a search that deals the hidden cards uniformly (`cardlab.envs.world_sampling`)
 treats a seat that laid its only heart as likely to hold more hearts as one
 that had several to choose from. Each world's deal is played back through
-the hand's public record (`cardlab.envs.replay`) in a batched engine, all
+the hand's public record (`cardlab.envs.world_replay`) in a batched engine, all
 worlds in lockstep, and at each decision of another seat every model asked
 gives, in one call for all the slots, the log-probability of the move that
 seat made there: a heuristic its choice with probability 1 - `eps` (the
@@ -32,11 +32,11 @@ import numpy as np
 
 from cardlab.agents.base import Agent, RandomAgent, named_agent
 from cardlab.agents.bot_catalogue import fitting_bot, shipped_bots
-from cardlab.envs import replay
-from cardlab.envs.determinize import Determinization, Worlds
+from cardlab.envs import world_replay
 from cardlab.envs.fast import Replay
+from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game
+from cardlab.envs.world_sampling import Determinization, Worlds
 
 EPS = 0.3
 """a softened heuristic's share of probability spread over the legal moves"""
@@ -89,18 +89,18 @@ def play_back(game: Game, known: Determinization, worlds: Worlds, record: Record
     stepped loop (`fused=False`), which serves every other model and game."""
     n, count = game.num_players, worlds.count
     loglik = np.zeros((len(models), n, count))
-    reason = replay.unreplayable(record)
+    reason = world_replay.unreplayable(record)
     if reason is not None or count == 0:
         return Replayed(loglik, np.ones(count, dtype=bool), reason)
     assert record is not None
-    deals = replay.deals_back(known, worlds, record, rng)
+    deals = world_replay.deals_back(known, worlds, record, rng)
     ok = deals.ok.copy()
-    moves = replay.recorded_moves(game, record)
+    moves = world_replay.recorded_moves(game, record)
     if not moves or not ok.any():
         return Replayed(loglik, ok)
     if engine is None or engine.batch_size < count:
         engine = game.spec.batched_engine()(game.rules, max(count, 1), seed=0)
-    at_deal, dealt = replay.deal_worlds(game, known, deals, record, rng)
+    at_deal, dealt = world_replay.deal_worlds(game, known, deals, record, rng)
     engine.load_worlds(at_deal, dealt, np.arange(count)[:, None])
     compiled = fused_replay_of(engine, models[0]) if fused and len(models) == 1 else None
     if compiled is not None:

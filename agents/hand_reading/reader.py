@@ -8,7 +8,7 @@ learned from positions the engines label for free
 (`cardlab.training.data.reader`). Design: a per-card softmax over the places a
 card can be (each other hand, then the pile), added to the log of each
 place's size, so an untrained reader is the uniform deal and training learns
-only what the record says beyond it; the deal (`cardlab.envs.leaning`) ties
+only what the record says beyond it; the deal (`cardlab.envs.worlds_by_reading`) ties
 the cards together through the exact hand sizes, at a fraction of an
 autoregressive model's cost.
 
@@ -43,11 +43,11 @@ from cardlab.agents.bot.validate import check_game, check_network, check_version
 from cardlab.envs import make_env
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
-from cardlab.envs.determinize import Determinization
-from cardlab.envs.leaning import places
+from cardlab.envs.game_spec import Game, games
 from cardlab.envs.reading_inputs import READING_VERSION, InputLayout, input_layout, reading_inputs
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game, games
+from cardlab.envs.world_sampling import Determinization
+from cardlab.envs.worlds_by_reading import places
 
 READER_ACTIVATIONS = ("relu", "tanh")
 """the activations a reader may have (the ones its trainer offers)"""

@@ -44,10 +44,10 @@ from cardlab.agents.hand_reading.belief import (
     weigh,
 )
 from cardlab.agents.hand_reading.belief import ess as effective_size
-from cardlab.envs import replay
-from cardlab.envs.determinize import Determinization, Worlds
+from cardlab.envs import world_replay
+from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
-from cardlab.envs.spec import Game
+from cardlab.envs.world_sampling import Determinization, Worlds
 
 WEIGHS = ("resample", "weights")
 """how a belief's weights are used (module doc)"""
@@ -137,9 +137,9 @@ class Reading:
             self._hand_started = True
             if not any(known.match.scores):  # totals all 0: a new match
                 self.recognizer.new_match()
-        reason = replay.unreplayable(record)
+        reason = world_replay.unreplayable(record)
         if record is not None and reason is None and not any(
-                e.kind in replay.ACTING and e.seat != 0 for e in record.events):
+                e.kind in world_replay.ACTING and e.seat != 0 for e in record.events):
             reason = "no other seat has moved"
         believes = self.belief != "uniform"
         if reason is not None:

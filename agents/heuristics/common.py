@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.base import Agent
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 
 class HeuristicAgent(Agent):

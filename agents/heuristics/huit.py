@@ -18,11 +18,11 @@ from cardlab.agents.base import checked_batch
 from cardlab.agents.heuristics.common import HeuristicAgent
 from cardlab.envs import cards as C
 from cardlab.envs.fast import EXPERT, GREEDY, CompiledPolicy
+from cardlab.envs.game_spec import Game
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.heuristics import kernels as K
 from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS, expert_arrays, observation_offsets
 from cardlab.envs.huit.heuristics.tables import RANKS_HELD
-from cardlab.envs.spec import Game
 
 AGAIN = K.AGAIN  # extra turns (Queens, 2 players) the expert looks ahead
 Voids = np.ndarray

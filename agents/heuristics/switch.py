@@ -17,7 +17,7 @@ import numpy as np
 from cardlab.agents.base import checked_batch
 from cardlab.agents.heuristics.common import HeuristicAgent
 from cardlab.envs.fast import EXPERT, GREEDY, CompiledPolicy
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.envs.switch.heuristics import kernels as K
 
 

@@ -24,9 +24,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from cardlab.envs.batched_kernels import win_table
 from cardlab.envs.huit.observer import NUM_CARDS
 from cardlab.envs.huit.rules import HuitRules
-from cardlab.envs.kernels import win_table
 from cardlab.envs.layout import memory_start
 from cardlab.envs.options import kernel_params, param_slots
 
@@ -55,7 +55,7 @@ class HuitArrays(NamedTuple):
     table: np.ndarray  # (B, 32) int8
     rewards: np.ndarray  # (B, n) float32: each seat's rewards of the last step
     params: np.ndarray  # (PARAM_SLOTS,) int64
-    reward_table: np.ndarray  # `cardlab.envs.kernels.win_table`
+    reward_table: np.ndarray  # `cardlab.envs.batched_kernels.win_table`
     obs_offsets: np.ndarray  # where the observation fields start, -1 last without `drew_on` (memory off)
     obs_scales: np.ndarray  # the observer's scale factors and score bounds
 

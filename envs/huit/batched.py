@@ -1,4 +1,4 @@
-"""Huit américain, batched: `HuitBatch`, many games stepped in one call (API: `cardlab.envs.batched`).
+"""Huit américain, batched: `HuitBatch`, many games stepped in one call (API: `cardlab.envs.batched_engine`).
 
 The rules engine `cardlab.envs.huit.rules` stays the definition of the rules:
 this module plays the same games (same legal sets, next states, observations,
@@ -23,9 +23,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cardlab.envs.batched import BatchedEngine, MatchState, seat_indices
+from cardlab.envs.batched_engine import BatchedEngine, MatchState, seat_indices
+from cardlab.envs.batched_kernels import load_generator, slot_generators
 from cardlab.envs.hand import HandState
 from cardlab.envs.huit import rules as R
+from cardlab.envs.huit.batch_rounds import random_rounds
 from cardlab.envs.huit.batch_state import (
     ACE_PENALTY,
     ANNOUNCED,
@@ -59,9 +61,7 @@ from cardlab.envs.huit.kernels import (
     step_kernel,
 )
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, HuitObserver
-from cardlab.envs.huit.rounds import random_rounds
 from cardlab.envs.huit.rules import HuitRules, HuitState
-from cardlab.envs.kernels import load_generator, slot_generators
 from cardlab.envs.match import Match
 from cardlab.envs.rng import rng_from_state, rng_state
 

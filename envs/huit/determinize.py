@@ -1,6 +1,6 @@
 """Huit américain determinization: what one seat's observation fixes of a `HuitState`, the rest sampled.
 
-The shared method and choices are in `cardlab.envs.determinize`. From the
+The shared method and choices are in `cardlab.envs.world_sampling`. From the
 observation (`cardlab.envs.huit.observer`) come exactly: the seat's hand, the
 table's cards and its top card, the suit, the announced / Ace-penalty /
 after-draw flags, every hand size, the bank's size, the match totals and the
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from cardlab.envs import determinize as D
+from cardlab.envs import world_sampling as D
 from cardlab.envs.huit.observer import DECK_IDS, NUM_CARDS, make_layout
 from cardlab.envs.huit.rules import AFTER_DRAW, PLAY, HuitRules, HuitState
 from cardlab.envs.layout import Layout

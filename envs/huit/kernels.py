@@ -4,8 +4,8 @@ Each kernel replays a piece of `cardlab.envs.huit.rules` (named in its doc) for
 every slot b of the arrays that `cardlab.envs.huit.batched.HuitBatch` holds
 (layout in that module's doc). The tables are built from the engine's own
 definitions at import, so both read the same action layout. Arguments and
-dtypes follow `cardlab.envs.batched`'s convention; what both games share (end
-of a hand, rewards, memory) is `cardlab.envs.kernels`.
+dtypes follow `cardlab.envs.batched_engine`'s convention; what both games share (end
+of a hand, rewards, memory) is `cardlab.envs.batched_kernels`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,14 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs import cards as C
+from cardlab.envs.batched_kernels import (
+    add_totals,
+    clear_drew_on,
+    end_of_hand,
+    note_drew_on,
+    observe_drew_on,
+    score_hand,
+)
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.batch_state import (
     ACE_PENALTY,
@@ -52,14 +60,6 @@ from cardlab.envs.huit.batch_state import (
     KernelArrays,
 )
 from cardlab.envs.huit.observer import DECK_IDS, LOCAL_INDEX, NUM_CARDS
-from cardlab.envs.kernels import (
-    add_totals,
-    clear_drew_on,
-    end_of_hand,
-    note_drew_on,
-    observe_drew_on,
-    score_hand,
-)
 
 NUM_ACTIONS = R.NUM_ACTIONS
 

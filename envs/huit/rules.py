@@ -31,7 +31,7 @@ from cardlab.envs.checked_json import excerpt
 from cardlab.envs.hand import END_KEYS, HandState
 from cardlab.envs.options import MEMORY_DOC, RuleOptions, option
 from cardlab.envs.rng import rng_state
-from cardlab.envs.saved import (
+from cardlab.envs.state_checks import (
     check_deal,
     check_keys,
     field_error,

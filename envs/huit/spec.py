@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from cardlab.envs import cards as C
+from cardlab.envs.game_spec import ActionRange, GameSpec, MoveFacts
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.determinize import determinize
 from cardlab.envs.huit.observer import OBSERVATION_VERSION, HuitObserver
-from cardlab.envs.spec import ActionRange, GameSpec, MoveFacts
 
 
 def suit_now(state: R.HuitState) -> int | None:

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.kernels import win_table
+from cardlab.envs.batched_kernels import win_table
 from cardlab.envs.layout import memory_start
 from cardlab.envs.options import kernel_params, param_slots
 from cardlab.envs.switch import rules as R
@@ -71,7 +71,7 @@ class SwitchArrays(NamedTuple):
     rewards: np.ndarray  # (B, n) float32: each seat's rewards of the last step
     known: np.ndarray  # (B, num_actions) bool: a legal mask the step may read back instead of working it out
     params: np.ndarray  # (PARAM_SLOTS,) int64
-    reward_table: np.ndarray  # `cardlab.envs.kernels.win_table`
+    reward_table: np.ndarray  # `cardlab.envs.batched_kernels.win_table`
     pack: np.ndarray  # the rules' deck as a sorted pack: what each deal shuffles
     obs_offsets: np.ndarray  # where the observation fields start, -1 last without `drew_on` (memory off)
     obs_inv_copies: np.ndarray  # the observer's float32 factors, widened as numpy widens them

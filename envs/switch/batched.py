@@ -8,7 +8,7 @@ Everything runs in the kernels (`cardlab.envs.switch.kernels`), the deals
 (A3) and refills (A10) too, from each slot's own generator (C2); `step` reads
 legality from the last `legal_mask()` when nothing moved since.
 
-API: `cardlab.envs.batched`; the arrays (`info` columns, `seats` rows,
+API: `cardlab.envs.batched_engine`; the arrays (`info` columns, `seats` rows,
 `hands`, `piles`, `played`) and the speed: docs/envs.md, "Each engine's
 arrays". The kernels take them as one `SwitchArrays`
 (`cardlab.envs.switch.batch_state`), the generators beside it.
@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.batched import BatchedEngine, MatchState, seat_indices
-from cardlab.envs.kernels import load_generator, slot_generators
+from cardlab.envs.batched_engine import BatchedEngine, MatchState, seat_indices
+from cardlab.envs.batched_kernels import load_generator, slot_generators
 from cardlab.envs.match import Match
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batch_state import (

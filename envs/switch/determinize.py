@@ -1,6 +1,6 @@
 """Switch determinization: what one seat's observation fixes of a `SwitchState`, the rest sampled.
 
-The shared method and choices are in `cardlab.envs.determinize`. From the
+The shared method and choices are in `cardlab.envs.world_sampling`. From the
 observation (`cardlab.envs.switch.observer`) come exactly: the seat's hand, the
 discard pile's cards and its top card, the suit (none: free, A4), the pending
 run, the direction, the phase, every hand size, the stock's size and the match
@@ -22,11 +22,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs import determinize as D
-from cardlab.envs.holdings import Slot
+from cardlab.envs import world_sampling as D
+from cardlab.envs.hand_constraints import Slot
 from cardlab.envs.layout import Layout
 from cardlab.envs.record import Record
-from cardlab.envs.switch.holdings import drawn_kinds, slots_from_record
+from cardlab.envs.switch.hand_constraints import drawn_kinds, slots_from_record
 from cardlab.envs.switch.observer import make_layout
 from cardlab.envs.switch.rules import (
     ACTION_CARD,
@@ -52,7 +52,7 @@ def determinize(rules: SwitchRules, observation: Mapping[str, np.ndarray], seat:
     """What the observation dict fixes of a state with `seat` to move; its `sample(rng)` deals the rest.
 
     With `record`, the hand's public record as `seat` saw it (`Record.seen_from`), the samples also
-    agree with what it proves (`cardlab.envs.switch.holdings`). A `ValueError` says why an observation
+    agree with what it proves (`cardlab.envs.switch.hand_constraints`). A `ValueError` says why an observation
     (or a record) fits no state of `rules`.
     """
     parts = _layout(rules).split(np.asarray(observation["observation"]))

@@ -8,8 +8,8 @@ and action tables are taken from `cards` and `rules` at import (in
 `batch_state`) and reach the kernels in that bundle; the action-id constants
 are compiled in, so a change of the action layout in
 `rules.py` needs a touch of this file (the differential tests would catch a
-stale cache). Arguments and dtypes follow `cardlab.envs.batched`'s convention;
-what both games share (end of a hand, rewards, memory) is `cardlab.envs.kernels`.
+stale cache). Arguments and dtypes follow `cardlab.envs.batched_engine`'s convention;
+what both games share (end of a hand, rewards, memory) is `cardlab.envs.batched_kernels`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs import cards as C
-from cardlab.envs.kernels import (
+from cardlab.envs.batched_kernels import (
     add_totals,
     clear_drew_on,
     end_of_hand,

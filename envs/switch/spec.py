@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cardlab.envs import cards as C
-from cardlab.envs.spec import ActionRange, GameSpec, MoveFacts
+from cardlab.envs.game_spec import ActionRange, GameSpec, MoveFacts
 from cardlab.envs.switch import actions as A
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.determinize import determinize

@@ -31,12 +31,31 @@ ROOMS = {
 }
 """training/'s rooms in 0.4 (room: its modules), which were flat in training/ before"""
 
+RENAMED: dict[str, str] = {
+    "envs.playout": "envs.fast_playout",
+    "envs.spec": "envs.game_spec",
+    "serve.replay": "serve.hand_replay",
+    "evaluation.batched": "evaluation.batched_deals",
+    "cluster.evaluate": "cluster.parallel_evaluation",
+    "envs.huit.rounds": "envs.huit.batch_rounds",
+    "envs.saved": "envs.state_checks",
+    "envs.switch.holdings": "envs.switch.hand_constraints",
+    "envs.holdings": "envs.hand_constraints",
+    "envs.leaning": "envs.worlds_by_reading",
+    "envs.determinize": "envs.world_sampling",
+    "envs.replay": "envs.world_replay",
+    "envs.kernels": "envs.batched_kernels",
+    "envs.batched": "envs.batched_engine",
+}
+"""the generic layers' modules renamed in 0.4 to names that tell them apart (old: new, under `cardlab.`)"""
+
 MOVED: dict[str, str] = {
     **{f"cardlab.training.{module}": f"cardlab.training.{room}.{module}"
        for room, modules in ROOMS.items() for module in modules},
     "cardlab.agents.factory": "cardlab.agents.agent_spec",
     **{f"cardlab.agents.{module}": f"cardlab.agents.hand_reading.{module}"
        for module in ("belief", "reader", "reading")},
+    **{f"cardlab.{old}": f"cardlab.{new}" for old, new in RENAMED.items()},
 }
 """old module name: new module name"""
 

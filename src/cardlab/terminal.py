@@ -30,7 +30,7 @@ from cardlab.agents.failure import StopPlay
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.evaluation.episodes import (
     AGENT,
     check_seed,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from cardlab.agents.base import Agent, RandomAgent
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 IMPORTED = True
 NOT_CALLABLE = 3

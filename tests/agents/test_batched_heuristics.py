@@ -30,8 +30,8 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.envs import cards as C
 from cardlab.envs import make_game
+from cardlab.envs.game_spec import Game
 from cardlab.envs.huit import rules as R
-from cardlab.envs.spec import Game
 from tests.benchmarks import load_benchmark
 from tests.envs.test_properties import SEEDS, huit_options
 

@@ -28,8 +28,8 @@ from cardlab.agents.heuristics.common import HeuristicAgent
 from cardlab.agents.heuristics.switch import SwitchWeights
 from cardlab.envs import cards as C
 from cardlab.envs import make_game
-from cardlab.envs.batched import sample_legal
-from cardlab.envs.spec import Game
+from cardlab.envs.batched_engine import sample_legal
+from cardlab.envs.game_spec import Game
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batched import SwitchBatch
 from cardlab.envs.switch.heuristics import kernels as K

@@ -12,8 +12,8 @@ from cardlab.agents.hand_reading import belief as B
 from cardlab.agents.search import SearchAgent, SearchOptions
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
-from cardlab.envs.determinize import Worlds
 from cardlab.envs.record import DRAW
+from cardlab.envs.world_sampling import Worlds
 from cardlab.evaluation.episodes import run_episode
 
 BANK = ["7H", "QS", "KS", "JC", "AC", "9C", "10C", "7C", "8D", "QH", "JH", "KC", "8H", "9H", "10S", "JS",
@@ -97,7 +97,7 @@ def test_a_forced_draw_rules_out_the_worlds_where_the_drawer_could_have_laid() -
     assert replayed.ok[~could_have_laid].all()
     weighed = B.weigh(worlds, replayed, [0, 0], 0.0, rng)
     assert weighed.weights[could_have_laid].sum() == 0
-    informed = game.determinization(obs, 0, record)  # with the record its worlds all fit (holdings)
+    informed = game.determinization(obs, 0, record)  # with the record its worlds all fit (constraints)
     assert B.play_back(game, informed, informed.deal(rng, 50), record, [], rng).ok.all()
 
 
@@ -118,7 +118,7 @@ def test_the_replay_passes_through_each_world(game_id: str, players: int) -> Non
         seat = raw.agent_seat[name]
         record = raw.public_record(name)
         drawn = any(e.kind == DRAW for e in record.events)
-        if seat == viewer and drawn and B.replay.unreplayable(record) is None:
+        if seat == viewer and drawn and B.world_replay.unreplayable(record) is None:
             known = game.determinization(obs, 0, record)
             worlds = known.deal(rng, 20)
             engine = game.spec.batched_engine()(game.rules, 20, seed=0)

@@ -19,7 +19,7 @@ from cardlab.agents.bot import onnx_bot as onnx_module
 from cardlab.agents.bot.onnx_export import onnx_metadata
 from cardlab.agents.bot_catalogue import shipped_bots
 from cardlab.envs import env_class, make_game
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 HUIT = make_game("huit", {"num_players": 2})
 

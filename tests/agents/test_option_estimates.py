@@ -24,11 +24,11 @@ import pytest
 from cardlab.agents.heuristics import HuitExpert
 from cardlab.envs import cards as C
 from cardlab.envs import make_game
+from cardlab.envs.game_spec import Game, GameSpec
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.heuristics import kernels as K
 from cardlab.envs.huit.spec import SPEC as HUIT
 from cardlab.envs.options import OptionDoc
-from cardlab.envs.spec import Game, GameSpec
 from tests.agents.test_batched_heuristics import positions
 from tests.envs.test_option_texts import MADE_UP, RULE_ID, AceDrawRules
 

@@ -14,7 +14,7 @@ from cardlab.agents.base import Agent
 from cardlab.agents.rollouts import Rollouts, fused_to_end
 from cardlab.agents.search import SearchAgent, SearchOptions
 from cardlab.envs import make_game
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from tests.agents.test_search import decisions
 from tests.spies import BatchSpy
 

@@ -20,7 +20,7 @@ from cardlab.agents.base import Agent
 from cardlab.agents.rollouts import FIRST_IN_FLIGHT, IN_FLIGHT, SMALLEST_BATCH
 from cardlab.agents.search import LEVELS, SearchAgent, SearchOptions, parse_spec, rollout_spec
 from cardlab.envs import make_env, make_game
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from tests.agents.test_heuristics import GAMES as MODULES
 from tests.agents.test_heuristics import play_hand, reachable
 from tests.benchmarks import load_benchmark

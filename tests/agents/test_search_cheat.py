@@ -14,8 +14,8 @@ import pytest
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.search import SearchAgent, parse_spec
 from cardlab.envs import make_env, make_game
-from cardlab.envs.determinize import revealed
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
+from cardlab.envs.world_sampling import revealed
 from cardlab.evaluation.episodes import run_episode
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest

@@ -19,6 +19,7 @@ from cardlab.agents.search_options import (
     SearchOptions,
     options_markdown,
     parse_spec,
+    search_spec,
 )
 
 
@@ -99,3 +100,21 @@ def test_a_text_option_takes_printable_text_of_bounded_length() -> None:
     for bad in ("x" * (MOST_TEXT + 1), "a\nb", 3):
         with pytest.raises(ValueError, match=re.escape(f"give {reader.accepted()}")):
             reader.check(bad)
+
+
+def test_typed_values_become_a_spec_checked_once_and_read_back_the_same() -> None:
+    """`search_spec` (`cardlab exploit`'s responder) writes what `parse_spec` reads, in plain digits."""
+    spec = search_spec("expert", worlds=64, ms=0, z=0.00001)
+    assert spec == "search:worlds=64:ms=0:z=0.00001:expert"
+    assert parse_spec(spec) == (SearchOptions(worlds=64, ms=0, z=0.00001), "expert")
+
+
+@pytest.mark.parametrize(("values", "said"), [
+    ({"worlds": MOST_WORLDS + 1}, f"search option worlds={MOST_WORLDS + 1}: give a whole number 0 to"),
+    ({"worlds": True}, "search option worlds=True: give a whole number"),
+    ({"worlds": "64"}, "search option worlds='64': give a whole number"),
+    ({"wrlds": 64}, "'wrlds' is not a search option; accepted: level="),
+])
+def test_typed_values_are_checked_by_the_declarations(values: dict[str, object], said: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(said)):
+        search_spec("expert", **values)

@@ -162,7 +162,7 @@ def test_an_agent_seeing_something_unknown_is_refused() -> None:
 
 
 def test_batched_evaluation_refuses_an_agent_that_sees_more() -> None:
-    from cardlab.evaluation.batched import play_hands_batched
+    from cardlab.evaluation.batched_deals import play_hands_batched
 
     with pytest.raises(ValueError, match="batched play cannot show it"):
         play_hands_batched("huit", {"num_players": 2}, [RecordSpy.name, "expert"], range(1), 0)

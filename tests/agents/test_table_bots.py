@@ -13,7 +13,7 @@ from cardlab.agents.agent_spec import bot_source, is_shipped_name, make_agent, r
 from cardlab.agents.bot import BotAgent
 from cardlab.agents.bot_catalogue import bot_tables, default_bot, fitting_bot, table_aliases
 from cardlab.envs import make_game
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.evaluation.compare import Contest
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest

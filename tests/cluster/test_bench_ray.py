@@ -15,7 +15,7 @@ pytest.importorskip("ray")
 
 
 def test_two_ray_workers_give_the_serial_result_file(ray_local: Any) -> None:
-    from cardlab.cluster.evaluate import evaluate_parallel
+    from cardlab.cluster.parallel_evaluation import evaluate_parallel
 
     suite = make_suite(SuitePlan("tiny", "switch", 4, "hand", 12), 5)
     serial = bench("greedy", suite, ["expert", "random"])

@@ -13,7 +13,7 @@ import pytest
 
 from cardlab.cli import main
 from cardlab.cluster.botfiles import BotFile
-from cardlab.cluster.evaluate import evaluate_parallel, play_block, tournament_parallel
+from cardlab.cluster.parallel_evaluation import evaluate_parallel, play_block, tournament_parallel
 from cardlab.cluster.runtime import task_error
 from cardlab.envs import make_game
 from cardlab.evaluation.episodes import HAND
@@ -158,7 +158,7 @@ def test_cli_ray_flag_without_ray_says_how_to_install(monkeypatch: pytest.Monkey
 
 def test_compare_on_ray_equals_the_serial_comparison(ray_local: Any, tmp_path: pathlib.Path) -> None:
     """Batches of deals split over Ray workers: the same records, so the same decision and LLR."""
-    from cardlab.cluster.evaluate import deal_player
+    from cardlab.cluster.parallel_evaluation import deal_player
     from cardlab.evaluation.compare import Contest, compare_agents
     from cardlab.evaluation.sequential import Hypotheses
 

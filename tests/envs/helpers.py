@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
-from cardlab.envs.batched import BatchedEngine
+from cardlab.envs.batched_engine import BatchedEngine
 from cardlab.envs.options import RuleOptions
 
 

@@ -1,4 +1,4 @@
-"""The design both batched engines share (`cardlab.envs.kernels`, `cardlab.envs.batched`'s convention).
+"""The design both batched engines share (`cardlab.envs.batched_kernels`, the convention of `batched_engine`).
 
 Why: the end of a match and the win rewards are compiled once for both
 games' kernels, so they are checked here against the rules' own definitions
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cardlab.envs.batched import sample_legal
-from cardlab.envs.kernels import end_of_hand, win_table
+from cardlab.envs.batched_engine import sample_legal
+from cardlab.envs.batched_kernels import end_of_hand, win_table
 from cardlab.envs.match import Match, win_rewards
 from cardlab.envs.switch.batched import SwitchBatch
 from cardlab.envs.switch.kernels import DISCARD_LEN, HANDS_PLAYED

@@ -11,8 +11,8 @@ import pytest
 from cardlab.agents.bot import load_bot
 from cardlab.envs import env_class, huit_v1, switch_v1
 from cardlab.envs.checked_json import MAX_DEPTH, excerpt, read_json
+from cardlab.envs.game_spec import games, get_spec
 from cardlab.envs.options import COUNT_HIGH, TOTAL_HIGH
-from cardlab.envs.spec import games, get_spec
 from tests.fakebots import fake_bot
 
 

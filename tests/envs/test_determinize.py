@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 
 from cardlab.envs import make_game
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from tests.envs.test_properties import FAST_MAX_TURNS, GAMES, SEEDS
 from tests.toygame.spec import SPEC as TOY_SPEC
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from cardlab.envs import get_spec
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
+from cardlab.envs.game_spec import GameSpec
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.match import win_rewards
-from cardlab.envs.spec import GameSpec
 from cardlab.envs.switch.batched import SwitchBatch
 from tests.envs.helpers import position
 

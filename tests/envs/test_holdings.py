@@ -19,9 +19,9 @@ import pytest
 
 from cardlab.envs import cards as C
 from cardlab.envs import make_game, switch_v1
-from cardlab.envs.holdings import Slot, fits, slot_arrays
+from cardlab.envs.game_spec import Game
+from cardlab.envs.hand_constraints import Slot, fits, slot_arrays
 from cardlab.envs.record import DRAW, LAY, STARTER, Record
-from cardlab.envs.spec import Game
 from tests.envs.helpers import dealt, play_all
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from cardlab.envs import huit_v1
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 from cardlab.envs.huit.batched import NUM_ACTIONS, HuitBatch
 from cardlab.envs.huit.observer import HuitObserver
 from cardlab.envs.huit.rules import DRAW, HuitRules, HuitState

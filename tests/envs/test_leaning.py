@@ -1,5 +1,5 @@
-"""Worlds dealt by a leaning (`cardlab.envs.leaning`): exact sizes, the record's slots filled, the leaning
-followed.
+"""Worlds dealt by a leaning (`cardlab.envs.worlds_by_reading`): exact sizes, the record's slots filled, the
+leaning followed.
 
 A hand reader's output reaches the search only through `Determinization.leaning`;
 these claims hold for any leaning, so they are checked with made-up ones at real
@@ -18,8 +18,8 @@ import pytest
 from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
 from cardlab.envs.cards import NUM_KINDS
-from cardlab.envs.holdings import fits
-from cardlab.envs.leaning import expected, lean_rows, places
+from cardlab.envs.hand_constraints import fits
+from cardlab.envs.worlds_by_reading import expected, lean_rows, places
 from cardlab.evaluation.episodes import seat_zero_choices
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cardlab.envs import get_spec, make_game
-from cardlab.envs.batched import BatchedEngine, sample_legal
+from cardlab.envs.batched_engine import BatchedEngine, sample_legal
 
 
 def _advanced(game_id: str, players: int, size: int, seed: int) -> BatchedEngine:

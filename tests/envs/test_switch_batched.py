@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from cardlab.envs import switch_v1
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 from cardlab.envs.options import kernel_params, param_slots
 from cardlab.envs.switch import rules as R
 from cardlab.envs.switch.batched import (

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from cardlab.envs import make_game
-from cardlab.envs.batched import only_legal, sample_legal
-from cardlab.envs.determinize import Determinization, Worlds
+from cardlab.envs.batched_engine import only_legal, sample_legal
+from cardlab.envs.world_sampling import Determinization, Worlds
 from tests.envs.test_determinize import view_of
 from tests.envs.test_generic_batch import without_engine
 

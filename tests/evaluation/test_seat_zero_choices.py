@@ -10,7 +10,7 @@ import pytest
 
 from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import make_env
-from cardlab.envs.replay import deals_back
+from cardlab.envs.world_replay import deals_back
 from cardlab.evaluation.episodes import run_episode, seat_zero_choices
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from cardlab.envs.spec import games, get_spec
+from cardlab.envs.game_spec import games, get_spec
 from cardlab.serve.view import player_help, rule_fields
 
 from .helpers import client

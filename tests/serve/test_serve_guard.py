@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from cardlab.agents.bot_catalogue import SHIPPED_BOTS
 from cardlab.envs import env_class
-from cardlab.envs.spec import make_game
+from cardlab.envs.game_spec import make_game
 from cardlab.serve.app import Settings, create_app, named_bots
 from cardlab.serve.guard import allowed_hosts, public_host_warning, without_paths
 from cardlab.serve.view import seat_view

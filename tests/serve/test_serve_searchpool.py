@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from cardlab.agents.base import Agent
 from cardlab.agents.failure import AgentFailure
 from cardlab.envs import get_spec
-from cardlab.envs.spec import make_game
+from cardlab.envs.game_spec import make_game
 from cardlab.serve.app import Settings, create_app
 from cardlab.serve.searchpool import FIRST_PACE, SearchPool
 from cardlab.serve.server import warm_search

@@ -11,7 +11,7 @@ from cardlab.envs import cards as C
 from cardlab.envs.hand import END_KEYS, HandState
 from cardlab.envs.options import RuleOptions, option
 from cardlab.envs.rng import rng_state
-from cardlab.envs.saved import check_deal, check_keys, match_from_deal
+from cardlab.envs.state_checks import check_deal, check_keys, match_from_deal
 
 RANKS = (C.TEN, C.JACK, C.QUEEN)
 DECK_CARDS: tuple[int, ...] = tuple(C.make_card(r, s) for r in RANKS for s in range(C.NUM_SUITS))

@@ -8,7 +8,7 @@ import numpy as np
 
 from cardlab.agents.base import Agent
 from cardlab.envs import cards as C
-from cardlab.envs.spec import ActionRange, GameSpec
+from cardlab.envs.game_spec import ActionRange, GameSpec
 from tests.toygame import rules as R
 from tests.toygame.observer import ToyObserver
 

@@ -20,8 +20,8 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import games, make_env, make_game, register
-from cardlab.envs.batched import BatchedEngine
-from cardlab.envs.spec import unregister
+from cardlab.envs.batched_engine import BatchedEngine
+from cardlab.envs.game_spec import unregister
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
 from cardlab.training.harness.config import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 from tests.toygame.spec import SPEC
 
 

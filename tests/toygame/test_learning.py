@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from cardlab.envs import register
-from cardlab.envs.spec import unregister
+from cardlab.envs.game_spec import unregister
 from cardlab.training.best_response.exploit import exploit
 from tests.toygame.spec import SPEC
 

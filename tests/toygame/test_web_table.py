@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cardlab.envs import make_game, register
-from cardlab.envs.spec import Game, unregister
+from cardlab.envs.game_spec import Game, unregister
 from cardlab.serve.table import Hand, first_deal
 from cardlab.serve.view import seat_view
 from tests.serve.helpers import assert_no_hidden_card, client, table_of

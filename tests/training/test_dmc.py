@@ -174,7 +174,7 @@ def test_a_game_that_declares_no_move_facts_is_refused_in_one_line() -> None:
     without them is refused, naming the way out, rather than guessed at."""
     import dataclasses
 
-    from cardlab.envs.spec import get_spec, make_game
+    from cardlab.envs.game_spec import get_spec, make_game
     from cardlab.training.trainers.dmc_model import move_features
 
     bare = dataclasses.replace(get_spec("huit"), move_facts=None)

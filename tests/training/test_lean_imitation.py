@@ -15,7 +15,7 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.agents.failure import AgentFailure
 from cardlab.envs import make_game
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.training.harness.progress import Progress
 from cardlab.training.trainers import lean_imitation
 from cardlab.training.trainers.lean_imitation import demonstrations

@@ -9,7 +9,7 @@ import pytest
 
 from cardlab.agents.batch import fused_play_out
 from cardlab.envs import make_game
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 from cardlab.training.arena.vector import CardVectorEnv
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.match_equity import MatchEquity, shipped_equity
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 MATCH = "match"
 """the reward name: each hand's change of the seat's match equity (match episodes, trainer lean)"""

@@ -38,10 +38,10 @@ from torch import nn
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.batch import BatchPlayers
 from cardlab.agents.bot import BotAgent, load_bot, network_actions
-from cardlab.envs.aec import EPISODES, REWARDS
+from cardlab.envs.aec import REWARDS
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.match import points_reward
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
+from cardlab.envs.match import EPISODES, points_reward
 from cardlab.training.arena.league import LeagueSettings, list_population, list_snapshots
 from cardlab.training.arena.match_reward import MATCH, MatchReward
 

@@ -38,10 +38,10 @@ from gymnasium.vector.utils import batch_space
 from cardlab.agents.batch import BatchPlayers
 from cardlab.agents.failure import AgentFailure, check_legal
 from cardlab.envs.aec import ILLEGAL, REWARDS
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.game_spec import Game, make_game
 from cardlab.envs.match import points_reward
-from cardlab.envs.spec import Game, make_game
 from cardlab.training.arena.selfplay import batched_engine
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]

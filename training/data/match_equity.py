@@ -38,7 +38,7 @@ from torch import nn
 
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.match_equity import MatchEquity, equity_file, feature_count, features, win_shares
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.evaluation.episodes import derive_seed
 from cardlab.training.harness.config import parse_dataclass
 from cardlab.training.harness.config_bounds import EQUITY_BOUNDS, check_bounds

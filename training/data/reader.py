@@ -44,7 +44,7 @@ from cardlab.agents.hand_reading.reader import (
     save_reader,
 )
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.training.data.reader_data import Table, make_chunks
 from cardlab.training.harness.config import OpponentConfig, parse_dataclass
 from cardlab.training.harness.config_bounds import READER_BOUNDS, check_bounds, check_network

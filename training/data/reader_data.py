@@ -6,7 +6,7 @@ from the chunk's own generator); at every decision with a choice (where a
 search reads) the seat to move's view is read into reading inputs
 (`cardlab.envs.reading_inputs`: its observation, its `Determinization` and the
 public record it was shown, never the state) and labelled with where each
-unseen card of the deck truly is (`cardlab.envs.determinize.revealed`): per
+unseen card of the deck truly is (`cardlab.envs.world_sampling.revealed`): per
 deck kind, the copies in each other hand (seat order from the mover) and in
 the face-down pile. `keep_share` of those positions are kept, so that the
 labels come from more hands.
@@ -27,10 +27,10 @@ import numpy as np
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.hand_reading.reader import reader_layout
 from cardlab.envs import make_env
-from cardlab.envs.determinize import revealed
-from cardlab.envs.leaning import places
+from cardlab.envs.game_spec import Game, make_game
 from cardlab.envs.reading_inputs import reading_inputs
-from cardlab.envs.spec import Game, make_game
+from cardlab.envs.world_sampling import revealed
+from cardlab.envs.worlds_by_reading import places
 
 
 @dataclasses.dataclass(frozen=True)

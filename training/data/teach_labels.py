@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 
 LABELS_FILE = "labels.npz"
 COLUMNS = {"obs": (np.float32, 2), "mask": (np.bool_, 2), "action": (np.int64, 1), "value": (np.float32, 1),

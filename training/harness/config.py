@@ -23,8 +23,9 @@ import yaml
 
 from cardlab.agents.agent_spec import make_agent
 from cardlab.envs import games, get_spec, rule_names
-from cardlab.envs.aec import EPISODES, REWARDS
+from cardlab.envs.aec import REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.envs.match import EPISODES
 from cardlab.training.arena.match_reward import MATCH, table_equity
 from cardlab.training.arena.single_seat import make_game_env
 from cardlab.training.harness.config_bounds import check_network, check_numbers

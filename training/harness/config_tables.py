@@ -12,7 +12,7 @@ from typing import Any
 
 from cardlab.envs import games, get_spec, rule_names
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game, make_game
+from cardlab.envs.game_spec import Game, make_game
 
 
 def config_table(name: str, game: str, num_players: int, rules: dict[str, Any], needs: str = "",

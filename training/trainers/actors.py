@@ -36,7 +36,7 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
-from cardlab.envs.spec import make_game
+from cardlab.envs.game_spec import make_game
 from cardlab.training.arena.selfplay import SelfPlayBatch
 from cardlab.training.harness.config import TrainConfig
 from cardlab.training.harness.runs import league_settings

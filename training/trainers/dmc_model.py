@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from cardlab.envs import cards as C
-from cardlab.envs.spec import Game, make_game
+from cardlab.envs.game_spec import Game, make_game
 from cardlab.training.harness.config import TrainConfig
 from cardlab.training.trainers.lean_model import ActorCritic, mlp, new_model
 from cardlab.training.trainers.ppo import ILLEGAL_LOGIT

@@ -42,7 +42,7 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import BotAgent, export_bot, network_actions
 from cardlab.agents.search import SearchAgent
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.request import EvalRequest

@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from cardlab.agents.bot import export_bot
-from cardlab.envs.spec import make_game
+from cardlab.envs.game_spec import make_game
 from cardlab.training.arena.league import list_snapshots, publish_snapshot, save_snapshot
 from cardlab.training.arena.selfplay import SelfPlayBatch
 from cardlab.training.harness.checkpoints import (

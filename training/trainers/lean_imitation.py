@@ -29,7 +29,7 @@ from torch import nn
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.agents.failure import checked_actions
-from cardlab.envs.spec import Game
+from cardlab.envs.game_spec import Game
 from cardlab.training.arena.selfplay import batched_engine, credit, movers_and_table
 from cardlab.training.harness.config import TrainConfig
 from cardlab.training.harness.progress import Progress

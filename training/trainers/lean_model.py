@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from cardlab.agents.bot import ACTIVATIONS
-from cardlab.envs.spec import make_game
+from cardlab.envs.game_spec import make_game
 from cardlab.training.harness.config import TrainConfig
 from cardlab.training.trainers.hand_head import new_head
 from cardlab.training.trainers.ppo import ILLEGAL_LOGIT

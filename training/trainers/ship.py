@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cardlab.envs.spec import Game
+    from cardlab.envs.game_spec import Game
     from cardlab.evaluation.results import EvalResult, Rate
     from cardlab.training.harness.progress import Progress
 

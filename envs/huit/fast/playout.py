@@ -7,7 +7,7 @@ rounds run inside numba, calling the heuristic's own kernel
 (`heuristics.kernels.greedy_batch`, `heuristics.kernels.expert_rows`,
 `policy_kernels.uniform_legal`) on the rows whose seat to move is not the
 learner's, in slot order, with the agent's generator, between the rounds' own
-hold and step (`cardlab.envs.huit.rounds`): so each round picks
+hold and step (`cardlab.envs.huit.batch_rounds`): so each round picks
 what `act_batch` picks on those rows, and the games are the ones the
 round-by-round play gives (`tests/training/test_vector_fused.py`).
 
@@ -29,13 +29,21 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, Drawing, PlayOut, ToEnd
+from cardlab.envs.fast_playout import (
+    NONE,
+    Scratch,
+    checked_slots,
+    compiled_kind,
+    live_rows,
+    scratch,
+    split_forced,
+)
+from cardlab.envs.huit.batch_rounds import finish_round, start_round
 from cardlab.envs.huit.batch_state import HAND_OVER, S_INFO, S_REWARDS, KernelArrays
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
 from cardlab.envs.huit.heuristics.kernels import AGAIN, TableArrays, expert_rows, greedy_batch
 from cardlab.envs.huit.kernels import mask_rows_kernel, observe_rows, step_kernel
-from cardlab.envs.huit.rounds import finish_round, start_round
-from cardlab.envs.playout import NONE, Scratch, checked_slots, compiled_kind, live_rows, scratch, split_forced
 from cardlab.envs.policy_kernels import uniform_legal
 
 

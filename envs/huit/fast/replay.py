@@ -28,10 +28,10 @@ from numba import njit
 
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.fast import RANDOM, CompiledPolicy, Replay
+from cardlab.envs.fast_playout import Scratch, scratch
 from cardlab.envs.huit.batch_state import CUR, HAND_OVER, S_INFO, KernelArrays
 from cardlab.envs.huit.fast.playout import PlayerArrays, compiled_player, heuristic_picks
 from cardlab.envs.huit.kernels import mask_rows_kernel, step_kernel
-from cardlab.envs.playout import Scratch, scratch
 
 
 @njit(cache=True)
@@ -109,7 +109,7 @@ def fused_replay(engine: Any, policy: CompiledPolicy, eps: float) -> Replay | No
 
     The slots must hold the worlds at the deal (`BatchedEngine.load_worlds`);
     the engine's generators draw nothing (a replayable record turns no pile
-    over, `cardlab.envs.replay.unreplayable`).
+    over, `cardlab.envs.world_replay.unreplayable`).
     """
     player = compiled_player(engine, policy)
     if player is None:

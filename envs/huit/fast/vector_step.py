@@ -26,6 +26,8 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import CompiledPolicy, StepResult
+from cardlab.envs.fast_playout import NONE, Scratch, scratch
+from cardlab.envs.huit.batch_rounds import random_rounds
 from cardlab.envs.huit.batch_state import (
     HAND_OVER,
     S_INFO,
@@ -40,9 +42,7 @@ from cardlab.envs.huit.fast.playout import CompiledPlayer, PlayerArrays, compile
 from cardlab.envs.huit.heuristics.arrays import TABLES_ARRAYS
 from cardlab.envs.huit.heuristics.kernels import AGAIN
 from cardlab.envs.huit.kernels import mask_kernel, observe_kernel, reset_kernel, step_kernel
-from cardlab.envs.huit.rounds import random_rounds
 from cardlab.envs.match import points_reward
-from cardlab.envs.playout import NONE, Scratch, scratch
 
 ENV_RANDOM = -1
 """`vector_step`'s kind of the env's own random players (`play_random`'s draws); others: `play_rounds`'"""

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.fast import EXPERT, GREEDY, RANDOM, CompiledPolicy, ToEnd
-from cardlab.envs.playout import Scratch, checked_slots, compiled_kind, live_rows, scratch, split_forced
+from cardlab.envs.fast_playout import Scratch, checked_slots, compiled_kind, live_rows, scratch, split_forced
 from cardlab.envs.policy_kernels import uniform_legal
 from cardlab.envs.switch.batch_state import (
     CURRENT,

@@ -104,6 +104,22 @@ def whole(low: int, high: int = MOST_WHOLE) -> Callable[[str], int]:
     return parse
 
 
+def search_value(name: str) -> Callable[[str], Any]:
+    """An argparse type: a search option's value, read by its one declaration (`SearchOptions`), whose
+    bounds are checked where the search's spec is made, so the command line does not check them again."""
+
+    def parse(text: str) -> Any:
+        from cardlab.agents.search_options import DECLARED  # the hand readers' imports only when given
+
+        try:
+            return DECLARED[name].parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    parse.__name__ = f"search option {name}"
+    return parse
+
+
 # ---------------------------------------------------------------- shared options
 def specs_text() -> str:
     """The agent specs a person may give, with the shipped bots of this install."""

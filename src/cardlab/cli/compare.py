@@ -135,7 +135,7 @@ def player(contest: Contest, args: argparse.Namespace, ray: bool) -> AbstractCon
     """The Ray `PlayDeals` of the command's workers and address for the whole comparison; None: play here."""
     if not ray:
         return contextlib.nullcontext()
-    from cardlab.cluster.evaluate import deal_player
+    from cardlab.cluster.parallel_evaluation import deal_player
 
     return deal_player(contest, workers=args.workers, address=args.ray_address)
 

@@ -69,7 +69,7 @@ def evaluator(args: argparse.Namespace) -> Callable[..., Any]:
             log.heartbeat(lambda: f"cardlab {args.command}: {done:,} of {total:,} episodes played")
 
         return functools.partial(evaluate, on_played=played)
-    from cardlab.cluster.evaluate import evaluate_parallel
+    from cardlab.cluster.parallel_evaluation import evaluate_parallel
 
     return functools.partial(evaluate_parallel, workers=args.workers, address=args.ray_address)
 

@@ -47,7 +47,7 @@ def tournament_runner(args: argparse.Namespace) -> Callable[..., Any]:
         from cardlab.evaluation.tournament import tournament
 
         return tournament
-    from cardlab.cluster.evaluate import tournament_parallel
+    from cardlab.cluster.parallel_evaluation import tournament_parallel
 
     return functools.partial(tournament_parallel, workers=args.workers, address=args.ray_address)
 

@@ -2,7 +2,7 @@
 
 Why: to weigh a world by how likely the other seats were to make their
 recorded moves from its hands (`cardlab.agents.hand_reading.belief`), each seat's hand
-at each of its decisions is needed. A world (`cardlab.envs.determinize`)
+at each of its decisions is needed. A world (`cardlab.envs.world_sampling`)
 gives the hands now; walking the record backwards from them gives the hands
 at the deal: a lay puts its cards back in the layer's hand, a draw of n takes
 n cards out of the drawer's hand at that point, chosen at random among the
@@ -29,9 +29,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.determinize import Determinization, Worlds
 from cardlab.envs.match import Match
 from cardlab.envs.record import CALL, DEAL, DRAW, LAY, PASS, REFILL, STARTER, Event, Record
+from cardlab.envs.world_sampling import Determinization, Worlds
 
 ACTING = (LAY, DRAW, PASS, CALL)
 """the event kinds that are a seat's move (one action each)"""

@@ -9,12 +9,12 @@ the drawer kept the turn to choose (`offered`), and not when the turn ended
 at once (with `play_after_draw`).
 
 `slots_from_record` follows each seat's cards through the record as groups
-("slots", `cardlab.envs.holdings`): the cards dealt, each draw, and what each
+("slots", `cardlab.envs.hand_constraints`): the cards dealt, each draw, and what each
 proof rules out for every group held at that moment. A laid card leaves the
 group with the fewest allowed kinds that allows it, which keeps the most
 worlds open (the groups are nested or disjoint). The result fits every world
 that agrees with the record. `drawn_kinds` reads the same record draw by
-draw for a replay (`cardlab.envs.replay`). Not used: with `voluntary_draw` a
+draw for a replay (`cardlab.envs.world_replay`). Not used: with `voluntary_draw` a
 draw proves nothing; the drawn card's playability is left out (it would break
 the nesting); an incomplete record gives no slots; penalty draws (A6) prove
 nothing (a run may be drawn with 2s in hand).
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cardlab.envs import cards as C
-from cardlab.envs.holdings import Slot
+from cardlab.envs.hand_constraints import Slot
 from cardlab.envs.record import DEAL, DRAW, LAY, STARTER, Record
 from cardlab.envs.switch.rules import WILD, SwitchRules
 

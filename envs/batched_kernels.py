@@ -1,7 +1,7 @@
 """What every game's batched kernels share: the end of a hand and of a match, win rewards, memory, generators.
 
 Both games' engines (`cardlab.envs.huit.batched`, `cardlab.envs.switch.batched`)
-follow the convention `cardlab.envs.batched` documents; these are the parts of
+follow the convention `cardlab.envs.batched_engine` documents; these are the parts of
 it that are the same rule in both games, written once and compiled into each
 game's kernels (numba inlines the calls):
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.spec import get_spec
+from cardlab.envs.game_spec import get_spec
 from cardlab.serve.table import MAX_LABEL, REPLAY_FORMAT, REPLAY_KEYS, REPLAY_VERSION, Advisors, Hand, Player
 
 MAX_HANDS = 10**9

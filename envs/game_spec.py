@@ -10,7 +10,7 @@ evaluation and bot files all read the spec from the registry, never a game
 module directly, so a third game is one folder plus one registration line:
 
 ```python
-from cardlab.envs.spec import register
+from cardlab.envs.game_spec import register
 register(MY_GAME_SPEC)                     # or one line in BUILTIN below
 ```
 
@@ -36,9 +36,9 @@ from cardlab.envs.match import Match
 from cardlab.envs.options import RuleOptions
 
 if TYPE_CHECKING:
-    from cardlab.envs.batched import BatchedEngine
-    from cardlab.envs.determinize import Determinization
+    from cardlab.envs.batched_engine import BatchedEngine
     from cardlab.envs.record import Record
+    from cardlab.envs.world_sampling import Determinization
 
 # ---------------------------------------------------------------- the engine and observer contracts
 
@@ -183,8 +183,8 @@ class GameSpec:
     version: int = 0
     """the env version: the PettingZoo name is '<id>_v<version>'"""
     batched: str | None = None
-    """'module:Class' of the game's batched engine (a `cardlab.envs.batched.BatchedEngine`); None: the game
-    has none of its own, and `batched_engine()` gives the generic one built on its rules engine"""
+    """'module:Class' of the game's batched engine (a `cardlab.envs.batched_engine.BatchedEngine`); None:
+    the game has none of its own, and `batched_engine()` gives the generic one built on its rules engine"""
     move_facts: Callable[[int], MoveFacts] | None = None
     """what an action id does (`MoveFacts`), for learners that read moves by their features (DMC's Q
     network); None: the game offers none, and such learners refuse it"""
@@ -205,10 +205,10 @@ class GameSpec:
     has none, and every feature plays it move by move"""
     determinize: Callable[[Any, Mapping[str, np.ndarray], int, Record | None], Determinization] | None = None
     """reads one seat's observation for search agents: (rules, observation dict, seat, the public record as
-    the seat saw it or None) -> a `cardlab.envs.determinize.Determinization`, whose `sample(rng)` gives whole
-    states with `seat` to move whose observation and legal mask for `seat` are the given ones, the unseen
-    cards dealt at random (and agreeing with the record); None: the game has none, and search agents
-    refuse it"""
+    the seat saw it or None) -> a `cardlab.envs.world_sampling.Determinization`, whose `sample(rng)` gives
+    whole states with `seat` to move whose observation and legal mask for `seat` are the given ones, the
+    unseen cards dealt at random (and agreeing with the record); None: the game has none, and search
+    agents refuse it"""
 
     def __post_init__(self) -> None:
         covered = sorted(i for r in self.action_ranges for i in range(r.first, r.last + 1))

@@ -1,6 +1,6 @@
 """What the public record proves about hidden hands, as data a sampler honours.
 
-A game's inference (Switch: `cardlab.envs.switch.holdings`) reads a `Record`
+A game's inference (Switch: `cardlab.envs.switch.hand_constraints`) reads a `Record`
 (`cardlab.envs.record`) into `Slot`s: "`size` of seat `seat`'s cards are of
 the kinds in `allowed`". A seat's cards not in any slot are free. Slots of one
 seat form a laminar family (two slots' allowed kinds are nested or disjoint),

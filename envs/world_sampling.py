@@ -10,7 +10,7 @@ face-down pile; `sample_into` writes them straight into a batched engine's
 slots, `world` builds one as a rules-engine state. A sampled state's
 observation and legal mask for that seat equal the given ones
 (`tests/envs/test_determinize.py`). Given the hand's public record, what it
-proves of the other hands (`cardlab.envs.holdings`) is filled as well.
+proves of the other hands (`cardlab.envs.hand_constraints`) is filled as well.
 `revealed` is the cheat's determinization (``search:cheat=1``, upper bounds
 only). What no observation tells (the turn counter, the order under the top
 card, the dealer) is chosen as docs/envs.md, "The public record and worlds
@@ -30,9 +30,9 @@ import numpy as np
 
 from cardlab.envs.cards import NUM_KINDS, NUM_SUITS, card_str
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.holdings import Slot, deal_slots
-from cardlab.envs.leaning import lean_rows
+from cardlab.envs.hand_constraints import Slot, deal_slots
 from cardlab.envs.match import Match
+from cardlab.envs.worlds_by_reading import lean_rows
 
 T = TypeVar("T")
 
@@ -65,18 +65,19 @@ class Determinization:
     picks: Mapping[str, Sequence[Any]] = dataclasses.field(default_factory=dict)
     """attributes no observation tells, each drawn per sample from its options"""
     slots: tuple[Slot, ...] = ()
-    """what the hand's public record proves of the other hands (`cardlab.envs.holdings`); every sample
+    """what the hand's public record proves of the other hands (`cardlab.envs.hand_constraints`); every sample
     fills them"""
     drawn: tuple[np.ndarray | None, ...] = ()
     """per event of the record, the kinds ((NUM_KINDS,) bool) a card drawn there may be, None: any (Switch's
-    A8); empty without a record. A replay of the hand (`cardlab.envs.replay`) draws by it"""
+    A8); empty without a record. A replay of the hand (`cardlab.envs.world_replay`) draws by it"""
     voids: tuple[np.ndarray | None, ...] = ()
     """per event of the record, the kinds the drawer there held none of (Switch's A8), None: unknown"""
     truth: Revealed | None = None
     """the true hidden cards (`revealed`: a cheat's): every sample deals the other hands as they are"""
     leaning: np.ndarray | None = None
-    """(NUM_KINDS, places) weights of where each unseen kind is (a hand reader's, `cardlab.envs.leaning`):
-    samples are dealt by them, slots and sizes still exact; None: uniformly"""
+    """(NUM_KINDS, places) weights of where each unseen kind is (a hand reader's,
+    `cardlab.envs.worlds_by_reading`): samples are dealt by them, slots and sizes still exact;
+    None: uniformly"""
 
     def __post_init__(self) -> None:
         needed = sum(size for s, size in enumerate(self.sizes) if s != self.seat) + self.pile
@@ -97,7 +98,7 @@ class Determinization:
 
     def deal(self, rng: np.random.Generator, count: int) -> Worlds:
         """`count` worlds' unseen cards dealt from `rng`, each world's independently: uniformly, with
-        `slots` filled (`holdings.deal_slots`, a world at a time), or by the `leaning`
+        `slots` filled (`hand_constraints.deal_slots`, a world at a time), or by the `leaning`
         (`leaning.lean_rows`)."""
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise ValueError(f"count must be a whole number of worlds >= 0, got {excerpt(count)}")
@@ -115,7 +116,7 @@ class Determinization:
         return Worlds(hidden.astype(np.int64), under.astype(np.int64), picks)
 
     def constrained_row(self, rng: np.random.Generator) -> np.ndarray:
-        """One `Worlds.hidden` row dealt by `holdings.deal_slots`: the other hands, the pile, the rest."""
+        """One `Worlds.hidden` row dealt by `deal_slots`: the other hands, the pile, the rest."""
         hands, pile = deal_slots(self.unseen, self.sizes, self.seat, self.pile, self.slots, rng)
         dealt = [card for s, hand in enumerate(hands) if s != self.seat for card in hand] + list(pile)
         left = np.bincount(np.asarray(dealt, dtype=np.int64), minlength=NUM_KINDS).tolist()

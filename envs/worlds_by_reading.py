@@ -4,7 +4,7 @@ A `Determinization` deals its unseen cards uniformly; given a leaning (for
 each card kind, a weight for each place it can be: each other hand, seat
 order from the observer, then the face-down pile), `lean_rows` deals them by
 it instead, with every hand size exact and the record's slots
-(`cardlab.envs.holdings`) filled:
+(`cardlab.envs.hand_constraints`) filled:
 
 1. the leaning is scaled into expected copies per kind and place that add
    up to the copies unseen of each kind and to each place's size (Sinkhorn's

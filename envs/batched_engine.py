@@ -8,7 +8,7 @@ ends of hands).
 
 ```python
 from cardlab.envs import get_spec
-from cardlab.envs.batched import sample_legal
+from cardlab.envs.batched_engine import sample_legal
 
 spec = get_spec("huit")
 batch = spec.batched_engine()(spec.make({"num_players": 4}).rules, batch_size=4096, seed=0)
@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from cardlab.envs.aec import EPISODES
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.match import EPISODES
 
 MatchState = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """`BatchedEngine.match_state`: totals (B, n), dealer of the hand in play (B,), streaks (B, n), hands (B,)"""
