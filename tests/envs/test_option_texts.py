@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from cardlab.envs import games, make_game
+from cardlab.envs.declared import option
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.huit.spec import SPEC as HUIT
-from cardlab.envs.options import OptionDoc, option
+from cardlab.envs.options import OptionDoc
 from cardlab.envs.spec import GameSpec
 
 RULE_ID = re.compile(r"\b[ABC]\d+\b")
