@@ -15,7 +15,15 @@ from cardlab.agents.bot import MAX_HIDDEN_LAYERS, MAX_LAYER_UNITS, MAX_PARAMETER
 from cardlab.envs.declared import Declared
 from cardlab.training.arena.single_seat import make_game_env
 from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config
-from cardlab.training.harness.config_bounds import ROLLOUT_HIGH, SEED_HIGH, bounded, check_bounds, numbers
+from cardlab.training.harness.config_bounds import (
+    ROLLOUT_HIGH,
+    SEED_HIGH,
+    bounded,
+    check_bounds,
+    check_choices,
+    numbers,
+    word,
+)
 from tests.training.test_config import small
 
 
@@ -148,6 +156,8 @@ class MadeUpSection:
     """a made-up coefficient"""
     made_up_sizes: list[int] = bounded([4], 1, 8)
     """made-up layer sizes, each bounded"""
+    made_up_word: str = word("left", ("left", "right"))
+    """a made-up word of fixed choices"""
 
 
 @dataclasses.dataclass
@@ -171,6 +181,13 @@ def test_a_made_up_config_number_declared_once_is_checked_naming_its_key_in_one_
     for words, section in refused.items():
         with pytest.raises(ValueError, match=f"^{re.escape(words)}$"):
             check_bounds(MadeUpConfig(section=section))
+
+
+def test_a_made_up_config_word_declared_once_is_checked_naming_its_key_and_the_choices() -> None:
+    check_choices(MadeUpConfig(section=MadeUpSection(made_up_word="right")))
+    with pytest.raises(ValueError, match=r"^section\.made_up_word='up' is not accepted: use one of 'left', "
+                                         r"'right'$"):
+        check_choices(MadeUpConfig(section=MadeUpSection(made_up_word="up")))
 
 
 def test_a_config_number_not_declared_is_a_bug_found_at_once() -> None:

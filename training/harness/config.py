@@ -155,7 +155,7 @@ class PolicyConfig:
 
     net_arch: list[int] = bounds.layer_sizes([256, 256])
     """hidden layer sizes of the policy (pi) and the value (vf) network (separate weights), or DMC's Q net"""
-    activation: str = "tanh"
+    activation: str = bounds.word("tanh", TRAINED_ACTIVATIONS)
     """activation between layers: 'tanh' or 'relu'"""
     privileged_critic: bool = False
     """the critic (used in training only) also reads the hidden cards; the actor, the only part a bot file
@@ -211,7 +211,7 @@ class TrainConfig:
 
     name: str = "cardlab"
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
-    trainer: str = "maskable_ppo"
+    trainer: str = bounds.word("maskable_ppo", TRAINERS)
     """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
     (`cardlab.training.trainers.lean`: PPO or DMC over the batched self-play engine, num_envs games)"""
     algorithm: str = "ppo"
@@ -224,11 +224,11 @@ class TrainConfig:
     """players at the table (the learner takes one seat)"""
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     """rule options of the game (see the game module's doc); num_players is the key above"""
-    reward: str = "win"
+    reward: str = bounds.word("win", (*REWARDS, MATCH))
     """the game env's reward: 'win' (+1 / -1/(n-1) per episode), 'points' (-points/100 per hand; hand
     episodes only) or 'match' (the seat's change of match equity at each hand's end, from the table's
     shipped equity model: potential-based shaping of the match's win; episode match, trainer lean only)"""
-    episode: str = "hand"
+    episode: str = bounds.word("hand", EPISODES)
     """what one training game is: 'hand' or 'match' (trainer lean only): hands follow each other with running
     totals (which the observation holds) and the win reward comes at the match's end, the lowest total
     winning; the seats are drawn again per match. A match is many moves: consider ppo.gamma closer to 1"""
@@ -251,7 +251,7 @@ class TrainConfig:
     """the network"""
     num_envs: int = bounds.bounded(2, 1, 4_096)
     """parallel envs (processes with vec_env 'subproc')"""
-    vec_env: str = "subproc"
+    vec_env: str = bounds.word("subproc", VEC_ENVS)
     """'subproc' (SB3's SubprocVecEnv, one process per env) or 'dummy' (all in the trainer's process)"""
     total_timesteps: int = bounds.step_count(500_000)
     """env steps (learner decisions) to train for"""
@@ -265,7 +265,7 @@ class TrainConfig:
     """save a checkpoint every this many env steps (and at the end, and when interrupted)"""
     checkpoint_minutes: float = bounds.bounded(5.0, 0, bounds.MINUTES)
     """also save one this many minutes of training after the last (0: by checkpoint_every alone)"""
-    device: str = "cpu"
+    device: str = bounds.word("cpu", DEVICES)
     """the learner's torch device: 'cpu', 'cuda' (a GPU; refused where torch sees none; trainer lean only)
     or 'auto' (a GPU where there is one, else the CPU). Actors and bots play on the CPU"""
     actors: int = bounds.elsewhere(0, "the machine's range: cardlab.training.harness.placement")
@@ -405,18 +405,14 @@ def _validate(cfg: TrainConfig) -> None:
            "use letters, digits, '-', '_' and '.' (it names the run folder)")
     bounds.check_numbers(cfg)
     _one_of(cfg.game, "game", games())
-    _one_of(cfg.reward, "reward", (*REWARDS, MATCH))
-    _one_of(cfg.episode, "episode", EPISODES)
+    bounds.check_choices(cfg)
     _check(cfg.episode == "hand" or cfg.reward != "points", "reward (with episode: match)", cfg.reward,
            "use 'win' (the match's win reward) or 'match' (its equity's change at each hand's end); 'points' "
            "pays each hand's points, as hand episodes do")
     _check(cfg.episode == "match" or cfg.reward != MATCH, "reward (with episode: hand)", cfg.reward,
            "'match' pays the change of the match equity across the hands of a match: set episode: match, "
            "or use 'win' or 'points'")
-    _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
-    _one_of(cfg.device, "device", DEVICES)
     check_placement(cfg)
-    _one_of(cfg.trainer, "trainer", TRAINERS)
     env = _validate_game(cfg)
     _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
     for i, opp in enumerate(cfg.opponents):  # weight 0 never plays: refused here (a reader field takes it)
@@ -451,7 +447,6 @@ def _validate(cfg: TrainConfig) -> None:
            f"use 2 to ppo.n_steps * num_envs = {rollout}")
 
     bounds.check_network(cfg.policy.net_arch, env.game.layout.size, env.game.num_actions)
-    _one_of(cfg.policy.activation, "policy.activation", TRAINED_ACTIVATIONS)
 
     ev = cfg.eval
     _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,

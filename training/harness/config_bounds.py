@@ -1,4 +1,5 @@
-"""The range of every number of a training config, declared on its field, and the network's size, checked.
+"""The range of every number and the choices of every fixed word of a training config, declared on its
+field, and the network's size, checked at validation.
 
 Why: a number out of all reason (``learning_rate: 1e400``, an opponent
 ``weight: .inf``, ``net_arch: [100000, 100000]``, a seed of 40 digits) was
@@ -57,6 +58,22 @@ def step_count(default: int) -> Any:
 def elsewhere(default: Any, words: str) -> Any:
     """A number field whose range another check holds (`words` says which): declared, so not a miss."""
     return option(default, "", words=words)
+
+
+def word(default: str, choices: tuple[str, ...]) -> Any:
+    """A config field holding one of the fixed words `choices` (checked by `check_choices`)."""
+    return option(default, "", choices=choices)
+
+
+def check_choices(cfg: Any, path: str = "") -> None:
+    """Refuse the first word of a config outside its field's declared choices, naming the key and them."""
+    for field in dataclasses.fields(cfg):
+        value, key, bound = getattr(cfg, field.name), f"{path}{field.name}", declared(field)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            check_choices(value, f"{key}.")
+        elif bound is not None and bound.choices and value not in bound.choices:
+            raise ValueError(f"{key}={excerpt(value)} is not accepted: use one of "
+                             f"{', '.join(repr(choice) for choice in bound.choices)}")
 
 
 def accepted(declared: Declared) -> str:
