@@ -2,8 +2,8 @@
 
 Why one declaration: an option written in several places (the module doc,
 the accepted list of the error text, the docs table, the checks) drifts; here
-each is one field of `SearchOptions` made by `option` (its default, meaning,
-accepted words or bounds), and `parse_spec`, `SearchOptions.__post_init__`,
+each is one field of `SearchOptions` made by `cardlab.envs.declared.option`
+(its default, meaning, accepted words or bounds), and `parse_spec`, `SearchOptions.__post_init__`,
 `ACCEPTED` and `options_markdown` read the declarations (`DECLARED`).
 
 To add an option: one field of `SearchOptions` with `option(...)` (a word:
@@ -24,10 +24,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from cardlab.agents.hand_reading.reading import REPLAY_SHARE, WEIGHS
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import Declared, declarations, option
 
 PREFIX = "search:"
 VALUES = ("win", "points", "match")
@@ -56,22 +57,8 @@ _NUMBER = re.compile(r"-?(?:[0-9]{1,15}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})")
 """the numbers a spec may write: ASCII digits only (``[0-9]`` is not ``\\d``, which takes every script's)"""
 
 
-class Declared(NamedTuple):
-    """One search option as declared by `option`: what parsing, the checks and the docs read."""
-
-    name: str
-    default: Any
-    doc: str
-    choices: tuple[str, ...]
-    """the words accepted (a word option), else ()"""
-    low: float
-    high: float
-    whole: bool
-    """a number option: whole numbers only (else any number from `low` to `high`)"""
-    shown: str
-    """the default as the docs show it"""
-    text: str = ""
-    """a text option (a file's path, say): what the text names, for the docs; "" for a word or a number"""
+class SearchOption(Declared):
+    """One search option as declared by `option` (`cardlab.envs.declared`): its parsing, check and texts."""
 
     def accepted(self) -> str:
         """What the option accepts, as the error text and the docs say it."""
@@ -109,27 +96,20 @@ class Declared(NamedTuple):
                 0 < len(value) <= MOST_TEXT and value.isprintable()))
         elif self.choices:
             ok = isinstance(value, str) and value in self.choices
-        elif self.whole:
-            ok = isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high
         else:
-            ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-                  and self.low <= value <= self.high)
+            ok = self.is_number(value) and self.in_range(value)
         if not ok:
             raise ValueError(f"search option {self.name}={excerpt(value)}: give {self.accepted()}")
 
-
-def option(default: Any, doc: str, *, choices: tuple[str, ...] = (), low: float = 0, high: float = 0,
-           whole: bool = True, shown: str = "", text: str = "") -> Any:
-    """A field of `SearchOptions`: its default, meaning and accepted values (`choices`, the words; `text`,
-    what a text value names, e.g. "a reader file's path"; else a number from `low` to `high`, whole
-    unless `whole` is false), written once; `shown` is the default as the docs show it (default: the
-    value itself)."""
-    if not choices and not text and not low <= high:
-        raise ValueError(f"option bounds {low}..{high} are empty")
-    if not shown:
-        shown = f"{default:g}" if isinstance(default, float) else str(default)
-    meta = {"declared": (default, doc, tuple(choices), float(low), float(high), whole, shown, text)}
-    return dataclasses.field(default=default, metadata=meta)
+    @classmethod
+    def of(cls, declared: Declared) -> SearchOption:
+        """The search option of a declaration, its default as the docs show it filled in; a number must be
+        bounded at both ends (every number of a spec is), else a `TypeError`."""
+        if not (declared.choices or declared.text) and (declared.low is None or declared.high is None):
+            raise TypeError(f"search option {declared.name} declares neither choices, text nor both bounds")
+        default = declared.default
+        shown = declared.shown or (f"{default:g}" if isinstance(default, float) else str(default))
+        return cls(**{**vars(declared), "shown": shown})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,7 +171,7 @@ class SearchOptions:
         worlds, ms = LEVELS[self.level]
         object.__setattr__(self, "worlds", worlds if self.worlds is None else self.worlds)
         object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
-        for declared in DECLARED.values():
+        for declared in (DECLARED if type(self) is SearchOptions else declared_of(type(self))).values():
             declared.check(getattr(self, declared.name))
         if self.reader and self.belief != "learned":
             raise ValueError(f"search option reader={excerpt(self.reader)} is read only with belief=learned; "
@@ -203,19 +183,21 @@ class SearchOptions:
         return self.worlds, self.ms
 
 
-DECLARED: Mapping[str, Declared] = {
-    field.name: Declared(field.name, *field.metadata["declared"])
-    for field in dataclasses.fields(SearchOptions)
-}
+def declared_of(options: type[SearchOptions]) -> Mapping[str, SearchOption]:
+    """name -> declaration of every option of `options` (`SearchOptions`, or a test's made-up subclass)."""
+    return {name: SearchOption.of(declared) for name, declared in declarations(options).items()}
+
+
+DECLARED = declared_of(SearchOptions)
 """name -> declaration of every search option, in `SearchOptions`' order"""
 ACCEPTED = ", ".join(declared.brief() for declared in DECLARED.values())
 """the options in one line, as an error text lists them"""
 
 
-def options_markdown() -> str:
+def options_markdown(declared: Mapping[str, SearchOption] = DECLARED) -> str:
     """The options table of the docs (docs/update_tables.py writes it into docs/training.md)."""
     lines = ["| option | default | accepted | meaning |", "|---|---|---|---|"]
-    for d in DECLARED.values():
+    for d in declared.values():
         accepted = d.text or ", ".join(f"`{word}`" for word in d.choices) or f"{d.low:g}..{d.high:g}"
         lines.append(f"| `{d.name}` | {d.shown} | {accepted} | {d.doc} |")
     return "\n".join(lines) + "\n"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.envs.declared import Declared, declarations
 
 R = TypeVar("R", bound="RuleOptions")
 
@@ -22,21 +24,6 @@ for many hands' points."""
 MEMORY_DOC = ("not a rule of play (play is unchanged): adds the observation field drew_on, a memory of "
               "the hand: the suits each other player drew on and has laid none of since")
 """The doc of each game's `memory` option, which the game's engine and observer implement."""
-
-
-def option(
-    default: Any, doc: str, low: int | None = None, high: int | None = None, accepted: str = ""
-) -> Any:
-    """A rule option field: its default, what it means and its range, written once.
-
-    `low`/`high` bound a whole number (checked on construction; `high` is
-    `COUNT_HIGH` unless given, so no count is unbounded); `accepted`
-    describes other values for the docs (its checks then live in `validate`).
-    """
-    if low is not None and high is None:
-        high = COUNT_HIGH
-    meta = {"doc": doc, "low": low, "high": high, "accepted": accepted}
-    return dataclasses.field(default=default, metadata=meta)
 
 
 class OptionDoc(NamedTuple):
@@ -59,22 +46,29 @@ class RuleOptions:
         return [f.name for f in dataclasses.fields(cls)]
 
     @classmethod
+    @functools.cache
+    def declared(cls) -> Mapping[str, Declared]:
+        """name -> declaration of every option (`cardlab.envs.declared.option`), a whole number given a low
+        bound and no high one bounded by `COUNT_HIGH`, so no count is unbounded."""
+        return {name: d if d.low is None or d.high is not None else dataclasses.replace(d, high=COUNT_HIGH)
+                for name, d in declarations(cls).items()}
+
+    @classmethod
     def describe(cls) -> list[OptionDoc]:
         """Name, default, accepted values and meaning of every option (from the `option` fields)."""
         out = []
-        for f in dataclasses.fields(cls):
-            meta = f.metadata
-            accepted = meta.get("accepted") or _range_text(meta.get("low"), meta.get("high"))
+        for d in cls.declared().values():
+            accepted = d.words or _range_text(*cls.limits(d.name))
             if not accepted:
-                accepted = "true or false" if f.default in (True, False) else "any"
-            out.append(OptionDoc(f.name, f.default, accepted, meta.get("doc", "")))
+                accepted = "true or false" if d.default in (True, False) else "any"
+            out.append(OptionDoc(d.name, d.default, accepted, d.doc))
         return out
 
     @classmethod
     def limits(cls, name: str) -> tuple[int | None, int | None]:
         """The (low, high) bounds of a whole-number option (None: unbounded, or checked in `validate`)."""
-        meta = next(f.metadata for f in dataclasses.fields(cls) if f.name == name)
-        return meta.get("low"), meta.get("high")
+        d = cls.declared()[name]
+        return (None if d.low is None else int(d.low)), (None if d.high is None else int(d.high))
 
     @classmethod
     def from_options(cls: type[R], options: Mapping[str, Any] | None = None) -> R:
@@ -91,6 +85,7 @@ class RuleOptions:
         return cls(**options)
 
     def __post_init__(self) -> None:
+        limits = type(self).declared()
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             expected = f.type if isinstance(f.type, type) else {"bool": bool, "int": int}.get(str(f.type))
@@ -98,7 +93,7 @@ class RuleOptions:
                 raise ValueError(f"rule option {f.name} must be true or false, got {excerpt(value)}")
             if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValueError(f"rule option {f.name} must be a whole number, got {excerpt(value)}")
-            low, high = f.metadata.get("low"), f.metadata.get("high")
+            low, high = type(self).limits(f.name) if f.name in limits else (None, None)
             if expected is int and low is not None:
                 self.check_range(f.name, low, high)
         self.validate()

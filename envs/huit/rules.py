@@ -28,8 +28,9 @@ import numpy as np
 from cardlab.envs import cards as C
 from cardlab.envs.action_text import split_action_text
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import option
 from cardlab.envs.hand import END_KEYS, HandState
-from cardlab.envs.options import MEMORY_DOC, RuleOptions, option
+from cardlab.envs.options import MEMORY_DOC, RuleOptions
 from cardlab.envs.rng import rng_state
 from cardlab.envs.state_checks import (
     check_deal,
@@ -174,7 +175,7 @@ class HuitRules(RuleOptions):
 
     num_players: int = option(4, "players at the table (B2)", 2, 6)
     hand_size: int | str = option(5, "cards dealt to each player, or 'all' for every card that divides "
-                                  "equally (B2)", accepted="1 to 32 // num_players, or 'all'")
+                                  "equally (B2)", words="1 to 32 // num_players, or 'all'")
     queen_skips_each: bool = option(True, "several Queens skip one player each; false: one skip however "
                                     "many (B8)")
     shuffle_on_refill: bool = option(False, "shuffle the table into the new bank instead of turning it "

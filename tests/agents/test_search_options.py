@@ -15,12 +15,14 @@ from cardlab.agents.search_options import (
     MOST_MS,
     MOST_TEXT,
     MOST_WORLDS,
-    Declared,
+    SearchOption,
     SearchOptions,
+    declared_of,
     options_markdown,
     parse_spec,
     search_spec,
 )
+from cardlab.envs.declared import option
 
 
 def test_every_field_is_declared_and_reaches_the_accepted_list_and_the_docs_table() -> None:
@@ -93,7 +95,7 @@ def test_options_given_in_code_are_checked_as_parsed_ones_are(values: dict[str, 
 
 def test_a_text_option_takes_printable_text_of_bounded_length() -> None:
     """No option takes text yet; `option(..., text=...)` declares one (a reader file's path, say)."""
-    reader = Declared("reader", "", "the reader file", (), 0, 0, True, "none", text="a reader file's path")
+    reader = SearchOption("", "the reader file", shown="none", text="a reader file's path", name="reader")
     assert reader.parse("runs/reader.json") == "runs/reader.json" and reader.brief() == "reader=TEXT"
     reader.check("runs/reader.json")
     reader.check("")  # the default: none given
@@ -118,3 +120,28 @@ def test_typed_values_become_a_spec_checked_once_and_read_back_the_same() -> Non
 def test_typed_values_are_checked_by_the_declarations(values: dict[str, object], said: str) -> None:
     with pytest.raises(ValueError, match=re.escape(said)):
         search_spec("expert", **values)
+
+
+@dataclasses.dataclass(frozen=True)
+class MadeUpOptions(SearchOptions):
+    """The search options with one made-up option, declared once (`cardlab.envs.declared.option`)."""
+
+    made_up: int = option(3, "a made-up count of candidates", low=1, high=8)
+
+
+def test_a_made_up_search_option_is_in_the_docs_table_and_its_bounds_are_refused_in_one_line() -> None:
+    declared = declared_of(MadeUpOptions)
+    assert "| `made_up` | 3 | 1..8 | a made-up count of candidates |" in options_markdown(declared)
+    assert declared["made_up"].parse("8") == 8 and MadeUpOptions(made_up=8).made_up == 8
+    for bad in (0, 9, 2.5):
+        with pytest.raises(ValueError, match=f"^search option made_up={bad}: give a whole number 1 to 8$"):
+            MadeUpOptions(made_up=bad)
+
+
+def test_a_search_number_without_both_bounds_is_refused_where_declared() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Unbounded(SearchOptions):
+        endless: int = option(3, "a count without a high bound", low=1)
+
+    with pytest.raises(TypeError, match=r"^search option endless declares neither choices, text nor both"):
+        declared_of(Unbounded)

@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 
 import cardlab.agents
-from cardlab.agents.search_options import DECLARED, SearchOptions, option
+from cardlab.agents.search_options import DECLARED, SearchOptions
+from cardlab.envs.declared import option
 
 HOLDER = re.compile(r"(^|\.)options$")
 """the expressions that hold a search options value: ``options``, ``self.options``, ``twin.options``"""

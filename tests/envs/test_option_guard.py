@@ -14,9 +14,9 @@ from typing import ClassVar
 
 import pytest
 
+from cardlab.envs.declared import option
 from cardlab.envs.huit.batched import HuitBatch
 from cardlab.envs.huit.rules import HuitRules
-from cardlab.envs.options import option
 from tests.envs.helpers import check_options_reach_the_batch
 from tests.envs.test_huit_batched import CASES as HUIT_CASES
 

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from cardlab.envs import games, make_game
+from cardlab.envs.declared import option
 from cardlab.envs.game_spec import GameSpec
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.huit.spec import SPEC as HUIT
-from cardlab.envs.options import OptionDoc, option
+from cardlab.envs.options import OptionDoc
 
 RULE_ID = re.compile(r"\b[ABC]\d+\b")
 WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}

@@ -8,8 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from cardlab.envs import cards as C
+from cardlab.envs.declared import option
 from cardlab.envs.hand import END_KEYS, HandState
-from cardlab.envs.options import RuleOptions, option
+from cardlab.envs.options import RuleOptions
 from cardlab.envs.rng import rng_state
 from cardlab.envs.state_checks import check_deal, check_keys, match_from_deal
 

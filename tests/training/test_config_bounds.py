@@ -3,16 +3,27 @@ number literals: each refusal is one line naming the key (and the file, when it 
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
+import re
 from typing import Any
 
 import pytest
 import yaml
 
 from cardlab.agents.bot import MAX_HIDDEN_LAYERS, MAX_LAYER_UNITS, MAX_PARAMETERS
+from cardlab.envs.declared import Declared
 from cardlab.training.arena.single_seat import make_game_env
 from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config
-from cardlab.training.harness.config_bounds import BOUNDS, ROLLOUT_HIGH, SEED_HIGH, Range, numbers
+from cardlab.training.harness.config_bounds import (
+    ROLLOUT_HIGH,
+    SEED_HIGH,
+    bounded,
+    check_bounds,
+    check_choices,
+    numbers,
+    word,
+)
 from tests.training.test_config import small
 
 
@@ -39,20 +50,21 @@ def with_value(pattern: str, value: Any) -> dict[str, Any]:
     return data
 
 
-def test_every_number_of_the_config_has_a_range_and_every_range_a_number() -> None:
-    patterns = {pattern for _, pattern, _ in numbers(TrainConfig())}
-    assert patterns == set(BOUNDS)
-    for path, pattern, value in numbers(TrainConfig()):
-        bound = BOUNDS[pattern]
-        assert bound is None or bound.holds(value), (path, value)
+def test_every_number_of_the_config_is_declared_and_its_default_holds() -> None:
+    """`numbers` refuses a number field not declared with `option`; the ones left unbounded say why."""
+    for path, bound, value in numbers(TrainConfig()):
+        assert bound.in_range(value), (path, value)
+        assert bound.low is not None or bound.name in ("num_players", "actors"), bound.name
 
 
-DEFAULTS = {pattern: value for _, pattern, value in numbers(TrainConfig())}
-RANGED = [(p, b) for p, b in BOUNDS.items() if b is not None]
+DEFAULTS = {bound.name: value for _, bound, value in numbers(TrainConfig())}
+RANGED = list({b.name: b for _, b, _ in numbers(TrainConfig()) if b.low is not None}.items())
 
 
 @pytest.mark.parametrize(("pattern", "bound"), RANGED, ids=[p for p, _ in RANGED])
-def test_a_number_past_either_end_of_its_range_is_refused_naming_the_key(pattern: str, bound: Range) -> None:
+def test_a_number_past_either_end_of_its_range_is_refused_naming_the_key(pattern: str, bound: Declared
+                                                                         ) -> None:
+    assert bound.low is not None and bound.high is not None
     whole = isinstance(DEFAULTS[pattern], int)
     key = pattern.replace("[]", "[0]")
     too_high = bound.high + 1 if whole else bound.high * 2
@@ -134,3 +146,54 @@ def test_an_unknown_key_of_any_length_is_named_cut_short() -> None:
     """Found by fuzzing: a 2,000-character unknown key was echoed whole."""
     message = refusal(small(**{"x" * 2000: 1, "seeed": 1}))
     assert message.startswith("unknown config key(s) seeed, xxx") and "accepted keys are" in message
+
+
+@dataclasses.dataclass
+class MadeUpSection:
+    """A made-up config section: its number declared once, on the field."""
+
+    made_up: float = bounded(0.5, 0, 2, above=True)
+    """a made-up coefficient"""
+    made_up_sizes: list[int] = bounded([4], 1, 8)
+    """made-up layer sizes, each bounded"""
+    made_up_word: str = word("left", ("left", "right"))
+    """a made-up word of fixed choices"""
+
+
+@dataclasses.dataclass
+class MadeUpConfig:
+    seed: int = bounded(1, 0, SEED_HIGH)
+    """a seed"""
+    section: MadeUpSection = dataclasses.field(default_factory=MadeUpSection)
+    """the made-up section"""
+
+
+def test_a_made_up_config_number_declared_once_is_checked_naming_its_key_in_one_line() -> None:
+    check_bounds(MadeUpConfig())
+    sizes = MadeUpConfig(section=MadeUpSection(made_up_sizes=[2, 3]))
+    assert [(path, bound.name) for path, bound, _ in numbers(sizes)] == [
+        ("seed", "seed"), ("section.made_up", "section.made_up"),
+        ("section.made_up_sizes[0]", "section.made_up_sizes[]"),
+        ("section.made_up_sizes[1]", "section.made_up_sizes[]")]
+    refused = {"section.made_up=0.0 is not accepted: use a value > 0 and <= 2": MadeUpSection(made_up=0.0),
+               "section.made_up_sizes[1]=9 is not accepted: use a value >= 1 and <= 8": MadeUpSection(
+                   made_up_sizes=[4, 9])}
+    for words, section in refused.items():
+        with pytest.raises(ValueError, match=f"^{re.escape(words)}$"):
+            check_bounds(MadeUpConfig(section=section))
+
+
+def test_a_made_up_config_word_declared_once_is_checked_naming_its_key_and_the_choices() -> None:
+    check_choices(MadeUpConfig(section=MadeUpSection(made_up_word="right")))
+    with pytest.raises(ValueError, match=r"^section\.made_up_word='up' is not accepted: use one of 'left', "
+                                         r"'right'$"):
+        check_choices(MadeUpConfig(section=MadeUpSection(made_up_word="up")))
+
+
+def test_a_config_number_not_declared_is_a_bug_found_at_once() -> None:
+    @dataclasses.dataclass
+    class Undeclared:
+        count: int = 3
+
+    with pytest.raises(TypeError, match=r"^config field count has no range: declare it with option\(\)$"):
+        numbers(Undeclared())

@@ -41,7 +41,14 @@ from cardlab.agents.match_equity import MatchEquity, equity_file, feature_count,
 from cardlab.envs.game_spec import Game
 from cardlab.evaluation.episodes import derive_seed
 from cardlab.training.harness.config import parse_dataclass
-from cardlab.training.harness.config_bounds import EQUITY_BOUNDS, check_bounds
+from cardlab.training.harness.config_bounds import (
+    ROLLOUT_HIGH,
+    SEED_HIGH,
+    bounded,
+    check_bounds,
+    elsewhere,
+    rate,
+)
 from cardlab.training.harness.config_tables import config_table
 from cardlab.training.harness.progress import Progress
 from cardlab.training.harness.runs import new_run_dir
@@ -60,31 +67,31 @@ class EquityConfig:
 
     name: str = "equity"
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
-    seed: int = 1
+    seed: int = bounded(1, 0, SEED_HIGH)
     """seed of the hands, the matches and the fit"""
     game: str = "huit"
     """a registered game id"""
-    num_players: int = 4
+    num_players: int = elsewhere(4, "the game's own range, checked by building the game")
     """players at the table"""
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     """rule options of the game (target_score among them); num_players is the key above"""
     policy: str = "expert"
     """the agent spec that plays every seat of the hands"""
-    hands: int = 20_000
+    hands: int = bounded(20_000, 1, 10_000_000)
     """hands played to measure the points of a hand"""
-    holdout_hands: int = 5_000
+    holdout_hands: int = bounded(5_000, 1, 10_000_000)
     """hands played apart, from which the held-out matches are drawn"""
-    matches: int = 50_000
+    matches: int = bounded(50_000, 1, 10_000_000)
     """matches played out from the hands to fit the model"""
-    holdout_matches: int = 10_000
+    holdout_matches: int = bounded(10_000, 1, 10_000_000)
     """matches played out from the held-out hands to measure its calibration"""
-    hidden: list[int] = dataclasses.field(default_factory=lambda: [32, 32])
+    hidden: list[int] = bounded([32, 32], 1, 256)
     """hidden layer widths of the per-seat MLP"""
-    epochs: int = 6
+    epochs: int = bounded(6, 1, 10_000)
     """passes over the fitted states"""
-    batch_size: int = 1024
+    batch_size: int = bounded(1024, 1, ROLLOUT_HIGH)
     """states per gradient step"""
-    learning_rate: float = 3e-3
+    learning_rate: float = rate(3e-3)
     """Adam step size"""
 
 
@@ -103,7 +110,7 @@ def load_equity_config(path: str | Path) -> EquityConfig:
 def validate_equity(cfg: EquityConfig) -> Game:
     """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
     game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules)
-    check_bounds(cfg, EQUITY_BOUNDS)
+    check_bounds(cfg)
     try:
         make_agent(cfg.policy, game, seed=0)
     except ValueError as err:

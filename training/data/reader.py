@@ -35,6 +35,7 @@ import torch
 import yaml
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.bot import MAX_LAYER_UNITS
 from cardlab.agents.hand_reading.reader import (
     READER_ACTIVATIONS,
     SHIPPED,
@@ -47,7 +48,15 @@ from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game
 from cardlab.training.data.reader_data import Table, make_chunks
 from cardlab.training.harness.config import OpponentConfig, parse_dataclass
-from cardlab.training.harness.config_bounds import READER_BOUNDS, check_bounds, check_network
+from cardlab.training.harness.config_bounds import (
+    ROLLOUT_HIGH,
+    SEED_HIGH,
+    bounded,
+    check_bounds,
+    check_network,
+    elsewhere,
+    rate,
+)
 from cardlab.training.harness.config_tables import config_table
 from cardlab.training.harness.progress import Progress
 from cardlab.training.harness.runs import new_run_dir
@@ -63,11 +72,11 @@ class ReaderConfig:
 
     name: str = "reader"
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
-    seed: int = 1
+    seed: int = bounded(1, 0, SEED_HIGH)
     """seed of the hands, the seats' draws and the training"""
     game: str = "huit"
     """a registered game id with a determinization"""
-    num_players: int = 4
+    num_players: int = elsewhere(4, "the game's own range, checked by building the game")
     """players at the table"""
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     """rule options of the game; num_players is the key above"""
@@ -76,27 +85,27 @@ class ReaderConfig:
                                  OpponentConfig("random", 0.5)])
     """the players drawn for every seat of every hand (spec and weight), so the reader reads more than one
     style"""
-    positions: int = 200_000
+    positions: int = bounded(200_000, 1, 100_000_000)
     """labelled positions to make"""
-    chunk: int = 5_000
+    chunk: int = bounded(5_000, 1, 1_000_000)
     """positions per chunk (the unit of resuming and of the held-out share)"""
-    keep_share: float = 0.5
+    keep_share: float = bounded(0.5, 0, 1, above=True, words="a probability in (0, 1]")
     """probability that a decision with a choice is kept as a position"""
-    workers: int = 1
+    workers: int = bounded(1, 1, 256)
     """processes making chunks (the positions do not depend on it)"""
-    hidden: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    hidden: list[int] = bounded([256, 256], 1, MAX_LAYER_UNITS)
     """hidden layer widths of the reader's MLP"""
     activation: str = "relu"
     """activation of the hidden layers: relu or tanh"""
-    epochs: int = 8
+    epochs: int = bounded(8, 1, 10_000)
     """passes over the training positions"""
-    batch_size: int = 512
+    batch_size: int = bounded(512, 1, ROLLOUT_HIGH)
     """positions per gradient step"""
-    learning_rate: float = 1e-3
+    learning_rate: float = rate(1e-3)
     """Adam step size (halved at each of the last three epochs)"""
-    holdout_share: float = 0.1
+    holdout_share: float = bounded(0.1, 0, 0.9, words="a share from 0 to 0.9")
     """share of the chunks held out of training, to measure the reader on positions it never saw"""
-    torch_threads: int = 1
+    torch_threads: int = bounded(1, 1, 1_024)
     """torch threads of the training"""
     device: str = "cpu"
     """where the reader trains: cpu, or cuda where torch sees a GPU (the positions are made on the CPUs)"""
@@ -118,7 +127,7 @@ def validate_reader(cfg: ReaderConfig) -> Game:
     """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
     game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules, "a reader needs the game's "
                         "determinization", lambda spec: spec.determinize is not None)
-    check_bounds(cfg, READER_BOUNDS)
+    check_bounds(cfg)
     if cfg.device not in ("cpu", "cuda") or (cfg.device == "cuda" and not torch.cuda.is_available()):
         raise ValueError(f"device={excerpt(cfg.device)} is not accepted: use cpu, or cuda where torch sees a "
                          "GPU")

@@ -28,7 +28,7 @@ from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.envs.match import EPISODES
 from cardlab.training.arena.match_reward import MATCH, table_equity
 from cardlab.training.arena.single_seat import make_game_env
-from cardlab.training.harness.config_bounds import check_network, check_numbers
+from cardlab.training.harness import config_bounds as bounds
 from cardlab.training.harness.dmc_config import DMCConfig, check_dmc
 from cardlab.training.harness.placement import DEVICES, check_placement
 from cardlab.training.harness.yaml_files import read_extended
@@ -51,7 +51,7 @@ class OpponentConfig:
     spec: str = "random"
     """agent spec string: 'random', 'greedy', 'expert', a shipped 'bot:NAME', 'bot:GAME' (the shipped
     bot of the table's size) or 'bot:PATH' (a plain string in YAML means weight 1)"""
-    weight: float = 1.0
+    weight: float = bounds.bounded(1.0, 0, 1_000_000)
     """relative chance that an opponent seat not taken by a snapshot gets this agent"""
 
 
@@ -61,15 +61,15 @@ class SelfPlayConfig:
 
     enabled: bool = False
     """put snapshots of the learner's own policy in the league"""
-    share: float = 0.3
+    share: float = bounds.probability(0.3)
     """probability that an opponent seat is taken by a snapshot (0..1)"""
-    snapshot_every: int = 50_000
+    snapshot_every: int = bounds.step_count(50_000)
     """take a snapshot every this many env steps (one is also taken at step 0)"""
-    pool_size: int = 5
+    pool_size: int = bounds.bounded(5, 1, 1_000)
     """how many of the newest snapshots are in play"""
     deterministic: bool = False
     """snapshots play their masked argmax (true) or sample their masked distribution (false)"""
-    learner_share: float = 0.0
+    learner_share: float = bounds.probability(0.0)
     """lean trainer only: probability that a seat other than the learner's own is the learner's too (it
     then plays itself, and every one of its seats yields transitions); the rest of the seats go to
     snapshots (`share`) and the fixed opponents"""
@@ -86,9 +86,9 @@ class PopulationConfig:
 
     dir: str = ""
     """the folder the population shares (on a shared file system across machines); '' for no population"""
-    share: float = 0.2
+    share: float = bounds.probability(0.2)
     """probability that an opponent seat not taken by an own snapshot gets another learner's snapshot"""
-    pool_size: int = 10
+    pool_size: int = bounds.bounded(10, 1, 1_000)
     """how many of the other learners' newest snapshots are in play"""
 
 
@@ -105,13 +105,13 @@ class ImitationConfig:
     """copy the teacher before PPO starts (a resumed run skips this)"""
     teacher: str = "expert"
     """agent spec of the teacher"""
-    hands: int = 3000
+    hands: int = bounds.bounded(3000, 1, 1_000_000)
     """hands of teacher play to copy (collected in the env processes, in parallel)"""
-    epochs: int = 10
+    epochs: int = bounds.bounded(10, 1, 10_000)
     """passes over the demonstrations"""
-    batch_size: int = 256
+    batch_size: int = bounds.bounded(256, 1, bounds.ROLLOUT_HIGH)
     """minibatch size"""
-    learning_rate: float = 1e-3
+    learning_rate: float = bounds.rate(1e-3)
     """Adam step size of the imitation phase"""
 
 
@@ -128,25 +128,25 @@ class PPOConfig:
       vf_coef and max_grad_norm for its loss.
     """
 
-    learning_rate: float = 3e-4
+    learning_rate: float = bounds.rate(3e-4)
     """Adam step size"""
-    n_steps: int = 1024
+    n_steps: int = bounds.bounded(1024, 1, bounds.ROLLOUT_HIGH)
     """env steps per env and rollout (a rollout is n_steps * num_envs transitions)"""
-    batch_size: int = 256
+    batch_size: int = bounds.bounded(256, 2, bounds.ROLLOUT_HIGH)
     """minibatch size of each gradient step"""
-    n_epochs: int = 10
+    n_epochs: int = bounds.bounded(10, 1, 10_000)
     """passes over each rollout"""
-    gamma: float = 0.995
+    gamma: float = bounds.bounded(0.995, 0, 1, above=True, words="a discount in (0, 1]")
     """discount factor (the reward comes at the end of a hand)"""
-    gae_lambda: float = 0.95
+    gae_lambda: float = bounds.bounded(0.95, 0, 1, words="a value in [0, 1]")
     """GAE bias/variance trade-off"""
-    clip_range: float = 0.2
+    clip_range: float = bounds.bounded(0.2, 0, 10, above=True)
     """PPO clipping of the probability ratio"""
-    ent_coef: float = 0.01
+    ent_coef: float = bounds.bounded(0.01, 0, 1_000)
     """entropy bonus coefficient"""
-    vf_coef: float = 0.5
+    vf_coef: float = bounds.bounded(0.5, 0, 1_000)
     """value loss coefficient"""
-    max_grad_norm: float = 0.5
+    max_grad_norm: float = bounds.bounded(0.5, 0, 1_000_000, above=True)
     """gradient clipping norm"""
 
 
@@ -154,16 +154,16 @@ class PPOConfig:
 class PolicyConfig:
     """The actor-critic network."""
 
-    net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    net_arch: list[int] = bounds.layer_sizes([256, 256])
     """hidden layer sizes of the policy (pi) and the value (vf) network (separate weights), or DMC's Q net"""
-    activation: str = "tanh"
+    activation: str = bounds.word("tanh", TRAINED_ACTIVATIONS)
     """activation between layers: 'tanh' or 'relu'"""
     privileged_critic: bool = False
     """the critic (used in training only) also reads the hidden cards; the actor, the only part a bot file
     keeps, reads the learner's observation alone. trainer maskable_ppo: the critic reads the observation
     followed by the other hands and the next cards of the pile; trainer lean: every seat's observation, the
     acting seat's first, then the next seats' in turn order (every hand, not the pile's order)"""
-    read_hands: float = 0.0
+    read_hands: float = bounds.bounded(0.0, 0, 1_000)
     """trainer lean: weight of an auxiliary loss in which the actor's last hidden layer also predicts the
     other seats' hands (cardlab.training.trainers.hand_head); 0: none. The bot file is the actor alone either
     way"""
@@ -173,16 +173,16 @@ class PolicyConfig:
 class EvalConfig:
     """Evaluation of the learner (masked argmax) during and after training."""
 
-    every_steps: int = 50_000
+    every_steps: int = bounds.step_count(50_000)
     """evaluate every this many env steps"""
-    hands: int = 200
+    hands: int = bounds.bounded(200, 1, 10_000_000)
     """hands per opponent at each evaluation, the learner's seat rotating"""
-    final_hands: int = 1000
+    final_hands: int = bounds.bounded(1000, 0, 10_000_000)
     """hands per opponent of the final evaluation (0: none)"""
-    matches: int = 0
+    matches: int = bounds.bounded(0, 0, 1_000_000)
     """matches per opponent at each evaluation along the run, besides the hands (0: none); worth setting
     with episode: match, whose objective they measure"""
-    final_matches: int = 0
+    final_matches: int = bounds.bounded(0, 0, 1_000_000)
     """matches per opponent of the final evaluation, each played to the game's target score with the
     points left in hand counting (0: none; needs final_hands > 0)"""
     opponents: list[str] = dataclasses.field(default_factory=lambda: ["random"])
@@ -193,7 +193,7 @@ class EvalConfig:
 class RLlibConfig:
     """`cardlab rllib` only: how RLlib spreads the run (`cardlab.cluster.rllib`)."""
 
-    num_env_runners: int = 1
+    num_env_runners: int = bounds.bounded(1, 0, 1_024)
     """Ray actors that play games (each runs num_envs envs); 0: sample in the driver process"""
 
 
@@ -212,24 +212,24 @@ class TrainConfig:
 
     name: str = "cardlab"
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
-    trainer: str = "maskable_ppo"
+    trainer: str = bounds.word("maskable_ppo", TRAINERS)
     """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
     (`cardlab.training.trainers.lean`: PPO or DMC over the batched self-play engine, num_envs games)"""
     algorithm: str = "ppo"
     """trainer lean's learner, 'ppo' (masked PPO) or 'dmc' (deep Monte Carlo: ``dmc.*``, docs/training.md)"""
-    seed: int = 1
+    seed: int = bounds.bounded(1, 0, bounds.SEED_HIGH)
     """seed of the learner, the envs and the evaluation deals"""
     game: str = "huit"
     """a registered game id: 'switch', 'huit' (`cardlab.envs.games()`)"""
-    num_players: int = 2
+    num_players: int = bounds.elsewhere(2, "the game's own range, checked by building the env")
     """players at the table (the learner takes one seat)"""
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     """rule options of the game (see the game module's doc); num_players is the key above"""
-    reward: str = "win"
+    reward: str = bounds.word("win", (*REWARDS, MATCH))
     """the game env's reward: 'win' (+1 / -1/(n-1) per episode), 'points' (-points/100 per hand; hand
     episodes only) or 'match' (the seat's change of match equity at each hand's end, from the table's
     shipped equity model: potential-based shaping of the match's win; episode match, trainer lean only)"""
-    episode: str = "hand"
+    episode: str = bounds.word("hand", EPISODES)
     """what one training game is: 'hand' or 'match' (trainer lean only): hands follow each other with running
     totals (which the observation holds) and the win reward comes at the match's end, the lowest total
     winning; the seats are drawn again per match. A match is many moves: consider ppo.gamma closer to 1"""
@@ -250,33 +250,33 @@ class TrainConfig:
     """deep Monte Carlo's hyper-parameters (algorithm: dmc)"""
     policy: PolicyConfig = dataclasses.field(default_factory=PolicyConfig)
     """the network"""
-    num_envs: int = 2
+    num_envs: int = bounds.bounded(2, 1, 4_096)
     """parallel envs (processes with vec_env 'subproc')"""
-    vec_env: str = "subproc"
+    vec_env: str = bounds.word("subproc", VEC_ENVS)
     """'subproc' (SB3's SubprocVecEnv, one process per env) or 'dummy' (all in the trainer's process)"""
-    total_timesteps: int = 500_000
+    total_timesteps: int = bounds.step_count(500_000)
     """env steps (learner decisions) to train for"""
-    max_minutes: float = 0.0
+    max_minutes: float = bounds.bounded(0.0, 0, bounds.MINUTES)
     """stop PPO training after this many minutes of wall clock even short of total_timesteps (0: no
     limit), counted from the start of PPO training (after imitation, and again from a resume); the
     final checkpoint, evaluation and bot file follow as at total_timesteps"""
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
     """evaluation during and after training"""
-    checkpoint_every: int = 100_000
+    checkpoint_every: int = bounds.step_count(100_000)
     """save a checkpoint every this many env steps (and at the end, and when interrupted)"""
-    checkpoint_minutes: float = 5.0
+    checkpoint_minutes: float = bounds.bounded(5.0, 0, bounds.MINUTES)
     """also save one this many minutes of training after the last (0: by checkpoint_every alone)"""
-    device: str = "cpu"
+    device: str = bounds.word("cpu", DEVICES)
     """the learner's torch device: 'cpu', 'cuda' (a GPU; refused where torch sees none; trainer lean only)
     or 'auto' (a GPU where there is one, else the CPU). Actors and bots play on the CPU"""
-    actors: int = 0
+    actors: int = bounds.elsewhere(0, "the machine's range: cardlab.training.harness.placement")
     """trainer lean: actor processes that play the games (num_envs each) with a recent copy of the policy
     while the learner updates (`cardlab.training.trainers.actors`); 0: rollouts and updates in turn, in one
     process"""
-    max_policy_lag: int = 4
+    max_policy_lag: int = bounds.bounded(4, 0, 1_000_000)
     """actors > 0: a rollout played by a policy more than this many updates older than the learner's is
     dropped (the rest are corrected by PPO's ratio against the policy that played them)"""
-    torch_threads: int = 1
+    torch_threads: int = bounds.bounded(1, 1, 1_024)
     """torch threads of the trainer process (more than 1 only helps on an otherwise idle machine)"""
     rllib: RLlibConfig = dataclasses.field(default_factory=RLlibConfig)
     """settings of `cardlab rllib` (RLlib's multi-agent PPO); the other trainers ignore them"""
@@ -404,24 +404,20 @@ def _one_of(value: Any, path: str, accepted: tuple[str, ...]) -> None:
 def _validate(cfg: TrainConfig) -> None:
     _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name)), "name", cfg.name,
            "use letters, digits, '-', '_' and '.' (it names the run folder)")
-    check_numbers(cfg)
+    bounds.check_numbers(cfg)
     _one_of(cfg.game, "game", games())
-    _one_of(cfg.reward, "reward", (*REWARDS, MATCH))
-    _one_of(cfg.episode, "episode", EPISODES)
+    bounds.check_choices(cfg)
     _check(cfg.episode == "hand" or cfg.reward != "points", "reward (with episode: match)", cfg.reward,
            "use 'win' (the match's win reward) or 'match' (its equity's change at each hand's end); 'points' "
            "pays each hand's points, as hand episodes do")
     _check(cfg.episode == "match" or cfg.reward != MATCH, "reward (with episode: hand)", cfg.reward,
            "'match' pays the change of the match equity across the hands of a match: set episode: match, "
            "or use 'win' or 'points'")
-    _one_of(cfg.vec_env, "vec_env", VEC_ENVS)
-    _one_of(cfg.device, "device", DEVICES)
     check_placement(cfg)
-    _one_of(cfg.trainer, "trainer", TRAINERS)
     env = _validate_game(cfg)
-
     _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
-    for i, opp in enumerate(cfg.opponents):
+    for i, opp in enumerate(cfg.opponents):  # weight 0 never plays: refused here (a reader field takes it)
+        _check(opp.weight > 0, f"opponents[{i}].weight", opp.weight, "use a value > 0 and <= 1,000,000")
         _check_spec(opp.spec, f"opponents[{i}].spec", env)
 
     _check(cfg.trainer == "lean" or cfg.reward != MATCH, f"reward (with trainer: {cfg.trainer})", cfg.reward,
@@ -451,8 +447,7 @@ def _validate(cfg: TrainConfig) -> None:
     _check(2 <= ppo.batch_size <= rollout, "ppo.batch_size", ppo.batch_size,
            f"use 2 to ppo.n_steps * num_envs = {rollout}")
 
-    check_network(cfg.policy.net_arch, env.game.layout.size, env.game.num_actions)
-    _one_of(cfg.policy.activation, "policy.activation", TRAINED_ACTIVATIONS)
+    bounds.check_network(cfg.policy.net_arch, env.game.layout.size, env.game.num_actions)
 
     ev = cfg.eval
     _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,

@@ -1,4 +1,5 @@
-"""The range of every number of a training config, and the network's size, checked at validation.
+"""The range of every number and the choices of every fixed word of a training config, declared on its
+field, and the network's size, checked at validation.
 
 Why: a number out of all reason (``learning_rate: 1e400``, an opponent
 ``weight: .inf``, ``net_arch: [100000, 100000]``, a seed of 40 digits) was
@@ -18,27 +19,7 @@ from typing import Any
 
 from cardlab.agents.bot import MAX_HIDDEN_LAYERS, MAX_LAYER_UNITS, MAX_PARAMETERS, tensor_shapes
 from cardlab.envs.checked_json import excerpt
-
-
-@dataclasses.dataclass(frozen=True)
-class Range:
-    """Accepted values low..high; `above` makes low itself refused (a learning rate of 0)."""
-
-    low: float
-    high: float
-    above: bool = False
-    words: str = ""
-    """what the range is, when plainer than the numbers ('a probability between 0 and 1')"""
-
-    def holds(self, value: float) -> bool:
-        # NaN fails every comparison, so it is refused too
-        return (self.low < value if self.above else self.low <= value) and value <= self.high
-
-    def accepted(self) -> str:
-        if self.words:
-            return f"use {self.words}"
-        return f"use a value {'>' if self.above else '>='} {self.low:,} and <= {self.high:,}"
-
+from cardlab.envs.declared import Declared, declared, option
 
 STEPS = 2_000_000_000
 """most env steps of a run (and of any step count): seed + steps + the eval/imitation offsets < 2**32"""
@@ -47,143 +28,97 @@ MINUTES = 1_000_000.0
 """about two years"""
 ROLLOUT_HIGH = 1 << 21
 """most transitions of one rollout, ppo.n_steps * num_envs (each holds an observation in memory)"""
-_PROBABILITY = Range(0, 1, words="a probability between 0 and 1")
-_STEP_COUNT = Range(1, STEPS)
-_POOL = Range(1, 1_000)
-_RATE = Range(0, 1, above=True)
-
-BOUNDS: dict[str, Range | None] = {
-    "seed": Range(0, SEED_HIGH),
-    "num_players": None,  # the game's own range, checked by building the env
-    "num_envs": Range(1, 4_096),
-    "total_timesteps": _STEP_COUNT,
-    "max_minutes": Range(0, MINUTES),
-    "checkpoint_every": _STEP_COUNT,
-    "checkpoint_minutes": Range(0, MINUTES),
-    "torch_threads": Range(1, 1_024),
-    "actors": None,  # its range depends on the machine: `cardlab.training.harness.placement`
-    "max_policy_lag": Range(0, 1_000_000),
-    "rllib.num_env_runners": Range(0, 1_024),
-    "opponents[].weight": Range(0, 1_000_000, above=True),
-    "self_play.share": _PROBABILITY,
-    "self_play.snapshot_every": _STEP_COUNT,
-    "self_play.pool_size": _POOL,
-    "self_play.learner_share": _PROBABILITY,
-    "population.share": _PROBABILITY,
-    "population.pool_size": _POOL,
-    "imitation.hands": Range(1, 1_000_000),
-    "imitation.epochs": Range(1, 10_000),
-    "imitation.batch_size": Range(1, ROLLOUT_HIGH),
-    "imitation.learning_rate": _RATE,
-    "ppo.learning_rate": _RATE,
-    "ppo.n_steps": Range(1, ROLLOUT_HIGH),
-    "ppo.batch_size": Range(2, ROLLOUT_HIGH),
-    "ppo.n_epochs": Range(1, 10_000),
-    "ppo.gamma": Range(0, 1, above=True, words="a discount in (0, 1]"),
-    "ppo.gae_lambda": Range(0, 1, words="a value in [0, 1]"),
-    "ppo.clip_range": Range(0, 10, above=True),
-    "ppo.ent_coef": Range(0, 1_000),
-    "ppo.vf_coef": Range(0, 1_000),
-    "ppo.max_grad_norm": Range(0, 1_000_000, above=True),
-    "dmc.epsilon": _PROBABILITY,
-    "dmc.learning_rate": _RATE,
-    "dmc.batch_size": Range(1, ROLLOUT_HIGH),
-    "dmc.n_epochs": Range(1, 10_000),
-    "dmc.max_grad_norm": Range(0, 1_000_000, above=True),
-    "policy.net_arch[]": Range(1, MAX_LAYER_UNITS, words=f"layer sizes >= 1 and <= {MAX_LAYER_UNITS:,}"),
-    "policy.read_hands": Range(0, 1_000),
-    "eval.every_steps": _STEP_COUNT,
-    "eval.hands": Range(1, 10_000_000),
-    "eval.final_hands": Range(0, 10_000_000),
-    "eval.matches": Range(0, 1_000_000),
-    "eval.final_matches": Range(0, 1_000_000),
-}
-"""every number of a config by its key path (a list's items as ``[]``); None: checked by another part"""
-
-TEACH_BOUNDS: dict[str, Range | None] = {
-    "seed": Range(0, SEED_HIGH),
-    "num_players": None,  # the game's own range, checked by building the game
-    "labels": Range(1, 10_000_000),
-    "label_share": Range(0, 1, above=True, words="a probability in (0, 1]"),
-    "keep_share": _PROBABILITY,
-    "max_minutes": Range(0, MINUTES),
-    "num_envs": Range(1, 4_096),
-    "holdout_share": Range(0, 0.9, words="a share from 0 to 0.9"),
-    "epochs": Range(1, 10_000),
-    "batch_size": Range(1, ROLLOUT_HIGH),
-    "learning_rate": _RATE,
-    "value_coef": Range(0, 1_000),
-    "kl_coef": Range(0, 1_000),
-    "max_grad_norm": Range(0, 1_000_000, above=True),
-    "check_hands": Range(0, 10_000_000),
-    "check_seed": Range(0, SEED_HIGH),
-    "torch_threads": Range(1, 1_024),
-}
-"""every number of a teach config (`cardlab.training.trainers.expert_iteration.TeachConfig`) by its key"""
 
 
-READER_BOUNDS: dict[str, Range | None] = {
-    "seed": Range(0, SEED_HIGH),
-    "num_players": None,  # the game's own range, checked by building the game
-    "field[].weight": Range(0, 1_000_000),
-    "positions": Range(1, 100_000_000),
-    "chunk": Range(1, 1_000_000),
-    "keep_share": Range(0, 1, above=True, words="a probability in (0, 1]"),
-    "workers": Range(1, 256),
-    "hidden[]": Range(1, MAX_LAYER_UNITS),
-    "epochs": Range(1, 10_000),
-    "batch_size": Range(1, ROLLOUT_HIGH),
-    "learning_rate": _RATE,
-    "holdout_share": Range(0, 0.9, words="a share from 0 to 0.9"),
-    "torch_threads": Range(1, 1_024),
-}
-"""every number of a reader config (`cardlab.training.data.reader.ReaderConfig`) by its key"""
-EQUITY_BOUNDS: dict[str, Range | None] = {
-    "seed": Range(0, SEED_HIGH),
-    "num_players": None,  # the game's own range, checked by building the game
-    "hands": Range(1, 10_000_000),
-    "holdout_hands": Range(1, 10_000_000),
-    "matches": Range(1, 10_000_000),
-    "holdout_matches": Range(1, 10_000_000),
-    "hidden[]": Range(1, 256),
-    "epochs": Range(1, 10_000),
-    "batch_size": Range(1, ROLLOUT_HIGH),
-    "learning_rate": _RATE,
-}
-"""every number of a match-equity config (`cardlab.training.data.match_equity.EquityConfig`) by its key"""
+def bounded(default: Any, low: float, high: float, *, above: bool = False, words: str = "") -> Any:
+    """A config field holding a number (or a list of them) from `low` (excluded when `above`) to `high`,
+    declared with `cardlab.envs.declared.option`; the field's docstring says what it does, `words` what is
+    accepted where plainer than the numbers."""
+    return option(default, "", low, high, whole=not isinstance(default, float), above=above, words=words)
 
 
-def numbers(section: Any, path: str = "", pattern: str = "") -> list[tuple[str, str, float]]:
-    """(key path, its BOUNDS pattern, value) of every number in a config's dataclasses, in field order."""
-    found: list[tuple[str, str, float]] = []
+def layer_sizes(default: list[int]) -> Any:
+    """A policy's hidden layer sizes, each one a bot file may hold."""
+    return bounded(default, 1, MAX_LAYER_UNITS, words=f"layer sizes >= 1 and <= {MAX_LAYER_UNITS:,}")
+
+
+def probability(default: float) -> Any:
+    return bounded(default, 0, 1, words="a probability between 0 and 1")
+
+
+def rate(default: float) -> Any:
+    """A learning rate: above 0, at most 1."""
+    return bounded(default, 0, 1, above=True)
+
+
+def step_count(default: int) -> Any:
+    return bounded(default, 1, STEPS)
+
+
+def elsewhere(default: Any, words: str) -> Any:
+    """A number field whose range another check holds (`words` says which): declared, so not a miss."""
+    return option(default, "", words=words)
+
+
+def word(default: str, choices: tuple[str, ...]) -> Any:
+    """A config field holding one of the fixed words `choices` (checked by `check_choices`)."""
+    return option(default, "", choices=choices)
+
+
+def check_choices(cfg: Any, path: str = "") -> None:
+    """Refuse the first word of a config outside its field's declared choices, naming the key and them."""
+    for field in dataclasses.fields(cfg):
+        value, key, bound = getattr(cfg, field.name), f"{path}{field.name}", declared(field)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            check_choices(value, f"{key}.")
+        elif bound is not None and bound.choices and value not in bound.choices:
+            raise ValueError(f"{key}={excerpt(value)} is not accepted: use one of "
+                             f"{', '.join(repr(choice) for choice in bound.choices)}")
+
+
+def accepted(declared: Declared) -> str:
+    """What a bounded config number accepts, as its refusal says it."""
+    if declared.words:
+        return f"use {declared.words}"
+    return f"use a value {'>' if declared.above else '>='} {declared.low:,} and <= {declared.high:,}"
+
+
+def numbers(section: Any, path: str = "", pattern: str = "") -> list[tuple[str, Declared, float]]:
+    """(key path, declaration named by its pattern (a list's items as ``[]``), value) of every number in a
+    config's dataclasses, in field order; a number field not declared with `option` is a `TypeError`."""
+    found: list[tuple[str, Declared, float]] = []
     for field in dataclasses.fields(section):
-        found += _numbers(getattr(section, field.name), f"{path}{field.name}", f"{pattern}{field.name}")
+        found += _numbers(getattr(section, field.name), f"{path}{field.name}", f"{pattern}{field.name}",
+                          declared(field))
     return found
 
 
-def _numbers(value: Any, path: str, pattern: str) -> list[tuple[str, str, float]]:
+Number = tuple[str, Declared, float]
+"""(key path, declaration named by its pattern, value) of one number of a config"""
+
+
+def _numbers(value: Any, path: str, pattern: str, field: Declared | None) -> list[Number]:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return numbers(value, f"{path}.", f"{pattern}.")
     if isinstance(value, list):
-        return [n for i, v in enumerate(value) for n in _numbers(v, f"{path}[{i}]", f"{pattern}[]")]
+        return [n for i, v in enumerate(value) for n in _numbers(v, f"{path}[{i}]", f"{pattern}[]", field)]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return [(path, pattern, value)]
+        if field is None:  # a field added without a range: a bug here
+            raise TypeError(f"config field {pattern} has no range: declare it with option()")
+        return [(path, dataclasses.replace(field, name=pattern), value)]
     return []  # strings, flags and the rules mapping (the game checks its options)
 
 
-def check_bounds(cfg: Any, bounds: dict[str, Range | None]) -> None:
-    """Refuse the first number of a config outside its range in `bounds`, naming its key path and range."""
-    for path, pattern, value in numbers(cfg):
-        if pattern not in bounds:  # pragma: no cover - a field added without a range: a bug here
-            raise TypeError(f"config field {pattern} has no range")
-        bound = bounds[pattern]
-        if bound is not None and not bound.holds(value):
-            raise ValueError(f"{path}={excerpt(value)} is not accepted: {bound.accepted()}")
+def check_bounds(cfg: Any) -> None:
+    """Refuse the first number of a config outside its declared range, naming its key path and range."""
+    for path, bound, value in numbers(cfg):
+        if bound.low is not None and not bound.in_range(value):
+            raise ValueError(f"{path}={excerpt(value)} is not accepted: {accepted(bound)}")
 
 
 def check_numbers(cfg: Any) -> None:
-    """Refuse the first number of a training config outside its range (`BOUNDS`), or too large a rollout."""
-    check_bounds(cfg, BOUNDS)
+    """Refuse the first number of a training config outside its range, or too large a rollout."""
+    check_bounds(cfg)
     rollout = cfg.ppo.n_steps * cfg.num_envs
     if rollout > ROLLOUT_HIGH:
         raise ValueError(f"ppo.n_steps * num_envs = {rollout:,} transitions per rollout are not accepted: "

@@ -2,7 +2,7 @@
 
 ``algorithm: dmc`` (trainer lean) trains DouZero's deep Monte Carlo learner
 (`cardlab.training.trainers.dmc`) instead of PPO; these are its hyper-parameters,
-declared and bounded like the rest of the config (`config_bounds.BOUNDS`).
+declared and bounded like the rest of the config (`cardlab.training.harness.config_bounds.bounded`).
 What the learner has no use for (a critic, the hand head, imitation of a
 teacher into an actor-critic, a population's shared bot files) is refused
 by name rather than silently ignored.
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+from cardlab.training.harness.config_bounds import ROLLOUT_HIGH, bounded, probability, rate
 
 ALGORITHMS = ("ppo", "dmc")
 """what `TrainConfig.algorithm` accepts: the lean trainer's learners"""
@@ -25,16 +27,16 @@ class DMCConfig:
     and ``policy.activation``, as for PPO; the rest of ``ppo.*`` is PPO's alone.
     """
 
-    epsilon: float = 0.01
+    epsilon: float = probability(0.01)
     """probability that a learner move in training is a legal move drawn uniformly instead of the argmax of Q
     (DouZero: 0.01); evaluation, snapshots and the bot file play the argmax"""
-    learning_rate: float = 1e-3
+    learning_rate: float = rate(1e-3)
     """Adam step size of the Q network"""
-    batch_size: int = 4096
+    batch_size: int = bounded(4096, 1, ROLLOUT_HIGH)
     """transitions (observation, move, return) per gradient step"""
-    n_epochs: int = 1
+    n_epochs: int = bounded(1, 1, 10_000)
     """passes over each rollout's finished transitions"""
-    max_grad_norm: float = 10.0
+    max_grad_norm: float = bounded(10.0, 0, 1_000_000, above=True)
     """gradient clipping norm"""
 
 

@@ -51,7 +51,16 @@ from cardlab.training.arena.league import LeagueSettings
 from cardlab.training.arena.selfplay import SelfPlayBatch
 from cardlab.training.data.teach_labels import LABELS_FILE, read_labels, write_labels
 from cardlab.training.harness.config import parse_dataclass
-from cardlab.training.harness.config_bounds import TEACH_BOUNDS, check_bounds
+from cardlab.training.harness.config_bounds import (
+    MINUTES,
+    ROLLOUT_HIGH,
+    SEED_HIGH,
+    bounded,
+    check_bounds,
+    elsewhere,
+    probability,
+    rate,
+)
 from cardlab.training.harness.config_tables import config_table
 from cardlab.training.harness.progress import Deadline, Progress
 from cardlab.training.harness.runs import new_run_dir
@@ -68,11 +77,11 @@ class TeachConfig:
 
     name: str = "teach"
     """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
-    seed: int = 1
+    seed: int = bounded(1, 0, SEED_HIGH)
     """seed of the games, the label draws, the search and the training"""
     game: str = "huit"
     """a registered game id with a batched engine and a determinization (the search needs both)"""
-    num_players: int = 2
+    num_players: int = elsewhere(2, "the game's own range, checked by building the game")
     """players at the table (the learner takes one seat)"""
     rules: dict[str, Any] = dataclasses.field(default_factory=dict)
     """rule options of the game; num_players is the key above"""
@@ -82,40 +91,40 @@ class TeachConfig:
     """the search spec that labels the moves (``search:...``; ms=0 for reproducible labels)"""
     opponents: list[str] = dataclasses.field(default_factory=lambda: ["expert"])
     """agent specs of the other seats while the labels are made, drawn per seat and hand"""
-    labels: int = 2000
+    labels: int = bounded(2000, 1, 10_000_000)
     """labelled positions to make (fewer if max_minutes runs out first)"""
-    label_share: float = 0.25
+    label_share: float = bounded(0.25, 0, 1, above=True, words="a probability in (0, 1]")
     """probability that a learner decision with a choice is labelled (lower: labels from more hands)"""
-    keep_share: float = 0.25
+    keep_share: float = probability(0.25)
     """probability that an unlabelled learner decision with a choice is kept for the KL term"""
-    max_minutes: float = 0.0
+    max_minutes: float = bounded(0.0, 0, MINUTES)
     """stop labelling after this many minutes of wall clock (0: when `labels` are made); the run then
     depends on the machine's speed"""
     labels_from: str = ""
     """a teach run folder whose labels.npz is trained on instead of making labels ('' to make them)"""
-    num_envs: int = 64
+    num_envs: int = bounded(64, 1, 4_096)
     """games played at once in the batched engine while the labels are made"""
-    holdout_share: float = 0.1
+    holdout_share: float = bounded(0.1, 0, 0.9, words="a share from 0 to 0.9")
     """share of the labels held out of training, to measure the student on labels it never saw"""
-    epochs: int = 10
+    epochs: int = bounded(10, 1, 10_000)
     """passes over the training labels"""
-    batch_size: int = 256
+    batch_size: int = bounded(256, 1, ROLLOUT_HIGH)
     """labels per gradient step (and as many kept positions for the KL term)"""
-    learning_rate: float = 1e-4
+    learning_rate: float = rate(1e-4)
     """Adam step size"""
-    value_coef: float = 0.5
+    value_coef: float = bounded(0.5, 0, 1_000)
     """weight of the critic's squared error against the search's value of its move"""
-    kl_coef: float = 1.0
+    kl_coef: float = bounded(1.0, 0, 1_000)
     """weight of KL(base || student) on the kept unlabelled positions (0: no forgetting term)"""
-    max_grad_norm: float = 0.5
+    max_grad_norm: float = bounded(0.5, 0, 1_000_000, above=True)
     """gradient clipping norm"""
-    check_hands: int = 4000
+    check_hands: int = bounded(4000, 0, 10_000_000)
     """hands the student and its base each play against check_opponent on the same deals (0: no check)"""
     check_opponent: str = "expert"
     """agent spec of every other seat in the check"""
-    check_seed: int = 123
+    check_seed: int = bounded(123, 0, SEED_HIGH)
     """seed of the check's deals"""
-    torch_threads: int = 1
+    torch_threads: int = bounded(1, 1, 1_024)
     """torch threads of the run (more than 1 only helps on an otherwise idle machine)"""
 
 
@@ -138,7 +147,7 @@ def validate_teach(cfg: TeachConfig) -> Game:
     game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules, "teaching needs a batched engine and "
                         "a determinization (the search's)",
                         lambda spec: spec.batched_engine() is not None and spec.determinize is not None)
-    check_bounds(cfg, TEACH_BOUNDS)
+    check_bounds(cfg)
     base = _agent(cfg.base, game, "base")
     if not (isinstance(base, BotAgent) and base.has_weights):
         raise ValueError(f"base={excerpt(cfg.base)} is not accepted: give a bot file's spec (bot:NAME or "

@@ -1,0 +1,81 @@
+"""One way to declare an option: a dataclass field made by `option`, its default, doc, bounds or choices.
+
+Why one primitive: rule options (`cardlab.envs.options.RuleOptions`), search options
+(`cardlab.agents.search_options.SearchOptions`) and training config fields
+(`cardlab.training.harness.config`) each need a default, a doc, and what is
+accepted; declared in one shape, each reader (the checks, the error text, the docs
+table) takes them from the field, so a new option is one edit. It lives in `envs`,
+the lowest layer, so that all three can import it. Each kind words its own error
+text (its tests pin it) from the same `Declared`.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+_KEY = "declared"
+
+
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    """One option as `option` declared it; `name` is filled from its field by `declarations`."""
+
+    default: Any
+    doc: str
+    low: float | None = None
+    """the least value of a number option (None: not a bounded number)"""
+    high: float | None = None
+    """the largest value (None: no upper bound given; a kind may supply its own)"""
+    whole: bool = True
+    """a number option takes whole numbers only (else any number from `low` to `high`)"""
+    above: bool = False
+    """`low` itself is refused (a learning rate of 0)"""
+    choices: tuple[str, ...] = ()
+    """the words accepted (a word option), else ()"""
+    words: str = ""
+    """what is accepted in words, when plainer than the bounds, or checked elsewhere (a game's players)"""
+    shown: str = ""
+    """the default as the docs show it ("" : the default itself)"""
+    text: str = ""
+    """a text option (a file's path, say): what the text names, for the docs; "" for a word or a number"""
+    name: str = ""
+
+    def in_range(self, value: Any) -> bool:
+        """Whether the number `value` lies within the bounds (NaN fails every comparison, so is refused)."""
+        if self.low is None:
+            return True
+        above_low = self.low < value if self.above else self.low <= value
+        return above_low and (self.high is None or value <= self.high)
+
+    def is_number(self, value: Any) -> bool:
+        """Whether `value` is a number of the declared kind (whole or any), never a bool."""
+        kinds = (int,) if self.whole else (int, float)
+        return isinstance(value, kinds) and not isinstance(value, bool)
+
+
+def option(default: Any, doc: str, low: float | None = None, high: float | None = None, *, whole: bool = True,
+           above: bool = False, choices: tuple[str, ...] = (), words: str = "", shown: str = "",
+           text: str = "") -> Any:
+    """A declared dataclass field: its default, meaning, and bounds (`low`..`high`, whole unless `whole` is
+    false, `above` for an exclusive `low`; a list's bounds hold for each item) or `choices`, written once.
+    A list default is copied for each instance."""
+    if low is not None and high is not None and not low <= high:
+        raise ValueError(f"option bounds {low}..{high} are empty")
+    meta = {_KEY: Declared(default, doc, low, high, whole, above, tuple(choices), words, shown, text)}
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def declared(field: dataclasses.Field[Any]) -> Declared | None:
+    """The declaration of a dataclass field (named), or None for a field not made by `option`."""
+    found = field.metadata.get(_KEY)
+    return dataclasses.replace(found, name=field.name) if isinstance(found, Declared) else None
+
+
+def declarations(cls: Any) -> Mapping[str, Declared]:
+    """name -> declaration of every declared field of the dataclass `cls`, in field order."""
+    return {f.name: d for f in dataclasses.fields(cls) if (d := declared(f)) is not None}
