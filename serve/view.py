@@ -201,7 +201,7 @@ def rule_fields(spec: GameSpec) -> list[dict[str, Any]]:
     for f in dataclasses.fields(spec.rules):
         doc = docs[f.name]
         kind = "bool" if isinstance(f.default, bool) else "int" if str(f.type) == "int" else "text"
-        low, high = f.metadata.get("low"), f.metadata.get("high")
+        low, high = spec.rules.limits(f.name)
         out.append(dataclasses.asdict(RuleField(f.name, f.default, kind, low, high, doc.accepted, doc.doc,
                                                 player_help(doc.doc, doc.accepted, low, high))))
     return out
