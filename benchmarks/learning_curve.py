@@ -35,6 +35,7 @@ import argparse
 import csv
 import dataclasses
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,9 @@ import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.evaluation.results import new_figure
-from cardlab.training.harness.config import load_config
+from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints
+from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config
+from cardlab.training.harness.yaml_files import read_extended
 from cardlab.training.trainers.train import train
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,6 +60,7 @@ class Curve:
     game: str
     num_players: int
     minutes: list[float]
+    steps: list[int]
     rate: list[float]
     low: list[float]
     high: list[float]
@@ -68,7 +72,8 @@ class Curve:
 
 def method(cfg: dict[str, Any]) -> str:
     """How a run trained, from its saved config: the trainer, then each method key it turned on."""
-    parts = ["lean PPO" if cfg.get("trainer") == "lean" else "MaskablePPO"]
+    learner = "DMC" if cfg.get("algorithm") == "dmc" else "PPO"
+    parts = [f"lean {learner}" if cfg.get("trainer") == "lean" else "MaskablePPO"]
     if cfg.get("imitation", {}).get("enabled"):
         parts.append("after imitation")
     if cfg.get("self_play", {}).get("enabled"):
@@ -93,10 +98,11 @@ def read_curve(run_dir: Path) -> Curve:
     by_step = {int(r["steps"]): r for r in rows}  # the final evaluation, written last, wins a shared step
     trained = {steps: float(r["minutes"]) for steps, r in by_step.items() if float(r.get("minutes") or 0) > 0}
     times = trained if by_step and len(trained) == len(by_step) else wall_minutes(run_dir)
-    curve = Curve(label, cfg["game"], cfg["num_players"], [], [], [], [], trained=times is trained)
+    curve = Curve(label, cfg["game"], cfg["num_players"], [], [], [], [], [], trained=times is trained)
     for steps, row in sorted(by_step.items()):
         if steps in times:
             curve.minutes.append(times[steps])
+            curve.steps.append(steps)
             curve.rate.append(float(row["win_rate"]))
             low, high = band(row)
             curve.paired &= low is not None
@@ -129,8 +135,11 @@ def band(row: dict[str, str]) -> tuple[str | None, str | None]:
     return (low, high) if low is not None and high is not None else (None, None)
 
 
-def plot(curves: list[Curve], out: Path) -> Path:
-    """One panel per table (up to 3 in a row), a curve per run, with its band and the fair share."""
+def plot(curves: list[Curve], out: Path, by_steps: bool = False) -> Path:
+    """One panel per table (up to 3 in a row), a curve per run, with its band and the fair share.
+
+    `by_steps`: the x axis is the learner's steps on a log scale (long runs), else minutes of training.
+    """
     tables = sorted({(c.game, c.num_players) for c in curves})
     columns = min(3, len(tables))
     rows = math.ceil(len(tables) / columns)
@@ -140,15 +149,22 @@ def plot(curves: list[Curve], out: Path) -> Path:
         shown = [c for c in curves if (c.game, c.num_players) == (game, n)]
         for c in shown:
             label = c.label if c.paired else f"{c.label}, Wilson band"
-            line = ax.plot(c.minutes, c.rate, marker="o", markersize=3, label=label)[0]
-            ax.fill_between(c.minutes, c.low, c.high, color=line.get_color(), alpha=0.2)
+            shown_at = [i for i, steps in enumerate(c.steps) if steps > 0 or not by_steps]  # log: no 0
+            xs = [float(c.steps[i] if by_steps else c.minutes[i]) for i in shown_at]
+            line = ax.plot(xs, [c.rate[i] for i in shown_at], marker="o", markersize=3, label=label)[0]
+            ax.fill_between(xs, [c.low[i] for i in shown_at], [c.high[i] for i in shown_at],
+                            color=line.get_color(), alpha=0.2)
         ax.axhline(1.0 / n, color="grey", linestyle=":", label=f"fair share 1/{n}")
         ax.set_title(f"{game}, {n} players: one bot against {n - 1} x {OPPONENT}")
         trained = all(c.trained for c in shown)
-        ax.set_xlabel("minutes of training (eval.csv)" if trained else
-                      "wall clock (minutes from the start of the run)")
+        if by_steps:
+            ax.set_xscale("log")
+            ax.set_xlabel("learner steps (log scale)")
+        else:
+            ax.set_xlabel("minutes of training (eval.csv)" if trained else
+                          "wall clock (minutes from the start of the run)")
+            ax.set_xlim(left=0.0)
         ax.set_ylabel(f"hands won against {OPPONENT} (95% CI, clustered by deal)")
-        ax.set_xlim(left=0.0)
         ax.set_ylim(0.0, max(0.6, *(max(c.high) for c in shown)))
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize="small")
@@ -171,12 +187,85 @@ def train_old(minutes: float, runs_dir: Path) -> Path:
     return train(cfg, runs_dir=runs_dir, progress=False)
 
 
+LONG_RUNS_DIR = REPO / "benchmarks" / "results" / "long-runs"
+CURVE_POINTS = [n * 10**k for k in range(6, 9) for n in (1, 2, 5)][:-1]
+"""the steps at which a long run's rounds end (1M, 2M, 5M, ... 200M): its curve's points on a log axis"""
+LONG_FINAL_HANDS = 2000
+"""hands against the experts at the end of every round (the curve's points)"""
+
+
+def long_config(label: str) -> TrainConfig:
+    """The config of a long run, by label ``GAME-Np-LEARNER-START``: the table bots' recipe
+    (configs/tables/base.yaml) at that table, with learner ``dmc`` or ``ppo`` and START ``scratch``
+    (imitation off) or ``clone`` (the recipe's imitation of the expert first), evaluated against the
+    expert only."""
+    try:
+        game, seats, learner, start = label.split("-")
+        if learner not in ("dmc", "ppo") or start not in ("scratch", "clone") or not seats.endswith("p"):
+            raise ValueError(label)
+        recipe = read_extended(REPO / "configs" / "tables" / "base.yaml")
+        cfg = config_from_dict({**recipe, "game": game, "num_players": int(seats[:-1])})
+    except ValueError:
+        raise SystemExit(f"unknown long run {label!r}: use GAME-Np-LEARNER-START, e.g. huit-4p-dmc-scratch "
+                         "(a game and its table size, learner dmc or ppo, start scratch or clone)") from None
+    if learner == "dmc" and start == "clone":
+        raise SystemExit(f"{label}: the DMC learner has no imitation start; use {game}-{seats}-ppo-clone")
+    return dataclasses.replace(
+        cfg, name=label.replace("-", "_"), algorithm=learner, total_timesteps=CURVE_POINTS[-1],
+        max_minutes=0.0, checkpoint_every=10_000_000,
+        imitation=dataclasses.replace(cfg.imitation, enabled=start == "clone"),
+        eval=dataclasses.replace(cfg.eval, every_steps=CURVE_POINTS[-1], hands=400,
+                                 final_hands=LONG_FINAL_HANDS, opponents=[OPPONENT]))
+
+
+def grow(label: str, minutes: float, until: int) -> Path:
+    """Grow the long run `label` for `minutes` of training, round by round, up to `until` steps.
+
+    Its run folder lives in the repository (LONG_RUNS_DIR/label/), so that rounds go on in a later
+    session: each round trains to the next of `CURVE_POINTS` (or until the minutes are up), ends with
+    the final evaluation (the curve's point) and keeps only its last checkpoint.
+    """
+    home = LONG_RUNS_DIR / label
+    cfg = long_config(label)
+    started = time.monotonic()
+    while (left := minutes - (time.monotonic() - started) / 60.0) > 0.5:
+        runs = sorted(home.glob(f"{cfg.name}__*"))
+        done = max((checkpoint_steps(c) for c in list_checkpoints(runs[-1])), default=0) if runs else 0
+        target = next((p for p in CURVE_POINTS if p > done), None)
+        if target is None or done >= until:
+            break
+        round_cfg = dataclasses.replace(cfg, total_timesteps=min(target, until), max_minutes=left)
+        print(f"{label}: round from {done:,} to {round_cfg.total_timesteps:,} steps, at most {left:.1f} min",
+              flush=True)
+        run = train(round_cfg, runs_dir=home, resume=runs[-1] if runs else None, progress=False)
+        for old in list_checkpoints(run)[:-1]:
+            old.unlink()
+    runs = sorted(home.glob(f"{cfg.name}__*"))
+    if not runs:
+        raise SystemExit(f"{label}: no round ran (give more than half a minute)")
+    return runs[-1]
+
+
+def curve_table(curve: Curve) -> str:
+    """The curve as a markdown table: steps, minutes of training, hands, win rate and its paired interval."""
+    lines = ["| learner steps | minutes | win rate vs expert | 95% CI (paired) |", "|---|---|---|---|"]
+    lines += [f"| {s:,} | {m:.1f} | {r:.3f} | [{lo:.3f}, {hi:.3f}] |"
+              for s, m, r, lo, hi in zip(curve.steps, curve.minutes, curve.rate, curve.low, curve.high,
+                                         strict=True)]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("plot", help="draw the curves of run folders")
     p.add_argument("runs", nargs="+", type=Path, help="run folders")
     p.add_argument("--out", type=Path, default=REPO / "docs" / "learning_curve.png", help="the PNG to write")
+    p.add_argument("--steps", action="store_true", help="x axis: learner steps on a log scale")
+    p = sub.add_parser("long", help="grow a long run by rounds (its folder: benchmarks/results/long-runs)")
+    p.add_argument("label", help="GAME-Np-LEARNER-START, e.g. huit-4p-dmc-scratch or switch-4p-ppo-clone")
+    p.add_argument("--minutes", type=float, default=20.0, help="minutes of training in this call")
+    p.add_argument("--until", type=int, default=CURVE_POINTS[-1], help="stop at this many learner steps")
     p = sub.add_parser("old", help="train the old pipeline (huit_ppo.yaml, imitation off) for the comparison")
     p.add_argument("--minutes", type=float, default=50.0, help="wall-clock budget of the run")
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where the run folder goes")
@@ -186,7 +275,11 @@ def main() -> None:
         for c in curves:
             print(f"{c.label:<58} {len(c.minutes):>3} evaluations, last at {c.minutes[-1]:5.1f} min: "
                   f"{c.rate[-1]:.3f} [{c.low[-1]:.3f}, {c.high[-1]:.3f}]")
-        print(f"wrote {plot(curves, args.out)}")
+        print(f"wrote {plot(curves, args.out, by_steps=args.steps)}")
+    elif args.command == "long":
+        curve = read_curve(grow(args.label, args.minutes, args.until))
+        print(curve_table(curve))
+        print(f"wrote {plot([curve], LONG_RUNS_DIR / f'{args.label}.png', by_steps=True)}")
     else:
         print(f"run folder: {train_old(args.minutes, args.runs_dir)}")
 

@@ -73,3 +73,51 @@ def test_the_legend_names_each_method_the_run_turned_on(monkeypatch: pytest.Monk
              "policy": {"privileged_critic": True}}
     assert bench.method(every) == "lean PPO, self-play league, privileged critic, match episodes, memory"
     assert bench.method({"trainer": "sb3", "rules": None}) == "MaskablePPO"
+
+
+def test_a_long_run_is_named_by_table_learner_and_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = load_benchmark("learning_curve", monkeypatch)
+    from cardlab.training.harness.config import validate_config
+
+    cfg = bench.long_config("huit-4p-dmc-scratch")
+    assert (cfg.game, cfg.num_players, cfg.algorithm, cfg.imitation.enabled) == ("huit", 4, "dmc", False)
+    assert cfg.eval.final_hands == bench.LONG_FINAL_HANDS and cfg.eval.opponents == ["expert"]
+    validate_config(cfg)
+    clone = bench.long_config("switch-4p-ppo-clone")
+    assert (clone.game, clone.algorithm, clone.imitation.enabled) == ("switch", "ppo", True)
+    assert bench.method({"trainer": "lean", "algorithm": "dmc"}) == "lean DMC"
+    for bad in ("huit-4p-dmc", "huit-9p-dmc-scratch", "huit-4p-sac-scratch", "huit-4p-ppo-fresh"):
+        with pytest.raises(SystemExit, match="unknown long run .*GAME-Np-LEARNER-START"):
+            bench.long_config(bad)
+    with pytest.raises(SystemExit, match="no imitation start; use huit-4p-ppo-clone"):
+        bench.long_config("huit-4p-dmc-clone")
+
+
+def test_a_long_run_grows_by_rounds_that_resume_and_keep_one_checkpoint(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: pathlib.Path) -> None:
+    """Each round ends at the next curve point with its evaluation; a later call resumes the same folder."""
+    import dataclasses
+
+    bench = load_benchmark("learning_curve", monkeypatch)
+    real = bench.long_config
+
+    def tiny(label: str) -> Any:
+        cfg = real(label)
+        return dataclasses.replace(cfg, num_envs=8, checkpoint_every=10**6,
+                                   ppo=dataclasses.replace(cfg.ppo, n_steps=16, batch_size=64),
+                                   self_play=dataclasses.replace(cfg.self_play, snapshot_every=10**6),
+                                   eval=dataclasses.replace(cfg.eval, hands=8, final_hands=8))
+
+    monkeypatch.setattr(bench, "long_config", tiny)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "CURVE_POINTS", [300, 600, 900])
+    run = bench.grow("huit-2p-ppo-scratch", minutes=5.0, until=600)
+    assert run.parent == tmp_path / "huit-2p-ppo-scratch"
+    curve = bench.read_curve(run)
+    assert len(curve.steps) == 2 and 300 <= curve.steps[0] < 600 <= curve.steps[1]
+    assert [p.name for p in bench.list_checkpoints(run)] == [f"model_{curve.steps[1]:012d}.zip"]
+    assert bench.grow("huit-2p-ppo-scratch", minutes=5.0, until=900) == run  # the same folder, resumed
+    assert len(bench.read_curve(run).steps) == 3
+    assert "| learner steps |" in bench.curve_table(curve)
+    png = bench.plot([curve], tmp_path / "long.png", by_steps=True)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
