@@ -43,7 +43,7 @@ import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.evaluation.results import new_figure
-from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints
+from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints, remove_checkpoint
 from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config
 from cardlab.training.harness.yaml_files import read_extended
 from cardlab.training.trainers.train import train
@@ -239,7 +239,7 @@ def grow(label: str, minutes: float, until: int) -> Path:
               flush=True)
         run = train(round_cfg, runs_dir=home, resume=runs[-1] if runs else None, progress=False)
         for old in list_checkpoints(run)[:-1]:
-            old.unlink()
+            remove_checkpoint(old)
     runs = sorted(home.glob(f"{cfg.name}__*"))
     if not runs:
         raise SystemExit(f"{label}: no round ran (give more than half a minute)")

@@ -87,7 +87,7 @@ def test_a_long_run_is_named_by_table_learner_and_start(monkeypatch: pytest.Monk
     assert (clone.game, clone.algorithm, clone.imitation.enabled) == ("switch", "ppo", True)
     assert bench.method({"trainer": "lean", "algorithm": "dmc"}) == "lean DMC"
     for bad in ("huit-4p-dmc", "huit-9p-dmc-scratch", "huit-4p-sac-scratch", "huit-4p-ppo-fresh"):
-        with pytest.raises(SystemExit, match="unknown long run .*GAME-Np-LEARNER-START"):
+        with pytest.raises(SystemExit, match=r"unknown long run .*GAME-Np-LEARNER-START"):
             bench.long_config(bad)
     with pytest.raises(SystemExit, match="no imitation start; use huit-4p-ppo-clone"):
         bench.long_config("huit-4p-dmc-clone")
@@ -115,7 +115,9 @@ def test_a_long_run_grows_by_rounds_that_resume_and_keep_one_checkpoint(monkeypa
     assert run.parent == tmp_path / "huit-2p-ppo-scratch"
     curve = bench.read_curve(run)
     assert len(curve.steps) == 2 and 300 <= curve.steps[0] < 600 <= curve.steps[1]
-    assert [p.name for p in bench.list_checkpoints(run)] == [f"model_{curve.steps[1]:012d}.zip"]
+    kept = f"model_{curve.steps[1]:012d}.zip"
+    assert [p.name for p in bench.list_checkpoints(run)] == [kept]
+    assert (run / "checkpoints" / "SHA256SUMS").read_text().count("model_") == 1  # the record names only it
     assert bench.grow("huit-2p-ppo-scratch", minutes=5.0, until=900) == run  # the same folder, resumed
     assert len(bench.read_curve(run).steps) == 3
     assert "| learner steps |" in bench.curve_table(curve)

@@ -110,15 +110,18 @@ def _read_record(record: Path) -> dict[str, str]:
     return entries
 
 
-def _record(folder: Path, name: str, digest: str) -> None:
-    """Set the line of `name` in the folder's SHA256SUMS.
+def _record(folder: Path, name: str, digest: str | None) -> None:
+    """Set the line of `name` in the folder's SHA256SUMS (`digest` None: drop it).
 
     The record is rewritten whole into a temporary file, then renamed over the
     old one, so a killed run leaves the old record or the new one, never half.
     """
     record = folder / RECORD_NAME
     entries = _read_record(record) if record.exists() else {}
-    entries[name] = digest
+    if digest is None:
+        entries.pop(name, None)
+    else:
+        entries[name] = digest
     names = sorted(entries, key=lambda n: (_CHECKPOINT_NAME.fullmatch(n) is None, n))
     tmp = folder / f".{RECORD_NAME}.{os.getpid()}.{secrets.token_hex(4)}"
     # os.open with mode 0o666 follows the umask, like the checkpoints (a NamedTemporaryFile would be 0600).
@@ -128,6 +131,14 @@ def _record(folder: Path, name: str, digest: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, record)
+
+
+def remove_checkpoint(path: Path) -> None:
+    """Delete a checkpoint and its line of SHA256SUMS (the line first: a record never names a file that a
+    run deleted on purpose, so a missing recorded checkpoint still means a damaged folder)."""
+    path = Path(path)
+    _record(path.parent, path.name, None)
+    path.unlink()
 
 
 def record_checkpoint(path: Path) -> str:
