@@ -43,6 +43,7 @@ import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.evaluation.results import new_figure
+from cardlab.training.arena.league import list_snapshots
 from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints, remove_checkpoint
 from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config
 from cardlab.training.harness.yaml_files import read_extended
@@ -238,12 +239,25 @@ def grow(label: str, minutes: float, until: int) -> Path:
         print(f"{label}: round from {done:,} to {round_cfg.total_timesteps:,} steps, at most {left:.1f} min",
               flush=True)
         run = train(round_cfg, runs_dir=home, resume=runs[-1] if runs else None, progress=False)
-        for old in list_checkpoints(run)[:-1]:
-            remove_checkpoint(old)
+        keep_what_resumes(run, cfg.self_play.pool_size)
     runs = sorted(home.glob(f"{cfg.name}__*"))
     if not runs:
         raise SystemExit(f"{label}: no round ran (give more than half a minute)")
     return runs[-1]
+
+
+def keep_what_resumes(run: Path, pool_size: int) -> None:
+    """Leave in a long run's folder what the next round needs and the curve: the last checkpoint, the
+    league's newest `pool_size` snapshots (its pool), eval.csv, the config and the bot. TensorBoard's
+    event files go (megabytes a round in the repository; eval.csv holds the curve)."""
+    for old in list_checkpoints(run)[:-1]:
+        remove_checkpoint(old)
+    league = run / "checkpoints" / "league"
+    for meta in list_snapshots(league)[:-pool_size]:
+        meta.with_suffix(".safetensors").unlink(missing_ok=True)
+        meta.unlink()
+    for events in run.glob("events.out.tfevents.*"):
+        events.unlink()
 
 
 def curve_table(curve: Curve) -> str:

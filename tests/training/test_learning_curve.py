@@ -118,6 +118,8 @@ def test_a_long_run_grows_by_rounds_that_resume_and_keep_one_checkpoint(monkeypa
     kept = f"model_{curve.steps[1]:012d}.zip"
     assert [p.name for p in bench.list_checkpoints(run)] == [kept]
     assert (run / "checkpoints" / "SHA256SUMS").read_text().count("model_") == 1  # the record names only it
+    assert not list(run.glob("events.out.tfevents.*"))
+    assert 1 <= len(list((run / "checkpoints" / "league").glob("snapshot_*.json"))) <= 5  # the pool
     assert bench.grow("huit-2p-ppo-scratch", minutes=5.0, until=900) == run  # the same folder, resumed
     assert len(bench.read_curve(run).steps) == 3
     assert "| learner steps |" in bench.curve_table(curve)
