@@ -125,3 +125,19 @@ def test_a_long_run_grows_by_rounds_that_resume_and_keep_one_checkpoint(monkeypa
     assert "| learner steps |" in bench.curve_table(curve)
     png = bench.plot([curve], tmp_path / "long.png", by_steps=True)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_docs_long_run_tables_are_the_run_folders_curves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/results.md quotes each long run's curve between `<!-- long-run: LABEL -->` and its end marker; the
+    table is what `curve_table` makes of the run folder in the repository, so a round grown and not quoted
+    (or quoted and not committed) fails here."""
+    import re
+
+    bench = load_benchmark("learning_curve", monkeypatch)
+    text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    quoted = re.findall(r"<!-- long-run: (\S+) -->\n(.*?)\n<!-- end long-run -->", text, re.DOTALL)
+    assert quoted, "docs/results.md quotes no long run"
+    for label, table in quoted:
+        runs = sorted((bench.LONG_RUNS_DIR / label).glob("*__*"))
+        assert runs, f"{label}: no run folder in {bench.LONG_RUNS_DIR}"
+        assert table == bench.curve_table(bench.read_curve(runs[-1])), label
