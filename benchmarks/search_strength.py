@@ -9,9 +9,11 @@ their differences are paired by deal (`cardlab.evaluation.stats.paired_differenc
 
 Printed, per configuration: hands, win rate with its 95% interval clustered
 by deal (`cardlab.evaluation.paired`), its paired difference from the first
-configuration with a 95% interval, and the mean milliseconds of its decisions
+configuration with a 95% interval, its points per deal (the others' mean
+less its own, `points_by_deal`) and their paired difference from the first
+configuration's, and the mean milliseconds of its decisions
 with more than one legal move (wall time of its `act`, so it depends on the
-machine and its load); then every pair's paired difference. `--json` writes
+machine and its load); then every pair's paired differences. `--json` writes
 all of it. `--workers N` plays blocks of deals on a local Ray with N workers
 (the specs are built in the workers, so bot paths must be local files);
 `--processes N` plays them in N local processes instead, without Ray.
