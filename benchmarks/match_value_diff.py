@@ -26,7 +26,7 @@ import collections
 import json
 import math
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,9 +74,11 @@ def standing(scores: Sequence[int]) -> str:
 class Comparer(Agent):
     """Seat 0: asks both searches at every decision with a choice, from the same seed, and plays `play`'s."""
 
-    def __init__(self, searches: Sequence[Agent], play: int, seed: int) -> None:
+    def __init__(self, searches: Sequence[Agent], play: int, seed: int, hand: Callable[[], int]) -> None:
         super().__init__(searches[0].game, seed)
         self.searches, self.play = list(searches), play
+        self.hand = hand
+        """the number of the hand in play (from the table: a seat's view of the match has no hand count)"""
         self.sees = frozenset().union(*(s.sees for s in searches))
         self.seen: dict[str, Any] = {}
         self.rows: list[dict[str, Any]] = []
@@ -101,7 +103,7 @@ class Comparer(Agent):
             values.append(dict(zip(map(int, legal), map(float, search.last_decision.values), strict=True))
                           if isinstance(search, SearchAgent) and search.last_decision is not None else {})
         match = self.game.determinization(observation, 0, self.seen.get("record")).match
-        self.rows.append({"scores": [int(s) for s in match.scores], "hand": match.hands_played + 1,
+        self.rows.append({"scores": [int(s) for s in match.scores], "hand": self.hand(),
                           "legal": int(legal.size), "moves": moves,
                           "values": [[v.get(m, math.nan) for m in moves] for v in values]})
         return moves[self.play]
@@ -121,7 +123,8 @@ def compare(suite_name: str, configs: Sequence[str], field: str, matches: int, p
     searches = [make_agent(spec, env.game) for spec in configs]
     rows: list[dict[str, Any]] = []
     for m in range(matches):
-        comparer = Comparer(searches, play, derive_seed(suite.seed, AGENT, MATCH, m, 0))
+        comparer = Comparer(searches, play, derive_seed(suite.seed, AGENT, MATCH, m, 0),
+                            lambda: int(env.unwrapped.game_state.match.hands_played) + 1)
         others = [make_agent(field, env.game, derive_seed(suite.seed, AGENT, MATCH, m, s))
                   for s in range(1, env.game.num_players)]
         info = run_episode(env, [comparer, *others], derive_seed(suite.seed, MATCH, m))

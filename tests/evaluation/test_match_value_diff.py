@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import pathlib
 
@@ -41,7 +42,11 @@ def test_one_search_asked_twice_from_the_same_seed_never_differs(
     assert len(decisions) > 10 and all(d["legal"] > 1 for d in decisions)
     assert all(d["moves"][0] == d["moves"][1] and d["values"][0] == d["values"][1] for d in decisions)
     assert [d["hand"] for d in decisions] == sorted(d["hand"] for d in decisions)
-    assert not any(d["last"] for d in decisions if d["hand"] < decisions[-1]["hand"])
+    hands = [d["hand"] for d in decisions]
+    assert hands[0] == 1 and hands[-1] > 3 and decisions[-1]["last"]  # seat 0 decides in the last hand
+    assert all(d["last"] == (d["hand"] == hands[-1]) for d in decisions)
+    for before, after in itertools.pairwise(decisions):  # the totals move when, and only when, a hand ends
+        assert (before["hand"] == after["hand"]) == (before["scores"] == after["scores"])
     assert decisions[0]["scores"] == [0, 0, 0, 0] and len({tuple(d["scores"]) for d in decisions}) > 1
     table = capsys.readouterr().out
     assert f"{len(decisions)} decisions with a choice" in table
