@@ -9,9 +9,11 @@ their differences are paired by deal (`cardlab.evaluation.stats.paired_differenc
 
 Printed, per configuration: hands, win rate with its 95% interval clustered
 by deal (`cardlab.evaluation.paired`), its paired difference from the first
-configuration with a 95% interval, and the mean milliseconds of its decisions
+configuration with a 95% interval, its points per deal (the others' mean
+less its own, `points_by_deal`) and their paired difference from the first
+configuration's, and the mean milliseconds of its decisions
 with more than one legal move (wall time of its `act`, so it depends on the
-machine and its load); then every pair's paired difference. `--json` writes
+machine and its load); then every pair's paired differences. `--json` writes
 all of it. `--workers N` plays blocks of deals on a local Ray with N workers
 (the specs are built in the workers, so bot paths must be local files);
 `--processes N` plays them in N local processes instead, without Ray.
@@ -62,7 +64,7 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
-from cardlab.evaluation.bench import DEFAULT_FIELD, bench_row, bench_slots, point_differences
+from cardlab.evaluation.bench import DEFAULT_FIELD, bench_row, bench_slots, point_differences, points_by_deal
 from cardlab.evaluation.episodes import HAND, plural, seat_slots
 from cardlab.evaluation.evaluate import play_deals
 from cardlab.evaluation.results import EpisodeRecord, Rate, text_table
@@ -239,20 +241,24 @@ def figures(suite: Suite, configs: list[str], tables: list[list[str]], played: P
         (low, high), (w_low, w_high) = rate.paired_interval, rate.interval
         points, points_low, points_high = mean_interval(point_differences(records))
         diff, diff_low, diff_high = paired_difference(records, played[0][0])
+        more, more_low, more_high = paired_points(records, played[0][0])
         rows.append({"config": config, "slots": slots, "hands": rate.n, "wins": rate.wins,
                      "win_rate": rate.rate, "paired_ci_low": low, "paired_ci_high": high,
                      "wilson_ci_low": w_low, "wilson_ci_high": w_high,
                      "vs_first": {"difference": diff, "ci_low": diff_low, "ci_high": diff_high},
                      "point_difference": points, "point_difference_ci_low": points_low,
                      "point_difference_ci_high": points_high,
+                     "points_vs_first": {"difference": more, "ci_low": more_low, "ci_high": more_high},
                      "truncated": sum(r.truncated for r in records), "decisions": decisions,
                      "ms_per_decision": 1000 * seconds / decisions if decisions else None})
     pairs = []
     for i in range(len(configs)):
         for j in range(i + 1, len(configs)):
             diff, low, high = paired_difference(played[j][0], played[i][0])
+            more, more_low, more_high = paired_points(played[j][0], played[i][0])
             pairs.append({"a": configs[j], "b": configs[i], "difference": diff, "ci_low": low,
-                          "ci_high": high})
+                          "ci_high": high, "points": {"difference": more, "ci_low": more_low,
+                                                      "ci_high": more_high}})
     deals = len(played[0][0]) // n
     return {"format": FORMAT, "suite": suite.name, "suite_version": suite.version,
             "suite_sha256": suite.deals_sha256, "game": suite.game, "num_players": n, "rules": suite.rules,
@@ -263,6 +269,16 @@ def figures(suite: Suite, configs: list[str], tables: list[list[str]], played: P
                         "hands": [[r.deal, r.rotation, list(r.seats), list(r.winners), list(r.points),
                                    int(r.truncated)] for r in records]}
                        for records, seconds, decisions in played]}
+
+
+def paired_points(records: Sequence[EpisodeRecord], base: Sequence[EpisodeRecord]
+                  ) -> tuple[float, float, float]:
+    """How many more points per deal (`points_by_deal`: the others' mean less slot 0's) `records` hold than
+    `base` on the same deals: the mean of the per-deal differences and its 95% t interval over deals (the
+    deals both played untruncated)."""
+    mine, theirs = points_by_deal(records), points_by_deal(base)
+    both = [mine[d] - theirs[d] for d in mine if d in theirs]
+    return mean_interval(both) if both else (math.nan, math.nan, math.nan)
 
 
 def trimmed(played: Played, deals: int, n: int) -> Played:
@@ -351,13 +367,21 @@ def dumped(result: dict[str, Any]) -> str:
     return f'{text[:-2]},\n  "played": [\n    {tables}\n  ]\n}}\n'
 
 
-def _interval(low: float | None, high: float | None, signed: bool = False) -> str:
-    form = "+.3f" if signed else ".3f"
+def _interval(low: float | None, high: float | None, signed: bool = False, digits: int = 3) -> str:
+    form = f"{'+' if signed else ''}.{digits}f"
     return "" if low is None or high is None or math.isnan(low) else f"[{low:{form}}, {high:{form}}]"
 
 
+def _points(paired: dict[str, Any] | None) -> list[str]:
+    """A paired points difference as two cells (none in a JSON written before they were paired)."""
+    if paired is None or paired["difference"] is None:
+        return ["", ""]
+    return [f"{paired['difference']:+.2f}", _interval(paired["ci_low"], paired["ci_high"], True, 2)]
+
+
 def format_table(result: dict[str, Any]) -> str:
-    """The configurations' rows, then every pair's paired difference."""
+    """The configurations' rows, then every pair's paired difference (points per deal: the others' mean
+    less the config's, so above 0 is better; a JSON written before they were paired shows none)."""
     head = (f"{result['game']} {result['num_players']}p, suite {result['suite']} v{result['suite_version']}: "
             f"its first {plural(result['deals'], 'deal')} x {result['num_players']} seat rotations = "
             f"{plural(result['hands'], 'hand')} per config, field {', '.join(result['field'])}, fair share "
@@ -367,15 +391,17 @@ def format_table(result: dict[str, Any]) -> str:
              _interval(r["paired_ci_low"], r["paired_ci_high"]),
              f"{r['vs_first']['difference']:+.3f}",
              _interval(r["vs_first"]["ci_low"], r["vs_first"]["ci_high"], True),
+             f"{r['point_difference']:+.2f}", *_points(r.get("points_vs_first")),
              "" if r["ms_per_decision"] is None else f"{r['ms_per_decision']:.1f}"]
             for r in result["configs"]]
-    headers = ["config", "hands", "win rate", "95% CI", f"vs {first}", "95% CI", "ms/decision"]
+    headers = ["config", "hands", "win rate", "95% CI", f"vs {first}", "95% CI", "points/deal", "vs first",
+               "95% CI", "ms/decision"]
     table = text_table(headers, rows)
-    pairs = [[p["a"], p["b"], f"{p['difference']:+.3f}", _interval(p["ci_low"], p["ci_high"], True)]
-             for p in result["pairs"]]
+    pairs = [[p["a"], p["b"], f"{p['difference']:+.3f}", _interval(p["ci_low"], p["ci_high"], True),
+              *_points(p.get("points"))] for p in result["pairs"]]
     out = f"{head}\n{table}"
     if len(pairs) > 1:
-        out += "\n\n" + text_table(["config", "less", "difference", "95% CI"], pairs)
+        out += "\n\n" + text_table(["config", "less", "difference", "95% CI", "points/deal", "95% CI"], pairs)
     return out
 
 

@@ -50,15 +50,21 @@ def bench_slots(agent: str, field: Sequence[str], num_players: int) -> list[str]
     return [agent] + [field[i % len(field)] for i in range(num_players - 1)]
 
 
-def point_differences(records: Sequence[EpisodeRecord], slot: int = 0) -> list[float]:
-    """Per deal (in deal order): others' mean points less the slot's, averaged over untruncated rotations."""
+def points_by_deal(records: Sequence[EpisodeRecord], slot: int = 0) -> dict[int, float]:
+    """Deal -> others' mean points less the slot's, averaged over the deal's untruncated rotations (a deal
+    whose rotations were all truncated is left out), so that two agents' points pair by deal."""
     by_deal: dict[int, list[float]] = {}
     for r in records:
         if r.truncated:
             continue
         others = [p for s, p in enumerate(r.points) if s != slot]
         by_deal.setdefault(r.deal, []).append(float(np.mean(others)) - r.points[slot])
-    return [float(np.mean(by_deal[d])) for d in sorted(by_deal)]
+    return {d: float(np.mean(by_deal[d])) for d in sorted(by_deal)}
+
+
+def point_differences(records: Sequence[EpisodeRecord], slot: int = 0) -> list[float]:
+    """Per deal (in deal order): others' mean points less the slot's, averaged over untruncated rotations."""
+    return list(points_by_deal(records, slot).values())
 
 
 @dataclasses.dataclass

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from cardlab.cli import main
-from cardlab.evaluation.bench import bench, bench_slots, point_differences
+from cardlab.evaluation.bench import bench, bench_slots, point_differences, points_by_deal
 from cardlab.evaluation.results import EpisodeRecord
 from cardlab.evaluation.rows import BENCH_KEYS
 from cardlab.evaluation.suites import SuitePlan, load_suite, make_suite
@@ -35,6 +35,8 @@ def test_point_difference_is_the_others_mean_less_the_agent_s_per_deal_truncated
                EpisodeRecord(1, 0, (0, 1, 2), (), (9, 9, 9), True),
                EpisodeRecord(1, 1, (1, 2, 0), (2,), (2, 5, 0), False)]
     assert point_differences(records) == [((6 - 0) + (1.5 - 6)) / 2, 2.5 - 2]
+    assert points_by_deal(records) == {0: ((6 - 0) + (1.5 - 6)) / 2, 1: 2.5 - 2}  # paired by deal
+    assert points_by_deal(records[2:3] + records[:2]) == {0: ((6 - 0) + (1.5 - 6)) / 2}  # all cut: left out
 
 
 def test_a_copy_of_the_expert_scores_its_fair_share_and_reruns_give_the_same_file() -> None:

@@ -74,12 +74,17 @@ def test_the_benchmark_measures_configs_on_the_same_deals(monkeypatch: pytest.Mo
     assert again["vs_first"] == {"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0}
     assert again["wins"] == first["wins"]
     assert expert["vs_first"]["difference"] == pytest.approx(expert["win_rate"] - first["win_rate"])
+    assert again["points_vs_first"] == first["points_vs_first"] == {"difference": 0.0, "ci_low": 0.0,
+                                                                     "ci_high": 0.0}
+    assert expert["points_vs_first"]["difference"] == pytest.approx(  # no hand truncated: the same deals
+        expert["point_difference"] - first["point_difference"])
     pairs = {(p["a"], p["b"]): p["difference"] for p in result["pairs"]}
     assert pairs == {("expert", SEARCH): pytest.approx(expert["win_rate"] - first["win_rate"]),
                      (SEARCH, SEARCH): 0.0, (SEARCH, "expert"): pytest.approx(first["win_rate"] -
                                                                               expert["win_rate"])}
     table = capsys.readouterr().out
     assert f"{SEARCH}  12" in table and "vs search:worlds=4:ms=0:expert" in table
+    assert "points/deal" in table and f"{expert['point_difference']:+.2f}" in table
     bench.main(["--show", str(out)])
     assert capsys.readouterr().out == table
 
