@@ -16,9 +16,12 @@ the right hand (`belief_probe.placed`) for:
 
 Checks of the sampler, per decision: the true world's replay is kept at
 least once in 256 tries (`truth_kept`: the field plays as the model says), the
-spread of the exact share between four groups of chains, and where rejection
+spread of the exact share between four groups of chains; where rejection
 alone gave the worlds, the same share from chains started there
-(`mcmc_check`, the chains' agreement with independent draws).
+(`mcmc_check`: the chains keep the posterior), and where chains gave them,
+in every `--truth-every`-th hand, the share from chains that all start at
+the true world (`from_truth`: a chain that mixes too slowly stays near it
+and places too many right).
 
 Rounds of `--round` hands append their decisions to `--json` (resumed where
 it stopped) and print the table so far, intervals over hands (bootstrap).
@@ -85,9 +88,12 @@ def decisions(args: argparse.Namespace, hand: int, tools: dict[str, Any]) -> lis
             row["exact"] = float(share.mean())
             groups = [share[drawn.chain % 4 == g].mean() for g in range(4)] if drawn.method == "mcmc" else []
             row["chain_spread"] = float(np.ptp(groups)) if groups else None
-            if drawn.method == "rejection":
-                chained = P.chained(game, known, record, exact_model, rng, sampling, engine, drawn.worlds, 0)
-                row["mcmc_check"] = float(placed(known, chained.worlds, true).mean())
+            truth = revealed(known, state, 0)
+            first = drawn.worlds if drawn.method == "rejection" else truth.deal(rng, 1)
+            if drawn.method == "rejection" or hand % args.truth_every == 0:
+                chained = P.chained(game, known, record, exact_model, rng, sampling, engine, first, 0)
+                key = "mcmc_check" if drawn.method == "rejection" else "from_truth"
+                row[key] = float(placed(known, chained.worlds, true).mean())
         truth = revealed(known, state, 0).deal(rng, 256)
         row["truth_kept"] = float(P.consistent(game, known, truth, record, exact_model, rng, engine).mean())
         row["seconds"] = time.perf_counter() - start
@@ -125,7 +131,8 @@ def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for row in rows:
         row["exact_minus_likelihood"] = row["exact"] - row["likelihood"] if "exact" in row else None
         row["check_minus_exact"] = row["mcmc_check"] - row["exact"] if "mcmc_check" in row else None
-    for key in ("exact_minus_likelihood", "check_minus_exact", "chain_spread"):
+        row["truth_minus_exact"] = row["from_truth"] - row["exact"] if "from_truth" in row else None
+    for key in ("exact_minus_likelihood", "check_minus_exact", "truth_minus_exact", "chain_spread"):
         mean, low, high, n = interval(rows, key, rng)
         out[key] = [mean, low, high, n]
         print(f"  {key:22s}: {mean:+.4f} [{low:+.4f}, {high:+.4f}] over {n} decisions")
@@ -152,12 +159,13 @@ def main() -> None:
     parser.add_argument("--reader", default="shipped")
     parser.add_argument("--eps", type=float, default=0.03, help="the likelihood belief's softening")
     parser.add_argument("--likelihood-worlds", type=int, default=16384)
-    parser.add_argument("--count", type=int, default=256, help="worlds drawn from the exact posterior")
+    parser.add_argument("--count", type=int, default=512, help="worlds drawn from the exact posterior")
     parser.add_argument("--block", type=int, default=4096)
     parser.add_argument("--budget", type=int, default=65536)
     parser.add_argument("--chains", type=int, default=128)
-    parser.add_argument("--burn", type=int, default=100)
-    parser.add_argument("--thin", type=int, default=4)
+    parser.add_argument("--burn", type=int, default=500)
+    parser.add_argument("--thin", type=int, default=10)
+    parser.add_argument("--truth-every", type=int, default=4, help="hands between checks from the true world")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=pathlib.Path, required=True, help="decisions so far (resumed)")
     args = parser.parse_args()
