@@ -8,8 +8,10 @@ the right hand (`belief_probe.placed`) for:
 - `uniform`: worlds dealt uniformly (`Determinization.deal`);
 - `reader`: worlds dealt from the table's shipped hand reader;
 - `likelihood`: the uniform worlds weighed by the likelihood belief (model
-  `--model` softened by `--eps`, `--likelihood-worlds` of them; uniform where
-  its ESS falls under 1% of them, as the search's belief does);
+  `--model` softened by `--eps`, `--likelihood-worlds` of them), resampled,
+  or uniform where its ESS falls under 1% of them, as the search's belief
+  does; `weighted`: the same weights' mean however small the ESS (as
+  `belief_probe.py`'s `weighted`);
 - `exact`: `--count` worlds from the exact posterior (`cardlab.agents.hand_reading.posterior`:
   rejection up to `--budget` uniform worlds, else Metropolis chains), the
   model at eps 0.
@@ -53,7 +55,7 @@ from cardlab.evaluation.episodes import seat_zero_choices
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from belief_probe import field_agents, placed, reader_of
 
-COLUMNS = ("uniform", "reader", "likelihood", "exact")
+COLUMNS = ("uniform", "reader", "likelihood", "weighted", "exact")
 
 
 def decisions(args: argparse.Namespace, hand: int, tools: dict[str, Any]) -> list[dict[str, Any]]:
@@ -80,6 +82,8 @@ def decisions(args: argparse.Namespace, hand: int, tools: dict[str, Any]) -> lis
         replayed = B.play_back(game, known, worlds, record, [soft_model], rng, engine)
         weighed = B.weigh(worlds, replayed, [0] * args.players, 0.01, rng)
         row["likelihood"] = float(placed(known, weighed.worlds, true).mean())
+        row["weighted"] = float(placed(known, worlds, true) @ weighed.weights) if replayed.ok.any() else \
+            row["uniform"]
         row["likelihood_fell_back"] = bool(weighed.uniform)
         drawn = P.sample(game, known, record, exact_model, rng, sampling, engine)
         row |= {"method": drawn.method, "proposed": drawn.proposed, "kept": drawn.kept, "moved": drawn.moved}
