@@ -136,3 +136,20 @@ def test_a_swap_moves_one_card_each_way_between_two_places() -> None:
         changed = np.flatnonzero(before != after)
         assert changed.size == 2 and place[changed[0]] != place[changed[1]]
         assert sorted(before) == sorted(after)
+
+
+def test_a_record_whose_draws_are_restricted_is_refused() -> None:
+    # A8: Switch's forced draw proves what the drawer lacked, and the walk back to the deal leans on it, so
+    # the uniform prior of the exact posterior does not hold there: refused in one line.
+    env = make_env("switch", num_players=2, hand_size=3)
+    raw, game = env.unwrapped, env.unwrapped.game
+    stock = ["3C", "4C", "5C", "6C", "7C", "9C", "10C", "QC", "3D", "4D"]
+    env.reset(options={"deal": {"hands": [["5H", "6H", "9D"], ["3S", "4S", "10D"]], "starter": "7H",
+                                "stock": stock, "dealer": 1}})
+    env.step(game.str_to_action("play 5H"))
+    env.step(game.str_to_action("draw"))
+    record = raw.public_record("player_0")
+    known = game.determinization(env.observe("player_0"), 0, record)
+    model = B.Model("random", make_agent("random", game, seed=1), 0.0)
+    with pytest.raises(ValueError, match="every draw may be any card"):
+        P.sample(game, known, record, model, np.random.default_rng(0))
