@@ -56,6 +56,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from belief_probe import field_agents, placed, reader_of
 
 COLUMNS = ("uniform", "reader", "likelihood", "weighted", "exact")
+STUCK = 0.02
+"""chains that take fewer of their proposals than this are reported apart (they barely move)"""
 
 
 def decisions(args: argparse.Namespace, hand: int, tools: dict[str, Any]) -> list[dict[str, Any]]:
@@ -142,6 +144,17 @@ def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
         print(f"  {key:22s}: {mean:+.4f} [{low:+.4f}, {high:+.4f}] over {n} decisions")
     methods = [row["method"] for row in rows]
     out["methods"] = {m: methods.count(m) for m in sorted(set(methods))}
+    out["by_method"] = {}
+    for method in (*out["methods"], "mcmc moving", "mcmc stuck"):
+        these = [row for row in rows if row["method"] == method.split()[0]
+                 and (method == "mcmc" or method != "mcmc moving" or row["moved"] >= STUCK)
+                 and (method != "mcmc stuck" or row["moved"] < STUCK)]
+        if not these:
+            continue
+        out["by_method"][method] = {key: interval(these, key, rng) for key in (*COLUMNS, "from_truth")}
+        print(f"  {method} decisions ({len(these)}): " + ", ".join(
+            f"{key} {mean:.4f} [{low:.4f}, {high:.4f}]" + (f" ({n})" if n != len(these) else "")
+            for key, (mean, low, high, n) in out["by_method"][method].items() if n))
     out["likelihood_fell_back"] = float(np.mean([row["likelihood_fell_back"] for row in rows]))
     out["truth_never_kept"] = sum(row["truth_kept"] == 0 for row in rows)
     out["seconds_median"] = float(np.median([row["seconds"] for row in rows]))
@@ -177,8 +190,9 @@ def main() -> None:
     game = env.unwrapped.game
     saved = json.loads(args.json.read_text(encoding="utf-8")) if args.json.is_file() else {"rows": []}
     rows: list[dict[str, Any]] = saved["rows"]
-    done = 1 + max((row["hand"] for row in rows), default=-1) if rows else saved.get("next_hand", 0)
-    done = max(done, saved.get("next_hand", 0))
+    done = saved.get("next_hand", 0)
+    if done >= args.hands and rows:
+        report(rows)  # nothing left to play: the table of the saved decisions
     size = max(args.likelihood_worlds, args.block, args.chains)
     for first in range(done, args.hands, args.round):
         tools = {"env": env, "game": game, "agents": field_agents(args, game),
