@@ -145,10 +145,11 @@ def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
     methods = [row["method"] for row in rows]
     out["methods"] = {m: methods.count(m) for m in sorted(set(methods))}
     out["by_method"] = {}
-    for method in (*out["methods"], "mcmc moving", "mcmc stuck"):
-        these = [row for row in rows if row["method"] == method.split()[0]
-                 and (method == "mcmc" or method != "mcmc moving" or row["moved"] >= STUCK)
-                 and (method != "mcmc stuck" or row["moved"] < STUCK)]
+    for method in ("reached", *out["methods"], "mcmc moving", "mcmc stuck"):
+        these = [row for row in rows if "exact" in row] if method == "reached" else [
+            row for row in rows if row["method"] == method.split()[0]
+            and (method != "mcmc moving" or row["moved"] >= STUCK)
+            and (method != "mcmc stuck" or row["moved"] < STUCK)]
         if not these:
             continue
         out["by_method"][method] = {key: interval(these, key, rng) for key in (*COLUMNS, "from_truth")}
