@@ -88,20 +88,20 @@ def decisions(args: argparse.Namespace, hand: int, tools: dict[str, Any]) -> lis
             row["uniform"]
         row["likelihood_fell_back"] = bool(weighed.uniform)
         drawn = P.sample(game, known, record, exact_model, rng, sampling, engine)
+        cheat = revealed(known, state, 0)  # the true world, for the checks
         row |= {"method": drawn.method, "proposed": drawn.proposed, "kept": drawn.kept, "moved": drawn.moved}
         if drawn.worlds.count:
             share = placed(known, drawn.worlds, true)
             row["exact"] = float(share.mean())
             groups = [share[drawn.chain % 4 == g].mean() for g in range(4)] if drawn.method == "mcmc" else []
             row["chain_spread"] = float(np.ptp(groups)) if groups else None
-            truth = revealed(known, state, 0)
-            first = drawn.worlds if drawn.method == "rejection" else truth.deal(rng, 1)
+            first = drawn.worlds if drawn.method == "rejection" else cheat.deal(rng, 1)
             if drawn.method == "rejection" or hand % args.truth_every == 0:
                 chained = P.chained(game, known, record, exact_model, rng, sampling, engine, first, 0)
                 key = "mcmc_check" if drawn.method == "rejection" else "from_truth"
                 row[key] = float(placed(known, chained.worlds, true).mean())
-        truth = revealed(known, state, 0).deal(rng, 256)
-        row["truth_kept"] = float(P.consistent(game, known, truth, record, exact_model, rng, engine).mean())
+        row["truth_kept"] = float(P.consistent(game, known, cheat.deal(rng, 256), record, exact_model, rng,
+                                               engine).mean())
         row["seconds"] = time.perf_counter() - start
         rows.append(row)
     return rows
