@@ -192,8 +192,8 @@ def main() -> None:
     saved = json.loads(args.json.read_text(encoding="utf-8")) if args.json.is_file() else {"rows": []}
     rows: list[dict[str, Any]] = saved["rows"]
     done = saved.get("next_hand", 0)
-    if done >= args.hands and rows:
-        report(rows)  # nothing left to play: the table of the saved decisions
+    if done >= args.hands and rows:  # nothing left to play: the table of the saved decisions, rewritten
+        args.json.write_text(json.dumps(saved | {"summary": report(rows)}, indent=1) + "\n", encoding="utf-8")
     size = max(args.likelihood_worlds, args.block, args.chains)
     for first in range(done, args.hands, args.round):
         tools = {"env": env, "game": game, "agents": field_agents(args, game),
