@@ -28,7 +28,7 @@ and places too many right).
 Rounds of `--round` hands append their decisions to `--json` (resumed where
 it stopped) and print the table so far, intervals over hands (bootstrap).
 
-    python benchmarks/posterior_probe.py --players 4 --hands 100 \\
+    python benchmarks/posterior_probe.py --players 4 --hands 140 --round 4 \\
         --json benchmarks/results/huit-4p-posterior.json
 """
 
