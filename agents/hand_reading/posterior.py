@@ -1,0 +1,183 @@
+"""Worlds drawn from the exact posterior: deals in which the other seats' model makes every recorded move.
+
+Why: the likelihood belief (`cardlab.agents.hand_reading.belief`) weighs a
+fixed pool of uniform worlds; against a near-deterministic field its weights
+collapse onto a few worlds (or none), so what the record tells of the hidden
+hands is not known from it. Here worlds are drawn from the posterior itself.
+
+One replay (`belief.play_back`) of a world gives, per move of another seat,
+the log-probability of the model's own pick, drawn with the model's
+generator: the exp of their sum is a draw that is on average the world's
+likelihood (a heuristic at `eps` 0 breaks its ties at random, so a world is
+kept with probability 1 / ties per decision, and the cards a seat drew are
+chosen at random among its hand when walking back to the deal, so over the
+draws that is the likelihood averaged over which cards were drawn, as the
+deal has it). `consistent` keeps a world when a uniform number falls under
+it: a world is kept with probability equal to its likelihood. So:
+
+- rejection: uniform worlds (`Determinization.deal` without slots or
+  leaning), each kept by `consistent`, are independent draws of the exact
+  posterior;
+- where too few are kept for the budget, Metropolis chains start from the
+  kept ones and propose swapping two cards between two hidden places (other
+  hands, the face-down pile, the rest), a symmetric move over the uniform
+  prior: a proposal is taken when `consistent` keeps it. The chain's state
+  always passed once, so this is pseudo-marginal Metropolis with a 0/1
+  estimate, exact at stationarity.
+
+Exact where the walk back to the deal takes every drawn card uniformly from
+the drawer's hand (every draw of the record may be any card: Huit); records
+the replay cannot follow (A10, B10) are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from cardlab.agents.hand_reading.belief import Model, play_back
+from cardlab.envs.game_spec import Game
+from cardlab.envs.record import Record
+from cardlab.envs.world_sampling import Determinization, Worlds
+
+
+@dataclasses.dataclass(frozen=True)
+class Sampling:
+    """How many worlds to draw and what may be spent on them."""
+
+    count: int = 256
+    """worlds wanted"""
+    block: int = 4096
+    """uniform worlds replayed at once by rejection"""
+    budget: int = 65536
+    """uniform worlds replayed before Metropolis takes over from the worlds kept so far"""
+    chains: int = 128
+    """Metropolis chains run at once"""
+    burn: int = 100
+    """Metropolis steps before a chain's states are kept"""
+    thin: int = 4
+    """Metropolis steps between kept states"""
+
+    def __post_init__(self) -> None:
+        for name in ("count", "block", "budget", "chains", "burn", "thin"):
+            value = getattr(self, name)
+            low = 0 if name == "burn" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"Sampling.{name} must be a whole number >= {low}, got {value!r}")
+
+
+class Posterior(NamedTuple):
+    """Worlds drawn by `sample` and how they were found."""
+
+    worlds: Worlds
+    method: str
+    """``rejection`` (independent draws), ``mcmc`` (chain states) or ``none`` (no world kept: no worlds)"""
+    proposed: int
+    """worlds replayed in all"""
+    kept: int
+    """uniform worlds kept by rejection"""
+    moved: float
+    """share of the Metropolis proposals taken (0 without chains)"""
+    chain: np.ndarray
+    """(count,) the chain of each world (rejection: each its own)"""
+
+
+def uniform_prior(known: Determinization) -> Determinization:
+    """`known` dealing uniformly (no slots, leaning or truth), refused where the walk back to the deal is
+    not uniform over the drawn cards (a record whose draws are restricted or leaned: Switch's A8)."""
+    if any(d is not None for d in known.drawn) or any(v is not None for v in known.voids):
+        raise ValueError("the exact posterior needs a record whose every draw may be any card (Huit); "
+                         "this one restricts what was drawn (A8)")
+    return dataclasses.replace(known, slots=(), leaning=None, truth=None)
+
+
+def consistent(game: Game, known: Determinization, worlds: Worlds, record: Record, model: Model,
+               rng: np.random.Generator, engine: Any = None) -> np.ndarray:
+    """(W,) bool: each world kept with probability its likelihood under `model` in every other seat (module
+    doc); a `ValueError` when the record cannot be played back."""
+    replayed = play_back(game, known, worlds, record, [model], rng, engine)
+    if replayed.reason is not None:
+        raise ValueError(f"the record cannot be played back: {replayed.reason}")
+    loglik = replayed.loglik[0].sum(axis=0)
+    return replayed.ok & (np.log(rng.random(worlds.count)) < loglik)
+
+
+def places(known: Determinization) -> np.ndarray:
+    """(unseen,) the place of each entry of a `Worlds.hidden` row: each other hand in `spans` order, then
+    the face-down pile, then the rest."""
+    spans, pile = known.spans
+    out = np.full(known.unseen.size, len(spans) + 1, dtype=np.int64)
+    for p, (_seat, start, stop) in enumerate(spans):
+        out[start:stop] = p
+    out[pile] = len(spans)
+    return out
+
+
+def swapped(hidden: np.ndarray, place: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(W, unseen) each row with two entries of different places swapped: the first uniform, the second
+    uniform among the entries of other places (the same pair either way: a symmetric proposal)."""
+    count, size = hidden.shape
+    if np.unique(place).size < 2:
+        raise ValueError("the hidden cards lie in one place: there is nothing to swap")
+    first, second = rng.integers(size, size=(2, count))
+    clash = place[second] == place[first]
+    while clash.any():
+        second[clash] = rng.integers(size, size=int(clash.sum()))
+        clash = place[second] == place[first]
+    out = hidden.copy()
+    rows = np.arange(count)
+    out[rows, first], out[rows, second] = hidden[rows, second], hidden[rows, first]
+    return out
+
+
+def sample(game: Game, known: Determinization, record: Record, model: Model, rng: np.random.Generator,
+           sampling: Sampling = Sampling(), engine: Any = None) -> Posterior:
+    """`sampling.count` worlds of seat 0's view `known` from the exact posterior given `record`, `model`
+    playing every other seat: by rejection, or Metropolis chains where the budget would keep too few."""
+    prior = uniform_prior(known)
+    kept: list[Worlds] = []
+    found = proposed = 0
+    while found < sampling.count and proposed < sampling.budget:
+        block = min(sampling.block, sampling.budget - proposed)
+        worlds = prior.deal(rng, block)
+        chosen = np.flatnonzero(consistent(game, known, worlds, record, model, rng, engine))
+        kept.append(worlds.rows(chosen))
+        found, proposed = found + chosen.size, proposed + block
+        if found and found * sampling.budget < sampling.count * proposed:
+            break  # at this rate the budget keeps too few: chains from those kept
+    if found >= sampling.count or not found:
+        pool = joined(kept, prior)
+        chosen = np.arange(min(found, sampling.count))
+        return Posterior(pool.rows(chosen), "rejection" if found else "none", proposed, found, 0.0, chosen)
+    return chained(game, known, record, model, rng, sampling, engine, joined(kept, prior), proposed)
+
+
+def chained(game: Game, known: Determinization, record: Record, model: Model, rng: np.random.Generator,
+            sampling: Sampling, engine: Any, start: Worlds, proposed: int) -> Posterior:
+    """`sample`'s Metropolis chains, chain c starting from world c of the kept `start` (in turn)."""
+    states = start.rows(np.arange(sampling.chains) % start.count)
+    place = places(known)
+    draws: list[Worlds] = []
+    moved = steps = 0
+    while sum(d.count for d in draws) < sampling.count:
+        proposal = Worlds(swapped(states.hidden, place, rng), states.under, states.picks)
+        taken = consistent(game, known, proposal, record, model, rng, engine)
+        states = Worlds(np.where(taken[:, None], proposal.hidden, states.hidden), states.under, states.picks)
+        moved, steps = moved + int(taken.sum()), steps + 1
+        if steps > sampling.burn and (steps - sampling.burn) % sampling.thin == 0:
+            draws.append(states)
+    worlds = joined(draws, known).rows(np.arange(sampling.count))
+    chain = np.tile(np.arange(sampling.chains), len(draws))[:sampling.count]
+    return Posterior(worlds, "mcmc", proposed + steps * sampling.chains, start.count,
+                     moved / (steps * sampling.chains), chain)
+
+
+def joined(parts: list[Worlds], known: Determinization) -> Worlds:
+    """The worlds of `parts` in order, as one (none: no worlds of `known`'s layout)."""
+    if not parts:
+        empty = np.empty((0, known.unseen.size), np.int64)
+        return Worlds(empty, np.empty((0, known.under.size), np.int64), {})
+    return Worlds(np.concatenate([p.hidden for p in parts]), np.concatenate([p.under for p in parts]),
+                  {name: np.concatenate([p.picks[name] for p in parts]) for name in parts[0].picks})
