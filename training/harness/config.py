@@ -205,8 +205,8 @@ class RayConfig:
     """trainer lean with actors > 0: the actors as Ray actors (`cardlab.training.ray_actors`)."""
 
     address: str = ""
-    """'' (actor processes on this machine), 'local' (a Ray started here for the run), 'auto' (the Ray running
-    on this machine) or a cluster's HOST:PORT (`ray start --head` prints it); --ray-address sets it"""
+    """'' (actor processes beside the trainer), 'local' (a Ray started by the run), 'auto' (the Ray running
+    where the trainer runs) or a cluster's HOST:PORT (`ray start --head` prints it); --ray-address sets it"""
 
 
 @dataclasses.dataclass
