@@ -88,8 +88,9 @@ def _rows(cls: type, section: Any, prefix: str) -> list[str]:
     return rows
 
 
-def config_markdown() -> str:
-    """The table of every key of a training config (`TrainConfig`): its default, what it accepts and its
-    meaning, a section's keys dotted (``ppo.gamma``), a list's items as ``[]``."""
+def config_markdown(config: type = TrainConfig) -> str:
+    """The table of every key of a training config (`TrainConfig`, or another config dataclass): its
+    default, what it accepts and its meaning, a section's keys dotted (``ppo.gamma``), a list's items as
+    ``[]``."""
     lines = ["| key | default | accepted | meaning |", "|---|---|---|---|"]
-    return "\n".join(lines + _rows(TrainConfig, TrainConfig(), "")) + "\n"
+    return "\n".join(lines + _rows(config, config(), "")) + "\n"
