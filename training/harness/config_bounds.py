@@ -123,6 +123,12 @@ def check_declared(cfg: Any) -> None:
     check_choices(cfg)
 
 
+def check_numbers(cfg: Any) -> None:
+    """Refuse the first number of a training config outside its range, or too large a rollout."""
+    check_bounds(cfg)
+    check_rollout(cfg)
+
+
 def check_rollout(cfg: Any) -> None:
     """Refuse a training config's rollout too large to hold in memory."""
     rollout = cfg.ppo.n_steps * cfg.num_envs
