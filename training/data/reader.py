@@ -44,7 +44,6 @@ from cardlab.agents.hand_reading.reader import (
     reader_layout,
     save_reader,
 )
-from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game
 from cardlab.training.data.reader_data import Table, make_chunks
 from cardlab.training.harness.config import OpponentConfig, parse_dataclass
@@ -98,7 +97,7 @@ class ReaderConfig(RunHeader):
     """share of the chunks held out of training, to measure the reader on positions it never saw"""
     torch_threads: int = bounded(1, 1, 1_024)
     """torch threads of the training"""
-    device: str = "cpu"
+    device: str = word("cpu", ("cpu", "cuda"))
     """where the reader trains: cpu, or cuda where torch sees a GPU (the positions are made on the CPUs)"""
 
 
@@ -119,9 +118,8 @@ def validate_reader(cfg: ReaderConfig) -> Game:
     game = check_header(cfg, "a game with a determinization (a reader's positions need it)",
                         lambda spec: spec.determinize is not None)
     check_declared(cfg)
-    if cfg.device not in ("cpu", "cuda") or (cfg.device == "cuda" and not torch.cuda.is_available()):
-        raise ValueError(f"device={excerpt(cfg.device)} is not accepted: use cpu, or cuda where torch sees a "
-                         "GPU")
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' is not accepted: torch sees no GPU here; use cpu")
     if not cfg.field:
         raise ValueError("field=[] is not accepted: list at least one agent spec")
     for i, player in enumerate(cfg.field):
