@@ -4,16 +4,17 @@ and checked once, by `check_header`: each config opens with it and refuses a bad
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from cardlab.training.data.match_equity import EquityConfig, validate_equity
-from cardlab.training.data.reader import ReaderConfig, validate_reader
-from cardlab.training.harness.config import TrainConfig, validate_config
+from cardlab.training.data.match_equity import EquityConfig, load_equity_config, validate_equity
+from cardlab.training.data.reader import ReaderConfig, load_reader_config, validate_reader
+from cardlab.training.harness.config import TrainConfig, load_config, validate_config
 from cardlab.training.harness.config_tables import RunHeader, check_header, config_table
-from cardlab.training.trainers.expert_iteration import TeachConfig, validate_teach
+from cardlab.training.trainers.expert_iteration import TeachConfig, load_teach_config, validate_teach
 
 HEADER = [f.name for f in dataclasses.fields(RunHeader)]
 CONFIGS: list[tuple[Any, Callable[[Any], Any]]] = [
@@ -28,6 +29,25 @@ def test_every_run_config_opens_with_the_one_header() -> None:
         assert [f.name for f in dataclasses.fields(cfg)][:len(HEADER)] == HEADER
         header = {f.name: f.metadata for f in dataclasses.fields(RunHeader)}
         assert {f.name: f.metadata for f in dataclasses.fields(cfg) if f.name in HEADER} == header
+
+
+CONFIGS_DIR = pathlib.Path(__file__).resolve().parents[2] / "configs"
+RUN_CONFIGS = sorted(str(p.relative_to(CONFIGS_DIR)) for p in CONFIGS_DIR.rglob("*.yaml")
+                     if p.parent.name != "sweeps" and p.name != "base.yaml")
+"""every run config shipped (the sweeps are sweep files; tables/base.yaml is the tables' shared recipe)"""
+
+
+def loader(name: str) -> Callable[[pathlib.Path], RunHeader]:
+    """The loader of a shipped config, by where it lies."""
+    kinds = {"readers": load_reader_config, "equity": load_equity_config}
+    return kinds.get(name.partition("/")[0], load_teach_config if name.startswith("teach_") else load_config)
+
+
+def test_every_shipped_run_config_loads_with_the_header() -> None:
+    assert len(RUN_CONFIGS) >= 30
+    for name in RUN_CONFIGS:
+        cfg = loader(name)(CONFIGS_DIR / name)
+        assert isinstance(cfg, RunHeader) and cfg.game in name, name
 
 
 def test_the_configs_keep_their_own_defaults() -> None:
