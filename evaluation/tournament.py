@@ -5,10 +5,10 @@ Every pairing plays `evaluate`'s seat-rotated hands, all on the same deals
 by deal (the deal's seat rotations are one unit, `cardlab.evaluation.paired`)
 beside Wilson's; an agent's overall rate clusters its tables' hands by deal too.
 
-- 2 players (the default): each pair (A, B) plays `hands_per_pair` hands head
+- 2 players (the default): each pair (A, B) plays the request's `hands` head
   to head; cell [A][B] is A's hand win rate against B (chance 0.5).
 - n > 2 players (``num_players`` in the rule options): each ordered pair plays
-  a table of A alone against n-1 copies of B, `hands_per_pair` hands; cell
+  a table of A alone against n-1 copies of B, `hands` hands; cell
   [A][B] is A's win rate at that table (chance 1/n), cell [B][A] comes from
   the mirror table.
 
