@@ -28,9 +28,11 @@ from typing import Any
 
 from cardlab.agents.hand_reading.reading import REPLAY_SHARE, WEIGHS
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import Declared, declarations, option
+from cardlab.envs.declared import CHOICE, KIND, RANGE, Declared, declarations, option, refusal
 
 PREFIX = "search:"
+SEARCH = "search option"
+"""the kind a search option's refusal names (`cardlab.envs.declared.refusal`)"""
 VALUES = ("win", "points", "match")
 ROLLOUTS = ("base", "random", "greedy", "expert", "bot")
 """the rollout policies a spec may name (``greedy`` and ``expert`` where the game has them)"""
@@ -83,23 +85,25 @@ class SearchOption(Declared):
         `ValueError`."""
         if self.choices or self.text:
             return text
-        kind = "whole number" if self.whole else "number"
         if not (_WHOLE if self.whole else _NUMBER).fullmatch(text):
-            raise ValueError(f"search option {self.name}={excerpt(text)} is not a {kind}; accepted: "
-                             f"{self.accepted()}, in the digits 0-9")
+            raise ValueError(refusal(self.name, text, KIND, f"{self.accepted()}, in the digits 0-9", SEARCH))
         return int(text) if self.whole else float(text)
 
     def check(self, value: Any) -> None:
         """A `ValueError` unless `value` is one the option accepts (a text option also takes its default)."""
         if self.text:
-            ok = isinstance(value, str) and (value == self.default or (
-                0 < len(value) <= MOST_TEXT and value.isprintable()))
+            right_kind, problem = isinstance(value, str), "not printable text of the accepted length"
+            fits = right_kind and 0 < len(value) <= MOST_TEXT and value.isprintable()
+            ok = right_kind and (value == self.default or fits)
         elif self.choices:
-            ok = isinstance(value, str) and value in self.choices
+            right_kind, problem = isinstance(value, str), CHOICE
+            ok = right_kind and value in self.choices
         else:
-            ok = self.is_number(value) and self.in_range(value)
+            right_kind, problem = self.is_number(value), RANGE
+            ok = right_kind and self.in_range(value)
         if not ok:
-            raise ValueError(f"search option {self.name}={excerpt(value)}: give {self.accepted()}")
+            raise ValueError(refusal(self.name, value, problem if right_kind else KIND, self.accepted(),
+                                     SEARCH))
 
     @classmethod
     def of(cls, declared: Declared) -> SearchOption:

@@ -37,9 +37,9 @@ from cardlab.cluster.runtime import import_ray, ray_session, task_error
 from cardlab.evaluation.compare import Contest, PlayDeals
 from cardlab.evaluation.episodes import HAND, MATCH
 from cardlab.evaluation.evaluate import play_deals
-from cardlab.evaluation.request import AgentFactory, EvalRequest, Table, legacy_request
+from cardlab.evaluation.request import AgentFactory, EvalRequest, Table, each_table, old_form, one_request
 from cardlab.evaluation.results import EpisodeRecord, EvalResult
-from cardlab.evaluation.tournament import TournamentResult, tournament
+from cardlab.evaluation.tournament import TOURNAMENT_ORDER, TournamentResult, tournament
 
 BLOCKS_PER_WORKER = 16
 """Blocks per worker, all tables together: enough for an even finish and a moving progress bar, few
@@ -104,23 +104,16 @@ def play_block(game: str, rules: dict[str, Any], slots: Sequence[Any], kind: int
                       agent_factory=functools.partial(_agent, factory=agent_factory))
 
 
-def evaluate_many(requests: Sequence[EvalRequest] | str, *old: Any, progress: bool = False,
+@old_form(each_table)
+def evaluate_many(requests: Sequence[EvalRequest], *, progress: bool = False,
                   workers: int | None = None, address: str | None = None,
-                  before_block: BeforeBlock | None = None, **old_keywords: Any) -> list[EvalResult]:
+                  before_block: BeforeBlock | None = None) -> list[EvalResult]:
     """`evaluate` each request, all their blocks on Ray: equal to ``[evaluate(r) for r in requests]``.
 
     See `ray_session` for `workers` and `address`. A bot slot is loaded from its bytes, the other specs
     built by the request's `agent_factory` in the workers. The old form ``evaluate_many(game, tables,
     hands, ...)`` still works for one version, with a deprecation warning.
     """
-    if isinstance(requests, str):
-        fields, options = legacy_request("evaluate_many", requests, old, old_keywords)
-        tables = fields.pop("agents")
-        return evaluate_many([EvalRequest(agents=t, **fields) for t in tables], progress=progress,
-                             workers=workers, address=address, before_block=before_block, **options)
-    if old or old_keywords:
-        raise TypeError(f"evaluate_many takes EvalRequests and keyword options, got "
-                        f"{sorted(old_keywords)} more")
     plans = [r.table for r in requests]
     bots = _read_bots(plans)
     with ray_session(workers, address) as parallel:
@@ -183,40 +176,26 @@ def _run(ray: Any, count: int, submit: Callable[[int], Any], parallel: int, prog
     return [part for part in results if part is not None]
 
 
-def evaluate_parallel(request: EvalRequest | str, *old: Any, progress: bool = False,
+@old_form(one_request)
+def evaluate_parallel(request: EvalRequest, *, progress: bool = False,
                       workers: int | None = None, address: str | None = None,
-                      before_block: BeforeBlock | None = None, **old_keywords: Any) -> EvalResult:
+                      before_block: BeforeBlock | None = None) -> EvalResult:
     """`evaluate` on Ray workers: the same request and the same result (the old form still works for one
     version, with a deprecation warning)."""
-    if isinstance(request, str):
-        fields, options = legacy_request("evaluate_parallel", request, old, old_keywords)
-        return evaluate_parallel(EvalRequest(**fields), progress=progress, workers=workers, address=address,
-                                 before_block=before_block, **options)
-    if old or old_keywords:
-        raise TypeError(f"evaluate_parallel takes an EvalRequest and keyword options, got "
-                        f"{sorted(old_keywords)} more")
     return evaluate_many([request], progress=progress, workers=workers, address=address,
                          before_block=before_block)[0]
 
 
-def tournament_parallel(
-    game: str,
-    specs: list[str],
-    hands_per_pair: int,
-    seed: int = 0,
-    rule_options: dict[str, Any] | None = None,
-    progress: bool = False,
-    *,
-    workers: int | None = None,
-    address: str | None = None,
-) -> TournamentResult:
-    """`tournament` with every pairing's blocks on Ray at once: the same result."""
+@old_form(one_request, TOURNAMENT_ORDER[:-1])
+def tournament_parallel(request: EvalRequest, *, progress: bool = False, workers: int | None = None,
+                        address: str | None = None) -> TournamentResult:
+    """`tournament` with every pairing's blocks on Ray at once: the same request, the same result (the old
+    form still works for one version, with a deprecation warning)."""
 
     def evaluate_tables(requests: list[EvalRequest], progress: bool) -> list[EvalResult]:
         return evaluate_many(requests, progress=progress, workers=workers, address=address)
 
-    return tournament(game, specs, hands_per_pair, seed, rule_options, progress,
-                      evaluate_tables=evaluate_tables)
+    return tournament(request, progress=progress, evaluate_tables=evaluate_tables)
 
 
 @contextlib.contextmanager

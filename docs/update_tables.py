@@ -20,7 +20,8 @@ names:
   (`speed_rows.cold_markdown`: each command with an empty kernel cache and
   with a filled one);
 - ``search options``: the options of ``search:BASE``
-  (`cardlab.agents.search_options.options_markdown`);
+  (`cardlab.agents.search_options.options_markdown`); ``training config``:
+  every key of a training config (`cardlab.training.harness.config_docs.config_markdown`);
 - ``hand readers``: the shipped hand readers' held-out fit, from their
   metadata (`cardlab.training.data.reader.readers_table`).
 
@@ -41,6 +42,7 @@ from cardlab.agents.search_options import options_markdown
 from cardlab.envs import make_game
 from cardlab.evaluation.leaderboard import bench_markdown, exploit_markdown, suites_markdown
 from cardlab.training.data.reader import readers_table
+from cardlab.training.harness.config_docs import config_markdown
 from cardlab.training.trainers.ship import bots_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -81,6 +83,7 @@ LEADERBOARD: dict[str, Callable[[], str]] = {
     "speed table": lambda: run_markdown("markdown", SPEED),
     "cold start": lambda: run_markdown("cold_markdown", COLD),
     "search options": options_markdown,
+    "training config": config_markdown,
     "hand readers": readers_table,
 }
 

@@ -5,8 +5,8 @@ Why one primitive: rule options (`cardlab.envs.options.RuleOptions`), search opt
 (`cardlab.training.harness.config`) each need a default, a doc, and what is
 accepted; declared in one shape, each reader (the checks, the error text, the docs
 table) takes them from the field, so a new option is one edit. It lives in `envs`,
-the lowest layer, so that all three can import it. Each kind words its own error
-text (its tests pin it) from the same `Declared`.
+the lowest layer, so that all three can import it. A refused value of any kind is
+worded by `refusal`, one sentence shape for the three.
 """
 
 from __future__ import annotations
@@ -16,7 +16,27 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from cardlab.envs.checked_json import excerpt
+
 _KEY = "declared"
+
+RANGE = "out of range"
+CHOICE = "not one of the choices"
+KIND = "of the wrong type"
+"""the problems `refusal` names most: a number past its bounds, a word outside its choices, a value of
+another type"""
+
+
+def refusal(key: str, value: Any, problem: str, accepted: str, kind: str = "") -> str:
+    """The one wording of a refused option value, for rule options (`kind` ``rule option``), search options
+    (``search option``) and config keys (no kind: the key path names it):
+    ``[KIND ]KEY=VALUE is PROBLEM; accepted: ACCEPTED``, the value shortened by `excerpt`."""
+    return f"{kind + ' ' if kind else ''}{key}={excerpt(value)} is {problem}; accepted: {accepted}"
+
+
+def quoted(words: Any) -> str:
+    """The accepted words of a refusal, each quoted: ``'tanh', 'relu'``."""
+    return ", ".join(repr(word) for word in words)
 
 
 @dataclasses.dataclass(frozen=True)

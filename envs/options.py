@@ -9,8 +9,8 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
-from cardlab.envs.checked_json import excerpt, key_names
-from cardlab.envs.declared import Declared, declarations
+from cardlab.envs.checked_json import key_names
+from cardlab.envs.declared import KIND, RANGE, Declared, declarations, refusal
 
 R = TypeVar("R", bound="RuleOptions")
 
@@ -21,6 +21,8 @@ batched engines keep counts in int32 arrays, and the observers divide by them as
 TOTAL_HIGH = 1_000_000_000
 """The largest magnitude of a saved total (scores, hand points, hands played): int32 holds it with room
 for many hands' points."""
+RULE = "rule option"
+"""the kind a rule option's refusal names (`cardlab.envs.declared.refusal`)"""
 MEMORY_DOC = ("not a rule of play (play is unchanged): adds the observation field drew_on, a memory of "
               "the hand: the suits each other player drew on and has laid none of since")
 """The doc of each game's `memory` option, which the game's engine and observer implement."""
@@ -90,9 +92,9 @@ class RuleOptions:
             value = getattr(self, f.name)
             expected = f.type if isinstance(f.type, type) else {"bool": bool, "int": int}.get(str(f.type))
             if expected is bool and not isinstance(value, bool):
-                raise ValueError(f"rule option {f.name} must be true or false, got {excerpt(value)}")
+                raise ValueError(refusal(f.name, value, KIND, "true or false", RULE))
             if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ValueError(f"rule option {f.name} must be a whole number, got {excerpt(value)}")
+                raise ValueError(refusal(f.name, value, KIND, "a whole number", RULE))
             low, high = type(self).limits(f.name) if f.name in limits else (None, None)
             if expected is int and low is not None:
                 self.check_range(f.name, low, high)
@@ -104,8 +106,7 @@ class RuleOptions:
     def check_range(self, name: str, low: int, high: int | None = None) -> None:
         value = getattr(self, name)
         if value < low or (high is not None and value > high):
-            raise ValueError(f"rule option {name}={excerpt(value)} is out of range: "
-                             f"accepted {_range_text(low, high)}")
+            raise ValueError(refusal(name, value, RANGE, _range_text(low, high), RULE))
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

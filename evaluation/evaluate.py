@@ -40,7 +40,7 @@ from cardlab.evaluation.episodes import (
     derive_seed,
     run_episode,
 )
-from cardlab.evaluation.request import AgentFactory, EvalRequest, legacy_request
+from cardlab.evaluation.request import AgentFactory, EvalRequest, old_form, one_request
 from cardlab.evaluation.results import EpisodeRecord, EvalResult
 
 
@@ -106,9 +106,9 @@ def _play_rotations(request: EvalRequest, kind: int, tick: Callable[[int], None]
                       request.agent_factory, on_deal=tick)
 
 
-def evaluate(request: EvalRequest | str, *old: Any, progress: bool = False, desc: str | None = None,
-             batched: bool = False, on_played: Callable[[int, int], None] | None = None,
-             **old_keywords: Any) -> EvalResult:
+@old_form(one_request)
+def evaluate(request: EvalRequest, *, progress: bool = False, desc: str | None = None,
+             batched: bool = False, on_played: Callable[[int, int], None] | None = None) -> EvalResult:
     """Play the request's seeded hands (and matches) with seats rotated; see the module doc.
 
     `progress` draws a bar on stderr (`desc`: its label); `on_played(episodes played, of total)` is
@@ -119,12 +119,6 @@ def evaluate(request: EvalRequest | str, *old: Any, progress: bool = False, desc
     at a time either way. ``evaluate(game, specs, hands, ...)``, the old form, still works for one
     version, with a deprecation warning.
     """
-    if isinstance(request, str):
-        fields, options = legacy_request("evaluate", request, old, old_keywords)
-        return evaluate(EvalRequest(**fields), progress=progress, desc=desc, batched=batched,
-                        on_played=on_played, **options)
-    if old or old_keywords:
-        raise TypeError(f"evaluate takes an EvalRequest and keyword options, got {sorted(old_keywords)} more")
     table = request.table
     n = table.num_players
     total = n * sum(table.deals.values())

@@ -9,8 +9,8 @@ or rule option is refused in one line when it is made), and `table` works out
 what it plays: the table's rules, its slots (the agents repeated in order to
 fill the seats) and the deals of each kind. How it is played (a progress bar,
 Ray workers, the batched engine) stays with the function that plays it.
-`legacy_request` reads the parameter lists of before, with a deprecation
-warning, for one version.
+`old_form` lets a function that takes a request read the parameter lists of
+before, with a deprecation warning, for one version.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
@@ -102,22 +102,27 @@ class EvalRequest:
 OLD_ORDER = ("agents", "hands", "seed", "rules", "matches", "progress", "desc", "batched", "on_played",
              "agent_factory")
 """the positional parameters after the game in the parameter lists of before (`evaluate`'s)"""
-OLD_NAMES = {"agent_specs": "agents", "tables": "agents", "rule_options": "rules"}
+OLD_NAMES = {"agent_specs": "agents", "tables": "agents", "specs": "agents", "rule_options": "rules",
+             "hands_per_pair": "hands"}
 """their old keyword names"""
 FIELDS = frozenset(f.name for f in dataclasses.fields(EvalRequest))
+Q = TypeVar("Q")
+R = TypeVar("R")
+P = ParamSpec("P")
 
 
-def legacy_request(function: str, game: str, args: Sequence[Any], kwargs: Mapping[str, Any]
-                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+def legacy_request(function: str, game: str, args: Sequence[Any], kwargs: Mapping[str, Any],
+                   order: Sequence[str] = OLD_ORDER) -> tuple[dict[str, Any], dict[str, Any]]:
     """The request fields and the other options of a call in the old form ``function(game, specs, hands,
-    seed, rule_options, matches, ...)``, with a DeprecationWarning that shows the new one."""
+    seed, rule_options, ...)`` (the parameters after the game in `order`), with a DeprecationWarning that
+    shows the new one, at the line that called `function` (through `old_form`'s wrapper)."""
     warnings.warn(f"{function}(game, agent_specs, hands, ...) is deprecated: pass an EvalRequest "
                   f"({function}(EvalRequest(game, agents, hands=..., seed=..., rules=...)), "
                   "cardlab.evaluation.request); the old form goes in the next version",
                   DeprecationWarning, stacklevel=3)
-    if len(args) > len(OLD_ORDER):
-        raise TypeError(f"{function} takes at most {len(OLD_ORDER) + 1} positional arguments in the old form")
-    given = dict(zip(OLD_ORDER, args, strict=False))
+    if len(args) > len(order):
+        raise TypeError(f"{function} takes at most {len(order) + 1} positional arguments in the old form")
+    given = dict(zip(order, args, strict=False))
     for key, value in kwargs.items():
         name = OLD_NAMES.get(key, key)
         if name in given:
@@ -127,3 +132,41 @@ def legacy_request(function: str, game: str, args: Sequence[Any], kwargs: Mappin
     fields["game"] = game
     fields["rules"] = fields.get("rules") or {}
     return fields, {k: v for k, v in given.items() if k not in FIELDS}
+
+
+def one_request(fields: dict[str, Any]) -> EvalRequest:
+    """The request of an old-form call's fields."""
+    return EvalRequest(**fields)
+
+
+def each_table(fields: dict[str, Any]) -> list[EvalRequest]:
+    """A request per table of an old-form call whose agents were a list of tables (`evaluate_many`'s)."""
+    tables = fields.pop("agents")
+    return [EvalRequest(agents=table, **fields) for table in tables]
+
+
+def old_form(build: Callable[[dict[str, Any]], Q], order: Sequence[str] = OLD_ORDER
+             ) -> Callable[[Callable[Concatenate[Q, P], R]], Callable[Concatenate[Q | str, P], R]]:
+    """A function of a request (`Q`) and keyword options that also takes, for one version, the old form
+    ``function(game, specs, hands, ...)`` (its parameters after the game in `order`): the old call's request
+    made by `build`, with a DeprecationWarning at the caller's line (`legacy_request`). A new-form call with
+    positional arguments after the request is a TypeError: one place for what `evaluate`, its Ray twins and
+    the tournaments each did."""
+
+    def wrap(function: Callable[Concatenate[Q, P], R]) -> Callable[Concatenate[Q | str, P], R]:
+        name = getattr(function, "__name__", "evaluate")
+        plain = cast("Callable[..., R]", function)  # called with the options as the caller gave them
+
+        @functools.wraps(function)
+        def call(request: Any, *old: Any, **keywords: Any) -> R:
+            if isinstance(request, str):
+                fields, options = legacy_request(name, request, old, keywords, order)
+                return plain(build(fields), **options)
+            if old:
+                raise TypeError(f"{name} takes a request and keyword options, got {len(old)} more positional "
+                                "argument(s)")
+            return plain(request, **keywords)
+
+        return cast("Callable[Concatenate[Q | str, P], R]", call)
+
+    return wrap

@@ -5,10 +5,10 @@ Every pairing plays `evaluate`'s seat-rotated hands, all on the same deals
 by deal (the deal's seat rotations are one unit, `cardlab.evaluation.paired`)
 beside Wilson's; an agent's overall rate clusters its tables' hands by deal too.
 
-- 2 players (the default): each pair (A, B) plays `hands_per_pair` hands head
+- 2 players (the default): each pair (A, B) plays the request's `hands` head
   to head; cell [A][B] is A's hand win rate against B (chance 0.5).
 - n > 2 players (``num_players`` in the rule options): each ordered pair plays
-  a table of A alone against n-1 copies of B, `hands_per_pair` hands; cell
+  a table of A alone against n-1 copies of B, `hands` hands; cell
   [A][B] is A's win rate at that table (chance 1/n), cell [B][A] comes from
   the mirror table.
 
@@ -34,10 +34,9 @@ import trueskill
 
 from cardlab.agents.agent_spec import resolve_spec
 from cardlab.envs import make_game
-from cardlab.envs.checked_json import excerpt
-from cardlab.evaluation.episodes import check_seed, table_rules
+from cardlab.evaluation.episodes import table_rules
 from cardlab.evaluation.evaluate import evaluate
-from cardlab.evaluation.request import EvalRequest
+from cardlab.evaluation.request import EvalRequest, old_form, one_request
 from cardlab.evaluation.results import (
     EpisodeRecord,
     EvalResult,
@@ -164,25 +163,27 @@ class TournamentResult:
         return path
 
 
-def tournament(
-    game: str,
-    specs: list[str],
-    hands_per_pair: int,
-    seed: int = 0,
-    rule_options: dict[str, Any] | None = None,
-    progress: bool = False,
-    evaluate_tables: EvaluateTables | None = None,
-) -> TournamentResult:
-    """Round robin of `specs` (see the module doc for tables of more than 2 players).
+TOURNAMENT_ORDER = ("agents", "hands", "seed", "rules", "progress", "evaluate_tables")
+"""the positional parameters after the game of `tournament` before it took a request"""
+
+
+@old_form(one_request, TOURNAMENT_ORDER)
+def tournament(request: EvalRequest, *, progress: bool = False,
+               evaluate_tables: EvaluateTables | None = None) -> TournamentResult:
+    """Round robin of the request's agents, `request.hands` hands per pairing, on its seed's deals; the
+    table's size is its rules' num_players, 2 when not given (see the module doc for more than 2).
 
     `evaluate_tables` plays the tables (default: `evaluate` each, one after another).
+    ``tournament(game, specs, hands_per_pair, ...)``, the old form, still works for one version, with a
+    deprecation warning.
     """
-    seed = check_seed(seed)
-    if isinstance(hands_per_pair, bool) or not isinstance(hands_per_pair, int) or hands_per_pair < 1:
-        raise ValueError(f"hands per pairing must be a whole number >= 1, got {excerpt(hands_per_pair)}")
+    if request.hands < 1 or request.matches:
+        raise ValueError(f"a tournament plays hands: give hands >= 1 per pairing and no matches, got hands="
+                         f"{request.hands}, matches={request.matches}")
+    specs, seed, game = list(request.agents), request.seed, request.game
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {len(specs)}")
-    rules = dict(rule_options or {})
+    rules = dict(request.rules)
     rules.setdefault("num_players", 2)
     full_rules = table_rules(game, rules)
     table = make_game(game, full_rules)
@@ -198,7 +199,7 @@ def tournament(
     cells: list[list[Rate | None]] = [[None] * k for _ in range(k)]
     tables: list[tuple[int, int, list[EpisodeRecord]]] = []
     table_specs = [[specs[i]] + [specs[j]] * (n - 1) for i, j in pairs]
-    requests = [EvalRequest(game, t, hands=hands_per_pair, seed=seed, rules=rules) for t in table_specs]
+    requests = [request.replace(agents=t, rules=rules) for t in table_specs]
     if evaluate_tables is None:
         results = [evaluate(r, progress=progress, desc=f"{specs[i]} vs {specs[j]}")
                    for r, (i, j) in zip(requests, pairs, strict=True)]
@@ -211,7 +212,7 @@ def tournament(
             cells[j][i] = stats[1].hands
         tables.append((i, j, result.hand_records))
     return TournamentResult(game=game, rules=full_rules, num_players=n, seed=seed, specs=list(specs),
-                            cells=cells, ratings=_trueskill(specs, tables), hands_asked=hands_per_pair)
+                            cells=cells, ratings=_trueskill(specs, tables), hands_asked=request.hands)
 
 
 def _trueskill(specs: list[str], tables: list[tuple[int, int, list[EpisodeRecord]]]) -> list[Rating]:

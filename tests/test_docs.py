@@ -168,6 +168,10 @@ def test_the_results_and_the_readme_hold_the_shipped_bots_tables() -> None:
         update_tables.generated("shipped robots")
 
 
+def test_the_training_page_holds_the_config_keys_table() -> None:
+    assert "training config" in update_tables.blocks(read("docs/training.md"))
+
+
 def test_the_results_page_holds_the_speed_table() -> None:
     """Near the top of its Speed section: one run of benchmarks/speed_table.py, each row with its target."""
     speed = read("docs/results.md").partition("\n## Speed\n")[2].partition("\n### ")[0]

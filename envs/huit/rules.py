@@ -28,9 +28,9 @@ import numpy as np
 from cardlab.envs import cards as C
 from cardlab.envs.action_text import split_action_text
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import option
+from cardlab.envs.declared import KIND, RANGE, option, refusal
 from cardlab.envs.hand import END_KEYS, HandState
-from cardlab.envs.options import MEMORY_DOC, RuleOptions
+from cardlab.envs.options import MEMORY_DOC, RULE, RuleOptions
 from cardlab.envs.rng import rng_state
 from cardlab.envs.state_checks import (
     check_deal,
@@ -190,14 +190,11 @@ class HuitRules(RuleOptions):
         if self.hand_size == "all":
             return
         if isinstance(self.hand_size, bool) or not isinstance(self.hand_size, int):
-            raise ValueError(f"rule option hand_size must be a whole number or 'all', got "
-                             f"{excerpt(self.hand_size)}")
+            raise ValueError(refusal("hand_size", self.hand_size, KIND, "a whole number or 'all'", RULE))
         most = len(DECK_CARDS) // self.num_players
         if not 1 <= self.hand_size <= most:
-            raise ValueError(
-                f"rule option hand_size={excerpt(self.hand_size)} is out of range: accepted 1 to {most} "
-                f"for {self.num_players} players, or 'all'"
-            )
+            raise ValueError(refusal("hand_size", self.hand_size, RANGE,
+                                     f"1 to {most} for {self.num_players} players, or 'all'", RULE))
 
     def cards_each(self) -> int:
         return len(DECK_CARDS) // self.num_players if self.hand_size == "all" else int(self.hand_size)

@@ -184,7 +184,7 @@ def test_a_believing_search_needs_the_record_and_plays_with_it() -> None:
     assert "winner" in info
     with pytest.raises(ValueError, match="belief=nobody"):
         make_agent("search:belief=nobody:expert", game)
-    with pytest.raises(ValueError, match="give one of opponents=base, opponents=recognise"):
+    with pytest.raises(ValueError, match="not one of the choices; accepted: one of opponents=base, "):
         make_agent("search:opponents=all:expert", game)
 
 

@@ -582,8 +582,8 @@ def test_refuses_bad_safetensors_headers(switch_bot: Bot, build: Any, message: s
 # ---------------------------------------------------------------- bounds, serve --bot, probe
 def test_refuses_metadata_rules_out_of_range_naming_the_range(switch_bot: Bot) -> None:
     _edit_meta(switch_bot[0], lambda m: m["rules"].update(target_score=10**50))
-    with pytest.raises(ValueError, match="target_score=<a number of about 50 digits> is out of range: "
-                                         "accepted 1 to 1,000,000"):
+    with pytest.raises(ValueError, match="target_score=<a number of about 50 digits> is out of range; "
+                                         "accepted: 1 to 1,000,000"):
         load_bot(switch_bot[0])
 
 

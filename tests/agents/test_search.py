@@ -297,19 +297,22 @@ def test_a_game_without_the_rollout_heuristic_is_refused_saying_which_it_has() -
     ("search:worlds=8", "names no base agent"),
     ("search:world=8:expert", "'world=8' is not a search option; accepted: level=quick|strong"),
     ("search:worlds:expert", "'worlds' is not a search option"),
-    ("search:worlds=many:expert", "worlds='many' is not a whole number; accepted"),
-    ("search:worlds=-1:expert", "worlds=-1: give a whole number 0 to 16384"),
-    ("search:worlds=20000:expert", "give a whole number 0 to 16384"),
-    ("search:level=fast:expert", "level='fast': give one of level=quick, level=strong"),
-    ("search:rollout=wizard:expert", "rollout='wizard': give one of rollout=base, rollout=random, "
-                                     "rollout=greedy, rollout=expert, rollout=bot"),
+    ("search:worlds=many:expert", "worlds='many' is of the wrong type; accepted"),
+    ("search:worlds=-1:expert", "worlds=-1 is out of range; accepted: a whole number 0 to 16384"),
+    ("search:worlds=20000:expert", "out of range; accepted: a whole number 0 to 16384"),
+    ("search:level=fast:expert", "level='fast' is not one of the choices; accepted: one of level=quick, "
+                                  "level=strong"),
+    ("search:rollout=wizard:expert", "rollout='wizard' is not one of the choices; accepted: one of "
+                                     "rollout=base, rollout=random, rollout=greedy, rollout=expert, "
+                                     "rollout=bot"),
     ("search:rollout:expert", "'rollout' is not a search option; accepted: level=quick|strong"),
-    ("search:ms=fast:expert", "ms='fast' is not a whole number"),
-    ("search:value=score:expert", "value='score': give one of value=win, value=points"),
+    ("search:ms=fast:expert", "ms='fast' is of the wrong type"),
+    ("search:value=score:expert", "value='score' is not one of the choices; accepted: one of value=win, "
+                                   "value=points"),
     ("search:weigh=average:belief=expert:expert",
-     "weigh='average': give one of weigh=resample, weigh=weights"),
-    ("search:z=-1:expert", "z=-1.0: give a number from 0 to 10"),
-    ("search:z=sure:expert", "z='sure' is not a number; accepted"),
+     "weigh='average' is not one of the choices; accepted: one of weigh=resample, weigh=weights"),
+    ("search:z=-1:expert", "z=-1.0 is out of range; accepted: a number from 0 to 10"),
+    ("search:z=sure:expert", "z='sure' is of the wrong type; accepted"),
     ("search:worlds=4:worlds=8:expert", "given twice"),
     ("search:search:expert", "cannot be another search"),
     ("search:wizard", "its base agent: unknown agent spec 'wizard'"),

@@ -148,5 +148,5 @@ def test_the_play_loop_shows_a_copy_of_the_true_state_to_an_agent_that_sees_it()
 def test_the_cheat_option_takes_0_or_1() -> None:
     assert parse_spec("search:cheat=1:expert")[0].cheat == 1
     assert parse_spec("search:expert")[0].cheat == 0
-    with pytest.raises(ValueError, match=r"cheat=2: give a whole number 0 to 1"):
+    with pytest.raises(ValueError, match=r"cheat=2 is out of range; accepted: a whole number 0 to 1"):
         parse_spec("search:cheat=2:expert")

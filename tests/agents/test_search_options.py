@@ -53,25 +53,28 @@ def test_each_option_parses_its_declared_values_and_refuses_others(name: str) ->
         top = int(declared.high) if declared.whole else declared.high
         assert getattr(parse_spec(f"search:{name}={top}:expert")[0], name) == top
         bad = str(int(declared.high) + 1)
-    with pytest.raises(ValueError, match=re.escape(f"{name}=") + ".*give " + re.escape(declared.accepted())):
+    problem = "(out of range|not one of the choices|not printable text of the accepted length)"
+    with pytest.raises(ValueError, match=re.escape(f"{name}=") + f".* is {problem}; accepted: "
+                                         + re.escape(declared.accepted())):
         parse_spec(f"search:{name}={bad}:expert")
 
 
 @pytest.mark.parametrize("spec, says", [
-    ("search:ms=1e29:expert", "ms='1e29' is not a whole number; accepted: a whole number 0 to 600000, in the "
+    ("search:ms=1e29:expert", "ms='1e29' is of the wrong type; accepted: a whole number 0 to 600000, in the "
                               "digits 0-9"),
-    ("search:ms=100000000000000000000000000000:expert", "ms='100000000000000000000000000000' is not a whole "
-                                                        "number"),
-    (f"search:ms={MOST_MS + 1}:expert", f"ms={MOST_MS + 1}: give a whole number 0 to {MOST_MS}"),
-    ("search:worlds=\uff16\uff14:expert", "worlds='\uff16\uff14' is not a whole number"),
-    ("search:worlds=\u0664:expert", "is not a whole number"),  # an Arabic-Indic 4: int() would take it
-    ("search:worlds=1_000:expert", "worlds='1_000' is not a whole number"),
-    ("search:worlds=+8:expert", "is not a whole number"),
-    ("search:z=nan:expert", "z='nan' is not a number; accepted: a number from 0 to 10"),
-    ("search:z=inf:expert", "z='inf' is not a number"),
-    ("search:z=\uff10.5:expert", "is not a number"),
-    ("search:ess=1e-3:expert", "ess='1e-3' is not a number"),
-    (f"search:worlds={MOST_WORLDS}.0:expert", "is not a whole number"),
+    ("search:ms=100000000000000000000000000000:expert", "ms='100000000000000000000000000000' is of the "
+                                                        "wrong type"),
+    (f"search:ms={MOST_MS + 1}:expert",
+     f"ms={MOST_MS + 1} is out of range; accepted: a whole number 0 to {MOST_MS}"),
+    ("search:worlds=\uff16\uff14:expert", "worlds='\uff16\uff14' is of the wrong type"),
+    ("search:worlds=\u0664:expert", "is of the wrong type"),  # an Arabic-Indic 4: int() would take it
+    ("search:worlds=1_000:expert", "worlds='1_000' is of the wrong type"),
+    ("search:worlds=+8:expert", "is of the wrong type"),
+    ("search:z=nan:expert", "z='nan' is of the wrong type; accepted: a number from 0 to 10"),
+    ("search:z=inf:expert", "z='inf' is of the wrong type"),
+    ("search:z=\uff10.5:expert", "is of the wrong type"),
+    ("search:ess=1e-3:expert", "ess='1e-3' is of the wrong type"),
+    (f"search:worlds={MOST_WORLDS}.0:expert", "is of the wrong type"),
 ])
 def test_numbers_are_bounded_ascii_and_refused_in_one_line(spec: str, says: str) -> None:
     with pytest.raises(ValueError, match=re.escape(says)) as caught:
@@ -89,7 +92,7 @@ def test_numbers_in_ascii_digits_parse() -> None:
 def test_options_given_in_code_are_checked_as_parsed_ones_are(values: dict[str, object]) -> None:
     (name,) = values
     accepted = re.escape(DECLARED[name].accepted())
-    with pytest.raises(ValueError, match=f"search option {name}=.*: give {accepted}"):
+    with pytest.raises(ValueError, match=f"search option {name}=.* is .*; accepted: {accepted}"):
         SearchOptions(**values)
 
 
@@ -100,7 +103,7 @@ def test_a_text_option_takes_printable_text_of_bounded_length() -> None:
     reader.check("runs/reader.json")
     reader.check("")  # the default: none given
     for bad in ("x" * (MOST_TEXT + 1), "a\nb", 3):
-        with pytest.raises(ValueError, match=re.escape(f"give {reader.accepted()}")):
+        with pytest.raises(ValueError, match=re.escape(f"; accepted: {reader.accepted()}")):
             reader.check(bad)
 
 
@@ -112,9 +115,10 @@ def test_typed_values_become_a_spec_checked_once_and_read_back_the_same() -> Non
 
 
 @pytest.mark.parametrize(("values", "said"), [
-    ({"worlds": MOST_WORLDS + 1}, f"search option worlds={MOST_WORLDS + 1}: give a whole number 0 to"),
-    ({"worlds": True}, "search option worlds=True: give a whole number"),
-    ({"worlds": "64"}, "search option worlds='64': give a whole number"),
+    ({"worlds": MOST_WORLDS + 1}, f"search option worlds={MOST_WORLDS + 1} is out of range; accepted: a "
+                                  "whole number 0 to"),
+    ({"worlds": True}, "search option worlds=True is of the wrong type; accepted: a whole number"),
+    ({"worlds": "64"}, "search option worlds='64' is of the wrong type; accepted: a whole "),
     ({"wrlds": 64}, "'wrlds' is not a search option; accepted: level="),
 ])
 def test_typed_values_are_checked_by_the_declarations(values: dict[str, object], said: str) -> None:
@@ -133,8 +137,9 @@ def test_a_made_up_search_option_is_in_the_docs_table_and_its_bounds_are_refused
     declared = declared_of(MadeUpOptions)
     assert "| `made_up` | 3 | 1..8 | a made-up count of candidates |" in options_markdown(declared)
     assert declared["made_up"].parse("8") == 8 and MadeUpOptions(made_up=8).made_up == 8
-    for bad in (0, 9, 2.5):
-        with pytest.raises(ValueError, match=f"^search option made_up={bad}: give a whole number 1 to 8$"):
+    for bad, problem in ((0, "out of range"), (9, "out of range"), (2.5, "of the wrong type")):
+        with pytest.raises(ValueError, match=f"^search option made_up={bad} is {problem}; accepted: a whole "
+                                             "number 1 to 8$"):
             MadeUpOptions(made_up=bad)
 
 

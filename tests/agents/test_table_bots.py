@@ -81,10 +81,10 @@ def test_evaluations_name_the_bot_that_played(table_bots: pathlib.Path) -> None:
     assert result.slots == ["bot:huit-3p", "expert", "bot:huit-3p"]
     contest = Contest.seat("huit", "bot:huit", "random", players=4)
     assert contest.slots == ["bot:huit-4p", "random", "random", "random"]
-    ranked = tournament("huit", ["bot:huit", "random"], 2, rule_options={"num_players": 3})
+    ranked = tournament(EvalRequest("huit", ["bot:huit", "random"], hands=2, rules={"num_players": 3}))
     assert ranked.specs == ["bot:huit-3p", "random"]
     with pytest.raises(ValueError, match=r"repeated: \['bot:huit-3p'\] \(bot:huit is bot:huit-3p at this"):
-        tournament("huit", ["bot:huit", "bot:huit-3p"], 2, rule_options={"num_players": 3})
+        tournament(EvalRequest("huit", ["bot:huit", "bot:huit-3p"], hands=2, rules={"num_players": 3}))
 
 
 def test_configs_take_the_alias_at_a_table_with_a_bot(table_bots: pathlib.Path) -> None:

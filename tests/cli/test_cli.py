@@ -316,7 +316,8 @@ def test_only_existing_options_are_suggested(capsys: pytest.CaptureFixture[str])
     assert "argument --hands: expected a whole number >= 1, got 0" in line and "--matches" not in line
     line = fail(["eval", "--game", "huit", "--agents", "random", "random", "--hands", "2", "--rule",
                  "hand_size=99"], capsys)
-    assert line.endswith("rule option hand_size=99 is out of range: accepted 1 to 16 for 2 players, or 'all'")
+    assert line.endswith("rule option hand_size=99 is out of range; accepted: 1 to 16 for 2 players, "
+                         "or 'all'")
     line = fail(["eval", "--game", "huit", "--agents", "random", "random", "--hands", "0"], capsys)
     assert "nothing to play: give hands > 0 or matches > 0" in line  # eval has --matches
 

@@ -253,7 +253,7 @@ def one_line_refusal(argv: list[str], tmp_path: pathlib.Path) -> str:
 def test_eval_refuses_a_huge_rule_option_in_one_line(tmp_path: pathlib.Path) -> None:
     line = one_line_refusal(["eval", "--game", "huit", "--agents", "random", "random", "--hands", "1",
                              "--rule", "target_score=" + "9" * 400], tmp_path)
-    assert "target_score=<a number of about 400 digits> is out of range: accepted 1 to 1,000,000" in line
+    assert "target_score=<a number of about 400 digits> is out of range; accepted: 1 to 1,000,000" in line
 
 
 @pytest.mark.parametrize(("content", "words"), [

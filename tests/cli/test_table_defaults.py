@@ -48,7 +48,7 @@ def test_play_seats_the_table_s_bot_and_bot_game_works_everywhere(table_bots: pa
 
 @pytest.mark.parametrize(("argv", "error"), [
     (["play", "huit", "--rule", "num_players=7"],
-     "rule option num_players=7 is out of range: accepted 2 to 6"),
+     "rule option num_players=7 is out of range; accepted: 2 to 6"),
     (["eval", "--game", "huit", "--rule", "num_player=3", "--hands", "2"],
      "unknown rule option(s) num_player for huit; accepted: num_players, "),
     (["play", "switch", "--rule", "hand_size=0"], "rule option hand_size=0 is out of range"),

@@ -45,14 +45,15 @@ def test_parallel_equals_serial(ray_local: Any, game: str, specs: list[str], han
 
 def test_tournament_equals_serial(ray_local: Any) -> None:
     specs = ["random", "greedy", "expert"]
-    serial = tournament("huit", specs, 30, seed=2)
-    parallel = tournament_parallel("huit", specs, 30, seed=2, workers=2)
+    request = EvalRequest("huit", specs, hands=30, seed=2)
+    serial = tournament(request)
+    parallel = tournament_parallel(request, workers=2)
     assert parallel.to_json() == serial.to_json()
     assert [parallel.overall(i).paired_interval for i in range(3)] == [serial.overall(i).paired_interval
                                                                       for i in range(3)]
     four = {"num_players": 4}
-    assert (tournament_parallel("switch", ["random", "greedy"], 8, seed=1, rule_options=four).to_json()
-            == tournament("switch", ["random", "greedy"], 8, seed=1, rule_options=four).to_json())
+    four_players = EvalRequest("switch", ["random", "greedy"], hands=8, seed=1, rules=four)
+    assert tournament_parallel(four_players).to_json() == tournament(four_players).to_json()
 
 
 def test_bots_travel_as_bytes_and_play_as_at_home(ray_local: Any, tmp_path: pathlib.Path) -> None:

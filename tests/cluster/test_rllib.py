@@ -105,7 +105,7 @@ def test_what_rllib_does_not_do_is_refused_by_name(change: dict[str, Any], named
 
 
 def test_negative_env_runners_are_refused_by_the_config() -> None:
-    with pytest.raises(ValueError, match=r"rllib.num_env_runners=-1 is not accepted: use a value >= 0"):
+    with pytest.raises(ValueError, match=r"rllib.num_env_runners=-1 is out of range; accepted: a value >= 0"):
         config_from_dict({**TINY, "rllib": {"num_env_runners": -1}})
 
 

@@ -34,10 +34,10 @@ def test_a_made_up_rule_option_is_in_the_docs_table_and_its_bounds_are_refused_i
     assert f"| `made_up_streak` | 3 | 1 to {COUNT_HIGH:,} |" in table
     assert MadeUpRules.from_options({"made_up_draw": 5}).made_up_draw == 5
     for bad, accepted in ((0, "1 to 5"), (6, "1 to 5")):
-        with pytest.raises(ValueError, match=f"^rule option made_up_draw={bad} is out of range: "
-                                             f"accepted {accepted}$"):
+        with pytest.raises(ValueError, match=f"^rule option made_up_draw={bad} is out of range; "
+                                             f"accepted: {accepted}$"):
             MadeUpRules.from_options({"made_up_draw": bad})
-    with pytest.raises(ValueError, match=f"^rule option made_up_streak=1000001 is out of range: accepted "
+    with pytest.raises(ValueError, match=f"^rule option made_up_streak=1000001 is out of range; accepted: "
                                          f"1 to {COUNT_HIGH:,}$"):
         MadeUpRules.from_options({"made_up_streak": COUNT_HIGH + 1})
 

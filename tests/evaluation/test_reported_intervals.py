@@ -46,7 +46,7 @@ def test_hands_only_has_no_match_fields() -> None:
 
 def test_tournament_pairings_and_overall_are_clustered_by_deal() -> None:
     specs = ["random", "greedy", "expert"]
-    result = tournament("huit", specs, 40, seed=5)
+    result = tournament(EvalRequest("huit", specs, hands=40, seed=5))
     table = evaluate(EvalRequest("huit", ["greedy", "expert"], hands=40, seed=5))
     row = next(r for r in result.rows() if (r["agent"], r["opponent"]) == ("greedy", "expert"))
     assert (row["paired_ci_low"], row["paired_ci_high"]) == pytest.approx(

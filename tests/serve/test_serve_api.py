@@ -398,7 +398,7 @@ def test_deep_or_huge_json_bodies_are_a_400(api: TestClient, path: str, body: by
 def test_huge_rule_options_are_a_400_naming_the_range(api: TestClient) -> None:
     body = json.dumps({**HUIT, "rules": {"target_score": 10**60}})
     refused(api.post("/api/games", content=body, headers={"content-type": "application/json"}), 400,
-            "target_score=<a number of about 60 digits> is out of range: accepted 1 to 1,000,000")
+            "target_score=<a number of about 60 digits> is out of range; accepted: 1 to 1,000,000")
     response = api.post("/api/games", json={**HUIT, "rules": {"x" * 100_000: 1}})
     assert response.status_code == 400 and len(response.json()["detail"]) < 300
     assert not api.app.state.store.items  # type: ignore[attr-defined]

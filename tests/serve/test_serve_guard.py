@@ -83,8 +83,10 @@ def test_two_content_type_headers_are_refused() -> None:
 def test_request_fields_are_strictly_typed() -> None:
     """No coercion: 1.0 is not a whole number (nor true), true is not a seat, "5" is not a seed."""
     api = client()
-    for change, words in (({"rules": {"target_score": 1.0}}, "target_score must be a whole number, got 1.0"),
-                          ({"rules": {"memory": 1.0}}, "memory must be true or false, got 1.0"),
+    for change, words in (({"rules": {"target_score": 1.0}}, "target_score=1.0 is of the wrong type; "
+                                                              "accepted: a whole number"),
+                          ({"rules": {"memory": 1.0}}, "memory=1.0 is of the wrong type; accepted: true or "
+                                                       "false"),
                           ({"seat": True}, "seat: Input should be a valid integer"),
                           ({"seed": "5"}, "seed: Input should be a valid integer"),
                           ({"num_players": 2.0}, "num_players: Input should be a valid integer"),

@@ -76,8 +76,8 @@ def _config(**changes: Any) -> dict[str, Any]:
     ({"actors": 4 * usable_cores() + 1}, f"actors={4 * usable_cores() + 1} is not accepted: this machine has "
                                          f"{usable_cores()} cores, so use at most {4 * usable_cores()}"),
     ({"device": "cuda"}, "device='cuda' is not accepted: torch sees no GPU here"),
-    ({"device": "gpu"}, "device='gpu' is not accepted: use one of 'cpu', 'cuda', 'auto'"),
-    ({"max_policy_lag": -1}, "max_policy_lag=-1 is not accepted: use a value >= 0"),
+    ({"device": "gpu"}, "device='gpu' is not one of the choices; accepted: 'cpu', 'cuda', 'auto'"),
+    ({"max_policy_lag": -1}, "max_policy_lag=-1 is out of range; accepted: a value >= 0"),
     ({"ray": {"address": "local"}}, "ray.address='local' is not accepted with actors: 0"),
     ({"trainer": "maskable_ppo", "actors": 2},
      "actors (with trainer: maskable_ppo)=2 is not accepted: use 0"),

@@ -69,7 +69,7 @@ def test_a_number_past_either_end_of_its_range_is_refused_naming_the_key(pattern
     key = pattern.replace("[]", "[0]")
     too_high = bound.high + 1 if whole else bound.high * 2
     message = refusal(with_value(pattern, int(too_high) if whole else too_high))
-    assert message.startswith(f"{key}=") and "is not accepted: use " in message
+    assert message.startswith(f"{key}=") and " is out of range; accepted: " in message
     too_low = bound.low if bound.above else bound.low - 1
     assert refusal(with_value(pattern, int(too_low) if whole else float(too_low))).startswith(f"{key}=")
     if not whole:
@@ -83,13 +83,14 @@ HUIT_60K = (_GAME.layout.size + 1) * 60_000 + 60_001 * 60_000 + 60_001 * _GAME.n
 
 
 @pytest.mark.parametrize(("changes", "words"), [
-    ({"ppo": {"learning_rate": 1e400}}, "ppo.learning_rate=inf is not accepted: use a value > 0 and <= 1"),
-    ({"opponents": [{"spec": "random", "weight": float("inf")}]}, "opponents[0].weight=inf is not accepted"),
-    ({"seed": 2**40}, f"seed=1099511627776 is not accepted: use a value >= 0 and <= {SEED_HIGH:,}"),
-    ({"seed": 10**400}, "seed=<a number of about 400 digits> is not accepted"),
-    ({"ppo": {"learning_rate": 10**400}}, "ppo.learning_rate=<a number of about 400 digits> is not accepted"),
+    ({"ppo": {"learning_rate": 1e400}},
+     "ppo.learning_rate=inf is out of range; accepted: a value > 0 and <= 1"),
+    ({"opponents": [{"spec": "random", "weight": float("inf")}]}, "opponents[0].weight=inf is out of range"),
+    ({"seed": 2**40}, f"seed=1099511627776 is out of range; accepted: a value >= 0 and <= {SEED_HIGH:,}"),
+    ({"seed": 10**400}, "seed=<a number of about 400 digits> is out of range"),
+    ({"ppo": {"learning_rate": 10**400}}, "ppo.learning_rate=<a number of about 400 digits> is out of range"),
     ({"policy": {"net_arch": [100_000, 100_000]}},
-     f"policy.net_arch[0]=100000 is not accepted: use layer sizes >= 1 and <= {MAX_LAYER_UNITS:,}"),
+     f"policy.net_arch[0]=100000 is out of range; accepted: layer sizes >= 1 and <= {MAX_LAYER_UNITS:,}"),
     ({"policy": {"net_arch": [60_000, 60_000]}}, "policy.net_arch=[60000, 60000] makes an actor of "
                                                   f"{HUIT_60K:,} parameters: use at most {MAX_PARAMETERS:,}"),
     ({"policy": {"net_arch": [8] * (MAX_HIDDEN_LAYERS + 1)}},
@@ -175,8 +176,9 @@ def test_a_made_up_config_number_declared_once_is_checked_naming_its_key_in_one_
         ("seed", "seed"), ("section.made_up", "section.made_up"),
         ("section.made_up_sizes[0]", "section.made_up_sizes[]"),
         ("section.made_up_sizes[1]", "section.made_up_sizes[]")]
-    refused = {"section.made_up=0.0 is not accepted: use a value > 0 and <= 2": MadeUpSection(made_up=0.0),
-               "section.made_up_sizes[1]=9 is not accepted: use a value >= 1 and <= 8": MadeUpSection(
+    refused = {"section.made_up=0.0 is out of range; accepted: a value > 0 and <= 2":
+               MadeUpSection(made_up=0.0),
+               "section.made_up_sizes[1]=9 is out of range; accepted: a value >= 1 and <= 8": MadeUpSection(
                    made_up_sizes=[4, 9])}
     for words, section in refused.items():
         with pytest.raises(ValueError, match=f"^{re.escape(words)}$"):
@@ -185,8 +187,8 @@ def test_a_made_up_config_number_declared_once_is_checked_naming_its_key_in_one_
 
 def test_a_made_up_config_word_declared_once_is_checked_naming_its_key_and_the_choices() -> None:
     check_choices(MadeUpConfig(section=MadeUpSection(made_up_word="right")))
-    with pytest.raises(ValueError, match=r"^section\.made_up_word='up' is not accepted: use one of 'left', "
-                                         r"'right'$"):
+    with pytest.raises(ValueError, match=r"^section\.made_up_word='up' is not one of the choices; accepted: "
+                                         r"'left', 'right'$"):
         check_choices(MadeUpConfig(section=MadeUpSection(made_up_word="up")))
 
 

@@ -137,10 +137,10 @@ def _config(**changes: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
-    ({"algorithm": "dqn"}, "algorithm='dqn' is not accepted: use one of 'ppo', 'dmc'"),
-    ({"algorithm": "dmc", "dmc": {"epsilon": 1.5}}, "dmc.epsilon=1.5 is not accepted: use a probability"),
-    ({"algorithm": "dmc", "dmc": {"batch_size": 0}}, "dmc.batch_size=0 is not accepted: use a value >= 1"),
-    ({"algorithm": "dmc", "dmc": {"learning_rate": 0}}, "dmc.learning_rate=0.0 is not accepted: use a"),
+    ({"algorithm": "dqn"}, "algorithm='dqn' is not one of the choices; accepted: 'ppo', 'dmc'"),
+    ({"algorithm": "dmc", "dmc": {"epsilon": 1.5}}, "dmc.epsilon=1.5 is out of range; accepted: a "),
+    ({"algorithm": "dmc", "dmc": {"batch_size": 0}}, "dmc.batch_size=0 is out of range; accepted: a value "),
+    ({"algorithm": "dmc", "dmc": {"learning_rate": 0}}, "dmc.learning_rate=0.0 is out of range; accepted: a"),
     ({"algorithm": "dmc", "dmc": {"gamma": 0.9}}, "unknown config key(s) dmc.gamma"),
     ({"algorithm": "dmc", "policy": {"net_arch": [32], "privileged_critic": True}},
      "policy.privileged_critic (with algorithm: dmc)=True is not accepted: use False: the Q network has no"),

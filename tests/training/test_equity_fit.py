@@ -62,11 +62,11 @@ def test_reliability_bins_by_decile() -> None:
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"policy": "nobody"}, "policy:"),
-    ({"hands": 0}, "hands=0 is not accepted"),
-    ({"hidden": [0]}, r"hidden\[0\]=0 is not accepted"),
-    ({"rules": {"num_players": 3}}, "rules.num_players is not accepted"),
-    ({"game": "chess"}, "game='chess' is not accepted"),
-    ({"learning_rate": 0.0}, "learning_rate=0.0 is not accepted"),
+    ({"hands": 0}, "hands=0 is out of range"),
+    ({"hidden": [0]}, r"hidden\[0\]=0 is out of range"),
+    ({"rules": {"num_players": 3}}, "rules.num_players=3 is not a rule option"),
+    ({"game": "chess"}, "game='chess' is not one of the choices"),
+    ({"learning_rate": 0.0}, "learning_rate=0.0 is out of range"),
 ])
 def test_a_bad_config_is_refused_with_its_key(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -4,6 +4,7 @@ statistics are right, and the outputs (table, JSON, CSV, PNG) hold them."""
 from __future__ import annotations
 
 import csv
+import inspect
 import io
 import json
 import math
@@ -124,14 +125,23 @@ def test_evaluate_refuses_bad_arguments(kwargs: dict, message: str) -> None:
         evaluate(EvalRequest(**args))
 
 
+def this_line() -> int:
+    """The line that calls this."""
+    frame = inspect.currentframe()
+    assert frame is not None and frame.f_back is not None
+    return frame.f_back.f_lineno
+
+
 def test_the_old_parameter_list_still_plays_the_same_hands_with_a_deprecation_warning() -> None:
     """The form of before (game, specs, hands, seed=, rule_options=, ...) works for one version: it warns
     and names the new form, and plays the request's records."""
     new = evaluate(EvalRequest("huit", ["greedy", "random"], hands=8, matches=2, seed=3,
                                rules={"target_score": 30}))
-    with pytest.warns(DeprecationWarning, match=r"pass an EvalRequest"):
+    with pytest.warns(DeprecationWarning, match=r"pass an EvalRequest") as seen:
         old = evaluate("huit", ["greedy", "random"], 8, 3, rule_options={"target_score": 30}, matches=2)
+        line = this_line() - 1
     assert old.hand_records == new.hand_records and old.match_records == new.match_records
+    assert [(w.filename, w.lineno) for w in seen] == [(__file__, line)]  # the caller's line
     with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="got agent_specs twice"):
         evaluate("huit", ["random"], agent_specs=["random"], hands=2)
 
@@ -153,7 +163,7 @@ def test_seat_slots() -> None:
 # ---------------------------------------------------------------- tournaments
 def test_two_player_round_robin(tmp_path: pathlib.Path) -> None:
     specs = ["random", "greedy", "expert"]
-    result = tournament("switch", specs, hands_per_pair=30, seed=0)
+    result = tournament(EvalRequest("switch", specs, hands=30, seed=0))
     assert len(result.cells) == 3 and all(len(row) == 3 for row in result.cells)
     for i in range(3):
         assert result.cells[i][i] is None
@@ -173,18 +183,34 @@ def test_two_player_round_robin(tmp_path: pathlib.Path) -> None:
 
 
 def test_more_players_play_one_against_copies() -> None:
-    result = tournament("switch", ["random", "greedy"], hands_per_pair=6, seed=0,
-                        rule_options={"num_players": 3})
+    three = {"num_players": 3}
+    result = tournament(EvalRequest("switch", ["random", "greedy"], hands=6, seed=0, rules=three))
     assert result.num_players == 3
     assert result.cells[0][1].n == 6 and result.cells[1][0].n == 6
     assert "1 vs 2 copies" in result.format_table()
 
 
 def test_tournament_is_deterministic_and_refuses_bad_fields() -> None:
-    a = tournament("huit", ["random", "greedy"], hands_per_pair=10, seed=4)
-    b = tournament("huit", ["random", "greedy"], hands_per_pair=10, seed=4)
+    request = EvalRequest("huit", ["random", "greedy"], hands=10, seed=4)
+    a, b = tournament(request), tournament(request)
     assert a.to_json() == b.to_json()
     with pytest.raises(ValueError, match="at least 2 agents"):
-        tournament("huit", ["random"], hands_per_pair=4)
+        tournament(EvalRequest("huit", ["random"], hands=4))
     with pytest.raises(ValueError, match=r"repeated: \['random'\]"):
-        tournament("huit", ["random", "greedy", "random"], hands_per_pair=4)
+        tournament(EvalRequest("huit", ["random", "greedy", "random"], hands=4))
+    with pytest.raises(ValueError, match="a tournament plays hands: give hands >= 1 per pairing and no "):
+        tournament(EvalRequest("huit", ["random", "greedy"], hands=4, matches=2))
+
+
+def test_the_tournament_s_old_parameter_list_still_plays_the_same_hands_with_a_deprecation_warning() -> None:
+    """``tournament(game, specs, hands_per_pair, seed, rule_options)`` works for one version, through the
+    one legacy helper (`cardlab.evaluation.request.old_form`): it warns at the caller's line, plays the
+    same."""
+    new = tournament(EvalRequest("switch", ["random", "greedy"], hands=6, seed=2, rules={"num_players": 3}))
+    with pytest.warns(DeprecationWarning, match=r"tournament\(game, agent_specs, hands, \.\.\.\) is") as seen:
+        old = tournament("switch", ["random", "greedy"], 6, 2, rule_options={"num_players": 3})
+        line = this_line() - 1
+    assert old.to_json() == new.to_json()
+    assert [(w.filename, w.lineno) for w in seen] == [(__file__, line)]
+    with pytest.raises(TypeError, match="tournament takes a request and keyword options, got 1 more"):
+        tournament(EvalRequest("switch", ["random", "greedy"], hands=6), True)

@@ -82,6 +82,6 @@ def test_the_head_is_refused_with_maskable_ppo_and_out_of_bounds() -> None:
         config_from_dict(data)
     data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
     data["policy"]["read_hands"] = -1
-    refusal = "policy.read_hands=-1.0 is not accepted: use a value >= 0 and <= 1,000"
+    refusal = "policy.read_hands=-1.0 is out of range; accepted: a value >= 0 and <= 1,000"
     with pytest.raises(ValueError, match=re.escape(refusal)):
         config_from_dict(data)

@@ -63,13 +63,13 @@ def test_other_configs_keep_maskable_ppo() -> None:
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
-    ({"trainer": "sb3"}, "trainer='sb3' is not accepted: use one of 'maskable_ppo', 'lean'"),
-    ({"episode": "round"}, "episode='round' is not accepted: use one of 'hand', 'match'"),
+    ({"trainer": "sb3"}, "trainer='sb3' is not one of the choices; accepted: 'maskable_ppo', 'lean'"),
+    ({"episode": "round"}, "episode='round' is not one of the choices; accepted: 'hand', 'match'"),
     ({"episode": "match", "reward": "points"},
      "reward (with episode: match)='points' is not accepted: use 'win'"),
     ({"episode": "match", "trainer": "maskable_ppo"},
      "episode (with trainer: maskable_ppo)='match' is not accepted: use 'hand', or trainer: lean"),
-    ({"eval": {"matches": -1}}, "eval.matches=-1 is not accepted: use a value >= 0"),
+    ({"eval": {"matches": -1}}, "eval.matches=-1 is out of range; accepted: a value >= 0"),
     ({"reward": "match"}, "reward (with episode: hand)='match' is not accepted: 'match' pays the change of "
                           "the match equity across the hands of a match: set episode: match"),
     ({"reward": "match", "episode": "match", "trainer": "maskable_ppo"},

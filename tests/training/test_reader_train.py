@@ -47,10 +47,11 @@ def test_labels_place_every_unseen_card_and_inputs_hold_no_hidden_card() -> None
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"field": [OpponentConfig("nobody", 1.0)]}, r"field\[0\].spec"),
-    ({"positions": 0}, "positions=0 is not accepted"),
-    ({"activation": "gelu"}, "activation='gelu' is not accepted: use one of relu, tanh"),
-    ({"rules": {"num_players": 3}}, "rules.num_players is not accepted"),
-    ({"game": "chess"}, "game='chess' is not accepted"),
+    ({"positions": 0}, "positions=0 is out of range"),
+    ({"activation": "gelu"}, "activation='gelu' is not one of the choices; accepted: 'relu', 'tanh'"),
+    ({"rules": {"num_players": 3}}, "rules.num_players=3 is not a rule option"),
+    ({"game": "chess"}, "game='chess' is not one of the choices"),
+    ({"device": "gpu"}, "device='gpu' is not one of the choices; accepted: 'cpu', 'cuda'"),
     ({"field": [OpponentConfig("expert", 0.0)]}, "weights add up to 0"),
 ])
 def test_a_bad_config_is_refused_with_its_key(changes: dict[str, object], message: str) -> None:

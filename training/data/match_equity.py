@@ -43,13 +43,11 @@ from cardlab.evaluation.episodes import derive_seed
 from cardlab.training.harness.config import parse_dataclass
 from cardlab.training.harness.config_bounds import (
     ROLLOUT_HIGH,
-    SEED_HIGH,
     bounded,
-    check_bounds,
-    elsewhere,
+    check_declared,
     rate,
 )
-from cardlab.training.harness.config_tables import config_table
+from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
 from cardlab.training.harness.progress import Progress
 from cardlab.training.harness.runs import new_run_dir
 from cardlab.training.harness.yaml_files import load_config_file
@@ -62,19 +60,11 @@ DECILES = 10
 
 
 @dataclasses.dataclass
-class EquityConfig:
+class EquityConfig(RunHeader):
     """A match-equity run (`cardlab match-equity CONFIG.yaml`; the module doc has the steps)."""
 
-    name: str = "equity"
-    """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
-    seed: int = bounded(1, 0, SEED_HIGH)
-    """seed of the hands, the matches and the fit"""
-    game: str = "huit"
-    """a registered game id"""
-    num_players: int = elsewhere(4, "the game's own range, checked by building the game")
-    """players at the table"""
-    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """rule options of the game (target_score among them); num_players is the key above"""
+    name: str = header_default("name", "equity")
+    num_players: int = header_default("num_players", 4)
     policy: str = "expert"
     """the agent spec that plays every seat of the hands"""
     hands: int = bounded(20_000, 1, 10_000_000)
@@ -109,8 +99,8 @@ def load_equity_config(path: str | Path) -> EquityConfig:
 
 def validate_equity(cfg: EquityConfig) -> Game:
     """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
-    game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules)
-    check_bounds(cfg)
+    game = check_header(cfg)
+    check_declared(cfg)
     try:
         make_agent(cfg.policy, game, seed=0)
     except ValueError as err:

@@ -44,20 +44,18 @@ from cardlab.agents.hand_reading.reader import (
     reader_layout,
     save_reader,
 )
-from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game
 from cardlab.training.data.reader_data import Table, make_chunks
 from cardlab.training.harness.config import OpponentConfig, parse_dataclass
 from cardlab.training.harness.config_bounds import (
     ROLLOUT_HIGH,
-    SEED_HIGH,
     bounded,
-    check_bounds,
+    check_declared,
     check_network,
-    elsewhere,
     rate,
+    word,
 )
-from cardlab.training.harness.config_tables import config_table
+from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
 from cardlab.training.harness.progress import Progress
 from cardlab.training.harness.runs import new_run_dir
 from cardlab.training.harness.yaml_files import load_config_file
@@ -67,19 +65,11 @@ CHUNKS = "data"
 
 
 @dataclasses.dataclass
-class ReaderConfig:
+class ReaderConfig(RunHeader):
     """A hand reader's training run (`cardlab read-hands CONFIG.yaml`; the module doc has the steps)."""
 
-    name: str = "reader"
-    """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
-    seed: int = bounded(1, 0, SEED_HIGH)
-    """seed of the hands, the seats' draws and the training"""
-    game: str = "huit"
-    """a registered game id with a determinization"""
-    num_players: int = elsewhere(4, "the game's own range, checked by building the game")
-    """players at the table"""
-    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """rule options of the game; num_players is the key above"""
+    name: str = header_default("name", "reader")
+    num_players: int = header_default("num_players", 4)
     field: list[OpponentConfig] = dataclasses.field(
         default_factory=lambda: [OpponentConfig("expert", 2.0), OpponentConfig("greedy", 1.0),
                                  OpponentConfig("random", 0.5)])
@@ -95,7 +85,7 @@ class ReaderConfig:
     """processes making chunks (the positions do not depend on it)"""
     hidden: list[int] = bounded([256, 256], 1, MAX_LAYER_UNITS)
     """hidden layer widths of the reader's MLP"""
-    activation: str = "relu"
+    activation: str = word("relu", ACTIVATIONS)
     """activation of the hidden layers: relu or tanh"""
     epochs: int = bounded(8, 1, 10_000)
     """passes over the training positions"""
@@ -107,7 +97,7 @@ class ReaderConfig:
     """share of the chunks held out of training, to measure the reader on positions it never saw"""
     torch_threads: int = bounded(1, 1, 1_024)
     """torch threads of the training"""
-    device: str = "cpu"
+    device: str = word("cpu", ("cpu", "cuda"))
     """where the reader trains: cpu, or cuda where torch sees a GPU (the positions are made on the CPUs)"""
 
 
@@ -125,15 +115,11 @@ def load_reader_config(path: str | Path) -> ReaderConfig:
 
 def validate_reader(cfg: ReaderConfig) -> Game:
     """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
-    game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules, "a reader needs the game's "
-                        "determinization", lambda spec: spec.determinize is not None)
-    check_bounds(cfg)
-    if cfg.device not in ("cpu", "cuda") or (cfg.device == "cuda" and not torch.cuda.is_available()):
-        raise ValueError(f"device={excerpt(cfg.device)} is not accepted: use cpu, or cuda where torch sees a "
-                         "GPU")
-    if cfg.activation not in ACTIVATIONS:
-        raise ValueError(f"activation={excerpt(cfg.activation)} is not accepted: use one of "
-                         f"{', '.join(ACTIVATIONS)}")
+    game = check_header(cfg, "a game with a determinization (a reader's positions need it)",
+                        lambda spec: spec.determinize is not None)
+    check_declared(cfg)
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' is not accepted: torch sees no GPU here; use cpu")
     if not cfg.field:
         raise ValueError("field=[] is not accepted: list at least one agent spec")
     for i, player in enumerate(cfg.field):

@@ -2,8 +2,9 @@
 
 A config is a YAML file whose keys mirror the dataclasses below (CleanRL style: each field's docstring
 says what it does). Loading refuses unknown keys, wrong types and bad values with a `ValueError` that
-names the key path (``ppo.learning_rate``, ``opponents[1].spec``) and what is accepted. Rule options are
-checked by building the game env, agent specs by building the agents, so a config that loads also runs.
+names the key path (``ppo.learning_rate``, ``opponents[1].spec``) and what is accepted. The header keys
+(name, seed, game, num_players, rules) are `cardlab.training.harness.config_tables.RunHeader`'s; rule options
+are checked by building the game, agent specs by building the agents, so a config that loads also runs.
 
 ```python
 from cardlab.training.harness.config import load_config
@@ -14,22 +15,24 @@ cfg = load_config("configs/huit_ppo.yaml")
 from __future__ import annotations
 
 import dataclasses
-import re
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
 from cardlab.agents.agent_spec import make_agent
-from cardlab.envs import games, get_spec, rule_names
+from cardlab.envs import games, get_spec
 from cardlab.envs.aec import REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.envs.declared import KIND, RANGE, refusal
+from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES
 from cardlab.training.arena.match_reward import MATCH, table_equity
-from cardlab.training.arena.single_seat import make_game_env
 from cardlab.training.harness import config_bounds as bounds
-from cardlab.training.harness.dmc_config import DMCConfig, check_dmc
+from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
+from cardlab.training.harness.dmc_config import ALGORITHMS, DMCConfig, check_dmc
 from cardlab.training.harness.placement import DEVICES, check_placement
 from cardlab.training.harness.yaml_files import read_extended
 
@@ -202,29 +205,21 @@ class RayConfig:
     """trainer lean with actors > 0: the actors as Ray actors (`cardlab.training.ray_actors`)."""
 
     address: str = ""
-    """'' (actor processes on this machine), 'local' (a Ray started here for the run), 'auto' (the Ray running
-    on this machine) or a cluster's HOST:PORT (`ray start --head` prints it); --ray-address sets it"""
+    """'' (actor processes beside the trainer), 'local' (a Ray started by the run), 'auto' (the Ray running
+    where the trainer runs) or a cluster's HOST:PORT (`ray start --head` prints it); --ray-address sets it"""
 
 
 @dataclasses.dataclass
-class TrainConfig:
-    """One training run of a PPO learner in a card game, against a league."""
+class TrainConfig(RunHeader):
+    """One training run of a PPO learner in a card game, against a league (the header keys, `RunHeader`'s,
+    first: the learner takes one of the num_players seats)."""
 
-    name: str = "cardlab"
-    """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
+    name: str = header_default("name", "cardlab")
     trainer: str = bounds.word("maskable_ppo", TRAINERS)
     """'maskable_ppo' (sb3-contrib's MaskablePPO, one learner seat per single-seat env) or 'lean'
     (`cardlab.training.trainers.lean`: PPO or DMC over the batched self-play engine, num_envs games)"""
-    algorithm: str = "ppo"
+    algorithm: str = bounds.word("ppo", ALGORITHMS)
     """trainer lean's learner, 'ppo' (masked PPO) or 'dmc' (deep Monte Carlo: ``dmc.*``, docs/training.md)"""
-    seed: int = bounds.bounded(1, 0, bounds.SEED_HIGH)
-    """seed of the learner, the envs and the evaluation deals"""
-    game: str = "huit"
-    """a registered game id: 'switch', 'huit' (`cardlab.envs.games()`)"""
-    num_players: int = bounds.elsewhere(2, "the game's own range, checked by building the env")
-    """players at the table (the learner takes one seat)"""
-    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """rule options of the game (see the game module's doc); num_players is the key above"""
     reward: str = bounds.word("win", (*REWARDS, MATCH))
     """the game env's reward: 'win' (+1 / -1/(n-1) per episode), 'points' (-points/100 per hand; hand
     episodes only) or 'match' (the seat's change of match equity at each hand's end, from the table's
@@ -355,6 +350,15 @@ def _parse(cls: type[T], data: Any, path: str) -> T:
     return cls(**values)
 
 
+KINDS: dict[Any, tuple[Callable[[Any], bool], str]] = {
+    bool: (lambda v: isinstance(v, bool), "true or false"),
+    int: (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
+    float: (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    str: (lambda v: isinstance(v, str), "a string"),
+}
+"""a plain field's type: (whether a value is of it, what the refusal says is accepted)"""
+
+
 def _value(hint: Any, value: Any, path: str) -> Any:
     origin = typing.get_origin(hint)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
@@ -362,33 +366,24 @@ def _value(hint: Any, value: Any, path: str) -> Any:
     if origin is list:
         (item,) = typing.get_args(hint)
         if not isinstance(value, (list, tuple)):
-            raise ValueError(f"{path} must be a list, got {excerpt(value)}")
+            raise ValueError(refusal(path, value, KIND, "a list"))
         return [_value(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-            raise ValueError(f"{path} must be a mapping with string keys, got {excerpt(value)}")
+            raise ValueError(refusal(path, value, KIND, "a mapping with string keys"))
         return dict(value)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ValueError(f"{path} must be true or false, got {excerpt(value)}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{path} must be a whole number, got {excerpt(value)}")
-        return value
+    if hint not in KINDS:
+        raise TypeError(f"config field {path} has an unsupported type {hint}")  # a bug in this module
+    ok, accepted = KINDS[hint]
+    if not ok(value):
+        raise ValueError(refusal(path, value, KIND, accepted))
     if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{path} must be a number, got {excerpt(value)}")
         try:
             return float(value)
         except OverflowError:  # an int past float's range: 10**400
-            raise ValueError(f"{path}={excerpt(value)} is not accepted: it is larger than any float "
-                             "(about 1.8e308)") from None
-    if hint is str:
-        if not isinstance(value, str):
-            raise ValueError(f"{path} must be a string, got {excerpt(value)}")
-        return value
-    raise TypeError(f"config field {path} has an unsupported type {hint}")  # a bug in this module
+            raise ValueError(refusal(path, value, RANGE, "a number within a float's range (about 1.8e308)")
+                             ) from None
+    return value
 
 
 # ---------------------------------------------------------------- values
@@ -397,16 +392,10 @@ def _check(ok: bool, path: str, value: Any, accepted: str) -> None:
         raise ValueError(f"{path}={excerpt(value)} is not accepted: {accepted}")
 
 
-def _one_of(value: Any, path: str, accepted: tuple[str, ...]) -> None:
-    _check(value in accepted, path, value, f"use one of {', '.join(repr(a) for a in accepted)}")
-
-
 def _validate(cfg: TrainConfig) -> None:
-    _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", cfg.name)), "name", cfg.name,
-           "use letters, digits, '-', '_' and '.' (it names the run folder)")
-    bounds.check_numbers(cfg)
-    _one_of(cfg.game, "game", games())
-    bounds.check_choices(cfg)
+    game = check_header(cfg)
+    bounds.check_declared(cfg)
+    bounds.check_rollout(cfg)
     _check(cfg.episode == "hand" or cfg.reward != "points", "reward (with episode: match)", cfg.reward,
            "use 'win' (the match's win reward) or 'match' (its equity's change at each hand's end); 'points' "
            "pays each hand's points, as hand episodes do")
@@ -414,16 +403,15 @@ def _validate(cfg: TrainConfig) -> None:
            "'match' pays the change of the match equity across the hands of a match: set episode: match, "
            "or use 'win' or 'points'")
     check_placement(cfg)
-    env = _validate_game(cfg)
     _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
     for i, opp in enumerate(cfg.opponents):  # weight 0 never plays: refused here (a reader field takes it)
         _check(opp.weight > 0, f"opponents[{i}].weight", opp.weight, "use a value > 0 and <= 1,000,000")
-        _check_spec(opp.spec, f"opponents[{i}].spec", env)
+        _check_spec(opp.spec, f"opponents[{i}].spec", game)
 
     _check(cfg.trainer == "lean" or cfg.reward != MATCH, f"reward (with trainer: {cfg.trainer})", cfg.reward,
            "use 'win' or 'points', or trainer: lean (with episode: match)")
     if cfg.reward == MATCH:
-        table_equity(env.game)
+        table_equity(game)
     if cfg.trainer == "lean":
         _check_lean(cfg)
     else:
@@ -440,21 +428,21 @@ def _validate(cfg: TrainConfig) -> None:
            "a population shares self-play snapshots: set self_play.enabled: true as well")
 
     if cfg.imitation.enabled:
-        _check_spec(cfg.imitation.teacher, "imitation.teacher", env)
+        _check_spec(cfg.imitation.teacher, "imitation.teacher", game)
 
     ppo = cfg.ppo
     rollout = ppo.n_steps * cfg.num_envs
     _check(2 <= ppo.batch_size <= rollout, "ppo.batch_size", ppo.batch_size,
            f"use 2 to ppo.n_steps * num_envs = {rollout}")
 
-    bounds.check_network(cfg.policy.net_arch, env.game.layout.size, env.game.num_actions)
+    bounds.check_network(cfg.policy.net_arch, game.layout.size, game.num_actions)
 
     ev = cfg.eval
     _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
            "matches are played in the final evaluation: set eval.final_hands > 0 too")
     _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")
     for i, spec in enumerate(ev.opponents):
-        _check_spec(spec, f"eval.opponents[{i}]", env)
+        _check_spec(spec, f"eval.opponents[{i}]", game)
 
 
 def _check_lean(cfg: TrainConfig) -> None:
@@ -470,27 +458,8 @@ def _check_lean(cfg: TrainConfig) -> None:
     check_dmc(cfg, _check)
 
 
-def _validate_game(cfg: TrainConfig) -> Any:
-    """Build the game env: first with num_players alone, then with the rules, to name the culprit."""
+def _check_spec(spec: str, path: str, game: Game) -> None:
     try:
-        make_game_env(cfg.game, cfg.num_players)
-    except ValueError as err:
-        raise ValueError(f"num_players: {err}") from None
-    if "num_players" in cfg.rules:
-        raise ValueError("rules.num_players is not accepted: set the top-level key num_players instead")
-    accepted = [n for n in rule_names(cfg.game) if n != "num_players"]
-    unknown = [k for k in cfg.rules if k not in accepted]
-    if unknown:
-        raise ValueError(f"unknown rule option(s) {', '.join('rules.' + k for k in unknown)} for {cfg.game}: "
-                         f"accepted {', '.join(accepted)}")
-    try:
-        return make_game_env(cfg.game, cfg.num_players, cfg.rules)
-    except ValueError as err:
-        raise ValueError(f"rules: {err}") from None
-
-
-def _check_spec(spec: str, path: str, env: Any) -> None:
-    try:
-        make_agent(spec, env.game, seed=0)
+        make_agent(spec, game, seed=0)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None

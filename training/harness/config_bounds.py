@@ -19,7 +19,7 @@ from typing import Any
 
 from cardlab.agents.bot import MAX_HIDDEN_LAYERS, MAX_LAYER_UNITS, MAX_PARAMETERS, tensor_shapes
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import Declared, declared, option
+from cardlab.envs.declared import CHOICE, RANGE, Declared, declared, option, quoted, refusal
 
 STEPS = 2_000_000_000
 """most env steps of a run (and of any step count): seed + steps + the eval/imitation offsets < 2**32"""
@@ -56,7 +56,8 @@ def step_count(default: int) -> Any:
 
 
 def elsewhere(default: Any, words: str) -> Any:
-    """A number field whose range another check holds (`words` says which): declared, so not a miss."""
+    """A field whose accepted values another check holds (`words` says which): a number so declared is not
+    a miss."""
     return option(default, "", words=words)
 
 
@@ -72,15 +73,14 @@ def check_choices(cfg: Any, path: str = "") -> None:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             check_choices(value, f"{key}.")
         elif bound is not None and bound.choices and value not in bound.choices:
-            raise ValueError(f"{key}={excerpt(value)} is not accepted: use one of "
-                             f"{', '.join(repr(choice) for choice in bound.choices)}")
+            raise ValueError(refusal(key, value, CHOICE, quoted(bound.choices)))
 
 
 def accepted(declared: Declared) -> str:
-    """What a bounded config number accepts, as its refusal says it."""
+    """What a bounded config number accepts, as its refusal and the docs table say it."""
     if declared.words:
-        return f"use {declared.words}"
-    return f"use a value {'>' if declared.above else '>='} {declared.low:,} and <= {declared.high:,}"
+        return declared.words
+    return f"a value {'>' if declared.above else '>='} {declared.low:,} and <= {declared.high:,}"
 
 
 def numbers(section: Any, path: str = "", pattern: str = "") -> list[tuple[str, Declared, float]]:
@@ -113,12 +113,24 @@ def check_bounds(cfg: Any) -> None:
     """Refuse the first number of a config outside its declared range, naming its key path and range."""
     for path, bound, value in numbers(cfg):
         if bound.low is not None and not bound.in_range(value):
-            raise ValueError(f"{path}={excerpt(value)} is not accepted: {accepted(bound)}")
+            raise ValueError(refusal(path, value, RANGE, accepted(bound)))
+
+
+def check_declared(cfg: Any) -> None:
+    """Refuse the first value of a config (any run config) outside what its field declares: a number out of
+    its range, a word not among its choices."""
+    check_bounds(cfg)
+    check_choices(cfg)
 
 
 def check_numbers(cfg: Any) -> None:
     """Refuse the first number of a training config outside its range, or too large a rollout."""
     check_bounds(cfg)
+    check_rollout(cfg)
+
+
+def check_rollout(cfg: Any) -> None:
+    """Refuse a training config's rollout too large to hold in memory."""
     rollout = cfg.ppo.n_steps * cfg.num_envs
     if rollout > ROLLOUT_HIGH:
         raise ValueError(f"ppo.n_steps * num_envs = {rollout:,} transitions per rollout are not accepted: "

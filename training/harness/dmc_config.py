@@ -42,8 +42,6 @@ class DMCConfig:
 
 def check_dmc(cfg: Any, check: Any) -> None:
     """Refuse, with `check` (config's one-line refusal), what ``algorithm: dmc`` does not do."""
-    check(cfg.algorithm in ALGORITHMS, "algorithm", cfg.algorithm,
-          f"use one of {', '.join(repr(a) for a in ALGORITHMS)}")
     if cfg.algorithm != "dmc":
         return
     for key, value, default, why in (

@@ -56,12 +56,11 @@ from cardlab.training.harness.config_bounds import (
     ROLLOUT_HIGH,
     SEED_HIGH,
     bounded,
-    check_bounds,
-    elsewhere,
+    check_declared,
     probability,
     rate,
 )
-from cardlab.training.harness.config_tables import config_table
+from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
 from cardlab.training.harness.progress import Deadline, Progress
 from cardlab.training.harness.runs import new_run_dir
 from cardlab.training.harness.yaml_files import load_config_file
@@ -72,19 +71,10 @@ ALGORITHM = "expert iteration"
 
 
 @dataclasses.dataclass
-class TeachConfig:
+class TeachConfig(RunHeader):
     """One round of expert iteration (`cardlab teach CONFIG.yaml`; the module doc has the steps)."""
 
-    name: str = "teach"
-    """run name, the first part of the run folder's name (letters, digits, '-', '_', '.')"""
-    seed: int = bounded(1, 0, SEED_HIGH)
-    """seed of the games, the label draws, the search and the training"""
-    game: str = "huit"
-    """a registered game id with a batched engine and a determinization (the search needs both)"""
-    num_players: int = elsewhere(2, "the game's own range, checked by building the game")
-    """players at the table (the learner takes one seat)"""
-    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """rule options of the game; num_players is the key above"""
+    name: str = header_default("name", "teach")
     base: str = "bot:huit-2p"
     """the bot spec the student starts from, which plays the learner's seat while the labels are made"""
     teacher: str = "search:worlds=64:ms=0:bot:huit-2p"
@@ -144,10 +134,9 @@ def teach_config_from_dict(data: Any) -> TeachConfig:
 
 def validate_teach(cfg: TeachConfig) -> Game:
     """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
-    game = config_table(cfg.name, cfg.game, cfg.num_players, cfg.rules, "teaching needs a batched engine and "
-                        "a determinization (the search's)",
+    game = check_header(cfg, "a game with a batched engine and a determinization (the search needs both)",
                         lambda spec: spec.batched_engine() is not None and spec.determinize is not None)
-    check_bounds(cfg)
+    check_declared(cfg)
     base = _agent(cfg.base, game, "base")
     if not (isinstance(base, BotAgent) and base.has_weights):
         raise ValueError(f"base={excerpt(cfg.base)} is not accepted: give a bot file's spec (bot:NAME or "

@@ -25,6 +25,7 @@ from cardlab.cli.common import (
     whole,
     write_outputs,
 )
+from cardlab.evaluation.request import EvalRequest
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
     agents = agent_list(args.agents, "--agents")
     check_outputs(args)
     with bot_threads(agents):
-        result = tournament(args.game, agents, args.hands, seed=args.seed,
-                            rule_options=rule_options(args.rule), progress=sys.stderr.isatty())
+        request = EvalRequest(args.game, agents, hands=args.hands, seed=args.seed,
+                              rules=rule_options(args.rule))
+        result = tournament(request, progress=sys.stderr.isatty())
     write_outputs(result, args)
     return 0
 
