@@ -2,32 +2,21 @@
 
 Why: the likelihood belief (`cardlab.agents.hand_reading.belief`) weighs a
 fixed pool of uniform worlds; against a near-deterministic field its weights
-collapse onto a few worlds (or none), so what the record tells of the hidden
-hands is not known from it. Here worlds are drawn from the posterior itself.
+collapse onto a few worlds (or none), so it cannot say what the record tells
+of the hidden hands. Here worlds are drawn from the posterior itself.
 
-One replay (`belief.play_back`) of a world gives, per move of another seat,
-the log-probability of the model's own pick, drawn with the model's
-generator: the exp of their sum is a draw that is on average the world's
-likelihood (a heuristic at `eps` 0 breaks its ties at random, so a world is
-kept with probability 1 / ties per decision, and the cards a seat drew are
-chosen at random among its hand when walking back to the deal, so over the
-draws that is the likelihood averaged over which cards were drawn, as the
-deal has it). `consistent` keeps a world when a uniform number falls under
-it: a world is kept with probability equal to its likelihood. So:
-
-- rejection: uniform worlds (`Determinization.deal` without slots or
-  leaning), each kept by `consistent`, are independent draws of the exact
-  posterior;
-- where too few are kept for the budget, Metropolis chains start from the
-  kept ones and propose swapping two cards between two hidden places (other
-  hands, the face-down pile, the rest), a symmetric move over the uniform
-  prior: a proposal is taken when `consistent` keeps it. The chain's state
-  always passed once, so this is pseudo-marginal Metropolis with a 0/1
-  estimate, exact at stationarity.
-
-Exact where the walk back to the deal takes every drawn card uniformly from
-the drawer's hand (every draw of the record may be any card: Huit); records
-the replay cannot follow (A10, B10) are refused.
+One replay (`belief.play_back`) of a world draws, move by move, the model's
+own pick with the model's generator (ties broken at random, drawn cards
+chosen at random when walking back to the deal): the world is kept when
+every pick is the recorded move, so with probability equal to its
+likelihood (`consistent`). Rejection: uniform worlds each kept that way are
+independent posterior draws. Where too few are kept, Metropolis chains start
+from the kept ones and propose swapping two cards between two hidden places
+(a symmetric move over the uniform prior), taken when `consistent` keeps
+the proposal: pseudo-marginal Metropolis with a 0/1 estimate, exact at
+stationarity. Exact where every draw of the record may be any card (Huit);
+records the replay cannot follow (A10, B10) are refused. The measured
+figures and their checks are in docs/results.md, "The exact posterior".
 """
 
 from __future__ import annotations
