@@ -1,6 +1,6 @@
 """PPO against DouZero's deep Monte Carlo (``algorithm: dmc``) at equal steps, Huit 4p from scratch.
 
-Each row trains the table bots' recipe (configs/tables/huit_4p.yaml) with
+Each row trains the table bots' recipe at Huit 4p (configs/tables/base.yaml) with
 imitation off, for the same number of learner steps (``--steps``; no
 wall-clock limit), then its final evaluation plays ``--hands`` hands
 against three experts (the learner's seat rotating; the intervals are
@@ -24,26 +24,23 @@ import argparse
 import csv
 import dataclasses
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from cardlab.training.harness.config import TrainConfig, load_config, validate_config
+from cardlab.training.harness.config import TrainConfig, validate_config
 from cardlab.training.trainers.train import train
 
-REPO = Path(__file__).resolve().parents[1]
-RECIPE = REPO / "configs" / "tables" / "huit_4p.yaml"
-OPPONENT = "expert"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from learning_curve import OPPONENT, REPO, table_recipe
 
 
 def recipe(steps: int, hands: int) -> TrainConfig:
     """The Huit 4p recipe from scratch for `steps` learner steps; the final evaluation: `hands` vs experts."""
-    cfg = load_config(RECIPE)
-    return dataclasses.replace(
-        cfg, name="huit_4p_scratch", total_timesteps=steps, max_minutes=0.0, checkpoint_every=steps,
-        imitation=dataclasses.replace(cfg.imitation, enabled=False),
-        eval=dataclasses.replace(cfg.eval, every_steps=max(steps // 4, 1), hands=200, final_hands=hands,
-                                 opponents=[OPPONENT]))
+    return table_recipe("huit", 4, "ppo", False, name="huit_4p_scratch", steps=steps, checkpoint_every=steps,
+                        every_steps=max(steps // 4, 1), hands=200, final_hands=hands)
 
 
 def rows(steps: int, hands: int) -> dict[str, TrainConfig]:

@@ -195,28 +195,40 @@ LONG_FINAL_HANDS = 2000
 """hands against the experts at the end of every round (the curve's points)"""
 
 
+def table_recipe(game: str, num_players: int, learner: str, imitation: bool, *, name: str, steps: int,
+                 checkpoint_every: int, every_steps: int, hands: int, final_hands: int) -> TrainConfig:
+    """The table bots' recipe (configs/tables/base.yaml) at the table `game` x `num_players`, with the
+    learner `learner` (``ppo`` or ``dmc``) and the recipe's imitation of the expert on or off, trained for
+    `steps` learner steps with no wall-clock limit and evaluated against `OPPONENT` only (`hands` every
+    `every_steps`, `final_hands` at the end): one place for the long runs (`long_config`) and the rows of
+    benchmarks/dmc_vs_ppo.py. A `ValueError` where the recipe refuses the table."""
+    recipe = read_extended(REPO / "configs" / "tables" / "base.yaml")
+    cfg = config_from_dict({**recipe, "game": game, "num_players": num_players})
+    return dataclasses.replace(
+        cfg, name=name, algorithm=learner, total_timesteps=steps, max_minutes=0.0,
+        checkpoint_every=checkpoint_every, imitation=dataclasses.replace(cfg.imitation, enabled=imitation),
+        eval=dataclasses.replace(cfg.eval, every_steps=every_steps, hands=hands, final_hands=final_hands,
+                                 opponents=[OPPONENT]))
+
+
 def long_config(label: str) -> TrainConfig:
     """The config of a long run, by label ``GAME-Np-LEARNER-START``: the table bots' recipe
-    (configs/tables/base.yaml) at that table, with learner ``dmc`` or ``ppo`` and START ``scratch``
-    (imitation off) or ``clone`` (the recipe's imitation of the expert first), evaluated against the
-    expert only."""
+    (`table_recipe`) at that table, with learner ``dmc`` or ``ppo`` and START ``scratch`` (imitation off)
+    or ``clone`` (the recipe's imitation of the expert first). A run in progress resumes from it, so what
+    it returns for a label does not change."""
     try:
         game, seats, learner, start = label.split("-")
         if learner not in ("dmc", "ppo") or start not in ("scratch", "clone") or not seats.endswith("p"):
             raise ValueError(label)
-        recipe = read_extended(REPO / "configs" / "tables" / "base.yaml")
-        cfg = config_from_dict({**recipe, "game": game, "num_players": int(seats[:-1])})
+        cfg = table_recipe(game, int(seats[:-1]), learner, start == "clone", name=label.replace("-", "_"),
+                           steps=CURVE_POINTS[-1], checkpoint_every=10_000_000, every_steps=CURVE_POINTS[-1],
+                           hands=400, final_hands=LONG_FINAL_HANDS)
     except ValueError:
         raise SystemExit(f"unknown long run {label!r}: use GAME-Np-LEARNER-START, e.g. huit-4p-dmc-scratch "
                          "(a game and its table size, learner dmc or ppo, start scratch or clone)") from None
     if learner == "dmc" and start == "clone":
         raise SystemExit(f"{label}: the DMC learner has no imitation start; use {game}-{seats}-ppo-clone")
-    return dataclasses.replace(
-        cfg, name=label.replace("-", "_"), algorithm=learner, total_timesteps=CURVE_POINTS[-1],
-        max_minutes=0.0, checkpoint_every=10_000_000,
-        imitation=dataclasses.replace(cfg.imitation, enabled=start == "clone"),
-        eval=dataclasses.replace(cfg.eval, every_steps=CURVE_POINTS[-1], hands=400,
-                                 final_hands=LONG_FINAL_HANDS, opponents=[OPPONENT]))
+    return cfg
 
 
 def grow(label: str, minutes: float, until: int) -> Path:

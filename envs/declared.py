@@ -6,7 +6,8 @@ Why one primitive: rule options (`cardlab.envs.options.RuleOptions`), search opt
 accepted; declared in one shape, each reader (the checks, the error text, the docs
 table) takes them from the field, so a new option is one edit. It lives in `envs`,
 the lowest layer, so that all three can import it. A refused value of any kind is
-worded by `refusal`, one sentence shape for the three.
+worded by `refusal`, one sentence shape for the three; `check_fields` checks every declared field of
+any dataclass (call it from `__post_init__`).
 """
 
 from __future__ import annotations
@@ -99,3 +100,42 @@ def declared(field: dataclasses.Field[Any]) -> Declared | None:
 def declarations(cls: Any) -> Mapping[str, Declared]:
     """name -> declaration of every declared field of the dataclass `cls`, in field order."""
     return {f.name: d for f in dataclasses.fields(cls) if (d := declared(f)) is not None}
+
+
+def accepted(declared: Declared) -> str:
+    """What a declared number accepts, as its refusal and a docs table say it: its `words`, else its bounds
+    (``a value >= 1 and <= 9``)."""
+    if declared.words:
+        return declared.words
+    text = f"a value {'>' if declared.above else '>='} {declared.low:,}"
+    return text if declared.high is None else f"{text} and <= {declared.high:,}"
+
+
+def check_value(key: str, declared: Declared, value: Any, kind: str = "") -> None:
+    """Refuse `value` (each item of a list) where `declared` does not accept it, worded by `refusal`: a word
+    outside its choices, a bounded number of another type or outside its bounds. A field declared with
+    neither choices nor bounds is checked elsewhere (`words` says where)."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            check_value(f"{key}[{i}]", declared, item, kind)
+    elif declared.choices:
+        if not isinstance(value, str) or value not in declared.choices:
+            raise ValueError(refusal(key, value, CHOICE, quoted(declared.choices), kind))
+    elif declared.low is not None:
+        if not declared.is_number(value):
+            number = "a whole number" if declared.whole else "a number"
+            raise ValueError(refusal(key, value, KIND, number, kind))
+        if not declared.in_range(value):
+            raise ValueError(refusal(key, value, RANGE, accepted(declared), kind))
+
+
+def check_fields(obj: Any, kind: str = "", path: str = "") -> None:
+    """Refuse the first declared field of the dataclass instance `obj`, or of a dataclass it holds (its key
+    ``path.field``), whose value its declaration does not accept (`check_value`): what a dataclass with
+    `option` fields calls from `__post_init__`."""
+    for field in dataclasses.fields(obj):
+        value, key = getattr(obj, field.name), f"{path}{field.name}"
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            check_fields(value, kind, f"{key}.")
+        elif (found := declared(field)) is not None:
+            check_value(key, found, value, kind)

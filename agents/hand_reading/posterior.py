@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cardlab.agents.hand_reading.belief import Model, play_back
+from cardlab.envs.declared import check_fields, option
 from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
 from cardlab.envs.world_sampling import Determinization, Worlds
@@ -34,27 +35,19 @@ from cardlab.envs.world_sampling import Determinization, Worlds
 
 @dataclasses.dataclass(frozen=True)
 class Sampling:
-    """How many worlds to draw and what may be spent on them."""
+    """How many worlds to draw and what may be spent on them: each a whole number, at most 2**20 (a block of
+    worlds is held in memory at once) and 2**30 worlds replayed, checked by their declarations."""
 
-    count: int = 256
-    """worlds wanted"""
-    block: int = 4096
-    """uniform worlds replayed at once by rejection"""
-    budget: int = 65536
-    """uniform worlds replayed before Metropolis takes over from the worlds kept so far"""
-    chains: int = 128
-    """Metropolis chains run at once"""
-    burn: int = 100
-    """Metropolis steps before a chain's states are kept"""
-    thin: int = 4
-    """Metropolis steps between kept states"""
+    count: int = option(256, "worlds wanted", 1, 1 << 20)
+    block: int = option(4096, "uniform worlds replayed at once by rejection", 1, 1 << 20)
+    budget: int = option(65536, "uniform worlds replayed before Metropolis takes over from the worlds kept "
+                         "so far", 1, 1 << 30)
+    chains: int = option(128, "Metropolis chains run at once", 1, 1 << 20)
+    burn: int = option(100, "Metropolis steps before a chain's states are kept", 0, 1 << 20)
+    thin: int = option(4, "Metropolis steps between kept states", 1, 1 << 20)
 
     def __post_init__(self) -> None:
-        for name in ("count", "block", "budget", "chains", "burn", "thin"):
-            value = getattr(self, name)
-            low = 0 if name == "burn" else 1
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"Sampling.{name} must be a whole number >= {low}, got {value!r}")
+        check_fields(self, path="Sampling.")
 
 
 class Posterior(NamedTuple):

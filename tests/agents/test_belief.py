@@ -15,6 +15,7 @@ from cardlab.envs import make_env
 from cardlab.envs.record import DRAW
 from cardlab.envs.world_sampling import Worlds
 from cardlab.evaluation.episodes import run_episode
+from tests.agents.deals import forced_draw
 
 BANK = ["7H", "QS", "KS", "JC", "AC", "9C", "10C", "7C", "8D", "QH", "JH", "KC", "8H", "9H", "10S", "JS",
         "QD", "KD", "AS", "7D", "8S", "AH"]
@@ -71,14 +72,7 @@ def test_a_seat_that_spent_its_8_is_believed_to_have_had_no_other_play() -> None
 
 def test_a_forced_draw_rules_out_the_worlds_where_the_drawer_could_have_laid() -> None:
     # A8: with nothing to lay a player draws; a drawer that held a playable card could not have drawn.
-    env = make_env("switch", num_players=2, hand_size=3)
-    raw, game = env.unwrapped, env.unwrapped.game
-    stock = ["3C", "4C", "5C", "6C", "7C", "9C", "10C", "QC", "3D", "4D"]
-    env.reset(options={"deal": {"hands": [["5H", "6H", "9D"], ["3S", "4S", "10D"]], "starter": "7H",
-                                "stock": stock, "dealer": 1}})
-    env.step(game.str_to_action("play 5H"))  # seat 1 has no heart and no 5: it must draw (A5, A8)
-    assert raw.legal_actions() == [game.str_to_action("draw")]
-    env.step(game.str_to_action("draw"))  # 3C: not playable on 5H, the turn ends
+    env, raw, game = forced_draw()  # 5H played; seat 1 had nothing to lay (A5), drew 3C and the turn ended
     obs, record = env.observe("player_0"), raw.public_record("player_0")
     blind = game.determinization(obs, 0, None)  # without the record: hearts and 5s may be dealt to seat 1
     rng = np.random.default_rng(1)

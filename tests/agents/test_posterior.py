@@ -20,6 +20,7 @@ from cardlab.agents.hand_reading import posterior as P
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.world_sampling import Worlds
+from tests.agents.deals import forced_draw
 
 HANDS = [["7S", "9S", "10H"], ["9H", "KD", "AC"]]
 
@@ -121,10 +122,18 @@ def lays_9h(game: Any, expert: Any, hand: tuple[int, int], nine: int) -> bool:
 
 
 def test_sampling_settings_are_checked() -> None:
-    with pytest.raises(ValueError, match=r"Sampling\.count must be a whole number >= 1"):
+    wrong_type = "is of the wrong type; accepted: a whole number$"
+    with pytest.raises(ValueError, match=r"^Sampling\.count=0 is out of range; accepted: a value >= 1 and "
+                                         r"<= 1,048,576$"):
         P.Sampling(count=0)
-    with pytest.raises(ValueError, match=r"Sampling\.thin must be a whole number >= 1, got 1\.5"):
+    with pytest.raises(ValueError, match=r"^Sampling\.thin=1\.5 " + wrong_type):
         P.Sampling(thin=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^Sampling\.burn=True " + wrong_type):
+        P.Sampling(burn=True)
+    with pytest.raises(ValueError, match=r"^Sampling\.budget=1073741825 is out of range; accepted: a value "
+                                         r">= 1 and <= 1,073,741,824$"):
+        P.Sampling(budget=(1 << 30) + 1)
+    assert P.Sampling(burn=0).burn == 0
 
 
 def test_a_swap_moves_one_card_each_way_between_two_places() -> None:
@@ -141,13 +150,7 @@ def test_a_swap_moves_one_card_each_way_between_two_places() -> None:
 def test_a_record_whose_draws_are_restricted_is_refused() -> None:
     # A8: Switch's forced draw proves what the drawer lacked, and the walk back to the deal leans on it, so
     # the uniform prior of the exact posterior does not hold there: refused in one line.
-    env = make_env("switch", num_players=2, hand_size=3)
-    raw, game = env.unwrapped, env.unwrapped.game
-    stock = ["3C", "4C", "5C", "6C", "7C", "9C", "10C", "QC", "3D", "4D"]
-    env.reset(options={"deal": {"hands": [["5H", "6H", "9D"], ["3S", "4S", "10D"]], "starter": "7H",
-                                "stock": stock, "dealer": 1}})
-    env.step(game.str_to_action("play 5H"))
-    env.step(game.str_to_action("draw"))
+    env, raw, game = forced_draw()
     record = raw.public_record("player_0")
     known = game.determinization(env.observe("player_0"), 0, record)
     model = B.Model("random", make_agent("random", game, seed=1), 0.0)

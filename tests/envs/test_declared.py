@@ -1,5 +1,5 @@
 """One `option()` (`cardlab.envs.declared`) declares a rule option: a made-up one shows in the docs table
-and is checked, with no other edit.
+and is checked, with no other edit; any dataclass checks its declared fields with `check_fields`.
 
 Why: the rule options' table (`GameSpec.rules_table`, what `cardlab rules --markdown` and the docs print)
 and their checks (`RuleOptions.__post_init__`) read the declaration; a bound declared once is refused in
@@ -9,11 +9,12 @@ one line that names the option and the range. B7's draw penalty is the made-up o
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+import re
+from typing import Any, ClassVar
 
 import pytest
 
-from cardlab.envs.declared import Declared, declarations, option
+from cardlab.envs.declared import Declared, check_fields, declarations, option
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.huit.spec import SPEC as HUIT
 from cardlab.envs.options import COUNT_HIGH
@@ -52,3 +53,49 @@ def test_a_declaration_is_named_by_its_field_and_bounds_hold_as_declared() -> No
     assert not made_up.is_number(2.0)
     with pytest.raises(ValueError, match=r"^option bounds 3\.\.1 are empty$"):
         option(2, "empty", 3, 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class MadeUpInner:
+    """A made-up section held by `MadeUpSettings`."""
+
+    sizes: list[int] = option([4, 8], "made-up layer sizes", 1, 64)
+
+
+@dataclasses.dataclass(frozen=True)
+class MadeUpSettings:
+    """A made-up dataclass (not a rule, search or config) that checks itself with `check_fields`."""
+
+    share: float = option(0.5, "a made-up probability", 0, 1, whole=False, words="a probability from 0 to 1")
+    rate: float = option(0.1, "a made-up rate", 0, 1, whole=False, above=True)
+    mode: str = option("fast", "a made-up word", choices=("fast", "slow"))
+    count: int = option(3, "a made-up count with a low bound only", 0)
+    path: str = option("", "a text checked elsewhere", words="a file's path")
+    inner: MadeUpInner = dataclasses.field(default_factory=MadeUpInner)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "made-up setting")
+
+
+@pytest.mark.parametrize(("values", "refused"), [
+    ({"share": 1.5}, "made-up setting share=1.5 is out of range; accepted: a probability from 0 to 1"),
+    ({"rate": 0.0}, "made-up setting rate=0.0 is out of range; accepted: a value > 0 and <= 1"),
+    ({"rate": "0.1"}, "made-up setting rate='0.1' is of the wrong type; accepted: a number"),
+    ({"mode": "slo"}, "made-up setting mode='slo' is not one of the choices; accepted: 'fast', 'slow'"),
+    ({"mode": 1}, "made-up setting mode=1 is not one of the choices; accepted: 'fast', 'slow'"),
+    ({"count": -1}, "made-up setting count=-1 is out of range; accepted: a value >= 0"),
+    ({"count": 2.0}, "made-up setting count=2.0 is of the wrong type; accepted: a whole number"),
+    ({"count": False}, "made-up setting count=False is of the wrong type; accepted: a whole number"),
+    ({"inner": MadeUpInner([4, 65])},
+     "made-up setting inner.sizes[1]=65 is out of range; accepted: a value >= 1 and <= 64"),
+])
+def test_check_fields_refuses_any_dataclass_value_its_declaration_does_not_accept(values: dict[str, Any],
+                                                                                  refused: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(refused)}$"):
+        MadeUpSettings(**values)
+
+
+def test_check_fields_accepts_what_is_declared_and_leaves_undeclared_checks_elsewhere() -> None:
+    made = MadeUpSettings(share=0, rate=1, mode="slow", count=10**9, path="any text",
+                          inner=MadeUpInner([1, 64]))
+    assert made.count == 10**9 and made.rate == 1

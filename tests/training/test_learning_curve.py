@@ -141,3 +141,36 @@ def test_the_docs_long_run_tables_are_the_run_folders_curves(monkeypatch: pytest
         runs = sorted((bench.LONG_RUNS_DIR / label).glob("*__*"))
         assert runs, f"{label}: no run folder in {bench.LONG_RUNS_DIR}"
         assert table == bench.curve_table(bench.read_curve(runs[-1])), label
+
+
+def test_the_long_runs_and_dmc_vs_ppo_build_the_table_recipe_in_one_place_as_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`table_recipe` makes both: a long run's config is still the one its committed run saved (a round
+    resumes from it), and dmc_vs_ppo's rows are still configs/tables/huit_4p.yaml with imitation off."""
+    import dataclasses
+
+    from cardlab.training.harness.config import config_to_dict, load_config
+
+    bench = load_benchmark("learning_curve", monkeypatch)
+    dmc_vs_ppo = load_benchmark("dmc_vs_ppo", monkeypatch)
+    for saved in sorted(bench.LONG_RUNS_DIR.glob("*/*__*/config.yaml")):
+        label = saved.parents[1].name
+        kept = yaml.safe_load(saved.read_text(encoding="utf-8"))
+        made = config_to_dict(bench.long_config(label))
+        assert {k: v for k, v in made.items() if k != "max_minutes"} == {
+            k: v for k, v in kept.items() if k != "max_minutes"}, label  # each round sets its minutes
+    long = bench.long_config("switch-5p-ppo-clone")
+    assert long == bench.table_recipe("switch", 5, "ppo", True, name="switch_5p_ppo_clone",
+                                      steps=bench.CURVE_POINTS[-1], checkpoint_every=10_000_000,
+                                      every_steps=bench.CURVE_POINTS[-1], hands=400,
+                                      final_hands=bench.LONG_FINAL_HANDS)
+    for steps, hands in ((12_000_000, 2000), (1000, 10)):
+        table = load_config(ROOT / "configs" / "tables" / "huit_4p.yaml")
+        before = dataclasses.replace(  # the rows as dmc_vs_ppo built them from that file
+            table, name="huit_4p_scratch", total_timesteps=steps, max_minutes=0.0, checkpoint_every=steps,
+            imitation=dataclasses.replace(table.imitation, enabled=False),
+            eval=dataclasses.replace(table.eval, every_steps=steps // 4, hands=200, final_hands=hands,
+                                     opponents=["expert"]))
+        rows = dmc_vs_ppo.rows(steps, hands)
+        assert rows["ppo"] == before
+        assert rows["dmc"] == dataclasses.replace(before, algorithm="dmc")

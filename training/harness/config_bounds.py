@@ -19,7 +19,7 @@ from typing import Any
 
 from cardlab.agents.bot import MAX_HIDDEN_LAYERS, MAX_LAYER_UNITS, MAX_PARAMETERS, tensor_shapes
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import CHOICE, RANGE, Declared, declared, option, quoted, refusal
+from cardlab.envs.declared import Declared, check_value, declared, option
 
 STEPS = 2_000_000_000
 """most env steps of a run (and of any step count): seed + steps + the eval/imitation offsets < 2**32"""
@@ -72,15 +72,8 @@ def check_choices(cfg: Any, path: str = "") -> None:
         value, key, bound = getattr(cfg, field.name), f"{path}{field.name}", declared(field)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             check_choices(value, f"{key}.")
-        elif bound is not None and bound.choices and value not in bound.choices:
-            raise ValueError(refusal(key, value, CHOICE, quoted(bound.choices)))
-
-
-def accepted(declared: Declared) -> str:
-    """What a bounded config number accepts, as its refusal and the docs table say it."""
-    if declared.words:
-        return declared.words
-    return f"a value {'>' if declared.above else '>='} {declared.low:,} and <= {declared.high:,}"
+        elif bound is not None and bound.choices:
+            check_value(key, bound, value)
 
 
 def numbers(section: Any, path: str = "", pattern: str = "") -> list[tuple[str, Declared, float]]:
@@ -112,8 +105,7 @@ def _numbers(value: Any, path: str, pattern: str, field: Declared | None) -> lis
 def check_bounds(cfg: Any) -> None:
     """Refuse the first number of a config outside its declared range, naming its key path and range."""
     for path, bound, value in numbers(cfg):
-        if bound.low is not None and not bound.in_range(value):
-            raise ValueError(refusal(path, value, RANGE, accepted(bound)))
+        check_value(path, bound, value)
 
 
 def check_declared(cfg: Any) -> None:

@@ -17,9 +17,8 @@ import textwrap
 import typing
 from typing import Any
 
-from cardlab.envs.declared import declared, quoted
+from cardlab.envs.declared import accepted, declared, quoted
 from cardlab.training.harness.config import TrainConfig
-from cardlab.training.harness.config_bounds import accepted
 
 
 @functools.cache
