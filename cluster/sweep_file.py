@@ -14,6 +14,7 @@ from typing import Any
 
 from cardlab.agents.agent_spec import is_shipped_name
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import CHOICE, quoted, refusal
 from cardlab.training.harness.config import (
     TrainConfig,
     config_from_dict,
@@ -21,10 +22,30 @@ from cardlab.training.harness.config import (
     load_config,
     parse_dataclass,
 )
+from cardlab.training.harness.config_bounds import (
+    SEED_HIGH,
+    STEPS,
+    bounded,
+    check_declared,
+    probability,
+    word,
+)
 from cardlab.training.harness.yaml_files import read_yaml
 
 KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
 FIXED_KEYS = ("name", "seed")
+SCHEDULERS = ("asha", "fifo")
+STORES = ("ray", "folder")
+MOST_TRIALS = 100_000
+"""the most draws of the random keys, and of trials run at once"""
+MOST_CPUS = 1024
+"""the most CPUs a trial may reserve"""
+MOST_FAILURES = 1000
+"""the most restarts of a failed trial"""
+MOST_REDUCTION = 1000
+"""the largest ASHA reduction factor"""
+MOST_POOL = 1000
+"""the most snapshots of the other trials in play (a training config's population.pool_size bound)"""
 
 
 # ---------------------------------------------------------------- the sweep file
@@ -32,13 +53,13 @@ FIXED_KEYS = ("name", "seed")
 class SchedulerConfig:
     """How trials are stopped early."""
 
-    type: str = "asha"
+    type: str = word("asha", SCHEDULERS)
     """'asha' (stop trials that trail at ASHA's rungs) or 'fifo' (run every trial to the end)"""
-    grace_period: int = 0
+    grace_period: int = bounded(0, 0, STEPS)
     """env steps every trial runs before it may be stopped (0: the base config's eval.every_steps)"""
-    reduction_factor: float = 2.0
+    reduction_factor: float = bounded(2.0, 1, MOST_REDUCTION, above=True)
     """ASHA keeps the best 1/reduction_factor of the trials at each rung"""
-    max_t: int = 0
+    max_t: int = bounded(0, 0, STEPS)
     """env steps of ASHA's last rung (0: the base config's total_timesteps)"""
 
 
@@ -48,12 +69,12 @@ class PopulationSweepConfig:
 
     enabled: bool = False
     """draw opponents from the other trials' snapshots (needs self_play.enabled in the base config)"""
-    store: str = "ray"
+    store: str = word("ray", STORES)
     """'ray': the snapshots travel through Ray's object store (no shared file system needed);
     'folder': one folder in the sweep's folder (on a shared file system across machines)"""
-    share: float = 0.2
+    share: float = probability(0.2)
     """probability that an opponent seat not taken by an own snapshot gets another trial's snapshot"""
-    pool_size: int = 10
+    pool_size: int = bounded(10, 1, MOST_POOL)
     """how many of the other trials' newest snapshots are in play"""
 
 
@@ -70,21 +91,21 @@ class SweepConfig:
     search: dict[str, Any] = dataclasses.field(default_factory=dict)
     """dotted config key -> {grid: [...]}, {choice: [...]}, {uniform: [lo, hi]}, {loguniform: [lo, hi]}
     or {randint: [lo, hi]} (both ends included)"""
-    num_samples: int = 1
+    num_samples: int = bounded(1, 1, MOST_TRIALS)
     """draws of the random keys (uniform, loguniform, choice, randint), each crossed with the grid"""
-    seeds: list[int] = dataclasses.field(default_factory=lambda: [1, 2])
+    seeds: list[int] = bounded([1, 2], 0, SEED_HIGH)
     """training seeds: every point is trained once per seed"""
     opponent: str = ""
     """the eval opponent whose win rate is the metric ('' : the first of the base config's eval.opponents)"""
     scheduler: SchedulerConfig = dataclasses.field(default_factory=SchedulerConfig)
     """early stopping"""
-    cpus_per_trial: float = 0.0
+    cpus_per_trial: float = bounded(0.0, 0, MOST_CPUS)
     """CPUs Ray reserves for each trial (0: num_envs with vec_env 'subproc', else 1)"""
-    max_concurrent_trials: int = 0
+    max_concurrent_trials: int = bounded(0, 0, MOST_TRIALS)
     """trials run at once at most (0: as many as the CPUs allow)"""
-    max_failures: int = 1
+    max_failures: int = bounded(1, 0, MOST_FAILURES)
     """times a failed trial is started again (it continues from its run folder's last checkpoint)"""
-    search_seed: int = 0
+    search_seed: int = bounded(0, 0, SEED_HIGH)
     """seed of the random draws of the search space"""
     population: PopulationSweepConfig = dataclasses.field(default_factory=PopulationSweepConfig)
     """the trials as a population training against each other"""
@@ -169,54 +190,48 @@ def _absolute_paths(base: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check(ok: bool, key: str, value: Any, accepted: str) -> None:
+def _check(ok: bool, key: str, value: Any, problem: str, accepted: str) -> None:
+    """Refuse a sweep file's value unless `ok`, in the one wording of a refused value (`refusal`)."""
     if not ok:
-        raise ValueError(f"sweep key {key}={excerpt(value)} is not accepted: {accepted}")
+        raise ValueError(refusal(key, value, problem, accepted))
 
 
 def load_sweep(path: str | pathlib.Path) -> Sweep:
-    """Read and check a sweep file; every searched value is checked by building its config."""
+    """Read and check a sweep file; every searched value is checked by building its config. A refusal names
+    the file, then the key (`refusal`): each number and word as its field declares it, the rest here."""
     path = pathlib.Path(path)
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    sweep = parse_dataclass(SweepConfig, read_yaml(path, "sweep file") or {})
-    _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", sweep.name)), "name", sweep.name,
-           "use letters, digits, '-', '_' and '.' (it names the sweep's folder)")
-    _check(bool(sweep.base), "base", sweep.base,
-           "name the training config to sweep over, e.g. ../huit_ppo.yaml")
-    base_path = (path.parent / sweep.base).resolve()
+    data = read_yaml(path, "sweep file") or {}
     try:
-        base = config_to_dict(load_config(base_path))
-        base = _absolute_paths(config_to_dict(config_from_dict(merge(base, sweep.overrides))))
+        sweep = parse_dataclass(SweepConfig, data)
+        check_declared(sweep)
+        _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", sweep.name)), "name", sweep.name, "not a folder name",
+               "letters, digits, '-', '_' and '.' (it names the sweep's folder)")
+        _check(bool(sweep.base), "base", sweep.base, "missing",
+               "the training config to sweep over, relative to the sweep file, e.g. ../huit_ppo.yaml")
+        _check(len(sweep.seeds) > 0 and len(set(sweep.seeds)) == len(sweep.seeds), "seeds", sweep.seeds,
+               "not a list of distinct seeds", "one or more distinct whole numbers >= 0")
+        base_path = (path.parent / sweep.base).resolve()
+        try:
+            base = config_to_dict(load_config(base_path))
+            base = _absolute_paths(config_to_dict(config_from_dict(merge(base, sweep.overrides))))
+        except ValueError as err:
+            raise ValueError(f"base config {base_path} with the sweep's overrides: {err}") from None
+        opponents = base["eval"]["opponents"]
+        _check(not sweep.opponent or sweep.opponent in opponents, "opponent", sweep.opponent, CHOICE,
+               f"'' (the first) or one of the base config's eval.opponents: {quoted(opponents)}")
+        final = base["eval"]["final_hands"]
+        _check(final > 0, "base eval.final_hands", final, "not accepted in a sweep",
+               "a value > 0 (the sweep ranks points by the final evaluation)")
+        _check(not sweep.population.enabled or base["self_play"]["enabled"], "population.enabled",
+               sweep.population.enabled, "not accepted without self-play",
+               "true only with self_play.enabled: true in the base config (a population shares self-play "
+               "snapshots)")
+        checked = Sweep(sweep, base, path, text)
+        for key, spec in sweep.search.items():
+            _check_search(checked, key, spec)
     except ValueError as err:
-        raise ValueError(f"base config {base_path} with the sweep's overrides: {err}") from None
-    seeds = sweep.seeds
-    _check(len(seeds) > 0 and all(s >= 0 for s in seeds) and len(set(seeds)) == len(seeds), "seeds", seeds,
-           "list distinct whole numbers >= 0")
-    _check(sweep.num_samples >= 1, "num_samples", sweep.num_samples, "use 1 or more")
-    opponents = base["eval"]["opponents"]
-    _check(not sweep.opponent or sweep.opponent in opponents, "opponent", sweep.opponent,
-           f"use one of the base config's eval.opponents: {', '.join(opponents)}")
-    _check(base["eval"]["final_hands"] > 0, "base eval.final_hands", base["eval"]["final_hands"],
-           "the sweep ranks points by the final evaluation: use eval.final_hands > 0")
-    sch = sweep.scheduler
-    _check(sch.type in ("asha", "fifo"), "scheduler.type", sch.type, "use 'asha' or 'fifo'")
-    _check(sch.reduction_factor > 1, "scheduler.reduction_factor", sch.reduction_factor, "use a value > 1")
-    for key in ("grace_period", "max_t"):
-        _check(getattr(sch, key) >= 0, f"scheduler.{key}", getattr(sch, key),
-               "use env steps >= 0 (0: the default)")
-    _check(sweep.cpus_per_trial >= 0, "cpus_per_trial", sweep.cpus_per_trial, "use a number > 0 (0: default)")
-    for key in ("max_concurrent_trials", "search_seed"):
-        _check(getattr(sweep, key) >= 0, key, getattr(sweep, key), "use a whole number >= 0")
-    _check(sweep.max_failures >= 0, "max_failures", sweep.max_failures, "use a whole number >= 0")
-    pop = sweep.population
-    _check(pop.store in ("ray", "folder"), "population.store", pop.store, "use 'ray' or 'folder'")
-    _check(0 <= pop.share <= 1, "population.share", pop.share, "use a probability between 0 and 1")
-    _check(pop.pool_size >= 1, "population.pool_size", pop.pool_size, "use 1 or more")
-    _check(not pop.enabled or base["self_play"]["enabled"], "population.enabled", pop.enabled,
-           "a population shares self-play snapshots: set self_play.enabled: true in the base config")
-    checked = Sweep(sweep, base, path, text)
-    for key, spec in sweep.search.items():
-        _check_search(checked, key, spec)
+        raise ValueError(f"sweep file {path}: {err}") from None
     return checked
 
 
@@ -224,21 +239,23 @@ def _check_search(sweep: Sweep, key: str, spec: Any) -> None:
     """One search entry: a known kind with sound values, each of which makes a valid config."""
     where = f"search.{key}"
     _check(isinstance(key, str) and key.split(".")[0] not in FIXED_KEYS, where, spec,
-           "search config keys other than name and seed (the seeds are the sweep's seeds list)")
+           "not a key a sweep varies",
+           "config keys other than name and seed (the seeds are the sweep's seeds)")
     _check(isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in KINDS, where, spec,
-           f"give one of {', '.join(k + ': [...]' for k in KINDS)}")
+           "not one kind of values", f"one of {', '.join('{' + k + ': [...]}' for k in KINDS)}")
     ((kind, values),) = spec.items()
-    _check(isinstance(values, list) and len(values) > 0, where, spec, f"{kind} takes a non-empty list")
+    _check(isinstance(values, list) and len(values) > 0, where, spec, "not a list of values",
+           f"{{{kind}: [...]}} with one value or more")
     if kind in ("uniform", "loguniform", "randint"):
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        _check(len(values) == 2 and numbers and values[0] < values[1], where, spec,
-               f"{kind} takes [low, high] with low < high")
-        _check(kind != "loguniform" or values[0] > 0, where, spec, "loguniform takes bounds > 0")
-        _check(kind != "randint" or all(isinstance(v, int) for v in values), where, spec,
-               "randint takes whole-number bounds")
+        _check(len(values) == 2 and numbers and values[0] < values[1], where, spec, "not a range",
+               f"{{{kind}: [low, high]}}, two numbers with low < high")
+        _check(kind != "loguniform" or values[0] > 0, where, spec, "not a range",
+               "{loguniform: [low, high]} with 0 < low < high")
+        _check(kind != "randint" or all(isinstance(v, int) for v in values), where, spec, "not a range",
+               "{randint: [low, high]}, two whole numbers with low < high")
     for value in values:
         try:
             sweep.trial_config(nested(key, value), sweep.config.seeds[0])
         except ValueError as err:
-            raise ValueError(f"sweep key {where}: the value {excerpt(value)} makes a bad config: "
-                             f"{err}") from None
+            raise ValueError(f"{where}: the value {excerpt(value)} makes a bad config: {err}") from None

@@ -57,22 +57,73 @@ def test_shipped_sweeps_load() -> None:
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"colour": 1}, "unknown config key"),
-    ({"seeds": []}, "sweep key seeds"),
-    ({"opponent": "expert"}, "use one of the base config's eval.opponents: random, greedy"),
-    ({"search": {"ppo.learning_rate": {"gird": [1]}}}, "give one of grid"),
     ({"search": {"ppo.learning_rate": {"grid": [-1.0]}}}, r"-1.0 makes a bad config: ppo.learning_rate"),
-    ({"search": {"ppo.n_steps": {"uniform": [64, 32]}}}, "low < high"),
-    ({"search": {"ppo.learning_rate": {"loguniform": [0, 1]}}}, "bounds > 0"),
     ({"search": {"ppo.colour": {"choice": [1]}}}, "unknown config key"),
-    ({"search": {"seed": {"grid": [1, 2]}}}, "other than name and seed"),
-    ({"overrides": {"eval": {"final_hands": 0}}}, "use eval.final_hands > 0"),
-    ({"population": {"enabled": True, "store": "disk"}}, "use 'ray' or 'folder'"),
-    ({"scheduler": {"type": "pbt"}}, "use 'asha' or 'fifo'"),
     ({"base": "missing.yaml"}, "does not exist"),
 ])
 def test_bad_sweep_files_are_refused(tmp_path: pathlib.Path, changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         load_sweep(write_sweep(tmp_path, **changes))
+
+
+@pytest.mark.parametrize(("changes", "refused"), [
+    ({"name": "a/b"}, "name='a/b' is not a folder name; accepted: letters, digits, '-', '_' and '.' (it "
+                      "names the sweep's folder)"),
+    ({"base": ""}, "base='' is missing; accepted: the training config to sweep over, relative to the sweep "
+                   "file, e.g. ../huit_ppo.yaml"),
+    ({"seeds": []}, "seeds=[] is not a list of distinct seeds; accepted: one or more distinct whole numbers "
+                    ">= 0"),
+    ({"seeds": [1, 1]}, "seeds=[1, 1] is not a list of distinct seeds; accepted: one or more distinct whole "
+                        "numbers >= 0"),
+    ({"seeds": [1, -2]}, "seeds[1]=-2 is out of range; accepted: a value >= 0 and <= 2,147,483,647"),
+    ({"num_samples": 0}, "num_samples=0 is out of range; accepted: a value >= 1 and <= 100,000"),
+    ({"opponent": "expert"}, "opponent='expert' is not one of the choices; accepted: '' (the first) or one "
+                             "of the base config's eval.opponents: 'random', 'greedy'"),
+    ({"overrides": {**TINY, "eval": {**TINY["eval"], "final_hands": 0}}},
+     "base eval.final_hands=0 is not accepted in a sweep; accepted: a value > 0 (the sweep ranks points by "
+     "the final evaluation)"),
+    ({"scheduler": {"type": "pbt"}},
+     "scheduler.type='pbt' is not one of the choices; accepted: 'asha', 'fifo'"),
+    ({"scheduler": {"reduction_factor": 1}},
+     "scheduler.reduction_factor=1.0 is out of range; accepted: a value > 1 and <= 1,000"),
+    ({"scheduler": {"grace_period": -1}},
+     "scheduler.grace_period=-1 is out of range; accepted: a value >= 0 and <= 2,000,000,000"),
+    ({"cpus_per_trial": -0.5}, "cpus_per_trial=-0.5 is out of range; accepted: a value >= 0 and <= 1,024"),
+    ({"max_failures": 10**6}, "max_failures=1000000 is out of range; accepted: a value >= 0 and <= 1,000"),
+    ({"population": {"enabled": True, "store": "disk"}},
+     "population.store='disk' is not one of the choices; accepted: 'ray', 'folder'"),
+    ({"population": {"share": 2.0}},
+     "population.share=2.0 is out of range; accepted: a probability between 0 and 1"),
+    ({"population": {"pool_size": 0}},
+     "population.pool_size=0 is out of range; accepted: a value >= 1 and <= 1,000"),
+    ({"population": {"enabled": True}, "overrides": {**TINY, "self_play": {"enabled": False}}},
+     "population.enabled=True is not accepted without self-play; accepted: true only with self_play.enabled: "
+     "true in the base config (a population shares self-play snapshots)"),
+    ({"search": {"seed": {"grid": [1, 2]}}},
+     "search.seed={'grid': [1, 2]} is not a key a sweep varies; accepted: config keys other than name and "
+     "seed (the seeds are the sweep's seeds)"),
+    ({"search": {"ppo.learning_rate": {"gird": [1]}}},
+     "search.ppo.learning_rate={'gird': [1]} is not one kind of values; accepted: one of {grid: [...]}, "
+     "{choice: [...]}, {uniform: [...]}, {loguniform: [...]}, {randint: [...]}"),
+    ({"search": {"ppo.learning_rate": {"grid": []}}},
+     "search.ppo.learning_rate={'grid': []} is not a list of values; accepted: {grid: [...]} with one value "
+     "or more"),
+    ({"search": {"ppo.n_steps": {"uniform": [64, 32]}}},
+     "search.ppo.n_steps={'uniform': [64, 32]} is not a range; accepted: {uniform: [low, high]}, two numbers "
+     "with low < high"),
+    ({"search": {"ppo.learning_rate": {"loguniform": [0, 1]}}},
+     "search.ppo.learning_rate={'loguniform': [0, 1]} is not a range; accepted: {loguniform: [low, high]} "
+     "with 0 < low < high"),
+    ({"search": {"ppo.n_epochs": {"randint": [1, 2.5]}}},
+     "search.ppo.n_epochs={'randint': [1, 2.5]} is not a range; accepted: {randint: [low, high]}, two whole "
+     "numbers with low < high"),
+])
+def test_a_sweep_files_values_are_refused_in_one_line_that_says_what_is_accepted(
+        tmp_path: pathlib.Path, changes: dict[str, Any], refused: str) -> None:
+    path = write_sweep(tmp_path, **changes)
+    with pytest.raises(ValueError) as err:
+        load_sweep(path)
+    assert str(err.value) == f"sweep file {path}: {refused}"
 
 
 def test_relative_paths_of_the_base_config_are_made_absolute(tmp_path: pathlib.Path,
