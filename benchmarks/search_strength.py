@@ -329,7 +329,11 @@ def resumed(saved: dict[str, Any], suite: Suite, configs: list[str], field: list
         if saved.get(key) != value:
             raise ValueError(f"--resume: the JSON's {key} is {excerpt(saved.get(key))}, this run's "
                              f"{excerpt(value)}: resume with the same suite and field")
-    theirs = [row.get("config") for row in saved.get("configs", [])]
+    rows = saved.get("configs")
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise ValueError(f"--resume: the JSON's configs are {excerpt(rows)}, not its list of rows (a damaged "
+                         "file); resume from a JSON this benchmark wrote, or start a new run")
+    theirs = [row.get("config") for row in rows]
     if theirs != configs:
         raise ValueError(f"--resume: the JSON measured --configs {' '.join(map(str, theirs))}, this run "
                          f"{' '.join(configs)}: resume with the same configs in the same order")
@@ -338,10 +342,17 @@ def resumed(saved: dict[str, Any], suite: Suite, configs: list[str], field: list
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"--resume: the JSON's played hands are damaged ({type(err).__name__}: "
                          f"{err})") from err
-    counts = {len(records) for records, _, _ in played}
     n = suite.num_players
-    if len(played) != len(configs) or len(counts) != 1 or counts.pop() % n:
-        raise ValueError("--resume: the JSON's configs did not play the same whole deals; start a new run")
+    deals = len(played[0][0]) // n if played else 0
+    grid = [(d, r) for d in range(min(deals, suite.deals)) for r in range(n)]
+    if len(played) != len(configs) or any(
+            [(h.deal, h.rotation) for h in records] != grid or any(
+                sorted(h.seats) != list(range(n)) or len(h.points) != n or not set(h.winners) <= set(range(n))
+                for h in records)
+            for records, _, _ in played):
+        raise ValueError(f"--resume: the JSON's configs did not each play the suite's first deals, every "
+                         f"rotation of each in order with {n} seats (a damaged file, or another suite's); "
+                         "start a new run")
     return played
 
 

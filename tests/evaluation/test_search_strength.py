@@ -147,6 +147,56 @@ def test_a_resumed_run_plays_only_the_deals_after_its_saved_ones_and_matches_one
     assert "keeps no hands and cannot resume" in capsys.readouterr().err
 
 
+def test_a_resume_file_of_another_run_or_damaged_is_refused_in_one_line_before_playing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--resume FILE: a file of another suite, of other configs, not JSON, of another program or damaged
+    (rows that are not rows, hands that are not the suite's first deals in order) is refused in one line
+    that says what to give instead, and nothing is played or written."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    suite = load_suite("huit-2p")
+    hands = [[d, r, [r, 1 - r], [0], [0, 0], False] for d in range(2) for r in range(2)]
+    mine = {"format": bench.FORMAT, "suite": suite.name, "suite_version": suite.version,
+            "suite_sha256": suite.deals_sha256, "field": ["expert"], "configs": [{"config": "expert"}],
+            "played": [{"hands": hands, "seconds": 1.0, "decisions": 4}]}
+    cases = [
+        ({**mine, "suite": "huit-3p"}, "the JSON's suite is 'huit-3p', this run's 'huit-2p': resume with the "
+                                       "same suite and field"),
+        ({**mine, "configs": [{"config": "greedy"}]}, "the JSON measured --configs greedy, this run expert: "
+                                                      "resume with the same configs in the same order"),
+        ({**mine, "configs": [1]}, "the JSON's configs are [1], not its list of rows (a damaged file); "
+                                   "resume from a JSON this benchmark wrote, or start a new run"),
+        ({**mine, "configs": 5}, "the JSON's configs are 5, not its list of rows"),
+        ({"name": "a cardlab bench row"}, "not a JSON of this benchmark's layout 2"),
+        ({**mine, "played": [{"hands": hands[:3], "seconds": 1.0, "decisions": 3}]},
+         "the JSON's configs did not each play the suite's first deals, every rotation of each in order with "
+         "2 seats (a damaged file, or another suite's); start a new run"),
+        ({**mine, "played": [{"hands": [hands[0]] * 4, "seconds": 1.0, "decisions": 4}]},
+         "did not each play"),
+        ({**mine, "played": [{"hands": [[4000 + d, *h[1:]] for d, h in enumerate(hands)], "seconds": 1.0,
+                              "decisions": 4}]}, "did not each play"),
+        ({**mine, "played": [{"hands": [[0, 0, [0, 0], [0], [0, 0], False], *hands[1:]], "seconds": 1.0,
+                              "decisions": 4}]}, "did not each play"),
+        ({**mine, "played": [{"hands": [[0, 0]]}]}, "the JSON's played hands are damaged"),
+        ([1, 2], "not a JSON this benchmark wrote"),
+    ]
+    played: list[object] = []
+    monkeypatch.setattr(bench, "play_timed", lambda *args, **kwargs: played.append(args))
+    for n, (content, said) in enumerate(cases):
+        path = tmp_path / f"resume{n}.json"
+        path.write_text(json.dumps(content), encoding="utf-8")
+        with pytest.raises(SystemExit):
+            bench.main(["--hands", "8", "--no-progress", "--resume", str(path), "--configs", "expert"])
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert error.split(": error: ", 1)[1].startswith("--resume") and said in error, (n, error)
+        assert json.loads(path.read_text(encoding="utf-8")) == content
+    text = tmp_path / "text.json"
+    text.write_bytes(b"\xff{")
+    with pytest.raises(SystemExit):
+        bench.main(["--hands", "8", "--no-progress", "--resume", str(text), "--configs", "expert"])
+    assert "not a JSON (UnicodeDecodeError" in capsys.readouterr().err
+    assert not played
+
+
 @pytest.mark.parametrize("episode", ["hand", "match"])
 def test_a_whole_suite_run_writes_the_rows_bench_writes(monkeypatch: pytest.MonkeyPatch,
                                                         tmp_path: pathlib.Path, episode: str) -> None:
