@@ -45,7 +45,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from cardlab.evaluation.results import new_figure
 from cardlab.training.arena.league import list_snapshots
 from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints, remove_checkpoint
-from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config
+from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config, validate_config
+from cardlab.training.harness.runs import prepare_resume
 from cardlab.training.harness.yaml_files import read_extended
 from cardlab.training.trainers.train import train
 
@@ -236,13 +237,15 @@ def grow(label: str, minutes: float, until: int) -> Path:
 
     Its run folder lives in the repository (LONG_RUNS_DIR/label/), so that rounds go on in a later
     session: each round trains to the next of `CURVE_POINTS` (or until the minutes are up), ends with
-    the final evaluation (the curve's point) and keeps only its last checkpoint.
+    the final evaluation (the curve's point) and keeps only its last checkpoint. A folder that holds
+    anything but the label's own runs, or a run that cannot be resumed (a corrupt checkpoint, another
+    config), is refused in one line (`own_runs`, `grow_round`).
     """
     home = LONG_RUNS_DIR / label
     cfg = long_config(label)
     started = time.monotonic()
     while (left := minutes - (time.monotonic() - started) / 60.0) > 0.5:
-        runs = sorted(home.glob(f"{cfg.name}__*"))
+        runs = own_runs(label, home, cfg.name)
         done = max((checkpoint_steps(c) for c in list_checkpoints(runs[-1])), default=0) if runs else 0
         target = next((p for p in CURVE_POINTS if p > done), None)
         if target is None or done >= until:
@@ -250,12 +253,41 @@ def grow(label: str, minutes: float, until: int) -> Path:
         round_cfg = dataclasses.replace(cfg, total_timesteps=min(target, until), max_minutes=left)
         print(f"{label}: round from {done:,} to {round_cfg.total_timesteps:,} steps, at most {left:.1f} min",
               flush=True)
-        run = train(round_cfg, runs_dir=home, resume=runs[-1] if runs else None, progress=False)
+        run = grow_round(label, round_cfg, home, runs[-1] if runs else None)
         keep_what_resumes(run, cfg.self_play.pool_size)
-    runs = sorted(home.glob(f"{cfg.name}__*"))
+    runs = own_runs(label, home, cfg.name)
     if not runs:
         raise SystemExit(f"{label}: no round ran (give more than half a minute)")
     return runs[-1]
+
+
+def own_runs(label: str, home: Path, name: str) -> list[Path]:
+    """The run folders of the long run `label` in its folder `home` (named `name`__...), oldest first.
+
+    Anything else there (another label's run, a stray file) is refused in one line: a round would start
+    a fresh run beside it and the curve would mix them.
+    """
+    if not home.is_dir():
+        return []
+    strangers = sorted(p.name for p in home.iterdir() if not (p.is_dir() and p.name.startswith(f"{name}__")))
+    if strangers:
+        raise SystemExit(f"{label}: {home} holds {', '.join(strangers)}, not runs of {label}; accepted: only "
+                         f"its own run folders ({name}__*): move the rest out")
+    return sorted(home.glob(f"{name}__*"))
+
+
+def grow_round(label: str, cfg: TrainConfig, home: Path, resume: Path | None) -> Path:
+    """One round of the long run `label`: `train` from `resume` (None: a new run in `home`). A run that
+    cannot be resumed (a corrupt or foreign checkpoint, a config other than the label's) is refused in
+    one line that says why, before any step: `prepare_resume` checks it as `train` will (it only drops
+    what follows the last checkpoint, which `train` drops too); an error during training keeps its
+    traceback."""
+    if resume is not None:
+        try:
+            prepare_resume(validate_config(cfg), resume)
+        except ValueError as err:
+            raise SystemExit(f"{label}: cannot grow {resume}: {err}") from None
+    return train(cfg, runs_dir=home, resume=resume, progress=False)
 
 
 def keep_what_resumes(run: Path, pool_size: int) -> None:

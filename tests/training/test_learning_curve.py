@@ -125,6 +125,34 @@ def test_a_long_run_grows_by_rounds_that_resume_and_keep_one_checkpoint(monkeypa
     assert "| learner steps |" in bench.curve_table(curve)
     png = bench.plot([curve], tmp_path / "long.png", by_steps=True)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    checkpoint = bench.list_checkpoints(run)[-1]
+    checkpoint.write_bytes(checkpoint.read_bytes()[:-8] + b"damaged!")
+    kept_files = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as refused:
+        bench.grow("huit-2p-ppo-scratch", minutes=5.0, until=2000)  # a corrupt checkpoint: one line, not run
+    said = str(refused.value)
+    assert said.startswith(f"huit-2p-ppo-scratch: cannot grow {run}: checkpoint {checkpoint} has changed "
+                           "since it was saved")
+    assert said.endswith("use an unchanged checkpoint of the run, or train again") and "\n" not in said
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept_files  # nothing lost
+
+
+def test_a_long_runs_folder_holding_anything_but_its_own_runs_is_refused(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: pathlib.Path) -> None:
+    """Another label's run in a long run's folder: a round would start a fresh run beside it (the curve
+    mixing the two); refused in one line that says what the folder may hold, before any training."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    other = tmp_path / "huit-2p-ppo-scratch" / "switch_4p_ppo_clone__1__20261206-112700"
+    other.mkdir(parents=True)
+    home = other.parent
+    with pytest.raises(SystemExit) as refused:
+        bench.grow("huit-2p-ppo-scratch", minutes=5.0, until=600)
+    assert str(refused.value) == (f"huit-2p-ppo-scratch: {home} holds {other.name}, not runs of "
+                                  "huit-2p-ppo-scratch; accepted: only its own run folders "
+                                  "(huit_2p_ppo_scratch__*): move the rest out")
+    assert other.is_dir()
 
 
 def test_the_docs_long_run_tables_are_the_run_folders_curves(monkeypatch: pytest.MonkeyPatch) -> None:
