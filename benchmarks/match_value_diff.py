@@ -34,6 +34,7 @@ import numpy as np
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.agents.search import SearchAgent
+from cardlab.cli.common import check_output
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.huit.rules import POINTS
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=pathlib.Path, help="write every compared decision to this JSON file")
     args = parser.parse_args(argv)
     try:
+        check_output("--json", args.json)  # before the matches, not after them
         rows = compare(args.suite, args.configs, args.field, args.matches, args.play)
     except ValueError as err:
         parser.error(str(err))

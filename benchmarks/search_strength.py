@@ -62,6 +62,7 @@ from tqdm import tqdm
 from cardlab import __version__
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
+from cardlab.cli.common import check_output
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.bench import DEFAULT_FIELD, bench_row, bench_slots, point_differences, points_by_deal
@@ -450,6 +451,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("give --configs SPEC... (agent specs, one per row), or --show JSON")
     if args.workers < 0:
         parser.error(f"--workers must be 0 (play here) or more, got {args.workers}")
+    if args.rows is not None and not args.rows.is_dir():
+        parser.error(f"--rows {args.rows}: not a folder; give the folder of the rows, e.g. docs/leaderboard")
     resume = None
     if args.resume is not None:
         if args.json is not None and args.json != args.resume:
@@ -470,6 +473,7 @@ def main(argv: list[str] | None = None) -> None:
             partial.replace(args.json)  # by rename: a run stopped while writing keeps its last round
 
     try:
+        check_output("--json" if args.resume is None else "--resume", args.json)  # before the first round
         result = measure(args.configs, load_suite(args.suite), args.hands, args.field, args.workers,
                          not args.no_progress, on_round=write, processes=max(0, args.processes),
                          resume=resume)

@@ -54,12 +54,27 @@ def test_one_search_asked_twice_from_the_same_seed_never_differs(
     assert row.split()[-3:] == [str(len(decisions)), "0", "0.000"]
 
 
-def test_it_refuses_a_suite_that_is_not_of_huit_matches(monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_are_refused_in_one_line_before_any_match(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A suite that is not of Huit matches, a count past the suite, a spec or suite that does not exist, and a
+    --json the end could not write (a missing folder, a folder): each refused before a match is played."""
     diff = load_benchmark("match_value_diff", monkeypatch)
-    for argv, said in ((["--suite", "huit-4p"], "give a Huit match suite"),
+    monkeypatch.setattr(diff, "run_episode", lambda *args, **kwargs: pytest.fail("a match was played"))
+    missing = tmp_path / "no" / "diff.json"
+    cheap = ["--matches", "1", "--configs", CHEAP, CHEAP]
+    for argv, said in ((["--suite", "huit-4p"], "give a Huit match suite (huit-Np-match); this one is huit, "
+                                                "hands"),
                        (["--suite", "switch-4p-match"], "give a Huit match suite"),
-                       (["--matches", "0"], "--matches must be 1 to 500")):
+                       (["--suite", "nowhere"], "unknown suite 'nowhere': the suites are huit-2p"),
+                       (["--matches", "0"], "--matches must be 1 to 500 (the suite's deals), got 0"),
+                       (["--configs", CHEAP, "nobody"], "unknown agent spec 'nobody' for huit: use random"),
+                       (["--field", "nobody", "--matches", "1"], "unknown agent spec 'nobody'"),
+                       ([*cheap, "--json", str(missing)],
+                        f"cannot write --json {missing}: the folder {missing.parent} does not exist"),
+                       ([*cheap, "--json", str(tmp_path)],
+                        f"--json {tmp_path} is a folder: give the name of a file to write")):
         with pytest.raises(SystemExit):
             diff.main(argv)
-        assert said in capsys.readouterr().err
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert ": error: " in error and said in error, (argv, error)

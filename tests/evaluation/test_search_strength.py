@@ -95,7 +95,14 @@ def test_the_benchmark_refuses_bad_input_before_playing(monkeypatch: pytest.Monk
     for argv, said in ((["--configs", "search:worlds=x:expert"], "worlds=x"),
                        (["--configs", "expert", "--hands", "0"], "a whole number from 1 to 4000"),
                        (["--configs", "expert", "--field", "nobody"], "unknown agent spec"),
-                       ([], "give --configs SPEC"), (["--show", "nowhere.json"], "--show nowhere.json")):
+                       ([], "give --configs SPEC"), (["--show", "nowhere.json"], "--show nowhere.json"),
+                       (["--configs", "expert", "--json", "no/such/x.json"],
+                        "cannot write --json no/such/x.json: the folder no/such does not exist"),
+                       (["--configs", "expert", "--resume", "no/such/x.json"],
+                        "cannot write --resume no/such/x.json: the folder no/such does not exist"),
+                       (["--configs", "expert", "--json", "."], "--json . is a folder: give the name of a "),
+                       (["--configs", "expert", "--rows", "no/such"],
+                        "--rows no/such: not a folder; give the folder of the rows")):
         with pytest.raises(SystemExit):
             bench.main(argv)
         assert said in capsys.readouterr().err
