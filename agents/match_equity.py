@@ -173,11 +173,13 @@ def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, 
                             f"layers {sizes}, got {excerpt(found)}")
     layers = []
     for i in range(len(sizes) - 1):
-        try:
-            w = np.asarray(weights[f"w{i}"], dtype=np.float64)
-            b = np.asarray(weights[f"b{i}"], dtype=np.float64)
+        try:  # numbers only: a cast to float would take the text "0.5" or true as a weight
+            w, b = np.asarray(weights[f"w{i}"]), np.asarray(weights[f"b{i}"])
         except (TypeError, ValueError):
-            raise _refuse(path, f"layer {i}'s weights are not arrays of numbers") from None
+            w = b = np.asarray(None)
+        if w.dtype.kind not in "iuf" or b.dtype.kind not in "iuf":
+            raise _refuse(path, f"layer {i}'s weights are not arrays of numbers")
+        w, b = w.astype(np.float64), b.astype(np.float64)
         if w.shape != (sizes[i + 1], sizes[i]) or b.shape != (sizes[i + 1],) or not (
                 np.isfinite(w).all() and np.isfinite(b).all()):
             raise _refuse(path, f"layer {i} must be a finite ({sizes[i + 1]}, {sizes[i]}) weight and "

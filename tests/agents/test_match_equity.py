@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
 from cardlab.agents.bot_catalogue import table_bots
-from cardlab.agents.match_equity import SHIPPED, load_equity, shipped_equity
+from cardlab.agents.match_equity import SHIPPED, load_equity, shipped_equity, weights_sha256
 from cardlab.envs import make_game
 
 TABLES = [(game, n) for game, sizes in table_bots().items() for n in sorted(sizes)]
@@ -83,6 +85,14 @@ def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> 
     ]:
         with pytest.raises(ValueError, match=message):
             load_equity(path, game)
+    for layer, wrong in (("w0", lambda v: _first(v, str)), ("b1", lambda v: [True] * len(v)),
+                         ("w2", lambda v: _first(v, lambda x: [x]))):  # text, flags, a ragged row
+        weights = json.loads((SHIPPED / "huit-4p.json").read_text())["weights"]
+        weights[layer] = wrong(weights[layer])
+        damaged = _shipped_copy(tmp_path, weights=weights, weights_sha256=weights_sha256(weights))
+        with pytest.raises(ValueError, match=rf"^match equity .*: layer {layer[1]}'s weights are not "
+                                             r"arrays of numbers$"):
+            load_equity(damaged, game)
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match=r"match equity .*bad.json"):
         load_equity(tmp_path / "bad.json", game)
@@ -91,3 +101,8 @@ def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> 
 def test_a_table_without_an_equity_is_refused_naming_those_that_have_one() -> None:
     with pytest.raises(ValueError, match=r"no match equity ships for switch with 3 players .*huit-4p"):
         shipped_equity(make_game("switch", {"num_players": 3}))
+
+
+def _first(value: Any, change: Callable[[Any], Any]) -> Any:
+    """`value` (nested lists of numbers) with `change` applied to its first number, the rest kept."""
+    return [_first(value[0], change), *value[1:]] if isinstance(value, list) else change(value)
