@@ -31,31 +31,11 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from cardlab.agents.base import RandomAgent
 from cardlab.agents.bot import BotAgent, export_onnx, load_bot
+from cardlab.agents.bot.validate import random_play
 from cardlab.agents.bot_catalogue import shipped_bots
-from cardlab.envs import env_class, make_game
+from cardlab.envs import make_game
 from cardlab.envs.checked_json import read_json_file
-from cardlab.envs.game_spec import Game
-
-
-def decisions(game: Game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks of the seats to move in seeded random hands of `game`."""
-    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
-    player = RandomAgent(game, seed)
-    obs: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    while len(obs) < count:
-        env.reset(seed=seed + len(obs))
-        for _ in env.agent_iter():
-            o, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            obs.append(o["observation"])
-            masks.append(o["action_mask"])
-            env.step(player.act(o))
-    return np.array(obs[:count]), np.array(masks[:count])
 
 
 def per_call_us(call: Callable[[int], object], calls: int, repeats: int) -> float:
@@ -77,7 +57,7 @@ def measure(name: str, moves: int, batch: int, repeats: int) -> tuple[float, flo
     with tempfile.TemporaryDirectory() as folder:
         export_onnx(file.network, pathlib.Path(folder) / name, game=game, summary={})
         onnx = load_bot(pathlib.Path(folder) / f"{name}.onnx", game, threads=1)
-    obs, masks = decisions(game, max(moves, batch), seed=11)
+    obs, masks = random_play(game, max(moves, batch), seed=11)
     rows = [{"observation": o, "action_mask": m} for o, m in zip(obs, masks, strict=True)]
     bots: tuple[BotAgent, BotAgent] = (file, onnx)
     singles = [[bot.act(row) for row in rows[:moves]] for bot in bots]

@@ -355,29 +355,41 @@ PLAYED_OBSERVATIONS = 256
 """observations of random play a bot's logits must be finite on (besides the flat probes)"""
 
 
+def random_play(game: Game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(observations, action masks) of the first `count` decisions of seeded random hands of `game` (hand
+    k dealt from `seed` + k, every seat moving at random from one generator of `seed`): real positions on
+    which to probe a network, or to compare two bots' moves (tests, benchmarks/onnx_speed.py)."""
+    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
+    rng = np.random.default_rng(seed)
+    obs: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    hand = 0
+    while len(obs) < count:
+        env.reset(seed=seed + hand)
+        hand += 1
+        for _ in env.agent_iter():
+            o, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            if len(obs) == count:
+                break
+            obs.append(o["observation"])
+            masks.append(o["action_mask"])
+            env.step(int(rng.choice(np.flatnonzero(o["action_mask"]))))
+    return np.array(obs), np.array(masks)
+
+
 @functools.lru_cache(maxsize=32)
 def played_observations(game: Game, count: int = PLAYED_OBSERVATIONS) -> np.ndarray:
-    """(count, obs_size) float32: the observations of the seats to move in seeded random hands of `game`.
+    """(count, obs_size) float32: the observations of the seats to move in seeded random hands of `game`
+    (`random_play`).
 
     Real observations, because a flat probe misses a network that overflows
     only where two inputs differ (``tanh(1e4 * (x0 - x1))`` times ``3e38``).
     Cached per game: a loader may load many bots of one table.
     """
-    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
-    rng = np.random.default_rng(0)
-    rows: list[np.ndarray] = []
-    while len(rows) < count:
-        env.reset(seed=int(rng.integers(2**31)))
-        for _ in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            rows.append(obs["observation"])
-            if len(rows) == count:
-                break
-            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    return np.stack(rows).astype(np.float32)
+    return random_play(game, count, seed=0)[0].astype(np.float32)
 
 
 def check_outputs(meta_path: pathlib.Path, network: nn.Module, game: Game) -> None:

@@ -15,8 +15,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from cardlab.agents.agent_spec import make_agent
-from cardlab.agents.base import RandomAgent
 from cardlab.agents.bot import MAX_METADATA_BYTES, BotAgent, bot_paths, export_bot, load_bot, tensor_shapes
+from cardlab.agents.bot.validate import random_play
 from cardlab.envs import env_class, huit_v1, switch_v1
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
@@ -56,25 +56,6 @@ def make_policy(
         for p in model.policy.parameters():
             p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
     return model.policy
-
-
-def collect(env: Any, decisions: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks of the players to move in seeded random play."""
-    agents = [RandomAgent(env, seed + i) for i in range(env.unwrapped.rules.num_players)]
-    obs, masks = [], []
-    hand = 0
-    while len(obs) < decisions:
-        env.reset(seed=seed + hand)
-        hand += 1
-        for name in env.agent_iter():
-            o, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            obs.append(o["observation"])
-            masks.append(o["action_mask"])
-            env.step(agents[env.unwrapped.agent_seat[name]].act(o))
-    return np.array(obs[:decisions]), np.array(masks[:decisions])
 
 
 GAMES = {"switch": (switch_v1, {"num_players": 3, "hand_size": 5}), "huit": (huit_v1, {"num_players": 2})}
@@ -121,7 +102,7 @@ def test_export_writes_exactly_the_tensors_the_loader_expects(exported: dict[str
 
 def test_bot_plays_the_sb3_policys_deterministic_masked_actions(exported: dict[str, Any]) -> None:
     env = exported["env"]
-    obs, masks = collect(env, 400, seed=7)
+    obs, masks = random_play(env.unwrapped.game, 400, seed=7)
     expected, _ = exported["policy"].predict(obs, deterministic=True, action_masks=masks.astype(bool))
     bot = load_bot(exported["path"], game=env, seed=0)
     got = np.array([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)])
@@ -164,7 +145,7 @@ def test_bots_use_one_torch_thread_unless_told(
     seen: list[int] = []
     bot.network.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
     before = torch.get_num_threads()
-    obs, masks = collect(exported["env"], 3, seed=1)
+    obs, masks = random_play(exported["env"].unwrapped.game, 3, seed=1)
     bot.act({"observation": obs[0], "action_mask": masks[0]})
     assert seen == [2] and torch.get_num_threads() == before  # only the forward pass runs on 2
     for bad in ("0", "two"):
@@ -176,7 +157,7 @@ def test_bots_use_one_torch_thread_unless_told(
 
 
 def test_sampling_is_seeded_and_legal(exported: dict[str, Any]) -> None:
-    obs, masks = collect(exported["env"], 60, seed=11)
+    obs, masks = random_play(exported["env"].unwrapped.game, 60, seed=11)
     runs = []
     for _ in range(2):
         bot = load_bot(exported["path"], game=exported["env"], seed=5, sample=True)
@@ -187,7 +168,7 @@ def test_sampling_is_seeded_and_legal(exported: dict[str, Any]) -> None:
 
 def test_relu_and_no_hidden_layers_round_trip(tmp_path: pathlib.Path) -> None:
     env = huit_v1.env(num_players=2)
-    obs, masks = collect(env, 100, seed=3)
+    obs, masks = random_play(env.unwrapped.game, 100, seed=3)
     for arch, act in (([24], torch.nn.ReLU), ([], torch.nn.Tanh)):
         policy = make_policy(env, arch, seed=2, activation=act)
         path = export_bot(policy, tmp_path / f"b{len(arch)}", game="huit", rules={}, num_players=2,
@@ -682,3 +663,22 @@ def test_a_bot_file_that_cannot_be_read_is_named(tmp_path: pathlib.Path, link: s
         load_bot(tmp_path / "mine.json")
     assert str(info.value).startswith(f"bot {tmp_path / 'mine.json'}: cannot read {named}: ")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("game_id", "rules"), [("huit", {"num_players": 2}),
+                                                ("switch", {"num_players": 3, "hand_size": 5})])
+def test_random_play_gives_the_same_real_positions_for_a_seed(game_id: str, rules: dict[str, Any]) -> None:
+    """The positions bots are compared and probed on (`random_play`): seeded, the table's observations, a
+    legal move in each, and what `played_observations` probes a loaded bot with."""
+    from cardlab.agents.bot.validate import played_observations
+    from cardlab.envs import make_game
+
+    game = make_game(game_id, rules)
+    obs, masks = random_play(game, 50, seed=4)
+    again, again_masks = random_play(game, 50, seed=4)
+    np.testing.assert_array_equal(obs, again)
+    np.testing.assert_array_equal(masks, again_masks)
+    assert len(obs) == 50 and masks.shape == (50, game.num_actions)
+    assert (masks.sum(axis=1) >= 1).all()
+    assert not np.array_equal(random_play(game, 50, seed=5)[0], obs)
+    np.testing.assert_array_equal(played_observations(game, 20), random_play(game, 20, seed=0)[0])

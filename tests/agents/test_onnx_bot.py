@@ -13,41 +13,20 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from cardlab.agents.agent_spec import make_agent
-from cardlab.agents.base import RandomAgent
 from cardlab.agents.bot import ONNX_FORMAT, BotAgent, export_onnx, load_bot, write_onnx_metadata
 from cardlab.agents.bot import onnx_bot as onnx_module
 from cardlab.agents.bot.onnx_export import onnx_metadata
+from cardlab.agents.bot.validate import random_play
 from cardlab.agents.bot_catalogue import shipped_bots
-from cardlab.envs import env_class, make_game
+from cardlab.envs import make_game
 from cardlab.envs.game_spec import Game
 
 HUIT = make_game("huit", {"num_players": 2})
 
 
-def decisions(game: Game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks of the seats to move in seeded random hands: a fixed set to compare moves on."""
-    env = env_class(game.spec)(episode="hand", **game.rules.to_dict())
-    players = [RandomAgent(game, seed + i) for i in range(game.num_players)]
-    obs: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    hand = 0
-    while len(obs) < count:
-        env.reset(seed=seed + hand)
-        hand += 1
-        for name in env.agent_iter():
-            o, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            obs.append(o["observation"])
-            masks.append(o["action_mask"])
-            env.step(players[env.unwrapped.agent_seat[name]].act(o))
-    return np.array(obs[:count]), np.array(masks[:count])
-
-
 def same_moves(one: BotAgent, two: BotAgent, game: Game, count: int = 300) -> None:
     """Both bots choose the same move on each of a fixed set of observations, one by one and batched."""
-    obs, masks = decisions(game, count, seed=5)
+    obs, masks = random_play(game, count, seed=5)
     singles = [(one.act({"observation": o, "action_mask": m}), two.act({"observation": o, "action_mask": m}))
                for o, m in zip(obs, masks, strict=True)]
     assert all(a == b for a, b in singles)
@@ -64,7 +43,7 @@ def test_an_exported_shipped_bot_plays_its_bot_files_moves(tmp_path: pathlib.Pat
     exported = make_agent(f"bot:{tmp_path / name}.onnx", bot.game)
     assert isinstance(exported, BotAgent) and isinstance(exported.network, onnx_module.OnnxNetwork)
     same_moves(bot, exported, bot.game)
-    obs, _ = decisions(bot.game, 64, seed=9)
+    obs, _ = random_play(bot.game, 64, seed=9)
     np.testing.assert_allclose(exported.logits(obs), bot.logits(obs), rtol=1e-4, atol=1e-4)
 
 
@@ -129,7 +108,7 @@ def refused(path: pathlib.Path, *words: str) -> str:
 
 def test_a_hand_built_graph_plays(tmp_path: pathlib.Path) -> None:
     bot = load_bot(write_bot(tmp_path, linear_model(HUIT.layout.size, HUIT.num_actions)), HUIT)
-    obs, masks = decisions(HUIT, 20, seed=1)
+    obs, masks = random_play(HUIT, 20, seed=1)
     moves = bot.act_batch(obs, masks)
     assert all(masks[i, a] for i, a in enumerate(moves))
 
@@ -146,7 +125,7 @@ def test_names_and_other_outputs_are_the_metadatas(tmp_path: pathlib.Path) -> No
         node.input[:] = ["scores" if name == "logits" else name for name in node.input]
     graph.input[0].name, graph.output[0].name = "obs", "scores"
     bot = load_bot(write_bot(tmp_path, model, input="obs", output="scores"), HUIT)
-    obs = decisions(HUIT, 8, seed=3)[0]
+    obs = random_play(HUIT, 8, seed=3)[0]
     logits = bot.logits(obs)
     assert logits.shape == (8, ACTIONS)
     weights = numpy_helper.to_array(graph.initializer[0])
@@ -266,7 +245,7 @@ def test_it_is_a_training_opponent_that_plays_as_its_bot_file(onnx_bot: pathlib.
 
 def test_the_search_plays_over_it(onnx_bot: pathlib.Path) -> None:
     agent = make_agent(f"search:worlds=4:ms=0:bot:{onnx_bot}", HUIT, seed=0)
-    obs, masks = decisions(HUIT, 1, seed=2)
+    obs, masks = random_play(HUIT, 1, seed=2)
     assert masks[0, agent.act({"observation": obs[0], "action_mask": masks[0]})]
 
 
