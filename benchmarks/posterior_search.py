@@ -78,7 +78,9 @@ def true_values(game: Game, known: Determinization, state: Any, moves: list[int]
                 policy: Agent) -> np.ndarray:
     """(len(moves),) seat 0's hand win probability after each of `moves` in the true deal: the other hands
     as `state` holds them, the face-down pile's order drawn (no seat knows it), `policy` in every seat
-    after the move; the same `playouts` worlds for every move (paired), the same figures for one `seed`."""
+    after the move (its tie-breaks from `seed`); the same `playouts` worlds for every move (paired), the
+    same figures for one `seed`."""
+    policy.seed(seed)
     truth = revealed(known, state, 0)
     worlds = truth.deal(np.random.default_rng(seed), playouts)
     results = Rollouts(game, policy, seed).play(truth, worlds, np.asarray(moves, dtype=np.int64), None, won)
