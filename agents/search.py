@@ -119,6 +119,9 @@ class SearchAgent(Agent):
         self.equity = shipped_equity(self.game) if self.options.value == "match" else None
         """with ``value=match``: the table's match equity, whose chance to win the match values a play-out"""
         o = self.options
+        if o.belief == "posterior" and o.budget()[1]:
+            raise ValueError(f"search option belief=posterior samples its worlds for seconds whatever the "
+                             f"cap, so it takes no ms={o.budget()[1]}: give ms=0 beside it")
         self.posterior = Drawer(self.game, drawn_apart(seed, POSTERIOR)) if o.belief == "posterior" else None
         """with ``belief=posterior``: the sampler of the exact posterior's worlds (`Drawer`)"""
         self.reader = None if o.belief not in READERS else (

@@ -183,9 +183,6 @@ class SearchOptions:
         object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
         for declared in (DECLARED if type(self) is SearchOptions else declared_of(type(self))).values():
             declared.check(getattr(self, declared.name))
-        if self.belief == "posterior" and self.ms:
-            raise ValueError(f"search option belief=posterior samples its worlds for seconds whatever the "
-                             f"cap, so it takes no ms={self.ms}: give ms=0 beside it")
         if self.reader and self.belief not in READERS:
             raise ValueError(f"search option reader={excerpt(self.reader)} is read only with "
                              "belief=learned or belief=posterior; give one beside it or leave the reader out")
