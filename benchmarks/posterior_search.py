@@ -174,6 +174,13 @@ def report(rows: list[dict[str, Any]], probe: pathlib.Path) -> dict[str, Any]:
               f"{hand_mean:+.4f} [{hand_low:+.4f}, {hand_high:+.4f}] a hand")
     methods = [row["method"] for row in rows]
     out["methods"] = {m: methods.count(m) for m in sorted(set(methods))}
+    out["by_method"] = {}
+    for method in out["methods"]:
+        these = [row for row in rows if row["method"] == method]
+        out["by_method"][method] = {key: interval(these, key, rng)[:3] for key in GAINS[:2]}
+        print(f"  where the posterior's worlds came by {method} ({len(these)}): " + ", ".join(
+            f"{key} {mean:+.4f} [{low:+.4f}, {high:+.4f}]" for key, (mean, low, high) in
+            out["by_method"][method].items()))
     out["probe_check"] = probe_check(rows, probe)
     out["seconds_median"] = float(np.median([row["seconds"] for row in rows]))
     print(f"  posterior methods {out['methods']}; {out['seconds_median']:.1f} s a decision (median)")
@@ -205,6 +212,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows: list[dict[str, Any]] = saved["rows"]
     done = saved.get("next_hand", 0)
     summary = report(rows, args.probe) if rows else {}
+    if done >= args.hands and rows:  # nothing left to play: the table of the saved decisions, rewritten
+        args.json.write_text(json.dumps(saved | {"summary": summary}, indent=1) + "\n", encoding="utf-8")
     agents = searches(game, args.worlds)
     for first in range(done, args.hands, args.round):
         field = [make_agent("expert", game, seed=s) for s in range(args.players)]  # as the probe's field
