@@ -177,10 +177,13 @@ def report(rows: list[dict[str, Any]], probe: pathlib.Path) -> dict[str, Any]:
     out["by_method"] = {}
     for method in out["methods"]:
         these = [row for row in rows if row["method"] == method]
-        out["by_method"][method] = {key: interval(these, key, rng)[:3] for key in GAINS[:2]}
+        gains = {key: interval(these, key, rng)[:3] for key in GAINS[:2]}
+        differ = {key: float(np.mean([row["moves"][key.split("_minus_")[0]] != row["moves"]["reader"]
+                                      for row in these])) for key in gains}
+        out["by_method"][method] = {"gains": gains, "differ": differ}
         print(f"  where the posterior's worlds came by {method} ({len(these)}): " + ", ".join(
-            f"{key} {mean:+.4f} [{low:+.4f}, {high:+.4f}]" for key, (mean, low, high) in
-            out["by_method"][method].items()))
+            f"{key} differ at {differ[key]:.3f}, {mean:+.4f} [{low:+.4f}, {high:+.4f}]"
+            for key, (mean, low, high) in gains.items()))
     out["probe_check"] = probe_check(rows, probe)
     out["seconds_median"] = float(np.median([row["seconds"] for row in rows]))
     print(f"  posterior methods {out['methods']}; {out['seconds_median']:.1f} s a decision (median)")
