@@ -27,6 +27,7 @@ import numpy as np
 
 from cardlab import moved
 from cardlab.agents.base import Agent
+from cardlab.agents.hand_reading.posterior import Drawer
 from cardlab.agents.hand_reading.reader import load_reader, shipped_reader
 from cardlab.agents.hand_reading.reading import Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.match_equity import shipped_equity
@@ -36,6 +37,7 @@ from cardlab.agents.search_options import (
     LEVELS,
     MOST_MS,
     MOST_WORLDS,
+    READERS,
     ROLLOUTS,
     SearchOptions,
     options_markdown,
@@ -48,9 +50,10 @@ from cardlab.envs.world_sampling import Determinization, Worlds, revealed
 __all__ = ["LEVELS", "LEVEL_BOUNDS_MS", "MOST_WORLDS", "Decision", "SearchAgent", "SearchOptions",
            "drawn_apart", "options_markdown", "parse_spec", "rollout_spec"]
 
-BASE, ENGINE, ROLLOUT, SEAT = range(1, 5)
+BASE, ENGINE, ROLLOUT, SEAT, POSTERIOR = range(1, 6)
 """The streams `drawn_apart` draws the seeds of: the base agent, the rollout engine's slot generators,
-a rollout policy other than the base, and the model `set_seat_models` gave a seat."""
+a rollout policy other than the base, the model `set_seat_models` gave a seat, and the exact posterior's
+replays (``belief=posterior``)."""
 
 
 def drawn_apart(seed: int | None, *stream: int) -> int | None:
@@ -116,11 +119,16 @@ class SearchAgent(Agent):
         self.equity = shipped_equity(self.game) if self.options.value == "match" else None
         """with ``value=match``: the table's match equity, whose chance to win the match values a play-out"""
         o = self.options
-        self.reader = None if o.belief != "learned" else (
+        if o.belief == "posterior" and o.budget()[1]:
+            raise ValueError(f"search option belief=posterior samples its worlds for seconds whatever the "
+                             f"cap, so it takes no ms={o.budget()[1]}: give ms=0 beside it")
+        self.posterior = Drawer(self.game, drawn_apart(seed, POSTERIOR)) if o.belief == "posterior" else None
+        """with ``belief=posterior``: the sampler of the exact posterior's worlds (`Drawer`)"""
+        self.reader = None if o.belief not in READERS else (
             load_reader(o.reader, self.game) if o.reader else shipped_reader(self.game))
         """with ``belief=learned``: the hand reader (``reader=``, else the table's shipped one) whose reading
-        deals the worlds"""
-        weighed = "uniform" if o.belief == "learned" else o.belief
+        deals the worlds (with ``belief=posterior``, where the posterior has none)"""
+        weighed = "uniform" if o.belief in READERS else o.belief
         self.reading = None if weighed == "uniform" and o.opponents == "base" else Reading(
             self.game, base, weighed, o.opponents == "recognise", o.ess, drawn_apart(seed, BASE),
             weights=o.weigh)
@@ -163,6 +171,8 @@ class SearchAgent(Agent):
                 seeded.add(id(model))
                 model.seed(drawn_apart(seed, SEAT, seat))
         self.rollouts.reseed(drawn_apart(seed, ENGINE))
+        if self.posterior is not None:
+            self.posterior.reseed(drawn_apart(seed, POSTERIOR))
 
     def reset(self) -> None:
         self.base.reset()
@@ -271,6 +281,10 @@ class SearchAgent(Agent):
         many are in play at a time): the one place where worlds are chosen; with a belief, resampled by it
         or (``weigh=weights``) with the hook that weighs them as the rollouts reach them, and with
         recognition, the recognised seats' models set (`set_seat_models`)."""
+        drawn = None if self.posterior is None or self.options.cheat else self.posterior.draw(
+            known, wanted, self._record, rng)
+        if drawn is not None:
+            return drawn, None
         if self.reading is None:
             return known.deal(rng, wanted), None
         read = self.reading.read(known, wanted, self._record, rng, deadline)

@@ -36,9 +36,11 @@ SEARCH = "search option"
 VALUES = ("win", "points", "match")
 ROLLOUTS = ("base", "random", "greedy", "expert", "bot")
 """the rollout policies a spec may name (``greedy`` and ``expert`` where the game has them)"""
-BELIEFS = ("uniform", "learned", "expert", "greedy", "random", "bot", "base")
-"""the beliefs a spec may name (`cardlab.agents.hand_reading.reader` for ``learned``, else
-`cardlab.agents.hand_reading.belief`)"""
+BELIEFS = ("uniform", "learned", "posterior", "expert", "greedy", "random", "bot", "base")
+"""the beliefs a spec may name (`cardlab.agents.hand_reading.reader` for ``learned``,
+`cardlab.agents.hand_reading.posterior` for ``posterior``, else `cardlab.agents.hand_reading.belief`)"""
+READERS = ("learned", "posterior")
+"""the beliefs that deal worlds from a hand reader (``posterior`` where it has no posterior worlds)"""
 OPPONENTS = ("base", "recognise")
 MOST_WORLDS = 16384
 """the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""
@@ -146,7 +148,10 @@ class SearchOptions:
         "choice to be played instead (0: the best mean, ties to BASE)", low=0, high=MOST_Z, whole=False)
     belief: str = option(
         "uniform", "how the worlds are dealt and weighed: uniformly; `learned`, dealt by where the table's "
-        "shipped hand reader reads each unseen card (`cardlab read-hands`), not weighed; or dealt uniformly "
+        "shipped hand reader reads each unseen card (`cardlab read-hands`), not weighed; `posterior` (Huit), "
+        "drawn from the exact posterior assuming the expert in every other seat (worlds in which it makes "
+        "every recorded move; the reader's worlds where the record cannot be played back or none is kept); "
+        "or dealt uniformly "
         "and weighed by how likely that model of the other seats (`bot`: the table's shipped bot, `base`: "
         "BASE) was to make their recorded moves from each world's hands", choices=BELIEFS)
     weigh: str = option(
@@ -167,8 +172,9 @@ class SearchOptions:
         "only (it plays only where the play loop shows it the true state, as evaluation does)", low=0,
         high=1)
     reader: str = option(
-        "", "with `belief=learned`: the hand reader that deals the worlds, a reader's NAME.json (`cardlab "
-        "read-hands` writes RUN/reader.json)", text="a hand reader file", shown="the table's shipped reader")
+        "", "with `belief=learned` or `posterior`: the hand reader that deals the worlds, a reader's "
+        "NAME.json (`cardlab read-hands` writes RUN/reader.json)", text="a hand reader file",
+        shown="the table's shipped reader")
 
     def __post_init__(self) -> None:
         DECLARED["level"].check(self.level)
@@ -177,9 +183,9 @@ class SearchOptions:
         object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
         for declared in (DECLARED if type(self) is SearchOptions else declared_of(type(self))).values():
             declared.check(getattr(self, declared.name))
-        if self.reader and self.belief != "learned":
-            raise ValueError(f"search option reader={excerpt(self.reader)} is read only with belief=learned; "
-                             "give belief=learned beside it, or leave the reader out")
+        if self.reader and self.belief not in READERS:
+            raise ValueError(f"search option reader={excerpt(self.reader)} is read only with "
+                             "belief=learned or belief=posterior; give one beside it or leave the reader out")
 
     def budget(self) -> tuple[int, int]:
         """(worlds, ms): the level's where not given (`__post_init__` filled them)."""

@@ -26,7 +26,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from cardlab.agents.base import named_agent
 from cardlab.agents.hand_reading.belief import Model, play_back
+from cardlab.envs import world_replay
 from cardlab.envs.declared import check_fields, option
 from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
@@ -163,3 +165,55 @@ def joined(parts: list[Worlds], known: Determinization) -> Worlds:
         return Worlds(empty, np.empty((0, known.under.size), np.int64), {})
     return Worlds(np.concatenate([p.hidden for p in parts]), np.concatenate([p.under for p in parts]),
                   {name: np.concatenate([p.picks[name] for p in parts]) for name in parts[0].picks})
+
+
+MODEL = "expert"
+"""the model `Drawer` assumes in every other seat: the heuristic whose replay keeps a world with its
+likelihood (its only randomness is its tie-breaks)"""
+GAMES = ("huit",)
+"""the games whose records leave every draw free, so that `uniform_prior` holds (Switch's A8 restricts what
+was drawn)"""
+SEARCH_SAMPLING = Sampling(count=128, burn=200, thin=1)
+"""what a search spends on its worlds: one state of each of 128 chains after 200 steps where rejection keeps
+too few (docs/results.md, "The exact posterior", measures it against the probe's 500)"""
+
+
+class Drawer:
+    """A search's worlds from the exact posterior (``search:belief=posterior``), the expert assumed in every
+    other seat: kept across decisions with its replay engine, reseeded with the search (C2).
+
+    Why apart from `sample`: a search needs one call that gives its worlds or
+    says it cannot (a record the replay cannot follow, no world kept in the
+    budget), so that it deals its fallback worlds there; and a refusal at
+    construction where the posterior cannot apply at all (no expert, draws
+    the record restricts)."""
+
+    def __init__(self, game: Game, seed: int | None, sampling: Sampling = SEARCH_SAMPLING) -> None:
+        if game.id not in GAMES or MODEL not in game.spec.heuristics:
+            lacks = "draws the record restricts (A8)" if MODEL in game.spec.heuristics else "no expert"
+            raise ValueError(f"search option belief=posterior draws worlds in which the expert makes every "
+                             f"recorded move, so it needs {' or '.join(GAMES)} (every draw free, an expert); "
+                             f"{game.id} has {lacks}")
+        self.game, self.sampling = game, sampling
+        agent = named_agent(MODEL, game, seed=seed)
+        assert agent is not None
+        self.model = Model(MODEL, agent, 0.0)
+        self.engine = game.spec.batched_engine()(game.rules, max(sampling.block, sampling.chains), seed=seed)
+        self.last: Posterior | None = None
+        """the last decision's draw (None: its record could not be played back)"""
+
+    def reseed(self, seed: int | None) -> None:
+        """The model's tie-breaks and the replay engine's generators restarted from `seed`."""
+        self.model.agent.seed(seed)
+        self.engine.reseed(seed)
+
+    def draw(self, known: Determinization, wanted: int, record: Record | None,
+             rng: np.random.Generator) -> Worlds | None:
+        """`wanted` worlds of the posterior of seat 0's view `known` given `record` (`sample`), or None where
+        there are none: no record, one the replay cannot follow (A10, B10), or no world kept."""
+        self.last = None
+        if record is None or world_replay.unreplayable(record) is not None:
+            return None
+        self.last = sample(self.game, known, record, self.model, rng,
+                           dataclasses.replace(self.sampling, count=wanted), self.engine)
+        return self.last.worlds if self.last.worlds.count else None

@@ -1,0 +1,137 @@
+"""The search on the exact posterior's worlds (``search:belief=posterior``) and its benchmark's true-deal
+valuation (benchmarks/posterior_search.py), at Huit 4p with the expert in every seat."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.search import SearchAgent
+from cardlab.envs import make_env, make_game
+from cardlab.envs.world_sampling import revealed
+from cardlab.evaluation.episodes import Choice, seat_zero_choices
+from tests.benchmarks import load_benchmark
+
+SPEC = "search:belief=posterior:worlds=32:ms=0:expert"
+
+
+def choices(hands: int = 2) -> Iterator[Choice]:
+    """Seat 0's replayable decisions in `hands` hands of Huit 4p, the expert in every seat."""
+    env = make_env("huit", num_players=4)
+    game = env.unwrapped.game
+    field = [make_agent("expert", game, seed=s) for s in range(4)]
+    for hand in range(hands):
+        for choice in seat_zero_choices(env, field, seed=10_000 + hand):
+            if choice.unreplayable is None:
+                yield choice
+
+
+def decided(agent: SearchAgent, choice: Choice, seed: int) -> tuple[int, np.ndarray]:
+    """The search's move and candidates' values at `choice` from `seed`, shown the record and the state."""
+    agent.seed(seed)
+    agent.show({"record": choice.record, "state": choice.raw.game_state})
+    move = agent.act(choice.obs)
+    assert agent.last_decision is not None
+    return move, agent.last_decision.values
+
+
+def test_the_search_plays_on_the_samplers_worlds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sampler that returns the true hands makes the posterior's search the cheat's, value for value:
+    the worlds searched are the sampler's."""
+    game = make_game("huit", num_players=4)
+    searcher = make_agent(SPEC, game, seed=3)
+    cheat = make_agent("search:cheat=1:worlds=32:ms=0:expert", game, seed=3)
+    assert isinstance(searcher, SearchAgent) and searcher.posterior is not None
+    shown: dict[str, Any] = {}
+
+    def true_worlds(known: Any, wanted: int, record: Any, rng: np.random.Generator) -> Any:
+        assert record is shown["record"]
+        return revealed(known, shown["state"], 0).deal(rng, wanted)
+
+    monkeypatch.setattr(searcher.posterior, "draw", true_worlds)
+    compared = 0
+    for i, choice in enumerate(choices()):
+        shown.update(record=choice.record, state=choice.raw.game_state)
+        move, values = decided(searcher, choice, seed=i)
+        cheat_move, cheat_values = decided(cheat, choice, seed=i)
+        assert move == cheat_move
+        np.testing.assert_array_equal(values, cheat_values)
+        compared += 1
+    assert compared >= 4
+
+
+def test_the_posterior_worlds_are_drawn_and_seeded() -> None:
+    """Without the stub, the worlds come from the sampler (rejection or chains: the expert makes every
+    recorded move in them), and one seed replays the decision (C2)."""
+    game = make_game("huit", num_players=4)
+    first, second = (make_agent(SPEC, game, seed=5) for _ in range(2))
+    assert isinstance(first, SearchAgent) and isinstance(second, SearchAgent)
+    choice = next(iter(choices(1)))
+    move, values = decided(first, choice, seed=11)
+    assert first.posterior is not None and first.posterior.last is not None
+    assert first.posterior.last.method in ("rejection", "mcmc")
+    assert first.posterior.last.worlds.count == 32
+    again, same = decided(second, choice, seed=11)
+    assert again == move
+    np.testing.assert_array_equal(same, values)
+
+
+@pytest.mark.parametrize(("spec", "table", "words"), [
+    ("search:belief=posterior:worlds=8:expert", ("huit", 4), "takes no ms=60: give ms=0"),
+    ("search:belief=posterior:worlds=8:ms=0:expert", ("switch", 4), "switch has draws the record restricts"),
+    ("search:belief=uniform:reader=x.json:worlds=8:ms=0:expert", ("huit", 4),
+     "read only with belief=learned or belief=posterior"),
+])
+def test_refusals(spec: str, table: tuple[str, int], words: str) -> None:
+    game = make_game(table[0], num_players=table[1])
+    with pytest.raises(ValueError, match=words) as err:
+        make_agent(spec, game, seed=0)
+    assert "\n" not in str(err.value)
+
+
+def test_true_values_are_paired_and_fixed_by_the_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The valuation in the true deal: one seed, the same figures; every move played from the same worlds
+    (a move given twice is valued alike); another seed, other play-outs."""
+    bench = load_benchmark("posterior_search", monkeypatch)
+    choice = next(iter(choices(1)))
+    game = choice.raw.game
+    legal = [int(a) for a in np.flatnonzero(choice.obs["action_mask"])]
+    expert = make_agent("expert", game, seed=0)
+    known, state = choice.determinization(), choice.raw.game_state
+
+    def values(moves: list[int], seed: int) -> np.ndarray:
+        return bench.true_values(game, known, state, moves, 256, seed, expert)
+
+    once = values(legal, 1)
+    assert once.shape == (len(legal),) and ((once >= 0) & (once <= 1)).all()
+    np.testing.assert_array_equal(values(legal, 1), once)
+    twice = values([legal[0], legal[0]], 1)
+    assert twice[0] == twice[1] == once[0]
+    assert not np.array_equal(values(legal, 2), once)
+
+
+def test_the_rounds_write_and_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """Each round writes its decisions; a second run goes on from the next hand, keeping the first rows."""
+    bench = load_benchmark("posterior_search", monkeypatch)
+    out = tmp_path / "run.json"
+    args = argparse.Namespace(players=4, hands=1, round=1, worlds=8, playouts=64, seed=0,
+                              probe=tmp_path / "none.json", json=out)
+    bench.run(args)
+    first = json.loads(out.read_text())
+    assert first["next_hand"] == 1 and {row["hand"] for row in first["rows"]} == {0}
+    played: list[int] = []
+    real = bench.decisions
+    monkeypatch.setattr(bench, "decisions",
+                        lambda a, hand, tools: played.append(hand) or real(a, hand, tools))
+    summary = bench.run(argparse.Namespace(**{**vars(args), "hands": 2}))
+    again = json.loads(out.read_text())
+    assert played == [1] and again["next_hand"] == 2
+    assert again["rows"][:len(first["rows"])] == first["rows"]
+    assert summary["decisions"] == len(again["rows"]) > len(first["rows"])
