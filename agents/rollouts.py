@@ -291,14 +291,20 @@ class Rollouts:
         return results[:, finished]
 
 
-def seat_values(value: str) -> Values:
+def seat_values(value: str, points_weight: float = 0.0) -> Values:
     """The searcher's value of each finished slot: its win reward (``win``), or minus its points over 100
-    (``points``, 0 when C1 cut the hand)."""
+    (``points``, 0 when C1 cut the hand); with ``win``, `points_weight` times the latter added to it (the
+    search option ``points_weight``: `cardlab.agents.search_options`), and at 0 the win reward as it is."""
 
-    def values(engine: Any, rows: np.ndarray, wins: np.ndarray) -> np.ndarray:
-        if value == "win":
-            return wins[rows]
+    def points(engine: Any, rows: np.ndarray) -> np.ndarray:
         changes = engine.score_changes()[rows, 0].astype(np.float64)
         return np.where(engine.done[rows], points_reward(changes), 0.0)
+
+    def values(engine: Any, rows: np.ndarray, wins: np.ndarray) -> np.ndarray:
+        if value != "win":
+            return points(engine, rows)
+        if not points_weight:
+            return wins[rows]
+        return wins[rows] + points_weight * points(engine, rows)
 
     return values

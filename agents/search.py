@@ -268,7 +268,7 @@ class SearchAgent(Agent):
         if self.options.cheat:
             known = self._revealed(known)
         worlds, prepare = self._deal(known, wanted, rng, deadline)
-        values = (seat_values(self.options.value) if self.equity is None
+        values = (seat_values(self.options.value, self.options.points_weight) if self.equity is None
                   else self.equity.after_hand(known.match))
         results = self.rollouts.play(known, worlds, legal, deadline, values, prepare)
         if prepare is None or self.reading is None:

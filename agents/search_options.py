@@ -48,6 +48,8 @@ MOST_MS = 600_000
 """the longest time cap a spec may ask for, in ms (ten minutes a decision)"""
 MOST_Z = 10.0
 """the largest margin `z` a spec may ask for"""
+MOST_POINTS_WEIGHT = 100.0
+"""the largest `points_weight` a spec may ask for (at 100 a point in hand weighs as much as a hand's win)"""
 MOST_TEXT = 256
 """the longest value a text option takes (a spec's parts are split at colons, so a value holds none)"""
 LEVELS: dict[str, tuple[int, int]] = {"quick": (2048, 60), "strong": (MOST_WORLDS, 700)}
@@ -143,6 +145,11 @@ class SearchOptions:
         "hand); `points`: minus the seat's score change / 100; `match`: the seat's chance to win the match "
         "once the hand's points are added to the running totals (the table's shipped match equity, "
         "`cardlab match-equity`; a hand that ends the match: its result)", choices=VALUES)
+    points_weight: float = option(
+        0.0, "with `value=win`: this weight times `points`' value added to each play-out's win reward, so "
+        "that the points still in hand break the ties of the worlds where the win is out of reach (there the "
+        "win reward is the same for every move); a small weight keeps the hand win first and the points "
+        "second, a large one tends to `value=points`", low=0, high=MOST_POINTS_WEIGHT, whole=False)
     z: float = option(
         1.0, "standard errors of the paired differences over the worlds by which a move must beat BASE's "
         "choice to be played instead (0: the best mean, ties to BASE)", low=0, high=MOST_Z, whole=False)
@@ -183,6 +190,9 @@ class SearchOptions:
         object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
         for declared in (DECLARED if type(self) is SearchOptions else declared_of(type(self))).values():
             declared.check(getattr(self, declared.name))
+        if self.points_weight and self.value != "win":
+            raise ValueError(refusal("points_weight", self.points_weight, f"read only with value=win, not "
+                                     f"value={self.value}", "0 beside another value", SEARCH))
         if self.reader and self.belief not in READERS:
             raise ValueError(f"search option reader={excerpt(self.reader)} is read only with "
                              "belief=learned or belief=posterior; give one beside it or leave the reader out")

@@ -357,6 +357,37 @@ def resumed(saved: dict[str, Any], suite: Suite, configs: list[str], field: list
     return played
 
 
+def joined(saved: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of several runs of this benchmark (JSONs it wrote) on one suite and field, as if one run:
+    each run's configs in the order given, on the deals every run played (the first `deals` of the
+    fewest), the first config the base of the differences; a config measured in several runs is kept once,
+    and must have played the same hands in each (the same seeds give the same hands: C2), else a
+    `ValueError` says which. So rows measured apart (a new config beside older runs) are paired by deal;
+    a config's decisions and time are its whole run's."""
+    if not saved:
+        raise ValueError("--join: give the JSONs to join")
+    for key in ("format", "suite", "suite_version", "suite_sha256", "field"):
+        found = [run.get(key) for run in saved]
+        if any(value != found[0] for value in found):
+            raise ValueError(f"the JSONs differ in {key} ({', '.join(map(excerpt, found))}): join runs of "
+                             "one suite version and field, written by this layout")
+    suite = load_suite(saved[0]["suite"], check=False)
+    n, deals = suite.num_players, min(int(run["deals"]) for run in saved)
+    names: list[str] = []
+    tables: list[list[str]] = []
+    played: Played = []
+    for run in saved:
+        for row, table in zip(run["configs"], trimmed(played_of(run), deals, n), strict=True):
+            if row["config"] not in names:
+                names.append(row["config"])
+                tables.append(row["slots"])
+                played.append(table)
+            elif played[names.index(row["config"])][0] != table[0]:
+                raise ValueError(f"--join: {row['config']} played other hands in two of the runs (another "
+                                 "suite version, field or seeding): join runs of the same deals")
+    return figures(suite, names, tables, played, saved[0]["field"], deals)
+
+
 def plain(value: Any) -> Any:
     """`value` with every NaN (an interval of one deal) as None, for strict JSON."""
     if isinstance(value, float) and math.isnan(value):
@@ -439,7 +470,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--show", type=pathlib.Path, metavar="JSON",
                         help="print the table of a JSON this benchmark wrote (a stopped run's: its finished "
                              "rounds) instead of playing")
+    parser.add_argument("--join", type=pathlib.Path, nargs="+", metavar="JSON",
+                        help="print one table of several JSONs this benchmark wrote on one suite and field, "
+                             "their configs paired on the deals all of them played, instead of playing")
     args = parser.parse_args(argv)
+    if args.join:
+        try:
+            print(format_table(joined([json.loads(path.read_text(encoding="utf-8")) for path in args.join])))
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            parser.error(f"--join: {err}")
+        return
     if args.show is not None:
         try:
             table = format_table(json.loads(args.show.read_text(encoding="utf-8")))

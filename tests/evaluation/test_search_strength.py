@@ -204,6 +204,36 @@ def test_a_resume_file_of_another_run_or_damaged_is_refused_in_one_line_before_p
     assert not played
 
 
+def test_joined_runs_give_the_figures_of_one_run_on_the_deals_all_of_them_played(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs measured apart (expert and greedy on 12 hands, expert and random on 8) joined: the figures one
+    run of expert, greedy and random on the 8 hands both played gives (the expert kept once: its hands are
+    the same in both, C2); runs of other hands of a config, or of another field, are refused."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    one, two, whole = tmp_path / "one.json", tmp_path / "two.json", tmp_path / "whole.json"
+    bench.main(["--hands", "12", "--no-progress", "--json", str(one), "--configs", "expert", "greedy"])
+    bench.main(["--hands", "8", "--no-progress", "--json", str(two), "--configs", "expert", "random"])
+    bench.main(["--hands", "8", "--no-progress", "--json", str(whole), "--configs", "expert", "greedy",
+                "random"])
+    runs = [json.loads(path.read_text(encoding="utf-8")) for path in (one, two, whole)]
+    joined = json.loads(json.dumps(bench.plain(bench.joined(runs[:2]))))
+    for result in (joined, runs[2]):
+        for row in result["configs"]:
+            del row["ms_per_decision"], row["decisions"]  # (the times are the whole runs')
+        del result["played"]
+        result.pop("workers", None)
+    assert joined == runs[2]
+    capsys.readouterr()
+    bench.main(["--join", str(one), str(two)])
+    assert "4 deals x 2 seat rotations = 8 hands" in capsys.readouterr().out
+    other = json.loads(two.read_text(encoding="utf-8"))
+    other["played"][0]["hands"][0][3] = [1 - other["played"][0]["hands"][0][3][0]]
+    with pytest.raises(ValueError, match="expert played other hands in two of the runs"):
+        bench.joined([runs[0], other])
+    with pytest.raises(ValueError, match="the JSONs differ in field"):
+        bench.joined([runs[0], {**runs[1], "field": ["greedy"]}])
+
+
 @pytest.mark.parametrize("episode", ["hand", "match"])
 def test_a_whole_suite_run_writes_the_rows_bench_writes(monkeypatch: pytest.MonkeyPatch,
                                                         tmp_path: pathlib.Path, episode: str) -> None:
