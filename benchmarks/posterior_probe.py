@@ -26,7 +26,9 @@ the true world (`from_truth`: a chain that mixes too slowly stays near it
 and places too many right).
 
 Rounds of `--round` hands append their decisions to `--json` (resumed where
-it stopped) and print the table so far, intervals over hands (bootstrap).
+it stopped, only by a run of the same measurement: `SAME`) and print the
+table so far, intervals over hands (bootstrap). Bad arguments or a `--json`
+of another run are refused in one line before anything is played or written.
 
     python benchmarks/posterior_probe.py --players 4 --hands 140 --round 4 \\
         --json benchmarks/results/huit-4p-posterior.json
@@ -48,7 +50,10 @@ import numpy as np
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.hand_reading import belief as B
 from cardlab.agents.hand_reading import posterior as P
+from cardlab.cli.common import check_output
 from cardlab.envs import make_env
+from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import refusal
 from cardlab.envs.world_sampling import revealed
 from cardlab.evaluation.episodes import seat_zero_choices
 
@@ -58,6 +63,9 @@ from belief_probe import field_agents, placed, reader_of
 COLUMNS = ("uniform", "reader", "likelihood", "weighted", "exact")
 STUCK = 0.02
 """chains that take fewer of their proposals than this are reported apart (they barely move)"""
+SAME = ("game", "players", "player", "field", "model", "reader", "eps", "likelihood_worlds", "count", "block",
+        "budget", "chains", "burn", "thin", "truth_every", "seed")
+"""the arguments a resumed `--json` must have been written with (--hands, --round may grow or change)"""
 
 
 def decisions(args: argparse.Namespace, hand: int, tools: dict[str, Any]) -> list[dict[str, Any]]:
@@ -65,8 +73,7 @@ def decisions(args: argparse.Namespace, hand: int, tools: dict[str, Any]) -> lis
     game, engine, reader, rng = tools["game"], tools["engine"], tools["reader"], tools["rng"]
     exact_model = B.Model(args.model, tools["model"], 0.0)
     soft_model = B.Model(args.model, tools["model"], args.eps)
-    sampling = P.Sampling(count=args.count, block=args.block, budget=args.budget, chains=args.chains,
-                          burn=args.burn, thin=args.thin)
+    sampling = tools["sampling"]
     rows = []
     for k, choice in enumerate(seat_zero_choices(tools["env"], tools["agents"], seed=10_000 + hand)):
         if choice.unreplayable is not None:
@@ -165,7 +172,67 @@ def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
+def saved_run(args: argparse.Namespace) -> dict[str, Any]:
+    """What `--json` holds for this run to resume (no rows where it does not exist yet); a `ValueError`
+    naming what is wrong where it is not JSON, not this probe's layout, or was written with other `SAME`
+    arguments (its decisions would be merged with another measurement's)."""
+    if not args.json.is_file():
+        return {"rows": []}
+    try:
+        saved = json.loads(args.json.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"--json {args.json}: not a JSON ({type(err).__name__}: {err}); give a JSON this "
+                         "probe wrote, or a new file") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("rows"), list) or not isinstance(
+            saved.get("args"), dict) or not isinstance(saved.get("next_hand"), int):
+        raise ValueError(f"--json {args.json}: not a JSON this probe wrote (no args, next_hand and rows); "
+                         "give one it wrote, or a new file")
+    for key in SAME:
+        theirs, mine = saved["args"].get(key), str(getattr(args, key))
+        if theirs != mine:
+            raise ValueError(f"--json {args.json} was written with --{key.replace('_', '-')} "
+                             f"{excerpt(theirs)}, this run's is {excerpt(mine)}: resume with the same "
+                             "arguments (all but --hands and --round), or give a new file")
+    return saved
+
+
+def checked(args: argparse.Namespace) -> tuple[Any, P.Sampling, dict[str, Any]]:
+    """The env and sampling of the arguments and the `--json` to resume, each checked before a hand is
+    played (a `ValueError` in one line that says what is accepted)."""
+    for key, value, least in (("--hands", args.hands, 1), ("--round", args.round, 1),
+                              ("--truth-every", args.truth_every, 1), ("--likelihood-worlds",
+                                                                        args.likelihood_worlds, 1)):
+        if value < least:
+            raise ValueError(refusal(key, value, "out of range", f"a whole number >= {least}"))
+    if not 0 <= args.eps <= 1:
+        raise ValueError(refusal("--eps", args.eps, "out of range", "a number from 0 to 1"))
+    try:
+        env = make_env(args.game, num_players=args.players)
+        game = env.unwrapped.game
+        field_agents(args, game)
+        make_agent(args.model, game, seed=0)
+        reader_of(args, game)
+    except (ValueError, KeyError, OSError) as err:
+        field = " ".join(args.field or [args.player])
+        raise ValueError(f"--game {args.game} --players {args.players} --player {args.player} --field "
+                         f"{field} --model {args.model} --reader {args.reader}: {err}") from None
+    sampling = P.Sampling(count=args.count, block=args.block, budget=args.budget, chains=args.chains,
+                          burn=args.burn, thin=args.thin)
+    check_output("--json", args.json)
+    return env, sampling, saved_run(args)
+
+
+def round_tools(args: argparse.Namespace, env: Any, sampling: P.Sampling, first: int) -> dict[str, Any]:
+    """What `decisions` plays a round from hand `first` with: agents, model and engine seeded by `first`."""
+    game = env.unwrapped.game
+    size = max(args.likelihood_worlds, args.block, args.chains)
+    return {"env": env, "game": game, "agents": field_agents(args, game), "reader": reader_of(args, game),
+            "sampling": sampling, "model": make_agent(args.model, game, seed=99 + first),
+            "engine": game.spec.batched_engine()(game.rules, size, seed=first),
+            "rng": np.random.default_rng([args.seed, first])}
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="huit")
     parser.add_argument("--players", type=int, default=4)
@@ -186,21 +253,17 @@ def main() -> None:
     parser.add_argument("--truth-every", type=int, default=4, help="hands between checks from the true world")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=pathlib.Path, required=True, help="decisions so far (resumed)")
-    args = parser.parse_args()
-    env = make_env(args.game, num_players=args.players)
-    game = env.unwrapped.game
-    saved = json.loads(args.json.read_text(encoding="utf-8")) if args.json.is_file() else {"rows": []}
+    args = parser.parse_args(argv)
+    try:
+        env, sampling, saved = checked(args)
+    except ValueError as err:
+        parser.error(str(err))
     rows: list[dict[str, Any]] = saved["rows"]
     done = saved.get("next_hand", 0)
     if done >= args.hands and rows:  # nothing left to play: the table of the saved decisions, rewritten
         args.json.write_text(json.dumps(saved | {"summary": report(rows)}, indent=1) + "\n", encoding="utf-8")
-    size = max(args.likelihood_worlds, args.block, args.chains)
     for first in range(done, args.hands, args.round):
-        tools = {"env": env, "game": game, "agents": field_agents(args, game),
-                 "reader": reader_of(args, game),
-                 "model": make_agent(args.model, game, seed=99 + first),
-                 "engine": game.spec.batched_engine()(game.rules, size, seed=first),
-                 "rng": np.random.default_rng([args.seed, first])}
+        tools = round_tools(args, env, sampling, first)
         for hand in range(first, min(first + args.round, args.hands)):
             rows.extend(decisions(args, hand, tools))
         summary = report(rows)
