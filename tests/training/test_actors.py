@@ -72,10 +72,13 @@ def _config(**changes: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
-    ({"actors": -1}, "actors=-1 is not accepted: use 0 (one process) or a number of actor processes >= 1"),
-    ({"actors": 4 * usable_cores() + 1}, f"actors={4 * usable_cores() + 1} is not accepted: this machine has "
-                                         f"{usable_cores()} cores, so use at most {4 * usable_cores()}"),
-    ({"device": "cuda"}, "device='cuda' is not accepted: torch sees no GPU here"),
+    ({"actors": -1}, "actors=-1 is not a whole number >= 0; accepted: 0 (one process) or a number of actor "
+                     "processes >= 1"),
+    ({"actors": 4 * usable_cores() + 1}, f"actors={4 * usable_cores() + 1} is more than this machine's "
+                                         f"{usable_cores()} cores take; accepted: at most "
+                                         f"{4 * usable_cores()}"),
+    ({"device": "cuda"}, "device='cuda' is not usable: torch sees no GPU here (torch.cuda.is_available() is "
+                         "false); accepted: 'cpu', or 'auto'"),
     ({"device": "gpu"}, "device='gpu' is not one of the choices; accepted: 'cpu', 'cuda', 'auto'"),
     ({"max_policy_lag": -1}, "max_policy_lag=-1 is out of range; accepted: a value >= 0"),
     ({"ray": {"address": "local"}}, "ray.address='local' is not accepted with actors: 0"),

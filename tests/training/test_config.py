@@ -137,6 +137,20 @@ def test_bad_values_are_named_with_what_is_accepted(data: dict[str, Any], expect
         assert part in message
 
 
+@pytest.mark.parametrize(("data", "expected"), [
+    (small(opponents=[]), "opponents=[] is empty; accepted: a list of at least one agent spec"),
+    (small(opponents=[{"spec": "random", "weight": 0}]),
+     "opponents[0].weight=0.0 is out of range; accepted: a value > 0 and <= 1,000,000"),
+    (small(ppo={"n_steps": 64, "batch_size": 1000}),
+     "ppo.batch_size=1000 is out of range; accepted: 2 to ppo.n_steps * num_envs = 128"),
+    (small(eval={"opponents": []}),
+     "eval.opponents=[] is empty; accepted: a list of at least one agent spec"),
+])
+def test_bad_values_use_the_one_refusal_wording(data: dict[str, Any], expected: str) -> None:
+    """A value out of range or an empty list: ``KEY=VALUE is PROBLEM; accepted: WHAT`` (`refusal`)."""
+    assert error(data) == expected
+
+
 def test_bad_game_is_named() -> None:
     message = error(small(game="poker"))
     assert "game" in message and "'switch', 'huit'" in message

@@ -403,9 +403,12 @@ def _validate(cfg: TrainConfig) -> None:
            "'match' pays the change of the match equity across the hands of a match: set episode: match, "
            "or use 'win' or 'points'")
     check_placement(cfg)
-    _check(len(cfg.opponents) > 0, "opponents", cfg.opponents, "list at least one agent spec")
+    if not cfg.opponents:
+        raise ValueError(refusal("opponents", cfg.opponents, "empty", "a list of at least one agent spec"))
     for i, opp in enumerate(cfg.opponents):  # weight 0 never plays: refused here (a reader field takes it)
-        _check(opp.weight > 0, f"opponents[{i}].weight", opp.weight, "use a value > 0 and <= 1,000,000")
+        if not opp.weight > 0:
+            raise ValueError(refusal(f"opponents[{i}].weight", opp.weight, "out of range",
+                                     "a value > 0 and <= 1,000,000"))
         _check_spec(opp.spec, f"opponents[{i}].spec", game)
 
     _check(cfg.trainer == "lean" or cfg.reward != MATCH, f"reward (with trainer: {cfg.trainer})", cfg.reward,
@@ -432,15 +435,18 @@ def _validate(cfg: TrainConfig) -> None:
 
     ppo = cfg.ppo
     rollout = ppo.n_steps * cfg.num_envs
-    _check(2 <= ppo.batch_size <= rollout, "ppo.batch_size", ppo.batch_size,
-           f"use 2 to ppo.n_steps * num_envs = {rollout}")
+    if not 2 <= ppo.batch_size <= rollout:
+        raise ValueError(refusal("ppo.batch_size", ppo.batch_size, "out of range",
+                                 f"2 to ppo.n_steps * num_envs = {rollout}"))
 
     bounds.check_network(cfg.policy.net_arch, game.layout.size, game.num_actions)
 
     ev = cfg.eval
     _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
            "matches are played in the final evaluation: set eval.final_hands > 0 too")
-    _check(len(ev.opponents) > 0, "eval.opponents", ev.opponents, "list at least one agent spec")
+    if not ev.opponents:
+        raise ValueError(refusal("eval.opponents", ev.opponents, "empty",
+                                 "a list of at least one agent spec"))
     for i, spec in enumerate(ev.opponents):
         _check_spec(spec, f"eval.opponents[{i}]", game)
 

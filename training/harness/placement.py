@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import refusal
 
 DEVICES = ("cpu", "cuda", "auto")
 """what `device` accepts"""
@@ -35,18 +36,19 @@ def check_actors(actors: int, cores: int | None, where: str) -> None:
     """Refuse fewer than 0 actors, or more than `ACTORS_PER_CORE` per core of `where` (`cores` of them;
     None: not counted yet)."""
     if isinstance(actors, bool) or not isinstance(actors, int) or actors < 0:
-        raise ValueError(f"actors={excerpt(actors)} is not accepted: use 0 (one process) or a number of "
-                         "actor processes >= 1")
+        raise ValueError(refusal("actors", actors, "not a whole number >= 0",
+                                 "0 (one process) or a number of actor processes >= 1"))
     if cores is not None and actors > ACTORS_PER_CORE * cores:
-        raise ValueError(f"actors={actors} is not accepted: {where} has {cores} cores, so use at most "
-                         f"{ACTORS_PER_CORE * cores} ({ACTORS_PER_CORE} per core)")
+        raise ValueError(refusal("actors", actors, f"more than {where}'s {cores} cores take",
+                                 f"at most {ACTORS_PER_CORE * cores} ({ACTORS_PER_CORE} per core)"))
 
 
 def check_device(device: str) -> None:
     """Refuse ``cuda`` where torch sees no GPU (any other value is the caller's to check)."""
     if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device='cuda' is not accepted: torch sees no GPU here (torch.cuda.is_available() "
-                         "is false); use 'cpu', or 'auto' (a GPU where there is one, else the CPU)")
+        raise ValueError(refusal("device", device, "not usable: torch sees no GPU here "
+                                 "(torch.cuda.is_available() is false)",
+                                 "'cpu', or 'auto' (a GPU where there is one, else the CPU)"))
 
 
 def learner_device(device: str) -> torch.device:
