@@ -113,7 +113,7 @@ def test_outputs(tmp_path: pathlib.Path) -> None:
     ({"agents": ["random"] * 7}, "7 agents given .* seats 2 to 6 players"),
     ({"hands": 0, "matches": 0}, "nothing to play"),
     ({"hands": -1}, "hands must be a whole number >= 0"),
-    ({"seed": -3}, "seed must be a whole number >= 0"),
+    ({"seed": -3}, r"^seed=-3 is out of range; accepted: a whole number >= 0 \(of any size\)$"),
     ({"rules": {"episode": "match"}}, "episode: env option"),
     ({"rules": {"colour": 1}}, "unknown rule option"),
     ({"agents": ["random", "nobody"]}, "unknown agent spec 'nobody'"),
