@@ -71,6 +71,18 @@ def test_cuda_without_a_gpu_is_refused_as_the_training_config_refuses_it(
     validate_reader(dataclasses.replace(TINY, device="auto"))
 
 
+def test_a_bad_device_on_the_command_line_is_refused_in_one_line(tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from cardlab.cli import main
+
+    assert main(["read-hands", str(CONFIGS / "huit_4p.yaml"), "--device", "gpu", "--runs-dir",
+                 str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--workers/--device: device='gpu' is not one of the choices; accepted: 'cpu', 'cuda', "
+                        "'auto'") and "\n" not in err, err
+    assert not (tmp_path / "runs").exists()
+
+
 def test_every_shipped_reader_config_loads() -> None:
     names = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
     assert names == ["huit_2p", "huit_3p", "huit_4p", "huit_5p", "huit_6p",
