@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.hand_reading import posterior as P
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import make_env, make_game
 from cardlab.envs.world_sampling import revealed
@@ -43,28 +44,33 @@ def decided(agent: SearchAgent, choice: Choice, seed: int) -> tuple[int, np.ndar
 
 
 def test_the_search_plays_on_the_samplers_worlds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A sampler that returns the true hands makes the posterior's search the cheat's, value for value:
-    the worlds searched are the sampler's."""
+    """The worlds the sampler returns are the worlds the rollouts play, each decision (here the true hands,
+    the pile's order drawn from the generator the sampler is handed)."""
     game = make_game("huit", num_players=4)
     searcher = make_agent(SPEC, game, seed=3)
-    cheat = make_agent("search:cheat=1:worlds=32:ms=0:expert", game, seed=3)
     assert isinstance(searcher, SearchAgent) and searcher.posterior is not None
     shown: dict[str, Any] = {}
+    drawn: list[Any] = []
+    played: list[Any] = []
 
     def true_worlds(known: Any, wanted: int, record: Any, rng: np.random.Generator) -> Any:
         assert record is shown["record"]
-        return revealed(known, shown["state"], 0).deal(rng, wanted)
+        drawn.append(revealed(known, shown["state"], 0).deal(rng, wanted))
+        return drawn[-1]
+
+    play = searcher.rollouts.play
+
+    def noted(known: Any, worlds: Any, *args: Any) -> Any:
+        played.append(worlds)
+        return play(known, worlds, *args)
 
     monkeypatch.setattr(searcher.posterior, "draw", true_worlds)
-    compared = 0
+    monkeypatch.setattr(searcher.rollouts, "play", noted)
     for i, choice in enumerate(choices()):
         shown.update(record=choice.record, state=choice.raw.game_state)
-        move, values = decided(searcher, choice, seed=i)
-        cheat_move, cheat_values = decided(cheat, choice, seed=i)
-        assert move == cheat_move
-        np.testing.assert_array_equal(values, cheat_values)
-        compared += 1
-    assert compared >= 4
+        decided(searcher, choice, seed=i)
+    assert len(played) >= 4 and len(played) == len(drawn)
+    assert all(worlds is sampled for worlds, sampled in zip(played, drawn, strict=True))
 
 
 def test_the_posterior_worlds_are_drawn_and_seeded() -> None:
@@ -81,6 +87,37 @@ def test_the_posterior_worlds_are_drawn_and_seeded() -> None:
     again, same = decided(second, choice, seed=11)
     assert again == move
     np.testing.assert_array_equal(same, values)
+
+
+def test_where_no_world_is_kept_the_fallback_is_the_reader_search_s_own_worlds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a budget of one uniform world the posterior keeps none at most decisions; there the search plays
+    on the worlds the reader's search (``belief=learned``, same seed) deals, value for value: the posterior
+    draws from a generator spawned apart, so its draws leave the decision's generator as it was. C2: one
+    seed, the same decision."""
+    game = make_game("huit", num_players=4)
+    searcher = make_agent("search:belief=posterior:worlds=16:ms=0:expert", game, seed=3)
+    again = make_agent("search:belief=posterior:worlds=16:ms=0:expert", game, seed=3)
+    reader = make_agent("search:belief=learned:worlds=16:ms=0:expert", game, seed=3)
+    assert all(isinstance(agent, SearchAgent) for agent in (searcher, again, reader))
+    assert isinstance(searcher, SearchAgent) and isinstance(again, SearchAgent)
+    assert searcher.posterior is not None and again.posterior is not None
+    tiny = P.Sampling(count=1, block=1, budget=1)
+    monkeypatch.setattr(searcher.posterior, "sampling", tiny)
+    monkeypatch.setattr(again.posterior, "sampling", tiny)
+    methods = []
+    for i, choice in enumerate(choices()):
+        move, values = decided(searcher, choice, seed=i)
+        assert searcher.posterior.last is not None
+        methods.append(searcher.posterior.last.method)
+        same_move, same_values = decided(again, choice, seed=i)
+        assert same_move == move
+        np.testing.assert_array_equal(same_values, values)
+        if methods[-1] == "none":
+            reader_move, reader_values = decided(reader, choice, seed=i)
+            assert reader_move == move
+            np.testing.assert_array_equal(reader_values, values)
+    assert methods.count("none") >= 3, methods
 
 
 @pytest.mark.parametrize(("spec", "table", "words"), [
