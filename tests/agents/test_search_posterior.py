@@ -158,8 +158,10 @@ def test_the_rounds_write_and_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     """Each round writes its decisions; a second run goes on from the next hand, keeping the first rows."""
     bench = load_benchmark("posterior_search", monkeypatch)
     out = tmp_path / "run.json"
-    args = argparse.Namespace(players=4, hands=1, round=1, worlds=8, playouts=64, seed=0,
-                              probe=tmp_path / "none.json", json=out)
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps({"rows": []}))
+    args = argparse.Namespace(players=4, hands=1, round=1, worlds=8, playouts=64, seed=0, probe=probe,
+                              json=out)
     bench.run(args)
     first = json.loads(out.read_text())
     assert first["next_hand"] == 1 and {row["hand"] for row in first["rows"]} == {0}
@@ -172,3 +174,58 @@ def test_the_rounds_write_and_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert played == [1] and again["next_hand"] == 2
     assert again["rows"][:len(first["rows"])] == first["rows"]
     assert summary["decisions"] == len(again["rows"]) > len(first["rows"])
+
+
+def test_bad_arguments_and_files_are_refused_in_one_line_before_playing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/posterior_search.py: each bad argument, a --probe that is not the probe's and a --json that
+    is damaged, of other arguments or of the layout before the posterior drew apart: one line, nothing played
+    and the files as they were."""
+    bench = load_benchmark("posterior_search", monkeypatch)
+    played: list[int] = []
+    monkeypatch.setattr(bench, "decisions", lambda args, hand, tools: played.append(hand) or [])
+    probe, saved = tmp_path / "probe.json", tmp_path / "run.json"
+    probe.write_text(json.dumps({"rows": []}))
+    theirs = {"args": {"players": "4", "worlds": "16", "playouts": "64", "seed": "0"}, "next_hand": 1,
+              "rows": []}
+
+    def written(name: str, content: object) -> str:
+        path = tmp_path / name
+        path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+        return str(path)
+
+    cases = [
+        (["--players", "1"], "--players 1 --worlds 16: "),
+        (["--players", "7"], "--players 7 --worlds 16: "),
+        (["--hands", "0"], "--hands=0 is out of range; accepted: a whole number >= 1"),
+        (["--round", "-2"], "--round=-2 is out of range; accepted: a whole number >= 1"),
+        (["--worlds", "0"], "--worlds=0 is out of range; accepted: a whole number >= 1 and <= 16,384"),
+        (["--worlds", "99999"], "--worlds=99999 is out of range"),
+        (["--playouts", "0"], "--playouts=0 is out of range; accepted: a whole number >= 1 and <= 1,048,576"),
+        (["--seed", "-1"], "--seed=-1 is out of range; accepted: a whole number >= 0"),
+        (["--probe", str(tmp_path / "nowhere.json")],
+         f"--probe {tmp_path / 'nowhere.json'}: not a JSON benchmarks/posterior_probe.py wrote (FileNot"),
+        (["--probe", cut := written("cut.json", '{"rows": [')], f"--probe {cut}: not a JSON "),
+        (["--probe", odd := written("odd.json", {"rows": [1]})],
+         f"--probe {odd}: its rows are not the probe's"),
+        (["--json", str(tmp_path / "no" / "run.json")], "cannot write --json"),
+        (["--json", str(tmp_path)], f"--json {tmp_path} is a folder"),
+        (["--json", bad := written("bad.json", "[")],
+         f"--json {bad}: not a JSON (JSONDecodeError"),
+        (["--json", other := written("other.json", {"rows": 1})],
+         f"--json {other}: not a JSON this benchmark wrote (no args, next_hand and rows)"),
+        (["--json", old := written("old.json", theirs)],
+         f"--json {old} is of layout 1, this benchmark's is 2"),
+        (["--json", apart := written("apart.json", {**theirs, "layout": 2}), "--worlds", "32"],
+         f"--json {apart} was written with --worlds '16', this run's is '32': resume with the same"),
+    ]
+    for argv, said in cases:
+        files = {path: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
+        full = ["--worlds", "16", "--playouts", "64", "--hands", "2", "--probe", str(probe), "--json",
+                str(saved)]
+        with pytest.raises(SystemExit):
+            bench.main([*full, *argv])
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.split(": error: ", 1)[1].startswith(said), (argv, err)
+        assert {path: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()} == files
+    assert not played and not saved.exists()
