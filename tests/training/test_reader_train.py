@@ -78,8 +78,8 @@ def test_a_bad_device_on_the_command_line_is_refused_in_one_line(tmp_path: pathl
     assert main(["read-hands", str(CONFIGS / "huit_4p.yaml"), "--device", "gpu", "--runs-dir",
                  str(tmp_path / "runs")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("--workers/--device: device='gpu' is not one of the choices; accepted: 'cpu', 'cuda', "
-                        "'auto'") and "\n" not in err, err
+    assert err.endswith("--workers/--device: device='gpu' is not one of the choices; accepted: 'cpu', "
+                        "'cuda', 'auto'") and "\n" not in err, err
     assert not (tmp_path / "runs").exists()
 
 
