@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import KIND, RANGE, check_choice, refusal
+from cardlab.envs.declared import check_choice, check_whole
 from cardlab.envs.match import EPISODES
 
 MatchState = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -151,11 +151,8 @@ class BatchedEngine:
                  episode: str = "hand") -> None:
         if not issubclass(type(rules), self.RULES_CLASS):  # (no narrowing: rules keeps its game type)
             raise ValueError(f"rules must be {self.RULES_CLASS.__name__}, got {type(rules).__name__}")
-        whole = not isinstance(batch_size, bool) and isinstance(batch_size, (int, np.integer))
-        if not (whole and batch_size >= 1):
-            problem = RANGE if whole else KIND
-            raise ValueError(refusal("batch_size", batch_size, problem, "a whole number >= 1"))
-        self.rules, self.batch_size = rules, int(batch_size)
+        self.rules = rules
+        self.batch_size = check_whole("batch_size", batch_size, 1, None, "a whole number >= 1")
         self.episode = check_choice("episode", episode, EPISODES)
         self.n: int = rules.num_players
         self.num_actions: int = self.RULES.NUM_ACTIONS

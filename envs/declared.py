@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import numbers
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -46,6 +47,16 @@ def check_choice(key: str, value: Any, choices: tuple[Any, ...], kind: str = "")
     if not (isinstance(value, Hashable) and value in choices):
         raise ValueError(refusal(key, value, CHOICE, quoted(choices), kind))
     return value
+
+
+def check_whole(key: str, value: Any, low: int, high: int | None, accepted: str, kind: str = "") -> int:
+    """`value` as an int where it is a whole number (a numpy integer too, never a bool) from `low` to `high`
+    (None: no upper bound), else refused by `refusal` as of the wrong type or out of range, saying
+    `accepted`: the check of a count or seed that is an argument rather than a declared field."""
+    whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not (whole and low <= value and (high is None or value <= high)):
+        raise ValueError(refusal(key, value, RANGE if whole else KIND, accepted, kind))
+    return int(value)
 
 
 @dataclasses.dataclass(frozen=True)

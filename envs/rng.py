@@ -8,17 +8,14 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, key_names
-from cardlab.envs.declared import KIND, RANGE, refusal
+from cardlab.envs.declared import check_whole
 from cardlab.envs.state_checks import is_whole, shown
 
 
 def check_seed(seed: Any, name: str = "seed") -> int:
     """A seed as a Python int (numpy ints too, any size, as numpy's SeedSequence takes); anything else is
     refused in the one wording of a refused value, named `name` (``seed``, ``seed[3]``)."""
-    whole = not isinstance(seed, bool) and isinstance(seed, (int, np.integer))
-    if not (whole and seed >= 0):
-        raise ValueError(refusal(name, seed, RANGE if whole else KIND, "a whole number >= 0 (of any size)"))
-    return int(seed)
+    return check_whole(name, seed, 0, None, "a whole number >= 0 (of any size)")
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:

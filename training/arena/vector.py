@@ -40,7 +40,7 @@ from cardlab.agents.failure import AgentFailure, check_legal
 from cardlab.envs.aec import ILLEGAL, REWARDS
 from cardlab.envs.batched_engine import sample_legal
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import KIND, RANGE, check_choice, refusal
+from cardlab.envs.declared import KIND, check_choice, check_whole, refusal
 from cardlab.envs.game_spec import Game, make_game
 from cardlab.envs.match import points_reward
 from cardlab.envs.rng import check_seed
@@ -72,10 +72,7 @@ class CardVectorEnv(VectorEnv):
             raise ValueError(refusal("opponents", opponents, KIND if isinstance(opponents, str) else "empty",
                                      "a non-empty list of agent specs"))
         self.game: Game = make_game(game, rule_options)
-        whole = not isinstance(num_envs, bool) and isinstance(num_envs, (int, np.integer))
-        if not (whole and 1 <= num_envs <= MAX_NUM_ENVS):
-            raise ValueError(refusal("num_envs", num_envs, RANGE if whole else KIND,
-                                     f"a whole number from 1 to {MAX_NUM_ENVS:,}"))
+        check_whole("num_envs", num_envs, 1, MAX_NUM_ENVS, f"a whole number from 1 to {MAX_NUM_ENVS:,}")
         self.engine = batched_engine(self.game, num_envs)
         self.reward = reward
         self.num_envs = self.engine.batch_size
