@@ -280,9 +280,11 @@ class SearchAgent(Agent):
         """The worlds of one decision, dealt at once from the decision's generator (the same worlds however
         many are in play at a time): the one place where worlds are chosen; with a belief, resampled by it
         or (``weigh=weights``) with the hook that weighs them as the rollouts reach them, and with
-        recognition, the recognised seats' models set (`set_seat_models`)."""
+        recognition, the recognised seats' models set (`set_seat_models`). The posterior draws from a
+        generator spawned from the decision's (`Generator.spawn` leaves its state as it was), so that where
+        it keeps no world the fallback deals the very worlds the reader's search deals from that seed."""
         drawn = None if self.posterior is None or self.options.cheat else self.posterior.draw(
-            known, wanted, self._record, rng)
+            known, wanted, self._record, rng.spawn(1)[0])
         if drawn is not None:
             return drawn, None
         if self.reading is None:

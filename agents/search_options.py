@@ -157,7 +157,8 @@ class SearchOptions:
         "uniform", "how the worlds are dealt and weighed: uniformly; `learned`, dealt by where the table's "
         "shipped hand reader reads each unseen card (`cardlab read-hands`), not weighed; `posterior` (Huit), "
         "drawn from the exact posterior assuming the expert in every other seat (worlds in which it makes "
-        "every recorded move; the reader's worlds where the record cannot be played back or none is kept); "
+        "every recorded move; where the record cannot be played back or none is kept, the worlds "
+        "`belief=learned` deals from the same seed); "
         "or dealt uniformly "
         "and weighed by how likely that model of the other seats (`bot`: the table's shipped bot, `base`: "
         "BASE) was to make their recorded moves from each world's hands", choices=BELIEFS)
@@ -194,8 +195,9 @@ class SearchOptions:
             raise ValueError(refusal("points_weight", self.points_weight, f"read only with value=win, not "
                                      f"value={self.value}", "0 beside another value", SEARCH))
         if self.reader and self.belief not in READERS:
-            raise ValueError(f"search option reader={excerpt(self.reader)} is read only with "
-                             "belief=learned or belief=posterior; give one beside it or leave the reader out")
+            raise ValueError(refusal("reader", self.reader, f"read only with belief=learned or "
+                                     f"belief=posterior, not belief={self.belief}", "a reader beside one of "
+                                     "them, or none", SEARCH))
 
     def budget(self) -> tuple[int, int]:
         """(worlds, ms): the level's where not given (`__post_init__` filled them)."""

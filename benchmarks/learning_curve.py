@@ -35,6 +35,7 @@ import argparse
 import csv
 import dataclasses
 import math
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,12 @@ from typing import Any
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from cardlab.envs.declared import RANGE, refusal
 from cardlab.evaluation.results import new_figure
 from cardlab.training.arena.league import list_snapshots
 from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints, remove_checkpoint
 from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config, validate_config
+from cardlab.training.harness.config_bounds import MINUTES
 from cardlab.training.harness.runs import prepare_resume
 from cardlab.training.harness.yaml_files import read_extended
 from cardlab.training.trainers.train import train
@@ -212,24 +215,45 @@ def table_recipe(game: str, num_players: int, learner: str, imitation: bool, *, 
                                  opponents=[OPPONENT]))
 
 
+LABEL = re.compile(r"([a-z]+)-([1-9][0-9]?)p-(dmc|ppo)-(scratch|clone)")
+"""a long run's label, written one way only (``huit-04p-...`` or another script's digits would name another
+folder for the same run): ASCII letters and digits, the table size without a leading zero"""
+LABELS = ("GAME-Np-LEARNER-START, e.g. huit-4p-dmc-scratch (a game and its table size in the digits 0-9, "
+          "learner dmc or ppo, start scratch or clone)")
+"""what a long run's label may be, as its refusal says"""
+
+
 def long_config(label: str) -> TrainConfig:
-    """The config of a long run, by label ``GAME-Np-LEARNER-START``: the table bots' recipe
+    """The config of a long run, by label ``GAME-Np-LEARNER-START`` (`LABEL`): the table bots' recipe
     (`table_recipe`) at that table, with learner ``dmc`` or ``ppo`` and START ``scratch`` (imitation off)
     or ``clone`` (the recipe's imitation of the expert first). A run in progress resumes from it, so what
-    it returns for a label does not change."""
-    try:
-        game, seats, learner, start = label.split("-")
-        if learner not in ("dmc", "ppo") or start not in ("scratch", "clone") or not seats.endswith("p"):
-            raise ValueError(label)
-        cfg = table_recipe(game, int(seats[:-1]), learner, start == "clone", name=label.replace("-", "_"),
-                           steps=CURVE_POINTS[-1], checkpoint_every=10_000_000, every_steps=CURVE_POINTS[-1],
-                           hands=400, final_hands=LONG_FINAL_HANDS)
-    except ValueError:
-        raise SystemExit(f"unknown long run {label!r}: use GAME-Np-LEARNER-START, e.g. huit-4p-dmc-scratch "
-                         "(a game and its table size, learner dmc or ppo, start scratch or clone)") from None
+    it returns for a label does not change. Another label, or a table the recipe refuses, is refused in
+    one line (`refusal`)."""
+    found = LABEL.fullmatch(label)
+    if found is None:
+        raise SystemExit(refusal("label", label, "an unknown long run", LABELS))
+    game, seats, learner, start = found.groups()
     if learner == "dmc" and start == "clone":
-        raise SystemExit(f"{label}: the DMC learner has no imitation start; use {game}-{seats}-ppo-clone")
-    return cfg
+        raise SystemExit(refusal("label", label, "an unknown long run (the DMC learner has no imitation "
+                                 "start)", f"{game}-{seats}p-ppo-clone or {game}-{seats}p-dmc-scratch"))
+    try:
+        return table_recipe(game, int(seats), learner, start == "clone", name=label.replace("-", "_"),
+                            steps=CURVE_POINTS[-1], checkpoint_every=10_000_000, every_steps=CURVE_POINTS[-1],
+                            hands=400, final_hands=LONG_FINAL_HANDS)
+    except ValueError as err:
+        raise SystemExit(refusal("label", label, f"an unknown long run (the recipe refuses its table: {err})",
+                                 LABELS)) from None
+
+
+def check_growth(minutes: float, until: int) -> None:
+    """Refuse, before a round starts, minutes a round cannot run in (half a minute at least, finite: NaN
+    and infinity are refused) and a step count outside the curve's (`CURVE_POINTS`)."""
+    if not 0.5 < minutes <= MINUTES:
+        raise SystemExit(refusal("--minutes", minutes, RANGE, "a number of minutes > 0.5 (a round takes "
+                                 f"half a minute at least) and <= {MINUTES:,.0f}"))
+    if not 1 <= until <= CURVE_POINTS[-1]:
+        raise SystemExit(refusal("--until", until, RANGE, f"a whole number of learner steps from 1 to "
+                                 f"{CURVE_POINTS[-1]:,}"))
 
 
 def grow(label: str, minutes: float, until: int) -> Path:
@@ -243,6 +267,7 @@ def grow(label: str, minutes: float, until: int) -> Path:
     """
     home = LONG_RUNS_DIR / label
     cfg = long_config(label)
+    check_growth(minutes, until)
     started = time.monotonic()
     while (left := minutes - (time.monotonic() - started) / 60.0) > 0.5:
         runs = own_runs(label, home, cfg.name)
@@ -313,7 +338,7 @@ def curve_table(curve: Curve) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("plot", help="draw the curves of run folders")
@@ -327,7 +352,7 @@ def main() -> None:
     p = sub.add_parser("old", help="train the old pipeline (huit_ppo.yaml, imitation off) for the comparison")
     p.add_argument("--minutes", type=float, default=50.0, help="wall-clock budget of the run")
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where the run folder goes")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.command == "plot":
         curves = [read_curve(run) for run in args.runs]
         for c in curves:

@@ -172,22 +172,28 @@ def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def saved_run(args: argparse.Namespace) -> dict[str, Any]:
+def saved_run(args: argparse.Namespace, same: tuple[str, ...] = SAME, what: str = "probe",
+              layout: int | None = None) -> dict[str, Any]:
     """What `--json` holds for this run to resume (no rows where it does not exist yet); a `ValueError`
-    naming what is wrong where it is not JSON, not this probe's layout, or was written with other `SAME`
-    arguments (its decisions would be merged with another measurement's)."""
+    naming what is wrong where it is not JSON, not this `what`'s (the probe's, or another benchmark's that
+    writes the same ``args``, ``next_hand`` and ``rows``: benchmarks/posterior_search.py), of another
+    ``layout`` where one is given, or was written with other `same` arguments (its decisions would be
+    merged with another measurement's)."""
     if not args.json.is_file():
         return {"rows": []}
     try:
         saved = json.loads(args.json.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ValueError(f"--json {args.json}: not a JSON ({type(err).__name__}: {err}); give a JSON this "
-                         "probe wrote, or a new file") from None
+                         f"{what} wrote, or a new file") from None
     if not isinstance(saved, dict) or not isinstance(saved.get("rows"), list) or not isinstance(
             saved.get("args"), dict) or not isinstance(saved.get("next_hand"), int):
-        raise ValueError(f"--json {args.json}: not a JSON this probe wrote (no args, next_hand and rows); "
+        raise ValueError(f"--json {args.json}: not a JSON this {what} wrote (no args, next_hand and rows); "
                          "give one it wrote, or a new file")
-    for key in SAME:
+    if layout is not None and saved.get("layout", 1) != layout:
+        raise ValueError(f"--json {args.json} is of layout {excerpt(saved.get('layout', 1))}, this {what}'s "
+                         f"is {layout} (its decisions were measured otherwise): give a new file")
+    for key in same:
         theirs, mine = saved["args"].get(key), str(getattr(args, key))
         if theirs != mine:
             raise ValueError(f"--json {args.json} was written with --{key.replace('_', '-')} "

@@ -22,7 +22,10 @@ the first-order change in its win probability), 95% intervals over hands
 the probe's at the same decisions.
 
 Rounds of `--round` hands append their decisions to `--json` (resumed where
-it stopped) and print the table so far.
+it stopped, only by a run of the same `SAME` arguments and `LAYOUT`) and
+print the table so far. Bad arguments, a `--probe` that is not the probe's,
+or a `--json` of another run are refused in one line before anything is
+played or written.
 
     python benchmarks/posterior_search.py --hands 100 --json benchmarks/results/huit-4p-posterior-search.json
 """
@@ -44,19 +47,29 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
 from cardlab.agents.rollouts import Rollouts
 from cardlab.agents.search import SearchAgent
+from cardlab.agents.search_options import MOST_WORLDS
+from cardlab.cli.common import check_output
 from cardlab.envs import make_env
+from cardlab.envs.declared import RANGE, refusal
 from cardlab.envs.game_spec import Game
 from cardlab.envs.world_sampling import Determinization, revealed
 from cardlab.evaluation.episodes import Choice, seat_zero_choices
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from belief_probe import placed
-from posterior_probe import interval
+from posterior_probe import interval, saved_run
 
 BELIEFS = {"reader": "belief=learned", "posterior": "belief=posterior", "cheat": "cheat=1"}
 """each search's options beside ``worlds=W:ms=0``, over the expert"""
 PROBE = pathlib.Path("benchmarks/results/huit-4p-posterior.json")
 GAINS = ("posterior_minus_reader", "cheat_minus_reader", "cheat_minus_posterior")
+SAME = ("players", "worlds", "playouts", "seed")
+"""the arguments a resumed `--json` must have been written with (--hands, --round and --probe may change)"""
+LAYOUT = 2
+"""the `--json` layout: 2, the posterior's worlds drawn from a generator of its own (where it keeps none the
+search plays the reader search's very worlds); layout 1 (no ``layout`` key) drew them from the decision's"""
+MOST_PLAYOUTS = 1 << 20
+"""the most play-outs valuing a move (they are held in memory at once)"""
 
 
 def searches(game: Game, worlds: int) -> dict[str, SearchAgent]:
@@ -142,12 +155,31 @@ def per_hand(rows: list[dict[str, Any]], key: str, rng: np.random.Generator) -> 
     return float(values.mean()), float(low), float(high)
 
 
-def probe_check(rows: list[dict[str, Any]], probe: pathlib.Path) -> dict[str, Any]:
-    """The posterior's placed share beside the probe's exact share at the same decisions, by the probe's
-    method (a check that the search's cheaper sampling keeps the probe's figures)."""
-    if not probe.is_file():
-        return {}
-    theirs = {(r["hand"], r["decision"]): r for r in json.loads(probe.read_text(encoding="utf-8"))["rows"]}
+def probe_rows(probe: pathlib.Path | None) -> list[dict[str, Any]]:
+    """The decisions of the probe's `--json` (`--probe`; None: `PROBE` where it exists, else none), or a
+    `ValueError` in one line where the file is missing, not JSON or not the probe's."""
+    if probe is None:
+        if not PROBE.is_file():
+            return []
+        probe = PROBE
+    try:
+        rows = json.loads(probe.read_text(encoding="utf-8"))["rows"]
+        ok = isinstance(rows, list) and all(isinstance(r, dict) and isinstance(r.get("hand"), int)
+                                            and isinstance(r.get("decision"), int) for r in rows)
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"--probe {probe}: not a JSON benchmarks/posterior_probe.py wrote "
+                         f"({type(err).__name__}: {err}); give one it wrote, or leave --probe out") from None
+    if not ok:
+        raise ValueError(f"--probe {probe}: its rows are not the probe's decisions (each with a hand and a "
+                         "decision); give a JSON benchmarks/posterior_probe.py wrote, or leave --probe out")
+    return rows
+
+
+def probe_check(rows: list[dict[str, Any]], probe: list[dict[str, Any]]) -> dict[str, Any]:
+    """The posterior's placed share beside the probe's exact share at the same decisions (`probe`: the
+    probe's rows), by the probe's method (a check that the search's cheaper sampling keeps the probe's
+    figures)."""
+    theirs = {(r["hand"], r["decision"]): r for r in probe}
     out: dict[str, Any] = {}
     for row in rows:
         other = theirs.get((row["hand"], row["decision"]))
@@ -157,7 +189,7 @@ def probe_check(rows: list[dict[str, Any]], probe: pathlib.Path) -> dict[str, An
                      "probe": float(np.mean([b for _, b in pairs]))} for method, pairs in out.items()}
 
 
-def report(rows: list[dict[str, Any]], probe: pathlib.Path) -> dict[str, Any]:
+def report(rows: list[dict[str, Any]], probe: list[dict[str, Any]]) -> dict[str, Any]:
     """The table so far (printed), as a dict."""
     rng = np.random.default_rng(0)
     hands = len({row["hand"] for row in rows})
@@ -178,11 +210,11 @@ def report(rows: list[dict[str, Any]], probe: pathlib.Path) -> dict[str, Any]:
     for method in out["methods"]:
         these = [row for row in rows if row["method"] == method]
         gains = {key: interval(these, key, rng)[:3] for key in GAINS[:2]}
-        differ = {key: float(np.mean([row["moves"][key.split("_minus_")[0]] != row["moves"]["reader"]
-                                      for row in these])) for key in gains}
-        out["by_method"][method] = {"gains": gains, "differ": differ}
+        differs = {key: float(np.mean([row["moves"][key.split("_minus_")[0]] != row["moves"]["reader"]
+                                       for row in these])) for key in gains}
+        out["by_method"][method] = {"gains": gains, "differ": differs}
         print(f"  where the posterior's worlds came by {method} ({len(these)}): " + ", ".join(
-            f"{key} differ at {differ[key]:.3f}, {mean:+.4f} [{low:+.4f}, {high:+.4f}]"
+            f"{key} differ at {differs[key]:.3f}, {mean:+.4f} [{low:+.4f}, {high:+.4f}]"
             for key, (mean, low, high) in gains.items()))
     out["probe_check"] = probe_check(rows, probe)
     out["seconds_median"] = float(np.median([row["seconds"] for row in rows]))
@@ -193,7 +225,7 @@ def report(rows: list[dict[str, Any]], probe: pathlib.Path) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--hands", type=int, default=100)
@@ -201,31 +233,59 @@ def main() -> None:
     parser.add_argument("--worlds", type=int, default=128, help="each search's worlds")
     parser.add_argument("--playouts", type=int, default=4096, help="play-outs valuing a move, true deal")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--probe", type=pathlib.Path, default=PROBE, help="the probe's decisions (a check)")
+    parser.add_argument("--probe", type=pathlib.Path,
+                        help=f"the probe's decisions (a check; default {PROBE} where it exists)")
     parser.add_argument("--json", type=pathlib.Path, required=True, help="decisions so far (resumed)")
-    args = parser.parse_args()
-    run(args)
+    args = parser.parse_args(argv)
+    try:
+        parts = checked(args)
+    except ValueError as err:
+        parser.error(str(err))
+    run(args, parts)
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Play the rounds left (module doc), writing `args.json` after each; the last table."""
-    env = make_env("huit", num_players=args.players)
+Checked = tuple[Any, dict[str, SearchAgent], list[dict[str, Any]], dict[str, Any]]
+"""what `checked` returns: the env, the searches, the probe's rows and the saved run"""
+
+
+def checked(args: argparse.Namespace) -> Checked:
+    """The env, the searches, the probe's rows and the `--json` to resume, each checked before a hand is
+    played (a `ValueError` in one line that says what is accepted)."""
+    for key, value, least, most in (("--hands", args.hands, 1, None), ("--round", args.round, 1, None),
+                                    ("--worlds", args.worlds, 1, MOST_WORLDS),
+                                    ("--playouts", args.playouts, 1, MOST_PLAYOUTS),
+                                    ("--seed", args.seed, 0, None)):
+        if value < least or (most is not None and value > most):
+            accepted = f"a whole number >= {least}" + ("" if most is None else f" and <= {most:,}")
+            raise ValueError(refusal(key, value, RANGE, accepted))
+    try:
+        env = make_env("huit", num_players=args.players)
+        agents = searches(env.unwrapped.game, args.worlds)
+    except ValueError as err:
+        raise ValueError(f"--players {args.players} --worlds {args.worlds}: {err}") from None
+    probe = probe_rows(args.probe)
+    check_output("--json", args.json)
+    return env, agents, probe, saved_run(args, SAME, "benchmark", LAYOUT)
+
+
+def run(args: argparse.Namespace, parts: Checked | None = None) -> dict[str, Any]:
+    """Play the rounds left (module doc), writing `args.json` after each; the last table (`parts`: what
+    `checked` returned for `args`, else checked here)."""
+    env, agents, probe, saved = checked(args) if parts is None else parts
     game = env.unwrapped.game
-    saved = json.loads(args.json.read_text(encoding="utf-8")) if args.json.is_file() else {"rows": []}
     rows: list[dict[str, Any]] = saved["rows"]
     done = saved.get("next_hand", 0)
-    summary = report(rows, args.probe) if rows else {}
+    summary = report(rows, probe) if rows else {}
     if done >= args.hands and rows:  # nothing left to play: the table of the saved decisions, rewritten
         args.json.write_text(json.dumps(saved | {"summary": summary}, indent=1) + "\n", encoding="utf-8")
-    agents = searches(game, args.worlds)
     for first in range(done, args.hands, args.round):
         field = [make_agent("expert", game, seed=s) for s in range(args.players)]  # as the probe's field
         tools = {"env": env, "game": game, "agents": field, "searches": agents,
                  "expert": make_agent("expert", game, seed=first)}
         for hand in range(first, min(first + args.round, args.hands)):
             rows.extend(decisions(args, hand, tools))
-        summary = report(rows, args.probe)
-        saved = {"args": {k: str(v) for k, v in vars(args).items()},
+        summary = report(rows, probe)
+        saved = {"args": {k: str(v) for k, v in vars(args).items()}, "layout": LAYOUT,
                  "next_hand": min(first + args.round, args.hands), "summary": summary, "rows": rows}
         args.json.write_text(json.dumps(saved, indent=1) + "\n", encoding="utf-8")
     return summary

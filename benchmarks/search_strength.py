@@ -317,75 +317,102 @@ def leaderboard_rows(result: dict[str, Any], suite: Suite, folder: pathlib.Path)
     return written
 
 
-def resumed(saved: dict[str, Any], suite: Suite, configs: list[str], field: list[str]) -> Played:
+def checked_layout(saved: Any, where: str) -> list[str]:
+    """The configs of `saved` where it is a JSON of this benchmark's layout (a dict of format `FORMAT`,
+    its rows each a config with its slots, a list of played tables); else a `ValueError` in one line
+    that starts with `where` (``--resume``, ``--join FILE``) and says what is accepted."""
+    hint = "give a JSON this benchmark wrote (layout 2 or later), or start a new run"
+    ours = isinstance(saved, dict)
+    if not (ours and saved.get("format") == FORMAT and isinstance(saved.get("played"), list)):
+        shown = excerpt(saved.get("format")) if ours else f"none, a {type(saved).__name__}"
+        raise ValueError(f"{where}: not a JSON of this benchmark's layout {FORMAT} (format {shown}; a run "
+                         f"written before layout 2 keeps no hands); {hint}")
+    rows = saved.get("configs")
+    if not isinstance(rows, list) or not rows or not all(
+            isinstance(row, dict) and isinstance(row.get("config"), str)
+            and isinstance(row.get("slots"), list) and all(isinstance(slot, str) for slot in row["slots"])
+            for row in rows):
+        raise ValueError(f"{where}: the JSON's configs are {excerpt(rows)}, not its list of rows (a damaged "
+                         f"file); {hint}")
+    return [row["config"] for row in rows]
+
+
+def checked_hands(saved: dict[str, Any], suite: Suite, where: str) -> Played:
+    """The hands of `saved` (`checked_layout` passed) where each config played the first deals of `suite`,
+    every rotation of each in order; else a `ValueError` in one line that starts with `where`."""
+    try:
+        played = played_of(saved)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{where}: the JSON's played hands are damaged ({type(err).__name__}: {err}); give "
+                         "a JSON this benchmark wrote, or start a new run") from None
+    n = suite.num_players
+    deals = len(played[0][0]) // n if played else 0
+    grid = [(d, r) for d in range(min(deals, suite.deals)) for r in range(n)]
+    if len(played) != len(saved["configs"]) or any(
+            [(h.deal, h.rotation) for h in records] != grid or any(
+                sorted(h.seats) != list(range(n)) or len(h.points) != n or not set(h.winners) <= set(range(n))
+                for h in records)
+            for records, _, _ in played):
+        raise ValueError(f"{where}: the JSON's configs did not each play the suite's first deals, every "
+                         f"rotation of each in order with {n} seats (a damaged file, or another suite's); "
+                         "give a JSON this benchmark wrote, or start a new run")
+    return played
+
+
+def resumed(saved: Any, suite: Suite, configs: list[str], field: list[str]) -> Played:
     """The hands a JSON this benchmark wrote holds, for a run of these configs, field and suite; a
     `ValueError` naming what differs when it was written for another run or another layout."""
-    if saved.get("format") != FORMAT or not isinstance(saved.get("played"), list):
-        raise ValueError(f"--resume: not a JSON of this benchmark's layout {FORMAT} (format "
-                         f"{excerpt(saved.get('format'))}; a run written before layout 2 keeps no hands "
-                         f"and cannot resume)")
+    theirs = checked_layout(saved, "--resume")
     mine = {"suite": suite.name, "suite_version": suite.version, "suite_sha256": suite.deals_sha256,
             "field": field}
     for key, value in mine.items():
         if saved.get(key) != value:
             raise ValueError(f"--resume: the JSON's {key} is {excerpt(saved.get(key))}, this run's "
                              f"{excerpt(value)}: resume with the same suite and field")
-    rows = saved.get("configs")
-    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-        raise ValueError(f"--resume: the JSON's configs are {excerpt(rows)}, not its list of rows (a damaged "
-                         "file); resume from a JSON this benchmark wrote, or start a new run")
-    theirs = [row.get("config") for row in rows]
     if theirs != configs:
-        raise ValueError(f"--resume: the JSON measured --configs {' '.join(map(str, theirs))}, this run "
+        raise ValueError(f"--resume: the JSON measured --configs {' '.join(theirs)}, this run "
                          f"{' '.join(configs)}: resume with the same configs in the same order")
+    return checked_hands(saved, suite, "--resume")
+
+
+def joined(saved: Sequence[Any], names: Sequence[str] = ()) -> dict[str, Any]:
+    """The figures of several runs of this benchmark (JSONs it wrote, named `names`: their files) on one
+    suite and field, as if one run: each run's configs in the order given, on the deals every run played
+    (the first of the fewest), the first config the base of the differences; a config measured in several
+    runs is kept once, and must have played the same hands in each (the same seeds give the same hands:
+    C2). So rows measured apart (a new config beside older runs) are paired by deal; a config's decisions
+    and time are its whole run's. Fewer than two runs, a file that is not such a JSON or is damaged, and
+    runs of other suites, fields or hands are refused, each in one line that starts with ``--join``."""
+    names = list(names) or [f"JSON {i + 1}" for i in range(len(saved))]
+    if len(saved) < 2:
+        raise ValueError(f"--join: {len(saved)} JSON given; accepted: two JSONs or more this benchmark wrote "
+                         "(the table of one: --show JSON)")
+    configs = [checked_layout(run, f"--join {name}") for run, name in zip(saved, names, strict=True)]
+    for key in ("suite", "suite_version", "suite_sha256", "field"):
+        values = [run.get(key) for run in saved]
+        if any(value != values[0] for value in values):
+            raise ValueError(f"--join: the JSONs differ in {key} ({', '.join(map(excerpt, values))}): join "
+                             "runs of one suite version and field")
     try:
-        played = played_of(saved)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"--resume: the JSON's played hands are damaged ({type(err).__name__}: "
-                         f"{err})") from err
-    n = suite.num_players
-    deals = len(played[0][0]) // n if played else 0
-    grid = [(d, r) for d in range(min(deals, suite.deals)) for r in range(n)]
-    if len(played) != len(configs) or any(
-            [(h.deal, h.rotation) for h in records] != grid or any(
-                sorted(h.seats) != list(range(n)) or len(h.points) != n or not set(h.winners) <= set(range(n))
-                for h in records)
-            for records, _, _ in played):
-        raise ValueError(f"--resume: the JSON's configs did not each play the suite's first deals, every "
-                         f"rotation of each in order with {n} seats (a damaged file, or another suite's); "
-                         "start a new run")
-    return played
-
-
-def joined(saved: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The figures of several runs of this benchmark (JSONs it wrote) on one suite and field, as if one run:
-    each run's configs in the order given, on the deals every run played (the first `deals` of the
-    fewest), the first config the base of the differences; a config measured in several runs is kept once,
-    and must have played the same hands in each (the same seeds give the same hands: C2), else a
-    `ValueError` says which. So rows measured apart (a new config beside older runs) are paired by deal;
-    a config's decisions and time are its whole run's."""
-    if not saved:
-        raise ValueError("--join: give the JSONs to join")
-    for key in ("format", "suite", "suite_version", "suite_sha256", "field"):
-        found = [run.get(key) for run in saved]
-        if any(value != found[0] for value in found):
-            raise ValueError(f"the JSONs differ in {key} ({', '.join(map(excerpt, found))}): join runs of "
-                             "one suite version and field, written by this layout")
-    suite = load_suite(saved[0]["suite"], check=False)
-    n, deals = suite.num_players, min(int(run["deals"]) for run in saved)
-    names: list[str] = []
+        suite = load_suite(saved[0]["suite"], check=False)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"--join: {err}") from None
+    runs = [checked_hands(run, suite, f"--join {name}") for run, name in zip(saved, names, strict=True)]
+    n, deals = suite.num_players, min(len(run[0][0]) for run in runs) // suite.num_players
+    found: list[str] = []
     tables: list[list[str]] = []
     played: Played = []
-    for run in saved:
-        for row, table in zip(run["configs"], trimmed(played_of(run), deals, n), strict=True):
-            if row["config"] not in names:
-                names.append(row["config"])
+    for run, run_configs, run_played in zip(saved, configs, runs, strict=True):
+        kept = trimmed(run_played, deals, n)
+        for row, config, table in zip(run["configs"], run_configs, kept, strict=True):
+            if config not in found:
+                found.append(config)
                 tables.append(row["slots"])
                 played.append(table)
-            elif played[names.index(row["config"])][0] != table[0]:
-                raise ValueError(f"--join: {row['config']} played other hands in two of the runs (another "
-                                 "suite version, field or seeding): join runs of the same deals")
-    return figures(suite, names, tables, played, saved[0]["field"], deals)
+            elif played[found.index(config)][0] != table[0]:
+                raise ValueError(f"--join: {config} played other hands in two of the runs (another suite "
+                                 "version, field or seeding): join runs of the same deals")
+    return figures(suite, found, tables, played, saved[0]["field"], deals)
 
 
 def plain(value: Any) -> Any:
@@ -448,6 +475,23 @@ def format_table(result: dict[str, Any]) -> str:
     return out
 
 
+def read_joined(paths: Sequence[pathlib.Path]) -> list[Any]:
+    """The JSONs `--join` names, read; a `ValueError` in one line for a file given twice, missing or not
+    JSON (what each holds is `joined`'s to check)."""
+    seen: set[pathlib.Path] = set()
+    runs = []
+    for path in paths:
+        if path.resolve() in seen:
+            raise ValueError(f"--join {path}: given twice; accepted: each JSON once")
+        seen.add(path.resolve())
+        try:
+            runs.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as err:
+            raise ValueError(f"--join {path}: not a JSON ({type(err).__name__}: {err}); give a JSON this "
+                             "benchmark wrote") from None
+    return runs
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="+",
@@ -476,9 +520,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.join:
         try:
-            print(format_table(joined([json.loads(path.read_text(encoding="utf-8")) for path in args.join])))
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            parser.error(f"--join: {err}")
+            print(format_table(joined(read_joined(args.join), list(map(str, args.join)))))
+        except ValueError as err:
+            parser.error(str(err))
         return
     if args.show is not None:
         try:

@@ -31,6 +31,7 @@ from typing import Any
 from torch import nn
 
 from cardlab.cluster.runtime import import_ray, ray_session, task_error
+from cardlab.envs.declared import refusal
 from cardlab.training.harness.config import TrainConfig
 from cardlab.training.harness.placement import check_actors
 from cardlab.training.trainers.actors import MAX_FAILURES, RolloutActor, actor_seeds
@@ -40,6 +41,12 @@ CONNECT_SECONDS = 5.0
 """how long the address of a Ray cluster has to answer"""
 DEFAULT_PORT = 6379
 """the head's port when an address gives none (Ray's own default)"""
+
+
+KEY = "ray.address"
+"""the config key (and --ray-address) a refused address is named by"""
+ADDRESSES = "HOST:PORT (what `ray start --head` prints), ray://HOST:PORT, 'auto' or 'local'"
+"""what a cluster address may be"""
 
 
 def check_address(address: str, timeout: float = CONNECT_SECONDS) -> None:
@@ -52,14 +59,14 @@ def check_address(address: str, timeout: float = CONNECT_SECONDS) -> None:
     host_port = address.removeprefix("ray://").rstrip("/")
     host, _, port = host_port.rpartition(":") if ":" in host_port else (host_port, "", str(DEFAULT_PORT))
     if not host or not port.isdigit():
-        raise ValueError(f"ray.address={address!r} is not accepted: use HOST:PORT (what `ray start --head` "
-                         "prints), ray://HOST:PORT, 'auto' or 'local'")
+        raise ValueError(refusal(KEY, address, "not a cluster address", ADDRESSES))
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as err:
         reason = "no answer" if isinstance(err, TimeoutError) else (err.strerror or type(err).__name__)
-        raise ValueError(f"cannot reach the Ray cluster at {address}: {reason} within {timeout:g} s; check "
-                         "the address (`ray status` on the head node) or use --ray-address local") from None
+        problem = f"a Ray cluster that cannot be reached ({reason} within {timeout:g} s)"
+        raise ValueError(refusal(KEY, address, problem, f"{ADDRESSES}, of a cluster that answers (`ray "
+                                 "status` on its head node)")) from None
 
 
 class RayActors:

@@ -24,6 +24,7 @@ from pettingzoo.utils import wrappers
 
 from cardlab.envs import cards as C
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import check_choice
 from cardlab.envs.game_spec import Game, GameSpec, action_id, get_spec
 from cardlab.envs.layout import Layout
 from cardlab.envs.match import EPISODES, points_reward, win_rewards
@@ -32,13 +33,8 @@ from cardlab.envs.record import Record
 REWARDS = ("win", "points")
 ILLEGAL = ("raise", "penalize")
 RENDER_MODES = (None, "ansi", "human")
-
-
-def _choice(name: str, value: Any, accepted: tuple[Any, ...]) -> Any:
-    if value not in accepted:
-        shown = ", ".join(repr(a) for a in accepted)
-        raise ValueError(f"option {name}={excerpt(value)} is not accepted: use one of {shown}")
-    return value
+ENV_OPTION = "env option"
+"""the kind a refused env option is named by (`refusal`): ``env option reward='x' is ...``"""
 
 
 class CardGameEnv(AECEnv):
@@ -70,10 +66,10 @@ class CardGameEnv(AECEnv):
         **rule_options: Any,
     ) -> None:
         super().__init__()
-        self.render_mode = _choice("render_mode", render_mode, RENDER_MODES)
-        self.episode = _choice("episode", episode, EPISODES)
-        self.reward_mode = _choice("reward", reward, REWARDS)
-        self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL)
+        self.render_mode = check_choice("render_mode", render_mode, RENDER_MODES, ENV_OPTION)
+        self.episode = check_choice("episode", episode, EPISODES, ENV_OPTION)
+        self.reward_mode = check_choice("reward", reward, REWARDS, ENV_OPTION)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL, ENV_OPTION)
         try:
             self.game: Game = self.SPEC.make(rule_options)
         except (TypeError, ValueError) as err:

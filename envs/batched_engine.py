@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import check_choice, check_whole
 from cardlab.envs.match import EPISODES
 
 MatchState = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -150,12 +151,9 @@ class BatchedEngine:
                  episode: str = "hand") -> None:
         if not issubclass(type(rules), self.RULES_CLASS):  # (no narrowing: rules keeps its game type)
             raise ValueError(f"rules must be {self.RULES_CLASS.__name__}, got {type(rules).__name__}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size must be a whole number >= 1, got {excerpt(batch_size)}")
-        if episode not in EPISODES:
-            accepted = ", ".join(map(repr, EPISODES))
-            raise ValueError(f"episode={excerpt(episode)} is not accepted: use one of {accepted}")
-        self.rules, self.batch_size, self.episode = rules, int(batch_size), episode
+        self.rules = rules
+        self.batch_size = check_whole("batch_size", batch_size, 1, None, "a whole number >= 1")
+        self.episode = check_choice("episode", episode, EPISODES)
         self.n: int = rules.num_players
         self.num_actions: int = self.RULES.NUM_ACTIONS
         self.observer = self.OBSERVER(rules)

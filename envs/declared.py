@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
+import numbers
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from cardlab.envs.checked_json import excerpt
@@ -38,6 +39,24 @@ def refusal(key: str, value: Any, problem: str, accepted: str, kind: str = "") -
 def quoted(words: Any) -> str:
     """The accepted words of a refusal, each quoted: ``'tanh', 'relu'``."""
     return ", ".join(repr(word) for word in words)
+
+
+def check_choice(key: str, value: Any, choices: tuple[Any, ...], kind: str = "") -> Any:
+    """`value` where it is one of `choices` (an unhashable value never is), else refused by `refusal`: the
+    check of a word argument that is not a declared field (an env's ``reward``, a table's ``episode``)."""
+    if not (isinstance(value, Hashable) and value in choices):
+        raise ValueError(refusal(key, value, CHOICE, quoted(choices), kind))
+    return value
+
+
+def check_whole(key: str, value: Any, low: int, high: int | None, accepted: str, kind: str = "") -> int:
+    """`value` as an int where it is a whole number (a numpy integer too, never a bool) from `low` to `high`
+    (None: no upper bound), else refused by `refusal` as of the wrong type or out of range, saying
+    `accepted`: the check of a count or seed that is an argument rather than a declared field."""
+    whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not (whole and low <= value and (high is None or value <= high)):
+        raise ValueError(refusal(key, value, RANGE if whole else KIND, accepted, kind))
+    return int(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,8 +138,7 @@ def check_value(key: str, declared: Declared, value: Any, kind: str = "") -> Non
         for i, item in enumerate(value):
             check_value(f"{key}[{i}]", declared, item, kind)
     elif declared.choices:
-        if not isinstance(value, str) or value not in declared.choices:
-            raise ValueError(refusal(key, value, CHOICE, quoted(declared.choices), kind))
+        check_choice(key, value, declared.choices, kind)
     elif declared.low is not None:
         if not declared.is_number(value):
             number = "a whole number" if declared.whole else "a number"

@@ -1,4 +1,4 @@
-"""Generators saved as JSON-ready data and restored from it, each saved value checked."""
+"""Seeds checked, and generators saved as JSON-ready data and restored from it, each saved value checked."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.envs.declared import check_whole
 from cardlab.envs.state_checks import is_whole, shown
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """A seed as a Python int (numpy ints too, any size, as numpy's SeedSequence takes); anything else is
+    refused in the one wording of a refused value, named `name` (``seed``, ``seed[3]``)."""
+    return check_whole(name, seed, 0, None, "a whole number >= 0 (of any size)")
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:

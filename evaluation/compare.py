@@ -18,7 +18,8 @@ from typing import Any
 
 from cardlab.agents.agent_spec import resolve_spec
 from cardlab.envs import make_game
-from cardlab.evaluation.episodes import HAND, check_seed, players_for, table_rules
+from cardlab.envs.rng import check_seed
+from cardlab.evaluation.episodes import HAND, players_for, table_rules
 from cardlab.evaluation.evaluate import play_deals
 from cardlab.evaluation.paired import (
     deal_totals,

@@ -20,7 +20,6 @@ from cardlab.agents.base import Agent, show_table
 from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
 from cardlab.envs.aec import CardGameEnv
-from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
 from cardlab.envs.world_replay import unreplayable
@@ -86,12 +85,6 @@ def players_for(game: str, rule_options: dict[str, Any] | None, specs: Sequence[
 def derive_seed(*keys: int) -> int:
     """An independent 63-bit seed for a tuple of non-negative keys."""
     return int(np.random.SeedSequence(list(keys)).generate_state(1, np.uint64)[0] >> 1)
-
-
-def check_seed(seed: int) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0, got {excerpt(seed)}")
-    return int(seed)
 
 
 def run_episode(

@@ -27,7 +27,8 @@ from cardlab.agents.base import Agent
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game
-from cardlab.evaluation.episodes import HAND, MATCH, check_seed, players_for, seat_slots, table_rules
+from cardlab.envs.rng import check_seed
+from cardlab.evaluation.episodes import HAND, MATCH, players_for, seat_slots, table_rules
 
 AgentFactory = Callable[[Any, Any, int], Agent]
 """(slot spec, game, seed) -> the slot's agent: `make_agent`, or one that sets the agent up further"""

@@ -31,9 +31,9 @@ from cardlab.envs import cards as C
 from cardlab.envs import make_env
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game
+from cardlab.envs.rng import check_seed
 from cardlab.evaluation.episodes import (
     AGENT,
-    check_seed,
     derive_seed,
     players_for,
     run_episode,

@@ -266,7 +266,8 @@ def test_trainers_imitate_an_onnx_bot_rather_than_copy_its_weights(onnx_bot: pat
     assert isinstance(onnx, BotAgent) and isinstance(file, BotAgent)
     assert not onnx.has_weights and file.has_weights
     cfg = dataclasses.replace(TeachConfig(), base=f"bot:{onnx_bot}")
-    with pytest.raises(ValueError, match=r"base=.* not accepted: give a bot file's spec .*not an ONNX bot"):
+    refused = r"base=.* is not a bot with weights; accepted: a bot file's spec .*not an ONNX bot"
+    with pytest.raises(ValueError, match=refused):
         validate_teach(cfg)
 
 

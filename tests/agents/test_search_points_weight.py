@@ -4,6 +4,7 @@ anyway; at its default 0 the value is the win reward exactly as before."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -72,13 +73,26 @@ def test_at_its_default_the_win_value_is_the_win_reward_as_it_was() -> None:
     assert parse_spec("search:points_weight=0:expert") == parse_spec("search:expert")
 
 
-@pytest.mark.parametrize(("value", "problem"), [(-0.5, RANGE), (101.0, RANGE), ("lots", KIND)])
+@pytest.mark.parametrize(("value", "problem"), [(-0.5, RANGE), (101.0, RANGE), ("lots", KIND),
+                                                (math.nan, RANGE), (math.inf, RANGE), (-math.inf, RANGE),
+                                                (True, KIND)])
 def test_a_bad_weight_is_refused_in_one_line_by_its_declaration(value: Any, problem: str) -> None:
     with pytest.raises(ValueError) as info:
         SearchOptions(points_weight=value)
     shape = (rf"^search option points_weight={re.escape(excerpt(value))} is {problem}; accepted: a number "
              r"from 0 to 100$")
     assert re.match(shape, str(info.value)), str(info.value)
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e3", "+1", "0x1", "1_0", "", "ten", "0.5.5",
+                                  "\uff11"])
+def test_a_weight_written_other_than_in_plain_digits_is_refused_in_one_line(text: str) -> None:
+    """NaN, infinities, exponents, signs, separators and other scripts' digits never reach the weight."""
+    with pytest.raises(ValueError) as info:
+        parse_spec(f"search:points_weight={text}:worlds=4:ms=0:expert")
+    assert str(info.value).endswith(f"search option points_weight={text!r} is of the wrong type; accepted: a "
+                                    "number from 0 to 100, in the digits 0-9"), str(info.value)
+    assert "\n" not in str(info.value)
 
 
 def test_a_weight_beside_another_value_is_refused_in_one_line() -> None:

@@ -26,7 +26,7 @@ from cardlab.evaluation.stats import wilson_interval
 from cardlab.training.harness.config import load_config
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
-TINY = {  # the quick config shrunk to a few seconds per trial
+TINY: dict[str, Any] = {  # the quick config shrunk to a few seconds per trial
     "total_timesteps": 1024, "checkpoint_every": 512,
     "ppo": {"n_steps": 256, "batch_size": 128, "n_epochs": 2},
     "policy": {"net_arch": [32, 32]},
@@ -191,9 +191,11 @@ def test_quick_sweep_runs_writes_its_table_and_resumes(ray_local: Any, tmp_path:
     assert "tiny_sweep: 4 trials (2 points x 2 seeds), final win rate against random" in result.table
     with (folder / "results.csv").open() as f:
         assert len(list(csv.DictReader(f))) == 4
+    index = best_point(result.points)
+    assert result.best_config is not None and index is not None
     best = load_config(result.best_config)  # a valid training config: the base with the best point
     assert best.seed == 1 and best.total_timesteps == 1024
-    assert best.ppo.learning_rate == result.points[best_point(result.points)].point["ppo"]["learning_rate"]
+    assert best.ppo.learning_rate == result.points[index].point["ppo"]["learning_rate"]
     for t in trials:  # every trial is a normal run folder
         (run,) = (folder / "runs" / t.trial).glob("huit_quick-*")
         assert (run / "config.yaml").is_file() and list(run.glob("events.out.tfevents.*"))

@@ -255,10 +255,16 @@ BAD_OPTIONS = [
     (huit_v1, {"max_turns": 0}, ["max_turns=0", "1 to 1,000,000"]),
     (switch_v1, {"foo": 1}, ["foo", "accepted", "num_players", "env options"]),
     (huit_v1, {"num_decks": 2}, ["num_decks", "accepted", "hand_size"]),
-    (switch_v1, {"episode": "foo"}, ["episode='foo'", "'hand'", "'match'"]),
-    (huit_v1, {"reward": "x"}, ["reward='x'", "'win'", "'points'"]),
-    (switch_v1, {"illegal_action": "y"}, ["illegal_action='y'", "'raise'", "'penalize'"]),
-    (huit_v1, {"render_mode": "rgb"}, ["render_mode='rgb'", "'ansi'", "'human'"]),
+    (switch_v1, {"episode": "foo"}, ["env option episode='foo' is not one of the choices; accepted: 'hand', "
+                                     "'match'"]),
+    (huit_v1, {"reward": "x"}, ["env option reward='x' is not one of the choices; accepted: 'win', "
+                                "'points'"]),
+    (switch_v1, {"illegal_action": "y"}, ["env option illegal_action='y' is not one of the choices; "
+                                          "accepted: 'raise', 'penalize'"]),
+    (huit_v1, {"render_mode": "rgb"}, ["env option render_mode='rgb' is not one of the choices; accepted: "
+                                       "None, 'ansi', 'human'"]),
+    (huit_v1, {"reward": ["win"]}, ["env option reward=['win'] is not one of the choices; accepted: "
+                                    "'win'"]),
 ]
 
 

@@ -12,9 +12,10 @@ import dataclasses
 import re
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 
-from cardlab.envs.declared import Declared, check_fields, declarations, option
+from cardlab.envs.declared import Declared, check_choice, check_fields, check_whole, declarations, option
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.huit.spec import SPEC as HUIT
 from cardlab.envs.options import COUNT_HIGH
@@ -99,3 +100,27 @@ def test_check_fields_accepts_what_is_declared_and_leaves_undeclared_checks_else
     made = MadeUpSettings(share=0, rate=1, mode="slow", count=10**9, path="any text",
                           inner=MadeUpInner([1, 64]))
     assert made.count == 10**9 and made.rate == 1
+
+
+@pytest.mark.parametrize(("value", "refused"), [
+    (0, "count=0 is out of range; accepted: 1 to 9"),
+    (10, "count=10 is out of range; accepted: 1 to 9"),
+    (np.int64(-3), "count=np.int64(-3) is out of range; accepted: 1 to 9"),
+    (True, "count=True is of the wrong type; accepted: 1 to 9"),
+    (2.0, "count=2.0 is of the wrong type; accepted: 1 to 9"),
+    ("3", "count='3' is of the wrong type; accepted: 1 to 9"),
+    (None, "count=None is of the wrong type; accepted: 1 to 9"),
+])
+def test_check_whole_refuses_in_the_one_wording(value: Any, refused: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(refused)}$"):
+        check_whole("count", value, 1, 9, "1 to 9")
+
+
+def test_check_whole_and_check_choice_return_what_they_accept() -> None:
+    assert check_whole("count", np.int32(9), 1, 9, "1 to 9") == 9
+    assert type(check_whole("n", 2**70, 0, None, "")) is int
+    assert check_choice("mode", None, (None, "fast")) is None
+    for bad in (["fast"], {"fast": 1}, np.array(["fast"])):  # unhashable: never one of the choices
+        refused = r"^env option mode=.* is not one of the choices; accepted: None, 'fast'$"
+        with pytest.raises(ValueError, match=refused):
+            check_choice("mode", bad, (None, "fast"), "env option")

@@ -10,6 +10,7 @@ end of the episode (done, truncated) and, every `every` steps, the whole
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -333,10 +334,13 @@ def test_shapes_and_dtypes() -> None:
     rewards, done, truncated = batch.step(sample_legal(mask, np.random.default_rng(0)))
     assert rewards.shape == (6, 5) and rewards.dtype == np.float32
     assert done.shape == truncated.shape == (6,) and done.dtype == truncated.dtype == np.bool_
-    with pytest.raises(ValueError, match="episode"):
-        SwitchBatch(rules, 2, episode="game")
-    with pytest.raises(ValueError, match="batch_size"):
-        SwitchBatch(rules, 0)
+    for kwargs, refused in (
+            ({"batch_size": 2, "episode": "game"},
+             "episode='game' is not one of the choices; accepted: 'hand', 'match'"),
+            ({"batch_size": 0}, "batch_size=0 is out of range; accepted: a whole number >= 1"),
+            ({"batch_size": 2.0}, "batch_size=2.0 is of the wrong type; accepted: a whole number >= 1")):
+        with pytest.raises(ValueError, match=f"^{re.escape(refused)}$"):
+            SwitchBatch(rules, **kwargs)
 
 
 def test_to_state_round_trip() -> None:

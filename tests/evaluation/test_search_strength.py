@@ -151,7 +151,7 @@ def test_a_resumed_run_plays_only_the_deals_after_its_saved_ones_and_matches_one
     old.write_text(json.dumps({k: v for k, v in json.loads(saved).items() if k != "played"} | {"format": 1}))
     with pytest.raises(SystemExit):
         bench.main(["--hands", "14", "--no-progress", "--resume", str(old), *configs])
-    assert "keeps no hands and cannot resume" in capsys.readouterr().err
+    assert "(format 1; a run written before layout 2 keeps no hands); give a JSON" in capsys.readouterr().err
 
 
 def test_a_resume_file_of_another_run_or_damaged_is_refused_in_one_line_before_playing(
@@ -163,20 +163,24 @@ def test_a_resume_file_of_another_run_or_damaged_is_refused_in_one_line_before_p
     suite = load_suite("huit-2p")
     hands = [[d, r, [r, 1 - r], [0], [0, 0], False] for d in range(2) for r in range(2)]
     mine = {"format": bench.FORMAT, "suite": suite.name, "suite_version": suite.version,
-            "suite_sha256": suite.deals_sha256, "field": ["expert"], "configs": [{"config": "expert"}],
+            "suite_sha256": suite.deals_sha256, "field": ["expert"],
+            "configs": [{"config": "expert", "slots": ["expert", "expert"]}],
             "played": [{"hands": hands, "seconds": 1.0, "decisions": 4}]}
     cases = [
         ({**mine, "suite": "huit-3p"}, "the JSON's suite is 'huit-3p', this run's 'huit-2p': resume with the "
                                        "same suite and field"),
-        ({**mine, "configs": [{"config": "greedy"}]}, "the JSON measured --configs greedy, this run expert: "
-                                                      "resume with the same configs in the same order"),
-        ({**mine, "configs": [1]}, "the JSON's configs are [1], not its list of rows (a damaged file); "
-                                   "resume from a JSON this benchmark wrote, or start a new run"),
+        ({**mine, "configs": [{"config": "greedy", "slots": ["greedy", "expert"]}]},
+         "the JSON measured --configs greedy, this run expert: resume with the same configs in the same "
+         "order"),
+        ({**mine, "configs": [1]}, "the JSON's configs are [1], not its list of rows (a damaged file); give "
+                                   "a JSON this benchmark wrote (layout 2 or later), or start a new run"),
+        ({**mine, "configs": [{"config": "expert"}]}, "not its list of rows"),
         ({**mine, "configs": 5}, "the JSON's configs are 5, not its list of rows"),
         ({"name": "a cardlab bench row"}, "not a JSON of this benchmark's layout 2"),
         ({**mine, "played": [{"hands": hands[:3], "seconds": 1.0, "decisions": 3}]},
-         "the JSON's configs did not each play the suite's first deals, every rotation of each in order with "
-         "2 seats (a damaged file, or another suite's); start a new run"),
+         "the JSON's configs did not each play the suite's first deals, every rotation of each in order "
+         "with 2 seats (a damaged file, or another suite's); give a JSON this benchmark wrote, or start a "
+         "new run"),
         ({**mine, "played": [{"hands": [hands[0]] * 4, "seconds": 1.0, "decisions": 4}]},
          "did not each play"),
         ({**mine, "played": [{"hands": [[4000 + d, *h[1:]] for d, h in enumerate(hands)], "seconds": 1.0,
@@ -232,6 +236,62 @@ def test_joined_runs_give_the_figures_of_one_run_on_the_deals_all_of_them_played
         bench.joined([runs[0], other])
     with pytest.raises(ValueError, match="the JSONs differ in field"):
         bench.joined([runs[0], {**runs[1], "field": ["greedy"]}])
+
+
+def test_join_refuses_files_that_cannot_be_joined_in_one_line_naming_the_file(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--join A.json B.json ...: one file, the same file twice, a missing, truncated or non-JSON file, a JSON
+    that is not this benchmark's (a leaderboard row, a list, damaged rows or hands), runs of other suites or
+    games or fields: each refused in one line that starts with --join (and names the file where one is at
+    fault), nothing printed on stdout."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    one, two, other = tmp_path / "one.json", tmp_path / "two.json", tmp_path / "switch.json"
+    bench.main(["--hands", "4", "--no-progress", "--json", str(one), "--configs", "expert"])
+    bench.main(["--hands", "4", "--no-progress", "--json", str(two), "--configs", "greedy"])
+    bench.main(["--hands", "4", "--no-progress", "--suite", "switch-4p", "--json", str(other), "--configs",
+                "expert"])
+    run = json.loads(one.read_text(encoding="utf-8"))
+    text = one.read_text(encoding="utf-8")
+
+    def written(name: str, content: object) -> str:
+        path = tmp_path / name
+        path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+        return str(path)
+
+    cases = [
+        ([str(one)], "--join: 1 JSON given; accepted: two JSONs or more this benchmark wrote (the table of "
+                     "one: --show JSON)"),
+        ([str(one), str(one)], f"--join {one}: given twice; accepted: each JSON once"),
+        ([str(one), str(tmp_path / ".." / tmp_path.name / "one.json")], "given twice"),
+        ([str(one), str(tmp_path / "nowhere.json")], f"--join {tmp_path / 'nowhere.json'}: not a JSON "
+                                                     "(FileNotFoundError"),
+        ([str(one), cut := written("cut.json", text[:len(text) // 2])], f"--join {cut}: not a JSON "
+                                                                        "(JSONDecodeError"),
+        ([str(one), row := written("row.json", {"name": "a leaderboard row"})],
+         f"--join {row}: not a JSON of this benchmark's layout 2 (format None;"),
+        ([str(one), listed := written("list.json", [1, 2])],
+         f"--join {listed}: not a JSON of this benchmark's layout 2 (format none, a list;"),
+        ([str(one), rows := written("rows.json", {**run, "configs": [{"config": "expert"}]})],
+         f"--join {rows}: the JSON's configs are [{{'config': 'expert'}}], not its list of rows"),
+        ([str(one), hands := written("hands.json", {**run, "played": [{"hands": [[0, 0]]}]})],
+         f"--join {hands}: the JSON's played hands are damaged"),
+        ([str(one), short := written("short.json", {**run, "played": [
+            {**run["played"][0], "hands": run["played"][0]["hands"][1:]}]})],
+         f"--join {short}: the JSON's configs did not each play the suite's first deals"),
+        ([str(one), str(other)], "--join: the JSONs differ in suite ('huit-2p', 'switch-4p'): join runs of "
+                                 "one suite version and field"),
+        ([str(one), written("field.json", {**run, "field": ["random"]})],
+         "--join: the JSONs differ in field (['expert'], ['random'])"),
+    ]
+    capsys.readouterr()
+    for argv, said in cases:
+        with pytest.raises(SystemExit):
+            bench.main(["--join", *argv])
+        out, err = capsys.readouterr()
+        error = err.strip().splitlines()[-1].split(": error: ", 1)[1]
+        assert not out and error.startswith("--join") and said in error, (argv, error)
+    bench.main(["--join", str(one), str(two)])
+    assert "greedy" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("episode", ["hand", "match"])

@@ -104,7 +104,8 @@ def test_a_ray_address_that_does_not_answer_is_refused_in_one_line(capsys: pytes
     with socket.socket() as probe:  # a port nobody listens on: bound, never listening
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-        refused = rf"cannot reach the Ray cluster at 127\.0\.0\.1:{port}: .* within 0\.5 s"
+        refused = (rf"^ray\.address='127\.0\.0\.1:{port}' is a Ray cluster that cannot be reached "
+                   r"\(.* within 0\.5 s\)")
         with pytest.raises(ValueError, match=refused):
             check_address(f"127.0.0.1:{port}", timeout=0.5)
         config = tmp_path / "actors.yaml"
@@ -113,9 +114,12 @@ def test_a_ray_address_that_does_not_answer_is_refused_in_one_line(capsys: pytes
                      str(tmp_path / "runs")]) == 2
     err = capsys.readouterr().err.strip()
     assert "Traceback" not in err and len(err.splitlines()) == 1
-    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in err
+    assert f"ray.address='127.0.0.1:{port}' is a Ray cluster that cannot be reached (" in err
+    assert "; accepted: HOST:PORT" in err
     assert not (tmp_path / "runs").exists()  # refused before a run folder is made
-    with pytest.raises(ValueError, match=re.escape("ray.address='nowhere:port' is not accepted: use HOST")):
+    bad = ("ray.address='nowhere:port' is not a cluster address; accepted: HOST:PORT (what `ray start "
+           "--head` prints), ray://HOST:PORT, 'auto' or 'local'")
+    with pytest.raises(ValueError, match=f"^{re.escape(bad)}$"):
         check_address("nowhere:port")
 
 

@@ -86,11 +86,51 @@ def test_a_long_run_is_named_by_table_learner_and_start(monkeypatch: pytest.Monk
     clone = bench.long_config("switch-4p-ppo-clone")
     assert (clone.game, clone.algorithm, clone.imitation.enabled) == ("switch", "ppo", True)
     assert bench.method({"trainer": "lean", "algorithm": "dmc"}) == "lean DMC"
-    for bad in ("huit-4p-dmc", "huit-9p-dmc-scratch", "huit-4p-sac-scratch", "huit-4p-ppo-fresh"):
-        with pytest.raises(SystemExit, match=r"unknown long run .*GAME-Np-LEARNER-START"):
+    shape = ("is an unknown long run; accepted: GAME-Np-LEARNER-START, e.g. huit-4p-dmc-scratch (a game and "
+             "its table size in the digits 0-9, learner dmc or ppo, start scratch or clone)")
+    for bad in ("huit-4p-dmc", "huit-4p-sac-scratch", "huit-4p-ppo-fresh", "huit-04p-ppo-scratch",
+                "huit-+4p-ppo-scratch", "huit-\u0664p-ppo-scratch", "Huit-4p-ppo-scratch",
+                "huit-4P-ppo-scratch",
+                "huit-4p-ppo-scratch ", "huit_4p_ppo_scratch", ""):
+        with pytest.raises(SystemExit) as refused:
             bench.long_config(bad)
-    with pytest.raises(SystemExit, match="no imitation start; use huit-4p-ppo-clone"):
+        assert str(refused.value) == f"label={bad!r} {shape}"
+    with pytest.raises(SystemExit) as refused:
+        bench.long_config("huit-9p-dmc-scratch")
+    assert str(refused.value).startswith("label='huit-9p-dmc-scratch' is an unknown long run (the recipe "
+                                         "refuses its table: num_players: rule option num_players=9 is out "
+                                         "of range")
+    with pytest.raises(SystemExit) as refused:
+        bench.long_config("chess-4p-ppo-scratch")
+    assert "the recipe refuses its table: game='chess' is not one of the choices" in str(refused.value)
+    with pytest.raises(SystemExit) as refused:
         bench.long_config("huit-4p-dmc-clone")
+    assert str(refused.value) == ("label='huit-4p-dmc-clone' is an unknown long run (the DMC learner has no "
+                                  "imitation start); accepted: huit-4p-ppo-clone or huit-4p-dmc-scratch")
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["huit-4p-ppo-scratch", "--minutes", "0"],
+     "--minutes=0.0 is out of range; accepted: a number of minutes > 0.5 (a round takes half a minute at "
+     "least) and <= 1,000,000"),
+    (["huit-4p-ppo-scratch", "--minutes", "0.5"], "--minutes=0.5 is out of range"),
+    (["huit-4p-ppo-scratch", "--minutes", "-3"], "--minutes=-3.0 is out of range"),
+    (["huit-4p-ppo-scratch", "--minutes", "nan"], "--minutes=nan is out of range"),
+    (["huit-4p-ppo-scratch", "--minutes", "inf"], "--minutes=inf is out of range"),
+    (["huit-4p-ppo-scratch", "--until", "0"],
+     "--until=0 is out of range; accepted: a whole number of learner steps from 1 to 200,000,000"),
+    (["huit-4p-ppo-scratch", "--until", "300000000"], "--until=300000000 is out of range"),
+    (["huit-04p-ppo-scratch"], "label='huit-04p-ppo-scratch' is an unknown long run"),
+])
+def test_a_long_run_with_bad_minutes_steps_or_label_is_refused_before_a_round(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, argv: list[str], said: str) -> None:
+    bench = load_benchmark("learning_curve", monkeypatch)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["long", *argv])
+    assert str(refused.value).startswith(said) and "\n" not in str(refused.value)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_long_run_grows_by_rounds_that_resume_and_keep_one_checkpoint(monkeypatch: pytest.MonkeyPatch,

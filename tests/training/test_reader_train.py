@@ -8,6 +8,7 @@ import pathlib
 
 import numpy as np
 import pytest
+import torch
 
 from cardlab.agents.hand_reading.reader import load_reader
 from cardlab.envs import make_game
@@ -51,12 +52,35 @@ def test_labels_place_every_unseen_card_and_inputs_hold_no_hidden_card() -> None
     ({"activation": "gelu"}, "activation='gelu' is not one of the choices; accepted: 'relu', 'tanh'"),
     ({"rules": {"num_players": 3}}, "rules.num_players=3 is not a rule option"),
     ({"game": "chess"}, "game='chess' is not one of the choices"),
-    ({"device": "gpu"}, "device='gpu' is not one of the choices; accepted: 'cpu', 'cuda'"),
+    ({"device": "gpu"}, "device='gpu' is not one of the choices; accepted: 'cpu', 'cuda', 'auto'"),
+    ({"field": []}, r"^field=\[\] is empty; accepted: a list of at least one agent spec$"),
     ({"field": [OpponentConfig("expert", 0.0)]}, "weights add up to 0"),
 ])
 def test_a_bad_config_is_refused_with_its_key(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         validate_reader(dataclasses.replace(TINY, **changes))  # type: ignore[arg-type]
+
+
+def test_cuda_without_a_gpu_is_refused_as_the_training_config_refuses_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader's device is the lean learner's (`placement`): one check, one wording, and ``auto``."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    refused = r"^device='cuda' is not usable: torch sees no GPU here .*; accepted: 'cpu', or 'auto'"
+    with pytest.raises(ValueError, match=refused):
+        validate_reader(dataclasses.replace(TINY, device="cuda"))
+    validate_reader(dataclasses.replace(TINY, device="auto"))
+
+
+def test_a_bad_device_on_the_command_line_is_refused_in_one_line(tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from cardlab.cli import main
+
+    assert main(["read-hands", str(CONFIGS / "huit_4p.yaml"), "--device", "gpu", "--runs-dir",
+                 str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--workers/--device: device='gpu' is not one of the choices; accepted: 'cpu', "
+                        "'cuda', 'auto'") and "\n" not in err, err
+    assert not (tmp_path / "runs").exists()
 
 
 def test_every_shipped_reader_config_loads() -> None:
@@ -92,8 +116,8 @@ def test_a_reader_past_the_caps_or_without_a_held_out_side_is_refused(changes: d
 
 
 @pytest.mark.parametrize(("changes", "message"), [
-    ({"workers": 256}, r"workers=256 is not accepted on this machine: it has \d+ core\(s\)"),
-    ({"torch_threads": 1024}, r"torch_threads=1024 is not accepted on this machine"),
+    ({"workers": 256}, r"^workers=256 is more than this machine's \d+ core\(s\); accepted: at most \d+$"),
+    ({"torch_threads": 1024}, r"^torch_threads=1024 is more than this machine's \d+ core\(s\); accepted"),
     ({"positions": 100_000_000, "chunk": 10_000}, r"positions=100,000,000 take about [\d,.]+ GiB"),
 ])
 def test_read_hands_refuses_what_the_machine_cannot_run_before_any_work(tmp_path: pathlib.Path,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,11 +103,13 @@ def test_match_win_rewards_reach_every_learner_seat_at_the_match_end(game_id: st
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
-    ({"episode": "round"}, "episode='round' is not accepted: use one of 'hand', 'match'"),
-    ({"episode": "match", "reward": "points"}, "with episode='match' use reward='win'"),
+    ({"episode": "round"}, "episode='round' is not one of the choices; accepted: 'hand', 'match'"),
+    ({"episode": "match", "reward": "points"},
+     "reward='points' is not accepted with episode='match'; accepted: 'win' (the match's win reward) or"),
+    ({"learner_share": 1.5}, "learner_share=1.5 is out of range; accepted: a number from 0 to 1"),
 ])
-def test_the_table_refuses_what_it_does_not_play(changes: dict[str, str], expected: str) -> None:
-    with pytest.raises(ValueError, match=expected):
+def test_the_table_refuses_what_it_does_not_play(changes: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(expected)):
         SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, **changes)
 
 

@@ -65,7 +65,9 @@ def test_a_damaged_labels_file_is_refused_in_one_line_naming_it(tmp_path: pathli
                                       "search:cheat=1:worlds=4:ms=0:expert"])
 def test_opponents_that_cannot_play_the_labels_are_refused_before_a_run_folder(
         tmp_path: pathlib.Path, opponent: str) -> None:
-    with pytest.raises(ValueError, match=r"opponents\[0\]=.* is not accepted: it must be shown the hand's"):
+    refused = (r"opponents\[0\]=.* is an agent that must be shown the hand's record or true state; "
+               r"accepted: an agent that plays from its observation")
+    with pytest.raises(ValueError, match=refused):
         teach(teach_config_from_dict({**TINY, "opponents": [opponent]}), runs_dir=tmp_path, progress=False)
     assert list(tmp_path.iterdir()) == []
 

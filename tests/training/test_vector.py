@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import gymnasium
@@ -154,10 +155,15 @@ def test_illegal_actions_raise_or_are_penalized() -> None:
 
 
 def test_bad_arguments_say_what_is_accepted() -> None:
-    with pytest.raises(ValueError, match="opponents"):
-        CardVectorEnv("huit", 2, opponents="random")
-    with pytest.raises(ValueError, match="reward"):
-        CardVectorEnv("huit", 2, reward="money")
+    for kwargs, refused in (
+            ({"opponents": "random"},
+             "opponents='random' is of the wrong type; accepted: a non-empty list of agent specs"),
+            ({"opponents": []}, "opponents=[] is empty; accepted: a non-empty list of agent specs"),
+            ({"reward": "money"}, "reward='money' is not one of the choices; accepted: 'win', 'points'"),
+            ({"illegal_action": "skip"},
+             "illegal_action='skip' is not one of the choices; accepted: 'raise', 'penalize'")):
+        with pytest.raises(ValueError, match=f"^{re.escape(refused)}$"):
+            CardVectorEnv("huit", 2, **kwargs)
     with pytest.raises(ValueError, match="unknown agent spec"):
         CardVectorEnv("huit", 2, opponents=["nobody"])
     envs = CardVectorEnv("huit", 8, opponents=["self"])
@@ -167,8 +173,10 @@ def test_bad_arguments_say_what_is_accepted() -> None:
 
 @pytest.mark.parametrize("num_envs", [0, 10**9, MAX_NUM_ENVS + 1, 2.0, "4", True])
 def test_num_envs_is_bounded_before_anything_is_allocated(num_envs: Any) -> None:
-    with pytest.raises(ValueError, match=rf"num_envs=.* is not accepted: use a whole number from 1 to "
-                                         rf"{MAX_NUM_ENVS:,}"):
+    whole = isinstance(num_envs, int) and not isinstance(num_envs, bool)
+    problem = "out of range" if whole else "of the wrong type"
+    with pytest.raises(ValueError, match=rf"^num_envs=.* is {problem}; accepted: a whole number from 1 to "
+                                         rf"{MAX_NUM_ENVS:,}$"):
         gymnasium.make_vec("cardlab/Huit-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
 
 
@@ -203,9 +211,10 @@ def test_any_whole_seed_deals_and_others_are_refused() -> None:
         assert np.array_equal(one.reset(seed=seed)[0]["observation"], one.reset(seed=seed)[0]["observation"])
     for env in (CardVectorEnv("huit", 2), gymnasium.make("cardlab/Huit-v1").unwrapped):
         for bad in (-1, 1.5, "3", True):
-            with pytest.raises(ValueError, match=r"seed=.* is not accepted: use a whole number >= 0"):
+            with pytest.raises(ValueError, match=r"^seed=.* is (out of range|of the wrong type); accepted: a "
+                                                 r"whole number >= 0 \(of any size\)$"):
                 env.reset(seed=bad)
-    with pytest.raises(ValueError, match=r"seed\[1\]=-2 is not accepted"):
+    with pytest.raises(ValueError, match=r"seed\[1\]=-2 is out of range; accepted"):
         CardVectorEnv("huit", 2).reset(seed=[1, -2])
 
 

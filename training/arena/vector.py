@@ -40,8 +40,10 @@ from cardlab.agents.failure import AgentFailure, check_legal
 from cardlab.envs.aec import ILLEGAL, REWARDS
 from cardlab.envs.batched_engine import sample_legal
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import KIND, check_choice, check_whole, refusal
 from cardlab.envs.game_spec import Game, make_game
 from cardlab.envs.match import points_reward
+from cardlab.envs.rng import check_seed
 from cardlab.training.arena.selfplay import batched_engine
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -64,20 +66,13 @@ class CardVectorEnv(VectorEnv):
     def __init__(self, game: str, num_envs: int = 1, opponents: Sequence[str] = ("random",),
                  policy: Policy | None = None, reward: str = "win", illegal_action: str = "raise",
                  **rule_options: Any) -> None:
-        if illegal_action not in ILLEGAL:
-            raise ValueError(f"illegal_action={excerpt(illegal_action)} is not accepted: use one of "
-                             f"{', '.join(map(repr, ILLEGAL))}")
-        self.illegal_action = illegal_action
-        if reward not in REWARDS:
-            raise ValueError(f"reward={excerpt(reward)} is not accepted: use one of "
-                             f"{', '.join(map(repr, REWARDS))}")
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL)
+        check_choice("reward", reward, REWARDS)
         if isinstance(opponents, str) or not opponents:
-            raise ValueError(f"opponents must be a non-empty list of agent specs, got {excerpt(opponents)}")
+            raise ValueError(refusal("opponents", opponents, KIND if isinstance(opponents, str) else "empty",
+                                     "a non-empty list of agent specs"))
         self.game: Game = make_game(game, rule_options)
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
-                or not 1 <= num_envs <= MAX_NUM_ENVS:
-            raise ValueError(f"num_envs={excerpt(num_envs)} is not accepted: use a whole number from 1 to "
-                             f"{MAX_NUM_ENVS:,}")
+        check_whole("num_envs", num_envs, 1, MAX_NUM_ENVS, f"a whole number from 1 to {MAX_NUM_ENVS:,}")
         self.engine = batched_engine(self.game, num_envs)
         self.reward = reward
         self.num_envs = self.engine.batch_size
@@ -403,14 +398,6 @@ class CardEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             self._pending = obs
             obs = {k: v[None] for k, v in infos["final_obs"][0].items()}
         return _one(obs), float(rewards[0]), bool(terminated[0]), bool(truncated[0]), {}
-
-
-def check_seed(seed: Any, name: str) -> int:
-    """A seed as a Python int (numpy ints too); a ValueError says what is accepted."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name}={excerpt(seed)} is not accepted: use a whole number >= 0 (of any size) "
-                         "or None")
-    return int(seed)
 
 
 def _one(obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -44,6 +44,7 @@ from cardlab.agents.hand_reading.reader import (
     reader_layout,
     save_reader,
 )
+from cardlab.envs.declared import refusal
 from cardlab.envs.game_spec import Game
 from cardlab.training.data.reader_data import Table, make_chunks
 from cardlab.training.harness.config import OpponentConfig, parse_dataclass
@@ -56,6 +57,7 @@ from cardlab.training.harness.config_bounds import (
     word,
 )
 from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
+from cardlab.training.harness.placement import DEVICES, check_device, learner_device, usable_cores
 from cardlab.training.harness.progress import Progress
 from cardlab.training.harness.runs import new_run_dir
 from cardlab.training.harness.yaml_files import load_config_file
@@ -97,8 +99,9 @@ class ReaderConfig(RunHeader):
     """share of the chunks held out of training, to measure the reader on positions it never saw"""
     torch_threads: int = bounded(1, 1, 1_024)
     """torch threads of the training"""
-    device: str = word("cpu", ("cpu", "cuda"))
-    """where the reader trains: cpu, or cuda where torch sees a GPU (the positions are made on the CPUs)"""
+    device: str = word("cpu", DEVICES)
+    """where the reader trains: cpu, cuda where torch sees a GPU, or auto (a GPU where there is one, else the
+    CPU); the positions are made on the CPUs"""
 
 
 def load_reader_config(path: str | Path) -> ReaderConfig:
@@ -118,10 +121,9 @@ def validate_reader(cfg: ReaderConfig) -> Game:
     game = check_header(cfg, "a game with a determinization (a reader's positions need it)",
                         lambda spec: spec.determinize is not None)
     check_declared(cfg)
-    if cfg.device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device='cuda' is not accepted: torch sees no GPU here; use cpu")
+    check_device(cfg.device)
     if not cfg.field:
-        raise ValueError("field=[] is not accepted: list at least one agent spec")
+        raise ValueError(refusal("field", cfg.field, "empty", "a list of at least one agent spec"))
     for i, player in enumerate(cfg.field):
         try:
             make_agent(player.spec, game, seed=0)
@@ -157,11 +159,11 @@ def held_out(chunks: int, share: float) -> int:
 def check_machine(cfg: ReaderConfig, game: Game) -> None:
     """Refuse what this machine cannot run: more workers or torch threads than its cores, or positions
     whose arrays (kept in memory while the reader trains) would take more than half its memory."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = usable_cores()
     for key, value in (("workers", cfg.workers), ("torch_threads", cfg.torch_threads)):
         if value > cores:
-            raise ValueError(f"{key}={value} is not accepted on this machine: it has {cores} core(s); use at "
-                             f"most {cores}")
+            raise ValueError(refusal(key, value, f"more than this machine's {cores} core(s)",
+                                     f"at most {cores}"))
     layout = reader_layout(game)
     places = game.num_players
     per_position = 4 * layout.size + len(layout.deck_kinds) * places + 8 * places + places
@@ -271,7 +273,7 @@ def fit(cfg: ReaderConfig, game: Game, train: dict[str, torch.Tensor], show: Pro
     """The reader's network, fitted to `train` as the module doc says."""
     torch.manual_seed(cfg.seed)
     kinds, places = len(reader_layout(game).deck_kinds), game.num_players
-    device = torch.device(cfg.device)
+    device = learner_device(cfg.device)
     network = new_network(train["inputs"].shape[1], kinds, places, list(cfg.hidden), cfg.activation)
     network = network.to(device)
     train = {key: value.to(device) for key, value in train.items()}

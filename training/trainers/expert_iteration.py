@@ -41,7 +41,7 @@ from torch import nn
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import BotAgent, export_bot, network_actions
 from cardlab.agents.search import SearchAgent
-from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import refusal
 from cardlab.envs.game_spec import Game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
@@ -139,23 +139,23 @@ def validate_teach(cfg: TeachConfig) -> Game:
     check_declared(cfg)
     base = _agent(cfg.base, game, "base")
     if not (isinstance(base, BotAgent) and base.has_weights):
-        raise ValueError(f"base={excerpt(cfg.base)} is not accepted: give a bot file's spec (bot:NAME or "
-                         "bot:PATH of a .json beside its .safetensors, not an ONNX bot), whose weights the "
-                         "student starts from")
+        raise ValueError(refusal("base", cfg.base, "not a bot with weights", "a bot file's spec (bot:NAME "
+                                 "or bot:PATH of a .json beside its .safetensors, not an ONNX bot), whose "
+                                 "weights the student starts from"))
     if not isinstance(_agent(cfg.teacher, game, "teacher"), SearchAgent):
-        raise ValueError(f"teacher={excerpt(cfg.teacher)} is not accepted: give a search spec, e.g. "
-                         "search:worlds=64:ms=0:bot:huit-2p")
+        raise ValueError(refusal("teacher", cfg.teacher, "not a search", "a search spec, e.g. "
+                                 "search:worlds=64:ms=0:bot:huit-2p"))
     if not cfg.opponents:
-        raise ValueError("opponents=[] is not accepted: list at least one agent spec")
+        raise ValueError(refusal("opponents", cfg.opponents, "empty", "a list of at least one agent spec"))
     for i, opponent in enumerate(cfg.opponents):
         if _agent(opponent, game, f"opponents[{i}]").sees:  # the labels' batched play shows nothing
-            raise ValueError(f"opponents[{i}]={excerpt(opponent)} is not accepted: it must be shown the "
-                             "hand's record or true state, which the batched play of the labels does not "
-                             "show; give an agent that plays from its observation")
+            raise ValueError(refusal(f"opponents[{i}]", opponent, "an agent that must be shown the hand's "
+                                     "record or true state", "an agent that plays from its observation (the "
+                                     "batched play of the labels shows nothing else)"))
     _agent(cfg.check_opponent, game, "check_opponent")
     if cfg.labels_from and not (Path(cfg.labels_from) / LABELS_FILE).is_file():
-        raise ValueError(f"labels_from={excerpt(cfg.labels_from)} is not accepted: give a teach run folder "
-                         f"holding {LABELS_FILE}")
+        raise ValueError(refusal("labels_from", cfg.labels_from, f"a folder without {LABELS_FILE}",
+                                 f"a teach run folder holding {LABELS_FILE}"))
     return game
 
 

@@ -18,8 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="where the run folder goes (default: runs)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="processes making positions, instead of the config's (the positions do not change)")
-    p.add_argument("--device", choices=("cpu", "cuda"),
-                   help="where the reader trains, instead of the config's")
+    p.add_argument("--device", metavar="DEVICE",
+                   help="where the reader trains, instead of the config's: cpu, cuda or auto (checked as the "
+                        "config's device is)")
 
 
 def run(args: argparse.Namespace) -> int:
