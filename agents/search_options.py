@@ -9,9 +9,10 @@ each is one field of `SearchOptions` made by `cardlab.envs.declared.option`
 To add an option: one field of `SearchOptions` with `option(...)` (a word:
 ``choices=``; a bounded number: ``low=``, ``high=``, ``whole=``; a text such as
 a file's path: ``text=``), then read it in `cardlab.agents.search` (and
-`python docs/update_tables.py` for the docs table). To add a value of a word
-option: add it to its tuple (`BELIEFS`, `ROLLOUTS`, ...) and say what it
-means in the option's doc.
+`python docs/update_tables.py` for the docs table); an option read only beside
+certain values of another goes in `READ_WITH`, which refuses it elsewhere. To
+add a value of a word option: add it to its tuple (`BELIEFS`, `ROLLOUTS`, ...)
+and say what it means in the option's doc.
 
 Numbers are written in the ASCII digits 0-9 (``worlds=64``, ``z=0.5``): no
 exponent, sign other than ``-``, underscore or other script's digits (Python's
@@ -41,6 +42,13 @@ BELIEFS = ("uniform", "learned", "posterior", "expert", "greedy", "random", "bot
 `cardlab.agents.hand_reading.posterior` for ``posterior``, else `cardlab.agents.hand_reading.belief`)"""
 READERS = ("learned", "posterior")
 """the beliefs that deal worlds from a hand reader (``posterior`` where it has no posterior worlds)"""
+WEIGHING = tuple(belief for belief in BELIEFS if belief != "uniform" and belief not in READERS)
+"""the beliefs that weigh their worlds (by how likely a model of the other seats made their recorded moves)"""
+READ_WITH: dict[str, tuple[str, tuple[str, ...]]] = {
+    "points_weight": ("value", ("win",)), "reader": ("belief", READERS),
+    "weigh": ("belief", WEIGHING), "ess": ("belief", WEIGHING)}
+"""option -> (the option it is read beside, the values of that one it is read with): given (not its default)
+beside another value, it would do nothing, so it is refused"""
 OPPONENTS = ("base", "recognise")
 MOST_WORLDS = 16384
 """the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""
@@ -163,7 +171,8 @@ class SearchOptions:
         "and weighed by how likely that model of the other seats (`bot`: the table's shipped bot, `base`: "
         "BASE) was to make their recorded moves from each world's hands", choices=BELIEFS)
     weigh: str = option(
-        "resample", "how a belief's weights are used: `resample`, four times the worlds dealt and weighed "
+        "resample", "with a belief that weighs (" + ", ".join(f"`{b}`" for b in WEIGHING) + "): how its "
+        "weights are used: `resample`, four times the worlds dealt and weighed "
         f"(under a cap, as many as fit in {REPLAY_SHARE:g} of it) and the worlds searched drawn from them by "
         "weight; `weights`, the worlds dealt once and each candidate's value its weighted mean over them "
         "(importance sampling; `z` in weighted standard errors)", choices=WEIGHS)
@@ -172,8 +181,8 @@ class SearchOptions:
         "model (random, the heuristics, the table's bot, BASE) by its moves this hand and match",
         choices=OPPONENTS)
     ess: float = option(
-        0.01, "the share of the worlds under which the belief's effective sample size makes it fall back to "
-        "uniform worlds", low=0, high=1, whole=False)
+        0.01, "with a belief that weighs: the share of the worlds under which the belief's effective sample "
+        "size makes it fall back to uniform worlds", low=0, high=1, whole=False)
     cheat: int = option(
         0, "1: every world holds the other seats' true hands (the face-down pile still dealt at random from "
         "its true cards): the measured upper bound of any inference of the hidden cards, for benchmarks "
@@ -189,15 +198,15 @@ class SearchOptions:
         worlds, ms = LEVELS[self.level]
         object.__setattr__(self, "worlds", worlds if self.worlds is None else self.worlds)
         object.__setattr__(self, "ms", ms if self.ms is None else self.ms)
-        for declared in (DECLARED if type(self) is SearchOptions else declared_of(type(self))).values():
-            declared.check(getattr(self, declared.name))
-        if self.points_weight and self.value != "win":
-            raise ValueError(refusal("points_weight", self.points_weight, f"read only with value=win, not "
-                                     f"value={self.value}", "0 beside another value", SEARCH))
-        if self.reader and self.belief not in READERS:
-            raise ValueError(refusal("reader", self.reader, f"read only with belief=learned or "
-                                     f"belief=posterior, not belief={self.belief}", "a reader beside one of "
-                                     "them, or none", SEARCH))
+        declared = DECLARED if type(self) is SearchOptions else declared_of(type(self))
+        for checked in declared.values():
+            checked.check(getattr(self, checked.name))
+        for name, (other, values) in READ_WITH.items():
+            given, beside = getattr(self, name), getattr(self, other)
+            if given != declared[name].default and beside not in values:
+                with_text = " or ".join(f"{other}={value}" for value in values)
+                raise ValueError(refusal(name, given, f"read only with {with_text}, not {other}={beside}",
+                                         f"{name} beside one of them, or none", SEARCH))
 
     def budget(self) -> tuple[int, int]:
         """(worlds, ms): the level's where not given (`__post_init__` filled them)."""

@@ -186,7 +186,7 @@ def test_a_reader_of_one_s_own_deals_the_worlds(written: pathlib.Path) -> None:
     agent = make_agent(f"search:belief=learned:reader={written}:worlds=8:ms=0:expert", HUIT4)
     assert agent.reader is not None and agent.reader.meta["summary"] == {"note": "test"}
     refused = (r"search option reader='.*' is read only with belief=learned or belief=posterior, not "
-               r"belief=uniform; accepted: a reader beside one of them, or none$")
+               r"belief=uniform; accepted: reader beside one of them, or none$")
     with pytest.raises(ValueError, match=refused):
         make_agent(f"search:reader={written}:expert", HUIT4)
     with pytest.raises(ValueError, match=r"^reader .*trained for 4 players, the game has 2"):

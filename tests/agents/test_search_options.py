@@ -15,6 +15,8 @@ from cardlab.agents.search_options import (
     MOST_MS,
     MOST_TEXT,
     MOST_WORLDS,
+    READ_WITH,
+    WEIGHING,
     SearchOption,
     SearchOptions,
     declared_of,
@@ -41,17 +43,18 @@ def test_every_field_is_declared_and_reaches_the_accepted_list_and_the_docs_tabl
 @pytest.mark.parametrize("name", list(DECLARED))
 def test_each_option_parses_its_declared_values_and_refuses_others(name: str) -> None:
     declared = DECLARED[name]
+    other, values = READ_WITH.get(name, ("", ()))
+    beside = f"{other}={values[0]}:" if values else ""  # the option it is read with
     if declared.choices:
         for word in declared.choices:
-            assert getattr(parse_spec(f"search:{name}={word}:expert")[0], name) == word
+            assert getattr(parse_spec(f"search:{beside}{name}={word}:expert")[0], name) == word
         bad = "nonesuch"
     elif declared.text:
-        beside = "belief=learned:" if name == "reader" else ""  # the option it is read with
         assert getattr(parse_spec(f"search:{beside}{name}=runs/r/x.json:expert")[0], name) == "runs/r/x.json"
         bad = "x" * (MOST_TEXT + 1)
     else:
         top = int(declared.high) if declared.whole else declared.high
-        assert getattr(parse_spec(f"search:{name}={top}:expert")[0], name) == top
+        assert getattr(parse_spec(f"search:{beside}{name}={top}:expert")[0], name) == top
         bad = str(int(declared.high) + 1)
     problem = "(out of range|not one of the choices|not printable text of the accepted length)"
     with pytest.raises(ValueError, match=re.escape(f"{name}=") + f".* is {problem}; accepted: "
@@ -83,8 +86,29 @@ def test_numbers_are_bounded_ascii_and_refused_in_one_line(spec: str, says: str)
 
 
 def test_numbers_in_ascii_digits_parse() -> None:
-    options = parse_spec("search:worlds=64:ms=0:z=.5:ess=0.25:expert")[0]
+    options = parse_spec("search:worlds=64:ms=0:z=.5:belief=expert:ess=0.25:expert")[0]
     assert (options.worlds, options.ms, options.z, options.ess) == (64, 0, 0.5, 0.25)
+
+
+@pytest.mark.parametrize("belief", ["uniform", "learned", "posterior"])
+@pytest.mark.parametrize("given", ["weigh=weights", "ess=0.25"])
+def test_a_weighing_option_beside_a_belief_that_weighs_none_is_refused_in_one_line(belief: str,
+                                                                                    given: str) -> None:
+    """``weigh=`` and ``ess=`` say what a belief does with its weights: beside a belief that weighs no world
+    they would do nothing, so they are refused, in a spec and in code alike; beside one that weighs, taken."""
+    name, text = given.split("=")
+    shown = "'weights'" if name == "weigh" else text
+    says = (f"search option {name}={shown} is read only with "
+            + " or ".join(f"belief={weighing}" for weighing in WEIGHING)
+            + f", not belief={belief}; accepted: {name} beside one of them, or none")
+    with pytest.raises(ValueError) as caught:
+        parse_spec(f"search:belief={belief}:{given}:expert")
+    assert str(caught.value).endswith(says) and "\n" not in str(caught.value), str(caught.value)
+    value = DECLARED[name].parse(text)
+    with pytest.raises(ValueError, match=f"^{re.escape(says)}$"):
+        SearchOptions(belief=belief, **{name: value})
+    for weighing in WEIGHING:
+        assert getattr(SearchOptions(belief=weighing, **{name: value}), name) == value
 
 
 @pytest.mark.parametrize("values", [{"ms": 10**29}, {"ms": 1e3}, {"worlds": True}, {"z": float("nan")},

@@ -100,7 +100,7 @@ def test_a_weight_beside_another_value_is_refused_in_one_line() -> None:
         parse_spec("search:value=match:points_weight=1:expert")
     assert "\n" not in str(info.value)
     assert str(info.value).endswith("search option points_weight=1.0 is read only with value=win, not "
-                                    "value=match; accepted: 0 beside another value")
+                                    "value=match; accepted: points_weight beside one of them, or none")
 
 
 def test_the_weight_is_listed_and_documented() -> None:
