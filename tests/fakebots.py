@@ -62,11 +62,12 @@ def overflowing_bot(folder: pathlib.Path, name: str, game_id: str, players: int)
     products add up past float32's largest number.
     """
     game = make_game(game_id, {"num_players": players})
-    actor = nn.Sequential(nn.Linear(game.layout.size, 16), nn.Tanh(), nn.Linear(16, game.num_actions))
+    first, last = nn.Linear(game.layout.size, 16), nn.Linear(16, game.num_actions)
+    actor = nn.Sequential(first, nn.Tanh(), last)
     with torch.no_grad():
         for parameter in actor.parameters():
             parameter.zero_()
-        actor[0].weight[:, 0], actor[0].weight[:, 1] = 1e4, -1e4
+        first.weight[:, 0], first.weight[:, 1] = 1e4, -1e4
         signs = torch.where(torch.arange(game.num_actions) % 2 == 0, 1.0, -1.0)
-        actor[2].weight.copy_(3e38 * signs[:, None].expand(game.num_actions, 16))
+        last.weight.copy_(3e38 * signs[:, None].expand(game.num_actions, 16))
     return export_bot(actor, folder / name, game=game, summary={"steps": 0, "note": "overflows"})

@@ -7,10 +7,15 @@ from __future__ import annotations
 import ast
 import pathlib
 import re
+import sys
 
 import numpy as np
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the backport (a dev requirement there)
+    import tomli as tomllib
 
 from cardlab.agents import batch, rollouts
 from cardlab.agents.agent_spec import make_agent

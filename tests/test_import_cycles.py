@@ -47,7 +47,7 @@ def run_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
 
 def imported(module: str, path: pathlib.Path, modules: dict[str, pathlib.Path]) -> set[str]:
     """The package's modules that `module` imports: ``from P import m`` imports module P.m if it is one."""
-    found = set()
+    found: set[str] = set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in run_imports(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):

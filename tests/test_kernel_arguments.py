@@ -26,10 +26,11 @@ def compiled(decorator: ast.expr) -> bool:
 
 def crowded(tree: ast.AST) -> list[tuple[str, int]]:
     """The compiled functions of a module with more than `MAX_PARAMETERS` parameters, and how many."""
-    found = []
+    found: list[tuple[str, int]] = []
     for node in ast.walk(tree):
-        function = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        if function and any(map(compiled, node.decorator_list)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if any(map(compiled, node.decorator_list)):
             a = node.args
             count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + (a.vararg is not None)
             if count > MAX_PARAMETERS:

@@ -28,6 +28,7 @@ from hypothesis import given, settings
 
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
+from cardlab.agents.heuristics import HuitExpert
 from cardlab.envs import cards as C
 from cardlab.envs import make_game
 from cardlab.envs.game_spec import Game
@@ -44,7 +45,8 @@ def positions(game: Game, seed: int, count: int) -> tuple[np.ndarray, np.ndarray
     expert seats (which of them sits where changes with each hand), on the rules engine."""
     rng = np.random.default_rng(seed)
     observer = game.observer
-    observations, masks = [], []
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
     specs = itertools.cycle(SPECS)
     state = None
     while len(observations) < count:
@@ -94,6 +96,7 @@ def check_same_values(game: Game, observations: np.ndarray, masks: np.ndarray) -
     """The expert's value of every legal action is the same in the batch as alone, to the last bit, and
     the move it plays is of the highest value (`best_index` compares values rounded to 9 digits)."""
     expert = make_agent("expert", game, 0)
+    assert isinstance(expert, HuitExpert)
     batched = expert.values_batch(observations, masks)
     assert np.array_equal(np.isnan(batched), masks == 0)
     moves = expert.act_batch(observations, masks)
@@ -123,7 +126,7 @@ def kinds(game: Game, observations: np.ndarray, masks: np.ndarray) -> dict[str, 
 
 # Every table size with the default rules, and each rule option that changes what the heuristics see or
 # reckon: B8's one skip for several Queens, `memory` (a longer observation), small and whole-deck hands.
-TABLES = [
+TABLES: list[dict[str, Any]] = [
     {"num_players": 2}, {"num_players": 3}, {"num_players": 4}, {"num_players": 5}, {"num_players": 6},
     {"num_players": 2, "memory": True, "hand_size": 8}, {"num_players": 4, "queen_skips_each": False},
     {"num_players": 6, "queen_skips_each": False, "memory": True, "hand_size": "all"},

@@ -156,6 +156,7 @@ def test_recognition_names_how_a_seat_plays(player: str) -> None:
     other = make_agent(player, game, seed=5)
     for hand in range(3):
         run_episode(env, [searcher, other], seed=hand)
+    assert searcher.reading is not None
     totals = searcher.reading.recognizer.totals()
     best = searcher.reading.recognizer.names[int(np.argmax(totals[:, 1]))]
     assert best == player
@@ -194,6 +195,7 @@ def test_each_seat_of_a_larger_table_gets_its_own_model() -> None:
                                SearchOptions(worlds=16, ms=0, opponents="recognise"), seed=0)
         players = [searcher, make_agent("random", game, seed=1), make_agent("expert", game, seed=2)]
         run_episode(env, players, seed=hand)
+        assert searcher.reading is not None
         named = searcher.reading.recognizer.best()
         assert named[2] != "random"
         if named[1] == "random":

@@ -25,6 +25,9 @@ MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 class SpacesOnly(gymnasium.Env):
     """The smallest env MaskablePPO accepts: just the game's spaces."""
 
+    observation_space: gymnasium.spaces.Box
+    action_space: gymnasium.spaces.Discrete
+
     def __init__(self, obs_space: gymnasium.spaces.Box, num_actions: int) -> None:
         self.observation_space = obs_space
         self.action_space = gymnasium.spaces.Discrete(num_actions)

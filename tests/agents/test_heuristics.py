@@ -51,7 +51,7 @@ def reachable(root: Any, limit: int = 200_000) -> list[Any]:
 def play_hand(env: Any, agents: list[Any], seed: int) -> list[int]:
     """Play one hand of a raw env, checking every action against the legal ones; returns the actions."""
     env.reset(seed=seed)
-    actions = []
+    actions: list[int] = []
     while True:
         name = env.agent_selection
         if env.terminations[name] or env.truncations[name]:
@@ -176,6 +176,7 @@ def test_a_seed_fixes_the_play_and_the_global_rngs_are_untouched(spec: str, game
         agents = [make_agent(spec, env, seed=s) for s in range(4)]
         actions = [a for hand in range(3) for a in play_hand(env, agents, seed=hand)]
         after = np.random.get_state()
+        assert isinstance(after, tuple) and isinstance(np_state, tuple)
         assert after[0] == np_state[0] and np.array_equal(after[1], np_state[1]) and after[2:] == np_state[2:]
         assert random.getstate() == py_state
         return actions
@@ -314,6 +315,7 @@ def test_huit_expert_locks_a_next_player_known_to_hold_no_ace_and_no_8() -> None
     env = dealt("huit", {"hands": hands, "dealer": 2}, ("play 9S",))
     observation = env.observe(env.agent_selection)
     expert = make_agent("expert", env.unwrapped.game, 0)
+    assert isinstance(expert, HuitExpert)
 
     def told(void: int, drawn_since: int = 0) -> str:
         voids = np.zeros((2, K.ALL_SEATS), dtype=np.int64)

@@ -35,7 +35,7 @@ def same_moves(one: BotAgent, two: BotAgent, game: Game, count: int = 300) -> No
 
 @pytest.mark.parametrize("name", ["huit-2p", "switch-4p"])
 def test_an_exported_shipped_bot_plays_its_bot_files_moves(tmp_path: pathlib.Path, name: str) -> None:
-    bot = make_agent(f"bot:{name}", make_game(*name.split("-")[:1], {"num_players": int(name[-2])}))
+    bot = make_agent(f"bot:{name}", make_game(name.split("-")[0], {"num_players": int(name[-2])}))
     assert isinstance(bot, BotAgent)
     path = export_onnx(bot.network, tmp_path / name, game=bot.game, summary={"from": f"bot:{name}"})
     meta = json.loads(path.read_text())

@@ -47,8 +47,11 @@ def test_the_plain_torch_recipe_plays(tmp_path: pathlib.Path, monkeypatch: pytes
     seated(tmp_path / "my_policy.onnx")
 
 
-class SpacesOnly(gymnasium.Env):  # type: ignore[type-arg]
+class SpacesOnly(gymnasium.Env):
     """The smallest env MaskablePPO accepts: the flat observation and the actions of a Huit table."""
+
+    observation_space: gymnasium.spaces.Box
+    action_space: gymnasium.spaces.Discrete
 
     def __init__(self, size: int, actions: int) -> None:
         self.observation_space = gymnasium.spaces.Box(-1e3, 1e3, (size,), np.float32)
@@ -83,7 +86,9 @@ def test_the_stable_baselines3_recipe_plays_the_policys_moves(
 
     with torch.no_grad():
         distribution = model.policy.get_distribution(torch.as_tensor(obs), action_masks=masks)
-        expected = distribution.distribution.probs.argmax(dim=1).numpy()
+        categorical = distribution.distribution
+        assert isinstance(categorical, torch.distributions.Categorical)
+        expected = categorical.probs.argmax(dim=1).numpy()
     np.testing.assert_array_equal(bot.act_batch(obs, masks), expected)
     benched(tmp_path, "bot:my_sb3.onnx", capsys)
     seated(tmp_path / "my_sb3.onnx")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.agent_spec import make_agent, make_search_agent
 from cardlab.agents.hand_reading.reader import (
     READING_VERSION,
     HandReader,
@@ -183,7 +183,7 @@ def test_the_learned_belief_refuses_to_decide_without_the_record() -> None:
 
 
 def test_a_reader_of_one_s_own_deals_the_worlds(written: pathlib.Path) -> None:
-    agent = make_agent(f"search:belief=learned:reader={written}:worlds=8:ms=0:expert", HUIT4)
+    agent = make_search_agent(f"search:belief=learned:reader={written}:worlds=8:ms=0:expert", HUIT4)
     assert agent.reader is not None and agent.reader.meta["summary"] == {"note": "test"}
     refused = (r"search option reader='.*' is read only with belief=learned or belief=posterior, not "
                r"belief=uniform; accepted: reader beside one of them, or none$")

@@ -15,7 +15,7 @@ from pettingzoo import AECEnv
 
 from cardlab.agents import rollouts as rollouts_module
 from cardlab.agents import search as search_module
-from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.agent_spec import make_agent, make_search_agent
 from cardlab.agents.base import Agent
 from cardlab.agents.rollouts import FIRST_IN_FLIGHT, IN_FLIGHT, SMALLEST_BATCH
 from cardlab.agents.search import LEVELS, SearchAgent, SearchOptions, parse_spec, rollout_spec
@@ -60,7 +60,7 @@ def position(game: Game, hands: list[list[str]], top: str) -> Any:
 def decisions(game: Game, count: int, seed: int) -> list[dict[str, np.ndarray]]:
     """Observation dicts of the players to move (with a choice) in seeded random play."""
     rng = np.random.default_rng(seed)
-    found = []
+    found: list[dict[str, np.ndarray]] = []
     state = game.new_state(rng)
     while len(found) < count:
         if state.hand_over:
@@ -87,7 +87,7 @@ def test_it_lays_the_three_nines_that_end_the_hand(players: int, value: str) -> 
     base_moves = [make_agent("random", game, seed=s).act(observation) for s in range(20)]
     assert sum(move in winning for move in base_moves) < 10
     for seed in range(5):
-        agent = make_agent(f"search:worlds=16:ms=0:value={value}:random", game, seed=seed)
+        agent = make_search_agent(f"search:worlds=16:ms=0:value={value}:random", game, seed=seed)
         assert agent.act(observation) in winning
         decision = agent.last_decision
         assert decision is not None and decision.worlds == 16
@@ -107,7 +107,7 @@ def test_it_skips_the_opponent_to_go_out_in_switch() -> None:
     assert state.legal_actions() == sorted([eight, nine])
     assert {make_agent("random", game, seed=s).act(observation) for s in range(10)} == {eight, nine}
     for seed in range(5):
-        agent = make_agent("search:worlds=16:ms=0:random", game, seed=seed)
+        agent = make_search_agent("search:worlds=16:ms=0:random", game, seed=seed)
         assert agent.act(observation) == eight
         decision = agent.last_decision
         assert decision is not None and decision.values[list(decision.candidates).index(eight)] == 1.0
@@ -153,11 +153,11 @@ def test_the_worlds_played_do_not_depend_on_how_many_are_in_play_at_once(
     game = make_game(game_id, num_players=players)
     spec = f"search:worlds=40:ms=0:{base}"
     for observation in decisions(game, 4, seed=5):
-        whole = make_agent(spec, game, seed=2)
+        whole = make_search_agent(spec, game, seed=2)
         whole.act(observation)
         k = int(observation["action_mask"].sum())
         monkeypatch.setattr(rollouts_module, "IN_FLIGHT", 3 * k)
-        streamed = make_agent(spec, game, seed=2)
+        streamed = make_search_agent(spec, game, seed=2)
         streamed.act(observation)
         monkeypatch.undo()
         assert whole.last_decision is not None and streamed.last_decision is not None
@@ -227,7 +227,7 @@ def test_a_time_cap_cut_plays_the_base_s_choice() -> None:
     """ms=1 ends the search before a world is finished (a whole rollout takes longer): the base's own
     move is played."""
     game = make_game("huit", num_players=2)
-    agent = make_agent("search:worlds=64:ms=1:bot:huit-2p", game, seed=0)
+    agent = make_search_agent("search:worlds=64:ms=1:bot:huit-2p", game, seed=0)
     base = make_agent("bot:huit-2p", game)
     for observation in decisions(game, 5, seed=4):
         assert agent.act(observation) == base.act(observation)
@@ -250,7 +250,7 @@ def test_one_legal_move_is_played_without_search() -> None:
     game = make_game("huit", num_players=2)
     state = position(game, [["7S"], ["7H"]], "AD")  # an Ace: only Aces, 8s or the 2-card draw (B7)
     state.ace_penalty = True
-    agent = make_agent("search:bot:huit-2p", game, seed=0)
+    agent = make_search_agent("search:bot:huit-2p", game, seed=0)
     assert agent.act(view(game, state)) == game.str_to_action("draw")
     assert agent.last_decision is None
 

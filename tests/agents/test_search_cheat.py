@@ -5,7 +5,7 @@ the play loop shows it the true state."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -122,20 +122,21 @@ def test_a_state_of_another_position_is_refused() -> None:
         revealed(game.determinization(view(game, last)), first, first.current)
 
 
-def test_the_play_loop_shows_a_copy_of_the_true_state_to_an_agent_that_sees_it() -> None:
+def test_the_play_loop_shows_a_copy_of_the_true_state_to_an_agent_that_sees_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     env = make_env("huit", num_players=2)
     agent = make_agent(CHEAT + "expert", env.unwrapped.game, seed=0)
     assert isinstance(agent, SearchAgent)
     seen: list[Any] = []
     show = agent.show
 
-    def spy(shown: Any) -> None:
+    def spy(shown: Mapping[str, Any]) -> None:
         seen.append(shown["state"])
         assert shown["state"] is not env.unwrapped.game_state
         assert shown["state"].state_dict() == env.unwrapped.game_state.state_dict()
         show(shown)
 
-    agent.show = spy  # type: ignore[method-assign]
+    monkeypatch.setattr(agent, "show", spy)
     expert = make_agent("expert", env.unwrapped.game, seed=1)
     assert not expert.sees
     run_episode(env, [agent, expert], seed=3)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.agent_spec import make_agent, make_search_agent
 from cardlab.agents.match_equity import shipped_equity
 from cardlab.envs import make_game
 from cardlab.envs.match import Match
@@ -44,7 +44,7 @@ def test_value_match_plays_the_move_the_finished_match_result_says() -> None:
     game = make_game("huit", num_players=4)
     moves = {game.action_to_str(a): int(a) for a in state.legal_actions()}
     for value, wanted in [("match", "play AS"), ("win", "play AH AS"), ("points", "play AH AS")]:
-        agent = make_agent(f"search:worlds=16:ms=0:cheat=1:value={value}:expert", game, seed=0)
+        agent = make_search_agent(f"search:worlds=16:ms=0:cheat=1:value={value}:expert", game, seed=0)
         agent.show({"state": state})
         move = agent.act(view(game, state))
         decision = agent.last_decision

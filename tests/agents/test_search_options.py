@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import pytest
 
@@ -53,6 +54,7 @@ def test_each_option_parses_its_declared_values_and_refuses_others(name: str) ->
         assert getattr(parse_spec(f"search:{beside}{name}=runs/r/x.json:expert")[0], name) == "runs/r/x.json"
         bad = "x" * (MOST_TEXT + 1)
     else:
+        assert declared.high is not None  # every search number is bounded (`SearchOption.of`)
         top = int(declared.high) if declared.whole else declared.high
         assert getattr(parse_spec(f"search:{beside}{name}={top}:expert")[0], name) == top
         bad = str(int(declared.high) + 1)
@@ -113,7 +115,7 @@ def test_a_weighing_option_beside_a_belief_that_weighs_none_is_refused_in_one_li
 
 @pytest.mark.parametrize("values", [{"ms": 10**29}, {"ms": 1e3}, {"worlds": True}, {"z": float("nan")},
                                     {"z": float("inf")}, {"belief": 3}, {"ess": -0.1}])
-def test_options_given_in_code_are_checked_as_parsed_ones_are(values: dict[str, object]) -> None:
+def test_options_given_in_code_are_checked_as_parsed_ones_are(values: dict[str, Any]) -> None:
     (name,) = values
     accepted = re.escape(DECLARED[name].accepted())
     with pytest.raises(ValueError, match=f"search option {name}=.* is .*; accepted: {accepted}"):
@@ -161,7 +163,8 @@ def test_a_made_up_search_option_is_in_the_docs_table_and_its_bounds_are_refused
     declared = declared_of(MadeUpOptions)
     assert "| `made_up` | 3 | 1..8 | a made-up count of candidates |" in options_markdown(declared)
     assert declared["made_up"].parse("8") == 8 and MadeUpOptions(made_up=8).made_up == 8
-    for bad, problem in ((0, "out of range"), (9, "out of range"), (2.5, "of the wrong type")):
+    bads: tuple[tuple[Any, str], ...] = ((0, "out of range"), (9, "out of range"), (2.5, "of the wrong type"))
+    for bad, problem in bads:
         with pytest.raises(ValueError, match=f"^search option made_up={bad} is {problem}; accepted: a whole "
                                              "number 1 to 8$"):
             MadeUpOptions(made_up=bad)

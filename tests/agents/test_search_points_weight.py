@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.agent_spec import make_agent, make_search_agent
 from cardlab.agents.rollouts import seat_values
 from cardlab.agents.search_options import ACCEPTED, SearchOptions, options_markdown, parse_spec
 from cardlab.envs import make_game
@@ -36,7 +36,7 @@ def lost_hand() -> Any:
 def decided(spec: str) -> dict[str, float]:
     """Each candidate's mean value in the lost hand, searched with the true other hand (``cheat=1``)."""
     game, state = lost_hand()
-    agent = make_agent(spec, game, seed=0)
+    agent = make_search_agent(spec, game, seed=0)
     agent.show({"state": state})
     agent.act(view(game, state))
     decision = agent.last_decision

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.agent_spec import make_agent, make_search_agent
 from cardlab.agents.hand_reading import posterior as P
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import make_env, make_game
@@ -96,9 +96,9 @@ def test_where_no_world_is_kept_the_fallback_is_the_reader_search_s_own_worlds(
     draws from a generator spawned apart, so its draws leave the decision's generator as it was. C2: one
     seed, the same decision."""
     game = make_game("huit", num_players=4)
-    searcher = make_agent("search:belief=posterior:worlds=16:ms=0:expert", game, seed=3)
-    again = make_agent("search:belief=posterior:worlds=16:ms=0:expert", game, seed=3)
-    reader = make_agent("search:belief=learned:worlds=16:ms=0:expert", game, seed=3)
+    searcher = make_search_agent("search:belief=posterior:worlds=16:ms=0:expert", game, seed=3)
+    again = make_search_agent("search:belief=posterior:worlds=16:ms=0:expert", game, seed=3)
+    reader = make_search_agent("search:belief=learned:worlds=16:ms=0:expert", game, seed=3)
     assert all(isinstance(agent, SearchAgent) for agent in (searcher, again, reader))
     assert isinstance(searcher, SearchAgent) and isinstance(again, SearchAgent)
     assert searcher.posterior is not None and again.posterior is not None
@@ -167,8 +167,12 @@ def test_the_rounds_write_and_resume(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert first["next_hand"] == 1 and {row["hand"] for row in first["rows"]} == {0}
     played: list[int] = []
     real = bench.decisions
-    monkeypatch.setattr(bench, "decisions",
-                        lambda a, hand, tools: played.append(hand) or real(a, hand, tools))
+
+    def decisions(a: argparse.Namespace, hand: int, tools: Any) -> Any:
+        played.append(hand)
+        return real(a, hand, tools)
+
+    monkeypatch.setattr(bench, "decisions", decisions)
     summary = bench.run(argparse.Namespace(**{**vars(args), "hands": 2}))
     again = json.loads(out.read_text())
     assert played == [1] and again["next_hand"] == 2
@@ -183,7 +187,12 @@ def test_bad_arguments_and_files_are_refused_in_one_line_before_playing(
     and the files as they were."""
     bench = load_benchmark("posterior_search", monkeypatch)
     played: list[int] = []
-    monkeypatch.setattr(bench, "decisions", lambda args, hand, tools: played.append(hand) or [])
+
+    def decisions(args: argparse.Namespace, hand: int, tools: Any) -> list[Any]:
+        played.append(hand)
+        return []
+
+    monkeypatch.setattr(bench, "decisions", decisions)
     probe, saved = tmp_path / "probe.json", tmp_path / "run.json"
     probe.write_text(json.dumps({"rows": []}))
     theirs = {"args": {"players": "4", "worlds": "16", "playouts": "64", "seed": "0"}, "next_hand": 1,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from cardlab.terminal import parse_move, play
 
 
 def run(
-    text: str, game: str = "huit", opponents: tuple[str, ...] = ("random",), **kwargs: object
+    text: str, game: str = "huit", opponents: tuple[str, ...] = ("random",), **kwargs: Any
 ) -> tuple[int, str]:
     out = io.StringIO()
     code = play(game, list(opponents), input=io.StringIO(text), output=out, **kwargs)

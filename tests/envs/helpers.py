@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from pettingzoo import AECEnv
 
-from cardlab.envs.batched_engine import BatchedEngine
 from cardlab.envs.options import RuleOptions
 
 
@@ -88,7 +87,18 @@ def snapshot(env: AECEnv) -> dict[str, Any]:
     }
 
 
-def check_options_reach_the_batch(batch_class: type[BatchedEngine], rules_class: type[RuleOptions],
+class KernelBatch(Protocol):
+    """What `check_options_reach_the_batch` reads of a game's batched engine (`HuitBatch`, `SwitchBatch`):
+    its rule options' kernel slots, the options read elsewhere, and the kernel parameters of a batch."""
+
+    PARAM_SLOTS: ClassVar[dict[str, int]]
+    OPTIONS_ELSEWHERE: ClassVar[dict[str, str]]
+    params: np.ndarray
+
+    def __init__(self, rules: Any, batch_size: int, seed: int | None = None) -> None: ...
+
+
+def check_options_reach_the_batch(batch_class: type[KernelBatch], rules_class: type[RuleOptions],
                                   drawn: list[dict[str, Any]]) -> None:
     """Each rule option reaches the batched engine, and the differential cases (`drawn`) try it.
 
@@ -96,8 +106,8 @@ def check_options_reach_the_batch(batch_class: type[BatchedEngine], rules_class:
     with the attribute it determines; a case must give it a non-default value, and that value must change the
     option's kernel slot or its attribute against the same rules with the option at its default.
     """
-    slots: Mapping[str, int] = batch_class.PARAM_SLOTS  # type: ignore[attr-defined]
-    elsewhere: Mapping[str, str] = batch_class.OPTIONS_ELSEWHERE  # type: ignore[attr-defined]
+    slots: Mapping[str, int] = batch_class.PARAM_SLOTS
+    elsewhere: Mapping[str, str] = batch_class.OPTIONS_ELSEWHERE
     names = rules_class.names()
     unbound = [name for name in names if name not in slots and name not in elsewhere]
     assert not unbound, f"{rules_class.GAME} option(s) {unbound} reach no kernel slot and are not declared " \
@@ -110,7 +120,7 @@ def check_options_reach_the_batch(batch_class: type[BatchedEngine], rules_class:
         case = next((options for options in drawn if options.get(name, default) != default), None)
         assert case is not None, f"no differential case draws a non-default value of {name}"
         rules = rules_class(**case)
-        at_default = dataclasses.replace(rules, **{name: default})  # type: ignore[type-var]
+        at_default = dataclasses.replace(rules, **{name: default})
         batch, base = batch_class(rules, 1, seed=0), batch_class(at_default, 1, seed=0)
         if name in slots:
             slot = slots[name]

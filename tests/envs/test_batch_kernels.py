@@ -34,7 +34,7 @@ def test_A12_B13_a_finished_match_pays_the_lowest_totals_as_the_aec_env(n: int) 
         ties += len(winners) > 1
         rewards = np.zeros(n, dtype=np.float32)
         assert not end_of_hand(1, 1, -1, scores, table, rewards)
-        assert rewards.tolist() == np.float32(win_rewards(n, winners)).tolist(), scores
+        assert rewards.tolist() == np.array(win_rewards(n, winners), dtype=np.float32).tolist(), scores
         rewards[:] = 0.0
         assert end_of_hand(1, 0, -1, scores, table, rewards)  # the match goes on
         assert not rewards.any()
@@ -42,7 +42,7 @@ def test_A12_B13_a_finished_match_pays_the_lowest_totals_as_the_aec_env(n: int) 
     for winner in range(n):
         rewards = np.zeros(n, dtype=np.float32)
         assert not end_of_hand(0, 1, winner, np.zeros(n, dtype=np.int64), table, rewards)
-        assert rewards.tolist() == np.float32(win_rewards(n, [winner])).tolist()
+        assert rewards.tolist() == np.array(win_rewards(n, [winner]), dtype=np.float32).tolist()
 
 
 def test_C2_A10_switch_deals_and_refills_in_the_kernels_replay_from_the_seed() -> None:
@@ -68,8 +68,11 @@ def test_C2_A10_switch_deals_and_refills_in_the_kernels_replay_from_the_seed() -
 def test_A2_the_largest_switch_deck_fits_the_int8_card_arrays_and_plays_as_the_engine() -> None:
     """A2: at the options' largest deck no card kind has more copies than int8 holds, and a batch with
     it plays step for step as the rules engine (the differential run of test_switch_batched)."""
-    most = {name: SwitchRules.limits(name)[1] for name in ("num_decks", "extra_jokers", "extra_twos")}
-    rules = SwitchRules(**most)
+    decks, jokers, twos = (SwitchRules.limits(name)[1]
+                           for name in ("num_decks", "extra_jokers", "extra_twos"))
+    assert decks is not None and jokers is not None and twos is not None, "an unbounded deck option"
+    most = {"num_decks": decks, "extra_jokers": jokers, "extra_twos": twos}
+    rules = SwitchRules(num_decks=decks, extra_jokers=jokers, extra_twos=twos)
     assert max(rules.deck()) <= np.iinfo(np.int8).max
     batch = SwitchBatch(rules, 2, seed=0)
     assert batch.hands.dtype == batch.piles.dtype == batch.played.dtype == np.int8

@@ -21,6 +21,8 @@ from hypothesis import given, settings
 
 from cardlab.envs import make_game
 from cardlab.envs.game_spec import Game
+from cardlab.envs.huit.rules import HuitRules
+from cardlab.envs.switch.rules import SwitchRules
 from tests.envs.test_properties import FAST_MAX_TURNS, GAMES, SEEDS
 from tests.toygame.spec import SPEC as TOY_SPEC
 
@@ -49,7 +51,9 @@ def check_position(game: Game, state: Any, rng: np.random.Generator, batch: Any)
     """Sample worlds from the mover's view (at its own seat and at seat 0) and check each claim."""
     mover = state.current
     observed = view_of(game, state, mover)
-    deck = Counter({card: k for card, k in enumerate(game.rules.deck()) if k})
+    rules = game.rules
+    assert isinstance(rules, (HuitRules, SwitchRules))
+    deck = Counter({card: k for card, k in enumerate(rules.deck()) if k})
     for seat in {mover, 0}:
         world = game.determinize(observed, rng, seat=seat)
         assert world.current == seat

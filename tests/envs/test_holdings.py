@@ -22,6 +22,7 @@ from cardlab.envs import make_game, switch_v1
 from cardlab.envs.game_spec import Game
 from cardlab.envs.hand_constraints import Slot, fits, slot_arrays
 from cardlab.envs.record import DRAW, LAY, STARTER, Record
+from cardlab.envs.switch.rules import SwitchRules
 from tests.envs.helpers import dealt, play_all
 
 
@@ -44,8 +45,9 @@ def proofs_hold(record: Record, hands: list[np.ndarray], match_rank: bool, play_
         later = sum(e.number for e in record.events[k + 1:] if e.kind == DRAW and e.seat == event.seat)
         if event.offered or not play_after_draw:
             later += event.number
+        assert top is not None, "a draw before the starter card"
         playable = sum(int(n) for card, n in enumerate(hands[event.seat])
-                       if n and follows(card, top, event.suit, match_rank))  # type: ignore[arg-type]
+                       if n and follows(card, top, event.suit, match_rank))
         if playable > later:
             return False
     return True
@@ -67,6 +69,7 @@ def view(game: Game, state: Any, seat: int) -> dict[str, np.ndarray]:
 def test_A8_the_true_world_and_every_sampled_world_agree_with_the_record(options: dict[str, Any]) -> None:
     game = make_game("switch", options)
     rules = game.rules
+    assert isinstance(rules, SwitchRules)
     rng = np.random.default_rng(len(str(options)))
     constrained = samples = 0
     for hand in range(4):
@@ -98,7 +101,9 @@ def test_A8_the_true_world_and_every_sampled_world_agree_with_the_record(options
 def test_A8_voluntary_draw_proves_nothing_and_huit_B9_rules_no_world_out() -> None:
     """With `voluntary_draw` a draw may be made with a play in hand (A8); Huit's draws and passes are
     allowed with a play in hand (B9, B7): neither record gives slots."""
-    for name, options in [("switch", {"voluntary_draw": True}), ("huit", {"num_players": 3})]:
+    tables: list[tuple[str, dict[str, Any]]] = [("switch", {"voluntary_draw": True}),
+                                                 ("huit", {"num_players": 3})]
+    for name, options in tables:
         game = make_game(name, options)
         state = game.new_state(np.random.default_rng(5))
         rng = np.random.default_rng(6)

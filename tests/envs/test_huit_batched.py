@@ -90,7 +90,7 @@ class Differential:
 
 
 # (rules, episode, batch size, rounds): every player count, each non-default option, match episodes.
-CASES = [
+CASES: list[tuple[dict[str, Any], str, int, int]] = [
     *[({"num_players": n}, "hand", 12, 180) for n in range(2, 7)],
     ({"num_players": 3, "queen_skips_each": False}, "hand", 12, 150),
     ({"num_players": 2, "shuffle_on_refill": True, "hand_size": "all"}, "hand", 12, 150),

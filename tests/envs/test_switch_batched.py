@@ -111,8 +111,8 @@ def run_differential(options: dict[str, Any], batch_size: int, steps: int, seed:
         finished = np.flatnonzero(done | truncated)
         if finished.size:
             batch.reset(finished)
-            for i in finished:
-                envs[i].reset()  # no seed: the env's generator runs on, as the slot's does
+            for slot in finished:
+                envs[slot].reset()  # no seed: the env's generator runs on, as the slot's does
             check_slots(batch, envs, with_state=True)
     return cov
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+from typing import Any
 
 import pytest
 
@@ -52,8 +53,14 @@ def test_the_benchmark_measures_configs_on_the_same_deals(monkeypatch: pytest.Mo
     rounds: list[int] = []
     monkeypatch.setattr(bench, "ROUNDS", 3)
     write = bench.measure
-    monkeypatch.setattr(bench, "measure", lambda *a, **k: write(
-        *a, **{**k, "on_round": lambda r: (rounds.append(r["deals"]), k["on_round"](r))}))
+
+    def measure(*a: Any, **k: Any) -> Any:
+        def on_round(r: dict[str, Any]) -> None:
+            rounds.append(r["deals"])
+            k["on_round"](r)
+        return write(*a, **{**k, "on_round": on_round})
+
+    monkeypatch.setattr(bench, "measure", measure)
     bench.main(["--hands", "11", "--no-progress", "--json", str(out), "--configs", SEARCH, "expert", SEARCH])
     result = json.loads(out.read_text(encoding="utf-8"))
     assert rounds == [2, 4, 6]  # 11 hands: 6 deals of 2 rotations, in 3 rounds, the JSON written after each

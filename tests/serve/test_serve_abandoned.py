@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.agent_spec import make_search_agent
 from cardlab.agents.stopping import stop_asked, stoppable
 from cardlab.envs import switch_v1
 from cardlab.serve.app import Settings, create_app
@@ -54,7 +54,7 @@ def test_a_search_asked_to_stop_ends_long_before_its_time_cap() -> None:
     while int(np.asarray(observation["action_mask"]).sum()) < 2:
         env.step(int(np.flatnonzero(observation["action_mask"])[0]))
         observation = env.observe(env.agent_selection)
-    agent = make_agent("search:worlds=16384:ms=60000:expert", env.unwrapped.game, seed=0)
+    agent = make_search_agent("search:worlds=16384:ms=60000:expert", env.unwrapped.game, seed=0)
     took = []
     for _ in range(2):  # the first compiles (however long that takes) and plays a wave; the second is timed
         asked = threading.Event()

@@ -63,12 +63,12 @@ def test_host_and_origin_are_compared_exactly() -> None:
     api = client()
     for host in ("evil.example@127.0.0.1:8000", "127.0.0.1:8000/x", "127.0.0.1:80:80", "127.0.0.1 x", ""):
         refused(api.get("/api/options", headers={"host": host}), 421, "127.0.0.1")
-    host = {"host": "127.0.0.1:8000"}
+    ours = {"host": "127.0.0.1:8000"}
     for origin in ("https://127.0.0.1:8000", "http://127.0.0.1:8001", "http://127.0.0.1", "null",
                    "http://evil.example@127.0.0.1:8000"):
-        refused(api.post("/api/games", json=HUIT, headers={**host, "origin": origin}), 403, "another site")
+        refused(api.post("/api/games", json=HUIT, headers={**ours, "origin": origin}), 403, "another site")
     assert api.app.state.store.items == {}  # type: ignore[attr-defined]
-    same = {**host, "origin": "http://127.0.0.1:8000"}
+    same = {**ours, "origin": "http://127.0.0.1:8000"}
     assert api.post("/api/games", json=HUIT, headers=same).status_code == 200
 
 

@@ -124,7 +124,7 @@ def test_a_ray_address_that_does_not_answer_is_refused_in_one_line(capsys: pytes
 
 
 # ---------------------------------------------------------------- actor processes
-def _actors() -> list[multiprocessing.Process]:
+def _actors() -> list[multiprocessing.process.BaseProcess]:
     return [p for p in multiprocessing.active_children() if p.name.startswith("cardlab-actor-")]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from cardlab.envs.huit.rules import HuitRules
 from cardlab.training.data.match_equity import EquityConfig, load_equity_config, validate_equity
 from cardlab.training.data.reader import ReaderConfig, load_reader_config, validate_reader
 from cardlab.training.harness.config import TrainConfig, load_config, validate_config
@@ -85,4 +86,4 @@ def test_a_config_that_needs_more_of_its_game_says_what() -> None:
 def test_config_table_still_works_with_a_deprecation_warning() -> None:
     with pytest.warns(DeprecationWarning, match="check_header"):
         game = config_table("t", "huit", 3, {"target_score": 50})
-    assert game.num_players == 3 and game.rules.target_score == 50
+    assert game.num_players == 3 and isinstance(game.rules, HuitRules) and game.rules.target_score == 50

@@ -122,14 +122,16 @@ def test_a_tiny_dmc_run_trains_with_actors_resumes_alone_and_writes_a_bot(tmp_pa
     model = build_model(tiny(algorithm="dmc"))
     assert isinstance(model, QLearner)
     model.load_state_dict(data["model"])
-    obs = torch.randn(5, model.state[0].in_features)
-    actions = torch.randint(0, len(model.features), (5,))
+    first = model.state[0]
+    assert isinstance(first, torch.nn.Linear)
+    obs = torch.randn(5, first.in_features)
+    actions = torch.randint(0, model.head.out_features, (5,))  # the head has a row per move
     with torch.no_grad():
         logits = bot.network(obs)
         assert torch.allclose(logits[torch.arange(5), actions], model.q(obs, actions), atol=1e-5)
     table = SelfPlayBatch(make_game("huit", num_players=2), 8, LeagueSettings((("random", 1.0),)), seed=0)
-    obs, mask, _, _ = table.observe()
-    assert mask[np.arange(8), bot.act_batch(obs, mask)].all()
+    observations, mask, _, _ = table.observe()
+    assert mask[np.arange(8), bot.act_batch(observations, mask)].all()
 
 
 def _config(**changes: Any) -> dict[str, Any]:

@@ -10,15 +10,17 @@ import json
 import math
 import pathlib
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from cardlab.evaluation.episodes import seat_slots
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
-from cardlab.evaluation.results import Rate
+from cardlab.evaluation.results import EvalResult, Rate
 from cardlab.evaluation.stats import wilson_interval
-from cardlab.evaluation.tournament import tournament
+from cardlab.evaluation.tournament import TournamentResult, tournament
 
 
 @pytest.mark.parametrize(("wins", "n", "low", "high"), [
@@ -119,8 +121,8 @@ def test_outputs(tmp_path: pathlib.Path) -> None:
     ({"agents": ["random", "nobody"]}, "unknown agent spec 'nobody'"),
     ({"game": "chess"}, "unknown game 'chess'"),
 ])
-def test_evaluate_refuses_bad_arguments(kwargs: dict, message: str) -> None:
-    args = {"game": "huit", "agents": ["random", "random"], "hands": 2, **kwargs}
+def test_evaluate_refuses_bad_arguments(kwargs: dict[str, Any], message: str) -> None:
+    args: dict[str, Any] = {"game": "huit", "agents": ["random", "random"], "hands": 2, **kwargs}
     with pytest.raises(ValueError, match=message):
         evaluate(EvalRequest(**args))
 
@@ -137,20 +139,22 @@ def test_the_old_parameter_list_still_plays_the_same_hands_with_a_deprecation_wa
     and names the new form, and plays the request's records."""
     new = evaluate(EvalRequest("huit", ["greedy", "random"], hands=8, matches=2, seed=3,
                                rules={"target_score": 30}))
+    old_form: Callable[..., EvalResult] = evaluate  # the old parameter list, declared by no signature
     with pytest.warns(DeprecationWarning, match=r"pass an EvalRequest") as seen:
-        old = evaluate("huit", ["greedy", "random"], 8, 3, rule_options={"target_score": 30}, matches=2)
+        old = old_form("huit", ["greedy", "random"], 8, 3, rule_options={"target_score": 30}, matches=2)
         line = this_line() - 1
     assert old.hand_records == new.hand_records and old.match_records == new.match_records
     assert [(w.filename, w.lineno) for w in seen] == [(__file__, line)]  # the caller's line
     with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="got agent_specs twice"):
-        evaluate("huit", ["random"], agent_specs=["random"], hands=2)
+        old_form("huit", ["random"], agent_specs=["random"], hands=2)
 
 
 def test_a_request_is_checked_when_it_is_made() -> None:
     """A bad count or seed is refused by the request itself, before anything plays; agents is a list."""
-    for fields, message in (({"hands": True}, "hands must be a whole number"),
+    bad: tuple[tuple[dict[str, Any], str], ...] = (({"hands": True}, "hands must be a whole number"),
                             ({"seed": 1.5}, r"^seed=1.5 is of the wrong type; accepted: a whole number >= 0"),
-                            ({"agents": "random"}, "agents must be a list of agent specs")):
+                            ({"agents": "random"}, "agents must be a list of agent specs"))
+    for fields, message in bad:
         with pytest.raises(ValueError, match=message):
             EvalRequest(**{"game": "huit", "agents": ["random"] * 2, "hands": 2, **fields})
 
@@ -171,6 +175,7 @@ def test_two_player_round_robin(tmp_path: pathlib.Path) -> None:
         for j in range(3):
             if i != j:
                 cell, mirror = result.cells[i][j], result.cells[j][i]
+                assert cell is not None and mirror is not None
                 assert cell.n == 30 and cell.wins + mirror.wins <= 30
     assert [r.spec for r in result.ratings] == specs
     assert all(r.sigma < 25 / 3 for r in result.ratings)  # every agent's rating moved from the prior
@@ -187,7 +192,8 @@ def test_more_players_play_one_against_copies() -> None:
     three = {"num_players": 3}
     result = tournament(EvalRequest("switch", ["random", "greedy"], hands=6, seed=0, rules=three))
     assert result.num_players == 3
-    assert result.cells[0][1].n == 6 and result.cells[1][0].n == 6
+    one, copies = result.cells[0][1], result.cells[1][0]
+    assert one is not None and copies is not None and one.n == 6 and copies.n == 6
     assert "1 vs 2 copies" in result.format_table()
 
 
@@ -208,10 +214,11 @@ def test_the_tournament_s_old_parameter_list_still_plays_the_same_hands_with_a_d
     one legacy helper (`cardlab.evaluation.request.old_form`): it warns at the caller's line, plays the
     same."""
     new = tournament(EvalRequest("switch", ["random", "greedy"], hands=6, seed=2, rules={"num_players": 3}))
+    old_form: Callable[..., TournamentResult] = tournament  # the old parameter list, declared by no signature
     with pytest.warns(DeprecationWarning, match=r"tournament\(game, agent_specs, hands, \.\.\.\) is") as seen:
-        old = tournament("switch", ["random", "greedy"], 6, 2, rule_options={"num_players": 3})
+        old = old_form("switch", ["random", "greedy"], 6, 2, rule_options={"num_players": 3})
         line = this_line() - 1
     assert old.to_json() == new.to_json()
     assert [(w.filename, w.lineno) for w in seen] == [(__file__, line)]
     with pytest.raises(TypeError, match="tournament takes a request and keyword options, got 1 more"):
-        tournament(EvalRequest("switch", ["random", "greedy"], hands=6), True)
+        old_form(EvalRequest("switch", ["random", "greedy"], hands=6), True)

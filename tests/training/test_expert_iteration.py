@@ -27,7 +27,7 @@ from cardlab.training.trainers.expert_iteration import (
     versus_base,
 )
 
-TINY = {"name": "tiny", "game": "huit", "num_players": 2, "base": "bot:huit-2p",
+TINY: dict[str, Any] = {"name": "tiny", "game": "huit", "num_players": 2, "base": "bot:huit-2p",
         "teacher": "search:worlds=4:ms=0:bot:huit-2p", "labels": 40, "num_envs": 8, "epochs": 8,
         "learning_rate": 1e-3, "check_hands": 0, "seed": 5}
 

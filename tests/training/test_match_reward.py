@@ -97,7 +97,8 @@ def test_the_rewards_are_the_equity_changes_of_the_engine_match() -> None:
 ])
 def test_the_table_refuses_a_match_reward_outside_matches(changes: dict[str, str], expected: str) -> None:
     with pytest.raises(ValueError, match=re.escape(expected)):
-        SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, **changes)
+        SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, episode=changes["episode"],
+                      reward=changes["reward"])
 
 
 def test_a_table_without_a_shipped_equity_is_refused_naming_those_that_have_one() -> None:

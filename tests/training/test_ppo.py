@@ -99,7 +99,9 @@ def test_masked_sampling_never_picks_an_illegal_action() -> None:
     torch.manual_seed(0)
     model = ActorCritic(20, 50, [16], "tanh")
     with torch.no_grad():
-        model.actor[-1].bias[:] = torch.linspace(10.0, -10.0, 50)  # the illegal ones look best
+        last = model.actor[-1]
+        assert isinstance(last, torch.nn.Linear)
+        last.bias[:] = torch.linspace(10.0, -10.0, 50)  # the illegal ones look best
     mask = torch.rand(4096, 50) < 0.05
     mask[torch.arange(4096), torch.randint(0, 50, (4096,))] = True
     logits = model.masked_logits(torch.randn(4096, 20), mask)

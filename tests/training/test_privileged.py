@@ -25,6 +25,7 @@ from cardlab.envs import cards as C
 from cardlab.envs.huit.observer import DECK_IDS
 from cardlab.envs.huit_v1 import raw_env as huit_env
 from cardlab.envs.layout import PEEK
+from cardlab.envs.switch.rules import SwitchRules
 from cardlab.envs.switch_v1 import raw_env as switch_env
 from cardlab.training.arena.single_seat import SingleSeatEnv, make_game_env
 from cardlab.training.harness.config import TrainConfig, load_config
@@ -71,7 +72,9 @@ def test_switch_hidden_view_counts_copies_and_pads_a_short_stock() -> None:
     deal = {"hands": [["7H", "7H", "KS"], ["3C", "JOKER"]], "stock": ["9D", "2S"], "starter": "5H"}
     env.reset(options={"deal": deal})
     kinds = list(range(C.NUM_KINDS))
-    copies = np.array(env.rules.deck(), dtype=np.float32)
+    rules = env.rules
+    assert isinstance(rules, SwitchRules)
+    copies = np.array(rules.deck(), dtype=np.float32)
     hands, pile = parts(env, seat=1)
     assert [cards_in(h, kinds, copies) for h in hands] == [{"7H": 2, "KS": 1}]
     assert [cards_in(p, kinds) for p in pile] == [{"9D": 1}, {"2S": 1}, {}]
@@ -117,8 +120,9 @@ def model() -> MaskablePPO:
 
 
 def test_actor_ignores_the_hidden_part_and_critic_reads_it(model: MaskablePPO) -> None:
-    policy = model.policy
-    size = model.observation_space.shape[0]
+    policy, shape = model.policy, model.observation_space.shape
+    assert isinstance(policy, PrivilegedCriticPolicy) and shape is not None
+    size = shape[0]
     public = policy.public_size
     obs = torch.rand(5, size)
     other = obs.clone()

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Any
 
 import pytest
 import yaml
@@ -19,7 +20,8 @@ from cardlab.training.harness.progress import Deadline, Progress, TrainingBar
 from tests.cli.test_cli_process import TIMEOUT, environment, first_run, run_in_terminal, seconds, wait_for
 
 CARDLAB = [sys.executable, "-m", "cardlab"]
-LEAN = {  # the lean trainer at the shape of configs/huit_selfplay.yaml, small: thousands of steps a second
+# the lean trainer at the shape of configs/huit_selfplay.yaml, small: thousands of steps a second
+LEAN: dict[str, Any] = {
     "name": "lean", "seed": 1, "game": "huit", "num_players": 2, "trainer": "lean",
     "opponents": [{"spec": "random", "weight": 1}], "self_play": {"enabled": False},
     "imitation": {"enabled": False}, "ppo": {"n_steps": 16, "batch_size": 256, "n_epochs": 1},

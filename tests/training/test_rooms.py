@@ -22,7 +22,7 @@ def listed_rooms() -> list[str]:
 
 def imported_rooms(path: pathlib.Path) -> set[str]:
     """The rooms of cardlab.training that a module's imports (at any depth) name."""
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []

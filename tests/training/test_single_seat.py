@@ -118,7 +118,7 @@ def test_learner_gets_its_win_when_it_goes_out() -> None:
 def test_zero_sum_rewards_over_a_four_player_table() -> None:
     env = SingleSeatEnv("switch", 4, opponents=["random"])
     rng = np.random.default_rng(0)
-    totals = collections.Counter()
+    totals: collections.Counter[bool] = collections.Counter()
     for hand in range(30):
         env.reset(seed=100 + hand)
         rewards, info, terminated, _ = play_random(env, rng)
@@ -276,7 +276,7 @@ def test_snapshot_share_mixes_specs_and_snapshots(tmp_path: pathlib.Path) -> Non
         (("random", 1.0),), snapshot_dir=str(folder), snapshot_share=0.5, pool_size=3))
     save_snapshot(tiny_policy(env, 1), folder, 0, game="switch", rules={}, num_players=4)
     env.reset(seed=0)
-    labels = collections.Counter()
+    labels: collections.Counter[str] = collections.Counter()
     for _ in range(100):
         env.reset()
         labels.update("snapshot" if label.startswith("snapshot_") else label for label in env.opponent_labels)

@@ -13,6 +13,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.bot.agent import BotAgent
 from cardlab.evaluation.stats import wilson_interval
 from cardlab.training.arena.league import list_snapshots, snapshot_steps
 from cardlab.training.arena.single_seat import make_game_env
@@ -109,7 +110,8 @@ def test_tensorboard_scalars_are_namespaced(run: pathlib.Path) -> None:
     assert {t.split("/")[0] for t in tags} == {"charts", "losses", "eval"}
     assert [step for step, _ in tags["eval/win_rate_random"]] == [512]
     rows = eval_rows(run)
-    assert tags["eval/final_win_rate_random"][0] == (STEPS, pytest.approx(float(rows[-1]["win_rate"])))
+    step, final = tags["eval/final_win_rate_random"][0]
+    assert step == STEPS and final == pytest.approx(float(rows[-1]["win_rate"]))
 
 
 def test_checkpoints_and_league_snapshots(run: pathlib.Path) -> None:
@@ -120,6 +122,7 @@ def test_checkpoints_and_league_snapshots(run: pathlib.Path) -> None:
 def test_bot_file_plays_legal_moves(run: pathlib.Path) -> None:
     env = make_game_env("huit", 2)
     bot = make_agent(f"bot:{run / 'bot.json'}", env, seed=0)
+    assert isinstance(bot, BotAgent)
     assert bot.metadata["summary"]["steps"] == STEPS
     assert bot.metadata["summary"]["final_eval"]["random"]["hands"] == 30
     final = bot.metadata["summary"]["final_eval"]["random"]
@@ -216,11 +219,12 @@ def test_subprocess_envs_step_with_masks(tmp_path: pathlib.Path) -> None:
     try:
         env.seed(0)
         obs = env.reset()
-        assert obs.shape == (2, env.observation_space.shape[0])
+        shape = env.observation_space.shape
+        assert isinstance(obs, np.ndarray) and shape is not None and obs.shape == (2, shape[0])
         for _ in range(50):
             masks = np.stack(env.env_method("action_masks"))
             obs, _, _, _ = env.step(np.array([np.flatnonzero(m)[0] for m in masks]))
-            assert obs.shape[0] == 2
+            assert isinstance(obs, np.ndarray) and obs.shape[0] == 2
     finally:
         env.close()
 

@@ -210,7 +210,8 @@ def test_any_whole_seed_deals_and_others_are_refused() -> None:
         one = gymnasium.make("cardlab/Huit-v1", num_players=2).unwrapped
         assert np.array_equal(one.reset(seed=seed)[0]["observation"], one.reset(seed=seed)[0]["observation"])
     for env in (CardVectorEnv("huit", 2), gymnasium.make("cardlab/Huit-v1").unwrapped):
-        for bad in (-1, 1.5, "3", True):
+        bads: tuple[Any, ...] = (-1, 1.5, "3", True)
+        for bad in bads:
             with pytest.raises(ValueError, match=r"^seed=.* is (out of range|of the wrong type); accepted: a "
                                                  r"whole number >= 0 \(of any size\)$"):
                 env.reset(seed=bad)

@@ -106,9 +106,9 @@ def test_the_one_call_step_gives_what_the_python_step_gives(opponents: list[str]
     for a, b in zip(one, other, strict=True):
         np.testing.assert_array_equal(a, b)
     assert sum(a.size for a in one[13::8] if a.dtype == np.bool_) > 0  # episodes ended on the way
-    for b in range(fast.num_envs):  # the engines end in the same states, generators included
-        assert json.dumps(fast.engine.state_dict(b), default=str) == \
-            json.dumps(slow.engine.state_dict(b), default=str)
+    for slot in range(fast.num_envs):  # the engines end in the same states, generators included
+        assert json.dumps(fast.engine.state_dict(slot), default=str) == \
+            json.dumps(slow.engine.state_dict(slot), default=str)
 
 
 @pytest.mark.parametrize("opponents", [["random"], ["expert"]])
