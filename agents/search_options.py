@@ -10,7 +10,8 @@ To add an option: one field of `SearchOptions` with `option(...)` (a word:
 ``choices=``; a bounded number: ``low=``, ``high=``, ``whole=``; a text such as
 a file's path: ``text=``), then read it in `cardlab.agents.search` (and
 `python docs/update_tables.py` for the docs table); an option read only beside
-certain values of another goes in `READ_WITH`, which refuses it elsewhere. To
+certain values of another goes in `READ_WITH`, which refuses it elsewhere
+(`check_read` refuses what only the options as given show). To
 add a value of a word option: add it to its tuple (`BELIEFS`, `ROLLOUTS`, ...)
 and say what it means in the option's doc.
 
@@ -136,10 +137,12 @@ class SearchOptions:
     level: str = option(
         "quick", "the budget: " + ", ".join(
             f"`{name}`: {w} worlds, {ms} ms (p99 within {LEVEL_BOUNDS_MS[name]:g} ms on one core)"
-            for name, (w, ms) in LEVELS.items()) + "; `worlds` or `ms` given beside it win",
+            for name, (w, ms) in LEVELS.items()) + "; `worlds` or `ms` given beside it wins (not both: "
+        "the level would set nothing)",
         choices=tuple(LEVELS))
     worlds: int | None = option(
-        None, "worlds sampled per decision (0: play as BASE)", low=0, high=MOST_WORLDS, shown="the level's")
+        None, "worlds sampled per decision (0: play as BASE, beside no other option)", low=0,
+        high=MOST_WORLDS, shown="the level's")
     ms: int | None = option(
         None, "wall-clock cap per decision in milliseconds, 0 for none, counted from the decision's start "
         "(BASE's move, a belief's replay and the rollouts all within it); a world the cap finds still in "
@@ -205,13 +208,31 @@ class SearchOptions:
             given, beside = getattr(self, name), getattr(self, other)
             if given != declared[name].default and beside not in values:
                 with_text = " or ".join(f"{other}={value}" for value in values)
-                raise ValueError(refusal(name, given, f"read only with {with_text}, not {other}={beside}",
-                                         f"{name} beside one of them, or none", SEARCH))
+                raise unread(name, given, with_text, f"{other}={beside}")
 
     def budget(self) -> tuple[int, int]:
         """(worlds, ms): the level's where not given (`__post_init__` filled them)."""
         assert self.worlds is not None and self.ms is not None
         return self.worlds, self.ms
+
+
+def unread(name: str, value: Any, read_with: str, instead: str) -> ValueError:
+    """The one refusal of an option given where it is not read: ``NAME=VALUE is read only with READ_WITH,
+    not INSTEAD``."""
+    return ValueError(refusal(name, value, f"read only with {read_with}, not {instead}",
+                              f"{name} beside one of them, or none", SEARCH))
+
+
+def check_read(given: Mapping[str, Any]) -> None:
+    """A `ValueError` for an option of a spec's `given` ones that another given one leaves unread, which
+    only the options as given show (`SearchOptions` fills in the level's budget): `level` beside both
+    `worlds` and `ms`, and any option beside ``worlds=0`` (played as BASE)."""
+    if {"level", "worlds", "ms"} <= given.keys():
+        raise unread("level", given["level"], "worlds or ms left out", "both given")
+    if given.get("worlds") == 0:
+        for name, value in given.items():
+            if name != "worlds":
+                raise unread(name, value, "worlds of 1 or more", "worlds=0 (played as BASE)")
 
 
 def declared_of(options: type[SearchOptions]) -> Mapping[str, SearchOption]:
@@ -242,6 +263,7 @@ def search_spec(base: str, **values: Any) -> str:
     if unknown:
         raise ValueError(f"{', '.join(map(excerpt, unknown))} is not a search option; accepted: {ACCEPTED}")
     SearchOptions(**values)
+    check_read(values)
     return PREFIX + "".join(f"{name}={_spec_text(value)}:" for name, value in values.items()) + base
 
 
@@ -275,6 +297,8 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
     if base.startswith(PREFIX) or base == PREFIX[:-1]:
         raise ValueError(f"agent spec {excerpt(spec)}: the base of a search cannot be another search")
     try:
-        return SearchOptions(**values), base
+        options = SearchOptions(**values)
+        check_read(values)
+        return options, base
     except ValueError as err:
         raise ValueError(f"agent spec {excerpt(spec)}: {err}") from None

@@ -25,6 +25,7 @@ from cardlab.agents.search_options import (
     parse_spec,
     search_spec,
 )
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.declared import option
 
 
@@ -111,6 +112,32 @@ def test_a_weighing_option_beside_a_belief_that_weighs_none_is_refused_in_one_li
         SearchOptions(belief=belief, **{name: value})
     for weighing in WEIGHING:
         assert getattr(SearchOptions(belief=weighing, **{name: value}), name) == value
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("search:level=strong:worlds=64:ms=0:expert",
+     "search option level='strong' is read only with worlds or ms left out, not both given; accepted: level "
+     "beside one of them, or none"),
+    ("search:worlds=8:level=quick:ms=0:expert", "search option level='quick' is read only with worlds or ms"),
+    ("search:worlds=0:z=2:expert", "search option z=2.0 is read only with worlds of 1 or more, not worlds=0 "
+                                   "(played as BASE); accepted: z beside one of them, or none"),
+    ("search:ms=0:worlds=0:expert", "search option ms=0 is read only with worlds of 1 or more, not worlds=0"),
+    ("search:worlds=0:belief=expert:expert", "search option belief='expert' is read only with worlds of 1"),
+])
+def test_an_option_another_given_one_leaves_unread_is_refused_in_one_line(spec: str, says: str) -> None:
+    """A level beside both worlds and ms sets nothing, and at ``worlds=0`` the search plays as BASE and reads
+    no other option: given, such an option would do nothing, so a spec and `search_spec` refuse it."""
+    with pytest.raises(ValueError) as caught:
+        parse_spec(spec)
+    said = str(caught.value)
+    assert said.startswith(f"agent spec {excerpt(spec)}: {says}") and "\n" not in said, said
+    parts = (part.split("=") for part in spec.split(":")[1:-1])
+    given = {key: DECLARED[key].parse(text) for key, text in parts}
+    with pytest.raises(ValueError, match=f"^{re.escape(says)}"):
+        search_spec("expert", **given)
+    for kept in ("search:level=strong:worlds=64:expert", "search:level=strong:ms=0:expert",
+                 "search:worlds=0:expert", "search:worlds=0:bot:huit-2p"):
+        parse_spec(kept)
 
 
 @pytest.mark.parametrize("values", [{"ms": 10**29}, {"ms": 1e3}, {"worlds": True}, {"z": float("nan")},
