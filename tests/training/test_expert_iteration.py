@@ -179,3 +179,44 @@ def test_the_command_teaches_from_a_config(tmp_path: pathlib.Path,
 def test_a_config_is_kept_whole_in_its_run_folder(first_run: pathlib.Path) -> None:
     saved = yaml.safe_load((first_run / "config.yaml").read_text())
     assert teach_config_from_dict(saved) == dataclasses.replace(TeachConfig(), **TINY)
+
+
+TINY_4P = {"name": "tiny-4p", "game": "huit", "num_players": 4, "base": "bot:huit-4p",
+           "teacher": "search:belief=learned:worlds=4:ms=0:expert", "opponents": ["expert", "greedy"],
+           "labels": 12, "epochs": 2, "learning_rate": 1e-3, "check_hands": 8, "seed": 5}
+
+
+@pytest.fixture(scope="module")
+def four_seat_run(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    return teach(teach_config_from_dict(TINY_4P), runs_dir=tmp_path_factory.mktemp("teach4"), progress=False)
+
+
+def test_a_four_seat_teacher_that_reads_the_record_labels_hands_played_one_at_a_time(
+        four_seat_run: pathlib.Path) -> None:
+    """The reader's search (belief=learned) is shown the hand's record before each labelled decision, which
+    the batched engine keeps none of: its labels come from hands played in the AEC env, 4 seats."""
+    record = json.loads((four_seat_run / "run.json").read_text())
+    assert record["labels"] == 12 and record["teacher"] == TINY_4P["teacher"]
+    labels = np.load(four_seat_run / LABELS_FILE)
+    rows = np.arange(len(labels["action"]))
+    assert labels["obs"].shape == (12, make_game("huit", num_players=4).layout.size)
+    assert labels["mask"][rows, labels["action"]].all() and (labels["mask"].sum(axis=1) > 1).all()
+    assert labels["mask"][rows, labels["base_action"]].all()  # the base's own moves, legal
+    assert np.isfinite(labels["value"]).all()
+    assert record["check"]["hands"] == 8 and record["check"]["base"]["hands"] == 8
+    assert load_bot(four_seat_run / "bot.json").metadata["num_players"] == 4
+
+
+def test_hand_by_hand_labels_are_reproducible_c2(four_seat_run: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    again = teach(teach_config_from_dict({**TINY_4P, "check_hands": 0}), runs_dir=tmp_path, progress=False)
+    first, second = np.load(four_seat_run / LABELS_FILE), np.load(again / LABELS_FILE)
+    for key in first.files:
+        np.testing.assert_array_equal(first[key], second[key], err_msg=key)
+
+
+def test_a_teacher_shown_the_true_state_labels_too(tmp_path: pathlib.Path) -> None:
+    """cheat=1 (the search dealt the true other hands) sees the state: an oracle to imitate."""
+    run = teach(teach_config_from_dict({**TINY_4P, "teacher": "search:cheat=1:worlds=2:ms=0:expert",
+                                        "labels": 4, "epochs": 1, "check_hands": 0}),
+                runs_dir=tmp_path, progress=False)
+    assert json.loads((run / "run.json").read_text())["labels"] == 4

@@ -6,7 +6,9 @@ iteration, as in ExIt and AlphaZero's policy targets) puts some of that
 strength into a network that plays in one forward pass.
 
 One round, in a run folder (``cardlab teach CONFIG.yaml``): positions from
-the base bot's own play (`SelfPlayBatch`, `opponents` in the other seats);
+the base bot's own play (`opponents` in the other seats; batched, or hand by
+hand where the teacher is shown the record or the state:
+`cardlab.training.data.teach_positions`);
 labels at a share `label_share` of its decisions with a choice, the teacher
 search's move and that move's value (`SearchAgent.last_decision`), with
 unlabelled positions kept at `keep_share` for the forgetting term; training
@@ -39,7 +41,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from cardlab.agents.agent_spec import make_agent
-from cardlab.agents.bot import BotAgent, export_bot, network_actions
+from cardlab.agents.bot import BotAgent, export_bot
 from cardlab.agents.search import SearchAgent
 from cardlab.envs.declared import refusal
 from cardlab.envs.game_spec import Game
@@ -47,9 +49,8 @@ from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.stats import mean_interval
-from cardlab.training.arena.league import LeagueSettings
-from cardlab.training.arena.selfplay import SelfPlayBatch
 from cardlab.training.data.teach_labels import LABELS_FILE, read_labels, write_labels
+from cardlab.training.data.teach_positions import make_positions
 from cardlab.training.harness.config import parse_dataclass
 from cardlab.training.harness.config_bounds import (
     MINUTES,
@@ -61,7 +62,7 @@ from cardlab.training.harness.config_bounds import (
     rate,
 )
 from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
-from cardlab.training.harness.progress import Deadline, Progress
+from cardlab.training.harness.progress import Progress
 from cardlab.training.harness.runs import new_run_dir
 from cardlab.training.harness.yaml_files import load_config_file
 from cardlab.training.trainers.lean_model import ActorCritic
@@ -168,54 +169,6 @@ def _agent(spec: str, game: Game, key: str) -> Any:
         return make_agent(spec, game, seed=0)
     except ValueError as err:
         raise ValueError(f"{key}: {err}") from None
-
-
-# ---------------------------------------------------------------- labels
-def make_labels(cfg: TeachConfig, game: Game, base: BotAgent, progress: Progress) -> dict[str, np.ndarray]:
-    """The labelled positions (obs, mask, action, value, has_value, base_action) and the kept unlabelled
-    ones (kept_obs, kept_mask) of the base's play against the opponents (module doc, steps 1 and 2)."""
-    seeds = np.random.SeedSequence(cfg.seed).spawn(3)
-    table = SelfPlayBatch(game, cfg.num_envs, LeagueSettings.of(cfg.opponents), learner_share=0.0,
-                          seed=int(seeds[0].generate_state(1)[0]))
-    draws = np.random.default_rng(seeds[1])
-    teacher = make_agent(cfg.teacher, game, seed=int(seeds[2].generate_state(1)[0]))
-    assert isinstance(teacher, SearchAgent)  # validate_teach refused any other
-    found: dict[str, list[Any]] = {k: [] for k in ("obs", "mask", "action", "value", "base_action",
-                                                    "kept_obs", "kept_mask")}
-    deadline = Deadline(cfg.max_minutes)
-    with progress.bar(total=cfg.labels, desc=f"labels of {cfg.teacher}", unit="label") as bar:
-        while len(found["action"]) < cfg.labels and not deadline.passed():
-            view = table.observe()
-            obs, mask, _, learner = view
-            actions = np.zeros(cfg.num_envs, dtype=np.int64)
-            rows = np.flatnonzero(learner)
-            if rows.size:
-                actions[rows] = network_actions(base.network, obs[rows], mask[rows])
-                choice = rows[mask[rows].sum(axis=1) > 1]
-                labelled = draws.random(choice.size) < cfg.label_share
-                kept = ~labelled & (draws.random(choice.size) < cfg.keep_share)
-                found["kept_obs"].append(obs[choice[kept]])
-                found["kept_mask"].append(mask[choice[kept]])
-                for b in choice[labelled][: cfg.labels - len(found["action"])]:
-                    move = teacher.act({"observation": obs[b], "action_mask": mask[b].astype(np.int8)})
-                    decision = teacher.last_decision
-                    assert decision is not None  # a decision with a choice is searched
-                    value = decision.values[int(np.searchsorted(decision.candidates, move))]
-                    for key, item in (("obs", obs[b]), ("mask", mask[b]), ("action", move),
-                                      ("value", value if decision.worlds else math.nan),
-                                      ("base_action", actions[b])):
-                        found[key].append(item)
-                    bar.update(1)
-                    progress.heartbeat(lambda: f"{len(found['action']):,} of {cfg.labels:,} labels")
-            table.step(actions, view)
-    size, actions_n = game.layout.size, game.num_actions
-    labels = {key: np.asarray(found[key], dtype=kind).reshape(shape) for key, kind, shape in (
-        ("obs", np.float32, (-1, size)), ("mask", np.bool_, (-1, actions_n)), ("action", np.int64, (-1,)),
-        ("value", np.float32, (-1,)), ("base_action", np.int64, (-1,)))}
-    for key, width in (("kept_obs", size), ("kept_mask", actions_n)):
-        labels[key] = np.concatenate([np.zeros((0, width)), *found[key]]).astype(
-            np.float32 if key == "kept_obs" else np.bool_)
-    return labels
 
 
 # ---------------------------------------------------------------- training
@@ -384,7 +337,7 @@ def _teach(cfg: TeachConfig, game: Game, run_dir: Path, show: Progress) -> dict[
     assert isinstance(base, BotAgent)  # validate_teach refused any other
     began = time.perf_counter()
     labels = (read_labels(Path(cfg.labels_from), game) if cfg.labels_from else
-              make_labels(cfg, game, base, show))
+              make_positions(cfg, game, base, show))
     label_seconds = time.perf_counter() - began
     write_labels(run_dir, labels)
     parts, kept = split_labels(labels, cfg.holdout_share, cfg.seed)
