@@ -62,6 +62,11 @@ def factory_agent(spec: str, game: Game, seed: int | None = None) -> Agent:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
+        if err.name is not None and (module_name + ".").startswith(err.name + "."):
+            raise ValueError(f"unknown agent spec {excerpt(spec)} for {game.id}: no module {module_name} "
+                             "to import as MODULE:FACTORY (a module must be on the Python path, e.g. "
+                             "PYTHONPATH=. for my_agent.py in this folder); use "
+                             f"{', '.join(spec_names(game))}") from None
         raise ValueError(f"agent spec {spec.strip()}: cannot import {module_name} ({err}); the module must "
                          "be on the Python path, e.g. PYTHONPATH=. for my_agent.py in this folder") from None
     factory = getattr(module, name, None)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardlab.agents.agent_spec import resolve_spec
+from cardlab.agents.agent_spec import make_agent, resolve_spec
 from cardlab.envs import make_game
 from cardlab.envs.rng import check_seed
 from cardlab.evaluation.episodes import HAND, players_for, table_rules
@@ -60,6 +60,8 @@ class Contest:
         rules["num_players"] = players_for(game, rules, [a, b])
         full_rules = table_rules(game, rules)
         table = make_game(game, full_rules)
+        for spec in (a, b):  # a bad spec is refused here, before any batch is played or announced
+            make_agent(spec, table, seed=seed)
         return cls(game, resolve_spec(a, table), resolve_spec(b, table), rules, full_rules, seed)
 
     @property

@@ -147,6 +147,10 @@ def load_suite(name: str, check: bool = True) -> Suite:
     the cards again (for reading what a suite is, not for playing it).
     """
     path = pathlib.Path(name) if name.endswith(".json") else SUITES_DIR / f"{name}.json"
+    if name.endswith(".json") and not path.is_file():
+        what = "is a folder" if path.is_dir() else "does not exist"
+        raise ValueError(f"suite file {excerpt(name)} {what}: give a suite's .json file or one of the suites "
+                         f"{', '.join(suite_names())}")
     if not path.is_file():
         raise ValueError(f"unknown suite {excerpt(name)}: the suites are {', '.join(suite_names())} "
                          "(or give a suite's .json file)")

@@ -102,6 +102,15 @@ def test_bad_input_is_refused_before_play(argv: list[str], message: str,
     assert re.search(message, line), line
 
 
+def test_a_bad_agent_spec_is_refused_before_the_header(capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped B is the one-line unknown-spec error, with nothing printed to stdout before it."""
+    assert main(["compare", "--game", "huit", "expert", "greedyy"]) == 2
+    said = capsys.readouterr()
+    assert said.out == "", said.out
+    assert len(said.err.strip().splitlines()) == 1, said.err
+    assert "unknown agent spec 'greedyy' for huit: use random, greedy, expert" in said.err, said.err
+
+
 def test_the_help_says_who_sits_where(capsys: pytest.CaptureFixture[str]) -> None:
     assert "compare" in COMMANDS
     assert main(["compare", "--help"]) == 0

@@ -59,3 +59,15 @@ def test_a_failed_write_names_the_file_asked_for(tmp_path: pathlib.Path,
     """`-o /proc/x` named its temporary file ``/proc/.tmp-x.onnx-...``; it names /proc/x.onnx."""
     code, said = export(capsys, "/proc/x")
     assert code == 2 and said.startswith("cardlab export: error: /proc/x.onnx: ") and ".tmp" not in said, said
+
+
+@pytest.mark.parametrize(("name", "why"), [("none", "does not exist"),
+                                           ("notes.txt", "is not a checkpoint .zip")])
+def test_a_source_that_is_no_run_says_what_it_is(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                 name: str, why: str) -> None:
+    """`cardlab export PATH`: a missing path, or a file that is not a checkpoint, says which, in one line."""
+    (tmp_path / "notes.txt").write_text("not a checkpoint")
+    code = main(["export", str(tmp_path / name), "-o", str(tmp_path / "b")])
+    said = capsys.readouterr().err.strip()
+    assert code == 2 and len(said.splitlines()) == 1, said
+    assert f"{name} {why}: expected a run folder or an existing checkpoint .zip" in said, said

@@ -73,6 +73,16 @@ def test_an_unknown_suite_lists_the_shipped_ones() -> None:
         load_suite("huit-9p")
 
 
+def test_a_missing_suite_file_says_so_not_unknown_suite(tmp_path: pathlib.Path) -> None:
+    """A .json path that is not there is a missing file (its path), not an unknown suite name."""
+    with pytest.raises(ValueError, match=r"suite file '?\S*nope\.json'? does not exist: give a suite's "
+                       r"\.json file or one of the suites huit-2p, huit-3p"):
+        load_suite(str(tmp_path / "nope.json"))
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(ValueError, match=r"dir\.json'? is a folder"):
+        load_suite(str(tmp_path / "dir.json"))
+
+
 def test_a_suite_plays_evaluate_s_deals_of_its_seed() -> None:
     """The cards of deal d are the ones `evaluate` deals with the suite's seed (anyone can replay them)."""
     from cardlab.evaluation.evaluate import evaluate

@@ -253,3 +253,19 @@ def test_extends_refuses_cycles_missing_bases_and_non_strings(tmp_path: pathlib.
     (tmp_path / "d.yaml").write_text("extends: [a.yaml]\ngame: huit\n")
     with pytest.raises(ValueError, match="extends must name a base config file"):
         load_config(tmp_path / "d.yaml")
+
+
+@pytest.mark.parametrize(("name", "what", "command"), [
+    ("sweeps/huit_quick_sweep.yaml", "a sweep file (key base)", "cardlab sweep"),
+    ("sweeps/huit_population.yaml", "a sweep file (key base)", "cardlab sweep"),
+    ("teach_huit_2p.yaml", "a teach config (key teacher)", "cardlab teach"),
+    ("readers/huit_2p.yaml", "a hand reader's config (key positions)", "cardlab read-hands"),
+    ("equity/huit_4p.yaml", "a match equity config (key holdout_hands)", "cardlab match-equity"),
+])
+def test_another_commands_file_names_that_command(name: str, what: str, command: str) -> None:
+    """A shipped file of another command given as a training config says which command reads it."""
+    path = CONFIGS / name
+    with pytest.raises(ValueError, match=r"^config file \S+ is ") as err:
+        load_config(path)
+    assert str(err.value) == (f"config file {path} is {what}, not a training config: run it with "
+                              f"`{command} {path}`; a training config is e.g. configs/huit_ppo.yaml")

@@ -280,6 +280,26 @@ class TrainConfig(RunHeader):
 
 
 # ---------------------------------------------------------------- loading
+OTHER_FILES = (
+    (("teacher", "labels", "check_hands"), "a teach config", "cardlab teach"),
+    (("base", "search", "scheduler", "num_samples"), "a sweep file", "cardlab sweep"),
+    (("positions", "field"), "a hand reader's config", "cardlab read-hands"),
+    (("holdout_hands", "holdout_matches"), "a match equity config", "cardlab match-equity"),
+)
+"""(keys no training config has, what a file with one of them is, the command that reads it), in the order
+they are tried: a teach config has a `base` too"""
+
+
+def other_command(path: str | Path, data: dict[str, Any]) -> str | None:
+    """The refusal of a file another command reads (by a key only its kind has); None for any other file."""
+    for keys, what, command in OTHER_FILES:
+        found = next((key for key in keys if key in data), None)
+        if found is not None:
+            return (f"config file {path} is {what} (key {found}), not a training config: run it with "
+                    f"`{command} {path}`; a training config is e.g. configs/huit_ppo.yaml")
+    return None
+
+
 def load_config(path: str | Path) -> TrainConfig:
     """Read and validate a YAML training config; it must at least name its game.
 
@@ -290,6 +310,8 @@ def load_config(path: str | Path) -> TrainConfig:
     example = f"e.g. `game: huit` (games: {', '.join(games())}); configs/huit_quick.yaml is a small example"
     if data is None:
         raise ValueError(f"config file {path} is empty: a config must at least name its game, {example}")
+    if isinstance(data, dict) and (other := other_command(path, data)) is not None:
+        raise ValueError(other)
     if isinstance(data, dict) and "game" not in data:
         raise ValueError(f"config file {path} does not name its game: add the key game, {example}")
     try:

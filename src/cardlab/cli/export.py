@@ -39,7 +39,8 @@ def checkpoint_and_run(source: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path
             raise ValueError(f"{source} has no checkpoints/model_<steps>.zip (is it a run folder?)")
         return found[-1], source
     if source.suffix != ".zip" or not source.is_file():
-        raise ValueError(f"{source}: expected a run folder or an existing checkpoint .zip")
+        why = "is not a checkpoint .zip" if source.exists() else "does not exist"
+        raise ValueError(f"{source} {why}: expected a run folder or an existing checkpoint .zip")
     return source, run_of_checkpoint(source)
 
 
