@@ -248,5 +248,6 @@ def shipped_equity(game: Game) -> MatchEquity:
     if not path.is_file():
         have = ", ".join(sorted(p.stem for p in SHIPPED.glob("*.json"))) or "none"
         raise ValueError(f"no match equity ships for {game.spec.id} with {game.num_players} players (equity "
-                         f"models: {have}); fit one with cardlab match-equity")
+                         f"models: {have}); fit one with cardlab match-equity and copy its equity.json to "
+                         f"{path}")
     return load_equity(path, game)

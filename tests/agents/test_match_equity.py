@@ -99,7 +99,9 @@ def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> 
 
 
 def test_a_table_without_an_equity_is_refused_naming_those_that_have_one() -> None:
-    with pytest.raises(ValueError, match=r"no match equity ships for switch with 3 players .*huit-4p"):
+    with pytest.raises(ValueError, match=r"no match equity ships for switch with 3 players .*huit-4p.*; fit "
+                                         r"one with cardlab match-equity and copy its equity.json to "
+                                         r".*switch-3p.json$"):
         shipped_equity(make_game("switch", {"num_players": 3}))
 
 
