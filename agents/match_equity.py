@@ -18,8 +18,8 @@ over is not asked of the network: its winners share 1 (ties share the win).
 Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
 feature version, the network's shape and weights, their SHA-256 and a
 summary). `load_equity` refuses in one line a file for another game, table
-or rule set, of another feature version, or whose weights do not hash as
-recorded. The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
+or rule set, of another feature version, whose weights do not hash as
+recorded, or whose weights read another number of seats than it records. The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
 """
 
 from __future__ import annotations
@@ -180,6 +180,11 @@ def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, 
         if w.dtype.kind not in "iuf" or b.dtype.kind not in "iuf":
             raise _refuse(path, f"layer {i}'s weights are not arrays of numbers")
         w, b = w.astype(np.float64), b.astype(np.float64)
+        seats = w.shape[-1] - feature_count(0) if i == 0 and w.ndim == 2 else meta["num_players"]
+        if seats != meta["num_players"] and seats >= 2:
+            raise _refuse(path, f"its weights read the features of {seats} seats, but it records num_players="
+                                f"{excerpt(meta['num_players'])} (edited?); fit it again with cardlab "
+                                "match-equity")
         if w.shape != (sizes[i + 1], sizes[i]) or b.shape != (sizes[i + 1],) or not (
                 np.isfinite(w).all() and np.isfinite(b).all()):
             raise _refuse(path, f"layer {i} must be a finite ({sizes[i + 1]}, {sizes[i]}) weight and "
