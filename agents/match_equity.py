@@ -19,7 +19,8 @@ Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
 feature version, the network's shape and weights, their SHA-256 and a
 summary). `load_equity` refuses in one line a file for another game, table
 or rule set, of another feature version, whose weights do not hash as
-recorded, or whose weights read another number of seats than it records. The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
+recorded, or whose weights read another number of seats than it records.
+The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
 """
 
 from __future__ import annotations

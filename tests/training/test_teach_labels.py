@@ -66,8 +66,8 @@ def test_a_damaged_labels_file_is_refused_in_one_line_naming_it(tmp_path: pathli
                                       "search:cheat=1:worlds=4:ms=0:expert"])
 def test_opponents_that_cannot_play_the_labels_are_refused_before_a_run_folder(
         tmp_path: pathlib.Path, opponent: str) -> None:
-    refused = (r"opponents\[0\]=.* is an agent that must be shown the hand's record or true state beside a "
-               r"teacher that plays from its observation; accepted: an agent that plays from its observation")
+    refused = (r"opponents\[0\]=.* is an agent that must be shown the hand's record or true state; "
+               r"accepted: an agent that plays from its observation")
     with pytest.raises(ValueError, match=refused):
         teach(teach_config_from_dict({**TINY, "opponents": [opponent]}), runs_dir=tmp_path, progress=False)
     assert list(tmp_path.iterdir()) == []
@@ -81,7 +81,8 @@ TINY_READ = {**{k: v for k, v in TINY.items() if k != "num_envs"}, "teacher": RE
 @pytest.mark.parametrize(("changes", "refused"), [
     ({"check_hands": 2, "check_opponent": "search:belief=expert:worlds=2:ms=0:expert"},
      r"^check_opponent=.* is an agent that must be shown the hand's record or true state; accepted: an agent "
-     r"that plays from its observation \(the check plays its hands batched"),
+     r"that plays from its observation \(the check, played batched, shows nothing else\), or check_hands: "
+     r"0$"),
     ({"num_envs": 8}, r"^num_envs=8 is read only with a teacher that plays from its observation, not "
                       rf"{re.escape(READS)}, which is shown the hand's record .*; accepted: num_envs left "
                       r"out beside such a teacher$"),

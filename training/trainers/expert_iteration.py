@@ -41,6 +41,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import check_unshown
 from cardlab.agents.bot import BotAgent, export_bot
 from cardlab.agents.search import SearchAgent
 from cardlab.envs.declared import refusal
@@ -69,8 +70,6 @@ from cardlab.training.trainers.lean_model import ActorCritic
 from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
 
 ALGORITHM = "expert iteration"
-SEES_MORE = "an agent that must be shown the hand's record or true state"
-"""what a refused opponent is: batched play shows an agent its observation only"""
 
 
 @dataclasses.dataclass
@@ -157,20 +156,20 @@ def validate_teach(cfg: TeachConfig) -> Game:
     if not cfg.opponents:
         raise ValueError(refusal("opponents", cfg.opponents, "empty", "a list of at least one agent spec"))
     for i, opponent in enumerate(cfg.opponents):  # hands played one at a time show every seat what it sees
-        if _agent(opponent, game, f"opponents[{i}]").sees and not teacher.sees:
-            raise ValueError(refusal(f"opponents[{i}]", opponent, f"{SEES_MORE} beside a teacher that plays "
-                                     "from its observation", "an agent that plays from its observation (the "
-                                     "batched play of such a teacher's labels shows nothing else), or a "
-                                     "teacher that reads the record (its hands are played one at a time)"))
+        agent = _agent(opponent, game, f"opponents[{i}]")
+        if not teacher.sees:
+            check_unshown(f"opponents[{i}]", opponent, agent, "the batched play of the labels of a teacher "
+                          "that plays from its observation", "a teacher shown the record (its hands are "
+                          "played one at a time)")
     if teacher.sees and cfg.num_envs != DEFAULT_NUM_ENVS:
         raise ValueError(refusal("num_envs", cfg.num_envs, f"read only with a teacher that plays from its "
                                  f"observation, not {cfg.teacher}, which is shown the hand's "
                                  f"{' and '.join(sorted(teacher.sees))} (its labels come from hands played "
                                  "one at a time)", "num_envs left out beside such a teacher"))
-    if _agent(cfg.check_opponent, game, "check_opponent").sees and cfg.check_hands:
-        raise ValueError(refusal("check_opponent", cfg.check_opponent, SEES_MORE, "an agent that plays from "
-                                 "its observation (the check plays its hands batched, which shows nothing "
-                                 "else), or check_hands: 0"))
+    check = _agent(cfg.check_opponent, game, "check_opponent")
+    if cfg.check_hands:
+        check_unshown("check_opponent", cfg.check_opponent, check, "the check, played batched,",
+                      "check_hands: 0")
     if cfg.labels_from and not (Path(cfg.labels_from) / LABELS_FILE).is_file():
         raise ValueError(refusal("labels_from", cfg.labels_from, f"a folder without {LABELS_FILE}",
                                  f"a teach run folder holding {LABELS_FILE}"))
