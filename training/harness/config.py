@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import check_unshown
 from cardlab.envs import games, get_spec
 from cardlab.envs.aec import REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
@@ -431,7 +432,7 @@ def _validate(cfg: TrainConfig) -> None:
         if not opp.weight > 0:
             raise ValueError(refusal(f"opponents[{i}].weight", opp.weight, "out of range",
                                      "a value > 0 and <= 1,000,000"))
-        _check_spec(opp.spec, f"opponents[{i}].spec", game)
+        _check_spec(opp.spec, f"opponents[{i}].spec", game, cfg.trainer == "lean")
 
     _check(cfg.trainer == "lean" or cfg.reward != MATCH, f"reward (with trainer: {cfg.trainer})", cfg.reward,
            "use 'win' or 'points', or trainer: lean (with episode: match)")
@@ -453,7 +454,7 @@ def _validate(cfg: TrainConfig) -> None:
            "a population shares self-play snapshots: set self_play.enabled: true as well")
 
     if cfg.imitation.enabled:
-        _check_spec(cfg.imitation.teacher, "imitation.teacher", game)
+        _check_spec(cfg.imitation.teacher, "imitation.teacher", game, cfg.trainer == "lean")
 
     ppo = cfg.ppo
     rollout = ppo.n_steps * cfg.num_envs
@@ -486,8 +487,12 @@ def _check_lean(cfg: TrainConfig) -> None:
     check_dmc(cfg, _check)
 
 
-def _check_spec(spec: str, path: str, game: Game) -> None:
+def _check_spec(spec: str, path: str, game: Game, batched: bool = False) -> None:
+    """An agent spec that plays `game` (`batched`: in the lean trainer's batched games, which show it nothing
+    beyond its observation)."""
     try:
-        make_agent(spec, game, seed=0)
+        agent = make_agent(spec, game, seed=0)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
+    if batched:
+        check_unshown(path, spec, agent, "the lean trainer's batched play", "trainer: maskable_ppo")
