@@ -54,7 +54,8 @@ class OpponentConfig:
 
     spec: str = "random"
     """agent spec string: 'random', 'greedy', 'expert', a shipped 'bot:NAME', 'bot:GAME' (the shipped
-    bot of the table's size) or 'bot:PATH' (a plain string in YAML means weight 1)"""
+    bot of the table's size) or 'bot:PATH' (a plain string in YAML means weight 1); with trainer: lean, one
+    that plays from its observation"""
     weight: float = bounds.bounded(1.0, 0, 1_000_000)
     """relative chance that an opponent seat not taken by a snapshot gets this agent"""
 
@@ -108,7 +109,7 @@ class ImitationConfig:
     enabled: bool = False
     """copy the teacher before PPO starts (a resumed run skips this)"""
     teacher: str = "expert"
-    """agent spec of the teacher"""
+    """agent spec of the teacher (with trainer: lean, one that plays from its observation)"""
     hands: int = bounds.bounded(3000, 1, 1_000_000)
     """hands of teacher play to copy (collected in the env processes, in parallel)"""
     epochs: int = bounds.bounded(10, 1, 10_000)
