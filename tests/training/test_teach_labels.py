@@ -62,6 +62,19 @@ def test_a_damaged_labels_file_is_refused_in_one_line_naming_it(tmp_path: pathli
     assert str(path) in message and "\n" not in message and "labels_from=" in message, message
 
 
+def test_another_tables_labels_are_refused_before_a_run_folder(tmp_path: pathlib.Path) -> None:
+    """Huit 2p labels given to a Huit 4p teach config: refused by the config check, not after the run
+    folder is made."""
+    (tmp_path / "run").mkdir()
+    write_labels(tmp_path / "run", labels())
+    four = {**TINY, "num_players": 4, "base": "bot:huit-4p", "teacher": "search:worlds=4:ms=0:bot:huit-4p",
+            "labels_from": str(tmp_path / "run")}
+    with pytest.raises(ValueError, match=r"^labels_from=.*labels.npz is not of this table: its obs should be "
+                                         r"float32, 2-d with \d+ columns"):
+        teach(teach_config_from_dict(four), runs_dir=tmp_path / "runs", progress=False)
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize("opponent", ["search:belief=expert:worlds=4:ms=0:expert",
                                       "search:cheat=1:worlds=4:ms=0:expert"])
 def test_opponents_that_cannot_play_the_labels_are_refused_before_a_run_folder(

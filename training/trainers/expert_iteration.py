@@ -173,6 +173,8 @@ def validate_teach(cfg: TeachConfig) -> Game:
     if cfg.labels_from and not (Path(cfg.labels_from) / LABELS_FILE).is_file():
         raise ValueError(refusal("labels_from", cfg.labels_from, f"a folder without {LABELS_FILE}",
                                  f"a teach run folder holding {LABELS_FILE}"))
+    if cfg.labels_from:
+        read_labels(Path(cfg.labels_from), game)  # another table's or a damaged file: before a run folder
     return game
 
 
