@@ -49,6 +49,8 @@ MOST_HIDDEN = 256
 """the widest hidden layer a file may declare"""
 LEFT_FLOOR = 0.05
 """added to the share of the target left before a gap is scaled by its square root (no division by 0)"""
+WHOLE = ("format_version", "num_players", "features_version")
+"""the fields that are whole numbers (a flag or a float of the same value is refused, not read as one)"""
 KEYS = ("format", "format_version", "game", "num_players", "rules", "features_version", "hidden", "weights",
         "weights_sha256", "summary")
 
@@ -211,6 +213,10 @@ def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
     if set(meta) != set(KEYS):
         raise _refuse(path, f"expected the fields {', '.join(KEYS)}, got {excerpt(sorted(meta))} "
                             "(corrupted?)")
+    wrong = [key for key in WHOLE if type(meta[key]) is not int]  # true == 1 and 4.0 == 4 in Python
+    if wrong:
+        raise _refuse(path, f"{wrong[0]} must be a whole number, got {excerpt(meta[wrong[0]])} (corrupted or "
+                            "edited?); fit it again with cardlab match-equity")
     if meta["format_version"] != FORMAT_VERSION or meta["features_version"] != FEATURES_VERSION:
         raise _refuse(path, f"format {excerpt(meta['format_version'])}, features "
                             f"{excerpt(meta['features_version'])}; this cardlab reads format "

@@ -81,6 +81,8 @@ def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> 
         (_shipped_copy(tmp_path, format="cardlab-reader"), "not a cardlab-match-equity file"),
         (_shipped_copy(tmp_path, features_version=99), "features 99; this cardlab reads"),
         (_shipped_copy(tmp_path, extra=1), "expected the fields"),
+        (_shipped_copy(tmp_path, format_version=True), "format_version must be a whole number, got True"),
+        (_shipped_copy(tmp_path, num_players=4.0), "num_players must be a whole number, got 4.0"),
         (_shipped_copy(tmp_path, hidden=[16, 32]), r"layer 0 must be a finite \(16, 11\) weight"),
         (_seats_edited(tmp_path, game),
          r"its weights read the features of 3 seats, but it records num_players=4 \(edited\?\)"),
