@@ -45,11 +45,12 @@ READERS = ("learned", "posterior")
 """the beliefs that deal worlds from a hand reader (``posterior`` where it has no posterior worlds)"""
 WEIGHING = tuple(belief for belief in BELIEFS if belief != "uniform" and belief not in READERS)
 """the beliefs that weigh their worlds (by how likely a model of the other seats made their recorded moves)"""
-READ_WITH: dict[str, tuple[str, tuple[str, ...]]] = {
+READ_WITH: dict[str, tuple[str, tuple[Any, ...]]] = {
     "points_weight": ("value", ("win",)), "reader": ("belief", READERS),
-    "weigh": ("belief", WEIGHING), "ess": ("belief", WEIGHING)}
+    "weigh": ("belief", WEIGHING), "ess": ("belief", WEIGHING), "belief": ("cheat", (0,))}
 """option -> (the option it is read beside, the values of that one it is read with): given (not its default)
-beside another value, it would do nothing, so it is refused"""
+beside another value, it would do nothing, so it is refused (a belief beside ``cheat=1``, which deals the
+true hands: no belief's world is searched)"""
 OPPONENTS = ("base", "recognise")
 MOST_WORLDS = 16384
 """the most worlds a spec may ask for (each is a batch slot per candidate, played in waves)"""
@@ -189,8 +190,8 @@ class SearchOptions:
     cheat: int = option(
         0, "1: every world holds the other seats' true hands (the face-down pile still dealt at random from "
         "its true cards): the measured upper bound of any inference of the hidden cards, for benchmarks "
-        "only (it plays only where the play loop shows it the true state, as evaluation does)", low=0,
-        high=1)
+        "only (it plays only where the play loop shows it the true state, as evaluation does); beside no "
+        "`belief` (it would deal no world)", low=0, high=1)
     reader: str = option(
         "", "with `belief=learned` or `posterior`: the hand reader that deals the worlds, a reader's "
         "NAME.json (`cardlab read-hands` writes RUN/reader.json)", text="a hand reader file",

@@ -56,6 +56,7 @@ from cardlab.agents.base import show_table
 from cardlab.agents.bot_catalogue import shipped_bots
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS, SearchAgent
 from cardlab.envs import make_env
+from cardlab.envs.aec import live_turns
 from cardlab.envs.checked_json import read_json_file
 
 SEARCHED = ("search:bot:huit-2p", "search:bot:huit-4p", "search:bot:switch-4p", "search:expert@huit-2p",
@@ -128,12 +129,8 @@ def measure(spec: str, decisions: int, seed: int = 0, warmup: int = 20) -> Laten
         hand += 1
         for agent in agents:
             agent.reset()
-        for name in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            agent = agents[env.agent_seat[name]]
+        for name, seat, observation in live_turns(env):
+            agent = agents[seat]
             show_table(agent, env, name)
             start, processor = time.perf_counter(), time.process_time()
             action = agent.act(observation)

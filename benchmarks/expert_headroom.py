@@ -39,6 +39,7 @@ from cardlab.agents.base import register
 from cardlab.agents.heuristics import huit as H
 from cardlab.envs import cards as C
 from cardlab.envs import make_env
+from cardlab.envs.aec import live_turns
 from cardlab.envs.huit import rules as R
 from cardlab.envs.huit.heuristics import kernels as K
 from cardlab.envs.huit.heuristics import tables as T
@@ -149,12 +150,7 @@ def rollout_data(game: str, players: int, hands: int, seed: int) -> dict[str, np
 
     for hand in range(hands):
         env.reset(seed=derive_seed(seed, 1, hand))
-        for name in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            seat = env.agent_seat[name]
+        for _, seat, obs in live_turns(env):
             legal = np.flatnonzero(obs["action_mask"])
             action = agents[seat].act(obs)
             if len(legal) > 1:

@@ -14,7 +14,7 @@ from typing import Any
 
 from cardlab.agents.agent_spec import is_shipped_name
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import CHOICE, quoted, refusal
+from cardlab.envs.declared import CHOICE, check_that, quoted
 from cardlab.training.harness.config import (
     TrainConfig,
     config_from_dict,
@@ -190,12 +190,6 @@ def _absolute_paths(base: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check(ok: bool, key: str, value: Any, problem: str, accepted: str) -> None:
-    """Refuse a sweep file's value unless `ok`, in the one wording of a refused value (`refusal`)."""
-    if not ok:
-        raise ValueError(refusal(key, value, problem, accepted))
-
-
 def load_sweep(path: str | pathlib.Path) -> Sweep:
     """Read and check a sweep file; every searched value is checked by building its config. A refusal names
     the file, then the key (`refusal`): each number and word as its field declares it, the rest here."""
@@ -205,12 +199,12 @@ def load_sweep(path: str | pathlib.Path) -> Sweep:
     try:
         sweep = parse_dataclass(SweepConfig, data)
         check_declared(sweep)
-        _check(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", sweep.name)), "name", sweep.name, "not a folder name",
-               "letters, digits, '-', '_' and '.' (it names the sweep's folder)")
-        _check(bool(sweep.base), "base", sweep.base, "missing",
-               "the training config to sweep over, relative to the sweep file, e.g. ../huit_ppo.yaml")
-        _check(len(sweep.seeds) > 0 and len(set(sweep.seeds)) == len(sweep.seeds), "seeds", sweep.seeds,
-               "not a list of distinct seeds", "one or more distinct whole numbers >= 0")
+        check_that(bool(re.fullmatch(r"[A-Za-z0-9_.-]+", sweep.name)), "name", sweep.name,
+                   "not a folder name", "letters, digits, '-', '_' and '.' (it names the sweep's folder)")
+        check_that(bool(sweep.base), "base", sweep.base, "missing",
+                   "the training config to sweep over, relative to the sweep file, e.g. ../huit_ppo.yaml")
+        check_that(len(sweep.seeds) > 0 and len(set(sweep.seeds)) == len(sweep.seeds), "seeds", sweep.seeds,
+                   "not a list of distinct seeds", "one or more distinct whole numbers >= 0")
         base_path = (path.parent / sweep.base).resolve()
         try:
             base = config_to_dict(load_config(base_path))
@@ -218,15 +212,15 @@ def load_sweep(path: str | pathlib.Path) -> Sweep:
         except ValueError as err:
             raise ValueError(f"base config {base_path} with the sweep's overrides: {err}") from None
         opponents = base["eval"]["opponents"]
-        _check(not sweep.opponent or sweep.opponent in opponents, "opponent", sweep.opponent, CHOICE,
-               f"'' (the first) or one of the base config's eval.opponents: {quoted(opponents)}")
+        check_that(not sweep.opponent or sweep.opponent in opponents, "opponent", sweep.opponent, CHOICE,
+                   f"'' (the first) or one of the base config's eval.opponents: {quoted(opponents)}")
         final = base["eval"]["final_hands"]
-        _check(final > 0, "base eval.final_hands", final, "not accepted in a sweep",
-               "a value > 0 (the sweep ranks points by the final evaluation)")
-        _check(not sweep.population.enabled or base["self_play"]["enabled"], "population.enabled",
-               sweep.population.enabled, "not accepted without self-play",
-               "true only with self_play.enabled: true in the base config (a population shares self-play "
-               "snapshots)")
+        check_that(final > 0, "base eval.final_hands", final, "not accepted in a sweep",
+                   "a value > 0 (the sweep ranks points by the final evaluation)")
+        check_that(not sweep.population.enabled or base["self_play"]["enabled"], "population.enabled",
+                   sweep.population.enabled, "not accepted without self-play",
+                   "true only with self_play.enabled: true in the base config (a population shares self-play "
+                   "snapshots)")
         checked = Sweep(sweep, base, path, text)
         for key, spec in sweep.search.items():
             _check_search(checked, key, spec)
@@ -238,22 +232,22 @@ def load_sweep(path: str | pathlib.Path) -> Sweep:
 def _check_search(sweep: Sweep, key: str, spec: Any) -> None:
     """One search entry: a known kind with sound values, each of which makes a valid config."""
     where = f"search.{key}"
-    _check(isinstance(key, str) and key.split(".")[0] not in FIXED_KEYS, where, spec,
-           "not a key a sweep varies",
-           "config keys other than name and seed (the seeds are the sweep's seeds)")
-    _check(isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in KINDS, where, spec,
-           "not one kind of values", f"one of {', '.join('{' + k + ': [...]}' for k in KINDS)}")
+    check_that(isinstance(key, str) and key.split(".")[0] not in FIXED_KEYS, where, spec,
+               "not a key a sweep varies",
+               "config keys other than name and seed (the seeds are the sweep's seeds)")
+    check_that(isinstance(spec, dict) and len(spec) == 1 and next(iter(spec)) in KINDS, where, spec,
+               "not one kind of values", f"one of {', '.join('{' + k + ': [...]}' for k in KINDS)}")
     ((kind, values),) = spec.items()
-    _check(isinstance(values, list) and len(values) > 0, where, spec, "not a list of values",
-           f"{{{kind}: [...]}} with one value or more")
+    check_that(isinstance(values, list) and len(values) > 0, where, spec, "not a list of values",
+               f"{{{kind}: [...]}} with one value or more")
     if kind in ("uniform", "loguniform", "randint"):
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        _check(len(values) == 2 and numbers and values[0] < values[1], where, spec, "not a range",
-               f"{{{kind}: [low, high]}}, two numbers with low < high")
-        _check(kind != "loguniform" or values[0] > 0, where, spec, "not a range",
-               "{loguniform: [low, high]} with 0 < low < high")
-        _check(kind != "randint" or all(isinstance(v, int) for v in values), where, spec, "not a range",
-               "{randint: [low, high]}, two whole numbers with low < high")
+        check_that(len(values) == 2 and numbers and values[0] < values[1], where, spec, "not a range",
+                   f"{{{kind}: [low, high]}}, two numbers with low < high")
+        check_that(kind != "loguniform" or values[0] > 0, where, spec, "not a range",
+                   "{loguniform: [low, high]} with 0 < low < high")
+        check_that(kind != "randint" or all(isinstance(v, int) for v in values), where, spec, "not a range",
+                   "{randint: [low, high]}, two whole numbers with low < high")
     for value in values:
         try:
             sweep.trial_config(nested(key, value), sweep.config.seeds[0])

@@ -13,7 +13,7 @@ import copy
 import functools
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import gymnasium
@@ -424,3 +424,22 @@ def make_env_factory(raw_cls: type[CardGameEnv]) -> Callable[..., AECEnv]:
         f"The {raw_cls.SPEC.title} environment with PettingZoo's checking wrappers (see the module doc)."
     )
     return env
+
+
+def live_turns(env: Any) -> Iterator[tuple[str, int, dict[str, np.ndarray]]]:
+    """(agent name, seat, observation) of each turn of `env`'s episode that is played, in order.
+
+    Why: PettingZoo's `agent_iter` also hands every finished agent a turn,
+    which must be stepped with ``None`` before the episode ends; every play
+    loop of the package skips those the same way, here once. The caller plays
+    each yielded turn with ``env.step(action)`` before asking for the next
+    (asking without a step yields the same turn again). Reset `env` first; a
+    caller may stop at any turn (the next reset starts afresh).
+    """
+    seats = env.unwrapped.agent_seat
+    for name in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        yield name, seats[name], observation

@@ -6,8 +6,9 @@ Why one primitive: rule options (`cardlab.envs.options.RuleOptions`), search opt
 accepted; declared in one shape, each reader (the checks, the error text, the docs
 table) takes them from the field, so a new option is one edit. It lives in `envs`,
 the lowest layer, so that all three can import it. A refused value of any kind is
-worded by `refusal`, one sentence shape for the three; `check_fields` checks every declared field of
-any dataclass (call it from `__post_init__`).
+worded by `refusal` (`check_that` where a condition decides), one sentence shape
+for the three; `check_fields` checks every declared field of any dataclass (call
+it from `__post_init__`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ def refusal(key: str, value: Any, problem: str, accepted: str, kind: str = "") -
     (``search option``) and config keys (no kind: the key path names it):
     ``[KIND ]KEY=VALUE is PROBLEM; accepted: ACCEPTED``, the value shortened by `excerpt`."""
     return f"{kind + ' ' if kind else ''}{key}={excerpt(value)} is {problem}; accepted: {accepted}"
+
+
+def check_that(ok: bool, key: str, value: Any, problem: str, accepted: str, kind: str = "") -> None:
+    """Refuse `value` unless `ok`, worded by `refusal`: the check of what no declaration states, most often a
+    value another key's value rules out (``reward='points' is not accepted with episode: match; accepted:
+    ...``), said as PROBLEM."""
+    if not ok:
+        raise ValueError(refusal(key, value, problem, accepted, kind))
 
 
 def quoted(words: Any) -> str:

@@ -19,7 +19,7 @@ from cardlab.agents.agent_spec import resolve_spec
 from cardlab.agents.base import Agent, show_table
 from cardlab.agents.failure import checked_action
 from cardlab.envs import get_spec, make_game
-from cardlab.envs.aec import CardGameEnv
+from cardlab.envs.aec import CardGameEnv, live_turns
 from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
 from cardlab.envs.world_replay import unreplayable
@@ -109,22 +109,17 @@ def run_episode(
     for agent in seat_agents:
         agent.reset()
     final: dict[str, Any] = {}
-    for name in env.agent_iter():
-        obs, _, terminated, truncated, info = env.last()
-        if terminated or truncated:
-            final = final or dict(info)
-            env.step(None)
-            continue
-        seat = env.agent_seat[name]
+    for name, seat, obs in live_turns(env):
         who = names[seat] if names is not None else seat_agents[seat].name
         show_table(seat_agents[seat], env, name)
         action = checked_action(seat_agents[seat], obs, who)
         if before_step is not None:
             before_step(seat, action)
         env.step(action)
+        final = env.infos[name]  # at the end every seat's info holds the result, the mover's too
         if on_step is not None and on_step(seat, action):
-            return dict(env.infos[name])
-    return final
+            return dict(final)
+    return dict(final)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,12 +154,7 @@ def seat_zero_choices(env: Any, agents: Sequence[Agent], seed: int) -> Iterator[
     """
     raw = env.unwrapped
     env.reset(seed=seed)
-    for name in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        seat = raw.agent_seat[name]
+    for name, seat, obs in live_turns(env):
         if seat == 0 and np.count_nonzero(obs["action_mask"]) > 1:
             record = raw.public_record(name)
             yield Choice(raw, name, obs, record, unreplayable(record))

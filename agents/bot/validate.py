@@ -46,6 +46,7 @@ from cardlab.agents.bot.format import (
     tensor_shapes,
 )
 from cardlab.envs import env_class
+from cardlab.envs.aec import live_turns
 from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.game_spec import Game, games
 
@@ -367,11 +368,7 @@ def random_play(game: Game, count: int, seed: int) -> tuple[np.ndarray, np.ndarr
     while len(obs) < count:
         env.reset(seed=seed + hand)
         hand += 1
-        for _ in env.agent_iter():
-            o, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
+        for _, _, o in live_turns(env):
             if len(obs) == count:
                 break
             obs.append(o["observation"])

@@ -41,6 +41,7 @@ from cardlab.agents.bot.format import ACTIVATIONS, MAX_JSON_DEPTH, MAX_METADATA_
 from cardlab.agents.bot.load import build_network
 from cardlab.agents.bot.validate import check_game, check_network, check_version, read_capped, read_weights
 from cardlab.envs import make_env
+from cardlab.envs.aec import live_turns
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.game_spec import Game, games
@@ -274,11 +275,7 @@ def played_readings(game: Game, count: int = PLAYED_READINGS) -> np.ndarray:
     rows: list[np.ndarray] = []
     while len(rows) < count:
         env.reset(seed=int(rng.integers(2**31)))
-        for name in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
+        for name, _, obs in live_turns(env):
             record = raw.public_record(name)
             known = game.determinization(obs, 0, record)
             rows.append(reading_inputs(layout, known, obs["observation"], record))

@@ -17,6 +17,7 @@ from cardlab.agents.hand_reading import reading as RD
 from cardlab.agents.hand_reading.reading import MIN_BLOCK, Reading, Weighing, weighed_margin, weighed_values
 from cardlab.agents.search import SearchAgent, SearchOptions, parse_spec
 from cardlab.envs import make_env
+from cardlab.envs.aec import live_turns
 from cardlab.evaluation.episodes import seat_zero_choices
 
 
@@ -85,11 +86,7 @@ def test_equal_weights_choose_exactly_what_the_uniform_search_chooses(
     compared = 0
     for hand in range(2):
         env.reset(seed=hand)
-        for name in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
+        for name, _, obs in live_turns(env):
             weighed.show({"record": env.unwrapped.public_record(name)})
             move = weighed.act(obs)
             assert move == uniform.act(obs)
@@ -142,12 +139,8 @@ def test_a_capped_weights_search_deals_its_worlds_as_the_rollouts_reach_them() -
     weighed = 0
     for hand in range(2):
         env.reset(seed=5 + hand)
-        for name in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            if env.unwrapped.agent_seat[name] == 1:
+        for name, seat, obs in live_turns(env):
+            if seat == 1:
                 env.step(other.act(obs))
                 continue
             show_table(agent, env, name)

@@ -28,6 +28,7 @@ from cardlab.agents.hand_reading.reader import (
     shipped_reader_path,
 )
 from cardlab.envs import make_env, make_game
+from cardlab.envs.aec import live_turns
 from cardlab.envs.reading_inputs import SEAT_KINDS, reading_inputs
 from cardlab.envs.record import DRAW, PASS, Event, Record
 from cardlab.evaluation.episodes import seat_zero_choices
@@ -152,12 +153,7 @@ def play(spec: str, game: str, players: int, seed: int) -> list[int]:
     agents += [make_agent("expert", table, seed=s) for s in range(1, players)]
     moves = []
     env.reset(seed=seed)
-    for name in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        seat = env.unwrapped.agent_seat[name]
+    for name, seat, obs in live_turns(env):
         if agents[seat].sees:
             agents[seat].show({"record": env.unwrapped.public_record(name)})
         move = agents[seat].act(obs)

@@ -20,6 +20,7 @@ from cardlab.agents.base import Agent
 from cardlab.agents.rollouts import FIRST_IN_FLIGHT, IN_FLIGHT, SMALLEST_BATCH
 from cardlab.agents.search import LEVELS, SearchAgent, SearchOptions, parse_spec, rollout_spec
 from cardlab.envs import make_env, make_game
+from cardlab.envs.aec import live_turns
 from cardlab.envs.game_spec import Game
 from tests.agents.test_heuristics import GAMES as MODULES
 from tests.agents.test_heuristics import play_hand, reachable
@@ -123,12 +124,8 @@ def test_it_plays_only_legal_moves_through_whole_hands(game_id: str, players: in
         env.reset(seed=hand)
         for agent in agents:
             agent.reset()
-        for name in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            action = agents[env.agent_seat[name]].act(obs)
+        for _, seat, obs in live_turns(env):
+            action = agents[seat].act(obs)
             assert obs["action_mask"][action] == 1
             env.step(action)
 

@@ -5,6 +5,7 @@ the play loop shows it the true state."""
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -12,7 +13,8 @@ import numpy as np
 import pytest
 
 from cardlab.agents.agent_spec import make_agent
-from cardlab.agents.search import SearchAgent, parse_spec
+from cardlab.agents.search import SearchAgent, SearchOptions, parse_spec
+from cardlab.agents.search_options import BELIEFS
 from cardlab.envs import make_env, make_game
 from cardlab.envs.game_spec import Game
 from cardlab.envs.world_sampling import revealed
@@ -151,3 +153,18 @@ def test_the_cheat_option_takes_0_or_1() -> None:
     assert parse_spec("search:expert")[0].cheat == 0
     with pytest.raises(ValueError, match=r"cheat=2 is out of range; accepted: a whole number 0 to 1"):
         parse_spec("search:cheat=2:expert")
+
+
+@pytest.mark.parametrize("belief", [belief for belief in BELIEFS if belief != "uniform"])
+def test_a_belief_beside_the_cheat_is_refused_in_one_line_naming_both(belief: str) -> None:
+    """``cheat=1`` puts the true hands in every world, so a belief would deal and weigh none: refused, in a
+    spec and in code alike, rather than searched as if it had read the hand; without the cheat, taken."""
+    says = (f"search option belief={belief!r} is read only with cheat=0, not cheat=1; accepted: belief "
+            "beside one of them, or none")
+    with pytest.raises(ValueError) as caught:
+        parse_spec(f"{CHEAT}belief={belief}:expert")
+    assert str(caught.value).endswith(says) and "\n" not in str(caught.value), str(caught.value)
+    with pytest.raises(ValueError, match=f"^{re.escape(says)}$"):
+        SearchOptions(cheat=1, belief=belief)
+    assert SearchOptions(cheat=0, belief=belief).belief == belief
+    assert parse_spec(f"{CHEAT}belief=uniform:expert")[0].cheat == 1  # the default belief: nothing given

@@ -15,7 +15,15 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from cardlab.envs.declared import Declared, check_choice, check_fields, check_whole, declarations, option
+from cardlab.envs.declared import (
+    Declared,
+    check_choice,
+    check_fields,
+    check_that,
+    check_whole,
+    declarations,
+    option,
+)
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.huit.spec import SPEC as HUIT
 from cardlab.envs.options import COUNT_HIGH
@@ -124,3 +132,12 @@ def test_check_whole_and_check_choice_return_what_they_accept() -> None:
         refused = r"^env option mode=.* is not one of the choices; accepted: None, 'fast'$"
         with pytest.raises(ValueError, match=refused):
             check_choice("mode", bad, (None, "fast"), "env option")
+
+
+def test_check_that_refuses_in_the_one_wording_only_where_its_condition_fails() -> None:
+    check_that(True, "reward", "points", "not accepted with episode: match", "'win'")
+    refused = "reward='points' is not accepted with episode: match; accepted: 'win' or 'match'"
+    with pytest.raises(ValueError, match=f"^{re.escape(refused)}$"):
+        check_that(False, "reward", "points", "not accepted with episode: match", "'win' or 'match'")
+    with pytest.raises(ValueError, match=r"^env option x=1 is odd; accepted: even$"):
+        check_that(False, "x", 1, "odd", "even", "env option")

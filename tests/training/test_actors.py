@@ -81,9 +81,11 @@ def _config(**changes: Any) -> dict[str, Any]:
                          "false); accepted: 'cpu', or 'auto'"),
     ({"device": "gpu"}, "device='gpu' is not one of the choices; accepted: 'cpu', 'cuda', 'auto'"),
     ({"max_policy_lag": -1}, "max_policy_lag=-1 is out of range; accepted: a value >= 0"),
-    ({"ray": {"address": "local"}}, "ray.address='local' is not accepted with actors: 0"),
+    ({"ray": {"address": "local"}}, "ray.address='local' is not accepted with actors: 0; accepted: '' "
+                                    "(this machine's processes), or actors of 1 or more (the cluster runs "
+                                    "the actors)"),
     ({"trainer": "maskable_ppo", "actors": 2},
-     "actors (with trainer: maskable_ppo)=2 is not accepted: use 0"),
+     "actors=2 is not accepted with trainer: maskable_ppo; accepted: 0, or trainer: lean"),
 ])
 def test_bad_placements_are_refused_in_one_line(changes: dict[str, Any], expected: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:

@@ -145,11 +145,12 @@ def _config(**changes: Any) -> dict[str, Any]:
     ({"algorithm": "dmc", "dmc": {"learning_rate": 0}}, "dmc.learning_rate=0.0 is out of range; accepted: a"),
     ({"algorithm": "dmc", "dmc": {"gamma": 0.9}}, "unknown config key(s) dmc.gamma"),
     ({"algorithm": "dmc", "policy": {"net_arch": [32], "privileged_critic": True}},
-     "policy.privileged_critic (with algorithm: dmc)=True is not accepted: use False: the Q network has no"),
+     "policy.privileged_critic=True is not accepted with algorithm: dmc; accepted: False (the Q network has "
+     "no critic)"),
     ({"algorithm": "dmc", "imitation": {"enabled": True}},
-     "imitation.enabled (with algorithm: dmc)=True is not accepted"),
+     "imitation.enabled=True is not accepted with algorithm: dmc; accepted: False"),
     ({"algorithm": "dmc", "trainer": "maskable_ppo", "num_envs": 2},
-     "algorithm (with trainer: maskable_ppo)='dmc' is not accepted: use 'ppo', or trainer: lean"),
+     "algorithm='dmc' is not accepted with trainer: maskable_ppo; accepted: 'ppo', or trainer: lean"),
 ])
 def test_bad_dmc_keys_are_refused_in_one_line(changes: dict[str, Any], expected: str) -> None:
     with pytest.raises(ValueError, match=re.escape(expected)) as err:

@@ -77,7 +77,8 @@ def test_a_run_with_the_head_trains_it_and_exports_the_actor_alone(tmp_path: pat
 def test_the_head_is_refused_with_maskable_ppo_and_out_of_bounds() -> None:
     data = config_to_dict(load_config(CONFIGS / "huit_quick.yaml"))
     data["policy"]["read_hands"] = 0.5
-    refusal = "policy.read_hands (with trainer: maskable_ppo)=0.5 is not accepted: use 0, or trainer: lean"
+    refusal = ("policy.read_hands=0.5 is not accepted with trainer: maskable_ppo; accepted: 0, or trainer: "
+               "lean")
     with pytest.raises(ValueError, match=re.escape(refusal)):
         config_from_dict(data)
     data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))

@@ -66,14 +66,24 @@ def test_other_configs_keep_maskable_ppo() -> None:
     ({"trainer": "sb3"}, "trainer='sb3' is not one of the choices; accepted: 'maskable_ppo', 'lean'"),
     ({"episode": "round"}, "episode='round' is not one of the choices; accepted: 'hand', 'match'"),
     ({"episode": "match", "reward": "points"},
-     "reward (with episode: match)='points' is not accepted: use 'win'"),
+     "reward='points' is not accepted with episode: match; accepted: 'win' (the match's win reward) or "
+     "'match'"),
     ({"episode": "match", "trainer": "maskable_ppo"},
-     "episode (with trainer: maskable_ppo)='match' is not accepted: use 'hand', or trainer: lean"),
+     "episode='match' is not accepted with trainer: maskable_ppo; accepted: 'hand', or trainer: lean"),
     ({"eval": {"matches": -1}}, "eval.matches=-1 is out of range; accepted: a value >= 0"),
-    ({"reward": "match"}, "reward (with episode: hand)='match' is not accepted: 'match' pays the change of "
-                          "the match equity across the hands of a match: set episode: match"),
+    ({"reward": "match"}, "reward='match' is not accepted with episode: hand; accepted: 'win' or 'points', "
+                          "or episode: match ('match' pays the change of the match equity across the hands "
+                          "of a match)"),
     ({"reward": "match", "episode": "match", "trainer": "maskable_ppo"},
-     "reward (with trainer: maskable_ppo)='match' is not accepted: use 'win' or 'points', or trainer: lean"),
+     "reward='match' is not accepted with trainer: maskable_ppo; accepted: 'win' or 'points', or trainer: "
+     "lean"),
+    ({"skip_forced_moves": True},
+     "skip_forced_moves=True is not accepted with trainer: lean; accepted: false, or trainer: maskable_ppo"),
+    ({"population": {"dir": "runs/pool"}, "self_play": {"enabled": False}},
+     "population.dir='runs/pool' is not accepted without self-play; accepted: '' (no population), or set "
+     "self_play.enabled: true as well"),
+    ({"eval": {"final_hands": 0, "final_matches": 4}},
+     "eval.final_matches=4 is not accepted with eval.final_hands: 0; accepted: 0, or eval.final_hands > 0"),
     ({"reward": "match", "episode": "match", "game": "switch", "num_players": 3},
      "reward: match needs the table's match equity: no match equity ships for switch with 3 players "
      "(equity models: huit-2p, huit-3p, huit-4p, huit-5p, huit-6p, switch-4p, switch-5p, switch-6p)"),

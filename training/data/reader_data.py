@@ -27,6 +27,7 @@ import numpy as np
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.hand_reading.reader import reader_layout
 from cardlab.envs import make_env
+from cardlab.envs.aec import live_turns
 from cardlab.envs.game_spec import Game, make_game
 from cardlab.envs.reading_inputs import reading_inputs
 from cardlab.envs.world_sampling import revealed
@@ -90,12 +91,7 @@ def make_chunk(table: Table, chunk: int, positions: int,
         env.reset(seed=int(rng.integers(2**31)))
         for agent in (players[s][seated[s]] for s in range(n)):
             agent.reset()
-        for name in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            seat = raw.agent_seat[name]
+        for name, seat, obs in live_turns(env):
             if np.count_nonzero(obs["action_mask"]) > 1 and len(found["inputs"]) < positions and \
                     rng.random() < table.keep_share:
                 record = raw.public_record(name)

@@ -28,6 +28,7 @@ from cardlab.agents.base import Agent, show_table
 from cardlab.agents.bot import BotAgent, network_actions
 from cardlab.agents.search import SearchAgent
 from cardlab.envs import make_env
+from cardlab.envs.aec import live_turns
 from cardlab.envs.game_spec import Game
 from cardlab.evaluation.episodes import derive_seed
 from cardlab.training.arena.league import LeagueSettings
@@ -133,7 +134,6 @@ def hand_by_hand(plan: LabelPlan, game: Game, base: BotAgent, positions: Positio
     """Positions of hands played one at a time in the AEC env (a teacher shown the record or the state):
     the base in seat ``hand mod n``, each other seat an opponent spec drawn per hand."""
     env = make_env(game.id, **game.rules.to_dict(), episode="hand")
-    raw = env.unwrapped
     n = game.num_players
     seated: dict[tuple[int, int], Agent] = {}
     hand = 0
@@ -150,12 +150,7 @@ def hand_by_hand(plan: LabelPlan, game: Game, base: BotAgent, positions: Positio
         for agent in {id(a): a for a in (*agents, positions.teacher)}.values():
             agent.reset()
         env.reset(seed=derive_seed(seed, hand))
-        for name in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            seat = raw.agent_seat[name]
+        for name, seat, observation in live_turns(env):
             if seat != learner:
                 show_table(agents[seat], env, name)
                 env.step(agents[seat].act(observation))

@@ -27,7 +27,7 @@ from cardlab.agents.base import check_unshown
 from cardlab.envs import games, get_spec
 from cardlab.envs.aec import REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
-from cardlab.envs.declared import KIND, RANGE, refusal
+from cardlab.envs.declared import KIND, RANGE, check_that, refusal
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES
 from cardlab.training.arena.match_reward import MATCH, table_equity
@@ -411,21 +411,16 @@ def _value(hint: Any, value: Any, path: str) -> Any:
 
 
 # ---------------------------------------------------------------- values
-def _check(ok: bool, path: str, value: Any, accepted: str) -> None:
-    if not ok:
-        raise ValueError(f"{path}={excerpt(value)} is not accepted: {accepted}")
-
-
 def _validate(cfg: TrainConfig) -> None:
     game = check_header(cfg)
     bounds.check_declared(cfg)
     bounds.check_rollout(cfg)
-    _check(cfg.episode == "hand" or cfg.reward != "points", "reward (with episode: match)", cfg.reward,
-           "use 'win' (the match's win reward) or 'match' (its equity's change at each hand's end); 'points' "
-           "pays each hand's points, as hand episodes do")
-    _check(cfg.episode == "match" or cfg.reward != MATCH, "reward (with episode: hand)", cfg.reward,
-           "'match' pays the change of the match equity across the hands of a match: set episode: match, "
-           "or use 'win' or 'points'")
+    check_that(cfg.episode == "hand" or cfg.reward != "points", "reward", cfg.reward,
+               "not accepted with episode: match", "'win' (the match's win reward) or 'match' (its equity's "
+               "change at each hand's end); 'points' pays each hand's points, as hand episodes do")
+    check_that(cfg.episode == "match" or cfg.reward != MATCH, "reward", cfg.reward,
+               "not accepted with episode: hand", "'win' or 'points', or episode: match ('match' pays the "
+               "change of the match equity across the hands of a match)")
     check_placement(cfg)
     if not cfg.opponents:
         raise ValueError(refusal("opponents", cfg.opponents, "empty", "a list of at least one agent spec"))
@@ -435,24 +430,23 @@ def _validate(cfg: TrainConfig) -> None:
                                      "a value > 0 and <= 1,000,000"))
         _check_spec(opp.spec, f"opponents[{i}].spec", game, cfg.trainer == "lean")
 
-    _check(cfg.trainer == "lean" or cfg.reward != MATCH, f"reward (with trainer: {cfg.trainer})", cfg.reward,
-           "use 'win' or 'points', or trainer: lean (with episode: match)")
+    with_trainer = f"not accepted with trainer: {cfg.trainer}"
+    check_that(cfg.trainer == "lean" or cfg.reward != MATCH, "reward", cfg.reward, with_trainer,
+               "'win' or 'points', or trainer: lean (with episode: match)")
     if cfg.reward == MATCH:
         table_equity(game)
     if cfg.trainer == "lean":
         _check_lean(cfg)
     else:
-        _check(cfg.episode == "hand", f"episode (with trainer: {cfg.trainer})", cfg.episode,
-               "use 'hand', or trainer: lean")
-        _check(cfg.policy.read_hands == 0, f"policy.read_hands (with trainer: {cfg.trainer})",
-               cfg.policy.read_hands, "use 0, or trainer: lean")
-        for key, value, default in (("actors", cfg.actors, 0), ("device", cfg.device, "cpu"), ("ray.address",
-                                    cfg.ray.address, ""), ("algorithm", cfg.algorithm, "ppo")):
-            _check(value == default, f"{key} (with trainer: {cfg.trainer})", value,
-                   f"use {default!r}, or trainer: lean")
+        for key, value, default in (
+                ("episode", cfg.episode, "hand"), ("policy.read_hands", cfg.policy.read_hands, 0),
+                ("actors", cfg.actors, 0), ("device", cfg.device, "cpu"),
+                ("ray.address", cfg.ray.address, ""), ("algorithm", cfg.algorithm, "ppo")):
+            check_that(value == default, key, value, with_trainer, f"{default!r}, or trainer: lean")
     pop = cfg.population
-    _check(not pop.dir or cfg.self_play.enabled, "population.dir", pop.dir,
-           "a population shares self-play snapshots: set self_play.enabled: true as well")
+    check_that(not pop.dir or cfg.self_play.enabled, "population.dir", pop.dir,
+               "not accepted without self-play", "'' (no population), or set self_play.enabled: true as well "
+               "(a population shares self-play snapshots)")
 
     if cfg.imitation.enabled:
         _check_spec(cfg.imitation.teacher, "imitation.teacher", game, cfg.trainer == "lean")
@@ -466,8 +460,9 @@ def _validate(cfg: TrainConfig) -> None:
     bounds.check_network(cfg.policy.net_arch, game.layout.size, game.num_actions)
 
     ev = cfg.eval
-    _check(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
-           "matches are played in the final evaluation: set eval.final_hands > 0 too")
+    check_that(ev.final_hands > 0 or ev.final_matches == 0, "eval.final_matches", ev.final_matches,
+               "not accepted with eval.final_hands: 0", "0, or eval.final_hands > 0 as well (the matches are "
+               "played in the final evaluation)")
     if not ev.opponents:
         raise ValueError(refusal("eval.opponents", ev.opponents, "empty",
                                  "a list of at least one agent spec"))
@@ -481,11 +476,11 @@ def _check_lean(cfg: TrainConfig) -> None:
         batched = get_spec(cfg.game).batched_engine() is not None
     except ValueError:
         batched = False
-    _check(batched, "game (with trainer: lean)", cfg.game,
-           "this game has no batched engine (GameSpec.batched): use trainer: maskable_ppo")
-    _check(not cfg.skip_forced_moves, "skip_forced_moves (with trainer: lean)", cfg.skip_forced_moves,
-           "use false, or trainer: maskable_ppo")
-    check_dmc(cfg, _check)
+    check_that(batched, "game", cfg.game, "not accepted with trainer: lean",
+               "a game with a batched engine (GameSpec.batched), or trainer: maskable_ppo")
+    check_that(not cfg.skip_forced_moves, "skip_forced_moves", cfg.skip_forced_moves,
+               "not accepted with trainer: lean", "false, or trainer: maskable_ppo")
+    check_dmc(cfg)
 
 
 def _check_spec(spec: str, path: str, game: Game, batched: bool = False) -> None:

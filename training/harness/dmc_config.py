@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from cardlab.envs.declared import check_that
 from cardlab.training.harness.config_bounds import ROLLOUT_HIGH, bounded, probability, rate
 
 ALGORITHMS = ("ppo", "dmc")
@@ -40,8 +41,8 @@ class DMCConfig:
     """gradient clipping norm"""
 
 
-def check_dmc(cfg: Any, check: Any) -> None:
-    """Refuse, with `check` (config's one-line refusal), what ``algorithm: dmc`` does not do."""
+def check_dmc(cfg: Any) -> None:
+    """Refuse, in the one wording of a refused value (`check_that`), what ``algorithm: dmc`` does not do."""
     if cfg.algorithm != "dmc":
         return
     for key, value, default, why in (
@@ -49,4 +50,4 @@ def check_dmc(cfg: Any, check: Any) -> None:
             ("policy.read_hands", cfg.policy.read_hands, 0.0, "the hand head reads PPO's actor"),
             ("imitation.enabled", cfg.imitation.enabled, False, "imitation warms PPO's actor and critic"),
             ("population.dir", cfg.population.dir, "", "a population shares bot files of PPO's actor")):
-        check(value == default, f"{key} (with algorithm: dmc)", value, f"use {default!r}: {why}")
+        check_that(value == default, key, value, "not accepted with algorithm: dmc", f"{default!r} ({why})")

@@ -15,8 +15,7 @@ from typing import Any
 
 import torch
 
-from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import refusal
+from cardlab.envs.declared import check_that, refusal
 
 DEVICES = ("cpu", "cuda", "auto")
 """what `device` accepts"""
@@ -64,8 +63,7 @@ def check_placement(cfg: Any) -> None:
     check_device(cfg.device)
     if cfg.ray.address:
         check_actors(cfg.actors, None, "the Ray cluster")  # its cores are counted on joining it
-        if cfg.actors == 0:
-            raise ValueError(f"ray.address={excerpt(cfg.ray.address)} is not accepted with actors: 0: the "
-                             "cluster runs the actors, so set actors to 1 or more")
+        check_that(cfg.actors > 0, "ray.address", cfg.ray.address, "not accepted with actors: 0",
+                   "'' (this machine's processes), or actors of 1 or more (the cluster runs the actors)")
     else:
         check_actors(cfg.actors, usable_cores(), "this machine")
