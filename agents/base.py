@@ -31,6 +31,7 @@ import numpy as np
 
 from cardlab import moved
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import refusal
 from cardlab.envs.fast import RANDOM, CompiledPolicy
 from cardlab.envs.game_spec import Game
 
@@ -110,6 +111,16 @@ class Agent(ABC):
 
 SEES = ("record", "state")
 """what an agent's `sees` may name"""
+
+
+def check_unshown(key: str, spec: str, agent: Agent, where: str, instead: str = "") -> None:
+    """Refuse, as config key `key`, an agent that must be shown more than its observation (`sees`) where it
+    would play in batched play (`where` says which), which shows it nothing else; `instead` adds another
+    accepted choice."""
+    if agent.sees:
+        raise ValueError(refusal(key, spec, "an agent that must be shown the hand's record or true state",
+                                 f"an agent that plays from its observation ({where} shows nothing else)"
+                                 f"{', or ' + instead if instead else ''}"))
 
 
 def show_table(agent: Agent, env: Any, name: str) -> None:

@@ -18,8 +18,9 @@ over is not asked of the network: its winners share 1 (ties share the win).
 Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
 feature version, the network's shape and weights, their SHA-256 and a
 summary). `load_equity` refuses in one line a file for another game, table
-or rule set, of another feature version, or whose weights do not hash as
-recorded. The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
+or rule set, of another feature version, whose weights do not hash as
+recorded, or whose weights read another number of seats than it records.
+The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ MOST_HIDDEN = 256
 """the widest hidden layer a file may declare"""
 LEFT_FLOOR = 0.05
 """added to the share of the target left before a gap is scaled by its square root (no division by 0)"""
+WHOLE = ("format_version", "num_players", "features_version")
+"""the fields that are whole numbers (a flag or a float of the same value is refused, not read as one)"""
 KEYS = ("format", "format_version", "game", "num_players", "rules", "features_version", "hidden", "weights",
         "weights_sha256", "summary")
 
@@ -180,6 +183,11 @@ def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, 
         if w.dtype.kind not in "iuf" or b.dtype.kind not in "iuf":
             raise _refuse(path, f"layer {i}'s weights are not arrays of numbers")
         w, b = w.astype(np.float64), b.astype(np.float64)
+        seats = w.shape[-1] - feature_count(0) if i == 0 and w.ndim == 2 else meta["num_players"]
+        if seats != meta["num_players"] and seats >= 2:
+            raise _refuse(path, f"its weights read the features of {seats} seats, but it records num_players="
+                                f"{excerpt(meta['num_players'])} (edited?); fit it again with cardlab "
+                                "match-equity")
         if w.shape != (sizes[i + 1], sizes[i]) or b.shape != (sizes[i + 1],) or not (
                 np.isfinite(w).all() and np.isfinite(b).all()):
             raise _refuse(path, f"layer {i} must be a finite ({sizes[i + 1]}, {sizes[i]}) weight and "
@@ -205,6 +213,10 @@ def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
     if set(meta) != set(KEYS):
         raise _refuse(path, f"expected the fields {', '.join(KEYS)}, got {excerpt(sorted(meta))} "
                             "(corrupted?)")
+    wrong = [key for key in WHOLE if type(meta[key]) is not int]  # true == 1 and 4.0 == 4 in Python
+    if wrong:
+        raise _refuse(path, f"{wrong[0]} must be a whole number, got {excerpt(meta[wrong[0]])} (corrupted or "
+                            "edited?); fit it again with cardlab match-equity")
     if meta["format_version"] != FORMAT_VERSION or meta["features_version"] != FEATURES_VERSION:
         raise _refuse(path, f"format {excerpt(meta['format_version'])}, features "
                             f"{excerpt(meta['features_version'])}; this cardlab reads format "
@@ -248,5 +260,6 @@ def shipped_equity(game: Game) -> MatchEquity:
     if not path.is_file():
         have = ", ".join(sorted(p.stem for p in SHIPPED.glob("*.json"))) or "none"
         raise ValueError(f"no match equity ships for {game.spec.id} with {game.num_players} players (equity "
-                         f"models: {have}); fit one with cardlab match-equity")
+                         f"models: {have}); fit one with cardlab match-equity and copy its equity.json to "
+                         f"{path}")
     return load_equity(path, game)

@@ -30,7 +30,7 @@ from cardlab.agents.base import Agent
 from cardlab.agents.hand_reading.posterior import Drawer
 from cardlab.agents.hand_reading.reader import load_reader, shipped_reader
 from cardlab.agents.hand_reading.reading import Reading, Weighing, weighed_margin, weighed_values
-from cardlab.agents.match_equity import shipped_equity
+from cardlab.agents.match_equity import MatchEquity, shipped_equity
 from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat_values
 from cardlab.agents.search_options import (
     LEVEL_BOUNDS_MS,
@@ -39,10 +39,12 @@ from cardlab.agents.search_options import (
     MOST_WORLDS,
     READERS,
     ROLLOUTS,
+    SEARCH,
     SearchOptions,
     options_markdown,
     parse_spec,
 )
+from cardlab.envs.declared import refusal
 from cardlab.envs.game_spec import Game
 from cardlab.envs.record import Record
 from cardlab.envs.world_sampling import Determinization, Worlds, revealed
@@ -76,6 +78,16 @@ def rollout_spec(rollout: str, game: Game) -> str | None:
         raise ValueError(f"search option rollout={rollout}: {game.id} has no {rollout} heuristic; "
                          f"give {have}")
     return rollout
+
+
+def table_equity(game: Game) -> MatchEquity:
+    """``value=match``'s equity: the table's shipped one, or a one-line refusal of the option saying why and
+    the values that play at this table."""
+    try:
+        return shipped_equity(game)
+    except ValueError as err:
+        raise ValueError(refusal("value", "match", f"not playable at this table: {err}",
+                                 "value=win or value=points here", SEARCH)) from None
 
 
 class Decision(NamedTuple):
@@ -116,7 +128,7 @@ class SearchAgent(Agent):
         self.last_decision: Decision | None = None
         """the last decision's search (None after a decision with one legal move)"""
         self.rollouts = Rollouts(self.game, base if rollout is None else rollout, drawn_apart(seed, ENGINE))
-        self.equity = shipped_equity(self.game) if self.options.value == "match" else None
+        self.equity = table_equity(self.game) if self.options.value == "match" else None
         """with ``value=match``: the table's match equity, whose chance to win the match values a play-out"""
         o = self.options
         if o.belief == "posterior" and o.budget()[1]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import pathlib
 import shlex
 from collections.abc import Callable, Sequence
@@ -31,7 +32,7 @@ from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import AgentFactory, EvalRequest
-from cardlab.evaluation.results import EpisodeRecord, EvalResult, Rate, text_table
+from cardlab.evaluation.results import EpisodeRecord, EvalResult, Rate, json_numbers, text_table
 from cardlab.evaluation.stats import mean_interval
 from cardlab.evaluation.suites import Suite
 
@@ -108,10 +109,21 @@ class BenchResult:
                  f"[{d['paired_ci_low']:.3f}, {d['paired_ci_high']:.3f}]",
                  f"[{d['wilson_ci_low']:.3f}, {d['wilson_ci_high']:.3f}]",
                  f"fair share {d['fair_share']:.3f}"],
-                ["points/deal (others - agent)", f"{d['point_difference']:+.3f}",
-                 f"[{d['point_difference_ci_low']:+.3f}, {d['point_difference_ci_high']:+.3f}]", "",
-                 f"truncated {d['truncated']}"]]
+                ["points/deal (others - agent)", _points(d['point_difference']),
+                 _points_interval(d['point_difference_ci_low'], d['point_difference_ci_high'],
+                                  d['point_difference'] is None), "", f"truncated {d['truncated']}"]]
         return f"{head}\n{text_table(['', 'value', '95% CI (paired)', 'Wilson', ''], rows)}"
+
+
+def _points(value: float | None) -> str:
+    return "none" if value is None else f"{value:+.3f}"
+
+
+def _points_interval(low: float | None, high: float | None, cut: bool) -> str:
+    """The points' interval over deals as the table shows it; None where there is nothing to measure it on."""
+    if low is None or high is None:
+        return "none: every episode cut short (C1)" if cut else "none: one deal"
+    return f"[{low:+.3f}, {high:+.3f}]"
 
 
 def bench_row(suite: Suite, agent: str, field: list[str], slots: list[str], records: Sequence[EpisodeRecord],
@@ -120,8 +132,9 @@ def bench_row(suite: Suite, agent: str, field: list[str], slots: list[str], reco
     every seat rotation): what `cardlab bench --json` writes, from whichever run played them."""
     rate = Rate.of_slot(records, 0)
     (low, high), (w_low, w_high) = rate.paired_interval, rate.interval
-    points, points_low, points_high = mean_interval(point_differences(records))
-    return {
+    differences = point_differences(records)  # none where every episode was cut short (C1)
+    points, points_low, points_high = mean_interval(differences) if differences else (math.nan,) * 3
+    return json_numbers({
         "format": FORMAT, "suite": suite.name, "suite_version": suite.version,
         "suite_sha256": suite.deals_sha256, "rules": dict(suite.rules), "game": suite.game,
         "num_players": suite.num_players, "episode": suite.episode, "deals": len({r.deal for r in records}),
@@ -132,7 +145,7 @@ def bench_row(suite: Suite, agent: str, field: list[str], slots: list[str], reco
         "point_difference_ci_low": points_low, "point_difference_ci_high": points_high,
         "truncated": sum(r.truncated for r in records), "command": command,
         "cardlab_version": __version__,
-    }
+    })
 
 
 def bench(agent: str, suite: Suite, field: Sequence[str] = DEFAULT_FIELD, *, play: Evaluate = evaluate,

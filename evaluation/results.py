@@ -123,7 +123,13 @@ class SlotStats:
             out |= {"matches": self.matches.n, "match_wins": self.matches.wins,
                     "match_win_rate": self.matches.rate, **self.matches.fields("match_"),
                     "truncated_matches": self.truncated_matches}
-        return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
+        return json_numbers(out)
+
+
+def json_numbers(out: dict[str, Any]) -> dict[str, Any]:
+    """`out` with each NaN (a figure with nothing to measure it on) as None: JSON has no NaN, and the
+    project's JSON reader refuses one."""
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
 
 
 def slot_stats(

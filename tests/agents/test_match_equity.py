@@ -15,6 +15,7 @@ import pytest
 from cardlab.agents.bot_catalogue import table_bots
 from cardlab.agents.match_equity import SHIPPED, load_equity, shipped_equity, weights_sha256
 from cardlab.envs import make_game
+from cardlab.envs.game_spec import Game
 
 TABLES = [(game, n) for game, sizes in table_bots().items() for n in sorted(sizes)]
 
@@ -80,7 +81,11 @@ def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> 
         (_shipped_copy(tmp_path, format="cardlab-reader"), "not a cardlab-match-equity file"),
         (_shipped_copy(tmp_path, features_version=99), "features 99; this cardlab reads"),
         (_shipped_copy(tmp_path, extra=1), "expected the fields"),
+        (_shipped_copy(tmp_path, format_version=True), "format_version must be a whole number, got True"),
+        (_shipped_copy(tmp_path, num_players=4.0), "num_players must be a whole number, got 4.0"),
         (_shipped_copy(tmp_path, hidden=[16, 32]), r"layer 0 must be a finite \(16, 11\) weight"),
+        (_seats_edited(tmp_path, game),
+         r"its weights read the features of 3 seats, but it records num_players=4 \(edited\?\)"),
         (tmp_path / "missing.json", "file not found"),
     ]:
         with pytest.raises(ValueError, match=message):
@@ -98,8 +103,19 @@ def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> 
         load_equity(tmp_path / "bad.json", game)
 
 
+def _seats_edited(tmp_path: pathlib.Path, game: Game) -> pathlib.Path:
+    """The 3-seat equity with its table (players and rules) edited to `game`'s: its weights disagree."""
+    data = json.loads((SHIPPED / "huit-3p.json").read_text())
+    data.update(num_players=game.num_players, rules=game.rules.to_dict())
+    path = tmp_path / "seats-edited.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
 def test_a_table_without_an_equity_is_refused_naming_those_that_have_one() -> None:
-    with pytest.raises(ValueError, match=r"no match equity ships for switch with 3 players .*huit-4p"):
+    with pytest.raises(ValueError, match=r"no match equity ships for switch with 3 players .*huit-4p.*; fit "
+                                         r"one with cardlab match-equity and copy its equity.json to "
+                                         r".*switch-3p.json$"):
         shipped_equity(make_game("switch", {"num_players": 3}))
 
 

@@ -89,6 +89,17 @@ def test_a_play_out_is_worth_the_equity_after_its_points_streak_and_deal() -> No
     assert expected[1] == 1.0
 
 
-def test_value_match_needs_a_table_with_an_equity() -> None:
-    with pytest.raises(ValueError, match="no match equity ships for switch with 3 players"):
-        make_agent("search:value=match:expert", make_game("switch", num_players=3))
+@pytest.mark.parametrize(("table", "why"), [
+    ({"num_players": 3}, r"no match equity ships for switch with 3 players \(equity models: .*switch-4p.*\); "
+                         r"fit one with cardlab match-equity and copy its equity.json to .*switch-3p.json"),
+    ({"num_players": 4, "target_score": 100},
+     r"match equity .*switch-4p.json: it was fitted under other rules: target_score=500 \(table: 100\)"),
+])
+def test_value_match_needs_a_table_with_an_equity(table: dict[str, int], why: str) -> None:
+    """The refusal names the option, why the table has no equity (none ships, or it is of other rules) and
+    the values that play there, in one line."""
+    with pytest.raises(ValueError, match=rf"^search option value='match' "
+                                         rf"is not playable at this table: {why}.*; accepted: value=win or "
+                                         r"value=points here$") as err:
+        make_agent("search:value=match:expert", make_game("switch", table))
+    assert "\n" not in str(err.value)

@@ -57,6 +57,19 @@ def test_a_match_suite_reports_the_match_win_rate() -> None:
     assert not result.result.hand_records and "match win rate" in result.format_table()
 
 
+def test_a_figure_with_nothing_to_measure_it_on_is_none_in_the_row_and_said_in_the_table() -> None:
+    """One deal has no interval over deals, and a suite whose every episode C1 cuts short has no points:
+    the row wrote NaN (which JSON readers, this project's among them, refuse), and the second stopped with
+    "mean_interval needs at least one value"."""
+    one = bench("greedy", small("huit-2p", 1))  # type: ignore[arg-type]
+    assert "NaN" not in one.to_json() and one.as_dict()["point_difference_ci_low"] is None
+    assert "none: one deal" in one.format_table()
+    suite = dataclasses.replace(load_suite("huit-2p", check=False), deals=2)
+    cut = bench("greedy", dataclasses.replace(suite, rules={**suite.rules, "max_turns": 2}))
+    assert cut.as_dict()["point_difference"] is None and cut.as_dict()["truncated"] == 4
+    assert "none: every episode cut short (C1)" in cut.format_table() and "NaN" not in cut.to_json()
+
+
 def test_your_own_agent_enters_through_module_factory(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """The documented example: examples/own_agent.py, spec own_agent:make, in bench and in eval."""

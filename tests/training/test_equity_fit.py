@@ -71,3 +71,21 @@ def test_reliability_bins_by_decile() -> None:
 def test_a_bad_config_is_refused_with_its_key(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         validate_equity(dataclasses.replace(TINY, **changes))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("policy", ["search:belief=learned:worlds=2:ms=0:expert",
+                                    "search:cheat=1:worlds=2:ms=0:expert"])
+def test_a_policy_that_must_be_shown_the_record_is_refused_before_a_run_folder(
+        tmp_path: pathlib.Path, policy: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hands are played in the batched engine, which shows a policy its observation only: such a policy
+    failed at its first move, after the run folder was made."""
+    config = tmp_path / "tiny.yaml"
+    data = {**dataclasses.asdict(TINY), "policy": policy}
+    config.write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in data.items()))
+    assert main(["match-equity", str(config), "--runs-dir", str(tmp_path / "runs")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert f"tiny.yaml: policy='{policy[:12]}" in err and "\n" not in err, err
+    why = ("' is an agent that must be shown the hand's record or true state; accepted: an agent that plays "
+           "from its observation (the batched engine that plays the hands shows nothing else)")
+    assert err.endswith(why), err
+    assert not (tmp_path / "runs").exists()

@@ -89,6 +89,12 @@ def test_other_configs_keep_maskable_ppo() -> None:
      "(equity models: huit-2p, huit-3p, huit-4p, huit-5p, huit-6p, switch-4p, switch-5p, switch-6p)"),
     ({"reward": "match", "episode": "match", "rules": {"target_score": 100}},
      "reward: match needs the table's match equity: match equity "),
+    ({"opponents": [{"spec": "search:belief=expert:worlds=2:ms=0:expert", "weight": 1.0}]},
+     "opponents[0].spec='search:belief=exp...rlds=2:ms=0:expert' is an agent that must be shown the hand's "
+     "record or true state; accepted: an agent that plays from its observation (the lean trainer's batched "
+     "play shows nothing else), or trainer: maskable_ppo"),
+    ({"imitation": {"enabled": True, "teacher": "search:cheat=1:worlds=2:ms=0:expert"}},
+     "imitation.teacher='search:cheat=1:worlds=2:ms=0:expert' is an agent that must be shown"),
 ])
 def test_lean_refuses_what_it_does_not_do(changes: dict[str, Any], expected: str) -> None:
     data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
@@ -96,6 +102,13 @@ def test_lean_refuses_what_it_does_not_do(changes: dict[str, Any], expected: str
         data[key] = {**data[key], **value} if isinstance(value, dict) else value
     with pytest.raises(ValueError, match=re.escape(expected)):
         config_from_dict(data)
+
+
+def test_maskable_ppo_seats_agents_that_must_be_shown_the_record() -> None:
+    """Its env shows every seat the table (`show_table`), which the lean trainer's batched play cannot."""
+    data = config_to_dict(load_config(CONFIGS / "huit_ppo.yaml"))
+    data["opponents"] = [{"spec": "search:belief=expert:worlds=2:ms=0:expert", "weight": 1.0}]
+    assert config_from_dict(data).opponents[0].spec.startswith("search:belief=expert")
 
 
 def test_lean_takes_the_privileged_critic_and_match_episodes() -> None:

@@ -1,10 +1,11 @@
 """A teach run's labels file is written by rename and read back checked: a truncated or foreign labels.npz is
-refused in one line naming it; a config whose opponents cannot play in the labels' batched play is refused by
-the config check, before a run folder is made."""
+refused in one line naming it; a config whose opponents cannot play in the labels' batched play, or whose
+check cannot be played, is refused by the config check, before a run folder is made."""
 
 from __future__ import annotations
 
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -61,6 +62,19 @@ def test_a_damaged_labels_file_is_refused_in_one_line_naming_it(tmp_path: pathli
     assert str(path) in message and "\n" not in message and "labels_from=" in message, message
 
 
+def test_another_tables_labels_are_refused_before_a_run_folder(tmp_path: pathlib.Path) -> None:
+    """Huit 2p labels given to a Huit 4p teach config: refused by the config check, not after the run
+    folder is made."""
+    (tmp_path / "run").mkdir()
+    write_labels(tmp_path / "run", labels())
+    four = {**TINY, "num_players": 4, "base": "bot:huit-4p", "teacher": "search:worlds=4:ms=0:bot:huit-4p",
+            "labels_from": str(tmp_path / "run")}
+    with pytest.raises(ValueError, match=r"^labels_from=.*labels.npz is not of this table: its obs should be "
+                                         r"float32, 2-d with \d+ columns"):
+        teach(teach_config_from_dict(four), runs_dir=tmp_path / "runs", progress=False)
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize("opponent", ["search:belief=expert:worlds=4:ms=0:expert",
                                       "search:cheat=1:worlds=4:ms=0:expert"])
 def test_opponents_that_cannot_play_the_labels_are_refused_before_a_run_folder(
@@ -70,6 +84,37 @@ def test_opponents_that_cannot_play_the_labels_are_refused_before_a_run_folder(
     with pytest.raises(ValueError, match=refused):
         teach(teach_config_from_dict({**TINY, "opponents": [opponent]}), runs_dir=tmp_path, progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+READS = "search:belief=learned:worlds=2:ms=0:expert"
+"""a teacher shown the hand's record: its labels come from hands played one at a time"""
+TINY_READ = {**{k: v for k, v in TINY.items() if k != "num_envs"}, "teacher": READS, "labels": 2, "epochs": 1}
+
+
+@pytest.mark.parametrize(("changes", "refused"), [
+    ({"check_hands": 2, "check_opponent": "search:belief=expert:worlds=2:ms=0:expert"},
+     r"^check_opponent=.* is an agent that must be shown the hand's record or true state; accepted: an agent "
+     r"that plays from its observation \(the check, played batched, shows nothing else\), or check_hands: "
+     r"0$"),
+    ({"num_envs": 8}, r"^num_envs=8 is read only with a teacher that plays from its observation, not "
+                      rf"{re.escape(READS)}, which is shown the hand's record .*; accepted: num_envs left "
+                      r"out beside such a teacher$"),
+])
+def test_what_a_reading_teachers_run_would_fail_on_or_not_read_is_refused_before_a_run_folder(
+        tmp_path: pathlib.Path, changes: dict[str, object], refused: str) -> None:
+    """An opponent of the check that must be shown the record failed only after the labels and the training
+    (the check plays batched); num_envs sizes the batched labelling, which a reading teacher does not use."""
+    with pytest.raises(ValueError, match=refused):
+        teach(teach_config_from_dict({**TINY_READ, **changes}), runs_dir=tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reading_teachers_hands_seat_opponents_that_read_the_record_too(tmp_path: pathlib.Path) -> None:
+    """Hands played one at a time show every seat what it sees, so such opponents play there."""
+    reader = "search:belief=expert:worlds=2:ms=0:expert"
+    config = teach_config_from_dict({**TINY_READ, "opponents": [reader]})
+    run = teach(config, runs_dir=tmp_path, progress=False)
+    assert len(read_labels(run, GAME)["action"]) == 2
 
 
 def test_a_binary_config_is_refused_in_one_line_naming_it(tmp_path: pathlib.Path,

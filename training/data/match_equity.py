@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import check_unshown
 from cardlab.agents.match_equity import MatchEquity, equity_file, feature_count, features, win_shares
 from cardlab.envs.game_spec import Game
 from cardlab.evaluation.episodes import derive_seed
@@ -66,7 +67,8 @@ class EquityConfig(RunHeader):
     name: str = header_default("name", "equity")
     num_players: int = header_default("num_players", 4)
     policy: str = "expert"
-    """the agent spec that plays every seat of the hands"""
+    """the agent spec that plays every seat of the hands, in the batched engine (so one that plays from its
+    observation)"""
     hands: int = bounded(20_000, 1, 10_000_000)
     """hands played to measure the points of a hand"""
     holdout_hands: int = bounded(5_000, 1, 10_000_000)
@@ -102,9 +104,10 @@ def validate_equity(cfg: EquityConfig) -> Game:
     game = check_header(cfg)
     check_declared(cfg)
     try:
-        make_agent(cfg.policy, game, seed=0)
+        agent = make_agent(cfg.policy, game, seed=0)
     except ValueError as err:
         raise ValueError(f"policy: {err}") from None
+    check_unshown("policy", cfg.policy, agent, "the batched engine that plays the hands")
     return game
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import check_unshown
 from cardlab.envs import games, get_spec
 from cardlab.envs.aec import REWARDS
 from cardlab.envs.checked_json import excerpt, key_names
@@ -53,7 +54,8 @@ class OpponentConfig:
 
     spec: str = "random"
     """agent spec string: 'random', 'greedy', 'expert', a shipped 'bot:NAME', 'bot:GAME' (the shipped
-    bot of the table's size) or 'bot:PATH' (a plain string in YAML means weight 1)"""
+    bot of the table's size) or 'bot:PATH' (a plain string in YAML means weight 1); with trainer: lean, one
+    that plays from its observation"""
     weight: float = bounds.bounded(1.0, 0, 1_000_000)
     """relative chance that an opponent seat not taken by a snapshot gets this agent"""
 
@@ -107,7 +109,7 @@ class ImitationConfig:
     enabled: bool = False
     """copy the teacher before PPO starts (a resumed run skips this)"""
     teacher: str = "expert"
-    """agent spec of the teacher"""
+    """agent spec of the teacher (with trainer: lean, one that plays from its observation)"""
     hands: int = bounds.bounded(3000, 1, 1_000_000)
     """hands of teacher play to copy (collected in the env processes, in parallel)"""
     epochs: int = bounds.bounded(10, 1, 10_000)
@@ -426,7 +428,7 @@ def _validate(cfg: TrainConfig) -> None:
         if not opp.weight > 0:
             raise ValueError(refusal(f"opponents[{i}].weight", opp.weight, "out of range",
                                      "a value > 0 and <= 1,000,000"))
-        _check_spec(opp.spec, f"opponents[{i}].spec", game)
+        _check_spec(opp.spec, f"opponents[{i}].spec", game, cfg.trainer == "lean")
 
     with_trainer = f"not accepted with trainer: {cfg.trainer}"
     check_that(cfg.trainer == "lean" or cfg.reward != MATCH, "reward", cfg.reward, with_trainer,
@@ -447,7 +449,7 @@ def _validate(cfg: TrainConfig) -> None:
                "(a population shares self-play snapshots)")
 
     if cfg.imitation.enabled:
-        _check_spec(cfg.imitation.teacher, "imitation.teacher", game)
+        _check_spec(cfg.imitation.teacher, "imitation.teacher", game, cfg.trainer == "lean")
 
     ppo = cfg.ppo
     rollout = ppo.n_steps * cfg.num_envs
@@ -481,8 +483,12 @@ def _check_lean(cfg: TrainConfig) -> None:
     check_dmc(cfg)
 
 
-def _check_spec(spec: str, path: str, game: Game) -> None:
+def _check_spec(spec: str, path: str, game: Game, batched: bool = False) -> None:
+    """An agent spec that plays `game` (`batched`: in the lean trainer's batched games, which show it nothing
+    beyond its observation)."""
     try:
-        make_agent(spec, game, seed=0)
+        agent = make_agent(spec, game, seed=0)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
+    if batched:
+        check_unshown(path, spec, agent, "the lean trainer's batched play", "trainer: maskable_ppo")

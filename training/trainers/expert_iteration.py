@@ -41,6 +41,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.base import check_unshown
 from cardlab.agents.bot import BotAgent, export_bot
 from cardlab.agents.search import SearchAgent
 from cardlab.envs.declared import refusal
@@ -94,7 +95,8 @@ class TeachConfig(RunHeader):
     labels_from: str = ""
     """a teach run folder whose labels.npz is trained on instead of making labels ('' to make them)"""
     num_envs: int = bounded(64, 1, 4_096)
-    """games played at once in the batched engine while the labels are made"""
+    """games played at once in the batched engine while the labels are made (a teacher that plays from its
+    observation; one shown the record or the state labels hands played one at a time, and refuses it)"""
     holdout_share: float = bounded(0.1, 0, 0.9, words="a share from 0 to 0.9")
     """share of the labels held out of training, to measure the student on labels it never saw"""
     epochs: int = bounded(10, 1, 10_000)
@@ -117,6 +119,10 @@ class TeachConfig(RunHeader):
     """seed of the check's deals"""
     torch_threads: int = bounded(1, 1, 1_024)
     """torch threads of the run (more than 1 only helps on an otherwise idle machine)"""
+
+
+DEFAULT_NUM_ENVS = TeachConfig.num_envs
+"""`num_envs` left out: the one value a teacher that labels hands one at a time accepts"""
 
 
 # ---------------------------------------------------------------- config
@@ -143,20 +149,32 @@ def validate_teach(cfg: TeachConfig) -> Game:
         raise ValueError(refusal("base", cfg.base, "not a bot with weights", "a bot file's spec (bot:NAME "
                                  "or bot:PATH of a .json beside its .safetensors, not an ONNX bot), whose "
                                  "weights the student starts from"))
-    if not isinstance(_agent(cfg.teacher, game, "teacher"), SearchAgent):
+    teacher = _agent(cfg.teacher, game, "teacher")
+    if not isinstance(teacher, SearchAgent):
         raise ValueError(refusal("teacher", cfg.teacher, "not a search", "a search spec, e.g. "
                                  "search:worlds=64:ms=0:bot:huit-2p"))
     if not cfg.opponents:
         raise ValueError(refusal("opponents", cfg.opponents, "empty", "a list of at least one agent spec"))
-    for i, opponent in enumerate(cfg.opponents):
-        if _agent(opponent, game, f"opponents[{i}]").sees:  # the labels' batched play shows nothing
-            raise ValueError(refusal(f"opponents[{i}]", opponent, "an agent that must be shown the hand's "
-                                     "record or true state", "an agent that plays from its observation (the "
-                                     "batched play of the labels shows nothing else)"))
-    _agent(cfg.check_opponent, game, "check_opponent")
+    for i, opponent in enumerate(cfg.opponents):  # hands played one at a time show every seat what it sees
+        agent = _agent(opponent, game, f"opponents[{i}]")
+        if not teacher.sees:
+            check_unshown(f"opponents[{i}]", opponent, agent, "the batched play of the labels of a teacher "
+                          "that plays from its observation", "a teacher shown the record (its hands are "
+                          "played one at a time)")
+    if teacher.sees and cfg.num_envs != DEFAULT_NUM_ENVS:
+        raise ValueError(refusal("num_envs", cfg.num_envs, f"read only with a teacher that plays from its "
+                                 f"observation, not {cfg.teacher}, which is shown the hand's "
+                                 f"{' and '.join(sorted(teacher.sees))} (its labels come from hands played "
+                                 "one at a time)", "num_envs left out beside such a teacher"))
+    check = _agent(cfg.check_opponent, game, "check_opponent")
+    if cfg.check_hands:
+        check_unshown("check_opponent", cfg.check_opponent, check, "the check, played batched,",
+                      "check_hands: 0")
     if cfg.labels_from and not (Path(cfg.labels_from) / LABELS_FILE).is_file():
         raise ValueError(refusal("labels_from", cfg.labels_from, f"a folder without {LABELS_FILE}",
                                  f"a teach run folder holding {LABELS_FILE}"))
+    if cfg.labels_from:
+        read_labels(Path(cfg.labels_from), game)  # another table's or a damaged file: before a run folder
     return game
 
 
