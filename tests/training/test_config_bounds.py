@@ -96,8 +96,8 @@ HUIT_60K = (_GAME.layout.size + 1) * 60_000 + 60_001 * 60_000 + 60_001 * _GAME.n
     ({"policy": {"net_arch": [8] * (MAX_HIDDEN_LAYERS + 1)}},
      f"policy.net_arch has {MAX_HIDDEN_LAYERS + 1} hidden layers: use at most {MAX_HIDDEN_LAYERS}"),
     ({"num_envs": 4096, "ppo": {"n_steps": 1024, "batch_size": 32}},
-     f"ppo.n_steps * num_envs = 4,194,304 transitions per rollout are not accepted: use at most "
-     f"{ROLLOUT_HIGH:,}"),
+     "ppo.n_steps=1024 is not accepted with num_envs: 4096 (4,194,304 transitions per rollout); accepted: "
+     f"ppo.n_steps * num_envs <= {ROLLOUT_HIGH:,} (each transition holds an observation in memory)"),
 ], ids=["lr-1e400", "weight-inf", "seed-2**40", "seed-400-digits", "lr-400-digits", "wide-layers",
         "parameters", "layers", "rollout"])
 def test_out_of_reason_numbers_are_refused_in_one_line(changes: dict[str, Any], words: str) -> None:

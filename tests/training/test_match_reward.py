@@ -91,12 +91,13 @@ def test_the_rewards_are_the_equity_changes_of_the_engine_match() -> None:
 
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"episode": "hand", "reward": "match"}, "reward='match' is not accepted with episode='hand'; accepted: "
-     "'win' or 'points'; 'match' only with episode='match' (it pays the change of the match equity"),
+     "'win' or 'points'; 'match' only with episode='match' (it pays the change of the match equity across "
+     "each hand of a match)"),
     ({"episode": "match", "reward": "gain"},
      "reward='gain' is not one of the choices; accepted: 'win', 'points', 'match'"),
 ])
 def test_the_table_refuses_a_match_reward_outside_matches(changes: dict[str, str], expected: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(expected)):
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):  # the whole sentence: one wording
         SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, episode=changes["episode"],
                       reward=changes["reward"])
 

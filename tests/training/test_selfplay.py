@@ -105,11 +105,12 @@ def test_match_win_rewards_reach_every_learner_seat_at_the_match_end(game_id: st
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"episode": "round"}, "episode='round' is not one of the choices; accepted: 'hand', 'match'"),
     ({"episode": "match", "reward": "points"},
-     "reward='points' is not accepted with episode='match'; accepted: 'win' (the match's win reward) or"),
+     "reward='points' is not accepted with episode='match'; accepted: 'win' (the match's win reward) or "
+     "'match'; 'points' pays each hand's points, as hand episodes do"),
     ({"learner_share": 1.5}, "learner_share=1.5 is out of range; accepted: a number from 0 to 1"),
 ])
 def test_the_table_refuses_what_it_does_not_play(changes: dict[str, Any], expected: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(expected)):
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):  # the whole sentence: one wording
         SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, **changes)
 
 

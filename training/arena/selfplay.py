@@ -40,7 +40,7 @@ from cardlab.agents.batch import BatchPlayers
 from cardlab.agents.bot import BotAgent, load_bot, network_actions
 from cardlab.envs.aec import REWARDS
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import RANGE, check_choice, refusal
+from cardlab.envs.declared import RANGE, check_choice, check_that
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES, points_reward
 from cardlab.training.arena.league import LeagueSettings, list_population, list_snapshots
@@ -62,18 +62,15 @@ class SelfPlayBatch:
 
     def __init__(self, game: Game, num_games: int, league: LeagueSettings, learner_share: float = 1.0,
                  seed: int | None = None, reward: str = "win", episode: str = "hand") -> None:
-        if not 0.0 <= learner_share <= 1.0:
-            raise ValueError(refusal("learner_share", learner_share, RANGE, "a number from 0 to 1"))
+        check_that(0.0 <= learner_share <= 1.0, "learner_share", learner_share, RANGE, "a number from 0 to 1")
         check_choice("reward", reward, (*REWARDS, MATCH))
         check_choice("episode", episode, EPISODES)
-        if reward == "points" and episode == "match":
-            raise ValueError(refusal("reward", reward, "not accepted with episode='match'", "'win' (the "
-                                     "match's win reward) or 'match'; 'points' pays each hand's points, as "
-                                     "hand episodes do"))
-        if reward == MATCH and episode != "match":
-            raise ValueError(refusal("reward", reward, f"not accepted with episode={episode!r}", "'win' or "
-                                     "'points'; 'match' only with episode='match' (it pays the change of the "
-                                     "match equity across each hand of a match)"))
+        check_that(reward != "points" or episode != "match", "reward", reward, "not accepted with "
+                   "episode='match'", "'win' (the match's win reward) or 'match'; 'points' pays each hand's "
+                   "points, as hand episodes do")
+        check_that(reward != MATCH or episode == "match", "reward", reward, f"not accepted with "
+                   f"episode={episode!r}", "'win' or 'points'; 'match' only with episode='match' (it pays "
+                   "the change of the match equity across each hand of a match)")
         self.reward, self.episode = reward, episode
         weights = np.array([w for _, w in league.opponents], dtype=np.float64)
         if not league.opponents or (weights <= 0).any():

@@ -19,7 +19,7 @@ from typing import Any
 
 from cardlab.agents.bot import MAX_HIDDEN_LAYERS, MAX_LAYER_UNITS, MAX_PARAMETERS, tensor_shapes
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import Declared, check_value, declared, option
+from cardlab.envs.declared import Declared, check_that, check_value, declared, option
 
 STEPS = 2_000_000_000
 """most env steps of a run (and of any step count): seed + steps + the eval/imitation offsets < 2**32"""
@@ -122,11 +122,12 @@ def check_numbers(cfg: Any) -> None:
 
 
 def check_rollout(cfg: Any) -> None:
-    """Refuse a training config's rollout too large to hold in memory."""
+    """Refuse a training config's rollout too large to hold in memory, naming ``ppo.n_steps`` (each key is in
+    range alone: their product is not) in the one wording of a refused value."""
     rollout = cfg.ppo.n_steps * cfg.num_envs
-    if rollout > ROLLOUT_HIGH:
-        raise ValueError(f"ppo.n_steps * num_envs = {rollout:,} transitions per rollout are not accepted: "
-                         f"use at most {ROLLOUT_HIGH:,}")
+    check_that(rollout <= ROLLOUT_HIGH, "ppo.n_steps", cfg.ppo.n_steps, f"not accepted with num_envs: "
+               f"{cfg.num_envs} ({rollout:,} transitions per rollout)", f"ppo.n_steps * num_envs <= "
+               f"{ROLLOUT_HIGH:,} (each transition holds an observation in memory)")
 
 
 def check_network(net_arch: list[int], observation_size: int, num_actions: int, *,
