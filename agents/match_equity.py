@@ -254,9 +254,15 @@ def equity_file(game: Game, layers: Sequence[tuple[np.ndarray, np.ndarray]], sum
             "weights_sha256": weights_sha256(weights), "summary": summary}
 
 
+def shipped_equity_path(game: Game) -> pathlib.Path:
+    """Where the shipped equity of `game`'s table would be (one per table size, fitted under the default
+    rules)."""
+    return SHIPPED / f"{game.spec.id}-{game.num_players}p.json"
+
+
 def shipped_equity(game: Game) -> MatchEquity:
     """The shipped equity of `game`'s table; a `ValueError` naming the tables that have one otherwise."""
-    path = SHIPPED / f"{game.spec.id}-{game.num_players}p.json"
+    path = shipped_equity_path(game)
     if not path.is_file():
         have = ", ".join(sorted(p.stem for p in SHIPPED.glob("*.json"))) or "none"
         raise ValueError(f"no match equity ships for {game.spec.id} with {game.num_players} players (equity "

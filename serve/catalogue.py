@@ -9,7 +9,8 @@ search deals its worlds by the table's shipped hand reader
 (``belief=learned``), where that measured stronger than uniform worlds; in
 match play, where the table has a shipped match equity (its rules), it
 values its play-outs by the seat's chance to win the match
-(``value=match``) instead of the hand's win.
+(``value=match``) instead of the hand's win; a shipped equity file that
+fails to load refuses the match table in one line naming it.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from typing import Any
 from cardlab.agents.agent_spec import resolve_spec
 from cardlab.agents.bot import read_metadata
 from cardlab.agents.bot_catalogue import shipped_bots, table_bots
-from cardlab.agents.match_equity import shipped_equity
+from cardlab.agents.match_equity import shipped_equity, shipped_equity_path
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.game_spec import Game, games, get_spec
+from cardlab.envs.game_spec import Game, games, get_spec, make_game
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,8 +77,7 @@ def at_table(choice: AgentChoice, game: Game, mode: str = "hand") -> AgentChoice
     trained with), and in match play values its play-outs by the match equity where the table has one."""
     if not choice.search_ms:
         return choice
-    if game.num_players in game.spec.read_tables and \
-            game.spec.rules.completed({"num_players": game.num_players}) == game.rules.to_dict():
+    if game.num_players in game.spec.read_tables and default_rules(game):
         choice = dataclasses.replace(choice, spec=choice.spec.replace("search:", "search:" + LEARNED, 1),
                                      about=choice.about + ", its deals read from the hands' record")
     if mode == "match" and has_equity(game):
@@ -86,13 +86,21 @@ def at_table(choice: AgentChoice, game: Game, mode: str = "hand") -> AgentChoice
     return choice
 
 
+def default_rules(game: Game) -> bool:
+    """Whether `game` plays its game's default rules at its size (what the shipped readers and match
+    equities were fitted under)."""
+    return game.spec.rules.completed({"num_players": game.num_players}) == game.rules.to_dict()
+
+
 def has_equity(game: Game) -> bool:
-    """Whether a match equity ships for `game`'s table and rules (`shipped_equity` loads it)."""
-    try:
-        shipped_equity(game)
-    except ValueError:
+    """Whether a match equity ships for `game`'s table and rules: none where no file ships for its size or
+    its rules are not the defaults the shipped one was fitted under. A shipped file that fails to load
+    (corrupted, of another table or version) is its loader's one-line `ValueError` naming it, not "no
+    equity": the search would otherwise play for the hand's win without a word."""
+    if not shipped_equity_path(game).is_file():
         return False
-    return True
+    shipped_equity(make_game(game.spec, {"num_players": game.num_players}))
+    return default_rules(game)
 
 
 SEARCH_BASE = "expert"

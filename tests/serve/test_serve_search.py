@@ -3,8 +3,13 @@ for each game that can be searched, and a table can be started with either in a 
 
 from __future__ import annotations
 
+import json
+import pathlib
+
 import pytest
 
+from cardlab.agents import match_equity
+from cardlab.agents.match_equity import SHIPPED
 from cardlab.agents.search import LEVELS
 from cardlab.envs import get_spec, make_game
 from cardlab.serve.catalogue import Catalogue, search_choices
@@ -75,3 +80,48 @@ def test_a_match_table_seats_the_search_that_plays_for_the_match() -> None:
     assert response.status_code == 200, response.text
     table = table_of(api, response.json()["id"])
     assert table.players[0].spec == "search:value=match:belief=learned:level=quick:expert"
+
+
+def damaged(kind: str, folder: pathlib.Path) -> None:
+    """Put a damaged ``huit-4p.json`` in `folder`: cut short, another table's, or its weights edited."""
+    text = (SHIPPED / "huit-4p.json").read_text()
+    if kind == "cut":
+        text = text[: len(text) // 2]
+    elif kind == "foreign":
+        text = (SHIPPED / "huit-3p.json").read_text()
+    else:
+        data = json.loads(text)
+        data["weights"]["b0"][0] += 0.5
+        text = json.dumps(data)
+    (folder / "huit-4p.json").write_text(text)
+
+
+@pytest.mark.parametrize(("kind", "reason"), [
+    ("cut", "not valid JSON"), ("foreign", "with 3 players, not huit with 4"), ("edited", "do not hash")])
+def test_a_broken_shipped_equity_refuses_the_match_table_naming_the_file(
+        kind: str, reason: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shipped equity that is there but does not load is the loader's one-line refusal naming the file,
+    not a table without an equity (whose search would play for the hand's win without a word)."""
+    damaged(kind, tmp_path)
+    monkeypatch.setattr(match_equity, "SHIPPED", tmp_path)
+    body = {"game": "huit", "num_players": 4, "seat": 3, "seed": 5, "mode": "match",
+            "opponents": ["search-quick", "expert", "expert"]}
+    response = client().post("/api/games", json=body)
+    assert response.status_code == 400, response.text
+    detail = response.json()["detail"]
+    assert detail.startswith("match equity huit-4p.json: ") and reason in detail and "\n" not in detail
+    assert str(tmp_path) not in detail  # the server's path is not shown (`without_paths`)
+
+
+def test_a_match_table_without_an_equity_file_still_plays_for_the_hand(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    damaged("edited", tmp_path)  # another size's file is broken: not this table's business
+    monkeypatch.setattr(match_equity, "SHIPPED", tmp_path)
+    api = client()
+    body = {"game": "huit", "num_players": 5, "seat": 4, "seed": 5, "mode": "match",
+            "opponents": ["search-quick", "expert", "expert", "expert"]}
+    response = api.post("/api/games", json=body)
+    assert response.status_code == 200, response.text
+    catalogue: Catalogue = api.app.state.catalogue  # type: ignore[attr-defined]
+    table = make_game("huit", {"num_players": 5})
+    assert catalogue.choose("search-quick", table, "match").spec == "search:level=quick:expert"

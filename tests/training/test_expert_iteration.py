@@ -16,6 +16,7 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import load_bot
 from cardlab.cli import main
 from cardlab.envs import make_game
+from cardlab.training.data.teach_positions import LABELLING
 from cardlab.training.harness.config_bounds import numbers
 from cardlab.training.harness.progress import Progress
 from cardlab.training.trainers.expert_iteration import (
@@ -76,8 +77,34 @@ def test_the_same_seed_gives_the_same_labels_and_the_same_bot_c2(first_run: path
 
 def test_labels_from_a_run_train_the_same_student_without_searching(first_run: pathlib.Path,
                                                                       tmp_path: pathlib.Path) -> None:
-    again = tiny_run(tmp_path, labels_from=str(first_run), teacher="search:worlds=1:ms=0:random")
+    """The run records the teacher of the labels it trained on (the labelled run's), not its config's."""
+    config = {key: value for key, value in TINY.items() if key not in LABELLING}
+    again = teach(teach_config_from_dict({**config, "labels_from": str(first_run)}), runs_dir=tmp_path,
+                  progress=False)
     assert (first_run / "bot.safetensors").read_bytes() == (again / "bot.safetensors").read_bytes()
+    record = json.loads((again / "run.json").read_text())
+    assert record["teacher"] == TINY["teacher"] != TeachConfig().teacher
+    assert record["labels_from"] == str(first_run) and record["labels"] == 40
+    assert json.loads((first_run / "run.json").read_text())["labels_from"] is None
+
+
+CHANGED = {"teacher": "search:worlds=1:ms=0:random", "opponents": ["greedy"], "labels": 7, "label_share": 0.5,
+           "keep_share": 0.5, "max_minutes": 1.0, "num_envs": 8}
+"""a value other than the default of each key read only while labels are made"""
+
+
+@pytest.mark.parametrize("key", LABELLING)
+def test_a_labelling_key_beside_labels_from_is_refused_in_one_line(first_run: pathlib.Path, key: str) -> None:
+    """The labels come from the labelled run: a teacher, opponents, label count... given beside labels_from
+    would not be read, so it is refused rather than ignored."""
+    config = {key: value for key, value in TINY.items() if key not in LABELLING}
+    with pytest.raises(ValueError) as refused:
+        teach_config_from_dict({**config, "labels_from": str(first_run), key: CHANGED[key]})
+    message = str(refused.value)
+    assert message.startswith(f"{key}=") and "\n" not in message, message
+    assert f"not read beside labels_from (the labels come from that run, {first_run})" in message
+    assert message.endswith(f"accepted: drop {key} from this config")
+    assert set(CHANGED) == set(LABELLING)
 
 
 def test_a_student_no_different_from_its_base_differs_by_nothing_on_the_same_deals() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from cardlab.envs import make_game
 from cardlab.training.data.teach_labels import LABELS_FILE, read_labels, write_labels
+from cardlab.training.data.teach_positions import LABELLING
 from cardlab.training.trainers.expert_iteration import teach, teach_config_from_dict
 
 TINY = {"name": "tiny", "game": "huit", "num_players": 2, "base": "bot:huit-2p",
@@ -73,6 +74,24 @@ def test_another_tables_labels_are_refused_before_a_run_folder(tmp_path: pathlib
                                          r"float32, 2-d with \d+ columns"):
         teach(teach_config_from_dict(four), runs_dir=tmp_path / "runs", progress=False)
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(("record", "why"), [
+    (None, "run.json cannot be read (FileNotFoundError"), ("{", "run.json cannot be read (ValueError"),
+    ('{"labels": 6}', "run.json records no teacher (got None)")])
+def test_labels_from_a_run_whose_record_names_no_teacher_are_refused(
+        tmp_path: pathlib.Path, record: str | None, why: str) -> None:
+    """The run records the teacher of the labels it trains on, read from the labelled run's run.json: one
+    that cannot say it is refused in one line before a run folder is made."""
+    write_labels(tmp_path, labels())
+    if record is not None:
+        (tmp_path / "run.json").write_text(record)
+    config = {key: value for key, value in TINY.items() if key not in LABELLING}
+    with pytest.raises(ValueError) as refused:
+        teach_config_from_dict({**config, "labels_from": str(tmp_path)})
+    message = str(refused.value)
+    assert message.startswith(f"labels_from={tmp_path}: {tmp_path / 'run.json'} ") and why in message
+    assert "\n" not in message and message.endswith("give the folder of a finished teach run of this table")
 
 
 @pytest.mark.parametrize("opponent", ["search:belief=expert:worlds=4:ms=0:expert",

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
+from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.envs.game_spec import Game
 
 LABELS_FILE = "labels.npz"
+RECORD_FILE = "run.json"
+"""a finished teach run's record (`cardlab.training.trainers.expert_iteration.teach` writes it)"""
 COLUMNS = {"obs": (np.float32, 2), "mask": (np.bool_, 2), "action": (np.int64, 1), "value": (np.float32, 1),
            "base_action": (np.int64, 1), "kept_obs": (np.float32, 2), "kept_mask": (np.bool_, 2)}
 """each array of the file: its dtype and number of dimensions"""
@@ -32,13 +35,31 @@ def write_labels(run_dir: Path, labels: dict[str, np.ndarray]) -> Path:
     return path
 
 
+def _refused(run_dir: Path, path: Path, why: str) -> ValueError:
+    return ValueError(f"labels_from={run_dir}: {path} {why}; give the folder of a finished teach run of this "
+                      "table")
+
+
+def labelled_by(run_dir: Path) -> str:
+    """The teacher that made the labels of the teach run in `run_dir`, as its ``run.json`` records it (what a
+    run trained on those labels records as its own teacher)."""
+    path = run_dir / RECORD_FILE
+    try:
+        record = read_json_file(path, "the file")
+    except (OSError, ValueError) as err:
+        raise _refused(run_dir, path, f"cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
+    teacher = record.get("teacher") if isinstance(record, dict) else None
+    if not isinstance(teacher, str):
+        raise _refused(run_dir, path, f"records no teacher (got {excerpt(teacher)})")
+    return teacher
+
+
 def read_labels(run_dir: Path, game: Game) -> dict[str, np.ndarray]:
     """The labels a teach run saved, checked: every array there, of its type, of this table's sizes."""
     path = run_dir / LABELS_FILE
 
     def refuse(why: str) -> ValueError:
-        return ValueError(f"labels_from={run_dir}: {path} {why}; give the folder of a finished teach run of "
-                          f"this table")
+        return _refused(run_dir, path, why)
 
     try:
         with np.load(path, allow_pickle=False) as data:

@@ -49,6 +49,10 @@ class LabelPlan(Protocol):
     num_envs: int
 
 
+LABELLING = tuple(key for key in LabelPlan.__annotations__ if key != "seed")
+"""the keys of a teach config read only while its labels are made (not beside ``labels_from``)"""
+
+
 class Positions:
     """The labelled positions and the kept unlabelled ones, as they are found; `arrays` gives them whole."""
 

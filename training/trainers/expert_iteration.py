@@ -44,14 +44,14 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import check_unshown
 from cardlab.agents.bot import BotAgent, export_bot
 from cardlab.agents.search import SearchAgent
-from cardlab.envs.declared import refusal
+from cardlab.envs.declared import check_that, refusal
 from cardlab.envs.game_spec import Game
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.stats import mean_interval
-from cardlab.training.data.teach_labels import LABELS_FILE, read_labels, write_labels
-from cardlab.training.data.teach_positions import make_positions
+from cardlab.training.data.teach_labels import LABELS_FILE, labelled_by, read_labels, write_labels
+from cardlab.training.data.teach_positions import LABELLING, make_positions
 from cardlab.training.harness.config import parse_dataclass
 from cardlab.training.harness.config_bounds import (
     MINUTES,
@@ -93,7 +93,9 @@ class TeachConfig(RunHeader):
     """stop labelling after this many minutes of wall clock (0: when `labels` are made); the run then
     depends on the machine's speed"""
     labels_from: str = ""
-    """a teach run folder whose labels.npz is trained on instead of making labels ('' to make them)"""
+    """a teach run folder whose labels.npz is trained on instead of making labels ('' to make them); the keys
+    read only while labels are made (teacher, opponents, labels, ...: `LABELLING`) are left out beside it,
+    and the run records that run's teacher"""
     num_envs: int = bounded(64, 1, 4_096)
     """games played at once in the batched engine while the labels are made (a teacher that plays from its
     observation; one shown the record or the state labels hands played one at a time, and refuses it)"""
@@ -149,6 +151,34 @@ def validate_teach(cfg: TeachConfig) -> Game:
         raise ValueError(refusal("base", cfg.base, "not a bot with weights", "a bot file's spec (bot:NAME "
                                  "or bot:PATH of a .json beside its .safetensors, not an ONNX bot), whose "
                                  "weights the student starts from"))
+    if cfg.labels_from:
+        _check_labels_from(cfg, game)
+    else:
+        _check_labelling(cfg, game)
+    check = _agent(cfg.check_opponent, game, "check_opponent")
+    if cfg.check_hands:
+        check_unshown("check_opponent", cfg.check_opponent, check, "the check, played batched,",
+                      "check_hands: 0")
+    return game
+
+
+def _check_labels_from(cfg: TeachConfig, game: Game) -> None:
+    """The labels of `labels_from` (another table's or a damaged file: refused before a run folder is made)
+    and its teacher; a key read only while labels are made (`LABELLING`) is refused unless left out, since
+    the labels come from that run."""
+    check_that((Path(cfg.labels_from) / LABELS_FILE).is_file(), "labels_from", cfg.labels_from,
+               f"a folder without {LABELS_FILE}", f"a teach run folder holding {LABELS_FILE}")
+    read_labels(Path(cfg.labels_from), game)
+    labelled_by(Path(cfg.labels_from))
+    unset = TeachConfig()
+    for key in LABELLING:
+        check_that(getattr(cfg, key) == getattr(unset, key), key, getattr(cfg, key),
+                   f"not read beside labels_from (the labels come from that run, {cfg.labels_from})",
+                   f"drop {key} from this config")
+
+
+def _check_labelling(cfg: TeachConfig, game: Game) -> None:
+    """The teacher, the opponents and `num_envs` of the labels this run makes."""
     teacher = _agent(cfg.teacher, game, "teacher")
     if not isinstance(teacher, SearchAgent):
         raise ValueError(refusal("teacher", cfg.teacher, "not a search", "a search spec, e.g. "
@@ -166,16 +196,6 @@ def validate_teach(cfg: TeachConfig) -> Game:
                                  f"observation, not {cfg.teacher}, which is shown the hand's "
                                  f"{' and '.join(sorted(teacher.sees))} (its labels come from hands played "
                                  "one at a time)", "num_envs left out beside such a teacher"))
-    check = _agent(cfg.check_opponent, game, "check_opponent")
-    if cfg.check_hands:
-        check_unshown("check_opponent", cfg.check_opponent, check, "the check, played batched,",
-                      "check_hands: 0")
-    if cfg.labels_from and not (Path(cfg.labels_from) / LABELS_FILE).is_file():
-        raise ValueError(refusal("labels_from", cfg.labels_from, f"a folder without {LABELS_FILE}",
-                                 f"a teach run folder holding {LABELS_FILE}"))
-    if cfg.labels_from:
-        read_labels(Path(cfg.labels_from), game)  # another table's or a damaged file: before a run folder
-    return game
 
 
 def _shown(value: float | None) -> str:
@@ -376,7 +396,8 @@ def _teach(cfg: TeachConfig, game: Game, run_dir: Path, show: Progress) -> dict[
                  f"{_shown(after[name]['agreement'])}")
     record: dict[str, Any] = {
         "algorithm": ALGORITHM, "run": run_dir.name, "config": cfg.name, "seed": cfg.seed, "base": cfg.base,
-        "teacher": cfg.teacher, "labels": len(labels["action"]),
+        "teacher": labelled_by(Path(cfg.labels_from)) if cfg.labels_from else cfg.teacher,
+        "labels_from": cfg.labels_from or None, "labels": len(labels["action"]),
         "holdout_labels": len(parts["holdout"]["action"]),
         "kept_positions": len(kept["obs"]), "search_differs_from_base": differs,
         "label_seconds": round(label_seconds, 1), "train_seconds": round(train_seconds, 1),
