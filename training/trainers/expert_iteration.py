@@ -50,7 +50,13 @@ from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.paired import deal_totals
 from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.stats import mean_interval
-from cardlab.training.data.teach_labels import LABELS_FILE, labelled_by, read_labels, write_labels
+from cardlab.training.data.teach_labels import (
+    LABELS_FILE,
+    RECORD_FILE,
+    labelled_by,
+    read_labels,
+    write_labels,
+)
 from cardlab.training.data.teach_positions import LABELLING, make_positions
 from cardlab.training.harness.config import parse_dataclass
 from cardlab.training.harness.config_bounds import (
@@ -319,7 +325,7 @@ def teach(cfg: TeachConfig, runs_dir: str | Path = "runs", progress: bool = True
         record = _teach(cfg, game, run_dir, show)
     finally:
         torch.set_num_threads(threads)
-    (run_dir / "run.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (run_dir / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     show.say(f"run folder: {run_dir}\nbot: {run_dir / 'bot.json'}")
     return run_dir
 
