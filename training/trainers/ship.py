@@ -45,6 +45,7 @@ SHIPPED = {
     "huit-4p-match": "configs/tables/huit_4p_match.yaml",
     "switch-4p-match": "configs/tables/switch_4p_match.yaml",
     "switch-4p-selfplay": "configs/switch_selfplay.yaml",
+    "switch-4p-long": "configs/tables/switch_4p_long.yaml",
     **{f"huit-{n}p": f"configs/tables/huit_{n}p.yaml" for n in (3, 4, 5, 6)},
     **{f"switch-{n}p": f"configs/tables/switch_{n}p.yaml" for n in (5, 6)},
     "huit-2p-taught": "configs/teach_huit_2p_search.yaml",
