@@ -30,7 +30,7 @@ from cardlab.envs.checked_json import excerpt, key_names
 from cardlab.envs.declared import KIND, RANGE, check_that, refusal
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES
-from cardlab.training.arena.match_reward import MATCH, table_equity
+from cardlab.training.arena.match_reward import MATCH, check_reward_episode, table_equity
 from cardlab.training.harness import config_bounds as bounds
 from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
 from cardlab.training.harness.dmc_config import ALGORITHMS, DMCConfig, check_dmc
@@ -415,12 +415,7 @@ def _validate(cfg: TrainConfig) -> None:
     game = check_header(cfg)
     bounds.check_declared(cfg)
     bounds.check_rollout(cfg)
-    check_that(cfg.episode == "hand" or cfg.reward != "points", "reward", cfg.reward,
-               "not accepted with episode: match", "'win' (the match's win reward) or 'match' (its equity's "
-               "change at each hand's end); 'points' pays each hand's points, as hand episodes do")
-    check_that(cfg.episode == "match" or cfg.reward != MATCH, "reward", cfg.reward,
-               "not accepted with episode: hand", "'win' or 'points', or episode: match ('match' pays the "
-               "change of the match equity across the hands of a match)")
+    check_reward_episode(cfg.reward, cfg.episode)
     check_placement(cfg)
     if not cfg.opponents:
         raise ValueError(refusal("opponents", cfg.opponents, "empty", "a list of at least one agent spec"))
