@@ -7,8 +7,8 @@ accepted; declared in one shape, each reader (the checks, the error text, the do
 table) takes them from the field, so a new option is one edit. It lives in `envs`,
 the lowest layer, so that all three can import it. A refused value of any kind is
 worded by `refusal` (`check_that` where a condition decides), one sentence shape
-for the three; `check_fields` checks every declared field of any dataclass (call
-it from `__post_init__`).
+for the three, and a name none of them declares by `unknown`; `check_fields`
+checks every declared field of any dataclass (call it from `__post_init__`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import numbers
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
-from cardlab.envs.checked_json import excerpt
+from cardlab.envs.checked_json import excerpt, key_names
 
 _KEY = "declared"
 
@@ -43,6 +43,15 @@ def check_that(ok: bool, key: str, value: Any, problem: str, accepted: str, kind
     ...``), said as PROBLEM."""
     if not ok:
         raise ValueError(refusal(key, value, problem, accepted, kind))
+
+
+def unknown(kind: str, names: Iterable[Any], accepted: str, where: str = "") -> ValueError:
+    """The one wording of names nothing declares (config keys, rule options, search options, a deal's or saved
+    state's keys), where a value's refusal names a known key: ``unknown KIND(s) NAMES[ WHERE]; accepted:
+    ACCEPTED``, the names sorted and cut short by `key_names` (``unknown config key(s) seeed; accepted:
+    name, game, ...``)."""
+    shown = key_names(names) + (" " + where if where else "")
+    return ValueError(f"unknown {kind}(s) {shown}; accepted: {accepted}")
 
 
 def quoted(words: Any) -> str:

@@ -9,12 +9,16 @@ one line that names the option and the range. B7's draw penalty is the made-up o
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 import re
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.search_options import search_spec
+from cardlab.envs import make_env, make_game
 from cardlab.envs.declared import (
     Declared,
     check_choice,
@@ -23,10 +27,12 @@ from cardlab.envs.declared import (
     check_whole,
     declarations,
     option,
+    unknown,
 )
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.huit.spec import SPEC as HUIT
 from cardlab.envs.options import COUNT_HIGH
+from cardlab.training.harness.config import config_from_dict, config_to_dict, load_config
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,3 +147,32 @@ def test_check_that_refuses_in_the_one_wording_only_where_its_condition_fails() 
         check_that(False, "reward", "points", "not accepted with episode: match", "'win' or 'match'")
     with pytest.raises(ValueError, match=r"^env option x=1 is odd; accepted: even$"):
         check_that(False, "x", 1, "odd", "even", "env option")
+
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
+
+
+def _refusal(call: Any) -> str:
+    with pytest.raises(ValueError) as refused:
+        call()
+    return str(refused.value)
+
+
+def test_every_unknown_name_is_refused_in_the_one_wording() -> None:
+    """A config key, a rule option, a search option (typed or in a spec's text) or a deal's key that nothing
+    declares: one sentence, `unknown`'s, whichever reader found it."""
+    assert str(unknown("colour", ["z", "y" * 60], "red, blue", "for this test")) == (
+        f"unknown colour(s) {'y' * 37}..., z for this test; accepted: red, blue")
+    huit = make_game("huit", num_players=2)
+    data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
+    said = {
+        "config key": _refusal(lambda: config_from_dict({**data, "seeed": 1})),
+        "rule option": _refusal(lambda: make_game("huit", {"colour": 1})),
+        "typed search option": _refusal(lambda: search_spec("expert", wrlds=3)),
+        "search option": _refusal(lambda: make_agent("search:wrlds=3:expert", huit)),
+        "deal key": _refusal(lambda: make_env("huit").reset(options={"deal": {"hands": [], "bank2": []}})),
+    }
+    shape = r"^(agent spec '.*': )?unknown (config key|rule option|search option|Huit deal key)\(s\) " \
+            r"(seeed|colour|wrlds|wrlds=3|bank2)( for huit)?; accepted: \S.*$"
+    for what, message in said.items():
+        assert re.match(shape, message), (what, message)

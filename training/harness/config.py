@@ -26,8 +26,8 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import check_unshown
 from cardlab.envs import games, get_spec
 from cardlab.envs.aec import REWARDS
-from cardlab.envs.checked_json import excerpt, key_names
-from cardlab.envs.declared import KIND, RANGE, check_that, refusal
+from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import KIND, RANGE, check_that, refusal, unknown
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES
 from cardlab.training.arena.match_reward import MATCH, check_reward_episode, table_equity
@@ -365,11 +365,9 @@ def _parse(cls: type[T], data: Any, path: str) -> T:
         raise ValueError(f"{_name(path)} must be a mapping of keys to values, got {excerpt(data)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
-    unknown = [k for k in data if k not in names]
-    if unknown:
-        shown = key_names(_join(path, str(k)) for k in unknown)
-        raise ValueError(f"unknown config key(s) {shown}: accepted keys{' of ' + path if path else ''} are "
-                         f"{', '.join(names)}")
+    given = [_join(path, str(k)) for k in data if k not in names]
+    if given:
+        raise unknown("config key", given, ", ".join(names) + (f" (the keys of {path})" if path else ""))
     values = {k: _value(hints[k], v, _join(path, k)) for k, v in data.items()}
     return cls(**values)
 
