@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.envs.declared import refused_file
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import Match
 from cardlab.envs.options import RuleOptions
@@ -160,7 +161,7 @@ class MatchEquity:
 
 
 def _refuse(path: pathlib.Path, reason: str) -> ValueError:
-    return ValueError(f"match equity {path}: {reason}")
+    return refused_file("match equity", path, reason)
 
 
 def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:

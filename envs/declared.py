@@ -9,6 +9,8 @@ the lowest layer, so that all three can import it. A refused value of any kind i
 worded by `refusal` (`check_that` where a condition decides), one sentence shape
 for the three, and a name none of them declares by `unknown`; `check_fields`
 checks every declared field of any dataclass (call it from `__post_init__`).
+A foreign or damaged file (bot, hand reader, match equity) is worded by
+`refused_file`.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ def unknown(kind: str, names: Iterable[Any], accepted: str, where: str = "") -> 
     name, game, ...``)."""
     shown = key_names(names) + (" " + where if where else "")
     return ValueError(f"unknown {kind}(s) {shown}; accepted: {accepted}")
+
+
+def refused_file(what: str, path: Any, reason: str) -> ValueError:
+    """The one wording of a file refused as foreign or damaged (a bot, a hand reader, a match equity: files
+    that cross a boundary, each read by its own checks): ``WHAT PATH: REASON``, naming the file since a
+    loader may read several, REASON saying what is wrong and what to give instead."""
+    return ValueError(f"{what} {path}: {reason}")
 
 
 def quoted(words: Any) -> str:

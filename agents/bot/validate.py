@@ -48,12 +48,13 @@ from cardlab.agents.bot.format import (
 from cardlab.envs import env_class
 from cardlab.envs.aec import live_turns
 from cardlab.envs.checked_json import excerpt, read_json
+from cardlab.envs.declared import refused_file
 from cardlab.envs.game_spec import Game, games
 
 
 def refuse(path: pathlib.Path, reason: str) -> ValueError:
-    """The error of a refused bot file: it names the file, since a loader may read several."""
-    return ValueError(f"bot {path}: {reason}")
+    """The error of a refused bot file (`refused_file`'s wording)."""
+    return refused_file("bot", path, reason)
 
 
 def _show(value: Any, limit: int = 60) -> str:

@@ -44,6 +44,7 @@ from cardlab.envs import make_env
 from cardlab.envs.aec import live_turns
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
+from cardlab.envs.declared import refused_file
 from cardlab.envs.game_spec import Game, games
 from cardlab.envs.reading_inputs import READING_VERSION, InputLayout, input_layout, reading_inputs
 from cardlab.envs.record import Record
@@ -154,7 +155,7 @@ def save_reader(network: nn.Module, path: str | pathlib.Path, game: Game, activa
 
 
 def _refuse(path: pathlib.Path, reason: str) -> ValueError:
-    return ValueError(f"reader {path}: {reason}")
+    return refused_file("reader", path, reason)
 
 
 def _is_int(value: Any) -> bool:

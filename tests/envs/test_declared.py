@@ -17,6 +17,9 @@ import numpy as np
 import pytest
 
 from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.bot import load_bot
+from cardlab.agents.hand_reading.reader import load_reader
+from cardlab.agents.match_equity import load_equity
 from cardlab.agents.search_options import search_spec
 from cardlab.envs import make_env, make_game
 from cardlab.envs.declared import (
@@ -27,6 +30,7 @@ from cardlab.envs.declared import (
     check_whole,
     declarations,
     option,
+    refused_file,
     unknown,
 )
 from cardlab.envs.huit.rules import HuitRules
@@ -176,3 +180,20 @@ def test_every_unknown_name_is_refused_in_the_one_wording() -> None:
             r"(seeed|colour|wrlds|wrlds=3|bank2)( for huit)?; accepted: \S.*$"
     for what, message in said.items():
         assert re.match(shape, message), (what, message)
+
+
+def test_a_damaged_file_is_refused_in_the_one_wording_whichever_loader_reads_it(
+        tmp_path: pathlib.Path) -> None:
+    """A bot, a hand reader and a match equity cross a boundary: each loader's refusal of a damaged file is
+    `refused_file`'s one line, ``WHAT PATH: REASON``."""
+    said = refused_file("bot", tmp_path / "b.json", "file not found")
+    assert str(said) == f"bot {tmp_path / 'b.json'}: file not found"
+    huit = make_game("huit", num_players=4)
+    path = tmp_path / "cut.json"
+    path.write_text('{"format": ')
+    loaders = {"bot": lambda: load_bot(path, huit), "reader": lambda: load_reader(path, huit),
+               "match equity": lambda: load_equity(path, huit)}
+    for what, load in loaders.items():
+        message = _refusal(load)
+        assert message.startswith(f"{what} {path}: ") and "not valid JSON" in message, message
+        assert "\n" not in message
