@@ -132,11 +132,11 @@ def prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
     verify_checkpoint(last, run_dir)
     cfg = _resumed_config(cfg, run_dir)
     steps = checkpoint_steps(last)
+    EvalHistory(run_dir / "eval.csv").truncate(steps)  # first: it refuses a damaged file, before any change
     for meta in list_snapshots(league_folder(run_dir)):
         if snapshot_steps(meta) > steps:
             meta.unlink()
             meta.with_suffix(".safetensors").unlink(missing_ok=True)
-    EvalHistory(run_dir / "eval.csv").truncate(steps)
     save_config(cfg, run_dir / "config.yaml")
     return cfg, last
 
