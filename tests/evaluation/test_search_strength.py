@@ -320,3 +320,30 @@ def test_a_whole_suite_run_writes_the_rows_bench_writes(monkeypatch: pytest.Monk
         row = json.loads((tmp_path / f"tiny--{config.replace(':', '_')}.json").read_text(encoding="utf-8"))
         benched = bench_suite(config, suite, command=["cardlab", "bench", config, "--suite", "tiny"])
         assert row == json.loads(benched.to_json())
+
+
+def test_rows_the_run_would_not_write_and_negative_processes_are_refused_before_playing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--rows` with `--hands` short of the whole suite was refused after the run had played (a search's
+    run takes hours), a row's file that is a folder failed with a traceback after it; `--processes -2`
+    played here as if 0. Each is now one line before any hand."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    suite = make_suite(SuitePlan("tiny", "huit", 2, "hand", 3), 0)
+    monkeypatch.setattr(bench, "load_suite", lambda name: suite)
+    monkeypatch.setattr(bench, "play_rounds", lambda *args, **kwargs: pytest.fail("played"))
+    (tmp_path / "tiny--search_worlds=4_ms=0_expert.json").mkdir()  # a row's file name
+    folder = tmp_path / "tiny--search_worlds=4_ms=0_expert.json"
+    cases = [
+        (["--hands", "4", "--rows", str(tmp_path)],
+         "--rows: the run plays 2 of suite tiny's 3 deals; a leaderboard row is the whole suite: accepted: "
+         "--hands 6"),
+        (["--hands", "6", "--rows", str(tmp_path)], f"--rows {folder} is a folder: give the name of a file"),
+        (["--hands", "4", "--processes", "-2"],
+         "--processes=-2 is out of range; accepted: 0 (play here) or a whole number of local processes"),
+    ]
+    for argv, said in cases:
+        with pytest.raises(SystemExit):
+            bench.main(["--no-progress", *argv, "--configs", "expert", SEARCH])
+        error = capsys.readouterr().err.strip().splitlines()[-1].split(": error: ", 1)[1]
+        assert error.startswith(said), (argv, error)
+    assert [p.name for p in tmp_path.iterdir()] == ["tiny--search_worlds=4_ms=0_expert.json"]
