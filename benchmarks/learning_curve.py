@@ -371,6 +371,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where the run folder goes")
     args = parser.parse_args(argv)
     if args.command == "plot":
+        if args.out.suffix.lower() != ".png" or args.out.is_dir():  # matplotlib wrote a folder "x" as x.png
+            parser.error(f"--out {args.out}: not the name of a PNG file; accepted: a file name ending in "
+                         ".png (not a folder)")
         curves = [read_curve(run) for run in args.runs]
         for c in curves:
             print(f"{c.label:<58} {len(c.minutes):>3} evaluations, last at {c.minutes[-1]:5.1f} min: "

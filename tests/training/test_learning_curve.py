@@ -304,3 +304,18 @@ def test_a_long_run_asked_to_stop_below_its_steps_is_refused(monkeypatch: pytest
                                   f"has trained; accepted: a whole number of learner steps from {steps:,} "
                                   "to 200,000,000")
     assert bench.grow("huit-4p-ppo-clone", 5.0, steps) == run
+
+
+def test_a_plot_onto_a_folder_or_not_a_png_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`plot --out FOLDER` wrote FOLDER.png beside it and said it wrote FOLDER; `--out x.txt` failed with
+    matplotlib's traceback after reading every run."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    run = next((bench.LONG_RUNS_DIR / "huit-4p-ppo-clone").glob("*__*"))
+    for out in (tmp_path, tmp_path / "curve.txt"):
+        with pytest.raises(SystemExit):
+            bench.main(["plot", str(run), "--out", str(out)])
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert error.endswith(f"--out {out}: not the name of a PNG file; accepted: a file name ending in "
+                              ".png (not a folder)")
+    assert list(tmp_path.iterdir()) == [] and not tmp_path.with_suffix(".png").exists()
