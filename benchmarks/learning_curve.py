@@ -302,8 +302,11 @@ def own_runs(label: str, home: Path, name: str) -> list[Path]:
     """The run folders of the long run `label` in its folder `home` (named `name`__...), oldest first.
 
     Anything else there (another label's run, a stray file) is refused in one line: a round would start
-    a fresh run beside it and the curve would mix them.
+    a fresh run beside it and the curve would mix them; so is a file in the folder's place.
     """
+    if home.exists() and not home.is_dir():
+        raise SystemExit(f"{label}: {home} is a file, not the long run's folder; accepted: a folder holding "
+                         f"only its own run folders ({name}__*), or none there: move the file out")
     if not home.is_dir():
         return []
     strangers = sorted(p.name for p in home.iterdir() if not (p.is_dir() and p.name.startswith(f"{name}__")))

@@ -194,6 +194,14 @@ def test_a_long_runs_folder_holding_anything_but_its_own_runs_is_refused(monkeyp
                                   "huit-2p-ppo-scratch; accepted: only its own run folders "
                                   "(huit_2p_ppo_scratch__*): move the rest out")
     assert other.is_dir()
+    taken = tmp_path / "huit-3p-ppo-scratch"
+    taken.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(SystemExit) as refused:  # before: a traceback from the new run folder's mkdir
+        bench.grow("huit-3p-ppo-scratch", minutes=5.0, until=600)
+    assert str(refused.value) == (f"huit-3p-ppo-scratch: {taken} is a file, not the long run's folder; "
+                                  "accepted: a folder holding only its own run folders "
+                                  "(huit_3p_ppo_scratch__*), or none there: move the file out")
+    assert taken.read_text(encoding="utf-8") == "not a folder"
 
 
 def test_the_docs_long_run_tables_are_the_run_folders_curves(monkeypatch: pytest.MonkeyPatch) -> None:
