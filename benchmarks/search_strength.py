@@ -552,7 +552,8 @@ def main(argv: list[str] | None = None) -> None:
         try:
             table = format_table(json.loads(args.show.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as err:
-            parser.error(f"--show {args.show}: not a JSON this benchmark wrote ({type(err).__name__}: {err})")
+            parser.error(f"--show {args.show}: not a JSON this benchmark wrote ({type(err).__name__}: "
+                         f"{err}); accepted: a file its --json or --resume wrote")
         print(table)
         return
     if not args.configs:
@@ -573,9 +574,8 @@ def main(argv: list[str] | None = None) -> None:
             try:
                 resume = json.loads(args.resume.read_text(encoding="utf-8"))
             except (OSError, ValueError) as err:
-                parser.error(f"--resume {args.resume}: not a JSON ({type(err).__name__}: {err})")
-            if not isinstance(resume, dict):
-                parser.error(f"--resume {args.resume}: not a JSON this benchmark wrote")
+                parser.error(f"--resume {args.resume}: not a JSON ({type(err).__name__}: {err}); accepted: a "
+                             "JSON this benchmark wrote, or the name of a new file to start one")
 
     def write(result: dict[str, Any]) -> None:
         if args.json is not None:

@@ -102,7 +102,11 @@ def test_the_benchmark_refuses_bad_input_before_playing(monkeypatch: pytest.Monk
     for argv, said in ((["--configs", "search:worlds=x:expert"], "worlds=x"),
                        (["--configs", "expert", "--hands", "0"], "a whole number from 1 to 4000"),
                        (["--configs", "expert", "--field", "nobody"], "unknown agent spec"),
-                       ([], "give --configs SPEC"), (["--show", "nowhere.json"], "--show nowhere.json"),
+                       ([], "give --configs SPEC"),
+                       (["--show", "nowhere.json"],
+                        "--show nowhere.json: not a JSON this benchmark wrote (FileNotFoundError: [Errno 2] "
+                        "No such file or directory: 'nowhere.json'); accepted: a file its --json or --resume "
+                        "wrote"),
                        (["--configs", "expert", "--json", "no/such/x.json"],
                         "cannot write --json no/such/x.json: the folder no/such does not exist"),
                        (["--configs", "expert", "--resume", "no/such/x.json"],
@@ -195,7 +199,7 @@ def test_a_resume_file_of_another_run_or_damaged_is_refused_in_one_line_before_p
         ({**mine, "played": [{"hands": [[0, 0, [0, 0], [0], [0, 0], False], *hands[1:]], "seconds": 1.0,
                               "decisions": 4}]}, "did not each play"),
         ({**mine, "played": [{"hands": [[0, 0]]}]}, "the JSON's played hands are damaged"),
-        ([1, 2], "not a JSON this benchmark wrote"),
+        ([1, 2], "not a JSON of this benchmark's layout 2 (format none, a list;"),
     ]
     played: list[object] = []
     monkeypatch.setattr(bench, "play_timed", lambda *args, **kwargs: played.append(args))
@@ -211,7 +215,9 @@ def test_a_resume_file_of_another_run_or_damaged_is_refused_in_one_line_before_p
     text.write_bytes(b"\xff{")
     with pytest.raises(SystemExit):
         bench.main(["--hands", "8", "--no-progress", "--resume", str(text), "--configs", "expert"])
-    assert "not a JSON (UnicodeDecodeError" in capsys.readouterr().err
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "not a JSON (UnicodeDecodeError" in error and error.endswith(
+        "; accepted: a JSON this benchmark wrote, or the name of a new file to start one")
     assert not played
 
 
