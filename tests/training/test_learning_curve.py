@@ -327,3 +327,23 @@ def test_a_plot_onto_a_folder_or_not_a_png_is_refused(monkeypatch: pytest.Monkey
         assert error.endswith(f"--out {out}: not the name of a PNG file; accepted: a file name ending in "
                               ".png (not a folder)")
     assert list(tmp_path.iterdir()) == [] and not tmp_path.with_suffix(".png").exists()
+
+
+def test_a_long_run_with_a_damaged_league_snapshot_is_refused_before_a_round(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """A snapshot of the league's pool cut short: the round resumed the run folder (its config saved, a
+    TensorBoard file added) and failed with a traceback when the trainer seated its first games; now
+    `prepare_resume` loads the pool first and refuses it in one line, the run folder as it was."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    run = long_run_copy(bench, tmp_path)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    weights = sorted((run / "checkpoints" / "league").glob("*.safetensors"))[-1]
+    weights.write_bytes(weights.read_bytes()[:-8])
+    kept = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["long", "huit-4p-ppo-clone", "--minutes", "5"])
+    message = str(refused.value)
+    assert message.startswith(f"huit-4p-ppo-clone: cannot grow {run}: bot {weights.with_suffix('.json')}: ")
+    assert "\n" not in message
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept
