@@ -387,6 +387,9 @@ def main(argv: list[str] | None = None) -> None:
         print(curve_table(curve))
         print(f"wrote {plot([curve], LONG_RUNS_DIR / f'{args.label}.png', by_steps=True)}")
     else:
+        if not 0 < args.minutes <= MINUTES:  # 0 was no limit: 10**9 steps, hours; NaN and -1 a traceback
+            parser.error(refusal("--minutes", args.minutes, RANGE,
+                                 f"a number of minutes > 0 and <= {MINUTES:,.0f}"))
         print(f"run folder: {train_old(args.minutes, args.runs_dir)}")
 
 

@@ -347,3 +347,17 @@ def test_a_long_run_with_a_damaged_league_snapshot_is_refused_before_a_round(
     assert message.startswith(f"huit-4p-ppo-clone: cannot grow {run}: bot {weights.with_suffix('.json')}: ")
     assert "\n" not in message
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept
+
+
+@pytest.mark.parametrize("minutes", ["0", "-1", "nan", "inf"])
+def test_the_old_pipeline_without_a_time_limit_is_refused(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], minutes: str) -> None:
+    """`old --minutes 0` trained 10**9 steps with no limit (hours); -1 and NaN failed in the config check
+    with a traceback."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    with pytest.raises(SystemExit):
+        bench.main(["old", "--minutes", minutes])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.endswith(f"--minutes={float(minutes)} is out of range; accepted: a number of minutes > 0 "
+                          "and <= 1,000,000"), error
