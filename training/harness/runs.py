@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from cardlab.agents.bot import load_bot
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.training.arena.league import (
@@ -132,13 +133,25 @@ def prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
     verify_checkpoint(last, run_dir)
     cfg = _resumed_config(cfg, run_dir)
     steps = checkpoint_steps(last)
+    check_pool(cfg, run_dir, steps)
+    EvalHistory(run_dir / "eval.csv").truncate(steps)  # it refuses a damaged file before it changes it
     for meta in list_snapshots(league_folder(run_dir)):
         if snapshot_steps(meta) > steps:
             meta.unlink()
             meta.with_suffix(".safetensors").unlink(missing_ok=True)
-    EvalHistory(run_dir / "eval.csv").truncate(steps)
     save_config(cfg, run_dir / "config.yaml")
     return cfg, last
+
+
+def check_pool(cfg: TrainConfig, run_dir: Path, steps: int) -> None:
+    """Load the league's snapshots a resumed run seats (its newest `pool_size` up to the checkpoint at
+    `steps`), so that a damaged one is refused here, in one line, before the run folder changes, not with
+    a traceback when the trainer seats its first games."""
+    if not (cfg.self_play.enabled and cfg.self_play.share > 0):
+        return
+    kept = [meta for meta in list_snapshots(league_folder(run_dir)) if snapshot_steps(meta) <= steps]
+    for meta in kept[-cfg.self_play.pool_size:]:
+        load_bot(meta)
 
 
 def finish_run(write_bot: Callable[[list[LearnerEval]], object], checkpoint: Callable[[], object] | None,
