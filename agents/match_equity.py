@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, read_json_file
-from cardlab.envs.declared import refused_file
+from cardlab.envs.declared import missing_file, refused_file
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import Match
 from cardlab.envs.options import RuleOptions
@@ -202,8 +202,8 @@ def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
     """An equity file checked against `game`'s table (module doc), or a one-line `ValueError`."""
     path = pathlib.Path(path)
     if not path.is_file():
-        raise _refuse(path, "file not found (an equity model is one NAME.json, written by cardlab "
-                            "match-equity)")
+        raise missing_file("match equity", path, "an equity model is one NAME.json, written by cardlab "
+                                                 "match-equity")
     try:
         meta = read_json_file(path, "the file", MOST_BYTES)
     except ValueError as err:

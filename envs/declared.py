@@ -10,7 +10,7 @@ worded by `refusal` (`check_that` where a condition decides), one sentence shape
 for the three, and a name none of them declares by `unknown`; `check_fields`
 checks every declared field of any dataclass (call it from `__post_init__`).
 A foreign or damaged file (bot, hand reader, match equity) is worded by
-`refused_file`.
+`refused_file`, one that is missing or a folder by `missing_file`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import numbers
+import pathlib
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
@@ -61,6 +62,17 @@ def refused_file(what: str, path: Any, reason: str) -> ValueError:
     that cross a boundary, each read by its own checks): ``WHAT PATH: REASON``, naming the file since a
     loader may read several, REASON saying what is wrong and what to give instead."""
     return ValueError(f"{what} {path}: {reason}")
+
+
+def missing_file(what: str, path: pathlib.Path, layout: str) -> ValueError:
+    """The refusal of a `path` that is not a file where a loader reads one, worded by `refused_file`: a folder
+    as a folder (``is a folder, not a file; give the path of the .json file (LAYOUT)``), since "not found"
+    would send its user looking for what is there, else ``file not found (LAYOUT)``; `layout` says what the
+    file is and what writes it."""
+    if path.is_dir():
+        return refused_file(what, path, f"is a folder, not a file; give the path of the .json file "
+                                        f"({layout})")
+    return refused_file(what, path, f"file not found ({layout})")
 
 
 def quoted(words: Any) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from cardlab.agents.agent_spec import make_agent
-from cardlab.agents.bot import load_bot
+from cardlab.agents.bot import load_bot, read_metadata
 from cardlab.agents.hand_reading.reader import load_reader
 from cardlab.agents.match_equity import load_equity
 from cardlab.agents.search_options import search_spec
@@ -29,6 +29,7 @@ from cardlab.envs.declared import (
     check_that,
     check_whole,
     declarations,
+    missing_file,
     option,
     refused_file,
     unknown,
@@ -36,6 +37,7 @@ from cardlab.envs.declared import (
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.huit.spec import SPEC as HUIT
 from cardlab.envs.options import COUNT_HIGH
+from cardlab.serve.app import named_bots
 from cardlab.training.harness.config import config_from_dict, config_to_dict, load_config
 
 
@@ -197,3 +199,24 @@ def test_a_damaged_file_is_refused_in_the_one_wording_whichever_loader_reads_it(
         message = _refusal(load)
         assert message.startswith(f"{what} {path}: ") and "not valid JSON" in message, message
         assert "\n" not in message
+
+
+def test_a_folder_where_a_file_is_read_is_refused_as_a_folder_not_as_missing(tmp_path: pathlib.Path) -> None:
+    """A folder given for a bot's metadata, a hand reader or a match equity is there: each loader says it is
+    a folder and to give the .json file (`missing_file`, one place), where it said "file not found"."""
+    huit = make_game("huit", num_players=4)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (tmp_path / "run" / "bot.json").mkdir(parents=True)  # a run folder whose bot.json is a folder
+    loaders = {"bot": lambda: read_metadata(folder), "reader": lambda: load_reader(folder, huit),
+               "match equity": lambda: load_equity(folder, huit)}
+    for what, load in loaders.items():
+        message = _refusal(load)
+        assert message.startswith(f"{what} {folder}: is a folder, not a file; give the path of the .json "
+                                  "file ("), message
+        assert "\n" not in message and "not found" not in message
+    message = _refusal(lambda: named_bots([tmp_path / "run"]))
+    assert message.startswith(f"bot {(tmp_path / 'run' / 'bot.json').resolve()}: is a folder"), message
+    gone = tmp_path / "gone.json"
+    said = missing_file("bot", gone, "a bot is NAME.json")
+    assert str(said) == f"bot {gone}: file not found (a bot is NAME.json)"
