@@ -361,3 +361,29 @@ def test_the_old_pipeline_without_a_time_limit_is_refused(
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.endswith(f"--minutes={float(minutes)} is out of range; accepted: a number of minutes > 0 "
                           "and <= 1,000,000"), error
+
+
+@pytest.mark.parametrize("bot", ["switch-4p", "huit-2p"])
+def test_a_long_run_with_a_league_snapshot_of_another_table_is_refused_before_a_round(
+        bot: str, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """A snapshot of another game or seat count in the league's pool (a league folder copied from another
+    run): it loaded as a bot, then failed when the trainer seated it at this run's table; now `check_pool`
+    refuses it in one line naming the file and the run's game and seats, the run folder as it was."""
+    from cardlab.agents.bot_catalogue import SHIPPED_BOTS
+
+    bench = load_benchmark("learning_curve", monkeypatch)
+    run = long_run_copy(bench, tmp_path)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    meta = sorted((run / "checkpoints" / "league").glob("*.json"))[-1]
+    for suffix in (".json", ".safetensors"):
+        meta.with_suffix(suffix).write_bytes((SHIPPED_BOTS / f"{bot}{suffix}").read_bytes())
+    kept = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["long", "huit-4p-ppo-clone", "--minutes", "5"])
+    game, seats = bot.split("-")
+    assert str(refused.value) == (
+        f"huit-4p-ppo-clone: cannot grow {run}: cannot resume {run}: its league snapshot {meta} plays {game} "
+        f"with {seats[0]} players, the run huit with 4; accepted: the snapshots this run wrote (move the "
+        f"others out of {meta.parent})")
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept
