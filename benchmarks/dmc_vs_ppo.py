@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cardlab.cli.common import check_output, write_text_output
-from cardlab.envs.declared import RANGE, check_that
+from cardlab.envs.declared import RANGE, check_that, check_value, declarations
 from cardlab.training.harness.config import TrainConfig, validate_config
 from cardlab.training.harness.records import EvalHistory
 from cardlab.training.trainers.train import train
@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs-dir", type=Path, default=REPO / "runs" / "dmc_vs_ppo")
     args = parser.parse_args(argv)
     out = args.out or REPO / "benchmarks" / "results" / f"dmc-vs-ppo-{args.steps / 1e6:g}m.json"
-    try:
+    try:  # the flags first, named as typed: the config keys they set are checked again in each run's config
+        check_value("--steps", declarations(TrainConfig)["total_timesteps"], args.steps)
         check_that(args.hands >= 1, "--hands", args.hands, RANGE, "a whole number of hands >= 1 (a row is "
                    "its run's final evaluation)")
         table = rows(args.steps, args.hands)

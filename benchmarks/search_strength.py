@@ -65,7 +65,7 @@ from cardlab.agents.base import Agent
 from cardlab.cli.common import check_output, write_text_output
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import RANGE, refusal
+from cardlab.envs.declared import RANGE, check_whole, refusal
 from cardlab.evaluation.bench import DEFAULT_FIELD, bench_row, bench_slots, point_differences, points_by_deal
 from cardlab.evaluation.episodes import HAND, plural, seat_slots
 from cardlab.evaluation.evaluate import play_deals
@@ -200,6 +200,13 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
                 yield from completed()
 
 
+def check_hands(key: str, hands: Any, suite: Suite) -> int:
+    """`hands` where it is a whole number from 1 to the suite's hands, else refused by `check_whole` as `key`:
+    ``--hands`` from the command line (before the rows' check says what to give), ``hands`` from `measure`."""
+    return check_whole(key, hands, 1, suite.episodes, f"a whole number from 1 to {suite.episodes} (suite "
+                       f"{suite.name}: {suite.deals} deals x {suite.num_players} rotations)")
+
+
 def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[str] = DEFAULT_FIELD,
             workers: int = 0, progress: bool = False,
             on_round: Callable[[dict[str, Any]], object] | None = None, processes: int = 0,
@@ -212,10 +219,7 @@ def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[st
         raise ValueError("give at least one configuration (an agent spec), e.g. --configs expert "
                          "search:worlds=64:ms=0:expert")
     n = suite.num_players
-    if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= suite.episodes:
-        raise ValueError(f"hands must be a whole number from 1 to {suite.episodes} (suite {suite.name}: "
-                         f"{suite.deals} deals x {n} rotations), got {excerpt(hands)}")
-    deals = math.ceil(hands / n)
+    deals = math.ceil(check_hands("hands", hands, suite) / n)
     tables = [bench_slots(config.strip(), [f.strip() for f in field], n) for config in configs]
     table = make_game(suite.game, suite.rules)
     for spec in dict.fromkeys(spec for slots in tables for spec in slots):
@@ -586,6 +590,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         check_output("--json" if args.resume is None else "--resume", args.json)  # before the first round
         suite = load_suite(args.suite)
+        check_hands("--hands", args.hands, suite)
         if args.rows is not None:
             check_rows_before(args.rows, suite, args.configs, args.field, args.hands)
         result = measure(args.configs, suite, args.hands, args.field, args.workers, not args.no_progress,

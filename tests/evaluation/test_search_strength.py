@@ -100,7 +100,8 @@ def test_the_benchmark_refuses_bad_input_before_playing(monkeypatch: pytest.Monk
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     bench = load_benchmark("search_strength", monkeypatch)
     for argv, said in ((["--configs", "search:worlds=x:expert"], "worlds=x"),
-                       (["--configs", "expert", "--hands", "0"], "a whole number from 1 to 4000"),
+                       (["--configs", "expert", "--hands", "0"],
+                        "--hands=0 is out of range; accepted: a whole number from 1 to 4000 (suite "),
                        (["--configs", "expert", "--field", "nobody"], "unknown agent spec"),
                        ([], "give --configs SPEC"),
                        (["--show", "nowhere.json"],

@@ -15,7 +15,8 @@ def test_a_bad_results_file_or_hands_is_refused_before_any_run(monkeypatch: pyte
                                                                tmp_path: pathlib.Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """Before, a damaged or foreign results file failed with a traceback and a folder after the first run
-    (its row lost), and `--hands 0` reported the run's last periodic evaluation (200 hands) as its row."""
+    (its row lost), `--hands 0` reported the run's last periodic evaluation (200 hands) as its row, and
+    `--steps 0` was refused as the config key total_timesteps, not the flag typed."""
     bench = load_benchmark("dmc_vs_ppo", monkeypatch)
     monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
     cut = tmp_path / "cut.json"
@@ -33,6 +34,8 @@ def test_a_bad_results_file_or_hands_is_refused_before_any_run(monkeypatch: pyte
         (["--out", str(tmp_path / "x.json"), "--hands", "0"],
          "--hands=0 is out of range; accepted: a whole number of hands >= 1 (a row is its run's final "
          "evaluation)"),
+        (["--out", str(tmp_path / "x.json"), "--steps", "0"],  # named by its flag, not total_timesteps
+         "--steps=0 is out of range; accepted: a value >= 1 and <= 2,000,000,000"),
     ]
     for argv, said in cases:
         with pytest.raises(SystemExit):
