@@ -64,13 +64,13 @@ def refused_file(what: str, path: Any, reason: str) -> ValueError:
     return ValueError(f"{what} {path}: {reason}")
 
 
-def missing_file(what: str, path: pathlib.Path, layout: str) -> ValueError:
+def missing_file(what: str, path: pathlib.Path, layout: str, suffix: str = ".json") -> ValueError:
     """The refusal of a `path` that is not a file where a loader reads one, worded by `refused_file`: a folder
-    as a folder (``is a folder, not a file; give the path of the .json file (LAYOUT)``), since "not found"
+    as a folder (``is a folder, not a file; give the path of the SUFFIX file (LAYOUT)``), since "not found"
     would send its user looking for what is there, else ``file not found (LAYOUT)``; `layout` says what the
     file is and what writes it."""
     if path.is_dir():
-        return refused_file(what, path, f"is a folder, not a file; give the path of the .json file "
+        return refused_file(what, path, f"is a folder, not a file; give the path of the {suffix} file "
                                         f"({layout})")
     return refused_file(what, path, f"file not found ({layout})")
 
