@@ -34,8 +34,10 @@ from typing import Any
 import numpy as np
 
 from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.envs.declared import missing_file, refused_file
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import Match
+from cardlab.envs.options import RuleOptions
 
 FORMAT = "cardlab-match-equity"
 FORMAT_VERSION = 1
@@ -159,7 +161,7 @@ class MatchEquity:
 
 
 def _refuse(path: pathlib.Path, reason: str) -> ValueError:
-    return ValueError(f"match equity {path}: {reason}")
+    return refused_file("match equity", path, reason)
 
 
 def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -200,8 +202,8 @@ def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
     """An equity file checked against `game`'s table (module doc), or a one-line `ValueError`."""
     path = pathlib.Path(path)
     if not path.is_file():
-        raise _refuse(path, "file not found (an equity model is one NAME.json, written by cardlab "
-                            "match-equity)")
+        raise missing_file("match equity", path, "an equity model is one NAME.json, written by cardlab "
+                                                 "match-equity")
     try:
         meta = read_json_file(path, "the file", MOST_BYTES)
     except ValueError as err:
@@ -260,12 +262,26 @@ def shipped_equity_path(game: Game) -> pathlib.Path:
     return SHIPPED / f"{game.spec.id}-{game.num_players}p.json"
 
 
+_LOADED: dict[pathlib.Path, tuple[tuple[int, int, RuleOptions], MatchEquity]] = {}
+"""`shipped_equity`'s models: path -> ((modification time, size, table rules), the model loaded from it)"""
+
+
 def shipped_equity(game: Game) -> MatchEquity:
-    """The shipped equity of `game`'s table; a `ValueError` naming the tables that have one otherwise."""
+    """The shipped equity of `game`'s table; a `ValueError` naming the tables that have one otherwise.
+
+    Read and checked once per file and table rules (the web app asks at every match table it seats, the
+    searches at every agent they build): the file's size and modification time are part of the key, so a
+    file replaced since is read again, and a file that fails to load is refused at every call, as
+    `load_equity` refuses it."""
     path = shipped_equity_path(game)
     if not path.is_file():
         have = ", ".join(sorted(p.stem for p in SHIPPED.glob("*.json"))) or "none"
         raise ValueError(f"no match equity ships for {game.spec.id} with {game.num_players} players (equity "
                          f"models: {have}); fit one with cardlab match-equity and copy its equity.json to "
                          f"{path}")
-    return load_equity(path, game)
+    found = path.stat()
+    version = (found.st_mtime_ns, found.st_size, game.rules)
+    cached = _LOADED.get(path)
+    if cached is None or cached[0] != version:
+        _LOADED[path] = cached = (version, load_equity(path, game))
+    return cached[1]

@@ -30,7 +30,7 @@ from typing import Any
 
 from cardlab.agents.hand_reading.reading import REPLAY_SHARE, WEIGHS
 from cardlab.envs.checked_json import excerpt
-from cardlab.envs.declared import CHOICE, KIND, RANGE, Declared, declarations, option, refusal
+from cardlab.envs.declared import CHOICE, KIND, RANGE, Declared, declarations, option, refusal, unknown
 
 PREFIX = "search:"
 SEARCH = "search option"
@@ -260,9 +260,9 @@ def search_spec(base: str, **values: Any) -> str:
     """The spec ``search:NAME=VALUE:...:BASE`` of these option values, each checked by its declaration
     (`SearchOptions`), so that a caller with typed values (`cardlab exploit`'s responder) neither
     writes the spec text nor checks them a second way; `parse_spec` reads it back to the same options."""
-    unknown = sorted(set(values) - DECLARED.keys())
-    if unknown:
-        raise ValueError(f"{', '.join(map(excerpt, unknown))} is not a search option; accepted: {ACCEPTED}")
+    given = set(values) - DECLARED.keys()
+    if given:
+        raise unknown(SEARCH, given, ACCEPTED)
     SearchOptions(**values)
     check_read(values)
     return PREFIX + "".join(f"{name}={_spec_text(value)}:" for name, value in values.items()) + base
@@ -282,9 +282,9 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
     while parts and ("=" in parts[0] or parts[0].strip() in DECLARED):
         key, sep, text = (p.strip() for p in parts.pop(0).partition("="))
         if key not in DECLARED or not sep:
-            raise ValueError(f"agent spec {excerpt(spec)}: {excerpt(key + sep + text)} is not a search "
-                             f"option; accepted: {ACCEPTED}, then the base agent, e.g. "
-                             "search:worlds=64:bot:huit-2p")
+            refused = unknown(SEARCH, [key + sep + text], f"{ACCEPTED}, then the base agent, e.g. "
+                                                           "search:worlds=64:bot:huit-2p")
+            raise ValueError(f"agent spec {excerpt(spec)}: {refused}")
         if key in values:
             raise ValueError(f"agent spec {excerpt(spec)}: search option {key} is given twice")
         try:

@@ -21,7 +21,7 @@ file is named by the steps, e.g. ``dmc-vs-ppo-12m.json``).
 from __future__ import annotations
 
 import argparse
-import csv
+import contextlib
 import dataclasses
 import json
 import os
@@ -30,7 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cardlab.cli.common import check_output, write_text_output
+from cardlab.envs.declared import RANGE, check_that, check_value, declarations
 from cardlab.training.harness.config import TrainConfig, validate_config
+from cardlab.training.harness.records import EvalHistory
 from cardlab.training.trainers.train import train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,9 +56,31 @@ def rows(steps: int, hands: int) -> dict[str, TrainConfig]:
 
 def final_row(run_dir: Path) -> dict[str, str]:
     """The run's final evaluation against `OPPONENT` (the last eval.csv row for it)."""
-    with (run_dir / "eval.csv").open(newline="") as f:
-        found = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
-    return found[-1]
+    return [r for r in EvalHistory(run_dir / "eval.csv").rows() if r["opponent"] == OPPONENT][-1]
+
+
+ROW_KEYS = ("label", "algorithm", "net_arch", "steps", "hands", "win_rate", "paired_ci", "wilson_ci",
+            "minutes", "run")
+"""the keys of a results file's row (`measure`)"""
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """The rows of the results file `path` (none where it does not exist yet); a file that is not one this
+    benchmark wrote (not JSON, damaged, another's) is refused in one line before any run: the rows of the
+    runs to come are added to it."""
+    if not path.exists():
+        return []
+    try:
+        done = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"--out {path}: not a JSON ({type(err).__name__}: {err}); accepted: "
+                         f"{RESULTS}") from None
+    if not (isinstance(done, list) and all(isinstance(r, dict) and set(r) == set(ROW_KEYS)
+                                           and isinstance(r["label"], str) and isinstance(r["steps"], int)
+                                           for r in done)):
+        raise ValueError(f"--out {path}: not a results file of this benchmark (a damaged file, or "
+                         f"another's); accepted: {RESULTS}")
+    return done
 
 
 def measure(label: str, cfg: TrainConfig, runs_dir: Path) -> dict[str, Any]:
@@ -70,27 +95,41 @@ def measure(label: str, cfg: TrainConfig, runs_dir: Path) -> dict[str, Any]:
             "run": str(run_dir)}
 
 
-def main() -> None:
+RESULTS = f"a JSON list of this benchmark's rows, each with {', '.join(ROW_KEYS)}, or a new file name"
+"""what a results file may be, as its refusals say"""
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=12_000_000)
     parser.add_argument("--hands", type=int, default=2000)
     parser.add_argument("--only", nargs="*", default=None, help="labels to run (default: every row)")
     parser.add_argument("--out", type=Path, default=None, help="results file (default: by the steps)")
     parser.add_argument("--runs-dir", type=Path, default=REPO / "runs" / "dmc_vs_ppo")
-    args = parser.parse_args()
-    table = rows(args.steps, args.hands)
+    args = parser.parse_args(argv)
     out = args.out or REPO / "benchmarks" / "results" / f"dmc-vs-ppo-{args.steps / 1e6:g}m.json"
+    try:  # the flags first, named as typed: the config keys they set are checked again in each run's config
+        check_value("--steps", declarations(TrainConfig)["total_timesteps"], args.steps)
+        check_that(args.hands >= 1, "--hands", args.hands, RANGE, "a whole number of hands >= 1 (a row is "
+                   "its run's final evaluation)")
+        table = rows(args.steps, args.hands)
+        for cfg in table.values():
+            validate_config(cfg)
+        with contextlib.suppress(OSError):  # a new folder for the results, as the rows' writes made it
+            out.parent.mkdir(parents=True, exist_ok=True)
+        check_output("--out", out)  # before the first run, not after it
+        done = read_results(out)
+    except ValueError as err:
+        parser.error(str(err))
     unknown = sorted(set(args.only or ()) - set(table))
     if unknown:
         parser.error(f"unknown row(s) {', '.join(unknown)}: the rows are {', '.join(table)}")
-    done: list[dict[str, Any]] = json.loads(out.read_text()) if out.exists() else []
     for label, cfg in table.items():
         if (args.only is not None and label not in args.only) or any(
                 r["label"] == label and r["steps"] >= args.steps for r in done):
             continue
         done = [r for r in done if r["label"] != label] + [measure(label, cfg, args.runs_dir)]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(done, indent=1) + "\n")
+        write_text_output(out, json.dumps(done, indent=1) + "\n")
     print(f"Huit 4p from scratch, {args.steps:,} steps each, final evaluation against three experts:")
     print("| learner | network | steps | hands | vs expert | 95% CI (paired) | Wilson | minutes |")
     print("|---|---|---|---|---|---|---|---|")

@@ -32,7 +32,6 @@ panel per table) are made by:
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import math
 import re
@@ -49,6 +48,7 @@ from cardlab.training.arena.league import list_snapshots
 from cardlab.training.harness.checkpoints import checkpoint_steps, list_checkpoints, remove_checkpoint
 from cardlab.training.harness.config import TrainConfig, config_from_dict, load_config, validate_config
 from cardlab.training.harness.config_bounds import MINUTES
+from cardlab.training.harness.records import EvalHistory
 from cardlab.training.harness.runs import prepare_resume
 from cardlab.training.harness.yaml_files import read_extended
 from cardlab.training.trainers.train import train
@@ -98,8 +98,10 @@ def read_curve(run_dir: Path) -> Curve:
         raise SystemExit(f"{run_dir} has no eval.csv or config.yaml: is it a run folder?")
     cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
     label = f"{method(cfg)}, {cfg['name']} (reward: {cfg.get('reward', 'win')})"
-    with (run_dir / "eval.csv").open(newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["opponent"] == OPPONENT]
+    try:
+        rows = [r for r in EvalHistory(run_dir / "eval.csv").rows() if r["opponent"] == OPPONENT]
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
     by_step = {int(r["steps"]): r for r in rows}  # the final evaluation, written last, wins a shared step
     trained = {steps: float(r["minutes"]) for steps, r in by_step.items() if float(r.get("minutes") or 0) > 0}
     times = trained if by_step and len(trained) == len(by_step) else wall_minutes(run_dir)
@@ -268,10 +270,14 @@ def grow(label: str, minutes: float, until: int) -> Path:
     home = LONG_RUNS_DIR / label
     cfg = long_config(label)
     check_growth(minutes, until)
+    done = steps_done(own_runs(label, home, cfg.name))
+    if until < done:
+        raise SystemExit(refusal("--until", until, f"below the {done:,} learner steps {label} has trained",
+                                 f"a whole number of learner steps from {done:,} to {CURVE_POINTS[-1]:,}"))
     started = time.monotonic()
     while (left := minutes - (time.monotonic() - started) / 60.0) > 0.5:
         runs = own_runs(label, home, cfg.name)
-        done = max((checkpoint_steps(c) for c in list_checkpoints(runs[-1])), default=0) if runs else 0
+        done = steps_done(runs)
         target = next((p for p in CURVE_POINTS if p > done), None)
         if target is None or done >= until:
             break
@@ -286,12 +292,21 @@ def grow(label: str, minutes: float, until: int) -> Path:
     return runs[-1]
 
 
+def steps_done(runs: list[Path]) -> int:
+    """The learner steps of the newest of a long run's folders (`own_runs`) at its last checkpoint (0:
+    none)."""
+    return max((checkpoint_steps(c) for c in list_checkpoints(runs[-1])), default=0) if runs else 0
+
+
 def own_runs(label: str, home: Path, name: str) -> list[Path]:
     """The run folders of the long run `label` in its folder `home` (named `name`__...), oldest first.
 
     Anything else there (another label's run, a stray file) is refused in one line: a round would start
-    a fresh run beside it and the curve would mix them.
+    a fresh run beside it and the curve would mix them; so is a file in the folder's place.
     """
+    if home.exists() and not home.is_dir():
+        raise SystemExit(f"{label}: {home} is a file, not the long run's folder; accepted: a folder holding "
+                         f"only its own run folders ({name}__*), or none there: move the file out")
     if not home.is_dir():
         return []
     strangers = sorted(p.name for p in home.iterdir() if not (p.is_dir() and p.name.startswith(f"{name}__")))
@@ -305,9 +320,14 @@ def grow_round(label: str, cfg: TrainConfig, home: Path, resume: Path | None) ->
     """One round of the long run `label`: `train` from `resume` (None: a new run in `home`). A run that
     cannot be resumed (a corrupt or foreign checkpoint, a config other than the label's) is refused in
     one line that says why, before any step: `prepare_resume` checks it as `train` will (it only drops
-    what follows the last checkpoint, which `train` drops too); an error during training keeps its
-    traceback."""
+    what follows the last checkpoint, which `train` drops too, and refuses a damaged eval.csv); a run
+    without its eval.csv is refused too (the round would start the curve again); an error during training
+    keeps its traceback."""
     if resume is not None:
+        if not (resume / "eval.csv").is_file():
+            raise SystemExit(f"{label}: cannot grow {resume}: it has no eval.csv (the curve so far); "
+                             "accepted: the run folder as its last round left it: restore eval.csv, or move "
+                             "the run out to start again")
         try:
             prepare_resume(validate_config(cfg), resume)
         except ValueError as err:
@@ -354,6 +374,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where the run folder goes")
     args = parser.parse_args(argv)
     if args.command == "plot":
+        if args.out.suffix.lower() != ".png" or args.out.is_dir():  # matplotlib wrote a folder "x" as x.png
+            parser.error(f"--out {args.out}: not the name of a PNG file; accepted: a file name ending in "
+                         ".png (not a folder)")
         curves = [read_curve(run) for run in args.runs]
         for c in curves:
             print(f"{c.label:<58} {len(c.minutes):>3} evaluations, last at {c.minutes[-1]:5.1f} min: "
@@ -364,6 +387,9 @@ def main(argv: list[str] | None = None) -> None:
         print(curve_table(curve))
         print(f"wrote {plot([curve], LONG_RUNS_DIR / f'{args.label}.png', by_steps=True)}")
     else:
+        if not 0 < args.minutes <= MINUTES:  # 0 was no limit: 10**9 steps, hours; NaN and -1 a traceback
+            parser.error(refusal("--minutes", args.minutes, RANGE,
+                                 f"a number of minutes > 0 and <= {MINUTES:,.0f}"))
         print(f"run folder: {train_old(args.minutes, args.runs_dir)}")
 
 

@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from selfplay_throughput import REPO, whole_run
 
 from cardlab.envs import make_game
+from cardlab.envs.declared import check_whole
 from cardlab.training.arena.league import LeagueSettings
 from cardlab.training.arena.selfplay import SelfPlayBatch
 from cardlab.training.harness.config import load_config
@@ -56,13 +57,19 @@ def moves_per_second(game_id: str, n: int, reward: str, games: int, steps: int, 
     return games * steps / spent
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=256)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--train-steps", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    try:  # before the first figure: 0 steps or repeats failed after the compile, -5 train steps at the end
+        for key, value, low in (("--games", args.games, 1), ("--steps", args.steps, 1),
+                                ("--repeats", args.repeats, 1), ("--train-steps", args.train_steps, 0)):
+            check_whole(key, value, low, None, f"a whole number >= {low}")
+    except ValueError as err:
+        parser.error(str(err))
     for game_id, n in TABLES:
         moves_per_second(game_id, n, "match", args.games, 20, 0)  # compile / load the kernels first
         figures: dict[str, list[float]] = {"win": [], "match": []}

@@ -18,14 +18,34 @@ import argparse
 import math
 import time
 
+from cardlab.agents.agent_spec import make_agent
+from cardlab.envs import make_game
+from cardlab.envs.declared import RANGE, check_that, check_whole
 from cardlab.evaluation.bench import bench
+from cardlab.evaluation.episodes import MATCH
 from cardlab.evaluation.paired import design_effect
-from cardlab.evaluation.suites import load_suite
+from cardlab.evaluation.suites import Suite, load_suite, suite_names
 
 
 def deals_needed(rate: float, deff: float, seats: int, half: float, z: float = 1.96) -> int:
     """Deals whose seats x rotations matches give a 95% half-width of `half` at `rate` and `deff`."""
     return math.ceil(rate * (1 - rate) * deff * (z / half) ** 2 / seats)
+
+
+def checked(name: str, deals: int, agents: list[str], half: float) -> Suite:
+    """The suite `name`, where it is a match suite, and the arguments, before any match: a hand suite would
+    be measured as if its hands were matches, a half-width <= 0 or NaN divided by zero or gave 1 deal, a
+    bad agent spec stopped the run after the agents before it. A `ValueError` in one line otherwise."""
+    suite = load_suite(name)
+    check_that(suite.kind == MATCH, "--suite", name, "a suite of hands, not of matches",
+               ", ".join(n for n in suite_names() if n.endswith("-match")) + " (or a match suite's .json)")
+    check_whole("--deals", deals, 1, suite.deals,
+                f"a whole number from 1 to the suite's {suite.deals:,} deals")
+    check_that(0 < half <= 0.5, "--half", half, RANGE, "a half-width of the interval > 0 and <= 0.5")
+    table = make_game(suite.game, suite.rules)
+    for agent in agents:
+        make_agent(agent, table)
+    return suite
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -36,7 +56,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--agents", nargs="+", default=["expert", "greedy"])
     parser.add_argument("--half", type=float, default=0.02, help="the wanted half-width of the interval")
     args = parser.parse_args(argv)
-    suite = load_suite(args.suite)
+    try:
+        suite = checked(args.suite, args.deals, args.agents, args.half)
+    except ValueError as err:
+        parser.error(str(err))
     n = suite.num_players
     print(f"{suite.name}: first {args.deals} deals x {n} rotations, against the expert")
     print(f"{'agent':<28}{'s/match':>9}{'win rate':>10}{'deff':>7}{'deals for +-' + str(args.half):>18}")

@@ -62,9 +62,10 @@ from tqdm import tqdm
 from cardlab import __version__
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import Agent
-from cardlab.cli.common import check_output
+from cardlab.cli.common import check_output, write_text_output
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import RANGE, check_whole, refusal
 from cardlab.evaluation.bench import DEFAULT_FIELD, bench_row, bench_slots, point_differences, points_by_deal
 from cardlab.evaluation.episodes import HAND, plural, seat_slots
 from cardlab.evaluation.evaluate import play_deals
@@ -199,6 +200,13 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
                 yield from completed()
 
 
+def check_hands(key: str, hands: Any, suite: Suite) -> int:
+    """`hands` where it is a whole number from 1 to the suite's hands, else refused by `check_whole` as `key`:
+    ``--hands`` from the command line (before the rows' check says what to give), ``hands`` from `measure`."""
+    return check_whole(key, hands, 1, suite.episodes, f"a whole number from 1 to {suite.episodes} (suite "
+                       f"{suite.name}: {suite.deals} deals x {suite.num_players} rotations)")
+
+
 def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[str] = DEFAULT_FIELD,
             workers: int = 0, progress: bool = False,
             on_round: Callable[[dict[str, Any]], object] | None = None, processes: int = 0,
@@ -211,10 +219,7 @@ def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[st
         raise ValueError("give at least one configuration (an agent spec), e.g. --configs expert "
                          "search:worlds=64:ms=0:expert")
     n = suite.num_players
-    if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= suite.episodes:
-        raise ValueError(f"hands must be a whole number from 1 to {suite.episodes} (suite {suite.name}: "
-                         f"{suite.deals} deals x {n} rotations), got {excerpt(hands)}")
-    deals = math.ceil(hands / n)
+    deals = math.ceil(check_hands("hands", hands, suite) / n)
     tables = [bench_slots(config.strip(), [f.strip() for f in field], n) for config in configs]
     table = make_game(suite.game, suite.rules)
     for spec in dict.fromkeys(spec for slots in tables for spec in slots):
@@ -295,14 +300,37 @@ def played_of(saved: dict[str, Any]) -> Played:
              float(table["seconds"]), int(table["decisions"])) for table in saved["played"]]
 
 
+def check_rows(deals: int, suite: Suite) -> None:
+    """Refuse `--rows` for a run of `deals` deals short of the whole suite (a leaderboard row is the whole
+    suite), in one line: before the run (from `--hands`) and before its rows are written."""
+    if deals != suite.deals:
+        raise ValueError(f"--rows: the run plays {deals:,} of suite {suite.name}'s {suite.deals:,} deals; a "
+                         f"leaderboard row is the whole suite: accepted: --hands {suite.episodes}")
+
+
+def row_path(folder: pathlib.Path, suite: Suite, slots: Sequence[str]) -> pathlib.Path:
+    """The file of the leaderboard row of the config in `slots[0]` (its table's slots, `seat_slots`), named
+    as the leaderboard names it."""
+    return folder / f"{suite.name}--{re.sub(r'[:/]', '_', slots[0])}.json"
+
+
+def check_rows_before(folder: pathlib.Path, suite: Suite, configs: Sequence[str], field: Sequence[str],
+                      hands: int) -> None:
+    """Refuse, before the first round, `--rows` where the run would not write them: `hands` short of the
+    whole suite (`check_rows`; more hands than the suite's are `measure`'s to refuse), or a row's file the
+    write would fail on (`check_output`: a folder there, a folder that cannot be written)."""
+    check_rows(min(math.ceil(hands / suite.num_players), suite.deals), suite)
+    table = make_game(suite.game, suite.rules)
+    for config in configs:
+        slots = bench_slots(config.strip(), [f.strip() for f in field], suite.num_players)
+        check_output("--rows", row_path(folder, suite, seat_slots(slots, suite.num_players, table)))
+
+
 def leaderboard_rows(result: dict[str, Any], suite: Suite, folder: pathlib.Path) -> list[pathlib.Path]:
     """Each config's leaderboard row (`cardlab.evaluation.bench.bench_row`: what ``cardlab bench CONFIG
     --suite S --field ...`` writes, the same hands) in `folder`, named as the leaderboard names them; only
-    for a run over the whole suite."""
-    if result["deals"] != suite.deals:
-        raise ValueError(f"--rows: the run played {result['deals']:,} of suite {suite.name}'s "
-                         f"{suite.deals:,} deals; a leaderboard row is the whole suite: run on to --hands "
-                         f"{suite.episodes}")
+    for a run over the whole suite. Each is written whole or not at all (`write_text_output`)."""
+    check_rows(result["deals"], suite)
     table = make_game(suite.game, suite.rules)
     written = []
     for row, (records, _, _) in zip(result["configs"], played_of(result), strict=True):
@@ -311,8 +339,8 @@ def leaderboard_rows(result: dict[str, Any], suite: Suite, folder: pathlib.Path)
                               *([] if field == list(DEFAULT_FIELD) else ["--field", *field])])
         slots = seat_slots(row["slots"], suite.num_players, table)
         data = bench_row(suite, slots[0], field, slots, records, command)
-        path = folder / f"{suite.name}--{re.sub(r'[:/]', '_', slots[0])}.json"
-        path.write_text(json.dumps(plain(data), indent=2) + "\n", encoding="utf-8")
+        path = row_path(folder, suite, slots)
+        write_text_output(path, json.dumps(plain(data), indent=2, allow_nan=False) + "\n")
         written.append(path)
     return written
 
@@ -528,13 +556,17 @@ def main(argv: list[str] | None = None) -> None:
         try:
             table = format_table(json.loads(args.show.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as err:
-            parser.error(f"--show {args.show}: not a JSON this benchmark wrote ({type(err).__name__}: {err})")
+            parser.error(f"--show {args.show}: not a JSON this benchmark wrote ({type(err).__name__}: "
+                         f"{err}); accepted: a file its --json or --resume wrote")
         print(table)
         return
     if not args.configs:
         parser.error("give --configs SPEC... (agent specs, one per row), or --show JSON")
     if args.workers < 0:
         parser.error(f"--workers must be 0 (play here) or more, got {args.workers}")
+    if args.processes < 0:
+        parser.error(refusal("--processes", args.processes, RANGE, "0 (play here) or a whole number of local "
+                             "processes"))
     if args.rows is not None and not args.rows.is_dir():
         parser.error(f"--rows {args.rows}: not a folder; give the folder of the rows, e.g. docs/leaderboard")
     resume = None
@@ -546,9 +578,8 @@ def main(argv: list[str] | None = None) -> None:
             try:
                 resume = json.loads(args.resume.read_text(encoding="utf-8"))
             except (OSError, ValueError) as err:
-                parser.error(f"--resume {args.resume}: not a JSON ({type(err).__name__}: {err})")
-            if not isinstance(resume, dict):
-                parser.error(f"--resume {args.resume}: not a JSON this benchmark wrote")
+                parser.error(f"--resume {args.resume}: not a JSON ({type(err).__name__}: {err}); accepted: a "
+                             "JSON this benchmark wrote, or the name of a new file to start one")
 
     def write(result: dict[str, Any]) -> None:
         if args.json is not None:
@@ -558,9 +589,12 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         check_output("--json" if args.resume is None else "--resume", args.json)  # before the first round
-        result = measure(args.configs, load_suite(args.suite), args.hands, args.field, args.workers,
-                         not args.no_progress, on_round=write, processes=max(0, args.processes),
-                         resume=resume)
+        suite = load_suite(args.suite)
+        check_hands("--hands", args.hands, suite)
+        if args.rows is not None:
+            check_rows_before(args.rows, suite, args.configs, args.field, args.hands)
+        result = measure(args.configs, suite, args.hands, args.field, args.workers, not args.no_progress,
+                         on_round=write, processes=args.processes, resume=resume)
     except ValueError as err:
         parser.error(str(err))
     print(format_table(result))
@@ -568,8 +602,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"wrote {args.json}", file=sys.stderr)
     if args.rows is not None:
         try:
-            paths = leaderboard_rows(result, load_suite(args.suite), args.rows)
-        except ValueError as err:
+            paths = leaderboard_rows(result, suite, args.rows)
+        except (OSError, ValueError) as err:
             parser.error(str(err))
         print(f"wrote {', '.join(map(str, paths))}", file=sys.stderr)
 

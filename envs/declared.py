@@ -7,8 +7,10 @@ accepted; declared in one shape, each reader (the checks, the error text, the do
 table) takes them from the field, so a new option is one edit. It lives in `envs`,
 the lowest layer, so that all three can import it. A refused value of any kind is
 worded by `refusal` (`check_that` where a condition decides), one sentence shape
-for the three; `check_fields` checks every declared field of any dataclass (call
-it from `__post_init__`).
+for the three, and a name none of them declares by `unknown`; `check_fields`
+checks every declared field of any dataclass (call it from `__post_init__`).
+A foreign or damaged file (bot, hand reader, match equity) is worded by
+`refused_file`, one that is missing or a folder by `missing_file`.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import numbers
-from collections.abc import Hashable, Mapping
+import pathlib
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
-from cardlab.envs.checked_json import excerpt
+from cardlab.envs.checked_json import excerpt, key_names
 
 _KEY = "declared"
 
@@ -43,6 +46,33 @@ def check_that(ok: bool, key: str, value: Any, problem: str, accepted: str, kind
     ...``), said as PROBLEM."""
     if not ok:
         raise ValueError(refusal(key, value, problem, accepted, kind))
+
+
+def unknown(kind: str, names: Iterable[Any], accepted: str, where: str = "") -> ValueError:
+    """The one wording of names nothing declares (config keys, rule options, search options, a deal's or saved
+    state's keys), where a value's refusal names a known key: ``unknown KIND(s) NAMES[ WHERE]; accepted:
+    ACCEPTED``, the names sorted and cut short by `key_names` (``unknown config key(s) seeed; accepted:
+    name, game, ...``)."""
+    shown = key_names(names) + (" " + where if where else "")
+    return ValueError(f"unknown {kind}(s) {shown}; accepted: {accepted}")
+
+
+def refused_file(what: str, path: Any, reason: str) -> ValueError:
+    """The one wording of a file refused as foreign or damaged (a bot, a hand reader, a match equity: files
+    that cross a boundary, each read by its own checks): ``WHAT PATH: REASON``, naming the file since a
+    loader may read several, REASON saying what is wrong and what to give instead."""
+    return ValueError(f"{what} {path}: {reason}")
+
+
+def missing_file(what: str, path: pathlib.Path, layout: str, suffix: str = ".json") -> ValueError:
+    """The refusal of a `path` that is not a file where a loader reads one, worded by `refused_file`: a folder
+    as a folder (``is a folder, not a file; give the path of the SUFFIX file (LAYOUT)``), since "not found"
+    would send its user looking for what is there, else ``file not found (LAYOUT)``; `layout` says what the
+    file is and what writes it."""
+    if path.is_dir():
+        return refused_file(what, path, f"is a folder, not a file; give the path of the {suffix} file "
+                                        f"({layout})")
+    return refused_file(what, path, f"file not found ({layout})")
 
 
 def quoted(words: Any) -> str:

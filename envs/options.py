@@ -9,8 +9,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
-from cardlab.envs.checked_json import key_names
-from cardlab.envs.declared import KIND, RANGE, Declared, declarations, refusal
+from cardlab.envs.declared import KIND, RANGE, Declared, declarations, refusal, unknown
 
 R = TypeVar("R", bound="RuleOptions")
 
@@ -78,12 +77,9 @@ class RuleOptions:
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"rule options must be a mapping of name to value, got {type(options).__name__}")
         options = dict(options or {})
-        unknown = [k for k in options if not isinstance(k, str) or k not in cls.names()]
-        if unknown:
-            raise ValueError(
-                f"unknown rule option(s) {key_names(unknown)} for {cls.GAME}; "
-                f"accepted: {', '.join(cls.names())}"
-            )
+        names = [k for k in options if not isinstance(k, str) or k not in cls.names()]
+        if names:
+            raise unknown("rule option", names, ", ".join(cls.names()), f"for {cls.GAME}")
         return cls(**options)
 
     def __post_init__(self) -> None:

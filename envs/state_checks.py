@@ -20,6 +20,7 @@ from cardlab.envs.cards import (
     parse_suit,
 )
 from cardlab.envs.checked_json import excerpt, key_names
+from cardlab.envs.declared import unknown
 from cardlab.envs.match import Match
 from cardlab.envs.options import TOTAL_HIGH, RuleOptions
 
@@ -92,10 +93,10 @@ def check_keys(data: Mapping[str, Any], required: Sequence[str], optional: Seque
     if not isinstance(data, Mapping):
         got = "None" if data is None else f"{type(data).__name__} {shown(data)}"
         raise ValueError(f"{what} must be a dict with the keys {accepted}, got {got}")
-    unknown = [k for k in data if not isinstance(k, str) or (k not in required and k not in optional)]
-    if unknown:
-        strings = "" if all(isinstance(k, str) for k in unknown) else " (keys are strings)"
-        raise ValueError(f"unknown {what} key(s) {key_names(unknown)}: accepted {accepted}{strings}")
+    given = [k for k in data if not isinstance(k, str) or (k not in required and k not in optional)]
+    if given:
+        strings = "" if all(isinstance(k, str) for k in given) else " (keys are strings)"
+        raise unknown(f"{what} key", given, accepted + strings)
     missing = [k for k in required if k not in data]
     if missing:
         raise ValueError(f"{what} is missing {', '.join(missing)} (keys: {accepted})")

@@ -23,7 +23,7 @@ from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.evaluation.bench import FORMAT
 from cardlab.evaluation.episodes import plural, table_rules
-from cardlab.evaluation.rows import BENCH_KEYS, Row, check_bench_row, check_exploit_row
+from cardlab.evaluation.rows import BENCH_KEYS, Row, check_bench_row, check_exploit_row, refused_result
 from cardlab.evaluation.suites import Suite, load_suite, suite_names
 
 SUITE_KEYS = ("game", "num_players", "episode", "fair_share")
@@ -55,7 +55,7 @@ def _read(path: pathlib.Path, fields: Sequence[str]) -> dict[str, Any]:
 def _checked(path: pathlib.Path, data: Any, fields: Sequence[str]) -> dict[str, Any]:
     missing = [f for f in fields if not isinstance(data, dict) or f not in data]
     if missing:
-        raise ValueError(f"result file {path} lacks {', '.join(missing)}: give the JSON that cardlab wrote")
+        raise refused_result(path, f"it lacks {', '.join(missing)}: give the JSON that cardlab wrote")
     return dict(data)
 
 
@@ -67,9 +67,9 @@ def bench_rows(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
         row = _read(path, BENCH_KEYS)
         Row(path, row).only(BENCH_KEYS)
         if row["format"] != FORMAT or row["suite"] not in suite_names():
-            raise ValueError(f"result file {path}: format {excerpt(row['format'])} of suite "
-                             f"{excerpt(row['suite'])}; this cardlab reads format {FORMAT} of the suites "
-                             f"{', '.join(suite_names())}")
+            raise refused_result(path, f"format {excerpt(row['format'])} of suite {excerpt(row['suite'])}; "
+                                       f"this cardlab reads format {FORMAT} of the suites "
+                                       f"{', '.join(suite_names())}")
         suite = load_suite(row["suite"], check=False)
         check_suite_row(path, row, suite)
         check_bench_row(path, row)
@@ -81,35 +81,36 @@ def completed_rules(path: pathlib.Path, game: str, rules: Any) -> dict[str, Any]
     """A row's rules with the game's defaults filled in, as a suite's are at load: a rule option added to the
     game after the row was played (at its default) leaves the row valid."""
     if not isinstance(rules, dict):
-        raise ValueError(f"result file {path}: rules must be an object of rule options, got {excerpt(rules)}")
+        raise refused_result(path, f"rules must be an object of rule options, got {excerpt(rules)}")
     try:
         return table_rules(game, rules)
     except ValueError as err:
-        raise ValueError(f"result file {path}: rules: {err}") from None
+        raise refused_result(path, f"rules: {err}") from None
 
 
 def check_suite_row(path: pathlib.Path, row: dict[str, Any], suite: Suite) -> None:
     """The row was played on the suite's cards, under its rules, in its episodes."""
     command = excerpt(row["command"], 200)
     if row["suite_sha256"] != suite.deals_sha256 or row["suite_version"] != suite.version:
-        raise ValueError(f"result file {path} was played on other cards than suite {suite.name} version "
-                         f"{suite.version}: run its command again ({command}) or remove it")
+        raise refused_result(path, f"it was played on other cards than suite {suite.name} version "
+                                   f"{suite.version}: run its command again ({command}) or remove it")
     played = completed_rules(path, suite.game, row["rules"])
     if played != suite.rules:
         differ = sorted(k for k in {*suite.rules, *played} if played.get(k) != suite.rules.get(k))
-        raise ValueError(f"result file {path}: rules differ from suite {suite.name}'s in "
-                         f"{(', '.join(differ) or 'their type')[:200]}: it was played under other rules; "
-                         f"run its command again on the shipped suite ({command}) or remove it")
+        raise refused_result(path, f"rules differ from suite {suite.name}'s in "
+                                   f"{(', '.join(differ) or 'their type')[:200]}: it was played under other "
+                                   f"rules; run its command again on the shipped suite ({command}) or remove "
+                                   "it")
     shipped = {"game": suite.game, "num_players": suite.num_players, "episode": suite.episode,
                "fair_share": 1 / suite.num_players}
     for key in SUITE_KEYS:
         if row[key] != shipped[key]:
-            raise ValueError(f"result file {path}: {key} must be suite {suite.name}'s "
-                             f"{excerpt(shipped[key])}, got {excerpt(row[key])}")
+            raise refused_result(path, f"{key} must be suite {suite.name}'s "
+                                       f"{excerpt(shipped[key])}, got {excerpt(row[key])}")
     if (isinstance(row["deals"], bool) or not isinstance(row["deals"], int)
                            or not 1 <= row["deals"] <= suite.deals):
-        raise ValueError(f"result file {path}: deals must be a whole number from 1 to suite {suite.name}'s "
-                         f"{suite.deals:,}, got {excerpt(row['deals'])}")
+        raise refused_result(path, f"deals must be a whole number from 1 to suite {suite.name}'s "
+                                   f"{suite.deals:,}, got {excerpt(row['deals'])}")
 
 
 def exploit_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
@@ -119,18 +120,18 @@ def exploit_rows(folder: pathlib.Path) -> list[dict[str, Any]]:
         row = _read(path, EXPLOIT_FIELDS)
         responder = row.setdefault("responder", "ppo")
         if not isinstance(responder, str) or responder not in RESPONDER_FIELDS:
-            raise ValueError(f"result file {path}: responder {excerpt(responder)}; this cardlab reads the "
-                             f"responders {', '.join(RESPONDER_FIELDS)}")
+            raise refused_result(path, f"responder {excerpt(responder)}; this cardlab reads the "
+                                       f"responders {', '.join(RESPONDER_FIELDS)}")
         row = _checked(path, row, RESPONDER_FIELDS[responder])
         check_exploit_row(path, row, RESPONDER_FIELDS[responder])
         game, n = row["game"], row["num_players"]
         try:
             rules = table_rules(game, {**row.get("rules", {}), "num_players": n})
         except ValueError as err:
-            raise ValueError(f"result file {path}: rules: {err}") from None
+            raise refused_result(path, f"rules: {err}") from None
         if rules != table_rules(game, {"num_players": n}):
-            raise ValueError(f"result file {path}: rules must be {game}'s default rules at {n} players (the "
-                             f"page's table), got {excerpt(row.get('rules'))}")
+            raise refused_result(path, f"rules must be {game}'s default rules at {n} players (the "
+                                       f"page's table), got {excerpt(row.get('rules'))}")
         rows.append(row)
     return sorted(rows, key=lambda r: (r["game"], r["num_players"],
                                        -(r["exploiter_ci_low"] - r["fair_share"])))

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import refused_file, unknown
 from cardlab.envs.game_spec import games
 
 SHOWN = re.compile(r"[A-Za-z0-9 _.,:;=@/+()\[\]{}'#%~-]*")
@@ -42,6 +43,12 @@ BENCH_KEYS = ("format", "suite", "suite_version", "suite_sha256", "rules", "game
 """the keys of a `cardlab bench --json` row (`cardlab.evaluation.bench.bench_row` writes exactly these)"""
 
 
+def refused_result(path: pathlib.Path, reason: str) -> ValueError:
+    """The refusal of a result file (a leaderboard row), `refused_file`'s one line: ``result file PATH:
+    REASON``."""
+    return refused_file("result file", path, reason)
+
+
 class Row:
     """The checks of one row (a result file's JSON object), each naming `path` and the key."""
 
@@ -49,8 +56,8 @@ class Row:
         self.path, self.data, self.within = path, data, within
 
     def fail(self, key: str, wanted: str) -> ValueError:
-        return ValueError(f"result file {self.path}: {self.within}{key} must be {wanted}, got "
-                          f"{excerpt(self.data.get(key))}")
+        return refused_result(self.path, f"{self.within}{key} must be {wanted}, got "
+                                         f"{excerpt(self.data.get(key))}")
 
     def whole(self, key: str, low: int, high: int) -> int:
         value = self.data.get(key)
@@ -88,17 +95,16 @@ class Row:
 
     def only(self, keys: tuple[str, ...]) -> None:
         """No key but `keys` (a misspelt or made-up key is refused, not ignored)."""
-        unknown = sorted(str(k) for k in self.data if k not in keys)
-        if unknown:
-            raise ValueError(f"result file {self.path}: unknown keys {excerpt(unknown)}; a row holds "
-                             f"{', '.join(keys)}")
+        given = [k for k in self.data if k not in keys]
+        if given:
+            raise refused_result(self.path, str(unknown("key", given, ", ".join(keys))))
 
     def interval(self, low: str, value: str, high: str, check: Any) -> None:
         """`low` <= `value` <= `high`, each checked by `check(key)`."""
         a, b, c = check(low), check(value), check(high)
         if not a <= b <= c:
-            raise ValueError(f"result file {self.path}: {low} <= {value} <= {high} must hold, got "
-                             f"{a:g}, {b:g}, {c:g}")
+            raise refused_result(self.path, f"{low} <= {value} <= {high} must hold, got "
+                                            f"{a:g}, {b:g}, {c:g}")
 
     def table(self) -> tuple[str, int]:
         """(game, num_players) of an exploitability row."""

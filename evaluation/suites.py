@@ -29,6 +29,7 @@ import numpy as np
 
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
+from cardlab.envs.declared import missing_file, refused_file
 from cardlab.envs.game_spec import games
 from cardlab.evaluation.episodes import HAND, MATCH, derive_seed, plural, table_rules
 
@@ -148,22 +149,21 @@ def load_suite(name: str, check: bool = True) -> Suite:
     """
     path = pathlib.Path(name) if name.endswith(".json") else SUITES_DIR / f"{name}.json"
     if name.endswith(".json") and not path.is_file():
-        what = "is a folder" if path.is_dir() else "does not exist"
-        raise ValueError(f"suite file {excerpt(name)} {what}: give a suite's .json file or one of the suites "
-                         f"{', '.join(suite_names())}")
+        raise missing_file("suite file", path, f"a suite is NAME.json, or give one of the suites "
+                                               f"{', '.join(suite_names())}")
     if not path.is_file():
         raise ValueError(f"unknown suite {excerpt(name)}: the suites are {', '.join(suite_names())} "
                          "(or give a suite's .json file)")
     data = read_json_file(path)
     if not isinstance(data, dict) or set(data) != set(FIELDS):
         keys = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise ValueError(f"suite {path}: expected the fields {', '.join(FIELDS)}, got {excerpt(keys)}")
+        raise refused_file("suite", path, f"expected the fields {', '.join(FIELDS)}, got {excerpt(keys)}")
     check_fields(path, data)
     suite = Suite(**data)
     try:
         rules = table_rules(suite.game, suite.rules)
     except ValueError as err:
-        raise ValueError(f"suite {path}: rules: {err}") from None
+        raise refused_file("suite", path, f"rules: {err}") from None
     suite = dataclasses.replace(suite, rules=rules)
     if path.resolve() != (SUITES_DIR / f"{suite.name}.json").resolve() and suite.name in suite_names():
         check_as_shipped(path, suite)
@@ -185,7 +185,7 @@ WHOLE = {"version": (1, MOST_VERSION), "seed": (0, MOST_SEED), "deals": (1, MOST
 def check_fields(path: pathlib.Path, data: dict[str, Any]) -> None:
     """Each field of a suite file of its type and within its range, before any card is dealt."""
     def fail(key: str, wanted: str) -> ValueError:
-        return ValueError(f"suite {path}: {key} must be {wanted}, got {excerpt(data[key])}")
+        return refused_file("suite", path, f"{key} must be {wanted}, got {excerpt(data[key])}")
 
     if not isinstance(data["name"], str) or not NAME.fullmatch(data["name"]):
         raise fail("name", "1 to 40 lowercase letters, digits and -, starting with a letter or digit")
@@ -210,9 +210,10 @@ def check_as_shipped(path: pathlib.Path, suite: Suite) -> None:
     if differ:
         rules = [k for k in shipped.rules if suite.rules.get(k) != shipped.rules[k]]
         what = ", ".join(f"rules.{k}" for k in rules) if differ == ["rules"] else ", ".join(differ)
-        raise ValueError(f"suite {path} is named {suite.name} but differs from the shipped suite "
-                         f"{suite.name} in {what}: a suite of other rules or deals is another suite; give "
-                         f"it a name of its own, or use the shipped one (--suite {suite.name})")
+        raise refused_file("suite", path, f"it is named {suite.name} but differs from the shipped suite "
+                                          f"{suite.name} in {what}: a suite of other rules or deals is "
+                                          "another suite; give it a name of its own, or use the shipped one "
+                                          f"(--suite {suite.name})")
 
 
 def write_suites(folder: pathlib.Path = SUITES_DIR) -> list[pathlib.Path]:

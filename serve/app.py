@@ -28,8 +28,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from cardlab.agents.bot import RUN_BOT, bot_paths, load_bot
+from cardlab.agents.bot import BOT_FILES, RUN_BOT, bot_paths, load_bot
 from cardlab.agents.bot_catalogue import shipped_bots
+from cardlab.envs.declared import missing_file
 from cardlab.envs.game_spec import games
 from cardlab.serve import routes_games, routes_pages
 from cardlab.serve.guard import SiteGuard, allowed_hosts, public_host_warning
@@ -49,7 +50,7 @@ def named_bots(paths: list[pathlib.Path]) -> dict[str, pathlib.Path]:
     for path in paths:
         meta_path = bot_paths(path)[0].resolve()
         if not meta_path.is_file():
-            raise ValueError(f"bot {path}: file not found")
+            raise missing_file("bot", meta_path, BOT_FILES)
         load_bot(meta_path)  # every check of load_bot now, so a bad file stops the start-up with one line
         stem = meta_path.stem
         name = f"bot:{meta_path.parent.name if stem == RUN_BOT and meta_path.parent.name else stem}"

@@ -96,7 +96,8 @@ def has_equity(game: Game) -> bool:
     """Whether a match equity ships for `game`'s table and rules: none where no file ships for its size or
     its rules are not the defaults the shipped one was fitted under. A shipped file that fails to load
     (corrupted, of another table or version) is its loader's one-line `ValueError` naming it, not "no
-    equity": the search would otherwise play for the hand's win without a word."""
+    equity": the search would otherwise play for the hand's win without a word. Asked at every match table
+    seated, it reads the file once (`shipped_equity` keeps what it loaded until the file changes)."""
     if not shipped_equity_path(game).is_file():
         return False
     shipped_equity(make_game(game.spec, {"num_players": game.num_players}))

@@ -43,10 +43,11 @@ from cardlab.agents.bot.format import (
 from cardlab.agents.bot.load import build_network, load_bot
 from cardlab.agents.bot.onnx_export import export_onnx, write_onnx_metadata
 from cardlab.agents.bot.threads import inference_threads, torch_threads
-from cardlab.agents.bot.validate import LAYER_LIMITS, WEIGHTS_ACCEPTED, read_metadata
+from cardlab.agents.bot.validate import BOT_FILES, LAYER_LIMITS, WEIGHTS_ACCEPTED, read_metadata
 
 __all__ = [
     "ACTIVATIONS",
+    "BOT_FILES",
     "FORMAT",
     "FORMAT_VERSION",
     "LAYER_LIMITS",

@@ -48,12 +48,16 @@ from cardlab.agents.bot.format import (
 from cardlab.envs import env_class
 from cardlab.envs.aec import live_turns
 from cardlab.envs.checked_json import excerpt, read_json
+from cardlab.envs.declared import missing_file, refused_file
 from cardlab.envs.game_spec import Game, games
+
+BOT_FILES = "a bot is NAME.json plus NAME.safetensors, or NAME.json plus NAME.onnx, written by export"
+"""what a bot's files are, as a refusal of a missing one says"""
 
 
 def refuse(path: pathlib.Path, reason: str) -> ValueError:
-    """The error of a refused bot file: it names the file, since a loader may read several."""
-    return ValueError(f"bot {path}: {reason}")
+    """The error of a refused bot file (`refused_file`'s wording)."""
+    return refused_file("bot", path, reason)
 
 
 def _show(value: Any, limit: int = 60) -> str:
@@ -122,10 +126,7 @@ FORMATS = {FORMAT: (FORMAT_VERSION, _FIELDS), ONNX_FORMAT: (ONNX_FORMAT_VERSION,
 def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     """The metadata, refused unless it is small, shallow JSON of this format with well-typed fields."""
     if not meta_path.is_file():
-        raise refuse(
-            meta_path, "file not found (a bot is NAME.json plus NAME.safetensors, or NAME.json plus "
-                       "NAME.onnx, written by export)"
-        )
+        raise missing_file("bot", meta_path, BOT_FILES)
     data = read_capped(meta_path, meta_path, MAX_METADATA_BYTES, refuse(
         meta_path, f"the metadata file is larger than {MAX_METADATA_BYTES:,} bytes (1 MiB); a bot's metadata "
                    "is a few KiB of JSON"))

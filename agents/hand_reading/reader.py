@@ -44,6 +44,7 @@ from cardlab.envs import make_env
 from cardlab.envs.aec import live_turns
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
+from cardlab.envs.declared import missing_file, refused_file
 from cardlab.envs.game_spec import Game, games
 from cardlab.envs.reading_inputs import READING_VERSION, InputLayout, input_layout, reading_inputs
 from cardlab.envs.record import Record
@@ -153,8 +154,13 @@ def save_reader(network: nn.Module, path: str | pathlib.Path, game: Game, activa
     return write_bot_files(meta_path, text.encode("utf-8"), weights)
 
 
+_WHAT = "reader"
+READER_FILES = "a reader is NAME.json plus NAME.safetensors, written by cardlab read-hands"
+"""what a reader's files are, as a refusal of a missing one says"""
+
+
 def _refuse(path: pathlib.Path, reason: str) -> ValueError:
-    return ValueError(f"reader {path}: {reason}")
+    return refused_file(_WHAT, path, reason)
 
 
 def _is_int(value: Any) -> bool:
@@ -185,8 +191,7 @@ _FIELDS: tuple[tuple[str, Any, str], ...] = (
 def read_reader_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     """The metadata, refused unless it is small, shallow JSON of `FORMAT` with well-typed fields."""
     if not meta_path.is_file():
-        raise _refuse(meta_path, "file not found (a reader is NAME.json plus NAME.safetensors, written by "
-                                 "cardlab read-hands)")
+        raise missing_file(_WHAT, meta_path, READER_FILES)
     try:
         data = read_capped(meta_path, meta_path, MAX_METADATA_BYTES, _refuse(
             meta_path, f"the metadata is larger than {MAX_METADATA_BYTES:,} bytes; a reader's is a few KiB "
@@ -221,7 +226,10 @@ def _as_reader_error(err: ValueError) -> ValueError:
 
 def load_reader(path: str | pathlib.Path, game: Game) -> HandReader:
     """A reader's files, checked against `game`'s table (see the module doc), as a `HandReader`."""
-    meta_path, weights_path = bot_paths(path)
+    given = pathlib.Path(path).expanduser()
+    if given.is_dir():  # bot_paths reads a folder as a training run's; no run folder holds a reader
+        raise missing_file(_WHAT, given, READER_FILES)
+    meta_path, weights_path = bot_paths(given)
     meta = read_reader_metadata(meta_path)
     layout = reader_layout(game)
     try:

@@ -284,7 +284,7 @@ def test_messages_are_sentences_not_python_objects(run_dir: pathlib.Path, tmp_pa
     line = no_python_text(fail(["train", str(config), "--runs-dir", "a_file/runs"], capsys))
     assert line.startswith("cardlab train: error: a_file/runs") and "a part of the path is a file" in line
     line = no_python_text(fail(["train", "."], capsys))
-    assert "config file . is a folder" in line
+    assert "config file .: is a folder, not a file; give the path of the .yaml file" in line
     # A checkpoint the run recorded but that is no zip file (damaged while saved): a sentence, not SB3's text.
     run = tmp_path / "run"
     run.mkdir()

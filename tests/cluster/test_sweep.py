@@ -59,7 +59,7 @@ def test_shipped_sweeps_load() -> None:
     ({"colour": 1}, "unknown config key"),
     ({"search": {"ppo.learning_rate": {"grid": [-1.0]}}}, r"-1.0 makes a bad config: ppo.learning_rate"),
     ({"search": {"ppo.colour": {"choice": [1]}}}, "unknown config key"),
-    ({"base": "missing.yaml"}, "does not exist"),
+    ({"base": "missing.yaml"}, r"missing\.yaml: file not found \(a config is a YAML file\)"),
 ])
 def test_bad_sweep_files_are_refused(tmp_path: pathlib.Path, changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -206,8 +206,10 @@ BAD_DEALS = [
     (switch_v1, {"hands": None, "starter": "5D"}, ["'hands' must be a list of 4 lists", "got None"]),
     (switch_v1, {"hands": SWITCH_HANDS, "starter": 5}, ["deal['starter'] must be one card string", "'7H'"]),
     (switch_v1, {"hands": SWITCH_HANDS, "starter": ["5D"]}, ["deal['starter'] must be one card string"]),
-    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", 1: 2}, ["deal key(s) 1:", "keys are strings"]),
-    (huit_v1, {"hands": HUIT_HANDS, None: []}, ["unknown Huit deal key(s) None:", "keys are strings"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", 1: 2}, ["deal key(s) 1; accepted: ",
+                                                                  "keys are strings"]),
+    (huit_v1, {"hands": HUIT_HANDS, None: []}, ["unknown Huit deal key(s) None; accepted: ",
+                                                 "keys are strings"]),
     (huit_v1, {"hands": [["9S"], [], ["KD"], []]}, ["no cards to seat(s) [1, 3]"]),
 ]
 

@@ -9,12 +9,19 @@ one line that names the option and the range. B7's draw penalty is the made-up o
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 import re
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
+from cardlab.agents.agent_spec import make_agent
+from cardlab.agents.bot import load_bot, read_metadata
+from cardlab.agents.hand_reading.reader import load_reader
+from cardlab.agents.match_equity import load_equity
+from cardlab.agents.search_options import search_spec
+from cardlab.envs import make_env, make_game
 from cardlab.envs.declared import (
     Declared,
     check_choice,
@@ -22,11 +29,16 @@ from cardlab.envs.declared import (
     check_that,
     check_whole,
     declarations,
+    missing_file,
     option,
+    refused_file,
+    unknown,
 )
 from cardlab.envs.huit.rules import HuitRules
 from cardlab.envs.huit.spec import SPEC as HUIT
 from cardlab.envs.options import COUNT_HIGH
+from cardlab.serve.app import named_bots
+from cardlab.training.harness.config import config_from_dict, config_to_dict, load_config
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,3 +153,70 @@ def test_check_that_refuses_in_the_one_wording_only_where_its_condition_fails() 
         check_that(False, "reward", "points", "not accepted with episode: match", "'win' or 'match'")
     with pytest.raises(ValueError, match=r"^env option x=1 is odd; accepted: even$"):
         check_that(False, "x", 1, "odd", "even", "env option")
+
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
+
+
+def _refusal(call: Any) -> str:
+    with pytest.raises(ValueError) as refused:
+        call()
+    return str(refused.value)
+
+
+def test_every_unknown_name_is_refused_in_the_one_wording() -> None:
+    """A config key, a rule option, a search option (typed or in a spec's text) or a deal's key that nothing
+    declares: one sentence, `unknown`'s, whichever reader found it."""
+    assert str(unknown("colour", ["z", "y" * 60], "red, blue", "for this test")) == (
+        f"unknown colour(s) {'y' * 37}..., z for this test; accepted: red, blue")
+    huit = make_game("huit", num_players=2)
+    data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
+    said = {
+        "config key": _refusal(lambda: config_from_dict({**data, "seeed": 1})),
+        "rule option": _refusal(lambda: make_game("huit", {"colour": 1})),
+        "typed search option": _refusal(lambda: search_spec("expert", wrlds=3)),
+        "search option": _refusal(lambda: make_agent("search:wrlds=3:expert", huit)),
+        "deal key": _refusal(lambda: make_env("huit").reset(options={"deal": {"hands": [], "bank2": []}})),
+    }
+    shape = r"^(agent spec '.*': )?unknown (config key|rule option|search option|Huit deal key)\(s\) " \
+            r"(seeed|colour|wrlds|wrlds=3|bank2)( for huit)?; accepted: \S.*$"
+    for what, message in said.items():
+        assert re.match(shape, message), (what, message)
+
+
+def test_a_damaged_file_is_refused_in_the_one_wording_whichever_loader_reads_it(
+        tmp_path: pathlib.Path) -> None:
+    """A bot, a hand reader and a match equity cross a boundary: each loader's refusal of a damaged file is
+    `refused_file`'s one line, ``WHAT PATH: REASON``."""
+    said = refused_file("bot", tmp_path / "b.json", "file not found")
+    assert str(said) == f"bot {tmp_path / 'b.json'}: file not found"
+    huit = make_game("huit", num_players=4)
+    path = tmp_path / "cut.json"
+    path.write_text('{"format": ')
+    loaders = {"bot": lambda: load_bot(path, huit), "reader": lambda: load_reader(path, huit),
+               "match equity": lambda: load_equity(path, huit)}
+    for what, load in loaders.items():
+        message = _refusal(load)
+        assert message.startswith(f"{what} {path}: ") and "not valid JSON" in message, message
+        assert "\n" not in message
+
+
+def test_a_folder_where_a_file_is_read_is_refused_as_a_folder_not_as_missing(tmp_path: pathlib.Path) -> None:
+    """A folder given for a bot's metadata, a hand reader or a match equity is there: each loader says it is
+    a folder and to give the .json file (`missing_file`, one place), where it said "file not found"."""
+    huit = make_game("huit", num_players=4)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (tmp_path / "run" / "bot.json").mkdir(parents=True)  # a run folder whose bot.json is a folder
+    loaders = {"bot": lambda: read_metadata(folder), "reader": lambda: load_reader(folder, huit),
+               "match equity": lambda: load_equity(folder, huit)}
+    for what, load in loaders.items():
+        message = _refusal(load)
+        assert message.startswith(f"{what} {folder}: is a folder, not a file; give the path of the .json "
+                                  "file ("), message
+        assert "\n" not in message and "not found" not in message
+    message = _refusal(lambda: named_bots([tmp_path / "run"]))
+    assert message.startswith(f"bot {(tmp_path / 'run' / 'bot.json').resolve()}: is a folder"), message
+    gone = tmp_path / "gone.json"
+    said = missing_file("bot", gone, "a bot is NAME.json")
+    assert str(said) == f"bot {gone}: file not found (a bot is NAME.json)"

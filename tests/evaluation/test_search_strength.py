@@ -100,9 +100,14 @@ def test_the_benchmark_refuses_bad_input_before_playing(monkeypatch: pytest.Monk
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     bench = load_benchmark("search_strength", monkeypatch)
     for argv, said in ((["--configs", "search:worlds=x:expert"], "worlds=x"),
-                       (["--configs", "expert", "--hands", "0"], "a whole number from 1 to 4000"),
+                       (["--configs", "expert", "--hands", "0"],
+                        "--hands=0 is out of range; accepted: a whole number from 1 to 4000 (suite "),
                        (["--configs", "expert", "--field", "nobody"], "unknown agent spec"),
-                       ([], "give --configs SPEC"), (["--show", "nowhere.json"], "--show nowhere.json"),
+                       ([], "give --configs SPEC"),
+                       (["--show", "nowhere.json"],
+                        "--show nowhere.json: not a JSON this benchmark wrote (FileNotFoundError: [Errno 2] "
+                        "No such file or directory: 'nowhere.json'); accepted: a file its --json or --resume "
+                        "wrote"),
                        (["--configs", "expert", "--json", "no/such/x.json"],
                         "cannot write --json no/such/x.json: the folder no/such does not exist"),
                        (["--configs", "expert", "--resume", "no/such/x.json"],
@@ -195,7 +200,7 @@ def test_a_resume_file_of_another_run_or_damaged_is_refused_in_one_line_before_p
         ({**mine, "played": [{"hands": [[0, 0, [0, 0], [0], [0, 0], False], *hands[1:]], "seconds": 1.0,
                               "decisions": 4}]}, "did not each play"),
         ({**mine, "played": [{"hands": [[0, 0]]}]}, "the JSON's played hands are damaged"),
-        ([1, 2], "not a JSON this benchmark wrote"),
+        ([1, 2], "not a JSON of this benchmark's layout 2 (format none, a list;"),
     ]
     played: list[object] = []
     monkeypatch.setattr(bench, "play_timed", lambda *args, **kwargs: played.append(args))
@@ -211,7 +216,9 @@ def test_a_resume_file_of_another_run_or_damaged_is_refused_in_one_line_before_p
     text.write_bytes(b"\xff{")
     with pytest.raises(SystemExit):
         bench.main(["--hands", "8", "--no-progress", "--resume", str(text), "--configs", "expert"])
-    assert "not a JSON (UnicodeDecodeError" in capsys.readouterr().err
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "not a JSON (UnicodeDecodeError" in error and error.endswith(
+        "; accepted: a JSON this benchmark wrote, or the name of a new file to start one")
     assert not played
 
 
@@ -320,3 +327,30 @@ def test_a_whole_suite_run_writes_the_rows_bench_writes(monkeypatch: pytest.Monk
         row = json.loads((tmp_path / f"tiny--{config.replace(':', '_')}.json").read_text(encoding="utf-8"))
         benched = bench_suite(config, suite, command=["cardlab", "bench", config, "--suite", "tiny"])
         assert row == json.loads(benched.to_json())
+
+
+def test_rows_the_run_would_not_write_and_negative_processes_are_refused_before_playing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--rows` with `--hands` short of the whole suite was refused after the run had played (a search's
+    run takes hours), a row's file that is a folder failed with a traceback after it; `--processes -2`
+    played here as if 0. Each is now one line before any hand."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    suite = make_suite(SuitePlan("tiny", "huit", 2, "hand", 3), 0)
+    monkeypatch.setattr(bench, "load_suite", lambda name: suite)
+    monkeypatch.setattr(bench, "play_rounds", lambda *args, **kwargs: pytest.fail("played"))
+    (tmp_path / "tiny--search_worlds=4_ms=0_expert.json").mkdir()  # a row's file name
+    folder = tmp_path / "tiny--search_worlds=4_ms=0_expert.json"
+    cases = [
+        (["--hands", "4", "--rows", str(tmp_path)],
+         "--rows: the run plays 2 of suite tiny's 3 deals; a leaderboard row is the whole suite: accepted: "
+         "--hands 6"),
+        (["--hands", "6", "--rows", str(tmp_path)], f"--rows {folder} is a folder: give the name of a file"),
+        (["--hands", "4", "--processes", "-2"],
+         "--processes=-2 is out of range; accepted: 0 (play here) or a whole number of local processes"),
+    ]
+    for argv, said in cases:
+        with pytest.raises(SystemExit):
+            bench.main(["--no-progress", *argv, "--configs", "expert", SEARCH])
+        error = capsys.readouterr().err.strip().splitlines()[-1].split(": error: ", 1)[1]
+        assert error.startswith(said), (argv, error)
+    assert [p.name for p in tmp_path.iterdir()] == ["tiny--search_worlds=4_ms=0_expert.json"]

@@ -75,11 +75,12 @@ def test_an_unknown_suite_lists_the_shipped_ones() -> None:
 
 def test_a_missing_suite_file_says_so_not_unknown_suite(tmp_path: pathlib.Path) -> None:
     """A .json path that is not there is a missing file (its path), not an unknown suite name."""
-    with pytest.raises(ValueError, match=r"suite file '?\S*nope\.json'? does not exist: give a suite's "
-                       r"\.json file or one of the suites huit-2p, huit-3p"):
+    with pytest.raises(ValueError, match=r"suite file \S*nope\.json: file not found \(a suite is NAME\.json, "
+                       r"or give one of the suites huit-2p, huit-3p"):
         load_suite(str(tmp_path / "nope.json"))
     (tmp_path / "dir.json").mkdir()
-    with pytest.raises(ValueError, match=r"dir\.json'? is a folder"):
+    with pytest.raises(ValueError, match=r"^suite file \S*dir\.json: is a folder, not a file; give the path "
+                                         r"of the \.json file \(a suite is NAME\.json"):  # `missing_file`'s
         load_suite(str(tmp_path / "dir.json"))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from cardlab.agents import match_equity
 from cardlab.agents.match_equity import SHIPPED
 from cardlab.agents.search import LEVELS
 from cardlab.envs import get_spec, make_game
-from cardlab.serve.catalogue import Catalogue, search_choices
+from cardlab.serve.catalogue import Catalogue, has_equity, search_choices
 
 from .helpers import client, table_of
 
@@ -125,3 +126,28 @@ def test_a_match_table_without_an_equity_file_still_plays_for_the_hand(
     catalogue: Catalogue = api.app.state.catalogue  # type: ignore[attr-defined]
     table = make_game("huit", {"num_players": 5})
     assert catalogue.choose("search-quick", table, "match").spec == "search:level=quick:expert"
+
+
+def test_the_equity_file_is_read_once_however_many_tables_ask(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`has_equity` runs at each match table the web app seats: the file is read and checked once, and a
+    file replaced since (damaged here) is read again and refused as the loader refuses it."""
+    (tmp_path / "huit-4p.json").write_text((SHIPPED / "huit-4p.json").read_text())
+    monkeypatch.setattr(match_equity, "SHIPPED", tmp_path)
+    reads: list[pathlib.Path] = []
+    read = match_equity.read_json_file
+
+    def counted(path: pathlib.Path, *args: Any) -> Any:
+        reads.append(path)
+        return read(path, *args)
+
+    monkeypatch.setattr(match_equity, "read_json_file", counted)
+    table = make_game("huit", {"num_players": 4})
+    assert all(has_equity(table) for _ in range(5))
+    assert has_equity(make_game("huit", {"num_players": 4, "target_score": 100})) is False  # other rules
+    assert reads == [tmp_path / "huit-4p.json"]
+    damaged("edited", tmp_path)
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"^match equity .*huit-4p.json: its weights do not hash"):
+            has_equity(table)
+    assert len(reads) == 3

@@ -146,7 +146,8 @@ def test_infinite_numbers_in_yaml_are_refused_naming_the_key(tmp_path: pathlib.P
 def test_an_unknown_key_of_any_length_is_named_cut_short() -> None:
     """Found by fuzzing: a 2,000-character unknown key was echoed whole."""
     message = refusal(small(**{"x" * 2000: 1, "seeed": 1}))
-    assert message.startswith("unknown config key(s) seeed, xxx") and "accepted keys are" in message
+    assert message.startswith("unknown config key(s) seeed, xxx")
+    assert "; accepted: name, seed, game, " in message
 
 
 @dataclasses.dataclass

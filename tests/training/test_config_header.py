@@ -62,7 +62,7 @@ def test_the_configs_keep_their_own_defaults() -> None:
     ({"name": "a b"}, "name='a b' is not a run name; accepted: letters, digits"),
     ({"seed": -1}, "seed=-1 is out of range; accepted: a value >= 0 and <= 2,147,483,647"),
     ({"num_players": 99}, "num_players: "),
-    ({"rules": {"wild": 3}}, "unknown rule option(s) rules.wild for huit: accepted hand_size,"),
+    ({"rules": {"wild": 3}}, "unknown rule option(s) rules.wild for huit; accepted: hand_size,"),
     ({"rules": {"num_players": 3}}, "rules.num_players=3 is not a rule option of a config; accepted: the "
                                     "top-level key num_players"),
     ({"rules": {"target_score": 0}}, "rules: rule option target_score=0 is out of range; accepted: 1 to"),

@@ -25,6 +25,7 @@ from cardlab.training.trainers.expert_iteration import (
     load_teach_config,
     teach,
     teach_config_from_dict,
+    validate_teach,
     versus_base,
 )
 
@@ -86,6 +87,32 @@ def test_labels_from_a_run_train_the_same_student_without_searching(first_run: p
     assert record["teacher"] == TINY["teacher"] != TeachConfig().teacher
     assert record["labels_from"] == str(first_run) and record["labels"] == 40
     assert json.loads((first_run / "run.json").read_text())["labels_from"] is None
+    saved = yaml.safe_load((again / "config.yaml").read_text())  # kept whole, and read again as it was
+    assert not set(saved) & set(LABELLING)
+    assert teach_config_from_dict(saved) == teach_config_from_dict({**config, "labels_from": str(first_run)})
+
+
+def test_a_config_built_in_python_beside_labels_from_is_refused_where_a_labelling_value_is_not_its_default(
+        first_run: pathlib.Path) -> None:
+    """A `TeachConfig` built in Python has no written keys: a labelling key counts as given where it is not
+    its default (all that can be known of it), and the one check refuses it in the same sentence."""
+    config = {key: value for key, value in TINY.items() if key not in LABELLING}
+    built = dataclasses.replace(TeachConfig(**config), labels_from=str(first_run))
+    validate_teach(built)
+    refused = r"^labels=7 is not read beside labels_from .*; accepted: drop labels from this config$"
+    with pytest.raises(ValueError, match=refused):
+        validate_teach(dataclasses.replace(built, labels=7))
+
+
+def test_a_config_file_that_writes_the_default_label_count_beside_labels_from_is_refused(
+        first_run: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    config = {key: value for key, value in TINY.items() if key not in LABELLING}
+    path = tmp_path / "again.yaml"
+    path.write_text(yaml.safe_dump({**config, "labels_from": str(first_run), "labels": TeachConfig().labels}))
+    with pytest.raises(ValueError, match=r"^config file .*again.yaml: labels=2000 is not read beside "
+                                         r"labels_from \(the labels come from that run, .*\); accepted: drop "
+                                         r"labels from this config$"):
+        load_teach_config(path)
 
 
 CHANGED = {"teacher": "search:worlds=1:ms=0:random", "opponents": ["greedy"], "labels": 7, "label_share": 0.5,
@@ -93,13 +120,17 @@ CHANGED = {"teacher": "search:worlds=1:ms=0:random", "opponents": ["greedy"], "l
 """a value other than the default of each key read only while labels are made"""
 
 
+@pytest.mark.parametrize("default", [False, True])
 @pytest.mark.parametrize("key", LABELLING)
-def test_a_labelling_key_beside_labels_from_is_refused_in_one_line(first_run: pathlib.Path, key: str) -> None:
+def test_a_labelling_key_beside_labels_from_is_refused_in_one_line(first_run: pathlib.Path, key: str,
+                                                                   default: bool) -> None:
     """The labels come from the labelled run: a teacher, opponents, label count... given beside labels_from
-    would not be read, so it is refused rather than ignored."""
+    would not be read, so it is refused rather than ignored, its default value too (``labels: 2000`` is
+    written, so meant)."""
     config = {key: value for key, value in TINY.items() if key not in LABELLING}
+    value = getattr(TeachConfig(), key) if default else CHANGED[key]
     with pytest.raises(ValueError) as refused:
-        teach_config_from_dict({**config, "labels_from": str(first_run), key: CHANGED[key]})
+        teach_config_from_dict({**config, "labels_from": str(first_run), key: value})
     message = str(refused.value)
     assert message.startswith(f"{key}=") and "\n" not in message, message
     assert f"not read beside labels_from (the labels come from that run, {first_run})" in message

@@ -194,6 +194,14 @@ def test_a_long_runs_folder_holding_anything_but_its_own_runs_is_refused(monkeyp
                                   "huit-2p-ppo-scratch; accepted: only its own run folders "
                                   "(huit_2p_ppo_scratch__*): move the rest out")
     assert other.is_dir()
+    taken = tmp_path / "huit-3p-ppo-scratch"
+    taken.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(SystemExit) as refused:  # before: a traceback from the new run folder's mkdir
+        bench.grow("huit-3p-ppo-scratch", minutes=5.0, until=600)
+    assert str(refused.value) == (f"huit-3p-ppo-scratch: {taken} is a file, not the long run's folder; "
+                                  "accepted: a folder holding only its own run folders "
+                                  "(huit_3p_ppo_scratch__*), or none there: move the file out")
+    assert taken.read_text(encoding="utf-8") == "not a folder"
 
 
 def test_the_docs_long_run_tables_are_the_run_folders_curves(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -244,3 +252,138 @@ def test_the_long_runs_and_dmc_vs_ppo_build_the_table_recipe_in_one_place_as_bef
         rows = dmc_vs_ppo.rows(steps, hands)
         assert rows["ppo"] == before
         assert rows["dmc"] == dataclasses.replace(before, algorithm="dmc")
+
+
+def long_run_copy(bench: Any, tmp_path: pathlib.Path, label: str = "huit-4p-ppo-clone") -> pathlib.Path:
+    """A copy of the committed long run `label` in `tmp_path` (the script's long-runs folder from now on),
+    training refused: its run folder."""
+    import shutil
+
+    shutil.copytree(bench.LONG_RUNS_DIR / label, tmp_path / label)
+    return next((tmp_path / label).glob("*__*"))
+
+
+@pytest.mark.parametrize(("damage", "said"), [
+    (lambda text: text[:-40], "eval.csv line 11='103596408,expert,...06,0.2656852601895' is a row of 8 "
+                              "columns, not the header's 16; accepted: eval.csv as the trainer wrote it"),
+    (lambda text: text.replace("0.254,", "0.2x4,"), "eval.csv line 3 win_rate='0.2x4' is not a number"),
+    (lambda text: text.replace("\n1002310,", "\n1e6,"), "eval.csv line 3 steps='1e6' is not a whole number"),
+    (lambda text: "\udcff" + text, "eval.csv is not a CSV text ('utf-8' codec can't decode"),
+    (lambda text: text.replace("steps,", "step,", 1),
+     "eval.csv line 1='step,opponent,han...ed_ci_high,minutes' is not the header"),
+    (None, "it has no eval.csv (the curve so far); accepted: the run folder as its last round left it"),
+])
+def test_a_long_run_with_a_damaged_or_missing_eval_csv_is_refused_before_a_round_losing_nothing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, damage: Any, said: str) -> None:
+    """eval.csv is the curve: a row cut short (a write stopped midway), a damaged value or a missing file
+    trained a round (minutes) before: resuming rewrote the cut row with empty columns, or started the curve
+    again, and the curve failed or was drawn from the damage. Now one line names the file, the line and
+    the column, before any change to the run folder."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    run = long_run_copy(bench, tmp_path)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    eval_csv = run / "eval.csv"
+    if damage is None:
+        eval_csv.unlink()
+    else:
+        eval_csv.write_bytes(damage(eval_csv.read_text(encoding="utf-8")).encode(errors="surrogateescape"))
+    kept = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["long", "huit-4p-ppo-clone", "--minutes", "5"])
+    message = str(refused.value)
+    assert message.startswith(f"huit-4p-ppo-clone: cannot grow {run}: ") and "\n" not in message
+    assert said in message
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept
+
+
+def test_a_long_run_asked_to_stop_below_its_steps_is_refused(monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: pathlib.Path) -> None:
+    """`--until` below the steps the run has trained: before, no round ran and nothing said so (the curve
+    printed as if grown); its own steps are accepted (the curve and its figure again)."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    run = long_run_copy(bench, tmp_path)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    steps = bench.steps_done([run])
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["long", "huit-4p-ppo-clone", "--until", "5000000"])
+    assert str(refused.value) == (f"--until=5000000 is below the {steps:,} learner steps huit-4p-ppo-clone "
+                                  f"has trained; accepted: a whole number of learner steps from {steps:,} "
+                                  "to 200,000,000")
+    assert bench.grow("huit-4p-ppo-clone", 5.0, steps) == run
+
+
+def test_a_plot_onto_a_folder_or_not_a_png_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`plot --out FOLDER` wrote FOLDER.png beside it and said it wrote FOLDER; `--out x.txt` failed with
+    matplotlib's traceback after reading every run."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    run = next((bench.LONG_RUNS_DIR / "huit-4p-ppo-clone").glob("*__*"))
+    for out in (tmp_path, tmp_path / "curve.txt"):
+        with pytest.raises(SystemExit):
+            bench.main(["plot", str(run), "--out", str(out)])
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert error.endswith(f"--out {out}: not the name of a PNG file; accepted: a file name ending in "
+                              ".png (not a folder)")
+    assert list(tmp_path.iterdir()) == [] and not tmp_path.with_suffix(".png").exists()
+
+
+def test_a_long_run_with_a_damaged_league_snapshot_is_refused_before_a_round(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """A snapshot of the league's pool cut short: the round resumed the run folder (its config saved, a
+    TensorBoard file added) and failed with a traceback when the trainer seated its first games; now
+    `prepare_resume` loads the pool first and refuses it in one line, the run folder as it was."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    run = long_run_copy(bench, tmp_path)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    weights = sorted((run / "checkpoints" / "league").glob("*.safetensors"))[-1]
+    weights.write_bytes(weights.read_bytes()[:-8])
+    kept = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["long", "huit-4p-ppo-clone", "--minutes", "5"])
+    message = str(refused.value)
+    assert message.startswith(f"huit-4p-ppo-clone: cannot grow {run}: bot {weights.with_suffix('.json')}: ")
+    assert "\n" not in message
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept
+
+
+@pytest.mark.parametrize("minutes", ["0", "-1", "nan", "inf"])
+def test_the_old_pipeline_without_a_time_limit_is_refused(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], minutes: str) -> None:
+    """`old --minutes 0` trained 10**9 steps with no limit (hours); -1 and NaN failed in the config check
+    with a traceback."""
+    bench = load_benchmark("learning_curve", monkeypatch)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    with pytest.raises(SystemExit):
+        bench.main(["old", "--minutes", minutes])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.endswith(f"--minutes={float(minutes)} is out of range; accepted: a number of minutes > 0 "
+                          "and <= 1,000,000"), error
+
+
+@pytest.mark.parametrize("bot", ["switch-4p", "huit-2p"])
+def test_a_long_run_with_a_league_snapshot_of_another_table_is_refused_before_a_round(
+        bot: str, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """A snapshot of another game or seat count in the league's pool (a league folder copied from another
+    run): it loaded as a bot, then failed when the trainer seated it at this run's table; now `check_pool`
+    refuses it in one line naming the file and the run's game and seats, the run folder as it was."""
+    from cardlab.agents.bot_catalogue import SHIPPED_BOTS
+
+    bench = load_benchmark("learning_curve", monkeypatch)
+    run = long_run_copy(bench, tmp_path)
+    monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
+    monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
+    meta = sorted((run / "checkpoints" / "league").glob("*.json"))[-1]
+    for suffix in (".json", ".safetensors"):
+        meta.with_suffix(suffix).write_bytes((SHIPPED_BOTS / f"{bot}{suffix}").read_bytes())
+    kept = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["long", "huit-4p-ppo-clone", "--minutes", "5"])
+    game, seats = bot.split("-")
+    assert str(refused.value) == (
+        f"huit-4p-ppo-clone: cannot grow {run}: cannot resume {run}: its league snapshot {meta} plays {game} "
+        f"with {seats[0]} players, the run huit with 4; accepted: the snapshots this run wrote (move the "
+        f"others out of {meta.parent})")
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept

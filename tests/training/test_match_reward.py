@@ -17,7 +17,7 @@ from cardlab.envs.generic_batch import generic_batch
 from cardlab.training.arena.league import LeagueSettings
 from cardlab.training.arena.match_reward import MatchReward
 from cardlab.training.arena.selfplay import SelfPlayBatch, batched_engine
-from cardlab.training.harness.config import load_config
+from cardlab.training.harness.config import config_from_dict, config_to_dict, load_config
 from cardlab.training.trainers.train import train
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
@@ -90,9 +90,9 @@ def test_the_rewards_are_the_equity_changes_of_the_engine_match() -> None:
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
-    ({"episode": "hand", "reward": "match"}, "reward='match' is not accepted with episode='hand'; accepted: "
-     "'win' or 'points'; 'match' only with episode='match' (it pays the change of the match equity across "
-     "each hand of a match)"),
+    ({"episode": "hand", "reward": "match"}, "reward='match' is not accepted with episode: hand; accepted: "
+     "'win' or 'points', or episode: match ('match' pays the change of the match equity across the hands of "
+     "a match)"),
     ({"episode": "match", "reward": "gain"},
      "reward='gain' is not one of the choices; accepted: 'win', 'points', 'match'"),
 ])
@@ -100,6 +100,20 @@ def test_the_table_refuses_a_match_reward_outside_matches(changes: dict[str, str
     with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):  # the whole sentence: one wording
         SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, episode=changes["episode"],
                       reward=changes["reward"])
+
+
+@pytest.mark.parametrize(("episode", "reward"), [("hand", "match"), ("match", "points")])
+def test_the_config_and_the_table_refuse_a_reward_the_episode_rules_out_in_one_sentence(episode: str,
+                                                                                       reward: str) -> None:
+    """One rule, one owner (`check_reward_episode`): a config and a self-play table say the same sentence."""
+    data = config_to_dict(load_config(CONFIGS / "huit_selfplay.yaml"))
+    data.update(episode=episode, reward=reward)
+    with pytest.raises(ValueError) as from_config:
+        config_from_dict(data)
+    with pytest.raises(ValueError) as from_table:
+        SelfPlayBatch(make_game("huit", num_players=2), 2, RANDOM, seed=0, episode=episode, reward=reward)
+    assert str(from_config.value) == str(from_table.value)
+    assert str(from_table.value).startswith(f"reward={reward!r} is not accepted with episode: {episode};")
 
 
 def test_a_table_without_a_shipped_equity_is_refused_naming_those_that_have_one() -> None:

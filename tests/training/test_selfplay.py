@@ -105,8 +105,9 @@ def test_match_win_rewards_reach_every_learner_seat_at_the_match_end(game_id: st
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"episode": "round"}, "episode='round' is not one of the choices; accepted: 'hand', 'match'"),
     ({"episode": "match", "reward": "points"},
-     "reward='points' is not accepted with episode='match'; accepted: 'win' (the match's win reward) or "
-     "'match'; 'points' pays each hand's points, as hand episodes do"),
+     "reward='points' is not accepted with episode: match; accepted: 'win' (the match's win reward) or "
+     "'match' (its equity's change at each hand's end); 'points' pays each hand's points, as hand "
+     "episodes do"),
     ({"learner_share": 1.5}, "learner_share=1.5 is out of range; accepted: a number from 0 to 1"),
 ])
 def test_the_table_refuses_what_it_does_not_play(changes: dict[str, Any], expected: str) -> None:

@@ -28,10 +28,23 @@ from typing import Any
 import numpy as np
 
 from cardlab.agents.match_equity import MatchEquity, shipped_equity
+from cardlab.envs.declared import check_that
 from cardlab.envs.game_spec import Game
 
 MATCH = "match"
 """the reward name: each hand's change of the seat's match equity (match episodes, trainer lean)"""
+
+
+def check_reward_episode(reward: str, episode: str) -> None:
+    """Refuse a reward that does not go with the episode, in one line: 'points' pays each hand's points, so
+    not a match's (whose hands a won match outweighs), and 'match' pays equity changes across a match's
+    hands, so only in matches. The one owner of this rule, for a training config and a self-play table."""
+    check_that(episode == "hand" or reward != "points", "reward", reward, "not accepted with episode: match",
+               "'win' (the match's win reward) or 'match' (its equity's change at each hand's end); 'points' "
+               "pays each hand's points, as hand episodes do")
+    check_that(episode == MATCH or reward != MATCH, "reward", reward, f"not accepted with episode: {episode}",
+               "'win' or 'points', or episode: match ('match' pays the change of the match equity across the "
+               "hands of a match)")
 
 
 def table_equity(game: Game) -> MatchEquity:

@@ -44,7 +44,7 @@ from cardlab.envs.declared import RANGE, check_choice, check_that
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES, points_reward
 from cardlab.training.arena.league import LeagueSettings, list_population, list_snapshots
-from cardlab.training.arena.match_reward import MATCH, MatchReward
+from cardlab.training.arena.match_reward import MATCH, MatchReward, check_reward_episode
 
 LEARNER = 0
 """the policy index of the learner in `SelfPlayBatch.owners`"""
@@ -65,12 +65,7 @@ class SelfPlayBatch:
         check_that(0.0 <= learner_share <= 1.0, "learner_share", learner_share, RANGE, "a number from 0 to 1")
         check_choice("reward", reward, (*REWARDS, MATCH))
         check_choice("episode", episode, EPISODES)
-        check_that(reward != "points" or episode != "match", "reward", reward, "not accepted with "
-                   "episode='match'", "'win' (the match's win reward) or 'match'; 'points' pays each hand's "
-                   "points, as hand episodes do")
-        check_that(reward != MATCH or episode == "match", "reward", reward, f"not accepted with "
-                   f"episode={episode!r}", "'win' or 'points'; 'match' only with episode='match' (it pays "
-                   "the change of the match equity across each hand of a match)")
+        check_reward_episode(reward, episode)
         self.reward, self.episode = reward, episode
         weights = np.array([w for _, w in league.opponents], dtype=np.float64)
         if not league.opponents or (weights <= 0).any():

@@ -26,11 +26,11 @@ from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.base import check_unshown
 from cardlab.envs import games, get_spec
 from cardlab.envs.aec import REWARDS
-from cardlab.envs.checked_json import excerpt, key_names
-from cardlab.envs.declared import KIND, RANGE, check_that, refusal
+from cardlab.envs.checked_json import excerpt
+from cardlab.envs.declared import KIND, RANGE, check_that, refusal, unknown
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES
-from cardlab.training.arena.match_reward import MATCH, table_equity
+from cardlab.training.arena.match_reward import MATCH, check_reward_episode, table_equity
 from cardlab.training.harness import config_bounds as bounds
 from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
 from cardlab.training.harness.dmc_config import ALGORITHMS, DMCConfig, check_dmc
@@ -365,11 +365,9 @@ def _parse(cls: type[T], data: Any, path: str) -> T:
         raise ValueError(f"{_name(path)} must be a mapping of keys to values, got {excerpt(data)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
-    unknown = [k for k in data if k not in names]
-    if unknown:
-        shown = key_names(_join(path, str(k)) for k in unknown)
-        raise ValueError(f"unknown config key(s) {shown}: accepted keys{' of ' + path if path else ''} are "
-                         f"{', '.join(names)}")
+    given = [_join(path, str(k)) for k in data if k not in names]
+    if given:
+        raise unknown("config key", given, ", ".join(names) + (f" (the keys of {path})" if path else ""))
     values = {k: _value(hints[k], v, _join(path, k)) for k, v in data.items()}
     return cls(**values)
 
@@ -415,12 +413,7 @@ def _validate(cfg: TrainConfig) -> None:
     game = check_header(cfg)
     bounds.check_declared(cfg)
     bounds.check_rollout(cfg)
-    check_that(cfg.episode == "hand" or cfg.reward != "points", "reward", cfg.reward,
-               "not accepted with episode: match", "'win' (the match's win reward) or 'match' (its equity's "
-               "change at each hand's end); 'points' pays each hand's points, as hand episodes do")
-    check_that(cfg.episode == "match" or cfg.reward != MATCH, "reward", cfg.reward,
-               "not accepted with episode: hand", "'win' or 'points', or episode: match ('match' pays the "
-               "change of the match equity across the hands of a match)")
+    check_reward_episode(cfg.reward, cfg.episode)
     check_placement(cfg)
     if not cfg.opponents:
         raise ValueError(refusal("opponents", cfg.opponents, "empty", "a list of at least one agent spec"))

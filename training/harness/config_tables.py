@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cardlab.envs import games, get_spec, rule_names
-from cardlab.envs.declared import CHOICE, quoted, refusal
+from cardlab.envs.declared import CHOICE, quoted, refusal, unknown
 from cardlab.envs.game_spec import Game, make_game
 from cardlab.training.harness.config_bounds import SEED_HIGH, bounded, elsewhere
 
@@ -66,10 +66,9 @@ def check_header(cfg: RunHeader, needs: str = "", has: Callable[[Any], bool] = l
         raise ValueError(refusal("rules.num_players", cfg.rules["num_players"],
                                  "not a rule option of a config", "the top-level key num_players"))
     accepted = [n for n in rule_names(cfg.game) if n != "num_players"]
-    unknown = [str(k) for k in cfg.rules if k not in accepted]
-    if unknown:
-        raise ValueError(f"unknown rule option(s) {', '.join('rules.' + k for k in unknown)} for {cfg.game}: "
-                         f"accepted {', '.join(accepted)}")
+    given = [f"rules.{k}" for k in cfg.rules if k not in accepted]
+    if given:
+        raise unknown("rule option", given, ", ".join(accepted), f"for {cfg.game}")
     try:
         return make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
     except ValueError as err:

@@ -16,6 +16,7 @@ from typing import Any
 from stable_baselines3.common.logger import KVWriter, Logger, TensorBoardOutputFormat
 
 from cardlab.agents.bot import export_bot
+from cardlab.envs.declared import check_that
 from cardlab.evaluation.evaluate import evaluate
 from cardlab.evaluation.request import EvalRequest
 from cardlab.training.harness.config import (
@@ -73,6 +74,14 @@ class LearnerEval:
 
 EVAL_FIELDS = tuple(f.name for f in dataclasses.fields(LearnerEval))
 """the columns of eval.csv"""
+EVAL_ROWS = ("eval.csv as the trainer wrote it: a header of its columns (steps, opponent, then some of "
+             f"{', '.join(EVAL_FIELDS[2:])}) and a row per evaluation with a value in each column, steps a "
+             "whole number, the rest numbers or empty; restore the file or train again")
+"""what eval.csv may hold, as its refusals say"""
+_STEPS = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"|nan|-?inf|-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""a value of eval.csv's number columns: a number as Python writes an int or a float (an interval of one deal
+is nan), or empty (a column an older run did not have, rewritten empty by `EvalHistory.append`)"""
 
 
 def evaluate_bot(
@@ -189,10 +198,31 @@ class EvalHistory:
         self.path = path
 
     def rows(self) -> list[dict[str, str]]:
+        """The file's rows, where it is eval.csv as a trainer writes it (`EVAL_ROWS`); else a `ValueError` in
+        one line naming the file and its first wrong line: a resumed run rewrites the file from these rows
+        and the learning curves draw them, so a row cut short (a write stopped midway) or a damaged value
+        would be kept, or drawn, as if measured."""
         if not self.path.exists():
             return []
-        with self.path.open(newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
+        try:
+            with self.path.open(newline="", encoding="utf-8") as f:
+                lines = [(number, line) for number, line in enumerate(csv.reader(f), 1) if line]
+        except (UnicodeDecodeError, csv.Error) as err:
+            raise ValueError(f"{self.path} is not a CSV text ({err}); accepted: {EVAL_ROWS}") from None
+        if not lines:
+            return []
+        header = lines[0][1]
+        check_that(header[:2] == ["steps", "opponent"] and set(header) <= set(EVAL_FIELDS),
+                   f"{self.path} line {lines[0][0]}", ",".join(header), "not the header of eval.csv",
+                   EVAL_ROWS)
+        for number, line in lines[1:]:
+            check_that(len(line) == len(header), f"{self.path} line {number}", ",".join(line),
+                       f"a row of {len(line)} columns, not the header's {len(header)}", EVAL_ROWS)
+            for name, value in zip(header, line, strict=True):
+                number_ok = (_STEPS if name == "steps" else _NUMBER).fullmatch(value) is not None
+                check_that(name == "opponent" or number_ok, f"{self.path} line {number} {name}", value,
+                           "not a whole number" if name == "steps" else "not a number", EVAL_ROWS)
+        return [dict(zip(header, line, strict=True)) for _, line in lines[1:]]
 
     def append(self, results: Sequence[LearnerEval]) -> None:
         """Add rows; a file written before a column was added (a resumed older run) is rewritten first."""

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from cardlab.agents.bot import load_bot, read_metadata
+from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.training.arena.league import (
@@ -132,13 +134,33 @@ def prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
     verify_checkpoint(last, run_dir)
     cfg = _resumed_config(cfg, run_dir)
     steps = checkpoint_steps(last)
+    check_pool(cfg, run_dir, steps)
+    EvalHistory(run_dir / "eval.csv").truncate(steps)  # it refuses a damaged file before it changes it
     for meta in list_snapshots(league_folder(run_dir)):
         if snapshot_steps(meta) > steps:
             meta.unlink()
             meta.with_suffix(".safetensors").unlink(missing_ok=True)
-    EvalHistory(run_dir / "eval.csv").truncate(steps)
     save_config(cfg, run_dir / "config.yaml")
     return cfg, last
+
+
+def check_pool(cfg: TrainConfig, run_dir: Path, steps: int) -> None:
+    """Load the league's snapshots a resumed run seats (its newest `pool_size` up to the checkpoint at
+    `steps`), so that a damaged one, or one of another game or table size (a league folder copied from
+    another run), is refused here, in one line, before the run folder changes, not with a traceback when
+    the trainer seats its first games."""
+    if not (cfg.self_play.enabled and cfg.self_play.share > 0):
+        return
+    table = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+    kept = [meta for meta in list_snapshots(league_folder(run_dir)) if snapshot_steps(meta) <= steps]
+    for meta in kept[-cfg.self_play.pool_size:]:
+        seated = read_metadata(meta)  # a damaged file refused in load_bot's wording
+        if (seated["game"], seated["num_players"]) != (cfg.game, cfg.num_players):
+            raise ValueError(f"cannot resume {run_dir}: its league snapshot {meta} plays {seated['game']} "
+                             f"with {seated['num_players']} players, the run {cfg.game} with "
+                             f"{cfg.num_players}; accepted: the snapshots this run wrote (move the others "
+                             f"out of {meta.parent})")
+        load_bot(meta, table)
 
 
 def finish_run(write_bot: Callable[[list[LearnerEval]], object], checkpoint: Callable[[], object] | None,

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import yaml
 
 from cardlab.envs.checked_json import MAX_DEPTH, MAX_NUMBER_CHARS, excerpt, key_names
+from cardlab.envs.declared import missing_file, refused_file
 
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
@@ -74,21 +75,18 @@ _Loader.add_implicit_resolver(
 
 def read_yaml(path: str | Path, what: str = "config file") -> Any:
     """The plain data of a YAML file read as configs are (``3e-4`` is a float); None when it is empty."""
-    path = Path(path)
+    path, layout = Path(path), f"a {what.removesuffix(' file')} is a YAML file"
     try:
         with path.open(encoding="utf-8") as f:  # read from the file, so YAML errors name it and the line
             return yaml.load(f, Loader=_Loader)
-    except FileNotFoundError:
-        raise ValueError(f"{what} {path} does not exist") from None
+    except (FileNotFoundError, IsADirectoryError):
+        raise missing_file(what, path, layout, ".yaml") from None
     except UnicodeDecodeError as err:
-        raise ValueError(f"{what} {path} is not UTF-8 text (byte {err.start}): a config is a YAML "
-                         "file") from None
-    except IsADirectoryError:
-        raise ValueError(f"{what} {path} is a folder: give a YAML file") from None
+        raise ValueError(f"{what} {path} is not UTF-8 text (byte {err.start}): {layout}") from None
     except yaml.YAMLError as err:
         raise ValueError(f"{what} {path} is not valid YAML: {' '.join(str(err).split())}") from None
     except _Refused as err:
-        raise ValueError(f"{what} {path}: {err}") from None
+        raise refused_file(what, path, str(err)) from None
 
 
 EXTENDS = "extends"

@@ -31,6 +31,7 @@ import dataclasses
 import json
 import math
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -141,14 +142,16 @@ def load_teach_config(path: str | Path) -> TeachConfig:
 
 
 def teach_config_from_dict(data: Any) -> TeachConfig:
-    """Build and validate a teach config from plain data (what the YAML holds)."""
+    """Build and validate a teach config from plain data (what the YAML holds: its keys are those written)."""
     cfg = parse_dataclass(TeachConfig, data)
-    validate_teach(cfg)
+    validate_teach(cfg, written=set(data))
     return cfg
 
 
-def validate_teach(cfg: TeachConfig) -> Game:
-    """Refuse a bad value with the key that holds it and what is accepted; returns the table's game."""
+def validate_teach(cfg: TeachConfig, written: Collection[str] | None = None) -> Game:
+    """Refuse a bad value with the key that holds it and what is accepted; returns the table's game.
+    `written`: the keys the config's data holds (None for a config built in Python, where a key counts as
+    written when its value is not the default: all that can be known of it)."""
     game = check_header(cfg, "a game with a batched engine and a determinization (the search needs both)",
                         lambda spec: spec.batched_engine() is not None and spec.determinize is not None)
     check_declared(cfg)
@@ -158,7 +161,9 @@ def validate_teach(cfg: TeachConfig) -> Game:
                                  "or bot:PATH of a .json beside its .safetensors, not an ONNX bot), whose "
                                  "weights the student starts from"))
     if cfg.labels_from:
-        _check_labels_from(cfg, game)
+        unset = TeachConfig()
+        _check_labels_from(cfg, game, {key for key in LABELLING if getattr(cfg, key) != getattr(unset, key)}
+                           if written is None else written)
     else:
         _check_labelling(cfg, game)
     check = _agent(cfg.check_opponent, game, "check_opponent")
@@ -168,17 +173,16 @@ def validate_teach(cfg: TeachConfig) -> Game:
     return game
 
 
-def _check_labels_from(cfg: TeachConfig, game: Game) -> None:
+def _check_labels_from(cfg: TeachConfig, game: Game, written: Collection[str]) -> None:
     """The labels of `labels_from` (another table's or a damaged file: refused before a run folder is made)
-    and its teacher; a key read only while labels are made (`LABELLING`) is refused unless left out, since
-    the labels come from that run."""
+    and its teacher; a key read only while labels are made (`LABELLING`) is refused where `written`, whatever
+    its value (its default too), since the labels come from that run."""
     check_that((Path(cfg.labels_from) / LABELS_FILE).is_file(), "labels_from", cfg.labels_from,
                f"a folder without {LABELS_FILE}", f"a teach run folder holding {LABELS_FILE}")
     read_labels(Path(cfg.labels_from), game)
     labelled_by(Path(cfg.labels_from))
-    unset = TeachConfig()
     for key in LABELLING:
-        check_that(getattr(cfg, key) == getattr(unset, key), key, getattr(cfg, key),
+        check_that(key not in written, key, getattr(cfg, key),
                    f"not read beside labels_from (the labels come from that run, {cfg.labels_from})",
                    f"drop {key} from this config")
 
@@ -317,7 +321,9 @@ def teach(cfg: TeachConfig, runs_dir: str | Path = "runs", progress: bool = True
     game = validate_teach(cfg)
     show = Progress(progress)
     run_dir = new_run_dir(Path(runs_dir), cfg)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False), "utf-8")
+    kept = {key: value for key, value in dataclasses.asdict(cfg).items()  # what validate_teach reads again
+            if not (cfg.labels_from and key in LABELLING)}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(kept, sort_keys=False), "utf-8")
     show.say(f"run folder: {run_dir}")
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.torch_threads)

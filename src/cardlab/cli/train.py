@@ -6,6 +6,7 @@ import argparse
 import pathlib
 
 from cardlab.cli.common import Command, add_threads
+from cardlab.envs.declared import missing_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,12 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train; the run prints its final evaluation. A missing config is refused before torch is imported."""
-    if args.config.is_dir():
-        raise ValueError(f"config file {args.config} is a folder: give a YAML config, e.g. "
-                         "configs/huit_ppo.yaml")
     if not args.config.is_file():
-        raise ValueError(f"config file {args.config} does not exist: give a YAML config, e.g. "
-                         "configs/huit_ppo.yaml")
+        raise missing_file("config file", args.config, "a config is a YAML file, e.g. configs/huit_ppo.yaml",
+                           ".yaml")
     import dataclasses
 
     from cardlab.agents.bot import inference_threads
