@@ -271,9 +271,10 @@ def grow(label: str, minutes: float, until: int) -> Path:
     cfg = long_config(label)
     check_growth(minutes, until)
     done = steps_done(own_runs(label, home, cfg.name))
-    if until < done:
+    least = min(done, CURVE_POINTS[-1])  # a finished run (its last round ends past the curve's end) redraws
+    if until < least:
         raise SystemExit(refusal("--until", until, f"below the {done:,} learner steps {label} has trained",
-                                 f"a whole number of learner steps from {done:,} to {CURVE_POINTS[-1]:,}"))
+                                 f"a whole number of learner steps from {least:,} to {CURVE_POINTS[-1]:,}"))
     started = time.monotonic()
     while (left := minutes - (time.monotonic() - started) / 60.0) > 0.5:
         runs = own_runs(label, home, cfg.name)

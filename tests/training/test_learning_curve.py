@@ -254,17 +254,23 @@ def test_the_long_runs_and_dmc_vs_ppo_build_the_table_recipe_in_one_place_as_bef
         assert rows["dmc"] == dataclasses.replace(before, algorithm="dmc")
 
 
-def long_run_copy(bench: Any, tmp_path: pathlib.Path, label: str = "huit-4p-ppo-clone") -> pathlib.Path:
+def long_run_copy(bench: Any, tmp_path: pathlib.Path, label: str = "huit-4p-ppo-clone",
+                  monkeypatch: pytest.MonkeyPatch | None = None) -> pathlib.Path:
     """A copy of the committed long run `label` in `tmp_path` (the script's long-runs folder from now on),
-    training refused: its run folder."""
+    training refused: its run folder. With `monkeypatch`, the curve gains a point past the run's steps,
+    so that the copy has a round left to grow even where the committed run has reached the curve's end:
+    its steps are read as the curve's last point but one."""
     import shutil
 
     shutil.copytree(bench.LONG_RUNS_DIR / label, tmp_path / label)
+    if monkeypatch is not None:
+        trained = bench.steps_done
+        monkeypatch.setattr(bench, "steps_done", lambda runs: min(trained(runs), bench.CURVE_POINTS[-2]))
     return next((tmp_path / label).glob("*__*"))
 
 
 @pytest.mark.parametrize(("damage", "said"), [
-    (lambda text: text[:-40], "eval.csv line 11='103596408,expert,...06,0.2656852601895' is a row of 8 "
+    (lambda text: text[:-40], "eval.csv line 13='200003892,expert,...,0.271513342184996' is a row of 8 "
                               "columns, not the header's 16; accepted: eval.csv as the trainer wrote it"),
     (lambda text: text.replace("0.254,", "0.2x4,"), "eval.csv line 3 win_rate='0.2x4' is not a number"),
     (lambda text: text.replace("\n1002310,", "\n1e6,"), "eval.csv line 3 steps='1e6' is not a whole number"),
@@ -280,7 +286,7 @@ def test_a_long_run_with_a_damaged_or_missing_eval_csv_is_refused_before_a_round
     again, and the curve failed or was drawn from the damage. Now one line names the file, the line and
     the column, before any change to the run folder."""
     bench = load_benchmark("learning_curve", monkeypatch)
-    run = long_run_copy(bench, tmp_path)
+    run = long_run_copy(bench, tmp_path, monkeypatch=monkeypatch)
     monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
     monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
     eval_csv = run / "eval.csv"
@@ -306,12 +312,14 @@ def test_a_long_run_asked_to_stop_below_its_steps_is_refused(monkeypatch: pytest
     monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
     monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
     steps = bench.steps_done([run])
+    least = min(steps, bench.CURVE_POINTS[-1])  # a finished run's last round ends past the curve's end
     with pytest.raises(SystemExit) as refused:
         bench.main(["long", "huit-4p-ppo-clone", "--until", "5000000"])
     assert str(refused.value) == (f"--until=5000000 is below the {steps:,} learner steps huit-4p-ppo-clone "
-                                  f"has trained; accepted: a whole number of learner steps from {steps:,} "
+                                  f"has trained; accepted: a whole number of learner steps from {least:,} "
                                   "to 200,000,000")
-    assert bench.grow("huit-4p-ppo-clone", 5.0, steps) == run
+    assert bench.grow("huit-4p-ppo-clone", 5.0, least) == run
+    assert bench.grow("huit-4p-ppo-clone", 5.0, bench.CURVE_POINTS[-1]) == run  # finished: nothing to train
 
 
 def test_a_plot_onto_a_folder_or_not_a_png_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path,
@@ -335,7 +343,7 @@ def test_a_long_run_with_a_damaged_league_snapshot_is_refused_before_a_round(
     TensorBoard file added) and failed with a traceback when the trainer seated its first games; now
     `prepare_resume` loads the pool first and refuses it in one line, the run folder as it was."""
     bench = load_benchmark("learning_curve", monkeypatch)
-    run = long_run_copy(bench, tmp_path)
+    run = long_run_copy(bench, tmp_path, monkeypatch=monkeypatch)
     monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
     monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
     weights = sorted((run / "checkpoints" / "league").glob("*.safetensors"))[-1]
@@ -372,7 +380,7 @@ def test_a_long_run_with_a_league_snapshot_of_another_table_is_refused_before_a_
     from cardlab.agents.bot_catalogue import SHIPPED_BOTS
 
     bench = load_benchmark("learning_curve", monkeypatch)
-    run = long_run_copy(bench, tmp_path)
+    run = long_run_copy(bench, tmp_path, monkeypatch=monkeypatch)
     monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
     monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
     meta = sorted((run / "checkpoints" / "league").glob("*.json"))[-1]
