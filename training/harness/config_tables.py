@@ -47,6 +47,12 @@ def header_default(key: str, default: Any) -> Any:
     return dataclasses.field(default=default, metadata=declared.metadata)
 
 
+def header_game(cfg: RunHeader) -> Game:
+    """The table a run config plays: its game with its rules and its num_players (one key of a config, the
+    other a rule option of the game). A config `check_header` has checked builds it without an error."""
+    return make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+
+
 def check_header(cfg: RunHeader, needs: str = "", has: Callable[[Any], bool] = lambda spec: True) -> Game:
     """The table of a run config: its run name checked, its game one that `has` what the run `needs` (its
     `GameSpec`), num_players in the game's range, the rules its `RuleOptions` accept; or a `ValueError`
@@ -70,7 +76,7 @@ def check_header(cfg: RunHeader, needs: str = "", has: Callable[[Any], bool] = l
     if given:
         raise unknown("rule option", given, ", ".join(accepted), f"for {cfg.game}")
     try:
-        return make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+        return header_game(cfg)
     except ValueError as err:
         raise ValueError(f"rules: {err}") from None
 

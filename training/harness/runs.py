@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cardlab.agents.bot import load_bot, read_metadata
-from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.training.arena.league import (
@@ -33,6 +32,7 @@ from cardlab.training.harness.config import (
     load_config,
     save_config,
 )
+from cardlab.training.harness.config_tables import header_game
 from cardlab.training.harness.records import EvalHistory, LearnerEval, format_results
 
 RESUMABLE = ("total_timesteps", "max_minutes", "actors", "device", "ray.address")
@@ -151,7 +151,7 @@ def check_pool(cfg: TrainConfig, run_dir: Path, steps: int) -> None:
     the trainer seats its first games."""
     if not (cfg.self_play.enabled and cfg.self_play.share > 0):
         return
-    table = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+    table = header_game(cfg)
     kept = [meta for meta in list_snapshots(league_folder(run_dir)) if snapshot_steps(meta) <= steps]
     for meta in kept[-cfg.self_play.pool_size:]:
         seated = read_metadata(meta)  # a damaged file refused in load_bot's wording

@@ -36,9 +36,9 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
-from cardlab.envs.game_spec import make_game
 from cardlab.training.arena.selfplay import SelfPlayBatch
 from cardlab.training.harness.config import TrainConfig
+from cardlab.training.harness.config_tables import header_game
 from cardlab.training.harness.runs import league_settings
 from cardlab.training.trainers.dmc_model import MonteCarlo, build_model
 from cardlab.training.trainers.rollouts import Rollout, play
@@ -71,7 +71,7 @@ class RolloutActor:
         self.model = build_model(cfg)
         self.monte_carlo = MonteCarlo() if cfg.algorithm == "dmc" else None
         """``algorithm: dmc``: the moves of this actor's games waiting for their episodes' ends"""
-        game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+        game = header_game(cfg)
         self.table = SelfPlayBatch(game, cfg.num_envs, league_settings(cfg, Path(league_dir)),
                                    learner_share=cfg.self_play.learner_share, seed=seeds[0],
                                    reward=cfg.reward, episode=cfg.episode)

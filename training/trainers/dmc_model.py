@@ -31,8 +31,9 @@ import torch
 from torch import nn
 
 from cardlab.envs import cards as C
-from cardlab.envs.game_spec import Game, make_game
+from cardlab.envs.game_spec import Game
 from cardlab.training.harness.config import TrainConfig
+from cardlab.training.harness.config_tables import header_game
 from cardlab.training.trainers.lean_model import ActorCritic, mlp, new_model
 from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
 from cardlab.training.trainers.rollouts import Rollout, learner_rows
@@ -134,7 +135,7 @@ def build_model(cfg: TrainConfig) -> ActorCritic | QLearner:
     """The lean trainer's network for `cfg.algorithm`: PPO's actor-critic, or DMC's Q network."""
     if cfg.algorithm != "dmc":
         return new_model(cfg)
-    game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+    game = header_game(cfg)
     return QLearner(game.layout.size, move_features(game), list(cfg.policy.net_arch), cfg.policy.activation,
                     cfg.dmc.epsilon)
 

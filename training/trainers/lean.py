@@ -37,7 +37,6 @@ import torch
 from torch import nn
 
 from cardlab.agents.bot import export_bot
-from cardlab.envs.game_spec import make_game
 from cardlab.training.arena.league import list_snapshots, publish_snapshot, save_snapshot
 from cardlab.training.arena.selfplay import SelfPlayBatch
 from cardlab.training.harness.checkpoints import (
@@ -47,6 +46,7 @@ from cardlab.training.harness.checkpoints import (
     verify_checkpoint,
 )
 from cardlab.training.harness.config import TrainConfig
+from cardlab.training.harness.config_tables import header_game
 from cardlab.training.harness.placement import learner_device
 from cardlab.training.harness.progress import CheckpointClock, Deadline, Progress, TrainingBar, next_multiple
 from cardlab.training.harness.records import (
@@ -165,7 +165,7 @@ class LeanRun:
         self.cfg, self.run_dir, self.progress, self.reporter = cfg, run_dir, progress, reporter
         self.remote = remote
         """what starts the actors on a Ray cluster (``ray.address``): cluster.lean_actors.RayActors"""
-        self.game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+        self.game = header_game(cfg)
         self.device = learner_device(cfg.device)
         torch.manual_seed(cfg.seed)  # the first weights are the seed's, whatever ran before in this process
         self.model = build_model(cfg).to(self.device)

@@ -16,8 +16,8 @@ import torch
 from torch import nn
 
 from cardlab.agents.bot import ACTIVATIONS
-from cardlab.envs.game_spec import make_game
 from cardlab.training.harness.config import TrainConfig
+from cardlab.training.harness.config_tables import header_game
 from cardlab.training.trainers.hand_head import new_head
 from cardlab.training.trainers.ppo import ILLEGAL_LOGIT
 
@@ -92,7 +92,7 @@ def sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> to
 
 def new_model(cfg: TrainConfig) -> ActorCritic:
     """The actor-critic a config describes (its game's observation and action sizes, its kind of critic)."""
-    game = make_game(cfg.game, {**cfg.rules, "num_players": cfg.num_players})
+    game = header_game(cfg)
     size, arch = game.layout.size, list(cfg.policy.net_arch)
     hands = new_head(arch[-1], game.layout, cfg.num_players) if cfg.policy.read_hands > 0 else None
     return ActorCritic(size, game.num_actions, arch, cfg.policy.activation,
