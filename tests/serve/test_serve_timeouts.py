@@ -26,7 +26,7 @@ def port(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
 
 
 def trickle(port: int, head: bytes, drip: bytes, seconds: float = 6.0) -> tuple[bytes, float]:
-    """Send `head`, then a byte of `drip` every 0.2 s; (what came back, seconds until the server closed)."""
+    """Send `head`, then a byte of `drip` every 0.2 s until an answer begins; (the answer, seconds until it closed)."""
     start = time.monotonic()
     with socket.create_connection(("127.0.0.1", port)) as conn:
         conn.settimeout(0.2)
@@ -39,11 +39,24 @@ def trickle(port: int, head: bytes, drip: bytes, seconds: float = 6.0) -> tuple[
                 if not chunk:
                     break
                 answer += chunk
+                break
             except TimeoutError:
                 continue
             except (BrokenPipeError, ConnectionResetError):
                 break
-        return answer, time.monotonic() - start
+        return answer + drain(conn), time.monotonic() - start
+
+
+def drain(conn: socket.socket) -> bytes:
+    """The rest of an answer that began to arrive: a response's head and body may come in two reads."""
+    rest = b""
+    conn.settimeout(1.0)
+    try:
+        while chunk := conn.recv(65536):
+            rest += chunk
+    except (TimeoutError, ConnectionResetError):
+        pass
+    return rest
 
 
 def test_a_body_sent_a_byte_at_a_time_gets_408_and_the_connection_closes(port: int) -> None:
