@@ -31,7 +31,7 @@ from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.envs.declared import missing_file, refused_file
 from cardlab.envs.game_spec import games
-from cardlab.evaluation.episodes import HAND, MATCH, derive_seed, plural, table_rules
+from cardlab.evaluation.episodes import HAND, MATCH, derive_seed, plural, rotated_deals, table_rules
 
 SUITES_DIR = pathlib.Path(__file__).resolve().parent / "suites"
 """the shipped suites, one NAME.json each"""
@@ -102,6 +102,11 @@ class Suite:
     def episodes(self) -> int:
         """Episodes a run plays: every deal once per seat rotation."""
         return self.deals * self.num_players
+
+    def deals_of(self, hands: int) -> int:
+        """The deals a run of `hands` hands (or matches) on this suite plays: whole seat rotations
+        (`rotated_deals`), at most the suite's deals."""
+        return min(rotated_deals(hands, self.num_players), self.deals)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
