@@ -29,7 +29,7 @@ import numpy as np
 
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
-from cardlab.envs.declared import missing_file, refused_file
+from cardlab.envs.declared import missing_file, refused_file, unknown
 from cardlab.envs.game_spec import games
 from cardlab.evaluation.episodes import HAND, MATCH, derive_seed, plural, rotated_deals, table_rules
 
@@ -157,8 +157,7 @@ def load_suite(name: str, check: bool = True) -> Suite:
         raise missing_file("suite file", path, f"a suite is NAME.json, or give one of the suites "
                                                f"{', '.join(suite_names())}")
     if not path.is_file():
-        raise ValueError(f"unknown suite {excerpt(name)}: the suites are {', '.join(suite_names())} "
-                         "(or give a suite's .json file)")
+        raise unknown("suite", [name], f"{', '.join(suite_names())}, or a suite's .json file")
     data = read_json_file(path)
     if not isinstance(data, dict) or set(data) != set(FIELDS):
         keys = sorted(data) if isinstance(data, dict) else type(data).__name__
