@@ -153,8 +153,8 @@ def read_capped(meta_path: pathlib.Path, path: pathlib.Path, limit: int, too_big
             data = f.read(limit + 1)
     except OSError as err:
         reason = (err.strerror or type(err).__name__).lower()
-        raise refuse(meta_path, f"cannot read {path}: {reason}; a bot's files are the regular files export "
-                                 "writes", kind) from None
+        raise refuse(meta_path, f"cannot read {path}: {reason}; a {kind}'s files are the regular files "
+                                 "export writes", kind) from None
     if len(data) > limit:
         raise too_big
     return data
@@ -284,12 +284,14 @@ def read_weights(meta_path: pathlib.Path, meta: dict[str, Any],
         tensors = load_bytes(data)
     except (SafetensorError, ValueError) as err:
         raise refuse(meta_path, f"cannot read the weights file {weights_path.name}: {str(err)[:200]}; "
-                                 f"{WEIGHTS_ACCEPTED}", kind) from None
+                                 f"{weights_accepted(kind)}", kind) from None
     _check_weights(meta_path, tensors, kind=kind)
     return tensors
 
 
-WEIGHTS_ACCEPTED = "a bot's weights are the safetensors file of float32 (F32) tensors export writes"
+def weights_accepted(kind: str = BOT) -> str:
+    """What a weights file of a `kind` file (a bot's, a reader's) must be, as its refusals say."""
+    return f"a {kind}'s weights are the safetensors file of float32 (F32) tensors export writes"
 
 
 def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
@@ -302,7 +304,8 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
     """
 
     def cannot(reason: str) -> ValueError:
-        return refuse(meta_path, f"cannot read the weights file {name}: {reason}; {WEIGHTS_ACCEPTED}", kind)
+        return refuse(meta_path, f"cannot read the weights file {name}: {reason}; {weights_accepted(kind)}",
+                      kind)
 
     if len(data) < 8:
         raise cannot(f"it has {len(data)} bytes, fewer than the 8 of the header length")
@@ -329,7 +332,7 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
             raise cannot(f"its header entry {tensor} is not an object with dtype, shape and data_offsets")
         if entry.get("dtype") != "F32":
             raise refuse(meta_path, f"tensor {tensor} has dtype {_show(entry.get('dtype'))}; "
-                                     "bot weights are float32 (F32) tensors only", kind)
+                                     f"{kind} weights are float32 (F32) tensors only", kind)
         found = entry.get("shape")
         if not (isinstance(found, list) and all(_is_int(n) for n in found)):
             raise cannot(f"the shape of {tensor} is {_show(found)}, not a list of whole numbers")
@@ -357,9 +360,9 @@ def _check_weights(meta_path: pathlib.Path, tensors: dict[str, torch.Tensor], *,
     for name, tensor in tensors.items():
         if tensor.dtype != torch.float32:
             raise refuse(meta_path, f"tensor {name} has dtype {tensor.dtype}; "
-                                     "bot weights are float32 tensors only", kind)
+                                     f"{kind} weights are float32 tensors only", kind)
         if not bool(torch.isfinite(tensor).all()):
-            raise refuse(meta_path, f"tensor {name} holds NaN or infinite values; bot weights must be "
+            raise refuse(meta_path, f"tensor {name} holds NaN or infinite values; {kind} weights must be "
                                      "finite float32 numbers (did the training diverge?)", kind)
 
 

@@ -273,5 +273,20 @@ def test_the_bot_checks_a_reader_goes_through_name_the_reader_file_themselves(
 
 def test_a_reader_file_that_cannot_be_read_is_named(tmp_path: pathlib.Path) -> None:
     (tmp_path / "r.json").symlink_to("/proc/self/mem")
-    with pytest.raises(ValueError, match=r"^reader .*r\.json: cannot read .*r\.json: input/output error"):
+    with pytest.raises(ValueError, match=r"^reader .*r\.json: cannot read .*r\.json: input/output error; "
+                                         r"a reader's files are the regular files export writes$"):
         load_reader(tmp_path / "r.json", HUIT4)
+
+
+def test_a_reader_of_nan_weights_is_refused_in_a_reader_s_words(tmp_path: pathlib.Path) -> None:
+    """The weights checks a reader shares with bots say what a reader's weights must be, not a bot's."""
+    layout = reader_layout(HUIT4)
+    network = new_network(layout.size, len(layout.deck_kinds), 4, [2], "tanh")
+    with torch.no_grad():
+        next(network.parameters()).fill_(float("nan"))
+    path = save_reader(network, tmp_path / "nan", HUIT4, "tanh", {})
+    with pytest.raises(ValueError) as err:
+        load_reader(path, HUIT4)
+    message = str(err.value)
+    assert message.startswith(f"reader {path}: tensor ") and "holds NaN or infinite values" in message
+    assert "reader weights must be finite float32 numbers" in message and "bot" not in message
