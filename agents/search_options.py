@@ -281,7 +281,10 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
     values: dict[str, Any] = {}
     while parts and ("=" in parts[0] or parts[0].strip() in DECLARED):
         key, sep, text = (p.strip() for p in parts.pop(0).partition("="))
-        if key not in DECLARED or not sep:
+        if key in DECLARED and not text:  # ``worlds`` or ``worlds=``: the option is known, its value missing
+            raise ValueError(f"agent spec {excerpt(spec)}: {SEARCH} {key} needs a value ({key}=VALUE); "
+                             f"accepted: {DECLARED[key].accepted()}")
+        if key not in DECLARED:
             refused = unknown(SEARCH, [key + sep + text], f"{ACCEPTED}, then the base agent, e.g. "
                                                            "search:worlds=64:bot:huit-2p")
             raise ValueError(f"agent spec {excerpt(spec)}: {refused}")

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cardlab.cli.common import check_output, write_text_output
-from cardlab.envs.declared import RANGE, check_that, check_value, declarations
+from cardlab.envs.declared import RANGE, check_that, check_value, declarations, unknown
 from cardlab.training.harness.config import TrainConfig, validate_config
 from cardlab.training.harness.records import EvalHistory
 from cardlab.training.trainers.train import train
@@ -121,9 +121,8 @@ def main(argv: list[str] | None = None) -> None:
         done = read_results(out)
     except ValueError as err:
         parser.error(str(err))
-    unknown = sorted(set(args.only or ()) - set(table))
-    if unknown:
-        parser.error(f"unknown row(s) {', '.join(unknown)}: the rows are {', '.join(table)}")
+    if set(args.only or ()) - set(table):
+        parser.error(str(unknown("row", set(args.only) - set(table), ", ".join(table), "for --only")))
     for label, cfg in table.items():
         if (args.only is not None and label not in args.only) or any(
                 r["label"] == label and r["steps"] >= args.steps for r in done):

@@ -219,7 +219,7 @@ def measure(configs: Sequence[str], suite: Suite, hands: int, field: Sequence[st
         raise ValueError("give at least one configuration (an agent spec), e.g. --configs expert "
                          "search:worlds=64:ms=0:expert")
     n = suite.num_players
-    deals = math.ceil(check_hands("hands", hands, suite) / n)
+    deals = suite.deals_of(check_hands("hands", hands, suite))
     tables = [bench_slots(config.strip(), [f.strip() for f in field], n) for config in configs]
     table = make_game(suite.game, suite.rules)
     for spec in dict.fromkeys(spec for slots in tables for spec in slots):
@@ -319,7 +319,7 @@ def check_rows_before(folder: pathlib.Path, suite: Suite, configs: Sequence[str]
     """Refuse, before the first round, `--rows` where the run would not write them: `hands` short of the
     whole suite (`check_rows`; more hands than the suite's are `measure`'s to refuse), or a row's file the
     write would fail on (`check_output`: a folder there, a folder that cannot be written)."""
-    check_rows(min(math.ceil(hands / suite.num_players), suite.deals), suite)
+    check_rows(suite.deals_of(hands), suite)
     table = make_game(suite.game, suite.rules)
     for config in configs:
         slots = bench_slots(config.strip(), [f.strip() for f in field], suite.num_players)

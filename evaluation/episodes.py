@@ -82,6 +82,12 @@ def players_for(game: str, rule_options: dict[str, Any] | None, specs: Sequence[
     return n
 
 
+def rotated_deals(episodes: int, num_players: int) -> int:
+    """The deals a run of `episodes` hands (or matches) plays at a `num_players` table: every deal is played
+    once per seat rotation, so `episodes` rounded up to whole rotations (5 hands at 2 seats: 3 deals)."""
+    return -(-episodes // num_players)
+
+
 def derive_seed(*keys: int) -> int:
     """An independent 63-bit seed for a tuple of non-negative keys."""
     return int(np.random.SeedSequence(list(keys)).generate_state(1, np.uint64)[0] >> 1)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
@@ -28,7 +27,7 @@ from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game
 from cardlab.envs.rng import check_seed
-from cardlab.evaluation.episodes import HAND, MATCH, players_for, seat_slots, table_rules
+from cardlab.evaluation.episodes import HAND, MATCH, players_for, rotated_deals, seat_slots, table_rules
 
 AgentFactory = Callable[[Any, Any, int], Agent]
 """(slot spec, game, seed) -> the slot's agent: `make_agent`, or one that sets the agent up further"""
@@ -96,7 +95,7 @@ class EvalRequest:
         n = full_rules["num_players"]
         game = make_game(self.game, full_rules)
         slots = seat_slots(list(self.agents), n, game)
-        deals = {HAND: math.ceil(self.hands / n), MATCH: math.ceil(self.matches / n)}
+        deals = {HAND: rotated_deals(self.hands, n), MATCH: rotated_deals(self.matches, n)}
         return Table(rules, full_rules, slots, game, deals)
 
 

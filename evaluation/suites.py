@@ -29,9 +29,9 @@ import numpy as np
 
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt, read_json_file
-from cardlab.envs.declared import missing_file, refused_file
+from cardlab.envs.declared import missing_file, refused_file, unknown
 from cardlab.envs.game_spec import games
-from cardlab.evaluation.episodes import HAND, MATCH, derive_seed, plural, table_rules
+from cardlab.evaluation.episodes import HAND, MATCH, derive_seed, plural, rotated_deals, table_rules
 
 SUITES_DIR = pathlib.Path(__file__).resolve().parent / "suites"
 """the shipped suites, one NAME.json each"""
@@ -103,6 +103,11 @@ class Suite:
         """Episodes a run plays: every deal once per seat rotation."""
         return self.deals * self.num_players
 
+    def deals_of(self, hands: int) -> int:
+        """The deals a run of `hands` hands (or matches) on this suite plays: whole seat rotations
+        (`rotated_deals`), at most the suite's deals."""
+        return min(rotated_deals(hands, self.num_players), self.deals)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -152,8 +157,7 @@ def load_suite(name: str, check: bool = True) -> Suite:
         raise missing_file("suite file", path, f"a suite is NAME.json, or give one of the suites "
                                                f"{', '.join(suite_names())}")
     if not path.is_file():
-        raise ValueError(f"unknown suite {excerpt(name)}: the suites are {', '.join(suite_names())} "
-                         "(or give a suite's .json file)")
+        raise unknown("suite", [name], f"{', '.join(suite_names())}, or a suite's .json file")
     data = read_json_file(path)
     if not isinstance(data, dict) or set(data) != set(FIELDS):
         keys = sorted(data) if isinstance(data, dict) else type(data).__name__

@@ -43,7 +43,7 @@ from cardlab.agents.bot.format import (
 from cardlab.agents.bot.load import build_network, load_bot
 from cardlab.agents.bot.onnx_export import export_onnx, write_onnx_metadata
 from cardlab.agents.bot.threads import inference_threads, torch_threads
-from cardlab.agents.bot.validate import BOT_FILES, LAYER_LIMITS, WEIGHTS_ACCEPTED, read_metadata
+from cardlab.agents.bot.validate import BOT_FILES, LAYER_LIMITS, read_metadata
 
 __all__ = [
     "ACTIVATIONS",
@@ -62,7 +62,6 @@ __all__ = [
     "ONNX_FORMAT",
     "RUN_BOT",
     "SUFFIXES",
-    "WEIGHTS_ACCEPTED",
     "BotAgent",
     "actor_network",
     "bot_paths",

@@ -11,7 +11,9 @@ against its sha256, then its header (at most `MAX_HEADER_BYTES`; float32
 tensors of exactly the shapes the layer sizes give, laid end to end) before
 its tensors are loaded, and NaN or infinite weights are refused
 (`read_weights`). A network whose logits are not finite on probes and on
-observations of random play is refused too (`check_outputs`).
+observations of random play is refused too (`check_outputs`). A hand reader's
+files go through the same checks, each told the file's kind (``kind="reader"``),
+so that its refusal names the file it refuses as it is raised.
 """
 
 from __future__ import annotations
@@ -53,11 +55,14 @@ from cardlab.envs.game_spec import Game, games
 
 BOT_FILES = "a bot is NAME.json plus NAME.safetensors, or NAME.json plus NAME.onnx, written by export"
 """what a bot's files are, as a refusal of a missing one says"""
+BOT = "bot"
+"""the kind of file the checks refuse, as their refusals name it, unless told another (`refuse`)"""
 
 
-def refuse(path: pathlib.Path, reason: str) -> ValueError:
-    """The error of a refused bot file (`refused_file`'s wording)."""
-    return refused_file("bot", path, reason)
+def refuse(path: pathlib.Path, reason: str, kind: str = BOT) -> ValueError:
+    """The error of a refused bot file (`refused_file`'s wording); `kind` names a file of another kind that
+    the bot checks read too (a hand reader's, ``reader``), so that each says which file it refuses."""
+    return refused_file(kind, path, reason)
 
 
 def _show(value: Any, limit: int = 60) -> str:
@@ -74,12 +79,13 @@ def _is_size(value: Any) -> bool:
     return _is_int(value) and 1 <= value <= MAX_LAYER_UNITS
 
 
-def _parse_json(path: pathlib.Path, data: bytes, what: str) -> Any:
-    """The checked JSON reader (`cardlab.envs.checked_json`), its refusal naming the bot file."""
+def _parse_json(path: pathlib.Path, data: bytes, what: str, *, kind: str = BOT) -> Any:
+    """The checked JSON reader (`cardlab.envs.checked_json`), its refusal naming the bot file (or the file of
+    `kind`)."""
     try:
         return read_json(data, what, max_bytes=len(data), max_depth=MAX_JSON_DEPTH)
     except ValueError as err:
-        raise refuse(path, f"{err}; {what} is the JSON export writes") from None
+        raise refuse(path, f"{err}; {what} is the JSON export writes", kind) from None
 
 
 Field = tuple[str, Callable[[Any], bool], str]
@@ -136,7 +142,8 @@ def read_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     return meta
 
 
-def read_capped(meta_path: pathlib.Path, path: pathlib.Path, limit: int, too_big: ValueError) -> bytes:
+def read_capped(meta_path: pathlib.Path, path: pathlib.Path, limit: int, too_big: ValueError, *,
+                kind: str = BOT) -> bytes:
     """The bytes of one of a bot's files, read once: `too_big` past `limit`; a file that cannot be read (a
     link to /proc/self/mem, a device, a folder) refused naming it, not as a bare "input/output error"."""
     try:
@@ -146,8 +153,8 @@ def read_capped(meta_path: pathlib.Path, path: pathlib.Path, limit: int, too_big
             data = f.read(limit + 1)
     except OSError as err:
         reason = (err.strerror or type(err).__name__).lower()
-        raise refuse(meta_path, f"cannot read {path}: {reason}; a bot's files are the regular files export "
-                                 "writes") from None
+        raise refuse(meta_path, f"cannot read {path}: {reason}; a {kind}'s files are the regular files "
+                                 "export writes", kind) from None
     if len(data) > limit:
         raise too_big
     return data
@@ -165,12 +172,13 @@ def _check_format(meta_path: pathlib.Path, meta: Any) -> None:
     check_version(meta_path, meta.get("format_version"), FORMATS[meta["format"]][0], "export the bot again")
 
 
-def check_version(meta_path: pathlib.Path, version: Any, expected: int, again: str) -> None:
+def check_version(meta_path: pathlib.Path, version: Any, expected: int, again: str, *,
+                  kind: str = BOT) -> None:
     """Refuse a format version other than `expected` (a whole number: ``true`` is not 1); `again` says how
-    to get a file of this version. Bots and hand readers share it."""
+    to get a file of this version. Bots and hand readers share it, `kind` naming the file (``reader``)."""
     if not (_is_int(version) and version == expected):
         raise refuse(meta_path, f"format version {_show(version)}; this cardlab reads version {expected} "
-                                 f"({again} with this cardlab)")
+                                 f"({again} with this cardlab)", kind)
 
 
 def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
@@ -188,16 +196,16 @@ def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
                                      f"it must be {accepted}")
 
 
-def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> None:
-    """Refuse a game whose id, rules or layouts differ from the bot's."""
+def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game, *, kind: str = BOT) -> None:
+    """Refuse a game whose id, rules or layouts differ from the bot's (or those of the file of `kind`, which
+    the refusal names: a hand reader's)."""
     spec = game.spec
     if meta["game"] != spec.id:
-        raise refuse(meta_path, f"it plays {meta['game']}, not {spec.id}; play it at a {meta['game']} table")
+        raise refuse(meta_path, f"it plays {meta['game']}, not {spec.id}; play it at a {meta['game']} table",
+                     kind)
     if meta["num_players"] != game.num_players:
-        raise refuse(
-            meta_path, f"it was trained for {meta['num_players']} players, the game has "
-                       f"{game.num_players}; play it with {meta['num_players']} players"
-        )
+        raise refuse(meta_path, f"it was trained for {meta['num_players']} players, the game has "
+                                f"{game.num_players}; play it with {meta['num_players']} players", kind)
     game_rules, bot_rules = game.rules.to_dict(), spec.rules.completed(meta["rules"])
     diffs = [
         f"{k}={excerpt(bot_rules.get(k, '(missing)'))} (game: {excerpt(game_rules.get(k, '(missing)'))})"
@@ -206,21 +214,21 @@ def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game) -> Non
     ]
     if diffs:
         raise refuse(meta_path, f"it was trained with other rule options: {', '.join(diffs)}; "
-                                 "play it with the rule options it was trained with")
+                                 "play it with the rule options it was trained with", kind)
     if meta["observation"]["version"] != spec.observation_version:
         raise refuse(
             meta_path,
             f"its observation layout is version {meta['observation']['version']}, the game's is "
             f"{spec.observation_version}; play it with the cardlab it was trained with, or train it again",
+            kind,
         )
     if meta["observation"]["size"] != game.layout.size:
-        raise refuse(
-            meta_path, f"it reads {meta['observation']['size']} observation numbers, the game gives "
-                       f"{game.layout.size}; play it with the observation layout it was trained on"
-        )
+        raise refuse(meta_path, f"it reads {meta['observation']['size']} observation numbers, the game gives "
+                                f"{game.layout.size}; play it with the observation layout it was trained on",
+                     kind)
     if meta["num_actions"] != spec.num_actions:
         raise refuse(meta_path, f"it has {meta['num_actions']} actions, the game has {spec.num_actions}; "
-                                 "play it with the action layout it was trained on")
+                                 "play it with the action layout it was trained on", kind)
 
 
 LAYER_LIMITS = (
@@ -234,56 +242,60 @@ def _parameter_count(sizes: list[int]) -> int:
     return sum((n_in + 1) * n_out for n_in, n_out in itertools.pairwise(sizes))
 
 
-def check_network(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
+def check_network(meta_path: pathlib.Path, meta: dict[str, Any], *, kind: str = BOT) -> None:
     """Refuse layer sizes that are not whole numbers, absurd, or off the layouts, before allocating."""
     sizes = meta["network"]["layer_sizes"]
     if not 2 <= len(sizes) <= MAX_HIDDEN_LAYERS + 2:
-        raise refuse(meta_path, f"network.layer_sizes has {len(sizes):,} entries; {LAYER_LIMITS}")
+        raise refuse(meta_path, f"network.layer_sizes has {len(sizes):,} entries; {LAYER_LIMITS}", kind)
     for i, size in enumerate(sizes):
         if not _is_size(size):
-            raise refuse(meta_path, f"network.layer_sizes[{i}] is {_show(size)}; {LAYER_LIMITS}")
+            raise refuse(meta_path, f"network.layer_sizes[{i}] is {_show(size)}; {LAYER_LIMITS}", kind)
     count = _parameter_count(sizes)
     if count > MAX_PARAMETERS:
-        raise refuse(meta_path, f"network.layer_sizes {sizes} make {count:,} parameters; {LAYER_LIMITS}")
+        raise refuse(meta_path, f"network.layer_sizes {sizes} make {count:,} parameters; {LAYER_LIMITS}",
+                     kind)
     obs, actions = meta["observation"]["size"], meta["num_actions"]
     if sizes[0] != obs or sizes[-1] != actions:
         raise refuse(meta_path, f"the network's input/output sizes ({sizes[0]}, {sizes[-1]}) disagree with "
                                  f"the observation size/actions ({obs}, {actions}); layer_sizes starts with "
-                                 "the observation size and ends with the number of actions")
+                                 "the observation size and ends with the number of actions", kind)
 
 
 def read_weights(meta_path: pathlib.Path, meta: dict[str, Any],
-                  weights_path: pathlib.Path) -> dict[str, torch.Tensor]:
+                  weights_path: pathlib.Path, *, kind: str = BOT) -> dict[str, torch.Tensor]:
     """The checked weights: file size capped by the network's, sha256, header, then finite float32 values.
 
     The file is read once, so the bytes checked are the bytes loaded.
     """
     if not weights_path.is_file():
-        raise refuse(meta_path, f"the weights file {weights_path} is missing")
+        raise refuse(meta_path, f"the weights file {weights_path} is missing", kind)
     sizes = meta["network"]["layer_sizes"]
     shapes = tensor_shapes(sizes)
     limit = 8 + MAX_HEADER_BYTES + 4 * sum(math.prod(shape) for shape in shapes.values())
     too_big = refuse(meta_path, f"the weights file {weights_path.name} is larger than the {limit:,} bytes a "
-                                 f"network of layer_sizes {sizes} takes in safetensors")
-    data = read_capped(meta_path, weights_path, limit, too_big)
+                                 f"network of layer_sizes {sizes} takes in safetensors", kind)
+    data = read_capped(meta_path, weights_path, limit, too_big, kind=kind)
     if hashlib.sha256(data).hexdigest() != meta["weights"]["sha256"]:
         raise refuse(meta_path, f"the weights file {weights_path.name} does not match its sha256 "
-                                 "(corrupted?); a bot's .safetensors must be the one exported with its .json")
-    _check_header(meta_path, weights_path.name, data, shapes)
+                                 f"(corrupted?); a {kind}'s .safetensors must be the one written with its "
+                                 ".json", kind)
+    _check_header(meta_path, weights_path.name, data, shapes, kind=kind)
     try:
         tensors = load_bytes(data)
     except (SafetensorError, ValueError) as err:
         raise refuse(meta_path, f"cannot read the weights file {weights_path.name}: {str(err)[:200]}; "
-                                 f"{WEIGHTS_ACCEPTED}") from None
-    _check_weights(meta_path, tensors)
+                                 f"{weights_accepted(kind)}", kind) from None
+    _check_weights(meta_path, tensors, kind=kind)
     return tensors
 
 
-WEIGHTS_ACCEPTED = "a bot's weights are the safetensors file of float32 (F32) tensors export writes"
+def weights_accepted(kind: str = BOT) -> str:
+    """What a weights file of a `kind` file (a bot's, a reader's) must be, as its refusals say."""
+    return f"a {kind}'s weights are the safetensors file of float32 (F32) tensors export writes"
 
 
 def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
-                  shapes: dict[str, tuple[int, ...]]) -> None:
+                  shapes: dict[str, tuple[int, ...]], *, kind: str = BOT) -> None:
     """Refuse a safetensors file whose header is not exactly these float32 tensors, laid end to end.
 
     Layout: an 8-byte little-endian header length, a JSON header mapping each
@@ -292,7 +304,8 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
     """
 
     def cannot(reason: str) -> ValueError:
-        return refuse(meta_path, f"cannot read the weights file {name}: {reason}; {WEIGHTS_ACCEPTED}")
+        return refuse(meta_path, f"cannot read the weights file {name}: {reason}; {weights_accepted(kind)}",
+                      kind)
 
     if len(data) < 8:
         raise cannot(f"it has {len(data)} bytes, fewer than the 8 of the header length")
@@ -301,7 +314,7 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
         raise cannot(f"its header length is {size:,} bytes, more than the {MAX_HEADER_BYTES:,} accepted")
     if 8 + size > len(data):
         raise cannot(f"its header length is {size:,} bytes but only {len(data) - 8:,} follow (truncated?)")
-    header = _parse_json(meta_path, data[8 : 8 + size], f"the header of the weights file {name}")
+    header = _parse_json(meta_path, data[8 : 8 + size], f"the header of the weights file {name}", kind=kind)
     if not isinstance(header, dict):
         raise cannot("its header is not a JSON object")
     extra = header.pop("__metadata__", {})
@@ -311,7 +324,7 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
         missing, unexpected = sorted(set(shapes) - set(header)), sorted(set(header) - set(shapes))
         raise refuse(meta_path, f"the weights file has the wrong tensors: missing {_show(missing, 200)}, "
                                  f"unexpected {_show(unexpected, 200)}; a network of its layer_sizes has "
-                                 f"exactly {', '.join(shapes)}")
+                                 f"exactly {', '.join(shapes)}", kind)
     spans = []
     for tensor, shape in shapes.items():
         entry = header[tensor]
@@ -319,13 +332,13 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
             raise cannot(f"its header entry {tensor} is not an object with dtype, shape and data_offsets")
         if entry.get("dtype") != "F32":
             raise refuse(meta_path, f"tensor {tensor} has dtype {_show(entry.get('dtype'))}; "
-                                     "bot weights are float32 (F32) tensors only")
+                                     f"{kind} weights are float32 (F32) tensors only", kind)
         found = entry.get("shape")
         if not (isinstance(found, list) and all(_is_int(n) for n in found)):
             raise cannot(f"the shape of {tensor} is {_show(found)}, not a list of whole numbers")
         if tuple(found) != shape:
             raise refuse(meta_path, f"tensor {tensor} has shape {_show(found)}, the network needs "
-                                     f"{list(shape)} (from the metadata's network.layer_sizes)")
+                                     f"{list(shape)} (from the metadata's network.layer_sizes)", kind)
         offsets = entry.get("data_offsets")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_int(n) for n in offsets)
                 and offsets[1] - offsets[0] == 4 * math.prod(shape)):
@@ -342,15 +355,15 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
                      "(truncated or edited?)")
 
 
-def _check_weights(meta_path: pathlib.Path, tensors: dict[str, torch.Tensor]) -> None:
+def _check_weights(meta_path: pathlib.Path, tensors: dict[str, torch.Tensor], *, kind: str = BOT) -> None:
     """Refuse weights a network would turn into NaN logits, which an argmax reads as a legal-looking move."""
     for name, tensor in tensors.items():
         if tensor.dtype != torch.float32:
             raise refuse(meta_path, f"tensor {name} has dtype {tensor.dtype}; "
-                                     "bot weights are float32 tensors only")
+                                     f"{kind} weights are float32 tensors only", kind)
         if not bool(torch.isfinite(tensor).all()):
-            raise refuse(meta_path, f"tensor {name} holds NaN or infinite values; bot weights must be "
-                                     "finite float32 numbers (did the training diverge?)")
+            raise refuse(meta_path, f"tensor {name} holds NaN or infinite values; {kind} weights must be "
+                                     "finite float32 numbers (did the training diverge?)", kind)
 
 
 PLAYED_OBSERVATIONS = 256

@@ -192,12 +192,9 @@ def read_reader_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
     """The metadata, refused unless it is small, shallow JSON of `FORMAT` with well-typed fields."""
     if not meta_path.is_file():
         raise missing_file(_WHAT, meta_path, READER_FILES)
-    try:
-        data = read_capped(meta_path, meta_path, MAX_METADATA_BYTES, _refuse(
-            meta_path, f"the metadata is larger than {MAX_METADATA_BYTES:,} bytes; a reader's is a few KiB "
-                       "of JSON"))
-    except ValueError as err:
-        raise _as_reader_error(err) from None
+    data = read_capped(meta_path, meta_path, MAX_METADATA_BYTES, _refuse(
+        meta_path, f"the metadata is larger than {MAX_METADATA_BYTES:,} bytes; a reader's is a few KiB of "
+                   "JSON"), kind=_WHAT)
     try:
         meta = read_json(data, "the metadata", max_bytes=len(data), max_depth=MAX_JSON_DEPTH)
     except ValueError as err:
@@ -207,21 +204,12 @@ def read_reader_metadata(meta_path: pathlib.Path) -> dict[str, Any]:
         raise _refuse(meta_path, f'not a {FORMAT} file ("format" is {excerpt(found)}); a reader\'s metadata '
                                  'is '
                                  f'the JSON object cardlab read-hands writes, with "format": "{FORMAT}"')
-    try:
-        check_version(meta_path, meta.get("format_version"), FORMAT_VERSION, "train the reader again")
-    except ValueError as err:
-        raise _as_reader_error(err) from None
+    check_version(meta_path, meta.get("format_version"), FORMAT_VERSION, "train the reader again", kind=_WHAT)
     for key, valid, accepted in _FIELDS:
         if key not in meta or not valid(meta[key]):
             raise _refuse(meta_path, f"the metadata field {key} is {excerpt(meta.get(key, '(missing)'))}; it "
                                      f"must be {accepted} (corrupted?)")
     return meta
-
-
-def _as_reader_error(err: ValueError) -> ValueError:
-    """A bot check's refusal, said of a reader file."""
-    text = str(err)
-    return ValueError("reader " + text.removeprefix("bot ") if text.startswith("bot ") else text)
 
 
 def load_reader(path: str | pathlib.Path, game: Game) -> HandReader:
@@ -232,10 +220,7 @@ def load_reader(path: str | pathlib.Path, game: Game) -> HandReader:
     meta_path, weights_path = bot_paths(given)
     meta = read_reader_metadata(meta_path)
     layout = reader_layout(game)
-    try:
-        check_game(meta_path, meta, game)
-    except ValueError as err:
-        raise _as_reader_error(err) from None
+    check_game(meta_path, meta, game, kind=_WHAT)
     reading = meta["reading"]
     if reading["version"] != READING_VERSION:
         raise _refuse(meta_path, f"its reading inputs are version {reading['version']}, this cardlab's are "
@@ -247,12 +232,8 @@ def load_reader(path: str | pathlib.Path, game: Game) -> HandReader:
                                  f"{game.num_players} over {len(layout.deck_kinds)}")
     view = {**meta, "observation": {"version": reading["version"], "size": reading["size"]},
             "num_actions": len(layout.deck_kinds) * game.num_players}
-    try:
-        check_network(meta_path, view)
-        tensors = read_weights(meta_path, view, weights_path)
-    except ValueError as err:
-        raise _as_reader_error(err) from None
-    network = build_network(view, tensors)
+    check_network(meta_path, view, kind=_WHAT)
+    network = build_network(view, read_weights(meta_path, view, weights_path, kind=_WHAT))
     with torch.inference_mode():
         probe = network(torch.stack([torch.zeros(layout.size), torch.ones(layout.size)]))
         played = network(torch.as_tensor(played_readings(game)))

@@ -246,7 +246,47 @@ def test_format_version_true_is_refused_as_for_bots(written: pathlib.Path, tmp_p
         load_reader(path, HUIT4)
 
 
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"format_version": 2}, "format version 2; this cardlab reads version 1 (train the reader again"),
+    ({"game": "switch"}, "it plays switch, not huit; play it at a switch table"),
+    ({"network": {"layer_sizes": [1], "activation": "relu"}}, "network.layer_sizes has 1 entries"),
+    ({"weights": {"sha256": "0" * 64}}, "the weights file edited.safetensors does not match its sha256 "
+                                        "(corrupted?); a reader's .safetensors must be the one written with"),
+])
+def test_the_bot_checks_a_reader_goes_through_name_the_reader_file_themselves(
+        written: pathlib.Path, tmp_path: pathlib.Path, changes: dict[str, object], message: str) -> None:
+    """The checks a reader shares with bots (`cardlab.agents.bot.validate`: format version, game, network,
+    weights) are told the file's kind, so the error they raise names the reader: no bot's refusal is caught
+    and worded again (which would leave it as the raised error's context)."""
+    from cardlab.agents.bot.validate import check_version
+
+    path = edited(written, tmp_path, **changes)
+    with pytest.raises(ValueError) as err:
+        load_reader(path, HUIT4)
+    assert str(err.value).startswith(f"reader {path}: {message}"), str(err.value)
+    assert err.value.__context__ is None
+    with pytest.raises(ValueError) as err:
+        check_version(path, 2, 1, "train the reader again", kind="reader")
+    assert str(err.value) == (f"reader {path}: format version 2; this cardlab reads version 1 (train the "
+                              "reader again with this cardlab)")
+
+
 def test_a_reader_file_that_cannot_be_read_is_named(tmp_path: pathlib.Path) -> None:
     (tmp_path / "r.json").symlink_to("/proc/self/mem")
-    with pytest.raises(ValueError, match=r"^reader .*r\.json: cannot read .*r\.json: input/output error"):
+    with pytest.raises(ValueError, match=r"^reader .*r\.json: cannot read .*r\.json: input/output error; "
+                                         r"a reader's files are the regular files export writes$"):
         load_reader(tmp_path / "r.json", HUIT4)
+
+
+def test_a_reader_of_nan_weights_is_refused_in_a_reader_s_words(tmp_path: pathlib.Path) -> None:
+    """The weights checks a reader shares with bots say what a reader's weights must be, not a bot's."""
+    layout = reader_layout(HUIT4)
+    network = new_network(layout.size, len(layout.deck_kinds), 4, [2], "tanh")
+    with torch.no_grad():
+        next(network.parameters()).fill_(float("nan"))
+    path = save_reader(network, tmp_path / "nan", HUIT4, "tanh", {})
+    with pytest.raises(ValueError) as err:
+        load_reader(path, HUIT4)
+    message = str(err.value)
+    assert message.startswith(f"reader {path}: tensor ") and "holds NaN or infinite values" in message
+    assert "reader weights must be finite float32 numbers" in message and "bot" not in message

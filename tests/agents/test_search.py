@@ -293,7 +293,8 @@ def test_a_game_without_the_rollout_heuristic_is_refused_saying_which_it_has() -
     ("search:", "names no base agent"),
     ("search:worlds=8", "names no base agent"),
     ("search:world=8:expert", "unknown search option(s) world=8; accepted: level=quick|strong"),
-    ("search:worlds:expert", "unknown search option(s) worlds; accepted: "),
+    ("search:worlds:expert", "search option worlds needs a value (worlds=VALUE); accepted: a whole number 0 "
+                             "to 16384"),
     ("search:worlds=many:expert", "worlds='many' is of the wrong type; accepted"),
     ("search:worlds=-1:expert", "worlds=-1 is out of range; accepted: a whole number 0 to 16384"),
     ("search:worlds=20000:expert", "out of range; accepted: a whole number 0 to 16384"),
@@ -302,7 +303,8 @@ def test_a_game_without_the_rollout_heuristic_is_refused_saying_which_it_has() -
     ("search:rollout=wizard:expert", "rollout='wizard' is not one of the choices; accepted: one of "
                                      "rollout=base, rollout=random, rollout=greedy, rollout=expert, "
                                      "rollout=bot"),
-    ("search:rollout:expert", "unknown search option(s) rollout; accepted: level=quick|strong"),
+    ("search:rollout:expert", "search option rollout needs a value (rollout=VALUE); accepted: one of "
+                              "rollout=base, rollout=random"),
     ("search:ms=fast:expert", "ms='fast' is of the wrong type"),
     ("search:value=score:expert", "value='score' is not one of the choices; accepted: one of value=win, "
                                    "value=points"),

@@ -88,6 +88,19 @@ def test_numbers_are_bounded_ascii_and_refused_in_one_line(spec: str, says: str)
     assert "\n" not in str(caught.value) and len(str(caught.value)) < 300
 
 
+@pytest.mark.parametrize("name", list(DECLARED))
+@pytest.mark.parametrize("given", ["{name}", "{name}=", " {name} = "])
+def test_a_known_option_without_a_value_is_refused_as_needing_one(name: str, given: str) -> None:
+    """``worlds`` or ``worlds=`` names a known option with its value left out: the refusal says that, and the
+    values the option accepts, not that the option is unknown (nor that an empty value is of the wrong type,
+    nor, for a text option, takes its default)."""
+    spec = f"search:{given.format(name=name)}:expert"
+    with pytest.raises(ValueError) as caught:
+        parse_spec(spec)
+    assert str(caught.value) == (f"agent spec {excerpt(spec)}: search option {name} needs a value "
+                                 f"({name}=VALUE); accepted: {DECLARED[name].accepted()}")
+
+
 def test_numbers_in_ascii_digits_parse() -> None:
     options = parse_spec("search:worlds=64:ms=0:z=.5:belief=expert:ess=0.25:expert")[0]
     assert (options.worlds, options.ms, options.z, options.ess) == (64, 0, 0.5, 0.25)

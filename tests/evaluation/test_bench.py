@@ -89,7 +89,7 @@ def test_your_own_agent_enters_through_module_factory(tmp_path: pathlib.Path, mo
 
 def test_bad_suites_and_fields_are_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "expert", "--suite", "nope"]) == 2
-    assert "unknown suite 'nope': the suites are huit-2p" in capsys.readouterr().err
+    assert "unknown suite(s) nope; accepted: huit-2p, huit-3p" in capsys.readouterr().err
     assert main(["bench", "expert", "--suite", "huit-2p", "--field", "nobody"]) == 2
     assert "unknown agent spec 'nobody' for huit" in capsys.readouterr().err
 

@@ -66,7 +66,7 @@ def test_bad_arguments_are_refused_in_one_line_before_any_match(monkeypatch: pyt
     for argv, said in ((["--suite", "huit-4p"], "give a Huit match suite (huit-Np-match); this one is huit, "
                                                 "hands"),
                        (["--suite", "switch-4p-match"], "give a Huit match suite"),
-                       (["--suite", "nowhere"], "unknown suite 'nowhere': the suites are huit-2p"),
+                       (["--suite", "nowhere"], "unknown suite(s) nowhere; accepted: huit-2p"),
                        (["--matches", "0"], "--matches must be 1 to 500 (the suite's deals), got 0"),
                        (["--configs", CHEAP, "nobody"], "unknown agent spec 'nobody' for huit: use random"),
                        (["--field", "nobody", "--matches", "1"], "unknown agent spec 'nobody'"),

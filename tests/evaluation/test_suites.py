@@ -8,6 +8,7 @@ import pathlib
 
 import pytest
 
+from cardlab.evaluation.episodes import HAND, rotated_deals
 from cardlab.evaluation.request import EvalRequest
 from cardlab.evaluation.suites import (
     SUITE_PLAN,
@@ -32,6 +33,19 @@ def test_every_planned_suite_is_shipped_small_and_deals_the_cards_it_records() -
         assert (suite.game, suite.num_players, suite.episode, suite.deals) == (
             plan.game, plan.num_players, plan.episode, plan.deals)
         assert suite.deals >= 500 and suite.version >= 1
+
+
+def test_a_run_of_hands_plays_them_in_whole_rotations_of_the_suites_first_deals() -> None:
+    """The deals a run of hands plays, worked out in one place (`rotated_deals`; `Suite.deals_of` for a
+    suite, which holds no more): each deal is played once per seat rotation, so hands round up to whole
+    rotations, in whole numbers however many; `EvalRequest` plays as many as a suite's run says."""
+    suite = make_suite(SuitePlan("tiny", "huit", 4, "hand", 3), 0)
+    hands = (1, 4, 5, 8, 9, suite.episodes, suite.episodes + 1, 10**6)
+    assert [suite.deals_of(n) for n in hands] == [1, 1, 2, 2, 3, 3, 3, 3]
+    assert [rotated_deals(n, 3) for n in (0, 1, 3, 4, 3 * 10**20 + 1)] == [0, 1, 1, 2, 10**20 + 1]
+    for n in hands[:5]:
+        request = EvalRequest("huit", ["expert"], hands=n, rules={"num_players": 4})
+        assert request.table.deals[HAND] == suite.deals_of(n)
 
 
 def test_every_table_with_a_shipped_bot_has_a_match_suite() -> None:
@@ -69,8 +83,12 @@ def test_a_suite_that_does_not_deal_its_recorded_cards_is_refused(
 
 
 def test_an_unknown_suite_lists_the_shipped_ones() -> None:
-    with pytest.raises(ValueError, match="unknown suite 'huit-9p': the suites are huit-2p, huit-3p"):
+    """`unknown`'s line, as an unknown config key or rule option: the name given, then every shipped suite
+    and the other thing accepted (a suite's file)."""
+    with pytest.raises(ValueError) as caught:
         load_suite("huit-9p")
+    shipped = ", ".join(suite_names())
+    assert str(caught.value) == f"unknown suite(s) huit-9p; accepted: {shipped}, or a suite's .json file"
 
 
 def test_a_missing_suite_file_says_so_not_unknown_suite(tmp_path: pathlib.Path) -> None:

@@ -26,7 +26,8 @@ def port(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
 
 
 def trickle(port: int, head: bytes, drip: bytes, seconds: float = 6.0) -> tuple[bytes, float]:
-    """Send `head`, then a byte of `drip` every 0.2 s until an answer begins; (the answer, seconds until it closed)."""
+    """Send `head`, then a byte of `drip` every 0.2 s until an answer begins; (the answer, seconds until it
+    closed)."""
     start = time.monotonic()
     with socket.create_connection(("127.0.0.1", port)) as conn:
         conn.settimeout(0.2)

@@ -220,9 +220,15 @@ def test_unreadable_files_raise_value_errors(tmp_path: pathlib.Path) -> None:
     with pytest.raises(ValueError, match=r"^config file \S*folder\.yaml: is a folder, not a file; give the "
                                          r"path of the \.yaml file \(a config is a YAML file\)$"):
         load_config(tmp_path / "folder.yaml")
-    bad = tmp_path / "bad.yaml"
+    bad = tmp_path / "bad.yaml"  # `refused_file`'s line: what is wrong (PyYAML's words), and what is accepted
     bad.write_text("ppo: [unclosed\n")
-    with pytest.raises(ValueError, match=r"not valid YAML: .* in \"\S*bad\.yaml\", line 1"):
+    with pytest.raises(ValueError, match=r"^config file \S*bad\.yaml: is not valid YAML \(.* in "
+                                         r"\"\S*bad\.yaml\", line 1, .*\); a config is a YAML file of key: "
+                                         r"value lines$"):
+        load_config(bad)
+    bad.write_bytes(b"\xff\xfe\x00name: x")
+    with pytest.raises(ValueError, match=r"^config file \S*bad\.yaml: is not UTF-8 text \(byte 0\); a config "
+                                         r"is a YAML file of UTF-8 text$"):
         load_config(bad)
 
 

@@ -1,5 +1,6 @@
 """`benchmarks/dmc_vs_ppo.py` refuses, before any run, what it would fail on after one (each row is a run of
-minutes): a results file that is not its own, a folder, a final evaluation of no hands."""
+minutes): a results file that is not its own, a folder, a final evaluation of no hands, a row it does not
+have."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ def test_a_bad_results_file_or_hands_is_refused_before_any_run(monkeypatch: pyte
          "evaluation)"),
         (["--out", str(tmp_path / "x.json"), "--steps", "0"],  # named by its flag, not total_timesteps
          "--steps=0 is out of range; accepted: a value >= 1 and <= 2,000,000,000"),
+        (["--out", str(tmp_path / "x.json"), "--only", "ppo", "nope", "dmc-9"],  # `unknown`'s line
+         "unknown row(s) dmc-9, nope for --only; accepted: ppo, dmc, dmc-512x512"),
     ]
     for argv, said in cases:
         with pytest.raises(SystemExit):

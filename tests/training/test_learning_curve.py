@@ -340,7 +340,7 @@ def test_a_plot_onto_a_folder_or_not_a_png_is_refused(monkeypatch: pytest.Monkey
 def test_a_long_run_with_a_damaged_league_snapshot_is_refused_before_a_round(
         monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     """A snapshot of the league's pool cut short: the round resumed the run folder (its config saved, a
-    TensorBoard file added) and failed with a traceback when the trainer seated its first games; now
+    TensorBoard file added) and failed with a traceback when the trainer seated its first games;
     `prepare_resume` loads the pool first and refuses it in one line, the run folder as it was."""
     bench = load_benchmark("learning_curve", monkeypatch)
     run = long_run_copy(bench, tmp_path, monkeypatch=monkeypatch)
@@ -352,7 +352,10 @@ def test_a_long_run_with_a_damaged_league_snapshot_is_refused_before_a_round(
     with pytest.raises(SystemExit) as refused:
         bench.main(["long", "huit-4p-ppo-clone", "--minutes", "5"])
     message = str(refused.value)
-    assert message.startswith(f"huit-4p-ppo-clone: cannot grow {run}: bot {weights.with_suffix('.json')}: ")
+    assert message.startswith(f"huit-4p-ppo-clone: cannot grow {run}: cannot resume {run}: a league snapshot "
+                              f"it seats is refused: bot {weights.with_suffix('.json')}: ")
+    assert message.endswith(f"; accepted: the snapshots this run wrote, whole (move the others out of "
+                            f"{weights.parent})")
     assert "\n" not in message
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept
 
@@ -375,8 +378,9 @@ def test_the_old_pipeline_without_a_time_limit_is_refused(
 def test_a_long_run_with_a_league_snapshot_of_another_table_is_refused_before_a_round(
         bot: str, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     """A snapshot of another game or seat count in the league's pool (a league folder copied from another
-    run): it loaded as a bot, then failed when the trainer seated it at this run's table; now `check_pool`
-    refuses it in one line naming the file and the run's game and seats, the run folder as it was."""
+    run): it loaded as a bot, then failed when the trainer seated it at this run's table; `check_pool` loads
+    it for this run's table, so it is refused in one line, in `load_bot`'s words (`check_game`: the file, what
+    it plays, the run's game or seats), saying what the run accepts, the run folder as it was."""
     from cardlab.agents.bot_catalogue import SHIPPED_BOTS
 
     bench = load_benchmark("learning_curve", monkeypatch)
@@ -389,9 +393,10 @@ def test_a_long_run_with_a_league_snapshot_of_another_table_is_refused_before_a_
     kept = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
     with pytest.raises(SystemExit) as refused:
         bench.main(["long", "huit-4p-ppo-clone", "--minutes", "5"])
-    game, seats = bot.split("-")
+    plays = {"switch-4p": "it plays switch, not huit; play it at a switch table",
+             "huit-2p": "it was trained for 2 players, the game has 4; play it with 2 players"}[bot]
     assert str(refused.value) == (
-        f"huit-4p-ppo-clone: cannot grow {run}: cannot resume {run}: its league snapshot {meta} plays {game} "
-        f"with {seats[0]} players, the run huit with 4; accepted: the snapshots this run wrote (move the "
-        f"others out of {meta.parent})")
+        f"huit-4p-ppo-clone: cannot grow {run}: cannot resume {run}: a league snapshot it seats is refused: "
+        f"bot {meta}: {plays}; accepted: the snapshots this run wrote, whole (move the others out of "
+        f"{meta.parent})")
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == kept

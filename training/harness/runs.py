@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from cardlab.agents.bot import load_bot, read_metadata
+from cardlab.agents.bot import load_bot
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.training.arena.league import (
@@ -154,13 +154,12 @@ def check_pool(cfg: TrainConfig, run_dir: Path, steps: int) -> None:
     table = header_game(cfg)
     kept = [meta for meta in list_snapshots(league_folder(run_dir)) if snapshot_steps(meta) <= steps]
     for meta in kept[-cfg.self_play.pool_size:]:
-        seated = read_metadata(meta)  # a damaged file refused in load_bot's wording
-        if (seated["game"], seated["num_players"]) != (cfg.game, cfg.num_players):
-            raise ValueError(f"cannot resume {run_dir}: its league snapshot {meta} plays {seated['game']} "
-                             f"with {seated['num_players']} players, the run {cfg.game} with "
-                             f"{cfg.num_players}; accepted: the snapshots this run wrote (move the others "
-                             f"out of {meta.parent})")
-        load_bot(meta, table)
+        try:
+            load_bot(meta, table)  # its checks word what is wrong: damaged, or what it plays (`check_game`)
+        except ValueError as err:
+            raise ValueError(f"cannot resume {run_dir}: a league snapshot it seats is refused: {err}; "
+                             f"accepted: the snapshots this run wrote, whole (move the others out of "
+                             f"{meta.parent})") from None
 
 
 def finish_run(write_bot: Callable[[list[LearnerEval]], object], checkpoint: Callable[[], object] | None,

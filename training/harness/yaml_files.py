@@ -82,9 +82,11 @@ def read_yaml(path: str | Path, what: str = "config file") -> Any:
     except (FileNotFoundError, IsADirectoryError):
         raise missing_file(what, path, layout, ".yaml") from None
     except UnicodeDecodeError as err:
-        raise ValueError(f"{what} {path} is not UTF-8 text (byte {err.start}): {layout}") from None
+        reason = f"is not UTF-8 text (byte {err.start}); {layout} of UTF-8 text"
+        raise refused_file(what, path, reason) from None
     except yaml.YAMLError as err:
-        raise ValueError(f"{what} {path} is not valid YAML: {' '.join(str(err).split())}") from None
+        raise refused_file(what, path, f"is not valid YAML ({' '.join(str(err).split())}); {layout} of "
+                                       "key: value lines") from None
     except _Refused as err:
         raise refused_file(what, path, str(err)) from None
 
