@@ -121,8 +121,9 @@ def main(argv: list[str] | None = None) -> None:
         done = read_results(out)
     except ValueError as err:
         parser.error(str(err))
-    if set(args.only or ()) - set(table):
-        parser.error(str(unknown("row", set(args.only) - set(table), ", ".join(table), "for --only")))
+    strangers = set(args.only or ()) - set(table)
+    if strangers:
+        parser.error(str(unknown("row", strangers, ", ".join(table), "for --only")))
     for label, cfg in table.items():
         if (args.only is not None and label not in args.only) or any(
                 r["label"] == label and r["steps"] >= args.steps for r in done):
