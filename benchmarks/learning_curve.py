@@ -277,17 +277,19 @@ def placed(cfg: TrainConfig, actors: int, device: str) -> TrainConfig:
         raise SystemExit(str(err)) from None
 
 
-def grow(label: str, minutes: float, until: int, actors: int = 0, device: str = "cpu") -> Path:
+def grow(label: str, minutes: float, until: int, actors: int = 0, device: str = "cpu",
+         root: Path | None = None) -> Path:
     """Grow the long run `label` for `minutes` of training, round by round, up to `until` steps, with
     `actors` actor processes and the learner on `device` (`placed`).
 
-    Its run folder lives in the repository (LONG_RUNS_DIR/label/), so that rounds go on in a later
+    Its run folder lives in the repository (LONG_RUNS_DIR/label/; `root`/label/ for a copy grown
+    elsewhere: a dry run's, or one unpacked from another machine), so that rounds go on in a later
     session: each round trains to the next of `CURVE_POINTS` (or until the minutes are up), ends with
     the final evaluation (the curve's point) and keeps only its last checkpoint. A folder that holds
     anything but the label's own runs, or a run that cannot be resumed (a corrupt checkpoint, another
     config), is refused in one line (`own_runs`, `grow_round`).
     """
-    home = LONG_RUNS_DIR / label
+    home = (root or LONG_RUNS_DIR) / label
     cfg = long_config(label)
     check_growth(minutes, until)
     cfg = placed(cfg, actors, device)
@@ -396,6 +398,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-plot", action="store_true",
                    help="print the curve's table only (where matplotlib is not installed); `plot --steps` "
                         "draws the PNG later")
+    p.add_argument("--long-runs", type=Path, help="the folder of the long runs (default: "
+                                                  "benchmarks/results/long-runs)")
     p = sub.add_parser("old", help="train the old pipeline (huit_ppo.yaml, imitation off) for the comparison")
     p.add_argument("--minutes", type=float, default=50.0, help="wall-clock budget of the run")
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where the run folder goes")
@@ -410,10 +414,11 @@ def main(argv: list[str] | None = None) -> None:
                   f"{c.rate[-1]:.3f} [{c.low[-1]:.3f}, {c.high[-1]:.3f}]")
         print(f"wrote {plot(curves, args.out, by_steps=args.steps)}")
     elif args.command == "long":
-        curve = read_curve(grow(args.label, args.minutes, args.until, args.actors, args.device))
+        root = args.long_runs or LONG_RUNS_DIR
+        curve = read_curve(grow(args.label, args.minutes, args.until, args.actors, args.device, root))
         print(curve_table(curve))
         if not args.no_plot:
-            print(f"wrote {plot([curve], LONG_RUNS_DIR / f'{args.label}.png', by_steps=True)}")
+            print(f"wrote {plot([curve], root / f'{args.label}.png', by_steps=True)}")
     else:
         if not 0 < args.minutes <= MINUTES:  # 0 was no limit: 10**9 steps, hours; NaN and -1 a traceback
             parser.error(refusal("--minutes", args.minutes, RANGE,
