@@ -121,12 +121,12 @@ def with_site(env: dict[str, str], site: Path) -> dict[str, str]:
     return {**env, "PYTHONPATH": os.pathsep.join(paths)}
 
 
-def install(wheels: Path, site: Path, env: dict[str, str]) -> dict[str, str]:
+def install(wheels: Path, site: Path, env: dict[str, str], log: Path) -> dict[str, str]:
     """Install the wheels in `wheels` and the project into `site`, offline, where `MODULES` are not all
     importable; the environment the children then run in."""
     missing = child_json(MISSING, env, *MODULES)
     if not missing:
-        print("installed already: " + ", ".join(MODULES), flush=True)
+        say(log, "installed already: " + ", ".join(MODULES))
         return env
     found = sorted(wheels.glob("*.whl"))
     if not found:
@@ -141,7 +141,7 @@ def install(wheels: Path, site: Path, env: dict[str, str]) -> dict[str, str]:
     if still:
         raise SystemExit(f"{', '.join(still)} still cannot be imported after installing {len(found)} wheels "
                          f"and the project into {site}")
-    print(f"installed {len(found)} wheels and cardlab into {site}", flush=True)
+    say(log, f"installed {len(found)} wheels and cardlab into {site}")
     return env
 
 
@@ -221,7 +221,7 @@ def run(args: argparse.Namespace) -> None:
         raise SystemExit("no GPU here: torch.cuda.is_available() is false; accepted: a machine with a GPU, "
                          "or --cpu for a dry run with the learner on the CPU")
     device = "cpu" if args.cpu else "cuda"
-    env = install(args.wheels, args.site, env)
+    env = install(args.wheels, args.site, env, log)
     if "round" in args.parts:
         steps = child_json(PREFLIGHT, env, str(BENCHMARKS), args.label, str(args.round_actors), device,
                            str(args.long_runs))
