@@ -6,7 +6,8 @@ whose results all land in one folder (`--out`, default ``$OUT``, else ``out``):
 
 - ``wheels`` (here, with internet): downloads the wheels that machine lacks, in the versions this
   environment runs, into ``.whl/`` (ignored by git; carried to the machine with the working tree);
-- ``run`` (there): installs them and the project offline into a folder of its own (`--site`), records
+- ``run`` (there): installs them and the project into a folder of its own (`--site`; no pip, no build,
+  no network: `install`), records
   the machine (machine.json), measures lean steps/s by actors with the learner on the GPU
   (benchmarks/actor_throughput.py; actors.json, rewritten after each row), grows a long run with 16
   actors and the GPU learner for the minutes left (benchmarks/learning_curve.py long) and packs what its
@@ -36,6 +37,7 @@ import tarfile
 import tempfile
 import threading
 import time
+import zipfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,8 +45,8 @@ REPO = Path(__file__).resolve().parents[1]
 BENCHMARKS = REPO / "benchmarks"
 LONG_RUNS = BENCHMARKS / "results" / "long-runs"
 """learning_curve.LONG_RUNS_DIR (that module imports cardlab, which `run` installs first)"""
-WHEELS = ("gymnasium", "farama-notifications", "pettingzoo", "stable-baselines3", "sb3-contrib", "setuptools")
-"""what the GPU machine's Python lacks of cardlab's imports, and setuptools (the project's offline build)"""
+WHEELS = ("gymnasium", "farama-notifications", "pettingzoo", "stable-baselines3", "sb3-contrib")
+"""what the GPU machine's Python lacks of what cardlab imports (all pure Python)"""
 MODULES = ("gymnasium", "pettingzoo", "stable_baselines3", "sb3_contrib", "cardlab")
 """what `run` needs importable before it measures anything"""
 TARGET_PYTHON = "3.12"
@@ -122,27 +124,67 @@ def with_site(env: dict[str, str], site: Path) -> dict[str, str]:
 
 
 def install(wheels: Path, site: Path, env: dict[str, str], log: Path) -> dict[str, str]:
-    """Install the wheels in `wheels` and the project into `site`, offline, where `MODULES` are not all
-    importable; the environment the children then run in."""
+    """Put the wheels in `wheels` and the project into `site` where `MODULES` are not all importable; the
+    environment the children then run in (`site` first on their path).
+
+    Neither pip nor a build is needed, so a Python without pip or setuptools will do: a pure-Python wheel
+    is a zip of what pip would copy (`unpack_wheels`), and the project is linked as pyproject maps its
+    folders (`link_project`), as an editable install links them.
+    """
     missing = child_json(MISSING, env, *MODULES)
     if not missing:
         say(log, "installed already: " + ", ".join(MODULES))
         return env
     found = sorted(wheels.glob("*.whl"))
-    if not found:
+    if not found and missing != ["cardlab"]:
         raise SystemExit(f"{', '.join(missing)} cannot be imported and {wheels} holds no wheels; accepted: "
                          "the wheels of `python benchmarks/scale_round.py wheels`, carried in .whl")
-    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-cache-dir",
-           "--upgrade", "--target", str(site)]
-    subprocess.run([*pip, "--no-compile", *map(str, found)], check=True, env=env)
+    unpack_wheels(found, site)
+    link_project(site)
     env = with_site(env, site)
-    subprocess.run([*pip, "--no-build-isolation", str(REPO)], check=True, env=env, cwd=REPO)
     still = child_json(MISSING, env, *MODULES)
     if still:
         raise SystemExit(f"{', '.join(still)} still cannot be imported after installing {len(found)} wheels "
                          f"and the project into {site}")
     say(log, f"installed {len(found)} wheels and cardlab into {site}")
     return env
+
+
+def unpack_wheels(found: list[Path], site: Path) -> None:
+    """Unzip each wheel into `site`, what pip does with a pure-Python wheel; a wheel of compiled code
+    (whose install needs more than that) is refused in one line."""
+    for wheel in found:
+        if not wheel.name.endswith("-none-any.whl"):
+            raise SystemExit(f"{wheel} is not a pure-Python wheel; accepted: NAME-VERSION-py3-none-any.whl, "
+                             "as `python benchmarks/scale_round.py wheels` downloads them")
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(site)
+
+
+def link_project(site: Path) -> None:
+    """Make `site`/cardlab the package of this checkout as pyproject.toml maps it (`[tool.setuptools.
+    package-dir]`): a folder of links to the mapped top package's entries, and a link to each mapped
+    folder that the links above it do not reach, so that cardlab.envs is envs/ and so on."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10: the backport
+        import tomli as tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    mapping: dict[str, str] = config["tool"]["setuptools"]["package-dir"]
+    for name, folder in sorted(mapping.items(), key=lambda item: item[0].count(".")):
+        target, source = site.joinpath(*name.split(".")), REPO / folder
+        if "." not in name:
+            shutil.rmtree(target, ignore_errors=True)  # a previous call's links (rmtree unlinks, not follows)
+            target.mkdir(parents=True)
+            for entry in source.iterdir():
+                if entry.name != "__pycache__":
+                    (target / entry.name).symlink_to(entry)
+        elif not target.exists():
+            target.symlink_to(source, target_is_directory=True)
+        elif target.resolve() != source.resolve():
+            raise SystemExit(f"{name} maps to {source}, but {target} is {target.resolve()}: pyproject.toml's "
+                             "package-dir maps a package inside another one's folder elsewhere")
 
 
 def copy_lines(source: IO[str], sink: IO[str]) -> None:

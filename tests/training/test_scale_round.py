@@ -135,3 +135,45 @@ def test_the_actors_table_refuses_what_it_cannot_measure_before_any_run(
     with pytest.raises(SystemExit) as refused:
         bench.main(argv)
     assert str(refused.value).startswith(said) and "\n" not in str(refused.value)
+
+
+def test_the_project_links_into_a_site_folder_as_pyproject_maps_it(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: pathlib.Path) -> None:
+    """Where the GPU machine's Python has neither pip nor setuptools: cardlab imports from the linked
+    folder, each mapped package from this checkout's folder, twice over (a warm machine's second call)."""
+    import os
+    import subprocess
+    import sys
+
+    bench = load_benchmark("scale_round", monkeypatch)
+    site = tmp_path / "site"
+    for _ in range(2):
+        bench.link_project(site)
+    code = ("import cardlab.training, cardlab.agents.heuristics, cardlab.serve; "
+            "print(cardlab.training.__file__, cardlab.agents.heuristics.__file__)")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    said = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    training, heuristics = said.stdout.split()
+    assert training == str(site / "cardlab" / "training" / "__init__.py")
+    assert pathlib.Path(heuristics).resolve() == ROOT / "agents" / "heuristics" / "__init__.py"
+    assert (site / "cardlab" / "agents" / "bots" / "huit-2p.json").is_file()
+
+
+def test_only_pure_python_wheels_are_unpacked(monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: pathlib.Path) -> None:
+    import zipfile
+
+    bench = load_benchmark("scale_round", monkeypatch)
+    pure = tmp_path / "toy-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(pure, "w") as archive:
+        archive.writestr("toy/__init__.py", "X = 1\n")
+    bench.unpack_wheels([pure], tmp_path / "site")
+    assert (tmp_path / "site" / "toy" / "__init__.py").read_text() == "X = 1\n"
+    built = tmp_path / "toy-1.0-cp312-cp312-manylinux_2_17_x86_64.whl"
+    shutil.copy(pure, built)
+    with pytest.raises(SystemExit) as refused:
+        bench.unpack_wheels([built], tmp_path / "other")
+    assert str(refused.value) == (f"{built} is not a pure-Python wheel; accepted: "
+                                  "NAME-VERSION-py3-none-any.whl, as `python benchmarks/scale_round.py "
+                                  "wheels` downloads them")
+    assert not (tmp_path / "other").exists()
