@@ -90,8 +90,8 @@ def pins() -> list[str]:
     try:
         return [f"{name}=={version(name)}" for name in WHEELS]
     except PackageNotFoundError as err:
-        raise SystemExit(f"{err.name} is not installed here; accepted: this command in the environment of "
-                         "cardlab's dev install (pip install -e \".[dev]\")") from None
+        raise SystemExit(f"{err.name} is not installed here; accepted: this command in an environment "
+                         "with cardlab's dependencies (README.md's set-up)") from None
 
 
 def download_wheels(dest: Path) -> list[Path]:
