@@ -6,13 +6,12 @@ whose results all land in one folder (`--out`, default ``$OUT``, else ``out``):
 
 - ``wheels`` (here, with internet): downloads the wheels that machine lacks, in the versions this
   environment runs, into ``.whl/`` (ignored by git; carried to the machine with the working tree);
-- ``run`` (there): installs them and the project into a folder of its own (`--site`; no pip, no build,
-  no network: `install`), records
-  the machine (machine.json), measures lean steps/s by actors with the learner on the GPU
-  (benchmarks/actor_throughput.py; actors.json, rewritten after each row), grows a long run with 16
-  actors and the GPU learner for the minutes left (benchmarks/learning_curve.py long) and packs what its
-  next round needs into LABEL.tar.gz; everything said goes to scale_round.log too. Without a GPU it
-  refuses, unless told ``--cpu`` (a dry run, the learner on the CPU);
+- ``run`` (there): installs them and the project into a folder of its own (`--site`; no pip, no
+  build, no network: `install`), records the machine (machine.json), measures lean steps/s by actors
+  with the learner on the GPU (benchmarks/actor_throughput.py; actors.json, rewritten after each row),
+  grows a long run with 16 actors and the GPU learner for the minutes left (benchmarks/learning_curve.py
+  long) and packs what its next round needs into LABEL.tar.gz; everything said goes to scale_round.log
+  too. Without a GPU it refuses, unless told ``--cpu`` (a dry run, the learner on the CPU);
 - ``bring`` (here): puts a packed run in place of the one in benchmarks/results/long-runs/, prints its
   curve's table and draws its PNG.
 
@@ -60,6 +59,7 @@ interruption's checkpoint, packing"""
 STOP_GRACE = 45.0
 """seconds an interrupted round has to save its checkpoint before it is killed"""
 PARTS = ("table", "round")
+"""what `run` does after installing, each if asked (`--parts`)"""
 
 PROBE = """
 import json, os, platform, torch
@@ -68,10 +68,12 @@ print(json.dumps({"python": platform.python_version(), "torch": torch.__version_
                   "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0) if gpu else None,
                   "cores": os.cpu_count(), "usable_cores": len(os.sched_getaffinity(0))}))
 """
+"""the machine, as machine.json records it (torch is there before anything is installed)"""
 MISSING = """
 import importlib.util, json, sys
 print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))
 """
+"""which of the modules named in its arguments cannot be imported"""
 PREFLIGHT = """
 import json, sys
 from pathlib import Path
@@ -81,6 +83,8 @@ label, actors, device, root = sys.argv[2], int(sys.argv[3]), sys.argv[4], Path(s
 cfg = lc.placed(lc.long_config(label), actors, device)
 print(json.dumps(lc.steps_done(lc.own_runs(label, root / label, cfg.name))))
 """
+"""the round's label, placement and run folder checked as the round will check them, before the table
+takes its minutes: its learner steps so far"""
 
 
 def pins() -> list[str]:
@@ -209,7 +213,10 @@ def limited(argv: list[str], env: dict[str, str], seconds: float, log: Path, int
         echo = threading.Thread(target=copy_lines, args=(child.stdout, sink), daemon=True)
         echo.start()
         try:
-            return child.wait(timeout=max(seconds, 1.0))
+            code = child.wait(timeout=max(seconds, 1.0))
+            if code != 0:
+                say(log, f"{Path(argv[1]).name} ended with exit status {code}")
+            return code
         except subprocess.TimeoutExpired:
             say(log, f"time limit ({seconds / 60:.1f} min) reached: stopping {Path(argv[1]).name}")
             if interrupt:
@@ -351,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("run", help="the round, on the GPU machine")
     p.add_argument("--cpu", action="store_true", help="a dry run without a GPU: the learner on the CPU")
     p.add_argument("--out", type=Path, help="where the results go (default: $OUT, else ./out)")
-    p.add_argument("--limit-minutes", type=float, default=9.5, help="the whole command's minutes")
+    p.add_argument("--limit-minutes", type=float, default=9.0, help="the whole command's minutes")
     p.add_argument("--table-minutes", type=float, default=3.5, help="at most this long for the table")
     p.add_argument("--table-steps", type=int, default=2_000_000, help="learner steps of each table run")
     p.add_argument("--actors", type=int, nargs="+", default=[16, 8, 4, 2, 1],
