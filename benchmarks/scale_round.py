@@ -53,7 +53,7 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x8
 """the machine's Python and platform tags, for `pip download` (the wheels above are pure Python)"""
 PACK_LIMIT = 16 * 2**20
 """the largest file the machine sends back"""
-ROUND_RESERVE = 3.0
+ROUND_RESERVE = 2.5
 """minutes a round needs past its training: resuming and starting its actors, the final evaluation, an
 interruption's checkpoint, packing"""
 STOP_GRACE = 45.0
