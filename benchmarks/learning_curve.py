@@ -195,8 +195,12 @@ def train_old(minutes: float, runs_dir: Path) -> Path:
 
 
 LONG_RUNS_DIR = REPO / "benchmarks" / "results" / "long-runs"
-CURVE_POINTS = [n * 10**k for k in range(6, 9) for n in (1, 2, 5)][:-1]
-"""the steps at which a long run's rounds end (1M, 2M, 5M, ... 200M): its curve's points on a log axis"""
+CURVE_POINTS = [n * 10**k for k in range(6, 10) for n in (1, 2, 5)][:-1]
+"""the steps at which a long run's rounds end (1M, 2M, 5M, ... 200M, 500M, 1G, 2G): its curve's points on a
+log axis; past 200M a round takes hours on a few cores, minutes with many actors and a GPU learner"""
+LONG_EVAL_EVERY = 200_000_000
+"""a long run's evaluation interval (400 hands), as its first round saved it in config.yaml: a resumed run
+keeps its config, so past 200M a round also evaluates at each multiple of it, between the curve's points"""
 LONG_FINAL_HANDS = 2000
 """hands against the experts at the end of every round (the curve's points)"""
 
@@ -240,7 +244,7 @@ def long_config(label: str) -> TrainConfig:
                                  "start)", f"{game}-{seats}p-ppo-clone or {game}-{seats}p-dmc-scratch"))
     try:
         return table_recipe(game, int(seats), learner, start == "clone", name=label.replace("-", "_"),
-                            steps=CURVE_POINTS[-1], checkpoint_every=10_000_000, every_steps=CURVE_POINTS[-1],
+                            steps=CURVE_POINTS[-1], checkpoint_every=10_000_000, every_steps=LONG_EVAL_EVERY,
                             hands=400, final_hands=LONG_FINAL_HANDS)
     except ValueError as err:
         raise SystemExit(refusal("label", label, f"an unknown long run (the recipe refuses its table: {err})",
@@ -258,18 +262,37 @@ def check_growth(minutes: float, until: int) -> None:
                                  f"{CURVE_POINTS[-1]:,}"))
 
 
-def grow(label: str, minutes: float, until: int) -> Path:
-    """Grow the long run `label` for `minutes` of training, round by round, up to `until` steps.
+def placed(cfg: TrainConfig, actors: int, device: str) -> TrainConfig:
+    """`cfg` with this call's actor processes and learner device, checked as a run checks them (`cuda`
+    where torch sees no GPU, more actors than the machine's cores take: refused in one line).
 
-    Its run folder lives in the repository (LONG_RUNS_DIR/label/), so that rounds go on in a later
+    They say where a round runs, not what it learns, so each round may choose them (`--resume` lets them
+    change: `RESUMABLE` of cardlab.training.harness.runs) and the curve's points stay one run's: the same
+    recipe, the same learner steps. What actors change is whose policy plays a rollout, one at most
+    `max_policy_lag` updates older than the learner's (PPO's ratio corrects for it); the run's config.yaml
+    records the last round's."""
+    try:
+        return validate_config(dataclasses.replace(cfg, actors=actors, device=device))
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
+
+
+def grow(label: str, minutes: float, until: int, actors: int = 0, device: str = "cpu",
+         root: Path | None = None) -> Path:
+    """Grow the long run `label` for `minutes` of training, round by round, up to `until` steps, with
+    `actors` actor processes and the learner on `device` (`placed`).
+
+    Its run folder lives in the repository (LONG_RUNS_DIR/label/; `root`/label/ for a copy grown
+    elsewhere: a dry run's, or one unpacked from another machine), so that rounds go on in a later
     session: each round trains to the next of `CURVE_POINTS` (or until the minutes are up), ends with
     the final evaluation (the curve's point) and keeps only its last checkpoint. A folder that holds
     anything but the label's own runs, or a run that cannot be resumed (a corrupt checkpoint, another
     config), is refused in one line (`own_runs`, `grow_round`).
     """
-    home = LONG_RUNS_DIR / label
+    home = (root or LONG_RUNS_DIR) / label
     cfg = long_config(label)
     check_growth(minutes, until)
+    cfg = placed(cfg, actors, device)
     done = steps_done(own_runs(label, home, cfg.name))
     least = min(done, CURVE_POINTS[-1])  # a finished run (its last round ends past the curve's end) redraws
     if until < least:
@@ -283,8 +306,8 @@ def grow(label: str, minutes: float, until: int) -> Path:
         if target is None or done >= until:
             break
         round_cfg = dataclasses.replace(cfg, total_timesteps=min(target, until), max_minutes=left)
-        print(f"{label}: round from {done:,} to {round_cfg.total_timesteps:,} steps, at most {left:.1f} min",
-              flush=True)
+        print(f"{label}: round from {done:,} to {round_cfg.total_timesteps:,} steps, at most {left:.1f} min, "
+              f"actors {cfg.actors}, learner on {cfg.device}", flush=True)
         run = grow_round(label, round_cfg, home, runs[-1] if runs else None)
         keep_what_resumes(run, cfg.self_play.pool_size)
     runs = own_runs(label, home, cfg.name)
@@ -370,6 +393,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("label", help="GAME-Np-LEARNER-START, e.g. huit-4p-dmc-scratch or switch-4p-ppo-clone")
     p.add_argument("--minutes", type=float, default=20.0, help="minutes of training in this call")
     p.add_argument("--until", type=int, default=CURVE_POINTS[-1], help="stop at this many learner steps")
+    p.add_argument("--actors", type=int, default=0, help="actor processes of its rounds (0: one process)")
+    p.add_argument("--device", default="cpu", help="the learner's device: cpu, cuda or auto")
+    p.add_argument("--no-plot", action="store_true",
+                   help="print the curve's table only (where matplotlib is not installed); `plot --steps` "
+                        "draws the PNG later")
+    p.add_argument("--long-runs", type=Path, help="the folder of the long runs (default: "
+                                                  "benchmarks/results/long-runs)")
     p = sub.add_parser("old", help="train the old pipeline (huit_ppo.yaml, imitation off) for the comparison")
     p.add_argument("--minutes", type=float, default=50.0, help="wall-clock budget of the run")
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where the run folder goes")
@@ -384,9 +414,11 @@ def main(argv: list[str] | None = None) -> None:
                   f"{c.rate[-1]:.3f} [{c.low[-1]:.3f}, {c.high[-1]:.3f}]")
         print(f"wrote {plot(curves, args.out, by_steps=args.steps)}")
     elif args.command == "long":
-        curve = read_curve(grow(args.label, args.minutes, args.until))
+        root = args.long_runs or LONG_RUNS_DIR
+        curve = read_curve(grow(args.label, args.minutes, args.until, args.actors, args.device, root))
         print(curve_table(curve))
-        print(f"wrote {plot([curve], LONG_RUNS_DIR / f'{args.label}.png', by_steps=True)}")
+        if not args.no_plot:
+            print(f"wrote {plot([curve], root / f'{args.label}.png', by_steps=True)}")
     else:
         if not 0 < args.minutes <= MINUTES:  # 0 was no limit: 10**9 steps, hours; NaN and -1 a traceback
             parser.error(refusal("--minutes", args.minutes, RANGE,

@@ -118,8 +118,11 @@ def test_a_long_run_is_named_by_table_learner_and_start(monkeypatch: pytest.Monk
     (["huit-4p-ppo-scratch", "--minutes", "nan"], "--minutes=nan is out of range"),
     (["huit-4p-ppo-scratch", "--minutes", "inf"], "--minutes=inf is out of range"),
     (["huit-4p-ppo-scratch", "--until", "0"],
-     "--until=0 is out of range; accepted: a whole number of learner steps from 1 to 200,000,000"),
-    (["huit-4p-ppo-scratch", "--until", "300000000"], "--until=300000000 is out of range"),
+     "--until=0 is out of range; accepted: a whole number of learner steps from 1 to 2,000,000,000"),
+    (["huit-4p-ppo-scratch", "--until", "3000000000"], "--until=3000000000 is out of range"),
+    (["huit-4p-ppo-scratch", "--actors", "-1"], "actors=-1 is not a whole number >= 0"),
+    (["huit-4p-ppo-scratch", "--device", "gpu"], "device='gpu' is not one of the choices; accepted: 'cpu', "
+                                                 "'cuda', 'auto'"),
     (["huit-04p-ppo-scratch"], "label='huit-04p-ppo-scratch' is an unknown long run"),
 ])
 def test_a_long_run_with_bad_minutes_steps_or_label_is_refused_before_a_round(
@@ -160,8 +163,10 @@ def test_a_long_run_grows_by_rounds_that_resume_and_keep_one_checkpoint(monkeypa
     assert (run / "checkpoints" / "SHA256SUMS").read_text().count("model_") == 1  # the record names only it
     assert not list(run.glob("events.out.tfevents.*"))
     assert 1 <= len(list((run / "checkpoints" / "league").glob("snapshot_*.json"))) <= 5  # the pool
-    assert bench.grow("huit-2p-ppo-scratch", minutes=5.0, until=900) == run  # the same folder, resumed
+    # the same folder, resumed by a round with an actor: where a round runs is its own (`placed`)
+    assert bench.grow("huit-2p-ppo-scratch", minutes=5.0, until=900, actors=1) == run
     assert len(bench.read_curve(run).steps) == 3
+    assert yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))["actors"] == 1
     assert "| learner steps |" in bench.curve_table(curve)
     png = bench.plot([curve], tmp_path / "long.png", by_steps=True)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -234,13 +239,13 @@ def test_the_long_runs_and_dmc_vs_ppo_build_the_table_recipe_in_one_place_as_bef
         label = saved.parents[1].name
         kept = yaml.safe_load(saved.read_text(encoding="utf-8"))
         made = config_to_dict(bench.long_config(label))
-        per_round = ("max_minutes", "total_timesteps")  # each round sets its minutes and its curve point
+        per_round = ("max_minutes", "total_timesteps", "actors", "device")  # each round's: `placed`
         assert {k: v for k, v in made.items() if k not in per_round} == {
             k: v for k, v in kept.items() if k not in per_round}, label
     long = bench.long_config("switch-5p-ppo-clone")
     assert long == bench.table_recipe("switch", 5, "ppo", True, name="switch_5p_ppo_clone",
                                       steps=bench.CURVE_POINTS[-1], checkpoint_every=10_000_000,
-                                      every_steps=bench.CURVE_POINTS[-1], hands=400,
+                                      every_steps=200_000_000, hands=400,
                                       final_hands=bench.LONG_FINAL_HANDS)
     for steps, hands in ((12_000_000, 2000), (1000, 10)):
         table = load_config(ROOT / "configs" / "tables" / "huit_4p.yaml")
@@ -317,8 +322,9 @@ def test_a_long_run_asked_to_stop_below_its_steps_is_refused(monkeypatch: pytest
         bench.main(["long", "huit-4p-ppo-clone", "--until", "5000000"])
     assert str(refused.value) == (f"--until=5000000 is below the {steps:,} learner steps huit-4p-ppo-clone "
                                   f"has trained; accepted: a whole number of learner steps from {least:,} "
-                                  "to 200,000,000")
+                                  "to 2,000,000,000")
     assert bench.grow("huit-4p-ppo-clone", 5.0, least) == run
+    monkeypatch.setattr(bench, "CURVE_POINTS", [p for p in bench.CURVE_POINTS if p <= steps])
     assert bench.grow("huit-4p-ppo-clone", 5.0, bench.CURVE_POINTS[-1]) == run  # finished: nothing to train
 
 
