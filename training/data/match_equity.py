@@ -156,8 +156,16 @@ class Played:
 def play_matches(game: Game, points: np.ndarray, winners: np.ndarray, matches: int, rng: np.random.Generator
                  ) -> Played:
     """`matches` matches played out from hands drawn from (points, winners) (`hand_outcomes`' arrays), all
-    at once: the rules' target, dealer rotation and B12 streak bonus (module doc)."""
+    at once: the rules' target, dealer rotation and B12 streak bonus (module doc).
+
+    A hand C1 cut adds no points, so draws from hands that C1 cut every one of would never end a match:
+    they are refused in one line instead of looping for ever."""
     rules = game.rules.to_dict()
+    if not (np.asarray(winners) >= 0).any():
+        raise ValueError(f"rules.max_turns={rules['max_turns']:,} cut every one of the {len(winners):,} hands "
+                         "played before anyone went out (C1), so no match could reach the target; accepted: a "
+                         "max_turns within which the policy's hands end (the default is "
+                         f"{game.spec.rules.completed({})['max_turns']:,})")
     target, length, bonus = int(rules["target_score"]), int(rules.get("streak_length", 0)), int(
         rules.get("streak_bonus", 0))
     n = game.num_players
@@ -252,7 +260,6 @@ def match_equity(cfg: EquityConfig, runs_dir: Path = Path("runs"), progress: boo
     game = validate_equity(cfg)
     say = Progress(progress).say
     started = time.monotonic()
-    run_dir = new_run_dir(runs_dir, cfg)
     say(f"{game.id}, {game.num_players} players: {cfg.hands:,} + {cfg.holdout_hands:,} hands of {cfg.policy}")
     points, winners = hand_outcomes(game, cfg.policy, cfg.hands, derive_seed(cfg.seed, HANDS))
     held_points, held_winners = hand_outcomes(game, cfg.policy, cfg.holdout_hands,
@@ -260,6 +267,7 @@ def match_equity(cfg: EquityConfig, runs_dir: Path = Path("runs"), progress: boo
     rng = np.random.default_rng(derive_seed(cfg.seed, MATCHES))
     played = play_matches(game, points, winners, cfg.matches, rng)
     held = play_matches(game, held_points, held_winners, cfg.holdout_matches, rng)
+    run_dir = new_run_dir(runs_dir, cfg)  # after the matches, which refuse hands that never end
     say(f"{cfg.matches:,} matches ({len(played.scores):,} hands) to fit, {cfg.holdout_matches:,} "
         f"({len(held.scores):,}) held out")
     layers = fit(game, cfg, played, derive_seed(cfg.seed, FIT))
