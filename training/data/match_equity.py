@@ -162,9 +162,9 @@ def play_matches(game: Game, points: np.ndarray, winners: np.ndarray, matches: i
     they are refused in one line instead of looping for ever."""
     rules = game.rules.to_dict()
     if not (np.asarray(winners) >= 0).any():
-        raise ValueError(f"rules.max_turns={rules['max_turns']:,} cut every one of the {len(winners):,} hands "
-                         "played before anyone went out (C1), so no match could reach the target; accepted: a "
-                         "max_turns within which the policy's hands end (the default is "
+        raise ValueError(f"rules.max_turns={rules['max_turns']:,} cut every one of the {len(winners):,} "
+                         "hands played before anyone went out (C1), so no match could reach the target; "
+                         "accepted: a max_turns within which the policy's hands end (the default is "
                          f"{game.spec.rules.completed({})['max_turns']:,})")
     target, length, bonus = int(rules["target_score"]), int(rules.get("streak_length", 0)), int(
         rules.get("streak_bonus", 0))
