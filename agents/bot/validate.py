@@ -196,16 +196,27 @@ def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
                                      f"it must be {accepted}")
 
 
-def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game, *, kind: str = BOT) -> None:
+def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game, *, kind: str = BOT,
+               advice: bool = True) -> None:
     """Refuse a game whose id, rules or layouts differ from the bot's (or those of the file of `kind`, which
-    the refusal names: a hand reader's)."""
+    the refusal names: a hand reader's), saying what differs and how to play the file; `advice=False` says
+    what differs alone, for a caller that says itself what it accepts instead (a resumed run's league,
+    which seats the snapshots it wrote: there "play it at a switch table" is no answer)."""
+    misfit = table_misfit(meta, game)
+    if misfit is not None:
+        what, how = misfit
+        raise refuse(meta_path, f"{what}; {how}" if advice else what, kind=kind)
+
+
+def table_misfit(meta: dict[str, Any], game: Game) -> tuple[str, str] | None:
+    """(what differs between the table a file's checked metadata was made for and `game`, how to play the
+    file), or None where they agree: `check_game`'s checks, in its order."""
     spec = game.spec
     if meta["game"] != spec.id:
-        raise refuse(meta_path, f"it plays {meta['game']}, not {spec.id}; play it at a {meta['game']} table",
-                     kind=kind)
+        return f"it plays {meta['game']}, not {spec.id}", f"play it at a {meta['game']} table"
     if meta["num_players"] != game.num_players:
-        raise refuse(meta_path, f"it was trained for {meta['num_players']} players, the game has "
-                                f"{game.num_players}; play it with {meta['num_players']} players", kind=kind)
+        return (f"it was trained for {meta['num_players']} players, the game has {game.num_players}",
+                f"play it with {meta['num_players']} players")
     game_rules, bot_rules = game.rules.to_dict(), spec.rules.completed(meta["rules"])
     diffs = [
         f"{k}={excerpt(bot_rules.get(k, '(missing)'))} (game: {excerpt(game_rules.get(k, '(missing)'))})"
@@ -213,22 +224,19 @@ def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game, *, kin
         if bot_rules.get(k, "(missing)") != game_rules.get(k, "(missing)")
     ]
     if diffs:
-        raise refuse(meta_path, f"it was trained with other rule options: {', '.join(diffs)}; "
-                                 "play it with the rule options it was trained with", kind=kind)
+        return (f"it was trained with other rule options: {', '.join(diffs)}",
+                "play it with the rule options it was trained with")
     if meta["observation"]["version"] != spec.observation_version:
-        raise refuse(
-            meta_path,
-            f"its observation layout is version {meta['observation']['version']}, the game's is "
-            f"{spec.observation_version}; play it with the cardlab it was trained with, or train it again",
-            kind=kind,
-        )
+        return (f"its observation layout is version {meta['observation']['version']}, the game's is "
+                f"{spec.observation_version}",
+                "play it with the cardlab it was trained with, or train it again")
     if meta["observation"]["size"] != game.layout.size:
-        raise refuse(meta_path, f"it reads {meta['observation']['size']} observation numbers, the game gives "
-                                f"{game.layout.size}; play it with the observation layout it was trained on",
-                     kind=kind)
+        return (f"it reads {meta['observation']['size']} observation numbers, the game gives "
+                f"{game.layout.size}", "play it with the observation layout it was trained on")
     if meta["num_actions"] != spec.num_actions:
-        raise refuse(meta_path, f"it has {meta['num_actions']} actions, the game has {spec.num_actions}; "
-                                 "play it with the action layout it was trained on", kind=kind)
+        return (f"it has {meta['num_actions']} actions, the game has {spec.num_actions}",
+                "play it with the action layout it was trained on")
+    return None
 
 
 LAYER_LIMITS = (
