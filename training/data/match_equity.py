@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -255,11 +256,8 @@ def log_loss(predicted: np.ndarray, observed: np.ndarray) -> float:
     return float(-(observed * np.log(np.clip(predicted, 1e-12, 1.0))).sum(axis=1).mean())
 
 
-def match_equity(cfg: EquityConfig, runs_dir: Path = Path("runs"), progress: bool = True) -> Path:
-    """Run the steps of the module doc; returns the run folder (``equity.json``, ``run.json``)."""
-    game = validate_equity(cfg)
-    say = Progress(progress).say
-    started = time.monotonic()
+def play_out(game: Game, cfg: EquityConfig, say: Callable[[str], None]) -> tuple[Played, Played]:
+    """Steps 1 and 2 of the module doc: the hands, then the matches to fit and those held out."""
     say(f"{game.id}, {game.num_players} players: {cfg.hands:,} + {cfg.holdout_hands:,} hands of {cfg.policy}")
     points, winners = hand_outcomes(game, cfg.policy, cfg.hands, derive_seed(cfg.seed, HANDS))
     held_points, held_winners = hand_outcomes(game, cfg.policy, cfg.holdout_hands,
@@ -267,9 +265,22 @@ def match_equity(cfg: EquityConfig, runs_dir: Path = Path("runs"), progress: boo
     rng = np.random.default_rng(derive_seed(cfg.seed, MATCHES))
     played = play_matches(game, points, winners, cfg.matches, rng)
     held = play_matches(game, held_points, held_winners, cfg.holdout_matches, rng)
-    run_dir = new_run_dir(runs_dir, cfg)  # after the matches, which refuse hands that never end
     say(f"{cfg.matches:,} matches ({len(played.scores):,} hands) to fit, {cfg.holdout_matches:,} "
         f"({len(held.scores):,}) held out")
+    return played, held
+
+
+def match_equity(cfg: EquityConfig, runs_dir: Path = Path("runs"), progress: bool = True) -> Path:
+    """Run the steps of the module doc; returns the run folder (``equity.json``, ``run.json``)."""
+    game = validate_equity(cfg)
+    say = Progress(progress).say
+    started = time.monotonic()
+    run_dir = new_run_dir(runs_dir, cfg)
+    try:
+        played, held = play_out(game, cfg, say)
+    except BaseException:  # refused (hands C1 cut every one of) or stopped: nothing is written yet
+        run_dir.rmdir()
+        raise
     layers = fit(game, cfg, played, derive_seed(cfg.seed, FIT))
     model = MatchEquity(game, layers, {})
     predicted = model.equity(held.scores, held.dealer, held.streaks)
