@@ -17,6 +17,7 @@ from cardlab.envs.record import DRAW, LAY, REFILL, Event, RecordKeeper, record_f
 from cardlab.envs.rng import rng_from_state
 from cardlab.envs.state_checks import (
     check_deal,
+    check_live_totals,
     check_saved,
     field_error,
     saved_bool,
@@ -273,6 +274,8 @@ class HandState(RecordKeeper):
         if self.match_over and not self.hand_over:
             raise ValueError("saved state field 'match_over' is true but 'hand_over' is false: "
                              "a match ends with a finished hand")
+        if not self.hand_over or self.truncated:  # no points added: the totals the hand was dealt at
+            check_live_totals(self.match.scores, self.rules.target_score, "saved state field 'scores'")
         if not self.hand_over:
             self._check_zero_fields("while the hand is not over")
             if self.turn >= max_turns:

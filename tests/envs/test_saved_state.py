@@ -329,6 +329,10 @@ BAD_FIELDS: list[tuple[str, str, Any, str]] = [
     ("huit_ace", "announced", True, "'announced' must be False: it is true exactly when 8s are on top (B6)"),
     ("huit_eights", "announced", False, "'announced' must be True: it is true exactly when 8s are on top"),
     ("huit_ace", "hands", lambda d: [[], *d["hands"][1:]], "the cards miss 7C"),
+    # a total at the target in a hand in play: the hand that took it there ended the match (A12/B13)
+    ("huit", "scores", lambda d: [151, *d["scores"][1:]], "'scores' must all be below target_score=151 while "
+                                                           "a hand is in play"),
+    ("switch", "scores", lambda d: [*d["scores"][:-1], 500], "'scores' must all be below target_score=500"),
 ]
 
 
@@ -474,6 +478,7 @@ def test_truncated_hand_fields_must_agree(game: str) -> None:
         ("turn", 3, "'turn' must be max_turns=4 for a truncated hand (C1)"),
         ("winner", 0, "'winner' must be None for a truncated hand (C1)"),
         ("match_over", True, "'match_over' must be false for a truncated hand (C1)"),
+        ("scores", [10**6] * len(saved["scores"]), "'scores' must all be below target_score"),
     ]:
         with pytest.raises(ValueError, match=re.escape(fragment)):
             restored_env(game, {**saved, field: bad})
