@@ -19,7 +19,8 @@ Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
 feature version, the network's shape and weights, their SHA-256 and a
 summary). `load_equity` refuses in one line a file for another game, table
 or rule set, of another feature version, whose weights do not hash as
-recorded, or whose weights read another number of seats than it records.
+recorded, whose weights read another number of seats than it records, or
+whose weights are past `MOST_WEIGHT` (finite equities need finite logits).
 The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
 """
 
@@ -49,6 +50,10 @@ MOST_BYTES = 1_000_000
 """the largest equity file read (a shipped one is a few tens of KiB)"""
 MOST_HIDDEN = 256
 """the widest hidden layer a file may declare"""
+MOST_WEIGHT = 1000.0
+"""the largest magnitude of a weight or bias a file may hold (the shipped ones stay under 2): within it
+every logit is finite, so the softmax gives finite probabilities; past it an edited file could overflow
+them to NaN, which a search would read as a value"""
 LEFT_FLOOR = 0.05
 """added to the share of the target left before a gap is scaled by its square root (no division by 0)"""
 WHOLE = ("format_version", "num_players", "features_version")
@@ -190,10 +195,14 @@ def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, 
             raise _refuse(path, f"its weights read the features of {seats} seats, but it records num_players="
                                 f"{excerpt(meta['num_players'])} (edited?); fit it again with cardlab "
                                 "match-equity")
-        if w.shape != (sizes[i + 1], sizes[i]) or b.shape != (sizes[i + 1],) or not (
-                np.isfinite(w).all() and np.isfinite(b).all()):
-            raise _refuse(path, f"layer {i} must be a finite ({sizes[i + 1]}, {sizes[i]}) weight and "
+        if w.shape != (sizes[i + 1], sizes[i]) or b.shape != (sizes[i + 1],):
+            raise _refuse(path, f"layer {i} must be a ({sizes[i + 1]}, {sizes[i]}) weight and "
                                 f"({sizes[i + 1]},) bias, got {w.shape} and {b.shape}")
+        largest = max(float(np.abs(w).max(initial=0.0)), float(np.abs(b).max(initial=0.0)))
+        if not largest <= MOST_WEIGHT:  # an infinite value too (NaN is no JSON number)
+            raise _refuse(path, f"layer {i} holds a value of magnitude {largest:.3g}; accepted: finite "
+                                f"values from -{MOST_WEIGHT:g} to {MOST_WEIGHT:g} (corrupted or edited?); "
+                                "fit it again with cardlab match-equity")
         layers.append((w, b))
     return layers
 

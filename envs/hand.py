@@ -17,6 +17,7 @@ from cardlab.envs.record import DRAW, LAY, REFILL, Event, RecordKeeper, record_f
 from cardlab.envs.rng import rng_from_state
 from cardlab.envs.state_checks import (
     check_deal,
+    check_live_totals,
     check_saved,
     field_error,
     saved_bool,
@@ -176,6 +177,7 @@ class HandState(RecordKeeper):
         self.current = saved_seat(data, "current_player", self.n)
         self.current_suit = saved_suit(data, "current_suit")
         self._check_end()
+        self._check_streaks()
         return self
 
     def _reset_end(self) -> None:
@@ -273,6 +275,8 @@ class HandState(RecordKeeper):
         if self.match_over and not self.hand_over:
             raise ValueError("saved state field 'match_over' is true but 'hand_over' is false: "
                              "a match ends with a finished hand")
+        if not self.hand_over or self.truncated:  # no points added: the totals the hand was dealt at
+            check_live_totals(self.match.scores, self.rules.target_score, "saved state field 'scores'")
         if not self.hand_over:
             self._check_zero_fields("while the hand is not over")
             if self.turn >= max_turns:
@@ -311,6 +315,32 @@ class HandState(RecordKeeper):
         if self.match_over != reached:
             raise field_error("match_over", f"{reached} after a won hand with totals {self.match.scores} and "
                               f"target_score={self.rules.target_score}", self.match_over)
+
+    def _check_streaks(self) -> None:
+        """B12's streaks agree with the hands (`_check_end` has checked those): a won hand sets every other
+        seat's streak to 0 and a hand C1 cut sets them all, so one seat at most is on a streak, the last
+        winner; and a won hand's winner is on one exactly when it took no bonus (reaching streak_length
+        takes it and starts the streak again). A game without B12 keeps none (`_load_end_fields`)."""
+        streaks = self.match.streaks
+        on = [seat for seat, run in enumerate(streaks) if run]
+        if len(on) > 1:
+            raise field_error("streaks", "0 for every seat but one at most, the last hand's winner (B12)",
+                              streaks)
+        if not self.hand_over:
+            return
+        if self.truncated or self.winner is None:
+            if on:
+                raise field_error("streaks", "all 0 after a truncated hand (C1 ends every streak, B12)",
+                                  streaks)
+            return
+        winner = self.winner
+        if on and on != [winner]:
+            raise field_error("streaks", f"0 for every seat but the winner, seat {winner} (B12)", streaks)
+        bonus = self.rules.streak_bonus if self.STREAK else 0
+        if bonus and (self.score_changes[winner] == -bonus) != (streaks[winner] == 0):
+            wanted = ("0 for the winner, whose bonus restarted its streak" if streaks[winner] else
+                      "above 0 for the winner, who took no bonus")
+            raise field_error("streaks", f"{wanted} (B12)", streaks)
 
     def _check_zero_fields(self, when: str) -> None:
         """No winner and no points (a hand in play, or one cut short by C1)."""

@@ -64,8 +64,17 @@ def refuse_empty_hands(hands: Sequence[Sequence[int]]) -> None:
         raise ValueError(f"the deal gives no cards to seat(s) {empty}: each hand needs a card or more")
 
 
-def match_from_deal(deal: Mapping[str, Any], num_players: int) -> Match:
-    """The optional 'dealer' and 'scores' of a stacked deal."""
+def check_live_totals(scores: Sequence[int], target: int, field: str) -> None:
+    """Refuse a total at or past `target` in a hand in play (a stacked deal, a saved state before the hand's
+    end or of a hand C1 cut): a hand is dealt only while every total is below it, since the hand after which
+    one reached it ended the match (A12/B13). `field` names the scores as the refusal says them."""
+    if max(scores) >= target:
+        raise ValueError(f"{field} must all be below target_score={target:,} while a hand is in play (the "
+                         f"hand that takes a total to it ends the match, A12/B13), got {shown(list(scores))}")
+
+
+def match_from_deal(deal: Mapping[str, Any], num_players: int, target: int) -> Match:
+    """A stacked deal's optional 'dealer' and 'scores', the scores below `target` (`check_live_totals`)."""
     n = num_players
     dealer = deal.get("dealer", n - 1)
     if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < n:
@@ -78,6 +87,7 @@ def match_from_deal(deal: Mapping[str, Any], num_players: int) -> Match:
         ):
             raise ValueError(f"deal['scores'] must be a list of {n} whole numbers from {-TOTAL_HIGH:,} to "
                              f"{TOTAL_HIGH:,}, got {excerpt(scores)}")
+        check_live_totals(scores, target, "deal['scores']")
         match.scores = list(scores)
     return match
 

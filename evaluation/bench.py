@@ -45,9 +45,16 @@ Evaluate = Callable[..., EvalResult]
 
 
 def bench_slots(agent: str, field: Sequence[str], num_players: int) -> list[str]:
-    """The agent in slot 0, the field's specs repeated in order in the others."""
+    """The agent in slot 0, the field's specs repeated in order in the others. A field longer than the other
+    seats is refused: its last specs would play no hand, while the result (a leaderboard row) names them."""
     if not field:
         raise ValueError("the field needs at least one reference agent spec, e.g. --field expert")
+    others = num_players - 1
+    if len(field) > others:
+        raise ValueError(f"the field names {plural(len(field), 'agent')} ({excerpt(' '.join(field))}) for "
+                         f"the {plural(others, 'other seat')} of a {num_players}-player table: "
+                         f"{excerpt(field[others])} and any after it would not play; accepted: at most "
+                         f"{plural(others, 'spec')}, repeated in order over the other seats")
     return [agent] + [field[i % len(field)] for i in range(num_players - 1)]
 
 

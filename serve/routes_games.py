@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from cardlab.envs.declared import check_that
 from cardlab.envs.game_spec import get_spec, make_game
 from cardlab.serve.catalogue import AgentChoice
 from cardlab.serve.limits import model_body
@@ -58,7 +59,10 @@ def server_of(request: Request) -> Server:
 def build(server: Server, body: NewGame, client: str) -> tuple[Table, float]:
     """The table a `NewGame` asks for (its agents built, nothing played) and its seats' search cost in ms."""
     rules = dict(body.rules)
-    if body.num_players is not None:
+    if body.num_players is not None:  # the table size given twice must agree: neither silently wins
+        check_that(rules.get("num_players", body.num_players) == body.num_players, "rules.num_players",
+                   rules.get("num_players"), f"not the request's num_players={body.num_players}",
+                   "the table size once, as num_players (or rules.num_players equal to it)")
         rules["num_players"] = body.num_players
     game = make_game(get_spec(body.game), rules)
     n = game.num_players

@@ -59,7 +59,7 @@ BOT = "bot"
 """the kind of file the checks refuse, as their refusals name it, unless told another (`refuse`)"""
 
 
-def refuse(path: pathlib.Path, reason: str, kind: str = BOT) -> ValueError:
+def refuse(path: pathlib.Path, reason: str, *, kind: str = BOT) -> ValueError:
     """The error of a refused bot file (`refused_file`'s wording); `kind` names a file of another kind that
     the bot checks read too (a hand reader's, ``reader``), so that each says which file it refuses."""
     return refused_file(kind, path, reason)
@@ -85,7 +85,7 @@ def _parse_json(path: pathlib.Path, data: bytes, what: str, *, kind: str = BOT) 
     try:
         return read_json(data, what, max_bytes=len(data), max_depth=MAX_JSON_DEPTH)
     except ValueError as err:
-        raise refuse(path, f"{err}; {what} is the JSON export writes", kind) from None
+        raise refuse(path, f"{err}; {what} is the JSON export writes", kind=kind) from None
 
 
 Field = tuple[str, Callable[[Any], bool], str]
@@ -154,7 +154,7 @@ def read_capped(meta_path: pathlib.Path, path: pathlib.Path, limit: int, too_big
     except OSError as err:
         reason = (err.strerror or type(err).__name__).lower()
         raise refuse(meta_path, f"cannot read {path}: {reason}; a {kind}'s files are the regular files "
-                                 "export writes", kind) from None
+                                 "export writes", kind=kind) from None
     if len(data) > limit:
         raise too_big
     return data
@@ -178,7 +178,7 @@ def check_version(meta_path: pathlib.Path, version: Any, expected: int, again: s
     to get a file of this version. Bots and hand readers share it, `kind` naming the file (``reader``)."""
     if not (_is_int(version) and version == expected):
         raise refuse(meta_path, f"format version {_show(version)}; this cardlab reads version {expected} "
-                                 f"({again} with this cardlab)", kind)
+                                 f"({again} with this cardlab)", kind=kind)
 
 
 def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
@@ -196,16 +196,27 @@ def _check_fields(meta_path: pathlib.Path, meta: dict[str, Any]) -> None:
                                      f"it must be {accepted}")
 
 
-def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game, *, kind: str = BOT) -> None:
+def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game, *, kind: str = BOT,
+               advice: bool = True) -> None:
     """Refuse a game whose id, rules or layouts differ from the bot's (or those of the file of `kind`, which
-    the refusal names: a hand reader's)."""
+    the refusal names: a hand reader's), saying what differs and how to play the file; `advice=False` says
+    what differs alone, for a caller that says itself what it accepts instead (a resumed run's league,
+    which seats the snapshots it wrote: there "play it at a switch table" is no answer)."""
+    misfit = table_misfit(meta, game)
+    if misfit is not None:
+        what, how = misfit
+        raise refuse(meta_path, f"{what}; {how}" if advice else what, kind=kind)
+
+
+def table_misfit(meta: dict[str, Any], game: Game) -> tuple[str, str] | None:
+    """(what differs between the table a file's checked metadata was made for and `game`, how to play the
+    file), or None where they agree: `check_game`'s checks, in its order."""
     spec = game.spec
     if meta["game"] != spec.id:
-        raise refuse(meta_path, f"it plays {meta['game']}, not {spec.id}; play it at a {meta['game']} table",
-                     kind)
+        return f"it plays {meta['game']}, not {spec.id}", f"play it at a {meta['game']} table"
     if meta["num_players"] != game.num_players:
-        raise refuse(meta_path, f"it was trained for {meta['num_players']} players, the game has "
-                                f"{game.num_players}; play it with {meta['num_players']} players", kind)
+        return (f"it was trained for {meta['num_players']} players, the game has {game.num_players}",
+                f"play it with {meta['num_players']} players")
     game_rules, bot_rules = game.rules.to_dict(), spec.rules.completed(meta["rules"])
     diffs = [
         f"{k}={excerpt(bot_rules.get(k, '(missing)'))} (game: {excerpt(game_rules.get(k, '(missing)'))})"
@@ -213,22 +224,19 @@ def check_game(meta_path: pathlib.Path, meta: dict[str, Any], game: Game, *, kin
         if bot_rules.get(k, "(missing)") != game_rules.get(k, "(missing)")
     ]
     if diffs:
-        raise refuse(meta_path, f"it was trained with other rule options: {', '.join(diffs)}; "
-                                 "play it with the rule options it was trained with", kind)
+        return (f"it was trained with other rule options: {', '.join(diffs)}",
+                "play it with the rule options it was trained with")
     if meta["observation"]["version"] != spec.observation_version:
-        raise refuse(
-            meta_path,
-            f"its observation layout is version {meta['observation']['version']}, the game's is "
-            f"{spec.observation_version}; play it with the cardlab it was trained with, or train it again",
-            kind,
-        )
+        return (f"its observation layout is version {meta['observation']['version']}, the game's is "
+                f"{spec.observation_version}",
+                "play it with the cardlab it was trained with, or train it again")
     if meta["observation"]["size"] != game.layout.size:
-        raise refuse(meta_path, f"it reads {meta['observation']['size']} observation numbers, the game gives "
-                                f"{game.layout.size}; play it with the observation layout it was trained on",
-                     kind)
+        return (f"it reads {meta['observation']['size']} observation numbers, the game gives "
+                f"{game.layout.size}", "play it with the observation layout it was trained on")
     if meta["num_actions"] != spec.num_actions:
-        raise refuse(meta_path, f"it has {meta['num_actions']} actions, the game has {spec.num_actions}; "
-                                 "play it with the action layout it was trained on", kind)
+        return (f"it has {meta['num_actions']} actions, the game has {spec.num_actions}",
+                "play it with the action layout it was trained on")
+    return None
 
 
 LAYER_LIMITS = (
@@ -246,19 +254,19 @@ def check_network(meta_path: pathlib.Path, meta: dict[str, Any], *, kind: str = 
     """Refuse layer sizes that are not whole numbers, absurd, or off the layouts, before allocating."""
     sizes = meta["network"]["layer_sizes"]
     if not 2 <= len(sizes) <= MAX_HIDDEN_LAYERS + 2:
-        raise refuse(meta_path, f"network.layer_sizes has {len(sizes):,} entries; {LAYER_LIMITS}", kind)
+        raise refuse(meta_path, f"network.layer_sizes has {len(sizes):,} entries; {LAYER_LIMITS}", kind=kind)
     for i, size in enumerate(sizes):
         if not _is_size(size):
-            raise refuse(meta_path, f"network.layer_sizes[{i}] is {_show(size)}; {LAYER_LIMITS}", kind)
+            raise refuse(meta_path, f"network.layer_sizes[{i}] is {_show(size)}; {LAYER_LIMITS}", kind=kind)
     count = _parameter_count(sizes)
     if count > MAX_PARAMETERS:
         raise refuse(meta_path, f"network.layer_sizes {sizes} make {count:,} parameters; {LAYER_LIMITS}",
-                     kind)
+                     kind=kind)
     obs, actions = meta["observation"]["size"], meta["num_actions"]
     if sizes[0] != obs or sizes[-1] != actions:
         raise refuse(meta_path, f"the network's input/output sizes ({sizes[0]}, {sizes[-1]}) disagree with "
                                  f"the observation size/actions ({obs}, {actions}); layer_sizes starts with "
-                                 "the observation size and ends with the number of actions", kind)
+                                 "the observation size and ends with the number of actions", kind=kind)
 
 
 def read_weights(meta_path: pathlib.Path, meta: dict[str, Any],
@@ -268,23 +276,23 @@ def read_weights(meta_path: pathlib.Path, meta: dict[str, Any],
     The file is read once, so the bytes checked are the bytes loaded.
     """
     if not weights_path.is_file():
-        raise refuse(meta_path, f"the weights file {weights_path} is missing", kind)
+        raise refuse(meta_path, f"the weights file {weights_path} is missing", kind=kind)
     sizes = meta["network"]["layer_sizes"]
     shapes = tensor_shapes(sizes)
     limit = 8 + MAX_HEADER_BYTES + 4 * sum(math.prod(shape) for shape in shapes.values())
     too_big = refuse(meta_path, f"the weights file {weights_path.name} is larger than the {limit:,} bytes a "
-                                 f"network of layer_sizes {sizes} takes in safetensors", kind)
+                                 f"network of layer_sizes {sizes} takes in safetensors", kind=kind)
     data = read_capped(meta_path, weights_path, limit, too_big, kind=kind)
     if hashlib.sha256(data).hexdigest() != meta["weights"]["sha256"]:
         raise refuse(meta_path, f"the weights file {weights_path.name} does not match its sha256 "
                                  f"(corrupted?); a {kind}'s .safetensors must be the one written with its "
-                                 ".json", kind)
+                                 ".json", kind=kind)
     _check_header(meta_path, weights_path.name, data, shapes, kind=kind)
     try:
         tensors = load_bytes(data)
     except (SafetensorError, ValueError) as err:
         raise refuse(meta_path, f"cannot read the weights file {weights_path.name}: {str(err)[:200]}; "
-                                 f"{weights_accepted(kind)}", kind) from None
+                                 f"{weights_accepted(kind)}", kind=kind) from None
     _check_weights(meta_path, tensors, kind=kind)
     return tensors
 
@@ -305,7 +313,7 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
 
     def cannot(reason: str) -> ValueError:
         return refuse(meta_path, f"cannot read the weights file {name}: {reason}; {weights_accepted(kind)}",
-                      kind)
+                      kind=kind)
 
     if len(data) < 8:
         raise cannot(f"it has {len(data)} bytes, fewer than the 8 of the header length")
@@ -324,7 +332,7 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
         missing, unexpected = sorted(set(shapes) - set(header)), sorted(set(header) - set(shapes))
         raise refuse(meta_path, f"the weights file has the wrong tensors: missing {_show(missing, 200)}, "
                                  f"unexpected {_show(unexpected, 200)}; a network of its layer_sizes has "
-                                 f"exactly {', '.join(shapes)}", kind)
+                                 f"exactly {', '.join(shapes)}", kind=kind)
     spans = []
     for tensor, shape in shapes.items():
         entry = header[tensor]
@@ -332,13 +340,13 @@ def _check_header(meta_path: pathlib.Path, name: str, data: bytes,
             raise cannot(f"its header entry {tensor} is not an object with dtype, shape and data_offsets")
         if entry.get("dtype") != "F32":
             raise refuse(meta_path, f"tensor {tensor} has dtype {_show(entry.get('dtype'))}; "
-                                     f"{kind} weights are float32 (F32) tensors only", kind)
+                                     f"{kind} weights are float32 (F32) tensors only", kind=kind)
         found = entry.get("shape")
         if not (isinstance(found, list) and all(_is_int(n) for n in found)):
             raise cannot(f"the shape of {tensor} is {_show(found)}, not a list of whole numbers")
         if tuple(found) != shape:
             raise refuse(meta_path, f"tensor {tensor} has shape {_show(found)}, the network needs "
-                                     f"{list(shape)} (from the metadata's network.layer_sizes)", kind)
+                                     f"{list(shape)} (from the metadata's network.layer_sizes)", kind=kind)
         offsets = entry.get("data_offsets")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_int(n) for n in offsets)
                 and offsets[1] - offsets[0] == 4 * math.prod(shape)):
@@ -360,10 +368,10 @@ def _check_weights(meta_path: pathlib.Path, tensors: dict[str, torch.Tensor], *,
     for name, tensor in tensors.items():
         if tensor.dtype != torch.float32:
             raise refuse(meta_path, f"tensor {name} has dtype {tensor.dtype}; "
-                                     f"{kind} weights are float32 tensors only", kind)
+                                     f"{kind} weights are float32 tensors only", kind=kind)
         if not bool(torch.isfinite(tensor).all()):
             raise refuse(meta_path, f"tensor {name} holds NaN or infinite values; {kind} weights must be "
-                                     "finite float32 numbers (did the training diverge?)", kind)
+                                     "finite float32 numbers (did the training diverge?)", kind=kind)
 
 
 PLAYED_OBSERVATIONS = 256

@@ -251,7 +251,7 @@ class HuitState(HandState):
         check_keys(deal, ["hands"], ["bank", "dealer", "scores"], "Huit deal")
         hands, piles = check_deal(deal["hands"], {"bank": deal.get("bank", [])}, self.n, self.deck)
         refuse_empty_hands(hands)  # B11 would end the hand before it starts
-        self.match = match_from_deal(deal, self.n)
+        self.match = match_from_deal(deal, self.n, self.rules.target_score)
         self._reset_hand()
         self._set_cards(hands, piles["bank"], [])
         self._start_record(True, self.sizes)

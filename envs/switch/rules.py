@@ -185,7 +185,7 @@ class SwitchState(HandState):
             deal["hands"], {"stock": deal.get("stock", []), "starter": [deal["starter"]]}, self.n, self.deck
         )
         refuse_empty_hands(hands)
-        self.match = match_from_deal(deal, self.n)
+        self.match = match_from_deal(deal, self.n, self.rules.target_score)
         self._reset_hand()
         self._set_cards(hands, piles["stock"], piles["starter"])
         self._apply_starter()

@@ -16,8 +16,8 @@ from safetensors.torch import load_file, save_file
 
 from cardlab.agents.agent_spec import make_agent
 from cardlab.agents.bot import MAX_METADATA_BYTES, BotAgent, bot_paths, export_bot, load_bot, tensor_shapes
-from cardlab.agents.bot.validate import random_play
-from cardlab.envs import env_class, huit_v1, switch_v1
+from cardlab.agents.bot.validate import check_game, random_play, read_metadata, refuse
+from cardlab.envs import env_class, huit_v1, make_game, switch_v1
 
 MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 
@@ -240,6 +240,26 @@ def test_refuses_other_observation_size(switch_bot: tuple[pathlib.Path, pathlib.
     with pytest.raises(ValueError, match="it reads 12 observation numbers, the game gives 173"):
         load_bot(switch_bot[0])
 
+
+def test_check_game_says_the_difference_with_or_without_its_advice(
+        switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
+    """`check_game` says how to play a file at its own table; a caller that says what it accepts instead (a
+    resumed run's league: the snapshots it wrote) takes the difference alone."""
+    meta_path = switch_bot[0]
+    meta, huit = read_metadata(meta_path), make_game("huit", {"num_players": 3})
+    for advice, said in ((True, "it plays switch, not huit; play it at a switch table"),
+                         (False, "it plays switch, not huit")):
+        with pytest.raises(ValueError) as refused:
+            check_game(meta_path, meta, huit, advice=advice)
+        assert str(refused.value) == f"bot {meta_path}: {said}"
+
+
+def test_refuse_takes_the_kind_of_file_by_keyword_only(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
+    """As the checks that pass it on (`check_game`, `read_weights`, ...) take it: a third positional
+    argument read as the kind was easy to take for part of the reason."""
+    assert str(refuse(switch_bot[0], "a reason", kind="reader")) == f"reader {switch_bot[0]}: a reason"
+    with pytest.raises(TypeError):
+        refuse(switch_bot[0], "a reason", "reader")  # type: ignore[call-arg]
 
 def test_refuses_truncated_metadata(switch_bot: tuple[pathlib.Path, pathlib.Path]) -> None:
     text = switch_bot[0].read_text()

@@ -83,7 +83,7 @@ def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> 
         (_shipped_copy(tmp_path, extra=1), "expected the fields"),
         (_shipped_copy(tmp_path, format_version=True), "format_version must be a whole number, got True"),
         (_shipped_copy(tmp_path, num_players=4.0), "num_players must be a whole number, got 4.0"),
-        (_shipped_copy(tmp_path, hidden=[16, 32]), r"layer 0 must be a finite \(16, 11\) weight"),
+        (_shipped_copy(tmp_path, hidden=[16, 32]), r"layer 0 must be a \(16, 11\) weight"),
         (_seats_edited(tmp_path, game),
          r"its weights read the features of 3 seats, but it records num_players=4 \(edited\?\)"),
         (tmp_path / "missing.json", "file not found"),
@@ -101,6 +101,22 @@ def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> 
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match=r"match equity .*bad.json"):
         load_equity(tmp_path / "bad.json", game)
+
+
+
+@pytest.mark.parametrize("value", [1e300, -2000.0])
+def test_an_equity_whose_weights_overflow_is_refused(tmp_path: pathlib.Path, value: float) -> None:
+    """A weight past `MOST_WEIGHT` (re-hashed, as an edit would): it loaded, and 1e300 overflowed the logits
+    to NaN equities, which a search took for values (JSON's reader refuses an infinite number itself)."""
+    game = make_game("huit", {"num_players": 4})
+    weights = json.loads((SHIPPED / "huit-4p.json").read_text())["weights"]
+    weights["w2"] = _first(weights["w2"], lambda _: value)
+    path = _shipped_copy(tmp_path, weights=weights, weights_sha256=weights_sha256(weights))
+    with pytest.raises(ValueError) as refused:
+        load_equity(path, game)
+    assert str(refused.value) == (
+        f"match equity {path}: layer 2 holds a value of magnitude {abs(value):.3g}; accepted: finite values "
+        "from -1000 to 1000 (corrupted or edited?); fit it again with cardlab match-equity")
 
 
 def _seats_edited(tmp_path: pathlib.Path, game: Game) -> pathlib.Path:

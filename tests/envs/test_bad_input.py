@@ -211,6 +211,9 @@ BAD_DEALS = [
     (huit_v1, {"hands": HUIT_HANDS, None: []}, ["unknown Huit deal key(s) None; accepted: ",
                                                  "keys are strings"]),
     (huit_v1, {"hands": [["9S"], [], ["KD"], []]}, ["no cards to seat(s) [1, 3]"]),
+    (huit_v1, {"hands": HUIT_HANDS, "scores": [0, 151, 0, 0]},  # the match would be over (B13)
+     ["deal['scores'] must all be below target_score=151 while a hand is in play", "got [0, 151, 0, 0]"]),
+    (switch_v1, {"hands": SWITCH_HANDS, "starter": "5D", "scores": [600, 0, 0, 0]}, ["target_score=500"]),
 ]
 
 

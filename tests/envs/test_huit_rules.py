@@ -661,9 +661,12 @@ def test_B12_a_restored_streak_of_two_earns_the_bonus_below_zero() -> None:
 
 
 def test_B12_a_win_by_someone_else_breaks_a_streak() -> None:
-    """B12: 'in a row' means consecutive hands: seat 0's streak of 2 ends when seat 2 wins."""
+    """B12: 'in a row' means consecutive hands: seat 0's streak of 2 ends when seat 2 wins (one seat at most
+    is on a streak, the last winner: a saved state with two is refused)."""
     env = stacked([["7D"], ["9S"], ["7H"]], dealer=1, episode="match")
-    restore(env, streaks=[2, 1, 0])
+    with pytest.raises(ValueError, match=r"'streaks' must be 0 for every seat but one at most"):
+        restore(env, streaks=[2, 1, 0])
+    restore(env, streaks=[2, 0, 0])
     play(env, "play 7H")
     assert env.infos["player_0"]["last_hand"]["score_changes"] == [7, 9, 0]
     assert state(env)["streaks"] == [0, 0, 1]

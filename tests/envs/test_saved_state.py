@@ -329,6 +329,13 @@ BAD_FIELDS: list[tuple[str, str, Any, str]] = [
     ("huit_ace", "announced", True, "'announced' must be False: it is true exactly when 8s are on top (B6)"),
     ("huit_eights", "announced", False, "'announced' must be True: it is true exactly when 8s are on top"),
     ("huit_ace", "hands", lambda d: [[], *d["hands"][1:]], "the cards miss 7C"),
+    # a total at the target in a hand in play: the hand that took it there ended the match (A12/B13)
+    ("huit", "scores", lambda d: [151, *d["scores"][1:]], "'scores' must all be below target_score=151 while "
+                                                           "a hand is in play"),
+    ("switch", "scores", lambda d: [*d["scores"][:-1], 500], "'scores' must all be below target_score=500"),
+    # two seats on a B12 streak: a win sets every other seat's to 0
+    ("huit", "streaks", lambda d: [1, 1, *d["streaks"][2:]],
+     "'streaks' must be 0 for every seat but one at most"),
 ]
 
 
@@ -451,6 +458,12 @@ FINISHED_DAMAGE = [
     ("huit", "score_changes", lambda d: [p + 1 for p in d["score_changes"]], "'score_changes' must be ["),
     ("switch", "hands_played", 0, "'hands_played' must be at least 1 once a hand is over"),
     ("huit", "match_over", True, "'match_over' must be False after a won hand"),
+    # B12: the winner is the one seat on a streak, and on one exactly when it took no bonus
+    ("huit", "streaks", lambda d: [int(s == (d["winner"] + 1) % len(d["streaks"]))
+                                   for s in range(len(d["streaks"]))],
+     "'streaks' must be 0 for every seat but the winner"),
+    ("huit", "streaks", lambda d: [0] * len(d["streaks"]),
+     "'streaks' must be above 0 for the winner, who took no bonus (B12)"),
 ]
 
 
@@ -474,6 +487,9 @@ def test_truncated_hand_fields_must_agree(game: str) -> None:
         ("turn", 3, "'turn' must be max_turns=4 for a truncated hand (C1)"),
         ("winner", 0, "'winner' must be None for a truncated hand (C1)"),
         ("match_over", True, "'match_over' must be false for a truncated hand (C1)"),
+        ("scores", [10**6] * len(saved["scores"]), "'scores' must all be below target_score"),
+        *([("streaks", [1] + [0] * (len(saved["streaks"]) - 1), "'streaks' must be all 0 after a truncated "
+            "hand (C1 ends every streak, B12)")] if game == "huit" else []),
     ]:
         with pytest.raises(ValueError, match=re.escape(fragment)):
             restored_env(game, {**saved, field: bad})

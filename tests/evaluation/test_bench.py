@@ -29,6 +29,15 @@ def test_the_field_repeats_in_order_in_the_other_seats() -> None:
         bench_slots("me", [], 2)
 
 
+def test_a_field_longer_than_the_other_seats_is_refused() -> None:
+    """Its last specs played no hand, while the result and its leaderboard row named them in the field."""
+    with pytest.raises(ValueError) as refused:
+        bench_slots("me", ["expert", "greedy"], 2)
+    assert str(refused.value) == (
+        "the field names 2 agents ('expert greedy') for the 1 other seat of a 2-player table: 'greedy' and "
+        "any after it would not play; accepted: at most 1 spec, repeated in order over the other seats")
+
+
 def test_point_difference_is_the_others_mean_less_the_agent_s_per_deal_truncated_left_out() -> None:
     records = [EpisodeRecord(0, 0, (0, 1, 2), (0,), (0, 4, 8), False),
                EpisodeRecord(0, 1, (1, 2, 0), (1,), (6, 0, 3), False),

@@ -85,6 +85,9 @@ def test_new_game_and_view(api: TestClient) -> None:
 @pytest.mark.parametrize(("changes", "status", "words"), [
     ({"game": "poker"}, 400, "unknown game 'poker'"),
     ({"num_players": 9}, 400, "num_players=9 is out of range"),
+    ({"mode": "match", "rules": {"num_players": 3}}, 400,  # two table sizes: one silently won
+     "rules.num_players=3 is not the request's num_players=2; accepted: the table size once, as num_players "
+     "(or rules.num_players equal to it)"),
     ({"rules": {"colour": "red"}}, 400, "unknown rule option(s) colour"),
     ({"rules": {"hand_size": 40}}, 400, "hand_size=40 is out of range"),
     ({"opponents": ["nobody"]}, 400, "unknown agent 'nobody' for huit with 2 players"),

@@ -89,3 +89,19 @@ def test_a_policy_that_must_be_shown_the_record_is_refused_before_a_run_folder(
            "from its observation (the batched engine that plays the hands shows nothing else)")
     assert err.endswith(why), err
     assert not (tmp_path / "runs").exists()
+
+
+def test_hands_that_c1_cuts_every_time_are_refused_leaving_no_run_folder(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A hand C1 cuts adds no points: matches drawn from hands that were all cut never reached the target,
+    and the command looped for ever after making its run folder. The refusal takes the folder away, still
+    empty."""
+    config = tmp_path / "tiny.yaml"
+    data = {**dataclasses.asdict(TINY), "rules": {"max_turns": 1}}
+    config.write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in data.items()))
+    assert main(["match-equity", str(config), "--runs-dir", str(tmp_path / "runs")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("rules.max_turns=1 cut every one of the 64 hands played before anyone went out (C1), "
+                        "so no match could reach the target; accepted: a max_turns within which the policy's "
+                        "hands end (the default is 1,000)"), err
+    assert not list((tmp_path / "runs").iterdir())

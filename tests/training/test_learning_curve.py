@@ -384,9 +384,10 @@ def test_the_old_pipeline_without_a_time_limit_is_refused(
 def test_a_long_run_with_a_league_snapshot_of_another_table_is_refused_before_a_round(
         bot: str, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     """A snapshot of another game or seat count in the league's pool (a league folder copied from another
-    run): it loaded as a bot, then failed when the trainer seated it at this run's table; `check_pool` loads
-    it for this run's table, so it is refused in one line, in `load_bot`'s words (`check_game`: the file, what
-    it plays, the run's game or seats), saying what the run accepts, the run folder as it was."""
+    run): it loaded as a bot, then failed when the trainer seated it at this run's table; `check_pool` checks
+    it against this run's table, so it is refused in one line, in `check_game`'s words (the file, what it
+    plays, the run's game or seats) without their advice on where to play it, which is no answer to a
+    resume, saying what the run accepts, the run folder as it was."""
     from cardlab.agents.bot_catalogue import SHIPPED_BOTS
 
     bench = load_benchmark("learning_curve", monkeypatch)
@@ -399,8 +400,8 @@ def test_a_long_run_with_a_league_snapshot_of_another_table_is_refused_before_a_
     kept = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
     with pytest.raises(SystemExit) as refused:
         bench.main(["long", "huit-4p-ppo-clone", "--minutes", "5"])
-    plays = {"switch-4p": "it plays switch, not huit; play it at a switch table",
-             "huit-2p": "it was trained for 2 players, the game has 4; play it with 2 players"}[bot]
+    plays = {"switch-4p": "it plays switch, not huit",
+             "huit-2p": "it was trained for 2 players, the game has 4"}[bot]
     assert str(refused.value) == (
         f"huit-4p-ppo-clone: cannot grow {run}: cannot resume {run}: a league snapshot it seats is refused: "
         f"bot {meta}: {plays}; accepted: the snapshots this run wrote, whole (move the others out of "

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,8 +157,16 @@ class Played:
 def play_matches(game: Game, points: np.ndarray, winners: np.ndarray, matches: int, rng: np.random.Generator
                  ) -> Played:
     """`matches` matches played out from hands drawn from (points, winners) (`hand_outcomes`' arrays), all
-    at once: the rules' target, dealer rotation and B12 streak bonus (module doc)."""
+    at once: the rules' target, dealer rotation and B12 streak bonus (module doc).
+
+    A hand C1 cut adds no points, so draws from hands that C1 cut every one of would never end a match:
+    they are refused in one line instead of looping for ever."""
     rules = game.rules.to_dict()
+    if not (np.asarray(winners) >= 0).any():
+        raise ValueError(f"rules.max_turns={rules['max_turns']:,} cut every one of the {len(winners):,} "
+                         "hands played before anyone went out (C1), so no match could reach the target; "
+                         "accepted: a max_turns within which the policy's hands end (the default is "
+                         f"{game.spec.rules.completed({})['max_turns']:,})")
     target, length, bonus = int(rules["target_score"]), int(rules.get("streak_length", 0)), int(
         rules.get("streak_bonus", 0))
     n = game.num_players
@@ -247,12 +256,8 @@ def log_loss(predicted: np.ndarray, observed: np.ndarray) -> float:
     return float(-(observed * np.log(np.clip(predicted, 1e-12, 1.0))).sum(axis=1).mean())
 
 
-def match_equity(cfg: EquityConfig, runs_dir: Path = Path("runs"), progress: bool = True) -> Path:
-    """Run the steps of the module doc; returns the run folder (``equity.json``, ``run.json``)."""
-    game = validate_equity(cfg)
-    say = Progress(progress).say
-    started = time.monotonic()
-    run_dir = new_run_dir(runs_dir, cfg)
+def play_out(game: Game, cfg: EquityConfig, say: Callable[[str], None]) -> tuple[Played, Played]:
+    """Steps 1 and 2 of the module doc: the hands, then the matches to fit and those held out."""
     say(f"{game.id}, {game.num_players} players: {cfg.hands:,} + {cfg.holdout_hands:,} hands of {cfg.policy}")
     points, winners = hand_outcomes(game, cfg.policy, cfg.hands, derive_seed(cfg.seed, HANDS))
     held_points, held_winners = hand_outcomes(game, cfg.policy, cfg.holdout_hands,
@@ -262,6 +267,20 @@ def match_equity(cfg: EquityConfig, runs_dir: Path = Path("runs"), progress: boo
     held = play_matches(game, held_points, held_winners, cfg.holdout_matches, rng)
     say(f"{cfg.matches:,} matches ({len(played.scores):,} hands) to fit, {cfg.holdout_matches:,} "
         f"({len(held.scores):,}) held out")
+    return played, held
+
+
+def match_equity(cfg: EquityConfig, runs_dir: Path = Path("runs"), progress: bool = True) -> Path:
+    """Run the steps of the module doc; returns the run folder (``equity.json``, ``run.json``)."""
+    game = validate_equity(cfg)
+    say = Progress(progress).say
+    started = time.monotonic()
+    run_dir = new_run_dir(runs_dir, cfg)
+    try:
+        played, held = play_out(game, cfg, say)
+    except BaseException:  # refused (hands C1 cut every one of) or stopped: nothing is written yet
+        run_dir.rmdir()
+        raise
     layers = fit(game, cfg, played, derive_seed(cfg.seed, FIT))
     model = MatchEquity(game, layers, {})
     predicted = model.equity(held.scores, held.dealer, held.streaks)

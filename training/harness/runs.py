@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from cardlab.agents.bot import load_bot
+from cardlab.agents.bot import load_bot, read_metadata
+from cardlab.agents.bot.validate import check_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.evaluation.episodes import plural
 from cardlab.training.arena.league import (
@@ -154,8 +155,9 @@ def check_pool(cfg: TrainConfig, run_dir: Path, steps: int) -> None:
     table = header_game(cfg)
     kept = [meta for meta in list_snapshots(league_folder(run_dir)) if snapshot_steps(meta) <= steps]
     for meta in kept[-cfg.self_play.pool_size:]:
-        try:
-            load_bot(meta, table)  # its checks word what is wrong: damaged, or what it plays (`check_game`)
+        try:  # what differs from this run's table, not how to play the file elsewhere: this run says that
+            check_game(meta, read_metadata(meta), table, advice=False)
+            load_bot(meta, table)  # its checks word what else is wrong: a damaged file
         except ValueError as err:
             raise ValueError(f"cannot resume {run_dir}: a league snapshot it seats is refused: {err}; "
                              f"accepted: the snapshots this run wrote, whole (move the others out of "

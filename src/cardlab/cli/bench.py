@@ -29,8 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"the deal suite: {', '.join(suite_names())}, or a suite's .json "
                         f"(default {DEFAULT_SUITE})")
     p.add_argument("--field", nargs="+", metavar="SPEC",
-                   help=f"the reference agents of the other seats, repeated in order (default: "
-                        f"{' '.join(DEFAULT_FIELD)} in every one)")
+                   help=f"the reference agents of the other seats, at most one each, repeated in order "
+                        f"(default: {' '.join(DEFAULT_FIELD)} in every one)")
     add_outputs(p)
     add_threads(p)
     add_ray_options(p)
