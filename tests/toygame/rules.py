@@ -79,7 +79,7 @@ class ToyState(HandState):
         check_keys(deal, ["hands", "starter"], ["stock", "dealer", "scores"], "toy deal")
         given = {"stock": deal.get("stock", []), "starter": [deal["starter"]]}
         hands, piles = check_deal(deal["hands"], given, self.n, self.deck)
-        self.match = match_from_deal(deal, self.n)
+        self.match = match_from_deal(deal, self.n, self.rules.target_score)
         self._reset_hand()
         self._set_cards(hands, piles["stock"], piles["starter"])
         self._start()
