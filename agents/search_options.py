@@ -24,6 +24,7 @@ parser; every number is bounded.
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -65,6 +66,9 @@ MOST_TEXT = 256
 SPLIT = ":"
 """what a spec's parts are split at (each then trimmed of spaces): a text option's value holds none, and no
 space at either end, else the spec could not carry it"""
+MOST_PLACES = 340
+"""the most decimal places a spec's number may have: every float's shortest exact digits fit (324 places at
+most, as 5e-324's), so a value `search_spec` writes reads back the same"""
 LEVELS: dict[str, tuple[int, int]] = {"quick": (2048, 60), "strong": (MOST_WORLDS, 700)}
 """level -> (worlds, ms): ``quick`` the web app's default search, ``strong`` about ten times its time"""
 LEVEL_BOUNDS_MS = {"quick": 100.0, "strong": 1000.0}
@@ -72,7 +76,7 @@ LEVEL_BOUNDS_MS = {"quick": 100.0, "strong": 1000.0}
 ``benchmarks/decision_latency.py --levels`` checks)"""
 
 _WHOLE = re.compile(r"-?[0-9]{1,15}")
-_NUMBER = re.compile(r"-?(?:[0-9]{1,15}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})")
+_NUMBER = re.compile(rf"-?(?:[0-9]{{1,15}}(?:\.[0-9]{{0,{MOST_PLACES}}})?|\.[0-9]{{1,{MOST_PLACES}}})")
 """the numbers a spec may write: ASCII digits only (``[0-9]`` is not ``\\d``, which takes every script's)"""
 
 
@@ -278,8 +282,13 @@ def search_spec(base: str, **values: Any) -> str:
 
 
 def _spec_text(value: Any) -> str:
-    """A checked option value as a spec writes it (a number in plain digits, never an exponent)."""
-    return f"{value:.15f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+    """A checked option value as a spec writes it: a float in plain digits, never an exponent, its shortest
+    exact digits (Python's `repr`, at most `MOST_PLACES` places), so that `parse_spec` reads back the float
+    itself (a fixed number of places wrote 1e-20 as 0)."""
+    if not isinstance(value, float):
+        return str(value)
+    text = format(decimal.Decimal(repr(value)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def parse_spec(spec: str) -> tuple[SearchOptions, str]:

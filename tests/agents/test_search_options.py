@@ -202,6 +202,17 @@ def test_a_path_with_a_colon_in_a_spec_is_refused_naming_it(name: str, path: str
         SearchOptions(**{other: values[0], name: "runs/a=b/x.json"}), "bot:huit-2p")
 
 
+@pytest.mark.parametrize("value", [1e-20, 5e-324, 2.2250738585072014e-308, 0.1, 1 / 3, 99.99999999999999,
+                                   100.0, 0.0, 12.5e-7])
+def test_a_float_reads_back_from_its_spec_exactly(value: float) -> None:
+    """A spec keeps a float's shortest exact digits in plain decimals, no exponent (a fixed count of places
+    would write 1e-20 as 0)."""
+    spec = search_spec("expert", points_weight=value)
+    assert re.fullmatch(r"search:points_weight=[0-9]+(\.[0-9]+)?:expert", spec), spec
+    assert parse_spec(spec)[0].points_weight == value
+    assert parse_spec(search_spec("expert", z=value / 10))[0].z == value / 10
+
+
 def test_typed_values_become_a_spec_checked_once_and_read_back_the_same() -> None:
     """`search_spec` (`cardlab exploit`'s responder) writes what `parse_spec` reads, in plain digits."""
     spec = search_spec("expert", worlds=64, ms=0, z=0.00001)
