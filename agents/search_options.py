@@ -164,8 +164,8 @@ class SearchOptions:
     value: str = option(
         "win", "`win`: the seat's hand win reward (+1 for a win, the loss shared out, 0 when C1 cuts the "
         "hand); `points`: minus the seat's score change / 100; `match`: the seat's chance to win the match "
-        "once the hand's points are added to the running totals (the table's shipped match equity, "
-        "`cardlab match-equity`; a hand that ends the match: its result)", choices=VALUES)
+        "once the hand's points are added to the running totals (the table's shipped match equity, or the "
+        "fitted one `equity` names; a hand that ends the match: its result)", choices=VALUES)
     points_weight: float = option(
         0.0, "with `value=win`: this weight times `points`' value added to each play-out's win reward, so "
         "that the points still in hand break the ties of the worlds where the win is out of reach (there the "
@@ -203,8 +203,9 @@ class SearchOptions:
         "`belief` (it would deal no world)", low=0, high=1)
     equity: str = option(
         "", "with `value=match`: the match equity that values the play-outs, an equity's NAME.json "
-        "(`cardlab match-equity` writes RUNS/NAME__SEED__TIME/equity.json), refused unless fitted for this "
-        "table and its rules of play", text="an equity file", shown="the table's shipped equity")
+        "(`cardlab match-equity` writes runs/NAME__SEED__TIME/equity.json and prints its path), refused "
+        "unless fitted for this table and its rules of play", text="an equity file",
+        shown="the table's shipped equity")
     reader: str = option(
         "", "with `belief=learned` or `posterior`: the hand reader that deals the worlds, a reader's "
         "NAME.json (`cardlab read-hands` writes RUN/reader.json)", text="a hand reader file",

@@ -229,8 +229,8 @@ class TrainConfig(RunHeader):
     lean only)"""
     equity: str = ""
     """reward 'match': the match equity it pays the changes of, an equity's NAME.json (`cardlab match-equity`
-    writes RUNS/NAME__SEED__TIME/equity.json; a relative path is from where the run starts), refused unless
-    fitted for this table and its rules of play; '': the table's shipped one"""
+    writes runs/NAME__SEED__TIME/equity.json and prints its path; a relative path is from where the run
+    starts), refused unless fitted for this table and its rules of play; '': the table's shipped one"""
     episode: str = bounds.word("hand", EPISODES)
     """what one training game is: 'hand' or 'match' (trainer lean only): hands follow each other with running
     totals (which the observation holds) and the win reward comes at the match's end, the lowest total
