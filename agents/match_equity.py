@@ -18,10 +18,13 @@ over is not asked of the network: its winners share 1 (ties share the win).
 Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
 feature version, the network's shape and weights, their SHA-256 and a
 summary). `load_equity` refuses in one line a file for another game, table
-or rule set, of another feature version, whose weights do not hash as
-recorded, whose weights read another number of seats than it records, or
-whose weights are past `MOST_WEIGHT` (finite equities need finite logits).
-The shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`).
+or rules of play (`equity_rules`), of another feature version, whose
+weights do not hash as recorded, whose weights read another number of seats
+than it records, or whose weights are past `MOST_WEIGHT` (finite equities
+need finite logits). The shipped ones are ``agents/equity/GAME-Np.json``
+(`shipped_equity`); a fitted one, ``RUN/equity.json``, is named where it is
+used (``search:value=match:equity=PATH``, a training config's ``equity``),
+and `equity_at` reads either.
 """
 
 from __future__ import annotations
@@ -207,6 +210,21 @@ def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, 
     return layers
 
 
+def equity_rules(game: Game) -> tuple[str, ...]:
+    """The rule options an equity depends on, the ones `load_equity` compares with the table's: every rule
+    of play of `game`'s rules (`RuleOptions.of_play`).
+
+    Why every one: the model is fitted from hands played out under the rules, so an option that changes a
+    hand's points (the deck, the hand size, B12's bonus), its winner (what may follow what, who draws or is
+    skipped: A5, A8, B8, B10) or the match's scoring (target_score, B12's streak length) changes the chances
+    it gives. ``max_turns`` is one of them: a hand C1 cuts scores nothing and ends every streak, rare at the
+    defaults but most hands under a low cap, and whether a cap is low enough to matter depends on the
+    table, so any difference is refused. An option that is no rule of play (``memory``: it adds to what a
+    seat observes, and the game is the same) leaves every hand as it was, so an equity fitted with or
+    without it serves both tables."""
+    return type(game.rules).of_play()
+
+
 def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
     """An equity file checked against `game`'s table (module doc), or a one-line `ValueError`."""
     path = pathlib.Path(path)
@@ -237,14 +255,15 @@ def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
         raise _refuse(path, f"it is for {excerpt(meta['game'])} with {excerpt(meta['num_players'])} players, "
                             f"not {game.spec.id} with {game.num_players}; use the equity of this table")
     rules = meta["rules"]
-    ours = game.rules.to_dict()
-    if not isinstance(rules, dict) or rules != ours:
-        theirs = rules if isinstance(rules, dict) else {}
-        diffs = [f"{k}={excerpt(theirs.get(k, '(missing)'))} (table: {excerpt(ours.get(k, '(missing)'))})"
-                 for k in sorted(set(ours) | set(theirs))
-                 if theirs.get(k, "(missing)") != ours.get(k, "(missing)")]
+    ours, theirs = game.rules.to_dict(), rules if isinstance(rules, dict) else {}
+    apart = set(ours) - set(equity_rules(game))  # no rule of play: the same hands with or without it
+    diffs = [f"{k}={excerpt(theirs.get(k, '(missing)'))} (table: {excerpt(ours.get(k, '(missing)'))})"
+             for k in sorted((set(ours) | set(theirs)) - apart)
+             if theirs.get(k, "(missing)") != ours.get(k, "(missing)")]
+    if not isinstance(rules, dict) or diffs:
         raise _refuse(path, f"it was fitted under other rules: {', '.join(diffs) or excerpt(rules)}; use it "
-                            "at a table of those rules, or fit one for these")
+                            "at a table of those rules, or fit one for these with cardlab match-equity and "
+                            "name its RUN/equity.json (search option equity=, config key equity)")
     if meta["weights_sha256"] != weights_sha256(meta["weights"]):
         raise _refuse(path, "its weights do not hash to the weights_sha256 it records (corrupted or edited); "
                             "fit it again with cardlab match-equity")
@@ -272,25 +291,33 @@ def shipped_equity_path(game: Game) -> pathlib.Path:
 
 
 _LOADED: dict[pathlib.Path, tuple[tuple[int, int, RuleOptions], MatchEquity]] = {}
-"""`shipped_equity`'s models: path -> ((modification time, size, table rules), the model loaded from it)"""
+"""`equity_at`'s models: resolved path -> ((modification time, size, table rules), the model read from it)"""
+
+
+def equity_at(path: str | pathlib.Path, game: Game) -> MatchEquity:
+    """The equity file at `path` for `game`'s table, as `load_equity` checks it, read once per file and table
+    rules: the web app asks at every match table it seats, the searches at every agent they build and a
+    training run at every table it deals. The file's size and modification time are part of the key, so a
+    file replaced since is read again, and a file that fails to load is refused at every call."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        return load_equity(path, game)  # its one-line refusal of a missing file
+    resolved, found = path.resolve(), path.stat()
+    version = (found.st_mtime_ns, found.st_size, game.rules)
+    cached = _LOADED.get(resolved)
+    if cached is None or cached[0] != version:
+        _LOADED[resolved] = cached = (version, load_equity(path, game))
+    return cached[1]
 
 
 def shipped_equity(game: Game) -> MatchEquity:
-    """The shipped equity of `game`'s table; a `ValueError` naming the tables that have one otherwise.
-
-    Read and checked once per file and table rules (the web app asks at every match table it seats, the
-    searches at every agent they build): the file's size and modification time are part of the key, so a
-    file replaced since is read again, and a file that fails to load is refused at every call, as
-    `load_equity` refuses it."""
+    """The shipped equity of `game`'s table (`equity_at`); a `ValueError` naming the tables that have one
+    otherwise."""
     path = shipped_equity_path(game)
     if not path.is_file():
         have = ", ".join(sorted(p.stem for p in SHIPPED.glob("*.json"))) or "none"
         raise ValueError(f"no match equity ships for {game.spec.id} with {game.num_players} players (equity "
-                         f"models: {have}); fit one with cardlab match-equity and copy its equity.json to "
-                         f"{path}")
-    found = path.stat()
-    version = (found.st_mtime_ns, found.st_size, game.rules)
-    cached = _LOADED.get(path)
-    if cached is None or cached[0] != version:
-        _LOADED[path] = cached = (version, load_equity(path, game))
-    return cached[1]
+                         f"models: {have}); fit one with cardlab match-equity and name its RUN/equity.json "
+                         "(search option equity=, config key equity)")
+    return equity_at(path, game)
+

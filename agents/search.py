@@ -30,7 +30,7 @@ from cardlab.agents.base import Agent
 from cardlab.agents.hand_reading.posterior import Drawer
 from cardlab.agents.hand_reading.reader import load_reader, shipped_reader
 from cardlab.agents.hand_reading.reading import Reading, Weighing, weighed_margin, weighed_values
-from cardlab.agents.match_equity import MatchEquity, shipped_equity
+from cardlab.agents.match_equity import MatchEquity, equity_at, shipped_equity
 from cardlab.agents.rollouts import Prepare, Rollouts, checked_seat_models, seat_values
 from cardlab.agents.search_options import (
     LEVEL_BOUNDS_MS,
@@ -80,14 +80,18 @@ def rollout_spec(rollout: str, game: Game) -> str | None:
     return rollout
 
 
-def table_equity(game: Game) -> MatchEquity:
-    """``value=match``'s equity: the table's shipped one, or a one-line refusal of the option saying why and
-    the values that play at this table."""
+def table_equity(game: Game, path: str = "") -> MatchEquity:
+    """``value=match``'s equity: the file ``equity=`` names (its loader's one-line refusal where it does not
+    fit the table), else the table's shipped one, or a one-line refusal of the option saying why and the
+    values that play at this table."""
+    if path:
+        return equity_at(path, game)
     try:
         return shipped_equity(game)
     except ValueError as err:
         raise ValueError(refusal("value", "match", f"not playable at this table: {err}",
-                                 "value=win or value=points here", SEARCH)) from None
+                                 "value=win or value=points here, or value=match beside equity=PATH, a "
+                                 "fitted equity of these rules", SEARCH)) from None
 
 
 class Decision(NamedTuple):
@@ -128,8 +132,9 @@ class SearchAgent(Agent):
         self.last_decision: Decision | None = None
         """the last decision's search (None after a decision with one legal move)"""
         self.rollouts = Rollouts(self.game, base if rollout is None else rollout, drawn_apart(seed, ENGINE))
-        self.equity = table_equity(self.game) if self.options.value == "match" else None
-        """with ``value=match``: the table's match equity, whose chance to win the match values a play-out"""
+        self.equity = table_equity(self.game, self.options.equity) if self.options.value == "match" else None
+        """with ``value=match``: the match equity (``equity=``'s, else the table's shipped one), whose chance
+        to win the match values a play-out"""
         o = self.options
         if o.belief == "posterior" and o.budget()[1]:
             raise ValueError(f"search option belief=posterior samples its worlds for seconds whatever the "

@@ -24,6 +24,7 @@ parser; every number is bounded.
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -46,7 +47,7 @@ READERS = ("learned", "posterior")
 WEIGHING = tuple(belief for belief in BELIEFS if belief != "uniform" and belief not in READERS)
 """the beliefs that weigh their worlds (by how likely a model of the other seats made their recorded moves)"""
 READ_WITH: dict[str, tuple[str, tuple[Any, ...]]] = {
-    "points_weight": ("value", ("win",)), "reader": ("belief", READERS),
+    "points_weight": ("value", ("win",)), "equity": ("value", ("match",)), "reader": ("belief", READERS),
     "weigh": ("belief", WEIGHING), "ess": ("belief", WEIGHING), "belief": ("cheat", (0,))}
 """option -> (the option it is read beside, the values of that one it is read with): given (not its default)
 beside another value, it would do nothing, so it is refused (a belief beside ``cheat=1``, which deals the
@@ -61,7 +62,13 @@ MOST_Z = 10.0
 MOST_POINTS_WEIGHT = 100.0
 """the largest `points_weight` a spec may ask for (at 100 a point in hand weighs as much as a hand's win)"""
 MOST_TEXT = 256
-"""the longest value a text option takes (a spec's parts are split at colons, so a value holds none)"""
+"""the longest value a text option takes"""
+SPLIT = ":"
+"""what a spec's parts are split at (each then trimmed of spaces): a text option's value holds none, and no
+space at either end, else the spec could not carry it"""
+MOST_PLACES = 340
+"""the most decimal places a spec's number may have: every float's shortest exact digits fit (324 places at
+most, as 5e-324's), so a value `search_spec` writes reads back the same"""
 LEVELS: dict[str, tuple[int, int]] = {"quick": (2048, 60), "strong": (MOST_WORLDS, 700)}
 """level -> (worlds, ms): ``quick`` the web app's default search, ``strong`` about ten times its time"""
 LEVEL_BOUNDS_MS = {"quick": 100.0, "strong": 1000.0}
@@ -69,7 +76,7 @@ LEVEL_BOUNDS_MS = {"quick": 100.0, "strong": 1000.0}
 ``benchmarks/decision_latency.py --levels`` checks)"""
 
 _WHOLE = re.compile(r"-?[0-9]{1,15}")
-_NUMBER = re.compile(r"-?(?:[0-9]{1,15}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})")
+_NUMBER = re.compile(rf"-?(?:[0-9]{{1,15}}(?:\.[0-9]{{0,{MOST_PLACES}}})?|\.[0-9]{{1,{MOST_PLACES}}})")
 """the numbers a spec may write: ASCII digits only (``[0-9]`` is not ``\\d``, which takes every script's)"""
 
 
@@ -79,7 +86,8 @@ class SearchOption(Declared):
     def accepted(self) -> str:
         """What the option accepts, as the error text and the docs say it."""
         if self.text:
-            return f"{self.text}: printable text of 1 to {MOST_TEXT} characters"
+            return (f"{self.text}: printable text of 1 to {MOST_TEXT} characters, without '{SPLIT}' or a "
+                    "space at either end (a spec could not carry them)")
         if self.choices:
             return f"one of {', '.join(f'{self.name}={word}' for word in self.choices)}"
         if self.whole:
@@ -107,7 +115,8 @@ class SearchOption(Declared):
         """A `ValueError` unless `value` is one the option accepts (a text option also takes its default)."""
         if self.text:
             right_kind, problem = isinstance(value, str), "not printable text of the accepted length"
-            fits = right_kind and 0 < len(value) <= MOST_TEXT and value.isprintable()
+            fits = (right_kind and 0 < len(value) <= MOST_TEXT and value.isprintable() and SPLIT not in value
+                    and value == value.strip())
             ok = right_kind and (value == self.default or fits)
         elif self.choices:
             right_kind, problem = isinstance(value, str), CHOICE
@@ -155,8 +164,8 @@ class SearchOptions:
     value: str = option(
         "win", "`win`: the seat's hand win reward (+1 for a win, the loss shared out, 0 when C1 cuts the "
         "hand); `points`: minus the seat's score change / 100; `match`: the seat's chance to win the match "
-        "once the hand's points are added to the running totals (the table's shipped match equity, "
-        "`cardlab match-equity`; a hand that ends the match: its result)", choices=VALUES)
+        "once the hand's points are added to the running totals (the table's shipped match equity, or the "
+        "fitted one `equity` names; a hand that ends the match: its result)", choices=VALUES)
     points_weight: float = option(
         0.0, "with `value=win`: this weight times `points`' value added to each play-out's win reward, so "
         "that the points still in hand break the ties of the worlds where the win is out of reach (there the "
@@ -192,6 +201,11 @@ class SearchOptions:
         "its true cards): the measured upper bound of any inference of the hidden cards, for benchmarks "
         "only (it plays only where the play loop shows it the true state, as evaluation does); beside no "
         "`belief` (it would deal no world)", low=0, high=1)
+    equity: str = option(
+        "", "with `value=match`: the match equity that values the play-outs, an equity's NAME.json "
+        "(`cardlab match-equity` writes runs/NAME__SEED__TIME/equity.json and prints its path), refused "
+        "unless fitted for this table and its rules of play", text="an equity file",
+        shown="the table's shipped equity")
     reader: str = option(
         "", "with `belief=learned` or `posterior`: the hand reader that deals the worlds, a reader's "
         "NAME.json (`cardlab read-hands` writes RUN/reader.json)", text="a hand reader file",
@@ -269,15 +283,20 @@ def search_spec(base: str, **values: Any) -> str:
 
 
 def _spec_text(value: Any) -> str:
-    """A checked option value as a spec writes it (a number in plain digits, never an exponent)."""
-    return f"{value:.15f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+    """A checked option value as a spec writes it: a float in plain digits, never an exponent, its shortest
+    exact digits (Python's `repr`, at most `MOST_PLACES` places), so that `parse_spec` reads back the float
+    itself (a fixed number of places wrote 1e-20 as 0)."""
+    if not isinstance(value, float):
+        return str(value)
+    text = format(decimal.Decimal(repr(value)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def parse_spec(spec: str) -> tuple[SearchOptions, str]:
     """(options, base spec) of ``search:[key=value:...]BASE``; a `ValueError` names what is wrong."""
     if not spec.startswith(PREFIX) and spec != PREFIX[:-1]:
         raise ValueError(f"a search spec starts with 'search:', got {excerpt(spec)}")
-    parts = spec[len(PREFIX):].split(":") if spec != PREFIX[:-1] else []
+    parts = spec[len(PREFIX):].split(SPLIT) if spec != PREFIX[:-1] else []
     values: dict[str, Any] = {}
     while parts and ("=" in parts[0] or parts[0].strip() in DECLARED):
         key, sep, text = (p.strip() for p in parts.pop(0).partition("="))
@@ -294,7 +313,12 @@ def parse_spec(spec: str) -> tuple[SearchOptions, str]:
             values[key] = DECLARED[key].parse(text)
         except ValueError as err:
             raise ValueError(f"agent spec {excerpt(spec)}: {err}") from None
-    base = ":".join(parts).strip()
+    base = SPLIT.join(parts).strip()
+    last = list(values)[-1] if values else ""
+    if last and DECLARED[last].text and any(sign in base.partition(SPLIT)[0] for sign in "/\\"):
+        raise ValueError(f"agent spec {excerpt(spec)}: {SEARCH} {last}={excerpt(values[last])} is followed "
+                         f"by {excerpt(base)}, which is no agent: a path with '{SPLIT}' cannot be given in a "
+                         f"spec (its parts are split at '{SPLIT}'); give the file a path without one")
     if not base:
         raise ValueError(f"agent spec {excerpt(spec)} names no base agent: give one after the options, e.g. "
                          "search:bot:huit-2p or search:worlds=64:expert")

@@ -22,7 +22,10 @@ TOTAL_HIGH = 1_000_000_000
 for many hands' points."""
 RULE = "rule option"
 """the kind a rule option's refusal names (`cardlab.envs.declared.refusal`)"""
-MEMORY_DOC = ("not a rule of play (play is unchanged): adds the observation field drew_on, a memory of "
+NOT_PLAY = "not a rule of play"
+"""how the doc of an option that changes no play opens (`RuleOptions.of_play` leaves such options out; the web
+app says them in words of their own)"""
+MEMORY_DOC = (f"{NOT_PLAY} (play is unchanged): adds the observation field drew_on, a memory of "
               "the hand: the suits each other player drew on and has laid none of since")
 """The doc of each game's `memory` option, which the game's engine and observer implement."""
 
@@ -53,6 +56,12 @@ class RuleOptions:
         bound and no high one bounded by `COUNT_HIGH`, so no count is unbounded."""
         return {name: d if d.low is None or d.high is not None else dataclasses.replace(d, high=COUNT_HIGH)
                 for name, d in declarations(cls).items()}
+
+    @classmethod
+    def of_play(cls) -> tuple[str, ...]:
+        """The options that are rules of play: all but those whose doc opens with `NOT_PLAY` (`memory`, which
+        only adds to the observation). What a file fitted from played hands depends on (a match equity)."""
+        return tuple(name for name, d in cls.declared().items() if not d.doc.startswith(NOT_PLAY))
 
     @classmethod
     def describe(cls) -> list[OptionDoc]:

@@ -24,7 +24,7 @@ from typing import Any
 from cardlab.agents.agent_spec import resolve_spec
 from cardlab.agents.bot import read_metadata
 from cardlab.agents.bot_catalogue import shipped_bots, table_bots
-from cardlab.agents.match_equity import shipped_equity, shipped_equity_path
+from cardlab.agents.match_equity import equity_rules, shipped_equity, shipped_equity_path
 from cardlab.agents.search import LEVEL_BOUNDS_MS, LEVELS
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game, games, get_spec, make_game
@@ -94,14 +94,16 @@ def default_rules(game: Game) -> bool:
 
 def has_equity(game: Game) -> bool:
     """Whether a match equity ships for `game`'s table and rules: none where no file ships for its size or
-    its rules are not the defaults the shipped one was fitted under. A shipped file that fails to load
+    its rules of play (`equity_rules`: an option that is no rule of play, such as memory, does not count)
+    are not the defaults the shipped one was fitted under. A shipped file that fails to load
     (corrupted, of another table or version) is its loader's one-line `ValueError` naming it, not "no
     equity": the search would otherwise play for the hand's win without a word. Asked at every match table
     seated, it reads the file once (`shipped_equity` keeps what it loaded until the file changes)."""
     if not shipped_equity_path(game).is_file():
         return False
     shipped_equity(make_game(game.spec, {"num_players": game.num_players}))
-    return default_rules(game)
+    defaults, ours = game.spec.rules.completed({"num_players": game.num_players}), game.rules.to_dict()
+    return all(ours[name] == defaults[name] for name in equity_rules(game))
 
 
 SEARCH_BASE = "expert"

@@ -37,6 +37,7 @@ from cardlab.envs import env_class
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.game_spec import Game, GameSpec, GameState, make_game
 from cardlab.envs.hand import END_KEYS
+from cardlab.envs.options import NOT_PLAY
 
 VIEW_FORMAT = "cardlab-view"
 POSITION_FORMAT = "cardlab-position"
@@ -172,7 +173,6 @@ class RuleField:
 
 RULE_ID = re.compile(r"\s*\((?:[A-Z]\d+(?:, [A-Z]\d+)*)(?:; ([^)]*))?\)")
 """a rule id cited in an option's doc, "(B2)" or "(A1; a note)": the note is kept, the id dropped"""
-NOT_PLAY = "not a rule of play"
 LARGE = 100_000
 """a range's top this large is no limit a player meets: the help says "from LOW" only"""
 

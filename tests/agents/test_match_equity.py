@@ -1,6 +1,7 @@
 """The shipped match-equity models: each seat's chance to win the match sums to 1 over the seats, a finished
 match gives its winners 1 (A12/B13, ties sharing), more points mean less equity, and a file for another table
-or rule set, or a corrupted one, is refused in one line."""
+or rules of play, or a corrupted one, is refused in one line; an option that is no rule of play does not
+matter."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ import numpy as np
 import pytest
 
 from cardlab.agents.bot_catalogue import table_bots
-from cardlab.agents.match_equity import SHIPPED, load_equity, shipped_equity, weights_sha256
+from cardlab.agents.match_equity import (
+    SHIPPED,
+    equity_at,
+    equity_rules,
+    load_equity,
+    shipped_equity,
+    weights_sha256,
+)
 from cardlab.envs import make_game
 from cardlab.envs.game_spec import Game
 
@@ -68,6 +76,63 @@ def test_an_equity_for_another_table_is_refused(game: tuple[str, dict[str, objec
     with pytest.raises(ValueError, match=message) as err:
         load_equity(SHIPPED / "huit-4p.json", make_game(*game))
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("game_id", ["huit", "switch"])
+def test_an_option_that_is_no_rule_of_play_does_not_keep_an_equity_from_a_table(
+        game_id: str, tmp_path: pathlib.Path) -> None:
+    """``memory`` only adds to what a seat observes: the shipped equity serves a table with it, and an equity
+    fitted with it serves one without it (the hands, and so the chances, are the same)."""
+    shipped = SHIPPED / f"{game_id}-4p.json"
+    assert "memory" not in equity_rules(make_game(game_id, {"num_players": 4}))
+    with_memory = make_game(game_id, {"num_players": 4, "memory": True})
+    assert load_equity(shipped, with_memory).target == with_memory.rules.to_dict()["target_score"]
+    data = json.loads(shipped.read_text())
+    data["rules"]["memory"] = True
+    fitted = tmp_path / "equity.json"
+    fitted.write_text(json.dumps(data))
+    load_equity(fitted, make_game(game_id, {"num_players": 4}))
+    del data["rules"]["memory"]  # a file that never heard of it: fitted without it
+    fitted.write_text(json.dumps(data))
+    load_equity(fitted, with_memory)
+
+
+def _other_value(value: Any) -> Any:
+    """A value of a rule option other than `value` that every 4-seat table takes."""
+    return not value if isinstance(value, bool) else value + 1
+
+
+@pytest.mark.parametrize(("game_id", "name"), [
+    (game_id, name) for game_id in ("huit", "switch")
+    for name in equity_rules(make_game(game_id, {"num_players": 4})) if name != "num_players"])
+def test_every_rule_of_play_that_differs_is_refused(game_id: str, name: str) -> None:
+    """A rule of play changes a hand's points, its winner or the match's scoring (target_score, B12, C1's
+    cut hands), so the shipped equity is refused at a table where any one of them differs, in one line."""
+    default = make_game(game_id, {"num_players": 4}).rules.to_dict()[name]
+    other = _other_value(default)
+    with pytest.raises(ValueError, match=rf"other rules: {name}={default!r} \(table: {other!r}\)") as err:
+        load_equity(SHIPPED / f"{game_id}-4p.json", make_game(game_id, {"num_players": 4, name: other}))
+    assert "\n" not in str(err.value)
+
+
+def test_an_unknown_rule_in_a_file_is_refused(tmp_path: pathlib.Path) -> None:
+    """A rule this cardlab does not know may be one of play: the file is refused, not read as fitting."""
+    data = json.loads((SHIPPED / "huit-4p.json").read_text())
+    data["rules"]["made_up"] = 1
+    path = tmp_path / "equity.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"other rules: made_up=1 \(table: '\(missing\)'\)"):
+        load_equity(path, make_game("huit", {"num_players": 4}))
+
+
+def test_a_named_file_is_read_once_until_it_changes(tmp_path: pathlib.Path) -> None:
+    game = make_game("huit", {"num_players": 4})
+    path = tmp_path / "equity.json"
+    path.write_text((SHIPPED / "huit-4p.json").read_text())
+    first = equity_at(path, game)
+    assert equity_at(path, game) is first
+    path.write_text(path.read_text().replace('"format_version"', '"format_version" ', 1))
+    assert equity_at(path, game) is not first
 
 
 def test_a_corrupt_or_foreign_equity_file_is_refused(tmp_path: pathlib.Path) -> None:
@@ -130,8 +195,8 @@ def _seats_edited(tmp_path: pathlib.Path, game: Game) -> pathlib.Path:
 
 def test_a_table_without_an_equity_is_refused_naming_those_that_have_one() -> None:
     with pytest.raises(ValueError, match=r"no match equity ships for switch with 3 players .*huit-4p.*; fit "
-                                         r"one with cardlab match-equity and copy its equity.json to "
-                                         r".*switch-3p.json$"):
+                                         r"one with cardlab match-equity and name its RUN/equity.json "
+                                         r"\(search option equity=, config key equity\)$"):
         shipped_equity(make_game("switch", {"num_players": 3}))
 
 

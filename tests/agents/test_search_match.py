@@ -1,16 +1,20 @@
 """``search:value=match``: a play-out is worth the seat's chance to win the match once the hand's points are
-added to the totals, so in a hand that ends the match the search plays for the match, not the hand (B13)."""
+added to the totals, so in a hand that ends the match the search plays for the match, not the hand (B13); the
+equity is the table's shipped one, or the fitted file ``equity=`` names."""
 
 from __future__ import annotations
 
 import itertools
+import json
+import pathlib
+import re
 from typing import Any
 
 import numpy as np
 import pytest
 
 from cardlab.agents.agent_spec import make_agent, make_search_agent
-from cardlab.agents.match_equity import shipped_equity
+from cardlab.agents.match_equity import SHIPPED, equity_at, shipped_equity
 from cardlab.envs import make_game
 from cardlab.envs.match import Match
 from tests.agents.test_search import PLAIN, view
@@ -91,7 +95,7 @@ def test_a_play_out_is_worth_the_equity_after_its_points_streak_and_deal() -> No
 
 @pytest.mark.parametrize(("table", "why"), [
     ({"num_players": 3}, r"no match equity ships for switch with 3 players \(equity models: .*switch-4p.*\); "
-                         r"fit one with cardlab match-equity and copy its equity.json to .*switch-3p.json"),
+                         r"fit one with cardlab match-equity and name its RUN/equity.json"),
     ({"num_players": 4, "target_score": 100},
      r"match equity .*switch-4p.json: it was fitted under other rules: target_score=500 \(table: 100\)"),
 ])
@@ -100,6 +104,45 @@ def test_value_match_needs_a_table_with_an_equity(table: dict[str, int], why: st
     the values that play there, in one line."""
     with pytest.raises(ValueError, match=rf"^search option value='match' "
                                          rf"is not playable at this table: {why}.*; accepted: value=win or "
-                                         r"value=points here$") as err:
+                                         r"value=points here, or value=match beside equity=PATH, a fitted "
+                                         r"equity of these rules$") as err:
         make_agent("search:value=match:expert", make_game("switch", table))
     assert "\n" not in str(err.value)
+
+
+def _fitted_for(tmp_path: pathlib.Path, **rules: int) -> pathlib.Path:
+    """The shipped Huit 4p equity as a user's fit for other rules would be written (its weights kept)."""
+    data = json.loads((SHIPPED / "huit-4p.json").read_text())
+    data["rules"].update(rules)
+    path = tmp_path / "runs" / "equity_200__1__20260101-000000" / "equity.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_equity_names_a_fitted_file_that_value_match_reads(tmp_path: pathlib.Path) -> None:
+    """At a table of other rules the shipped equity is refused; ``equity=RUN/equity.json`` of a fit for them
+    plays, its target the table's."""
+    game = make_game("huit", {"num_players": 4, "target_score": 200})
+    path = _fitted_for(tmp_path, target_score=200)
+    agent = make_search_agent(f"search:value=match:equity={path}:worlds=4:ms=0:expert", game, seed=0)
+    assert agent.equity is not None and agent.equity.target == 200
+    assert agent.equity is equity_at(path, game)
+    with pytest.raises(ValueError, match=r"^search option value='match' is not playable at this table: match "
+                                         r"equity .*huit-4p.json: it was fitted under other rules: "
+                                         r"target_score=151 \(table: 200\)"):
+        make_agent("search:value=match:worlds=4:ms=0:expert", game)
+
+
+def test_equity_of_other_rules_or_beside_another_value_is_refused_in_one_line(tmp_path: pathlib.Path) -> None:
+    game = make_game("huit", {"num_players": 4})
+    path = _fitted_for(tmp_path, target_score=200)
+    refused = (rf"^match equity {re.escape(str(path))}: it was fitted under other rules: target_score=200 "
+               r"\(table: 151\); use it at a table of those rules, or fit one for these")
+    with pytest.raises(ValueError, match=refused) as err:
+        make_agent(f"search:value=match:equity={path}:worlds=4:ms=0:expert", game)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match=r"search option equity='.*equity.json' is read only with "
+                                         r"value=match, not value=win; accepted: equity beside one of them, "
+                                         r"or none$"):
+        make_agent(f"search:equity={path}:worlds=4:ms=0:expert", game)

@@ -163,14 +163,54 @@ def test_options_given_in_code_are_checked_as_parsed_ones_are(values: dict[str, 
 
 
 def test_a_text_option_takes_printable_text_of_bounded_length() -> None:
-    """No option takes text yet; `option(..., text=...)` declares one (a reader file's path, say)."""
+    """`option(..., text=...)` declares one (a reader file's path, say): no colon (a spec's parts are split at
+    them) and no space at either end (they are trimmed)."""
     reader = SearchOption("", "the reader file", shown="none", text="a reader file's path", name="reader")
     assert reader.parse("runs/reader.json") == "runs/reader.json" and reader.brief() == "reader=TEXT"
     reader.check("runs/reader.json")
     reader.check("")  # the default: none given
-    for bad in ("x" * (MOST_TEXT + 1), "a\nb", 3):
+    for bad in ("x" * (MOST_TEXT + 1), "a\nb", 3, "C:/runs/reader.json", " runs/reader.json", "reader.json "):
         with pytest.raises(ValueError, match=re.escape(f"; accepted: {reader.accepted()}")):
             reader.check(bad)
+
+
+@pytest.mark.parametrize("name", [name for name, declared in DECLARED.items() if declared.text])
+@pytest.mark.parametrize("path", ["C:/runs/x.json", "runs/a:b/x.json", " x.json"])
+def test_a_text_option_a_spec_cannot_carry_is_refused_where_written(name: str, path: str) -> None:
+    """A spec's parts are split at colons and trimmed: `search_spec` refuses a value it could not write back,
+    saying why, rather than write a spec that reads as other options or another base."""
+    other, values = READ_WITH[name]
+    with pytest.raises(ValueError, match=rf"^search option {name}=.* is not printable text of the accepted "
+                                         r"length; accepted: .* without ':' or a space at either end \(a "
+                                         r"spec could not carry them\)$"):
+        search_spec("expert", **{other: values[0], name: path})
+
+
+@pytest.mark.parametrize("name", [name for name, declared in DECLARED.items() if declared.text])
+@pytest.mark.parametrize(("path", "rest"), [("C", "/runs/x.json"), ("runs/a", "b/x.json"), ("C", "\\x.json")])
+def test_a_path_with_a_colon_in_a_spec_is_refused_naming_it(name: str, path: str, rest: str) -> None:
+    """Split at its colon, such a path would leave its tail to be read as the base agent."""
+    other, values = READ_WITH[name]
+    spec = f"search:{other}={values[0]}:{name}={path}:{rest}:worlds=4:expert"
+    with pytest.raises(ValueError) as caught:
+        parse_spec(spec)
+    assert str(caught.value) == (
+        f"agent spec {excerpt(spec)}: search option {name}={path!r} is followed by "
+        f"{excerpt(rest + ':worlds=4:expert')}, which is no agent: a path with ':' cannot be given in a spec "
+        "(its parts are split at ':'); give the file a path without one")
+    assert parse_spec(f"search:{other}={values[0]}:{name}=runs/a=b/x.json:bot:huit-2p") == (
+        SearchOptions(**{other: values[0], name: "runs/a=b/x.json"}), "bot:huit-2p")
+
+
+@pytest.mark.parametrize("value", [1e-20, 5e-324, 2.2250738585072014e-308, 0.1, 1 / 3, 99.99999999999999,
+                                   100.0, 0.0, 12.5e-7])
+def test_a_float_reads_back_from_its_spec_exactly(value: float) -> None:
+    """A spec keeps a float's shortest exact digits in plain decimals, no exponent (a fixed count of places
+    would write 1e-20 as 0)."""
+    spec = search_spec("expert", points_weight=value)
+    assert re.fullmatch(r"search:points_weight=[0-9]+(\.[0-9]+)?:expert", spec), spec
+    assert parse_spec(spec)[0].points_weight == value
+    assert parse_spec(search_spec("expert", z=value / 10))[0].z == value / 10
 
 
 def test_typed_values_become_a_spec_checked_once_and_read_back_the_same() -> None:

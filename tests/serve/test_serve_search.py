@@ -145,6 +145,7 @@ def test_the_equity_file_is_read_once_however_many_tables_ask(
     table = make_game("huit", {"num_players": 4})
     assert all(has_equity(table) for _ in range(5))
     assert has_equity(make_game("huit", {"num_players": 4, "target_score": 100})) is False  # other rules
+    assert has_equity(make_game("huit", {"num_players": 4, "memory": True}))  # no rule of play
     assert reads == [tmp_path / "huit-4p.json"]
     damaged("edited", tmp_path)
     for _ in range(2):

@@ -1,23 +1,30 @@
-"""`reward: match`: each hand's change of match equity, summing over a match to its result less its start."""
+"""`reward: match`: each hand's change of match equity, summing over a match to its result less its start; the
+equity is the table's shipped one or the fitted file a config's `equity` names."""
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import pathlib
 import re
+from typing import Any
 
 import numpy as np
 import pytest
 
 from cardlab.agents.bot import load_bot
-from cardlab.agents.match_equity import shipped_equity
+from cardlab.agents.match_equity import SHIPPED, equity_at, shipped_equity
 from cardlab.envs import make_game
+from cardlab.envs.checked_json import excerpt
 from cardlab.envs.generic_batch import generic_batch
 from cardlab.training.arena.league import LeagueSettings
 from cardlab.training.arena.match_reward import MatchReward
 from cardlab.training.arena.selfplay import SelfPlayBatch, batched_engine
 from cardlab.training.harness.config import config_from_dict, config_to_dict, load_config
+from cardlab.training.harness.progress import Progress
+from cardlab.training.trainers.actors import RolloutActor
+from cardlab.training.trainers.lean import LeanRun
 from cardlab.training.trainers.train import train
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
@@ -121,6 +128,52 @@ def test_a_table_without_a_shipped_equity_is_refused_naming_those_that_have_one(
                                          r"equity ships for switch with 2 players \(equity models: "
                                          r"huit-2p, .*switch-4p"):
         SelfPlayBatch(make_game("switch", num_players=2), 2, RANDOM, seed=0, reward="match", episode="match")
+
+
+def _match_config(tmp_path: pathlib.Path, **rules: int) -> dict[str, Any]:
+    """configs/tables/huit_4p_match.yaml at these rules, without imitation, naming an equity fitted for them
+    (the shipped Huit 4p weights, as a user's `cardlab match-equity` run writes its RUN/equity.json)."""
+    data = json.loads((SHIPPED / "huit-4p.json").read_text())
+    data["rules"].update(rules)
+    path = tmp_path / "equity_run" / "equity.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(data))
+    cfg = config_to_dict(load_config(CONFIGS / "tables" / "huit_4p_match.yaml"))
+    cfg.update(equity=str(path), imitation={"enabled": False})
+    cfg["rules"] = {**cfg["rules"], **rules}
+    return cfg
+
+
+def test_a_config_equity_pays_the_lean_runs_and_actors_tables(tmp_path: pathlib.Path) -> None:
+    """At a table whose rules no shipped equity fits, ``equity: PATH`` names a fitted one: the config loads,
+    and the tables of the learner and of its actors pay that file's equity changes."""
+    data = _match_config(tmp_path, target_score=200)
+    with pytest.raises(ValueError, match=r"match equity .*huit-4p.json: it was fitted under other rules: "
+                                         r"target_score=151 \(table: 200\)"):
+        config_from_dict({**data, "equity": ""})
+    cfg = config_from_dict(data)
+    game = make_game("huit", num_players=4, target_score=200)
+    run = LeanRun(cfg, tmp_path / "run", None, Progress(False))
+    actor = RolloutActor(cfg, str(tmp_path / "league"), (1, 2))
+    for table in (run.table, actor.table):
+        assert table is not None and table.match_reward is not None
+        assert table.match_reward.model is equity_at(cfg.equity, game)
+
+
+def test_a_config_equity_of_other_rules_or_beside_another_reward_is_refused(tmp_path: pathlib.Path) -> None:
+    data = _match_config(tmp_path, target_score=200)
+    data["rules"] = {**data["rules"], "target_score": 151}
+    with pytest.raises(ValueError, match=r"^match equity .*equity.json: it was fitted under other rules: "
+                                         r"target_score=200 \(table: 151\)"):
+        config_from_dict(data)
+    data.update(episode="hand", reward="win")
+    with pytest.raises(ValueError) as from_config:
+        config_from_dict(data)
+    with pytest.raises(ValueError) as from_table:
+        SelfPlayBatch(make_game("huit", num_players=4), 2, RANDOM, seed=0, equity=str(data["equity"]))
+    assert str(from_config.value) == str(from_table.value) == (
+        f"equity={excerpt(data['equity'])} is not accepted with reward: win; accepted: '' (none), or reward: "
+        "match (whose equity changes it pays)")
 
 
 @pytest.mark.parametrize("engine_kind", ["huit", "switch", "generic"])

@@ -2,8 +2,9 @@
 
 Why: the match's win reward comes once, after tens of hands, so a hand's
 play gets its credit only through a long chain of discounted values. The
-table's shipped equity model (`cardlab.agents.match_equity.MatchEquity`,
-the one ``search:value=match`` reads) says what each seat's chance of
+table's equity model (`cardlab.agents.match_equity.MatchEquity`: the
+shipped one, which ``search:value=match`` reads, or the fitted file a
+config's ``equity`` names) says what each seat's chance of
 winning the match is from the totals, the streaks (B12) and the dealer; the
 reward at a hand's end is the seat's equity after the hand less its equity
 before. Over a match the rewards telescope to (the match's result - the
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from cardlab.agents.match_equity import MatchEquity, shipped_equity
+from cardlab.agents.match_equity import MatchEquity, equity_at, shipped_equity
 from cardlab.envs.declared import check_that
 from cardlab.envs.game_spec import Game
 
@@ -47,8 +48,19 @@ def check_reward_episode(reward: str, episode: str) -> None:
                "hands of a match)")
 
 
-def table_equity(game: Game) -> MatchEquity:
-    """The shipped equity of `game`'s table, or a one-line `ValueError` naming the tables that have one."""
+def check_reward_equity(reward: str, equity: str) -> None:
+    """Refuse an equity file named beside a reward that pays no equity, in one line (it would do nothing); the
+    one owner of this rule, for a training config and a self-play table."""
+    check_that(reward == MATCH or not equity, "equity", equity, f"not accepted with reward: {reward}",
+               "'' (none), or reward: match (whose equity changes it pays)")
+
+
+def table_equity(game: Game, path: str = "") -> MatchEquity:
+    """The equity at `path` (a training config's ``equity``: its loader's one-line refusal where it does not
+    fit the table), else the shipped equity of `game`'s table, or a one-line `ValueError` naming the tables
+    that have one."""
+    if path:
+        return equity_at(path, game)
     try:
         return shipped_equity(game)
     except ValueError as err:
@@ -62,11 +74,12 @@ class MatchReward:
     `step` (before the ended games are dealt again) and `restart` after they are.
     """
 
-    def __init__(self, game: Game, engine: Any) -> None:
+    def __init__(self, game: Game, engine: Any, equity: str = "") -> None:
         if engine.episode != "match":
             raise ValueError(f"reward='match' pays equity changes across a match's hands: the engine must "
                              f"play episode='match', got {engine.episode!r}")
-        self.model = table_equity(game)
+        self.model = table_equity(game, equity)
+        """the equity file `equity` names, else the table's shipped one"""
         self.engine = engine
         n = game.num_players
         self.start = self.model.equity(np.zeros((1, n), dtype=np.int64), np.array([n - 1]))[0]

@@ -44,7 +44,7 @@ from cardlab.envs.declared import RANGE, check_choice, check_that
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES, points_reward
 from cardlab.training.arena.league import LeagueSettings, list_population, list_snapshots
-from cardlab.training.arena.match_reward import MATCH, MatchReward, check_reward_episode
+from cardlab.training.arena.match_reward import MATCH, MatchReward, check_reward_episode, check_reward_equity
 
 LEARNER = 0
 """the policy index of the learner in `SelfPlayBatch.owners`"""
@@ -61,7 +61,8 @@ class SelfPlayBatch:
     """`num_games` games, each seat owned by the learner, a snapshot or a heuristic (see the module doc)."""
 
     def __init__(self, game: Game, num_games: int, league: LeagueSettings, learner_share: float = 1.0,
-                 seed: int | None = None, reward: str = "win", episode: str = "hand") -> None:
+                 seed: int | None = None, reward: str = "win", episode: str = "hand", equity: str = ""
+                 ) -> None:
         check_that(0.0 <= learner_share <= 1.0, "learner_share", learner_share, RANGE, "a number from 0 to 1")
         check_choice("reward", reward, (*REWARDS, MATCH))
         check_choice("episode", episode, EPISODES)
@@ -93,8 +94,10 @@ class SelfPlayBatch:
         self.owners = np.zeros((num_games, self.n), dtype=np.int64)
         """(B, n): the policy index of each seat of each game"""
         self._seat_games(np.arange(num_games))
-        self.match_reward = MatchReward(game, self.engine) if reward == MATCH else None
-        """`reward='match'`'s equities of the games (None with another reward)"""
+        check_reward_equity(reward, equity)
+        self.match_reward = MatchReward(game, self.engine, equity) if reward == MATCH else None
+        """`reward='match'`'s equities of the games, from `equity`'s file or the table's shipped one (None
+        with another reward)"""
 
     # ------------------------------------------------------------ seating
     def _policy(self, name: str, path: Path | None = None) -> int:

@@ -30,7 +30,7 @@ from cardlab.envs.checked_json import excerpt
 from cardlab.envs.declared import KIND, RANGE, check_that, refusal, unknown
 from cardlab.envs.game_spec import Game
 from cardlab.envs.match import EPISODES
-from cardlab.training.arena.match_reward import MATCH, check_reward_episode, table_equity
+from cardlab.training.arena.match_reward import MATCH, check_reward_episode, check_reward_equity, table_equity
 from cardlab.training.harness import config_bounds as bounds
 from cardlab.training.harness.config_tables import RunHeader, check_header, header_default
 from cardlab.training.harness.dmc_config import ALGORITHMS, DMCConfig, check_dmc
@@ -225,7 +225,12 @@ class TrainConfig(RunHeader):
     reward: str = bounds.word("win", (*REWARDS, MATCH))
     """the game env's reward: 'win' (+1 / -1/(n-1) per episode), 'points' (-points/100 per hand; hand
     episodes only) or 'match' (the seat's change of match equity at each hand's end, from the table's
-    shipped equity model: potential-based shaping of the match's win; episode match, trainer lean only)"""
+    shipped equity model or `equity`'s: potential-based shaping of the match's win; episode match, trainer
+    lean only)"""
+    equity: str = ""
+    """reward 'match': the match equity it pays the changes of, an equity's NAME.json (`cardlab match-equity`
+    writes runs/NAME__SEED__TIME/equity.json and prints its path; a relative path is from where the run
+    starts), refused unless fitted for this table and its rules of play; '': the table's shipped one"""
     episode: str = bounds.word("hand", EPISODES)
     """what one training game is: 'hand' or 'match' (trainer lean only): hands follow each other with running
     totals (which the observation holds) and the win reward comes at the match's end, the lowest total
@@ -426,8 +431,9 @@ def _validate(cfg: TrainConfig) -> None:
     with_trainer = f"not accepted with trainer: {cfg.trainer}"
     check_that(cfg.trainer == "lean" or cfg.reward != MATCH, "reward", cfg.reward, with_trainer,
                "'win' or 'points', or trainer: lean (with episode: match)")
+    check_reward_equity(cfg.reward, cfg.equity)
     if cfg.reward == MATCH:
-        table_equity(game)
+        table_equity(game, cfg.equity)
     if cfg.trainer == "lean":
         _check_lean(cfg)
     else:

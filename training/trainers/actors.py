@@ -74,7 +74,7 @@ class RolloutActor:
         game = header_game(cfg)
         self.table = SelfPlayBatch(game, cfg.num_envs, league_settings(cfg, Path(league_dir)),
                                    learner_share=cfg.self_play.learner_share, seed=seeds[0],
-                                   reward=cfg.reward, episode=cfg.episode)
+                                   reward=cfg.reward, episode=cfg.episode, equity=cfg.equity)
         self.generator = torch.Generator().manual_seed(seeds[1])
         self.version = -1
         """the learner's update count when the weights played with were taken (-1: none yet)"""

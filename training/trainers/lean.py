@@ -195,7 +195,7 @@ class LeanRun:
         self.table = None if cfg.actors else SelfPlayBatch(
             self.game, cfg.num_envs, league_settings(cfg, self.league_dir),
             learner_share=cfg.self_play.learner_share, seed=cfg.seed + self.steps, reward=cfg.reward,
-            episode=cfg.episode)
+            episode=cfg.episode, equity=cfg.equity)
 
     # ------------------------------------------------------------ the loop
     def learn(self) -> list[LearnerEval]:
