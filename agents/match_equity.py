@@ -17,14 +17,12 @@ over is not asked of the network: its winners share 1 (ties share the win).
 
 Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
 feature version, the network's shape and weights, their SHA-256 and a
-summary). `load_equity` refuses in one line a file for another game, table
-or rules of play (`equity_rules`), of another feature version, whose
-weights do not hash as recorded, whose weights read another number of seats
-than it records, or whose weights are past `MOST_WEIGHT` (finite equities
-need finite logits). The shipped ones are ``agents/equity/GAME-Np.json``
-(`shipped_equity`); a fitted one, ``RUN/equity.json``, is named where it is
-used (``search:value=match:equity=PATH``, a training config's ``equity``),
-and `equity_at` reads either.
+summary). `load_equity` refuses in one line a file for another game, table,
+rules of play (`equity_rules`) or feature version, or whose weights do not
+hash as recorded, read another number of seats or pass `MOST_WEIGHT`. The
+shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`); a
+fitted ``RUN/equity.json`` is named where it is used (the search's
+``equity=PATH``, a training config's ``equity``); `equity_at` reads either.
 """
 
 from __future__ import annotations
