@@ -227,8 +227,9 @@ def test_the_docs_long_run_tables_are_the_run_folders_curves(monkeypatch: pytest
 
 def test_the_long_runs_and_dmc_vs_ppo_build_the_table_recipe_in_one_place_as_before(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """`table_recipe` makes both: a long run's config is still the one its committed run saved (a round
-    resumes from it), and dmc_vs_ppo's rows are still configs/tables/huit_4p.yaml with imitation off."""
+    """`table_recipe` makes both: a long run's config is still the one its committed run saved, as a round
+    resumes it (`load_config`: a key added since at its default), and dmc_vs_ppo's rows are still
+    configs/tables/huit_4p.yaml with imitation off."""
     import dataclasses
 
     from cardlab.training.harness.config import config_to_dict, load_config
@@ -237,7 +238,7 @@ def test_the_long_runs_and_dmc_vs_ppo_build_the_table_recipe_in_one_place_as_bef
     dmc_vs_ppo = load_benchmark("dmc_vs_ppo", monkeypatch)
     for saved in sorted(bench.LONG_RUNS_DIR.glob("*/*__*/config.yaml")):
         label = saved.parents[1].name
-        kept = yaml.safe_load(saved.read_text(encoding="utf-8"))
+        kept = config_to_dict(load_config(saved))  # as a resume reads it: a key added since, at its default
         made = config_to_dict(bench.long_config(label))
         per_round = ("max_minutes", "total_timesteps", "actors", "device")  # each round's: `placed`
         assert {k: v for k, v in made.items() if k not in per_round} == {
