@@ -18,11 +18,11 @@ over is not asked of the network: its winners share 1 (ties share the win).
 Files: one JSON file, ``NAME.json`` (`FORMAT`: the game, table, rules, the
 feature version, the network's shape and weights, their SHA-256 and a
 summary). `load_equity` refuses in one line a file for another game, table,
-rules of play (`equity_rules`) or feature version, or whose weights do not
-hash as recorded, read another number of seats or pass `MOST_WEIGHT`. The
-shipped ones are ``agents/equity/GAME-Np.json`` (`shipped_equity`); a
-fitted ``RUN/equity.json`` is named where it is used (the search's
-``equity=PATH``, a training config's ``equity``); `equity_at` reads either.
+rules of play (`equity_rules`) or feature version, whose weights do not hash
+as recorded, read another number of seats or pass `MOST_WEIGHT` or the layer
+caps, or whose summary is not the writer's (`SUMMARY`). The shipped ones:
+``agents/equity/GAME-Np.json`` (`shipped_equity`); a fitted ``RUN/equity.json``
+is named where used (search ``equity=PATH``, config ``equity``); `equity_at`.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from cardlab.agents.bot.format import MAX_HIDDEN_LAYERS
 from cardlab.envs.checked_json import excerpt, read_json_file
 from cardlab.envs.declared import missing_file, refused_file
 from cardlab.envs.game_spec import Game
@@ -50,7 +51,7 @@ SHIPPED = pathlib.Path(__file__).resolve().parent / "equity"
 MOST_BYTES = 1_000_000
 """the largest equity file read (a shipped one is a few tens of KiB)"""
 MOST_HIDDEN = 256
-"""the widest hidden layer a file may declare"""
+"""the widest hidden layer a file may declare (at most `MAX_HIDDEN_LAYERS` of them, a bot file's cap)"""
 MOST_WEIGHT = 1000.0
 """the largest magnitude of a weight or bias a file may hold (the shipped ones stay under 2): within it
 every logit is finite, so the softmax gives finite probabilities; past it an edited file could overflow
@@ -61,6 +62,43 @@ WHOLE = ("format_version", "num_players", "features_version")
 """the fields that are whole numbers (a flag or a float of the same value is refused, not read as one)"""
 KEYS = ("format", "format_version", "game", "num_players", "rules", "features_version", "hidden", "weights",
         "weights_sha256", "summary")
+RELIABILITY = ("low", "high", "count", "predicted", "observed")
+"""the numbers of each row of a summary's reliability table (one row per decile of the prediction)"""
+MOST_ROWS = 10
+"""the most rows of a reliability table: one per decile"""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _whole(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+SUMMARY: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "policy": (lambda v: isinstance(v, str) and bool(v), "the spec of the policy that played (text)"),
+    "hands": (_whole, "a whole number"), "matches": (_whole, "a whole number"),
+    "hands_per_match": (_number, "a number"), "holdout_log_loss": (_number, "a number"),
+    "uniform_log_loss": (_number, "a number"), "calibration_worst": (_number, "a number"),
+    "reliability": (lambda v: isinstance(v, list) and len(v) <= MOST_ROWS and all(
+        isinstance(r, dict) and set(r) == set(RELIABILITY) and all(map(_number, r.values())) for r in v),
+        f"a list of at most {MOST_ROWS} rows of the numbers {', '.join(RELIABILITY)}"),
+    "seed": (lambda v: type(v) is int, "a whole number"),
+}
+"""the fields of a file's summary (what `cardlab match-equity` measured), each with its check and what it
+accepts: `equity_file` writes no other, `load_equity` reads no other"""
+
+
+def summary_fault(summary: Any) -> str | None:
+    """What is wrong with an equity file's `summary` (`SUMMARY`), in words; None where nothing is."""
+    if not isinstance(summary, dict) or set(summary) != set(SUMMARY):
+        found = sorted(summary) if isinstance(summary, dict) else summary
+        return f"summary must be an object of the fields {', '.join(SUMMARY)}, got {excerpt(found)}"
+    for key, (valid, accepted) in SUMMARY.items():
+        if not valid(summary[key]):
+            return f"summary field {key} is {excerpt(summary[key])}; it must be {accepted}"
+    return None
 
 
 def feature_count(num_players: int) -> int:
@@ -173,9 +211,10 @@ def _refuse(path: pathlib.Path, reason: str) -> ValueError:
 def _layers(path: pathlib.Path, meta: dict[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
     """The network's (weight, bias) pairs, refused unless they chain from the features to one logit."""
     hidden, weights = meta["hidden"], meta["weights"]
-    if not isinstance(hidden, list) or not all(type(h) is int and 1 <= h <= MOST_HIDDEN for h in hidden):
-        raise _refuse(path, f"hidden must be a list of layer widths 1 to {MOST_HIDDEN}, got "
-                            f"{excerpt(hidden)}")
+    if not isinstance(hidden, list) or len(hidden) > MAX_HIDDEN_LAYERS or not all(
+            type(h) is int and 1 <= h <= MOST_HIDDEN for h in hidden):
+        raise _refuse(path, f"hidden must be a list of at most {MAX_HIDDEN_LAYERS} layer widths, each 1 to "
+                            f"{MOST_HIDDEN}, got {excerpt(hidden)} (corrupted or edited?)")
     sizes = [feature_count(meta["num_players"]), *hidden, 1]
     if not isinstance(weights, dict) or set(weights) != {f"{k}{i}" for i in range(len(sizes) - 1)
                                                          for k in "wb"}:
@@ -262,6 +301,9 @@ def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
         raise _refuse(path, f"it was fitted under other rules: {', '.join(diffs) or excerpt(rules)}; use it "
                             "at a table of those rules, or fit one for these with cardlab match-equity and "
                             "name its RUN/equity.json (search option equity=, config key equity)")
+    fault = summary_fault(meta["summary"])
+    if fault is not None:
+        raise _refuse(path, f"{fault} (corrupted or edited?); fit it again with cardlab match-equity")
     if meta["weights_sha256"] != weights_sha256(meta["weights"]):
         raise _refuse(path, "its weights do not hash to the weights_sha256 it records (corrupted or edited); "
                             "fit it again with cardlab match-equity")
@@ -270,7 +312,11 @@ def load_equity(path: str | pathlib.Path, game: Game) -> MatchEquity:
 
 def equity_file(game: Game, layers: Sequence[tuple[np.ndarray, np.ndarray]], summary: dict[str, Any]
                 ) -> dict[str, Any]:
-    """The JSON object of an equity model for `game`'s table (what `load_equity` reads)."""
+    """The JSON object of an equity model for `game`'s table (what `load_equity` reads); a `summary` of
+    other fields than `SUMMARY`'s is refused, as the reader would."""
+    fault = summary_fault(summary)
+    if fault is not None:
+        raise ValueError(f"an equity file's {fault}")
     weights: dict[str, Any] = {}
     for i, (w, b) in enumerate(layers):
         weights[f"w{i}"] = np.asarray(w, dtype=np.float64).round(7).tolist()

@@ -17,6 +17,7 @@ from cardlab.agents.bot_catalogue import table_bots
 from cardlab.agents.match_equity import (
     SHIPPED,
     equity_at,
+    equity_file,
     equity_rules,
     load_equity,
     shipped_equity,
@@ -203,3 +204,34 @@ def test_a_table_without_an_equity_is_refused_naming_those_that_have_one() -> No
 def _first(value: Any, change: Callable[[Any], Any]) -> Any:
     """`value` (nested lists of numbers) with `change` applied to its first number, the rest kept."""
     return [_first(value[0], change), *value[1:]] if isinstance(value, list) else change(value)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"hidden": [1] * 17}, r"hidden must be a list of at most 16 layer widths, each 1 to 256, got \[1, 1, "),
+    ({"hidden": [257]}, r"hidden must be a list of at most 16 layer widths, each 1 to 256, got \[257\]"),
+    ({"summary": []}, r"summary must be an object of the fields policy, hands, .*, got \[\]"),
+    ({"summary": {"policy": "expert"}}, r"summary must be an object of the fields policy, .* \['policy'\]"),
+    ({"summary": "steps"}, r"summary must be an object of the fields .*, got 'steps'"),
+])
+def test_a_hostile_network_or_summary_is_refused(tmp_path: pathlib.Path, changes: dict[str, Any],
+                                                 message: str) -> None:
+    """Before: any number of hidden layers was read (a file could ask for a network of thousands of layers,
+    each a matrix product per valuation) and the summary was never looked at."""
+    with pytest.raises(ValueError, match=rf"^match equity .*: {message}") as refused:
+        load_equity(_shipped_copy(tmp_path, **changes), make_game("huit", {"num_players": 4}))
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("field", "value", "accepted"), [
+    ("hands", -5, "a whole number"), ("matches", 2.5, "a whole number"), ("seed", True, "a whole number"),
+    ("holdout_log_loss", "low", "a number"), ("policy", 3, "the spec of the policy that played"),
+    ("reliability", [{"low": 0.0}], "a list of at most 10 rows of the numbers low, high, count, predicted, "
+                                    "observed"),
+    ("reliability", [{"low": 0, "high": 1, "count": 1, "predicted": 0.5, "observed": 0.5}] * 11, "a list"),
+])
+def test_each_summary_field_is_checked(tmp_path: pathlib.Path, field: str, value: Any, accepted: str) -> None:
+    summary = json.loads((SHIPPED / "huit-4p.json").read_text())["summary"] | {field: value}
+    with pytest.raises(ValueError, match=rf": summary field {field} is .*; it must be {accepted}"):
+        load_equity(_shipped_copy(tmp_path, summary=summary), make_game("huit", {"num_players": 4}))
+    with pytest.raises(ValueError, match=rf"^an equity file's summary field {field} is "):
+        equity_file(make_game("huit", {"num_players": 4}), [], summary)
