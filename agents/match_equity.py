@@ -22,7 +22,7 @@ rules of play (`equity_rules`) or feature version, whose weights do not hash
 as recorded, read another number of seats or pass `MOST_WEIGHT` or the layer
 caps, or whose summary is not the writer's (`SUMMARY`). The shipped ones:
 ``agents/equity/GAME-Np.json`` (`shipped_equity`); a fitted ``RUN/equity.json``
-is named where used (search ``equity=PATH``, config ``equity``); `equity_at`.
+is named where used (search ``equity=PATH``, config ``equity``), via `equity_at`.
 """
 
 from __future__ import annotations
