@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from cardlab.agents.bot import load_bot
-from cardlab.agents.match_equity import SHIPPED, equity_at, shipped_equity
+from cardlab.agents.match_equity import SHIPPED, equity_at, shipped_equity, weights_sha256
 from cardlab.envs import make_game
 from cardlab.envs.checked_json import excerpt
 from cardlab.envs.generic_batch import generic_batch
@@ -219,3 +219,36 @@ def test_the_4p_match_configs_train_a_tiny_run_end_to_end(game_id: str, tmp_path
     with (run_dir / "eval.csv").open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) >= 2 and all(int(r["matches"]) >= 2 for r in rows[:-1]) and int(rows[-1]["matches"]) == 4
+
+
+def test_a_resume_whose_equity_file_changed_is_refused(tmp_path: pathlib.Path) -> None:
+    """`equity` must match on resume as any key outside RESUMABLE, and the run pins the file's weights: the
+    same path holding another equity (fitted again, or a relative path read from another folder) changed
+    the reward the resumed run learned from, without a word. The run folder is left as it was."""
+    data = _match_config(tmp_path, target_score=200)
+    data.update(num_envs=8, total_timesteps=64, checkpoint_every=64, max_minutes=0.0,
+                ppo={**data["ppo"], "n_steps": 8, "batch_size": 64},
+                self_play={**data["self_play"], "snapshot_every": 64},
+                eval={**data["eval"], "every_steps": 1000, "hands": 2, "final_hands": 2, "matches": 1,
+                      "final_matches": 1, "opponents": ["random"]})
+    cfg = config_from_dict(data)
+    run_dir = train(cfg, runs_dir=tmp_path / "runs", progress=False)
+    path = pathlib.Path(cfg.equity)
+    assert (run_dir / "equity.sha256").read_text().strip() == json.loads(path.read_text())["weights_sha256"]
+    refit = json.loads(path.read_text())
+    refit["weights"]["b0"][0] += 0.5
+    refit["weights_sha256"] = weights_sha256(refit["weights"])
+    path.write_text(json.dumps(refit))
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in run_dir.rglob("*"))
+    longer = dataclasses.replace(cfg, total_timesteps=128)
+    with pytest.raises(ValueError, match=rf"^--resume continues {re.escape(str(run_dir))}, which pays the "
+                                         r"changes of the match equity whose weights hash to [0-9a-f]{64} "
+                                         r"\(equity.sha256\); its equity, the file equity names \(.*\), now "
+                                         rf"hashes to {refit['weights_sha256']}: give the run the equity it "
+                                         r"started with, or start a new run$"):
+        train(longer, resume=run_dir, progress=False)
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in run_dir.rglob("*")) == before
+    (tmp_path / "elsewhere.json").write_text(json.dumps(refit))
+    with pytest.raises(ValueError, match=r"the given config differs in equity \(run: "):
+        train(dataclasses.replace(longer, equity=str(tmp_path / "elsewhere.json")), resume=run_dir,
+              progress=False)

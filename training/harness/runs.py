@@ -6,6 +6,7 @@ Shared by both trainers (`cardlab.training.trainers.sb3`, `cardlab.training.trai
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from cardlab.training.arena.league import (
     list_snapshots,
     snapshot_steps,
 )
+from cardlab.training.arena.match_reward import MATCH, table_equity
 from cardlab.training.harness.checkpoints import (
     CHECKPOINT_PREFIX,
     checkpoint_steps,
@@ -38,6 +40,8 @@ from cardlab.training.harness.records import EvalHistory, LearnerEval, format_re
 
 RESUMABLE = ("total_timesteps", "max_minutes", "actors", "device", "ray.address")
 """the config keys a resumed run may change: how long it goes on, and where its parts run"""
+EQUITY_RECORD = "equity.sha256"
+"""in a ``reward: match`` run's folder: the weights' SHA-256 of the match equity it pays (`pin_equity`)"""
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -134,6 +138,7 @@ def prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
     last = checkpoints[-1]
     verify_checkpoint(last, run_dir)
     cfg = _resumed_config(cfg, run_dir)
+    pin_equity(cfg, run_dir)
     steps = checkpoint_steps(last)
     check_pool(cfg, run_dir, steps)
     EvalHistory(run_dir / "eval.csv").truncate(steps)  # it refuses a damaged file before it changes it
@@ -143,6 +148,29 @@ def prepare_resume(cfg: TrainConfig, run_dir: Path) -> tuple[TrainConfig, Path]:
             meta.with_suffix(".safetensors").unlink(missing_ok=True)
     save_config(cfg, run_dir / "config.yaml")
     return cfg, last
+
+
+def pin_equity(cfg: TrainConfig, run_dir: Path) -> None:
+    """With ``reward: match``, pin the match equity the run pays the changes of (its `equity` file, else the
+    table's shipped one) by its weights' SHA-256 in ``RUN/equity.sha256``: written when the run starts (or
+    first resumed without it), and a resume whose equity hashes otherwise is refused in one line. The key
+    `equity` must match on resume as any key outside `RESUMABLE`; this catches the same path holding
+    another equity (a file fitted again, a relative path read from another folder, a new shipped one),
+    which would change the reward the run learns from without a word."""
+    if cfg.reward != MATCH:
+        return
+    digest = str(table_equity(header_game(cfg), cfg.equity).meta["weights_sha256"])
+    record = run_dir / EQUITY_RECORD
+    if not record.is_file():
+        record.write_text(digest + "\n", encoding="utf-8")
+        return
+    pinned = record.read_text(encoding="utf-8", errors="replace")[:100].strip()
+    if pinned != digest:
+        shown = pinned if re.fullmatch(r"[0-9a-f]{64}", pinned) else excerpt(pinned)
+        given = f"the file equity names ({excerpt(cfg.equity)})" if cfg.equity else "the table's shipped one"
+        raise ValueError(f"--resume continues {run_dir}, which pays the changes of the match equity whose "
+                         f"weights hash to {shown} ({EQUITY_RECORD}); its equity, {given}, now "
+                         f"hashes to {digest}: give the run the equity it started with, or start a new run")
 
 
 def check_pool(cfg: TrainConfig, run_dir: Path, steps: int) -> None:

@@ -31,7 +31,13 @@ from cardlab.training.harness.checkpoints import checkpoint_steps
 from cardlab.training.harness.config import TrainConfig, load_config, save_config, validate_config
 from cardlab.training.harness.progress import Progress
 from cardlab.training.harness.records import EvalReporter
-from cardlab.training.harness.runs import TrainingInterrupted, new_run_dir, prepare_resume, print_end
+from cardlab.training.harness.runs import (
+    TrainingInterrupted,
+    new_run_dir,
+    pin_equity,
+    prepare_resume,
+    print_end,
+)
 from cardlab.training.trainers.actors import PoolFactory, pool_factory
 from cardlab.training.trainers.lean import train_lean
 from cardlab.training.trainers.sb3 import train_sb3
@@ -60,6 +66,7 @@ def train(cfg: TrainConfig, runs_dir: str | Path = "runs", resume: str | Path | 
     else:
         run_dir, checkpoint = new_run_dir(Path(runs_dir), cfg), None
         save_config(cfg, run_dir / "config.yaml")
+        pin_equity(cfg, run_dir)
         print(f"run folder: {run_dir}", flush=True)
     try:
         with show.watched():
