@@ -4,7 +4,7 @@ No request names a path: a request names an agent from this list, and the
 list says which tables each fits (a bot: its game, size and rule options).
 Each game that can be searched offers the search at each of its levels
 (`search_choices`: ``search-quick``, the default search, and ``search-strong``).
-At the table sizes of the game's `GameSpec.read_tables` (default rules) the
+At the table sizes of the game's `GameSpec.read_tables` (default rules of play) the
 search deals its worlds by the table's shipped hand reader
 (``belief=learned``), where that measured stronger than uniform worlds; in
 match play, where the table has a shipped match equity (its rules), it
@@ -73,11 +73,12 @@ MATCH_VALUE = "value=match:"
 
 def at_table(choice: AgentChoice, game: Game, mode: str = "hand") -> AgentChoice:
     """`choice` as it plays at `game`'s table in `mode` (hand or match play): an offered search reads the
-    hands where its game's `GameSpec.read_tables` says (under the default rules, which its reader was
-    trained with), and in match play values its play-outs by the match equity where the table has one."""
+    hands where its game's `GameSpec.read_tables` says (under the default rules of play, which its reader
+    was trained with: `default_play`), and in match play values its play-outs by the match equity where the
+    table has one."""
     if not choice.search_ms:
         return choice
-    if game.num_players in game.spec.read_tables and default_rules(game):
+    if game.num_players in game.spec.read_tables and default_play(game):
         choice = dataclasses.replace(choice, spec=choice.spec.replace("search:", "search:" + LEARNED, 1),
                                      about=choice.about + ", its deals read from the hands' record")
     if mode == "match" and has_equity(game):
@@ -86,10 +87,13 @@ def at_table(choice: AgentChoice, game: Game, mode: str = "hand") -> AgentChoice
     return choice
 
 
-def default_rules(game: Game) -> bool:
-    """Whether `game` plays its game's default rules at its size (what the shipped readers and match
-    equities were fitted under)."""
-    return game.spec.rules.completed({"num_players": game.num_players}) == game.rules.to_dict()
+def default_play(game: Game) -> bool:
+    """Whether `game` plays its game's default rules of play at its size (what the shipped readers and match
+    equities were fitted under): an option that is no rule of play (`RuleOptions.of_play`; ``memory``, which
+    only adds to what a seat observes) does not count, since the hands are the same with or without it
+    (`equity_rules`; a reader reads such a table's observation without the field, `reading_table`)."""
+    defaults, ours = game.spec.rules.completed({"num_players": game.num_players}), game.rules.to_dict()
+    return all(ours[name] == defaults[name] for name in equity_rules(game))
 
 
 def has_equity(game: Game) -> bool:
@@ -102,8 +106,7 @@ def has_equity(game: Game) -> bool:
     if not shipped_equity_path(game).is_file():
         return False
     shipped_equity(make_game(game.spec, {"num_players": game.num_players}))
-    defaults, ours = game.spec.rules.completed({"num_players": game.num_players}), game.rules.to_dict()
-    return all(ours[name] == defaults[name] for name in equity_rules(game))
+    return default_play(game)
 
 
 SEARCH_BASE = "expert"

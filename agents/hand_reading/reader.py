@@ -15,11 +15,11 @@ autoregressive model's cost.
 Files: like a bot's and held to its rules, ``NAME.json`` (`FORMAT`: game,
 rules, table, observation and reading versions, places, kinds, network
 shape, summary, the weights' sha256) beside ``NAME.safetensors``.
-`load_reader` refuses in one line a file for another game, table, rule set or
-version, or a corrupted one; its logits must be finite on probes and on
-positions of random play (`played_readings`), and a reading that is not
-finite in play is refused naming the file. The shipped readers are
-``agents/readers/GAME-Np.json`` (`shipped_reader`).
+`load_reader` refuses in one line a file for another game, table, rule set
+(`memory` aside: `reading_table`) or version, or a corrupted one; its logits
+must be finite on probes and on positions of random play (`played_readings`),
+and a reading that is not finite in play is refused naming the file. The
+shipped readers are ``agents/readers/GAME-Np.json`` (`shipped_reader`).
 """
 
 from __future__ import annotations
@@ -39,13 +39,20 @@ from torch import nn
 from cardlab.agents.bot import inference_threads, torch_threads, write_bot_files
 from cardlab.agents.bot.format import ACTIVATIONS, MAX_JSON_DEPTH, MAX_METADATA_BYTES, bot_paths, layer_names
 from cardlab.agents.bot.load import build_network
-from cardlab.agents.bot.validate import check_game, check_network, check_version, read_capped, read_weights
+from cardlab.agents.bot.validate import (
+    check_game,
+    check_network,
+    check_version,
+    read_capped,
+    read_weights,
+    table_misfit,
+)
 from cardlab.envs import make_env
 from cardlab.envs.aec import live_turns
 from cardlab.envs.cards import NUM_KINDS
 from cardlab.envs.checked_json import excerpt, read_json
 from cardlab.envs.declared import missing_file, refused_file
-from cardlab.envs.game_spec import Game, games
+from cardlab.envs.game_spec import Game, games, make_game
 from cardlab.envs.reading_inputs import READING_VERSION, InputLayout, input_layout, reading_inputs
 from cardlab.envs.record import Record
 from cardlab.envs.world_sampling import Determinization
@@ -86,17 +93,24 @@ def place_log_probs(logits: torch.Tensor, room: torch.Tensor) -> torch.Tensor:
 class HandReader:
     """A trained reader at one table: `leaning` gives, for a seat's view, each kind's place weights."""
 
-    def __init__(self, game: Game, network: nn.Module, meta: dict[str, Any], path: pathlib.Path) -> None:
+    def __init__(self, game: Game, network: nn.Module, meta: dict[str, Any], path: pathlib.Path,
+                 table: Game | None = None) -> None:
         self.game, self.path = game, path
+        self.table = game if table is None else table
+        """the table the network reads (`reading_table`): `game`, or `game` without its options that are no
+        rules of play, whose observation is the start of `game`'s"""
         self.network = network.eval()
         self.meta = meta
-        self.layout = reader_layout(game)
+        self.layout = reader_layout(self.table)
         self.kinds = np.asarray(self.layout.deck_kinds, dtype=np.int64)
         self.places = game.num_players
         self.threads = inference_threads()
 
     def inputs(self, known: Determinization, observation: np.ndarray, record: Record | None) -> np.ndarray:
-        """The reading inputs of one view (`cardlab.envs.reading_inputs`)."""
+        """The reading inputs of one view (`cardlab.envs.reading_inputs`), of the observation's part that the
+        reader's table shows (`reading_table`)."""
+        if self.table is not self.game:
+            observation = np.asarray(observation)[..., :self.table.layout.size]
         return reading_inputs(self.layout, known, observation, record)
 
     def log_probs(self, inputs: np.ndarray, room: np.ndarray) -> np.ndarray:
@@ -219,29 +233,48 @@ def load_reader(path: str | pathlib.Path, game: Game) -> HandReader:
         raise missing_file(_WHAT, given, READER_FILES)
     meta_path, weights_path = bot_paths(given)
     meta = read_reader_metadata(meta_path)
-    layout = reader_layout(game)
-    check_game(meta_path, meta, game, kind=_WHAT)
+    table = reading_table(meta, game)
+    layout = reader_layout(table)
+    check_game(meta_path, meta, table, kind=_WHAT)
     reading = meta["reading"]
     if reading["version"] != READING_VERSION:
         raise _refuse(meta_path, f"its reading inputs are version {reading['version']}, this cardlab's are "
                                  f"{READING_VERSION}; train the reader again with this cardlab")
-    if reading["size"] != layout.size or meta["places"] != game.num_players or \
+    if reading["size"] != layout.size or meta["places"] != table.num_players or \
             meta["kinds"] != list(layout.deck_kinds):
         raise _refuse(meta_path, f"it reads {reading['size']} inputs into {meta['places']} places over "
                                  f"{len(meta['kinds'])} kinds; this table reads {layout.size} into "
-                                 f"{game.num_players} over {len(layout.deck_kinds)}")
+                                 f"{table.num_players} over {len(layout.deck_kinds)}")
     view = {**meta, "observation": {"version": reading["version"], "size": reading["size"]},
-            "num_actions": len(layout.deck_kinds) * game.num_players}
+            "num_actions": len(layout.deck_kinds) * table.num_players}
     check_network(meta_path, view, kind=_WHAT)
     network = build_network(view, read_weights(meta_path, view, weights_path, kind=_WHAT))
     with torch.inference_mode():
         probe = network(torch.stack([torch.zeros(layout.size), torch.ones(layout.size)]))
-        played = network(torch.as_tensor(played_readings(game)))
+        played = network(torch.as_tensor(played_readings(table)))
     for logits, where in ((probe, "a probe"), (played, "a position of random play")):
         if not bool(torch.isfinite(logits).all()):
             raise _refuse(meta_path, f"its network's logits are NaN or infinite on {where} (weights too "
                                      f"large?); {FINITE}")
-    return HandReader(game, network, meta, meta_path)
+    return HandReader(game, network, meta, meta_path, table)
+
+
+def reading_table(meta: dict[str, Any], game: Game) -> Game:
+    """The table whose reading inputs a reader's checked metadata `meta` reads at `game`'s table: `game`
+    itself, or, where the file was trained without options of `game` that are no rules of play
+    (`RuleOptions.of_play`: ``memory``, which only adds an observation field, last), `game` with those
+    options at their defaults. The hands are dealt and played the same with or without them, so the reader
+    reads the start of `game`'s observation that such a table shows (`HandReader.inputs`); any other
+    difference is left to `check_game`'s refusal."""
+    if table_misfit(meta, game) is None:
+        return game
+    rules, play = game.rules.to_dict(), type(game.rules).of_play()
+    declared = type(game.rules).declared()
+    bare = make_game(game.spec, {k: v if k in play else declared[k].default for k, v in rules.items()})
+    fields, bare_fields = [f.name for f in game.layout.fields], [f.name for f in bare.layout.fields]
+    if table_misfit(meta, bare) is not None or fields[:len(bare_fields)] != bare_fields:
+        return game
+    return bare
 
 
 FINITE = "a reader's forward pass must give finite numbers on every position of its table"

@@ -145,9 +145,9 @@ def test_a_table_without_a_reader_says_which_have_one() -> None:
         make_agent("search:belief=learned:expert", table)
 
 
-def play(spec: str, game: str, players: int, seed: int) -> list[int]:
+def play(spec: str, game: str, players: int, seed: int, **rules: bool) -> list[int]:
     """The searcher's moves (seat 0) in one hand against experts; the record shown as the play loops do."""
-    env = make_env(game, num_players=players)
+    env = make_env(game, num_players=players, **rules)
     table = env.unwrapped.game
     agents = [make_agent(spec, table, seed=seed)]
     agents += [make_agent("expert", table, seed=s) for s in range(1, players)]
@@ -187,6 +187,36 @@ def test_a_reader_of_one_s_own_deals_the_worlds(written: pathlib.Path) -> None:
         make_agent(f"search:reader={written}:expert", HUIT4)
     with pytest.raises(ValueError, match=r"^reader .*trained for 4 players, the game has 2"):
         make_agent(f"search:belief=learned:reader={written}:expert", make_game("huit", {"num_players": 2}))
+
+
+@pytest.mark.parametrize("game", ["huit", "switch"])
+def test_at_a_memory_table_the_shipped_reader_reads_as_at_the_table_without_it(game: str) -> None:
+    """`memory` is no rule of play: the hands are the same, and its field is the observation's last. The
+    shipped reader (trained without it) reads a memory table's positions as the same positions without the
+    field, and the learned search plays there; before, it was refused as trained under other rules."""
+    bare, memory = (make_game(game, {"num_players": 4, "memory": m}) for m in (False, True))
+    reader, plain = shipped_reader(memory), shipped_reader(bare)
+    assert reader.table.rules == bare.rules and reader.game is memory
+    envs = [make_env(game, num_players=4, memory=m) for m in (False, True)]
+    for env in envs:
+        env.reset(seed=2)
+    compared = 0
+    for (name, seat, obs), _ in zip(live_turns(envs[0]), range(40), strict=False):
+        other = envs[1].unwrapped.observe(name)
+        assert other["observation"].size > obs["observation"].size
+        np.testing.assert_array_equal(other["observation"][:obs["observation"].size], obs["observation"])
+        record = envs[0].unwrapped.public_record(name)
+        np.testing.assert_array_equal(
+            reader.leaning(memory.determinization(other, seat, record), other["observation"], record),
+            plain.leaning(bare.determinization(obs, seat, record), obs["observation"], record))
+        compared += 1
+        move = int(envs[0].unwrapped.legal_actions()[0])
+        for env in envs:
+            env.step(move)
+    assert compared >= 10
+    assert play("search:belief=learned:worlds=8:ms=0:expert", game, 4, seed=1, memory=True)
+    with pytest.raises(ValueError, match=r"^reader .*other rule options: hand_size=5 \(game: 6\)"):
+        shipped_reader(make_game("huit", {"num_players": 4, "memory": True, "hand_size": 6}))
 
 
 # ---------------------------------------------------------------- finite readings

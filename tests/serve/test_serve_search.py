@@ -44,11 +44,13 @@ def test_a_table_starts_with_the_search_in_a_seat_and_it_plays(game: str, player
 
 @pytest.mark.parametrize(("game", "players", "rules", "reads"), [
     ("huit", 2, {}, True), ("huit", 4, {}, True), ("switch", 4, {}, True), ("huit", 3, {}, False),
-    ("switch", 5, {}, False), ("huit", 4, {"hand_size": 6}, False)])
+    ("switch", 5, {}, False), ("huit", 4, {"hand_size": 6}, False), ("huit", 4, {"memory": True}, True),
+    ("switch", 4, {"memory": True}, True), ("huit", 2, {"memory": True, "hand_size": 6}, False)])
 def test_the_offered_search_reads_the_hands_at_the_tables_where_that_measured_stronger(
         game: str, players: int, rules: dict[str, int], reads: bool) -> None:
-    """At a table size of its game's `GameSpec.read_tables`, under the default rules its reader was
-    trained with, both levels deal their worlds by the shipped hand reader; elsewhere uniformly."""
+    """At a table size of its game's `GameSpec.read_tables`, under the default rules of play its reader was
+    trained with, both levels deal their worlds by the shipped hand reader; elsewhere uniformly. An option
+    that is no rule of play (memory) does not count (before, a memory table fell back to uniform worlds)."""
     catalogue = Catalogue({})
     table = make_game(game, {"num_players": players, **rules})
     for level in LEVELS:
