@@ -27,6 +27,7 @@ the seat may see).
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -124,12 +125,61 @@ def observation_of_position(game: Game, data: Mapping[str, Any], seat: int = 0) 
             raise ValueError(f"each of the position's legal moves needs its 'text', got {excerpt(move)}")
         mask[game.str_to_action(text)] = 1
     observation: dict[str, np.ndarray] = {"observation": vector.astype(np.float32), "action_mask": mask}
-    position_fits(game, observation, seat)
+    world = position_fits(game, observation, seat)
+    if world is not None:
+        view_fits(game, data, world, seat)
     return observation
 
 
-def position_fits(game: Game, observation: Mapping[str, np.ndarray], seat: int) -> None:
-    """Refuse an observation no state gives `seat`, or legal moves other than that state's.
+UNOBSERVED = ("turn", "dealer")
+"""a position's view fields that its observation does not hold (nor the advice depend on): checked for range
+only, as `view_fits` says"""
+
+
+def view_fits(game: Game, data: Mapping[str, Any], world: GameState, seat: int) -> None:
+    """Refuse a position whose view fields are not the ones its observation shows `seat` (its hand, the hand
+    sizes, the top card, the totals, the game's own fields...): the view of `world`, a state sampled from
+    the observation (`position_fits`), field by field (a missing one refused too), the played pile as the
+    cards it holds (their order below the top card is not observed). `UNOBSERVED` fields need only be in
+    range: `turn` a whole number from 0, `dealer` a seat. The web table's own fields beside them (its
+    players, log, mode...) say nothing of the seat's view and are not read."""
+    view = {**seat_view(game, world, seat), "format": POSITION_FORMAT}
+    missing = [key for key in view if key not in data]
+    if missing:
+        raise ValueError(f"the position has no field {missing[0]}: a position holds the seat's view "
+                         f"({', '.join(view)}) beside its observation (save it again from the web app)")
+    for key, shown in view.items():
+        given = data[key]
+        if key == "rules":
+            continue  # what the game was made of (`read_position`): it may name only the options changed
+        if key in UNOBSERVED:
+            top = game.num_players - 1 if key == "dealer" else None
+            if type(given) is not int or given < 0 or (top is not None and given > top):
+                accepted = f"a seat 0..{top}" if top is not None else "a whole number from 0"
+                raise ValueError(f"the position's field {key} is {excerpt(given)}; accepted: {accepted}")
+            continue
+        if key == "played" and isinstance(given, Mapping) and isinstance(given.get("cards"), list):
+            shown, given = _as_held(shown), _as_held(given)
+        if json_value(given) != json_value(shown):
+            raise ValueError(f"the position's field {key} is {excerpt(data[key])}, but its observation shows "
+                             f"{excerpt(view[key])}: a position's view fields must be the ones its "
+                             "observation shows (was it edited?); save the position again from the web app")
+
+
+def _as_held(played: Mapping[str, Any]) -> dict[str, Any]:
+    """The played pile without the order of the cards below its top (which no observation holds)."""
+    cards = [str(c) for c in played["cards"]]
+    return {**played, "cards": sorted(cards[:-1]) + cards[-1:]}
+
+
+def json_value(value: Any) -> Any:
+    """`value` as JSON gives it back (tuples as lists): what a saved position holds of it."""
+    return json.loads(json.dumps(value))
+
+
+def position_fits(game: Game, observation: Mapping[str, np.ndarray], seat: int) -> GameState | None:
+    """Refuse an observation no state gives `seat`, or legal moves other than that state's; the state
+    sampled, None for a game that cannot sample one.
 
     A state is sampled from the observation (`Game.determinize`); its own
     observation for the seat must be the one given, and its legal moves the
@@ -137,7 +187,7 @@ def position_fits(game: Game, observation: Mapping[str, np.ndarray], seat: int) 
     is not legal (a card not in the hand) would otherwise be advised.
     """
     if game.spec.determinize is None:
-        return  # a game without determinization: its values were range-checked only
+        return None  # a game without determinization: its values were range-checked only
     try:
         world = game.determinize(observation, np.random.default_rng(0), seat=seat)
     except ValueError as err:
@@ -154,6 +204,7 @@ def position_fits(game: Game, observation: Mapping[str, np.ndarray], seat: int) 
         raise ValueError(f"the position's legal moves disagree with its observation: "
                          f"{', '.join(game.action_to_str(a) for a in wrong[:5])} {what}; the legal moves of "
                          f"this observation are {', '.join(texts)}")
+    return world
 
 
 @dataclasses.dataclass(frozen=True)
@@ -228,6 +279,9 @@ def read_position(game_id: str, data: Any) -> tuple[Game, int, dict[str, np.ndar
         raise ValueError("the file has no 'rules' object (state_dict() and positions both store them)")
     game = make_game(game_id, rules)
     if data.get("format") == POSITION_FORMAT:
+        if data.get("version") != FORMAT_VERSION:
+            raise ValueError(f"the position's format version is {excerpt(data.get('version'))}; this cardlab "
+                             f"reads version {FORMAT_VERSION} (save the position again from the web app)")
         seat = data.get("seat")
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < game.num_players:
             raise ValueError(f"the position's 'seat' must be a seat 0..{game.num_players - 1}")

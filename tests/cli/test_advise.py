@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 from typing import Any
 
 import numpy as np
@@ -83,7 +84,7 @@ def test_a_bot_lists_its_top_moves(tmp_path: pathlib.Path, capsys: pytest.Captur
     ('{"game": "huit"}', ["huit"], "has no 'rules' object"),
     ('{"game": "huit", "rules": {"num_players": 2}}', ["huit"], "saved state is missing"),
     ('{"game": "huit", "format": "cardlab-view"}', ["huit"], "a view holds no observation"),
-    ('{"game": "huit", "rules": {"num_players": 2}, "format": "cardlab-position", "seat": 0, '
+    ('{"game": "huit", "rules": {"num_players": 2}, "format": "cardlab-position", "version": 1, "seat": 0, '
      '"observation_version": 1, "observation": [0.5], "legal": []}', ["huit"],
      "'observation' must be a list of"),
 ])
@@ -190,3 +191,50 @@ def test_a_position_as_saved_is_advised(tmp_path: pathlib.Path, capsys: pytest.C
         out = run(capsys, game, "--state", str(path), "--agent", "expert", "--top", "50")
         advised = {line.split(None, 1)[1].rsplit(None, 1)[0].strip() for line in out[1:]}
         assert advised <= {env.action_to_str(a) for a in env.legal_actions()} and advised
+
+
+@pytest.mark.parametrize(("game", "edit", "message"), [
+    ("huit", lambda d: d.update(hand=d["hand"][:-1]), r"the position's field hand is \[.*\], but its "
+     r"observation shows \[.*\]: a position's view fields must be the ones its observation shows \(was it "
+     r"edited\?\); save the position again from the web app"),
+    ("switch", lambda d: d.update(hand_sizes=[n + 1 for n in d["hand_sizes"]]), "field hand_sizes is"),
+    ("huit", lambda d: d.update(current_player=1 - d["seat"]), "field current_player is"),
+    ("huit", lambda d: d.update(top="JOKER"), "field top is 'JOKER', but its observation shows"),
+    ("switch", lambda d: d.update(scores=[40] * len(d["scores"])), "field scores is"),
+    ("huit", lambda d: d["played"]["cards"].append("AS"), "field played is"),
+    ("huit", lambda d: d.pop("hand_sizes"), "the position has no field hand_sizes: a position holds the "
+                                            "seat's view"),
+    ("huit", lambda d: d.update(dealer=9), "the position's field dealer is 9; accepted: a seat 0..1"),
+    ("huit", lambda d: d.update(turn=-1), "the position's field turn is -1; accepted: a whole number from 0"),
+    ("huit", lambda d: d.update(version=2), "the position's format version is 2; this cardlab reads version"),
+])
+def test_a_position_whose_view_fields_disagree_with_its_observation_is_refused(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], game: str, edit: Any, message: str
+) -> None:
+    """A position's view fields say what the seat sees; advise reads the observation. Before, a view field
+    edited away from the observation (another hand, another seat to move, another total) was dropped
+    without a word and the advice was the observation's."""
+    data, _ = a_position(game, 4, num_players=2)
+    assert data["seat"] == data["current_player"]
+    edit(data)
+    assert re.search(message, advise_error(tmp_path, capsys, game, data, "expert"))
+
+
+def test_a_position_s_fields_the_observation_does_not_hold_are_read_as_saved(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The order of the played pile below its top card, the turn and the dealer are not in the observation:
+    any in range is accepted (the advice cannot depend on them), as are the web table's own fields."""
+    from cardlab.serve.view import position, seat_view
+
+    env = env_class("huit")(num_players=2)
+    env.reset(seed=11)
+    while len(env.game_state.state_dict()["table"]) < 4:
+        env.step(next(a for a in env.legal_actions() if env.action_to_str(a).startswith("play")))
+    seat = env.game_state.current
+    view = seat_view(env.game, env.game_state, seat)
+    data = json.loads(json.dumps(position(env.game, view, env.observe(env.agent_selection))))
+    data["played"]["cards"][:-1] = data["played"]["cards"][-2::-1]
+    data.update(turn=data["turn"] + 5, dealer=1 - data["dealer"], players=[], log=["a move"])
+    path = tmp_path / "position.json"
+    path.write_text(json.dumps(data))
+    assert run(capsys, "huit", "--state", str(path), "--agent", "expert")[0].startswith("Huit américain")
