@@ -385,6 +385,12 @@ def main(argv: list[str] | None = None) -> None:
             value = getattr(args, option)
             if not 0 < value < float("inf"):
                 parser.error(f"--{option.replace('_', '-')}={value} is out of range; accepted: a number > 0")
+        for option, values, low in (("actors", args.actors, 0), ("round_actors", [args.round_actors], 0),
+                                    ("until", [args.until] if args.until is not None else [], 1)):
+            for value in values:
+                if value < low:  # --until 0 read as no --until at all before
+                    parser.error(f"--{option.replace('_', '-')}={value} is out of range; accepted: a whole "
+                                 f"number >= {low}")
         run(args)
     else:
         bring(args.tarball, args.long_runs)

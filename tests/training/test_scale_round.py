@@ -97,6 +97,22 @@ def test_a_round_with_no_time_or_steps_is_refused(monkeypatch: pytest.MonkeyPatc
         f"{option}={shown} is out of range; accepted: a number > 0")
 
 
+@pytest.mark.parametrize(("argv", "refusal"), [
+    (["--until", "0"], "--until=0 is out of range; accepted: a whole number >= 1"),
+    (["--until", "-5"], "--until=-5 is out of range; accepted: a whole number >= 1"),
+    (["--actors", "4", "-1"], "--actors=-1 is out of range; accepted: a whole number >= 0"),
+    (["--round-actors", "-2"], "--round-actors=-2 is out of range; accepted: a whole number >= 0")])
+def test_a_round_with_a_step_or_actor_count_out_of_range_is_refused(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str], refusal: str
+) -> None:
+    """Before: ``--until 0`` was read as no ``--until`` (the round grew to its next curve point), and a
+    negative actor count went on to the GPU machine's child processes."""
+    bench = load_benchmark("scale_round", monkeypatch)
+    with pytest.raises(SystemExit):
+        bench.main(["run", "--cpu", *argv])
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(refusal)
+
+
 def test_the_wheels_are_this_environments_versions_in_an_ignored_folder(
         monkeypatch: pytest.MonkeyPatch) -> None:
     bench = load_benchmark("scale_round", monkeypatch)
