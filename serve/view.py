@@ -131,9 +131,9 @@ def observation_of_position(game: Game, data: Mapping[str, Any], seat: int = 0) 
     return observation
 
 
-UNOBSERVED = ("turn", "dealer")
-"""a position's view fields that its observation does not hold (nor the advice depend on): checked for range
-only, as `view_fits` says"""
+UNOBSERVED = ("turn", "dealer", "hands_played")
+"""a position's view fields that its observation does not hold (nor the advice depend on; docs/envs.md, what
+a world chooses): checked for range only, as `view_fits` says"""
 
 
 def view_fits(game: Game, data: Mapping[str, Any], world: GameState, seat: int) -> None:
@@ -141,8 +141,8 @@ def view_fits(game: Game, data: Mapping[str, Any], world: GameState, seat: int) 
     sizes, the top card, the totals, the game's own fields...): the view of `world`, a state sampled from
     the observation (`position_fits`), field by field (a missing one refused too), the played pile as the
     cards it holds (their order below the top card is not observed). `UNOBSERVED` fields need only be in
-    range: `turn` a whole number from 0, `dealer` a seat. The web table's own fields beside them (its
-    players, log, mode...) say nothing of the seat's view and are not read."""
+    range: `turn` and `hands_played` whole numbers from 0, `dealer` a seat. The web table's own fields
+    beside them (its players, log, mode...) say nothing of the seat's view and are not read."""
     view = {**seat_view(game, world, seat), "format": POSITION_FORMAT}
     missing = [key for key in view if key not in data]
     if missing:

@@ -206,6 +206,7 @@ def test_a_position_as_saved_is_advised(tmp_path: pathlib.Path, capsys: pytest.C
                                             "seat's view"),
     ("huit", lambda d: d.update(dealer=9), "the position's field dealer is 9; accepted: a seat 0..1"),
     ("huit", lambda d: d.update(turn=-1), "the position's field turn is -1; accepted: a whole number from 0"),
+    ("switch", lambda d: d.update(hands_played=1.5), "hands_played is 1.5; accepted: a whole number"),
     ("huit", lambda d: d.update(version=2), "the position's format version is 2; this cardlab reads version"),
 ])
 def test_a_position_whose_view_fields_disagree_with_its_observation_is_refused(
@@ -222,8 +223,9 @@ def test_a_position_whose_view_fields_disagree_with_its_observation_is_refused(
 
 def test_a_position_s_fields_the_observation_does_not_hold_are_read_as_saved(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The order of the played pile below its top card, the turn and the dealer are not in the observation:
-    any in range is accepted (the advice cannot depend on them), as are the web table's own fields."""
+    """The order of the played pile below its top card, the turn, the dealer and the hands played are not in
+    the observation: any in range is accepted (the advice cannot depend on them), as are the web table's own
+    fields; so is a position of a match's later hand, whose totals the observation holds."""
     from cardlab.serve.view import position, seat_view
 
     env = env_class("huit")(num_players=2)
@@ -234,7 +236,16 @@ def test_a_position_s_fields_the_observation_does_not_hold_are_read_as_saved(
     view = seat_view(env.game, env.game_state, seat)
     data = json.loads(json.dumps(position(env.game, view, env.observe(env.agent_selection))))
     data["played"]["cards"][:-1] = data["played"]["cards"][-2::-1]
-    data.update(turn=data["turn"] + 5, dealer=1 - data["dealer"], players=[], log=["a move"])
+    data.update(turn=data["turn"] + 5, dealer=1 - data["dealer"], hands_played=3, players=[], log=["a move"])
     path = tmp_path / "position.json"
     path.write_text(json.dumps(data))
     assert run(capsys, "huit", "--state", str(path), "--agent", "expert")[0].startswith("Huit américain")
+    for game in ("huit", "switch"):
+        env = env_class(game)(num_players=3)
+        env.reset(seed=3)
+        state = env.state_dict() | {"hands_played": 4, "scores": [12, 30, 7]}
+        env.reset(options={"state": state})
+        seat = env.game_state.current
+        view = seat_view(env.game, env.game_state, seat)
+        path.write_text(json.dumps(position(env.game, view, env.observe(env.agent_selection))))
+        assert len(run(capsys, game, "--state", str(path), "--agent", "expert")) == 2
