@@ -30,7 +30,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -258,11 +258,22 @@ def rule_fields(spec: GameSpec) -> list[dict[str, Any]]:
     return out
 
 
-def read_position(game_id: str, data: Any) -> tuple[Game, int, dict[str, np.ndarray]]:
-    """(game, seat to move, its observation) of a saved state (`state_dict()` data) or a saved `position`.
+class ReadPosition(NamedTuple):
+    """What `read_position` read: the game, the seat to move, its observation and, for a saved state, the
+    env restored from it (None for a web app position, which holds no hand record)."""
+
+    game: Game
+    seat: int
+    observation: dict[str, np.ndarray]
+    env: Any
+
+
+def read_position(game_id: str, data: Any) -> ReadPosition:
+    """The game, seat to move, observation (and env) of a saved state (`state_dict()` data) or a `position`.
 
     The rule options come from the file; a saved state is restored through
-    the env, every field checked.
+    the env, every field checked, and the env kept so that an agent that must
+    be shown the hand's record (`Agent.sees`) can be shown it.
     """
     if not isinstance(data, Mapping):
         raise ValueError("expected a JSON object: a saved state (state_dict()) or a web app position")
@@ -285,10 +296,10 @@ def read_position(game_id: str, data: Any) -> tuple[Game, int, dict[str, np.ndar
         seat = data.get("seat")
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < game.num_players:
             raise ValueError(f"the position's 'seat' must be a seat 0..{game.num_players - 1}")
-        return game, seat, observation_of_position(game, data, seat)
+        return ReadPosition(game, seat, observation_of_position(game, data, seat), None)
     env = env_class(game.spec)(**game.rules.to_dict())
     env.reset(options={"state": dict(data)})
     if env.game_state.hand_over:
         raise ValueError("the saved hand is over: nobody is to move")
     seat = int(env.game_state.current)
-    return game, seat, env.observe(env.possible_agents[seat])
+    return ReadPosition(game, seat, env.observe(env.possible_agents[seat]), env)

@@ -249,3 +249,35 @@ def test_a_position_s_fields_the_observation_does_not_hold_are_read_as_saved(
         view = seat_view(env.game, env.game_state, seat)
         path.write_text(json.dumps(position(env.game, view, env.observe(env.agent_selection))))
         assert len(run(capsys, game, "--state", str(path), "--agent", "expert")) == 2
+
+
+READING = "search:belief=learned:worlds=16:ms=0:expert"
+"""a search whose worlds the hand reader deals from the hand's record (`sees`: the record)"""
+
+
+def test_a_search_that_reads_the_hand_is_shown_a_saved_states_record(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: refused ("none was shown"). A saved state holds the hand's record; the advice is the move the
+    same search plays there in a game, shown that record by the play loop."""
+    from cardlab.agents.base import show_table
+
+    env = env_class("huit")(num_players=4)
+    env.reset(seed=11)
+    for _ in range(9):
+        env.step(env.legal_actions()[-1])
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(env.state_dict()))
+    out = run(capsys, "huit", "--state", str(path), "--agent", READING, "--top", "1")
+    player = make_agent(READING, env.game, seed=0)
+    show_table(player, env, env.agent_selection)
+    played = env.action_to_str(player.act(env.observe(env.agent_selection)))
+    assert out[1].split(None, 1)[1].rsplit(None, 1)[0].strip() == played
+
+
+def test_a_position_is_refused_to_a_search_that_must_read_its_record(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A web app position holds no hand record, so a search that reads one cannot be advised from it."""
+    data, _ = a_position("huit", 2, num_players=4)
+    err = advise_error(tmp_path, capsys, "huit", data, READING)
+    assert f"--agent {READING} must be shown the hand's record, which a web app position does not hold; " \
+           "accepted: a saved state" in err
