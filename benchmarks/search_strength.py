@@ -567,6 +567,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.processes < 0:
         parser.error(refusal("--processes", args.processes, RANGE, "0 (play here) or a whole number of local "
                              "processes"))
+    if args.workers and args.processes:  # both played in processes, the JSON saying Ray workers
+        parser.error(refusal("--processes", args.processes, f"not accepted with --workers {args.workers}",
+                             "--workers N (Ray) or --processes N (local processes), not both"))
     if args.rows is not None and not args.rows.is_dir():
         parser.error(f"--rows {args.rows}: not a folder; give the folder of the rows, e.g. docs/leaderboard")
     resume = None

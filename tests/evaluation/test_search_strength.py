@@ -354,3 +354,17 @@ def test_rows_the_run_would_not_write_and_negative_processes_are_refused_before_
         error = capsys.readouterr().err.strip().splitlines()[-1].split(": error: ", 1)[1]
         assert error.startswith(said), (argv, error)
     assert [p.name for p in tmp_path.iterdir()] == ["tiny--search_worlds=4_ms=0_expert.json"]
+
+
+def test_workers_beside_processes_is_refused_before_playing(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`--workers 2 --processes 2` played in local processes while the JSON said 2 Ray workers: one or the
+    other is accepted, both refused in one line before any hand."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    monkeypatch.setattr(bench, "play_rounds", lambda *args, **kwargs: pytest.fail("played"))
+    with pytest.raises(SystemExit):
+        bench.main(["--no-progress", "--hands", "4", "--workers", "2", "--processes", "2",
+                    "--configs", "expert"])
+    error = capsys.readouterr().err.strip().splitlines()[-1].split(": error: ", 1)[1]
+    assert error == ("--processes=2 is not accepted with --workers 2; accepted: --workers N (Ray) or "
+                     "--processes N (local processes), not both")
