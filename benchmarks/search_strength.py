@@ -410,7 +410,8 @@ def joined(saved: Sequence[Any], names: Sequence[str] = ()) -> dict[str, Any]:
     runs is kept once, and must have played the same hands in each (the same seeds give the same hands:
     C2). So rows measured apart (a new config beside older runs) are paired by deal; a config's decisions
     and time are its whole run's. Fewer than two runs, a file that is not such a JSON or is damaged, and
-    runs of other suites, fields or hands are refused, each in one line that starts with ``--join``."""
+    runs of other suites, fields or hands, or a run of no hands, are refused, each in one line that starts
+    with ``--join``."""
     names = list(names) or [f"JSON {i + 1}" for i in range(len(saved))]
     if len(saved) < 2:
         raise ValueError(f"--join: {len(saved)} JSON given; accepted: two JSONs or more this benchmark wrote "
@@ -426,6 +427,10 @@ def joined(saved: Sequence[Any], names: Sequence[str] = ()) -> dict[str, Any]:
     except (TypeError, ValueError) as err:
         raise ValueError(f"--join: {err}") from None
     runs = [checked_hands(run, suite, f"--join {name}") for run, name in zip(saved, names, strict=True)]
+    for run_played, name in zip(runs, names, strict=True):
+        if not run_played[0][0]:  # no deal has no figures to join
+            raise ValueError(f"--join {name}: the JSON holds no played hands; accepted: a JSON this "
+                             "benchmark wrote after a finished round (it writes none before)")
     n, deals = suite.num_players, min(len(run[0][0]) for run in runs) // suite.num_players
     found: list[str] = []
     tables: list[list[str]] = []

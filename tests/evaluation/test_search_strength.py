@@ -255,9 +255,9 @@ def test_joined_runs_give_the_figures_of_one_run_on_the_deals_all_of_them_played
 def test_join_refuses_files_that_cannot_be_joined_in_one_line_naming_the_file(
         monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--join A.json B.json ...: one file, the same file twice, a missing, truncated or non-JSON file, a JSON
-    that is not this benchmark's (a leaderboard row, a list, damaged rows or hands), runs of other suites or
-    games or fields: each refused in one line that starts with --join (and names the file where one is at
-    fault), nothing printed on stdout."""
+    that is not this benchmark's (a leaderboard row, a list, damaged rows or hands, no hands), runs of other
+    suites or games or fields: each refused in one line that starts with --join (and names the file where
+    one is at fault), nothing printed on stdout."""
     bench = load_benchmark("search_strength", monkeypatch)
     one, two, other = tmp_path / "one.json", tmp_path / "two.json", tmp_path / "switch.json"
     bench.main(["--hands", "4", "--no-progress", "--json", str(one), "--configs", "expert"])
@@ -296,6 +296,9 @@ def test_join_refuses_files_that_cannot_be_joined_in_one_line_naming_the_file(
                                  "one suite version and field"),
         ([str(one), written("field.json", {**run, "field": ["random"]})],
          "--join: the JSONs differ in field (['expert'], ['random'])"),
+        ([str(one), empty := written("empty.json", {**run, "played": [{**run["played"][0], "hands": []}]})],
+         f"--join {empty}: the JSON holds no played hands; accepted: a JSON this benchmark wrote after a "
+         "finished round"),
     ]
     capsys.readouterr()
     for argv, said in cases:
