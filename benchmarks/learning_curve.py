@@ -326,11 +326,16 @@ def own_runs(label: str, home: Path, name: str) -> list[Path]:
     """The run folders of the long run `label` in its folder `home` (named `name`__...), oldest first.
 
     Anything else there (another label's run, a stray file) is refused in one line: a round would start
-    a fresh run beside it and the curve would mix them; so is a file in the folder's place.
+    a fresh run beside it and the curve would mix them; so is a file in the folder's place, or in the place
+    of a folder above it (`--long-runs` a file: the new run folder's mkdir failed with a traceback).
     """
     if home.exists() and not home.is_dir():
         raise SystemExit(f"{label}: {home} is a file, not the long run's folder; accepted: a folder holding "
                          f"only its own run folders ({name}__*), or none there: move the file out")
+    above = next(folder for folder in (home, *home.parents) if folder.exists())
+    if not above.is_dir():
+        raise SystemExit(f"{label}: {above} is a file, not a folder above the long run's folder {home}; "
+                         "accepted: --long-runs a folder (made where missing)")
     if not home.is_dir():
         return []
     strangers = sorted(p.name for p in home.iterdir() if not (p.is_dir() and p.name.startswith(f"{name}__")))

@@ -186,7 +186,8 @@ def test_a_long_run_grows_by_rounds_that_resume_and_keep_one_checkpoint(monkeypa
 def test_a_long_runs_folder_holding_anything_but_its_own_runs_is_refused(monkeypatch: pytest.MonkeyPatch,
                                                                          tmp_path: pathlib.Path) -> None:
     """Another label's run in a long run's folder: a round would start a fresh run beside it (the curve
-    mixing the two); refused in one line that says what the folder may hold, before any training."""
+    mixing the two); refused in one line that says what the folder may hold, before any training; so is
+    a file in its place or above it."""
     bench = load_benchmark("learning_curve", monkeypatch)
     monkeypatch.setattr(bench, "LONG_RUNS_DIR", tmp_path)
     monkeypatch.setattr(bench, "train", lambda *args, **kwargs: pytest.fail("trained"))
@@ -206,6 +207,12 @@ def test_a_long_runs_folder_holding_anything_but_its_own_runs_is_refused(monkeyp
     assert str(refused.value) == (f"huit-3p-ppo-scratch: {taken} is a file, not the long run's folder; "
                                   "accepted: a folder holding only its own run folders "
                                   "(huit_3p_ppo_scratch__*), or none there: move the file out")
+    assert taken.read_text(encoding="utf-8") == "not a folder"
+    with pytest.raises(SystemExit) as refused:  # --long-runs a file: a traceback from the mkdir too
+        bench.grow("huit-3p-ppo-scratch", minutes=5.0, until=600, root=taken / "runs")
+    assert str(refused.value) == (f"huit-3p-ppo-scratch: {taken} is a file, not a folder above the long "
+                                  f"run's folder {taken / 'runs' / 'huit-3p-ppo-scratch'}; accepted: "
+                                  "--long-runs a folder (made where missing)")
     assert taken.read_text(encoding="utf-8") == "not a folder"
 
 
