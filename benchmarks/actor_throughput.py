@@ -41,7 +41,7 @@ from typing import Any
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from cardlab.cli.common import check_output, write_output
-from cardlab.envs.declared import refusal
+from cardlab.envs.declared import RANGE, refusal
 from cardlab.training.harness.config import OpponentConfig, TrainConfig, load_config
 from cardlab.training.harness.config_bounds import STEPS
 from cardlab.training.harness.placement import DEVICES, check_actors, check_device, usable_cores
@@ -98,15 +98,16 @@ DEFAULT_CONFIGS = ("selfplay", "experts")
 def check_args(args: argparse.Namespace, known: list[str]) -> None:
     """Refuse, in one line and before any run, what the table cannot be measured with: a config key
     other than `known`, an actor count the machine does not take (`check_actors`), a device torch cannot
-    use, steps or repeats below 1, a `--json` path the write would fail on."""
+    use, steps or repeats below 1 (steps past a run's `STEPS`), a `--json` path the write would fail on."""
     for key in args.configs:
         if key not in known:
             raise SystemExit(refusal("--configs", key, "not one of the configs", ", ".join(known)))
     if args.device not in DEVICES:
         raise SystemExit(refusal("--device", args.device, "not one of the choices", ", ".join(DEVICES)))
-    for name, value in (("--steps", args.steps), ("--repeats", args.repeats)):
-        if value < 1:
-            raise SystemExit(refusal(name, value, "out of range", "a whole number >= 1"))
+    if not 1 <= args.steps <= STEPS:  # `train` refuses more, with a traceback, only once the configs load
+        raise SystemExit(refusal("--steps", args.steps, RANGE, f"a whole number from 1 to {STEPS:,}"))
+    if args.repeats < 1:
+        raise SystemExit(refusal("--repeats", args.repeats, RANGE, "a whole number >= 1"))
     try:
         for actors in args.actors:
             check_actors(actors, usable_cores(), "this machine")

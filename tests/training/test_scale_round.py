@@ -141,7 +141,8 @@ def test_bring_refuses_a_tarball_of_anything_but_one_long_run(monkeypatch: pytes
     (["--configs", "x"], "--configs='x' is not one of the configs; accepted: selfplay, experts, long"),
     (["--device", "gpu"], "--device='gpu' is not one of the choices; accepted: cpu, cuda, auto"),
     (["--actors", "-1"], "actors=-1 is not a whole number >= 0"),
-    (["--steps", "0"], "--steps=0 is out of range; accepted: a whole number >= 1"),
+    (["--steps", "0"], "--steps=0 is out of range; accepted: a whole number from 1 to 2,000,000,000"),
+    (["--steps", "2000000001"], "--steps=2000000001 is out of range; accepted: a whole number from 1 to "),
     (["--repeats", "0"], "--repeats=0 is out of range; accepted: a whole number >= 1"),
 ])
 def test_the_actors_table_refuses_what_it_cannot_measure_before_any_run(
