@@ -80,6 +80,9 @@ ROUNDS = 10
 for every config (the Ray tasks), and the JSON is written after each, so a run stopped early keeps its
 finished rounds, every config on the same deals"""
 
+PLAYING = ("configs", "field", "suite", "hands", "workers", "processes", "json", "resume", "rows")
+"""the options of a run that plays (their dests), which ``--join`` and ``--show`` do not read"""
+
 
 class Timed(Agent):
     """An agent's wall time over its decisions with a choice; everything else is the agent's own."""
@@ -551,6 +554,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="print one table of several JSONs this benchmark wrote on one suite and field, "
                              "their configs paired on the deals all of them played, instead of playing")
     args = parser.parse_args(argv)
+    for reader, value in (("--join", args.join), ("--show", args.show)):
+        given = [f"--{dest}" for dest in (*PLAYING, *(["show"] if reader == "--join" else []))
+                 if getattr(args, dest) != parser.get_default(dest)]
+        if value and given:  # a --json beside them was never written
+            verb, them = ("is", "it") if len(given) == 1 else ("are", "them")
+            parser.error(f"{reader} prints a table of saved JSON and plays nothing: {', '.join(given)} "
+                         f"{verb} not read beside it; accepted: {reader} without {them}, or no {reader} "
+                         "to play")
     if args.join:
         try:
             print(format_table(joined(read_joined(args.join), list(map(str, args.join)))))

@@ -371,3 +371,33 @@ def test_workers_beside_processes_is_refused_before_playing(monkeypatch: pytest.
     error = capsys.readouterr().err.strip().splitlines()[-1].split(": error: ", 1)[1]
     assert error == ("--processes=2 is not accepted with --workers 2; accepted: --workers N (Ray) or "
                      "--processes N (local processes), not both")
+
+
+def test_join_and_show_refuse_the_options_of_a_run_that_plays(monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: pathlib.Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`--join A B --json J` printed the joined table and wrote no J, without a word; `--show` beside
+    `--configs` played nothing either: an option of a run that plays, beside `--join` or `--show` (or
+    `--show` beside `--join`), is refused in one line saying which, and nothing is written."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    bench.main(["--hands", "4", "--no-progress", "--json", str(one), "--configs", "expert"])
+    bench.main(["--hands", "4", "--no-progress", "--json", str(two), "--configs", "greedy"])
+    out = tmp_path / "joined.json"
+    cases = [
+        (["--join", str(one), str(two), "--json", str(out)],
+         "--join prints a table of saved JSON and plays nothing: --json is not read beside it; accepted: "
+         "--join without it, or no --join to play"),
+        (["--join", str(one), str(two), "--show", str(one)], "--join prints a table of saved JSON and plays "
+                                                             "nothing: --show is not read beside it"),
+        (["--show", str(one), "--configs", "expert", "--hands", "8"],
+         "--show prints a table of saved JSON and plays nothing: --configs, --hands are not read beside it; "
+         "accepted: --show without them, or no --show to play"),
+    ]
+    capsys.readouterr()
+    for argv, said in cases:
+        with pytest.raises(SystemExit):
+            bench.main(argv)
+        out_text, err = capsys.readouterr()
+        assert not out_text and err.strip().splitlines()[-1].split(": error: ", 1)[1].startswith(said), argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.json", "two.json"]
