@@ -600,11 +600,14 @@ def main(argv: list[str] | None = None) -> None:
                 parser.error(f"--resume {args.resume}: not a JSON ({type(err).__name__}: {err}); accepted: a "
                              "JSON this benchmark wrote, or the name of a new file to start one")
 
+    written: list[pathlib.Path] = []
+
     def write(result: dict[str, Any]) -> None:
         if args.json is not None:
             partial = args.json.with_name(args.json.name + ".partial")
             partial.write_text(dumped(result), encoding="utf-8")
             partial.replace(args.json)  # by rename: a run stopped while writing keeps its last round
+            written[:] = [args.json]
 
     try:
         check_output("--json" if args.resume is None else "--resume", args.json)  # before the first round
@@ -617,8 +620,11 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as err:
         parser.error(str(err))
     print(format_table(result))
-    if args.json is not None:
+    if written:
         print(f"wrote {args.json}", file=sys.stderr)
+    elif args.json is not None:  # a resumed run that holds the hands asked already: nothing played
+        print(f"{args.json} already holds the hands asked: nothing played, the file left as it was",
+              file=sys.stderr)
     if args.rows is not None:
         try:
             paths = leaderboard_rows(result, suite, args.rows)

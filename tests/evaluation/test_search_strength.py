@@ -401,3 +401,18 @@ def test_join_and_show_refuse_the_options_of_a_run_that_plays(monkeypatch: pytes
         out_text, err = capsys.readouterr()
         assert not out_text and err.strip().splitlines()[-1].split(": error: ", 1)[1].startswith(said), argv
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.json", "two.json"]
+
+
+def test_a_resumed_run_that_holds_the_hands_asked_says_it_wrote_nothing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--resume F --hands` at most F's hands plays nothing and leaves F as it was; it said "wrote F"."""
+    bench = load_benchmark("search_strength", monkeypatch)
+    grown = tmp_path / "grown.json"
+    bench.main(["--hands", "8", "--no-progress", "--resume", str(grown), "--configs", "expert"])
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"wrote {grown}"
+    saved = grown.read_text(encoding="utf-8")
+    monkeypatch.setattr(bench, "play_rounds", lambda *args, **kwargs: pytest.fail("played"))
+    bench.main(["--hands", "4", "--no-progress", "--resume", str(grown), "--configs", "expert"])
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (f"{grown} already holds the hands asked: "
+                                                                "nothing played, the file left as it was")
+    assert grown.read_text(encoding="utf-8") == saved
