@@ -29,6 +29,11 @@ class AgentFailure(ValueError):
         self.who, self.reason, self.detail = who, reason, detail
         super().__init__(self.public + (f" ({detail})" if detail else ""))
 
+    def __reduce__(self) -> tuple[type[AgentFailure], tuple[str, str, str]]:
+        """Pickled as its three fields, so that a failure in a worker process reaches the caller as itself
+        (the default pickles `args`, the one message, which `__init__` cannot take back)."""
+        return AgentFailure, (self.who, self.reason, self.detail)
+
     @property
     def public(self) -> str:
         """The message without `detail`: what a page may show the person."""
