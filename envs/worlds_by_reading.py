@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from cardlab.envs.cards import NUM_KINDS
+from cardlab.envs.hand_constraints import TRIES
 
 SINKHORN_STEPS = 12
 """scalings of the expected copies (rows, then columns) per deal"""
@@ -93,40 +94,29 @@ def _deal(share: np.ndarray, unseen: np.ndarray, left: np.ndarray, slot_place: n
           slot_size: np.ndarray, allowed: np.ndarray, count: int,
           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
     """Each world's cards in dealing order and the place each goes to (module doc, step 2); the index of a
-    slot that cannot be filled, else -1."""
+    slot that cannot be filled, else -1.
+
+    Slots of different seats can compete for the same scarce kinds, so a world whose slots meet a dead end
+    is dealt again, up to `TRIES` times (as `deal_slots` does); only then is the slot named."""
     size, places_n = unseen.size, left.size
     cards = np.empty((count, size), dtype=np.int64)
     where = np.empty((count, size), dtype=np.int64)
     weight = np.empty(max(size, places_n))
+    taken = np.zeros(size, dtype=np.bool_)
+    order = unseen.copy()
     for w in range(count):
-        order = unseen.copy()
-        for i in range(size - 1, 0, -1):  # Fisher-Yates
-            j = min(i, int(rng.random() * (i + 1)))  # numba's Generator.integers costs ten times more
-            order[i], order[j] = order[j], order[i]
-        taken = np.zeros(size, dtype=np.bool_)
-        at = 0
-        for s in range(slot_size.size):
-            place = slot_place[s]
-            for _ in range(slot_size[s]):
-                total = 0.0
-                for i in range(size):
-                    free = not taken[i] and allowed[s, order[i]]
-                    weight[i] = share[order[i], place] + FLOOR if free else 0.0
-                    total += weight[i]
-                if total <= 0.0:
-                    return cards, where, s
-                u = rng.random() * total
-                pick = -1
-                for i in range(size):
-                    if weight[i] > 0.0:
-                        pick = i
-                        u -= weight[i]
-                        if u <= 0.0:
-                            break
-                taken[pick] = True
-                cards[w, at] = order[pick]
-                where[w, at] = place
-                at += 1
+        for attempt in range(TRIES):
+            order[:] = unseen
+            for i in range(size - 1, 0, -1):  # Fisher-Yates
+                j = min(i, int(rng.random() * (i + 1)))  # numba's Generator.integers costs ten times more
+                order[i], order[j] = order[j], order[i]
+            short = _fill_slots(share, order, slot_place, slot_size, allowed, taken, weight, cards[w],
+                                where[w], rng)
+            if short < 0:
+                break
+            if attempt == TRIES - 1:
+                return cards, where, short
+        at = int(slot_size.sum())
         room = left.copy()
         for i in range(size):
             if taken[i]:
@@ -148,6 +138,40 @@ def _deal(share: np.ndarray, unseen: np.ndarray, left: np.ndarray, slot_place: n
             where[w, at] = pick
             at += 1
     return cards, where, -1
+
+
+@njit(cache=True)
+def _fill_slots(share: np.ndarray, order: np.ndarray, slot_place: np.ndarray, slot_size: np.ndarray,
+                allowed: np.ndarray, taken: np.ndarray, weight: np.ndarray, cards: np.ndarray,
+                where: np.ndarray, rng: np.random.Generator) -> int:
+    """One world's slots filled from the shuffled `order`, smallest first, into the start of `cards` and
+    `where` (`taken` marks the cards used); the index of the first slot that meets a dead end, else -1."""
+    size = order.size
+    taken[:] = False
+    at = 0
+    for s in range(slot_size.size):
+        place = slot_place[s]
+        for _ in range(slot_size[s]):
+            total = 0.0
+            for i in range(size):
+                free = not taken[i] and allowed[s, order[i]]
+                weight[i] = share[order[i], place] + FLOOR if free else 0.0
+                total += weight[i]
+            if total <= 0.0:
+                return s
+            u = rng.random() * total
+            pick = -1
+            for i in range(size):
+                if weight[i] > 0.0:
+                    pick = i
+                    u -= weight[i]
+                    if u <= 0.0:
+                        break
+            taken[pick] = True
+            cards[at] = order[pick]
+            where[at] = place
+            at += 1
+    return -1
 
 
 def _laid_out(known: Any, cards: np.ndarray, where: np.ndarray, count: int) -> np.ndarray:

@@ -88,3 +88,24 @@ def test_a_leaning_of_the_wrong_shape_is_refused() -> None:
     known = next(choices("huit", 4)).determinization()
     with pytest.raises(ValueError, match=r"a leaning for 4 seats is \(53, 4\)"):
         lean_rows(known, np.ones((NUM_KINDS, 3)), np.random.default_rng(0), 2)
+
+
+def test_slots_that_compete_for_scarce_kinds_are_dealt_again_not_refused() -> None:
+    """Three seats' one-card slots over three kinds with one unseen copy each, every slot allowing two of
+    them: the slots can be filled (a cycle), but a fill in order meets a dead end in about a world in four.
+    Such a world is dealt again, as `deal_slots` does. Before: the first dead end refused the whole deal
+    ("the record does not fit the observation"), which stopped a search at Switch 6p (A8's voids of three
+    seats over the last copies of a few kinds)."""
+    from cardlab.envs.hand_constraints import Slot
+
+    known = next(c for c in choices("huit", 4) if min(c.determinization().sizes) >= 2).determinization()
+    k1, k2, k3 = (int(k) for k in known.unseen[:3])
+    seats = [(known.seat + r) % 4 for r in (1, 2, 3)]
+    slots = [Slot(seat, 1, np.isin(np.arange(NUM_KINDS), pair))
+             for seat, pair in zip(seats, [(k1, k2), (k2, k3), (k3, k1)], strict=True)]
+    crafted = dataclasses.replace(known, slots=slots, leaning=np.ones((NUM_KINDS, 4)))
+    worlds = crafted.deal(np.random.default_rng(0), 256)
+    for row in worlds.hidden:
+        held = hands_of(crafted, row)
+        assert all(fits(held[slot.seat], [slot]) for slot in slots)
+    assert len({tuple(row) for row in worlds.hidden}) > 1
