@@ -182,11 +182,19 @@ def play_rounds(suite: Suite, tables: list[list[str]], deals: int, workers: int,
             with concurrent.futures.ProcessPoolExecutor(processes, mp_context=context) as pool:
                 futures = {pool.submit(play_timed, suite.game, suite.rules, tables[t], parts[r].start,
                                        parts[r].stop, suite.seed, None, suite.kind): (t, r) for t, r in jobs}
-                for future in concurrent.futures.as_completed(futures):
-                    job = futures[future]
-                    results[job] = future.result()
-                    bar.update(len(parts[job[1]]) * n)
-                    yield from completed()
+                try:
+                    for future in concurrent.futures.as_completed(futures):
+                        job = futures[future]
+                        results[job] = future.result()
+                        bar.update(len(parts[job[1]]) * n)
+                        yield from completed()
+                except BaseException:
+                    # a failed job (or Ctrl-C) stops the run now: leaving the pool would first play every
+                    # round still queued, hours of them, before the failure is told
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    for child in multiprocessing.active_children():
+                        child.terminate()
+                    raise
             return
         from cardlab.cluster.runtime import import_ray, ray_session
 

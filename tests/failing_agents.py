@@ -10,6 +10,7 @@ would), ``fails-slow`` (sleeps past any play-time limit) and
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -79,3 +80,15 @@ def register_failing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     for kind in FAILING:
         monkeypatch.setitem(base._REGISTRY, kind.name, kind)
     return [kind.name for kind in FAILING]
+
+
+def raising(game: Any, seed: int | None = None) -> Agent:
+    """``fails-raise`` as a MODULE:FACTORY spec (`tests.failing_agents:raising`), which a spawned process
+    builds too: a name `register_failing` adds is known in this process only."""
+    return Raises(game, seed)
+
+
+def slow(game: Any, seed: int | None = None) -> Agent:
+    """``fails-slow`` as a MODULE:FACTORY spec (`tests.failing_agents:slow`): minutes a hand."""
+    return Slow(game, seed)
+

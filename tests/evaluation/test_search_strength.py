@@ -373,6 +373,27 @@ def test_workers_beside_processes_is_refused_before_playing(monkeypatch: pytest.
                      "--processes N (local processes), not both")
 
 
+def test_a_failing_agent_stops_a_run_in_processes_at_once() -> None:
+    """The first job that fails ends the run in one line naming the agent and how it failed. Before: the
+    failure could not be unpickled (BrokenProcessPool, the failure lost), then the run first played every
+    round still queued (for a search, hours) before telling it; here each of the slow agent's rounds takes
+    minutes (5 s a move), ten of them, far past the timeout."""
+    import os
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "search_strength.py"), "--no-progress", "--hands", "40",
+         "--processes", "2", "--configs", "tests.failing_agents:raising", "tests.failing_agents:slow"],
+        capture_output=True, text=True, timeout=240, cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)})
+    error = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert error.startswith("search_strength.py: error: tests.failing_agents:raising (slot 0, seat ")
+    assert "failed: it raised KeyError" in error and "Traceback" not in done.stderr
+
+
 def test_join_and_show_refuse_the_options_of_a_run_that_plays(monkeypatch: pytest.MonkeyPatch,
                                                               tmp_path: pathlib.Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
