@@ -14,8 +14,10 @@ The configs: configs/huit_selfplay.yaml (Huit 2p, its league of learner seats,
 snapshots and a few heuristic seats, where the update is about three quarters
 of an iteration) and configs/tables/huit_4p.yaml with the learner alone
 against three experts (imitation off): three of every four moves are the
-experts', so the rollout is a larger part of each learner step; `--configs long` measures the long run
-switch-4p-ppo-clone's recipe (benchmarks/learning_curve.py) instead, the run a scale round grows. Run it on
+experts', so the rollout is a larger part of each learner step; and the long run huit-4p-dmc-scratch's
+recipe (benchmarks/learning_curve.py), deep Monte Carlo, whose actors finish their own rollouts' returns
+and whose learner has no critic to score them with. `--configs long` measures the long run
+switch-4p-ppo-clone's recipe instead, the run a scale round grows. Run it on
 an otherwise idle machine:
 ``python benchmarks/actor_throughput.py [--steps 150000] [--repeats 3]``.
 
@@ -49,6 +51,7 @@ from cardlab.training.trainers.train import train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from learning_curve import long_config
+from speed_rows import actors_markdown, machine
 
 REPO = Path(__file__).resolve().parents[1]
 WARM = 3
@@ -57,6 +60,8 @@ ACTORS = (0, 1, 2)
 """the actor counts measured unless `--actors` says"""
 LONG_RUN = "switch-4p-ppo-clone"
 """the long run whose recipe `--configs long` measures"""
+DMC_RUN = "huit-4p-dmc-scratch"
+"""the long run whose recipe `--configs dmc` measures"""
 
 
 def measure(cfg: TrainConfig, actors: int, steps: int, device: str = "cpu") -> tuple[float, float]:
@@ -88,10 +93,11 @@ def configs() -> dict[str, tuple[str, TrainConfig]]:
     vs_experts = dataclasses.replace(table, opponents=[OpponentConfig("expert")], self_play=alone)
     return {"selfplay": ("huit_selfplay.yaml (its league)", selfplay),
             "experts": ("tables/huit_4p.yaml, learner vs 3 experts", vs_experts),
+            "dmc": (f"{DMC_RUN} (its recipe)", long_config(DMC_RUN)),
             "long": (f"{LONG_RUN} (its recipe)", long_config(LONG_RUN))}
 
 
-DEFAULT_CONFIGS = ("selfplay", "experts")
+DEFAULT_CONFIGS = ("selfplay", "experts", "dmc")
 """the configs measured unless `--configs` says"""
 
 
@@ -117,10 +123,16 @@ def check_args(args: argparse.Namespace, known: list[str]) -> None:
         raise SystemExit(str(err)) from None
 
 
-def write_rows(path: Path, args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
-    """The table so far as JSON: the settings and a row per (config, actors) measured."""
-    table = {"steps": args.steps, "repeats": args.repeats, "device": args.device, "warm_iterations": WARM,
-             "rows": rows}
+def report(args: argparse.Namespace, start: list[float], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The table so far: the settings, the machine, its load average when the run began (`start`) and now,
+    and a row per (config, actors) measured (what `speed_rows.actors_markdown` renders)."""
+    return {"steps": args.steps, "repeats": args.repeats, "device": args.device, "warm_iterations": WARM,
+            "machine": machine(), "loadavg": {"start": start, "end": [round(x, 2) for x in os.getloadavg()]},
+            "rows": rows}
+
+
+def write_rows(path: Path, table: dict[str, Any]) -> None:
+    """`report`'s table as JSON at `path`."""
     write_output(path, lambda tmp: tmp.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8"))
 
 
@@ -132,12 +144,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="the actor counts measured (0: one process)")
     parser.add_argument("--device", default="cpu", help="the learner's device: cpu, cuda or auto")
     parser.add_argument("--configs", nargs="+", default=list(DEFAULT_CONFIGS),
-                        help="the configs measured, by key: selfplay, experts, long")
+                        help="the configs measured, by key: selfplay, experts, dmc, long")
     parser.add_argument("--json", type=Path, help="write the rows measured so far here after each one")
     args = parser.parse_args(argv)
     known = configs()
     check_args(args, list(known))
     rows: list[dict[str, Any]] = []
+    start = [round(x, 2) for x in os.getloadavg()]
     for key in args.configs:
         label, cfg = known[key]
         for actors in args.actors:
@@ -149,12 +162,8 @@ def main(argv: list[str] | None = None) -> None:
             each = ", ".join(f"{s:,.0f}" for s, _ in measured)
             print(f"  {label}, actors {actors}: steady {each} steps/s", flush=True)
             if args.json is not None:
-                write_rows(args.json, args, rows)
-    print(f"{'config':<40}{'actors':>7}{'steady steps/s':>16}{'whole steps/s':>15}{'steady vs 0':>13}")
-    base = {row["label"]: row["steady"] for row in rows if row["actors"] == 0}
-    for row in rows:
-        versus = f"{row['steady'] / base[row['label']]:>12.2f}x" if row["label"] in base else f"{'-':>13}"
-        print(f"{row['label']:<40}{row['actors']:>7}{row['steady']:>16,.0f}{row['whole']:>15,.0f}{versus}")
+                write_rows(args.json, report(args, start, rows))
+    print(actors_markdown(report(args, start, rows)), end="")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 Markdown of a run's figures.
 
 The cold-start table (`benchmarks/cold_start.py --json docs/cold_start.json`)
-is rendered here too, beside it on the results page.
+and the actors table (`benchmarks/actor_throughput.py --json docs/actors_table.json`)
+are rendered here too, beside it on the results page.
 
 Kept apart from the measuring script, which imports torch, numba and every
 benchmark, so that docs/update_tables.py can render the table of
@@ -163,3 +164,24 @@ def cold_markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {name} | {seen['first_ms'] / 1000:.1f} s | {seen['first_worlds']} | "
                          f"{seen['again_worlds']} worlds |")
     return "\n".join(lines) + "\n"
+
+
+def actors_markdown(report: dict[str, Any]) -> str:
+    """An `actor_throughput.py` run's JSON report as the results page shows it: the machine and how busy it
+    was, then a row per (config, actors) with the median steady and whole-run rates, the spread of the
+    steady rate over the repeats, and the steady rate against the same config's ``actors: 0``."""
+    machine, load = report["machine"], report["loadavg"]
+    lead = (f"One run of {report['repeats']} repeats of {report['steps']:,} steps each on a "
+            f"{machine['cores']}-core {machine['cpu']}, the learner on `{report['device']}`, with about "
+            f"{load['start'][0]:.1f} processes wanting its cores when it began and {load['end'][0]:.1f} when "
+            "it ended (the one-minute figure of `os.getloadavg()`); medians, the steady rate's lowest and "
+            "highest of the repeats beside it:\n\n")
+    lines = ["| config | actors | steady steps/s | steady, repeats | whole-run steps/s "
+             "| steady vs actors 0 |", "|---|---|---|---|---|---|"]
+    base = {row["config"]: row["steady"] for row in report["rows"] if row["actors"] == 0}
+    for row in report["rows"]:
+        low, high = min(row["steady_each"]), max(row["steady_each"])
+        versus = f"{row['steady'] / base[row['config']]:.2f}x" if row["config"] in base else "-"
+        lines.append(f"| {row['label']} | {row['actors']} | {row['steady']:,.0f} | {low:,.0f}-{high:,.0f} "
+                     f"| {row['whole']:,.0f} | {versus} |")
+    return lead + "\n".join(lines) + "\n"

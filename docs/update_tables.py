@@ -18,7 +18,9 @@ names:
   busy it was, each measure with its target); ``cold start``: the run of
   ``python benchmarks/cold_start.py --main --json docs/cold_start.json``
   (`speed_rows.cold_markdown`: each command with an empty kernel cache and
-  with a filled one);
+  with a filled one); ``actors table``: the run of ``python
+  benchmarks/actor_throughput.py --steps 100000 --repeats 3 --json
+  docs/actors_table.json`` (`speed_rows.actors_markdown`);
 - ``search options``: the options of ``search:BASE``
   (`cardlab.agents.search_options.options_markdown`); ``training config``:
   every key of a training config (`cardlab.training.harness.config_docs.config_markdown`);
@@ -63,6 +65,9 @@ SPEED = ROOT / "docs" / "speed_table.json"
 
 COLD = ROOT / "docs" / "cold_start.json"
 """the cold-start run (`python benchmarks/cold_start.py --main --json docs/cold_start.json`)"""
+ACTORS = ROOT / "docs" / "actors_table.json"
+"""the actors table's run (`python benchmarks/actor_throughput.py --steps 100000 --repeats 3 --json
+docs/actors_table.json`)"""
 
 
 def run_markdown(render: str, path: pathlib.Path) -> str:
@@ -82,6 +87,7 @@ LEADERBOARD: dict[str, Callable[[], str]] = {
     "exploitability": lambda: exploit_markdown(RESULTS),
     "speed table": lambda: run_markdown("markdown", SPEED),
     "cold start": lambda: run_markdown("cold_markdown", COLD),
+    "actors table": lambda: run_markdown("actors_markdown", ACTORS),
     "search options": options_markdown,
     "training config": config_markdown,
     "hand readers": readers_table,

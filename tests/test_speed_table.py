@@ -128,3 +128,28 @@ def test_the_cold_start_report_renders_a_row_per_command_and_the_first_decision(
     assert "| empty | 1.2 s | 140 | 133 worlds |" in page
     assert "search:level=quick:expert` at Huit 4p" in page
     assert rows.COLD_COMMANDS["main job"] not in page
+
+
+def test_the_actors_table_sets_each_config_beside_its_own_single_process_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`actor_throughput.py --json`'s report: a row per (config, actors), the ratio to that config's
+    ``actors: 0`` and the spread of the repeats (a ratio over another config's baseline would misstate it)."""
+    rows = load_benchmark("speed_rows", monkeypatch)
+
+    def row(config: str, actors: int, each: list[float]) -> dict[str, Any]:
+        return {"config": config, "label": f"{config} (label)", "actors": actors, "steady": sorted(each)[1],
+                "whole": 1000.0, "steady_each": each, "whole_each": [1000.0] * 3}
+
+    table = {"steps": 100_000, "repeats": 3, "device": "cpu", "warm_iterations": 3,
+             "machine": {"cpu": "Some CPU", "cores": 2},
+             "loadavg": {"start": [1.5, 1, 1], "end": [2.25, 2, 2]},
+             "rows": [row("a", 0, [9000.0, 10000.0, 11000.0]), row("a", 2, [14000.0, 13000.0, 20000.0]),
+                      row("b", 0, [20000.0, 20000.0, 20000.0]), row("b", 2, [10000.0, 11000.0, 12000.0]),
+                      row("c", 1, [5000.0, 5000.0, 5000.0])]}
+    lead, body = rows.actors_markdown(table).split("\n\n")
+    assert "2-core Some CPU" in lead and "1.5" in lead and "2.2" in lead and "100,000 steps" in lead
+    lines = body.splitlines()
+    assert lines[2] == "| a (label) | 0 | 10,000 | 9,000-11,000 | 1,000 | 1.00x |"
+    assert lines[3] == "| a (label) | 2 | 14,000 | 13,000-20,000 | 1,000 | 1.40x |"
+    assert lines[5] == "| b (label) | 2 | 11,000 | 10,000-12,000 | 1,000 | 0.55x |"
+    assert lines[6].endswith("| - |")  # no actors: 0 run of c to compare with

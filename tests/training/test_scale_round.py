@@ -138,7 +138,7 @@ def test_bring_refuses_a_tarball_of_anything_but_one_long_run(monkeypatch: pytes
 
 
 @pytest.mark.parametrize(("argv", "said"), [
-    (["--configs", "x"], "--configs='x' is not one of the configs; accepted: selfplay, experts, long"),
+    (["--configs", "x"], "--configs='x' is not one of the configs; accepted: selfplay, experts, dmc, long"),
     (["--device", "gpu"], "--device='gpu' is not one of the choices; accepted: cpu, cuda, auto"),
     (["--actors", "-1"], "actors=-1 is not a whole number >= 0"),
     (["--steps", "0"], "--steps=0 is out of range; accepted: a whole number from 1 to 2,000,000,000"),
