@@ -124,7 +124,7 @@ def check_args(args: argparse.Namespace, known: list[str]) -> None:
 
 
 def report(args: argparse.Namespace, start: list[float], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The table so far: the settings, the machine, its load average when the run began (`start`) and now,
+    """The table so far: the settings, the machine, `os.getloadavg()` when the run began (`start`) and now,
     and a row per (config, actors) measured (what `speed_rows.actors_markdown` renders)."""
     return {"steps": args.steps, "repeats": args.repeats, "device": args.device, "warm_iterations": WARM,
             "machine": machine(), "loadavg": {"start": start, "end": [round(x, 2) for x in os.getloadavg()]},
