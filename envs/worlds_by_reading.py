@@ -104,6 +104,7 @@ def _deal(share: np.ndarray, unseen: np.ndarray, left: np.ndarray, slot_place: n
     weight = np.empty(max(size, places_n))
     taken = np.zeros(size, dtype=np.bool_)
     order = unseen.copy()
+    slotted = int(slot_size.sum())
     for w in range(count):
         for attempt in range(TRIES):
             order[:] = unseen
@@ -116,7 +117,7 @@ def _deal(share: np.ndarray, unseen: np.ndarray, left: np.ndarray, slot_place: n
                 break
             if attempt == TRIES - 1:
                 return cards, where, short
-        at = int(slot_size.sum())
+        at = slotted
         room = left.copy()
         for i in range(size):
             if taken[i]:
@@ -125,19 +126,25 @@ def _deal(share: np.ndarray, unseen: np.ndarray, left: np.ndarray, slot_place: n
             for p in range(places_n):
                 weight[p] = share[order[i], p] * room[p] + FLOOR if room[p] > 0 else 0.0
                 total += weight[p]
-            u = rng.random() * total
-            pick = places_n - 1
-            for p in range(places_n):
-                if weight[p] > 0.0:
-                    pick = p
-                    u -= weight[p]
-                    if u <= 0.0:
-                        break
+            pick = _roulette(weight, places_n, rng.random() * total, places_n - 1)
             room[pick] -= 1
             cards[w, at] = order[i]
             where[w, at] = pick
             at += 1
     return cards, where, -1
+
+
+@njit(cache=True)
+def _roulette(weight: np.ndarray, n: int, u: float, pick: int) -> int:
+    """The index among the first `n` of `weight` that `u` (uniform over their total) falls on: the last
+    positive weight that `u` has not yet passed; `pick` where none is positive."""
+    for i in range(n):
+        if weight[i] > 0.0:
+            pick = i
+            u -= weight[i]
+            if u <= 0.0:
+                break
+    return pick
 
 
 @njit(cache=True)
@@ -159,14 +166,7 @@ def _fill_slots(share: np.ndarray, order: np.ndarray, slot_place: np.ndarray, sl
                 total += weight[i]
             if total <= 0.0:
                 return s
-            u = rng.random() * total
-            pick = -1
-            for i in range(size):
-                if weight[i] > 0.0:
-                    pick = i
-                    u -= weight[i]
-                    if u <= 0.0:
-                        break
+            pick = _roulette(weight, size, rng.random() * total, -1)
             taken[pick] = True
             cards[at] = order[pick]
             where[at] = place
