@@ -51,7 +51,7 @@ from cardlab.training.trainers.train import train
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from learning_curve import long_config
-from speed_rows import actors_markdown, machine
+from speed_rows import actors_markdown, load_now, machine
 
 REPO = Path(__file__).resolve().parents[1]
 WARM = 3
@@ -123,12 +123,12 @@ def check_args(args: argparse.Namespace, known: list[str]) -> None:
         raise SystemExit(str(err)) from None
 
 
-def report(args: argparse.Namespace, start: list[float], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The table so far: the settings, the machine, `os.getloadavg()` when the run began (`start`) and now,
-    and a row per (config, actors) measured (what `speed_rows.actors_markdown` renders)."""
+def report(args: argparse.Namespace, host: dict[str, Any], start: list[float],
+           rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The table so far: the settings, the machine (`host`), `load_now` when the run began (`start`) and
+    now, and a row per (config, actors) measured (what `speed_rows.actors_markdown` renders)."""
     return {"steps": args.steps, "repeats": args.repeats, "device": args.device, "warm_iterations": WARM,
-            "machine": machine(), "loadavg": {"start": start, "end": [round(x, 2) for x in os.getloadavg()]},
-            "rows": rows}
+            "machine": host, "loadavg": {"start": start, "end": load_now()}, "rows": rows}
 
 
 def write_rows(path: Path, table: dict[str, Any]) -> None:
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     known = configs()
     check_args(args, list(known))
     rows: list[dict[str, Any]] = []
-    start = [round(x, 2) for x in os.getloadavg()]
+    host, start = machine(), load_now()
     for key in args.configs:
         label, cfg = known[key]
         for actors in args.actors:
@@ -162,8 +162,8 @@ def main(argv: list[str] | None = None) -> None:
             each = ", ".join(f"{s:,.0f}" for s, _ in measured)
             print(f"  {label}, actors {actors}: steady {each} steps/s", flush=True)
             if args.json is not None:
-                write_rows(args.json, report(args, start, rows))
-    print(actors_markdown(report(args, start, rows)), end="")
+                write_rows(args.json, report(args, host, start, rows))
+    print(actors_markdown(report(args, host, start, rows)), end="")
 
 
 if __name__ == "__main__":

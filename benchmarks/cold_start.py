@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="write the report to this file (docs/cold_start.json: docs/update_tables.py "
                              "renders it on the results page)")
     args = parser.parse_args(argv)
-    start = [round(x, 2) for x in os.getloadavg()]
+    start = speed_rows.load_now()
     rows: list[dict[str, Any]] = []
     report = {"machine": speed_rows.machine(), "loadavg": {"start": start, "end": start}, "spec": args.spec,
               "players": args.players, "rows": rows}
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
             if name == "search":
                 row["first"] = {"cold": json.loads(cold_out), "warm": json.loads(warm_out)}
             rows.append(row)
-            report["loadavg"] = {"start": start, "end": [round(x, 2) for x in os.getloadavg()]}
+            report["loadavg"] = {"start": start, "end": speed_rows.load_now()}
             print(f"{name}: cold {cold:.1f} s, warm {warm:.1f} s", flush=True)
             if args.json:
                 args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -114,13 +114,23 @@ def markdown(report: dict[str, Any]) -> str:
     cores = machine["cores"]
     quick = " With `--quick`: tiny sizes, for a test, not figures." if report["quick"] else ""
     nice = f", at nice {report['nice']} (below the other processes)" if report["nice"] > 0 else ""
-    lead = (f"One run on one core of a {cores}-core {machine['cpu']}{nice}, with about "
-            f"{load['start'][0]:.1f} processes wanting its {cores} cores when it began and "
-            f"{load['end'][0]:.1f} when it ended (the one-minute figure of `os.getloadavg()`); rates per CPU "
-            f"second of the process (medians of {report['repeats']} runs), the search's worlds what a core "
-            f"of its own plays within the default cap: what a busy core or a lower priority leaves it is "
-            f"less.{quick}\n\n")
+    lead = (f"One run on one core of a {cores}-core {machine['cpu']}{nice}, {busy(cores, load)}; rates "
+            f"per CPU second of the process (medians of {report['repeats']} runs), the search's worlds "
+            "what a core of its own plays within the default cap: what a busy core or a lower priority "
+            f"leaves it is less.{quick}\n\n")
     return lead + table(report["figures"])
+
+
+def busy(cores: int, load: dict[str, list[float]]) -> str:
+    """How busy the machine was over a run, as its report's ``loadavg`` (`load_now` at its start and end)
+    says, in the words every table's lead uses."""
+    return (f"with about {load['start'][0]:.1f} processes wanting its {cores} cores when it began and "
+            f"{load['end'][0]:.1f} when it ended (the one-minute figure of `os.getloadavg()`)")
+
+
+def load_now() -> list[float]:
+    """`os.getloadavg()` in hundredths, as a report's ``loadavg`` records it."""
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def machine() -> dict[str, Any]:
@@ -145,8 +155,7 @@ def cold_markdown(report: dict[str, Any]) -> str:
     """A cold-start run's JSON report as the results page shows it: the machine, then a row per command
     (wall seconds with an empty kernel cache and with the one it filled), then the first search decision."""
     machine, load = report["machine"], report["loadavg"]
-    lines = [f"One run each on a {machine['cores']}-core {machine['cpu']}, with about {load['start'][0]:.1f} "
-             f"processes wanting its cores when it began and {load['end'][0]:.1f} when it ended; "
+    lines = [f"One run each on a {machine['cores']}-core {machine['cpu']}, {busy(machine['cores'], load)}; "
              "wall seconds of the whole command, process start included: cold with `NUMBA_CACHE_DIR` a new "
              "empty folder (it compiles the kernels it uses), warm with the folder that run filled.", "",
              "| command | cold s (empty kernel cache) | warm s | warm / cold |", "|---|---|---|---|"]
@@ -172,10 +181,9 @@ def actors_markdown(report: dict[str, Any]) -> str:
     steady rate over the repeats, and the steady rate against the same config's ``actors: 0``."""
     machine, load = report["machine"], report["loadavg"]
     lead = (f"One run of {report['repeats']} repeats of {report['steps']:,} steps each on a "
-            f"{machine['cores']}-core {machine['cpu']}, the learner on `{report['device']}`, with about "
-            f"{load['start'][0]:.1f} processes wanting its cores when it began and {load['end'][0]:.1f} when "
-            "it ended (the one-minute figure of `os.getloadavg()`); medians, the steady rate's lowest and "
-            "highest of the repeats beside it:\n\n")
+            f"{machine['cores']}-core {machine['cpu']}, the learner on `{report['device']}`, "
+            f"{busy(machine['cores'], load)}; medians, the steady rate's lowest and highest of the repeats "
+            "beside it:\n\n")
     lines = ["| config | actors | steady steps/s | steady, repeats | whole-run steps/s "
              "| steady vs actors 0 |", "|---|---|---|---|---|---|"]
     base = {row["config"]: row["steady"] for row in report["rows"] if row["actors"] == 0}

@@ -174,7 +174,7 @@ MEASURES = (lean, search, vector, heuristics)
 
 def run(sizes: Sizes, quick: bool = False) -> dict[str, Any]:
     """Measure every row; the report the JSON file holds (`speed_rows.markdown` renders it)."""
-    start = [round(x, 2) for x in os.getloadavg()]
+    start = speed_rows.load_now()
     found = speed_rows.machine()
     print(f"machine: {found['cpu']}, {found['cores']} cores; os.getloadavg(): "
           f"{', '.join(f'{x:.2f}' for x in start)}; nice {os.nice(0)}; measuring on one core", flush=True)
@@ -184,7 +184,7 @@ def run(sizes: Sizes, quick: bool = False) -> dict[str, Any]:
         began = time.perf_counter()
         measure(sizes, figures)
         print(f"  ({time.perf_counter() - began:.0f} s)", flush=True)
-    return {"machine": found, "loadavg": {"start": start, "end": [round(x, 2) for x in os.getloadavg()]},
+    return {"machine": found, "loadavg": {"start": start, "end": speed_rows.load_now()},
             "nice": os.nice(0), "quick": quick, "repeats": sizes.repeats, "sizes": dataclasses.asdict(sizes),
             "figures": figures.cpu, "wall": figures.wall, "runs": figures.runs}
 
